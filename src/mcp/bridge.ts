@@ -1,0 +1,104 @@
+import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
+import { msFromEnv, type TemporalConfig } from './config';
+import type { InputChannelOptions } from './input-channel';
+import { createBridgeServer, type BridgeDependencies } from './server';
+import { TemporalTaskBackend, type TaskBackendOptions } from './task-backend';
+import { DEFAULT_TOOLS, workflowToolsByName } from './tools';
+import type { ToolDefinition } from './tools/types';
+
+/** The principal of every request on stdio, and on HTTP without authentication. */
+export const LOCAL_PRINCIPAL = 'local';
+
+/** Task and input tuning, from MCP_* environment variables. */
+export interface BridgeTuning {
+  backend: Omit<TaskBackendOptions, 'taskQueue' | 'maxTtlMs'> & { maxTtlMs?: number };
+  input: InputChannelOptions;
+}
+
+/**
+ * Reads tuning from MCP_TASK_MAX_TTL_MS, MCP_TASK_DEFAULT_TTL_MS, MCP_TASK_POLL_INTERVAL_MS, MCP_TASK_PAGE_SIZE,
+ * MCP_ELICITATION_TIMEOUT_MS, MCP_INPUT_PUSH_GRACE_MS and MCP_INPUT_DISMISS_COOLDOWN_MS.
+ */
+export function tuningFromEnv(env: NodeJS.ProcessEnv = process.env): BridgeTuning {
+  const maxTtl = env.MCP_TASK_MAX_TTL_MS ? msFromEnv(env, 'MCP_TASK_MAX_TTL_MS', 0) : undefined;
+  return {
+    backend: {
+      ...(maxTtl !== undefined && { maxTtlMs: maxTtl }),
+      defaultTtlMs: msFromEnv(env, 'MCP_TASK_DEFAULT_TTL_MS', 24 * 3600_000),
+      pollIntervalMs: msFromEnv(env, 'MCP_TASK_POLL_INTERVAL_MS', 1000),
+      pageSize: msFromEnv(env, 'MCP_TASK_PAGE_SIZE', 20),
+    },
+    input: {
+      elicitationTimeoutMs: msFromEnv(env, 'MCP_ELICITATION_TIMEOUT_MS', 600_000),
+      pushGraceMs: msFromEnv(env, 'MCP_INPUT_PUSH_GRACE_MS', 1500),
+      dismissCooldownMs: msFromEnv(env, 'MCP_INPUT_DISMISS_COOLDOWN_MS', 60_000),
+    },
+  };
+}
+
+/** A connected bridge: make one server per MCP connection with {@link Bridge.createServer}. */
+export interface Bridge {
+  backend: TemporalTaskBackend;
+  dependencies: BridgeDependencies;
+  createServer(): ReturnType<typeof createBridgeServer>;
+  close(): Promise<void>;
+}
+
+/** Options of {@link createBridge}. */
+export interface CreateBridgeOptions {
+  temporal: TemporalConfig;
+  tuning?: BridgeTuning;
+  tools?: readonly ToolDefinition[];
+  /** An existing client to use; otherwise one is connected from `temporal` and closed by {@link Bridge.close}. */
+  client?: Client;
+  principalOf?: BridgeDependencies['principalOf'];
+}
+
+/**
+ * Connects to Temporal and prepares the task layer. The longest ttl granted defaults to the namespace's retention,
+ * so a task is never forgotten by Temporal before its ttl has passed.
+ */
+export async function createBridge(options: CreateBridgeOptions): Promise<Bridge> {
+  const tuning = options.tuning ?? tuningFromEnv();
+  const tools = options.tools ?? DEFAULT_TOOLS;
+  let connection: Connection | undefined;
+  let client = options.client;
+  if (!client) {
+    connection = await Connection.connect(options.temporal.connectionOptions as ConnectionOptions).catch((error: Error) => {
+      throw new Error(`cannot reach Temporal at ${options.temporal.address}: ${error.message}. Start it with ./temporal-dev.sh start`);
+    });
+    client = new Client({ connection, namespace: options.temporal.namespace });
+  }
+  const maxTtlMs = tuning.backend.maxTtlMs ?? (await namespaceRetentionMs(client));
+  const backend = new TemporalTaskBackend(
+    client,
+    {
+      ...tuning.backend,
+      maxTtlMs,
+      defaultTtlMs: Math.min(tuning.backend.defaultTtlMs, maxTtlMs),
+      taskQueue: options.temporal.taskQueue,
+    },
+    workflowToolsByName(tools),
+  );
+  const dependencies: BridgeDependencies = {
+    backend,
+    tools,
+    principalOf: options.principalOf ?? (() => LOCAL_PRINCIPAL),
+    input: tuning.input,
+  };
+  return {
+    backend,
+    dependencies,
+    createServer: () => createBridgeServer(dependencies),
+    close: async () => {
+      await connection?.close();
+    },
+  };
+}
+
+async function namespaceRetentionMs(client: Client): Promise<number> {
+  const { config } = await client.workflowService.describeNamespace({ namespace: client.options.namespace });
+  const retention = config?.workflowExecutionRetentionTtl;
+  const ms = Number(retention?.seconds ?? 0) * 1000 + Math.floor((retention?.nanos ?? 0) / 1e6);
+  return ms > 0 ? ms : 24 * 3600_000;
+}

@@ -1,0 +1,127 @@
+import { randomUUID } from 'node:crypto';
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+
+/** Options of {@link startHttpServer}. */
+export interface HttpServerOptions {
+  host: string;
+  port: number;
+  /** Makes the MCP server of a new session. */
+  createServer(): Server;
+  /** Largest accepted request body, in bytes. */
+  maxBodyBytes?: number;
+}
+
+/** A running Streamable HTTP endpoint. */
+export interface RunningHttpServer {
+  /** The endpoint, e.g. http://127.0.0.1:3000/mcp */
+  url: string;
+  close(): Promise<void>;
+}
+
+const MCP_PATH = '/mcp';
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
+
+/**
+ * Serves MCP over Streamable HTTP on `/mcp`, one MCP server per session. Sessions hold connections only: tasks live
+ * in Temporal, so a client whose session is gone re-initializes and finds its tasks again.
+ */
+export async function startHttpServer(options: HttpServerOptions): Promise<RunningHttpServer> {
+  const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
+  const sessions = new Map<string, StreamableHTTPServerTransport>();
+  let allowedHosts: string[] | undefined;
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (url.pathname !== MCP_PATH) return sendJsonRpcError(res, 404, -32600, `Not found: the MCP endpoint is ${MCP_PATH}`);
+    const sessionId = headerValue(req, 'mcp-session-id');
+    let body: unknown;
+    if (req.method === 'POST') {
+      const read = await readJsonBody(req, maxBodyBytes);
+      if (!read.ok) return sendJsonRpcError(res, read.status, read.code, read.message);
+      body = read.body;
+    }
+    if (sessionId) {
+      const transport = sessions.get(sessionId);
+      if (!transport) return sendJsonRpcError(res, 404, -32001, 'Session not found: it expired or the server restarted; initialize a new session');
+      return transport.handleRequest(req, res, body);
+    }
+    if (req.method !== 'POST' || !isInitializeRequest(body)) {
+      return sendJsonRpcError(res, 400, -32000, 'Bad request: send an initialize request first, then the Mcp-Session-Id header it returns');
+    }
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => {
+        sessions.set(id, transport);
+      },
+      onsessionclosed: (id) => {
+        sessions.delete(id);
+      },
+      ...(allowedHosts && { enableDnsRebindingProtection: true, allowedHosts }),
+    });
+    transport.onclose = () => {
+      if (transport.sessionId) sessions.delete(transport.sessionId);
+    };
+    await options.createServer().connect(transport);
+    await transport.handleRequest(req, res, body);
+  };
+
+  const httpServer = http.createServer((req, res) => {
+    handle(req, res).catch((error: Error) => {
+      console.error(`http: ${req.method} ${req.url}: ${error.stack ?? error.message}`);
+      if (!res.headersSent) sendJsonRpcError(res, 500, -32603, 'Internal error');
+      else res.end();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    httpServer.once('error', reject);
+    httpServer.listen(options.port, options.host, () => {
+      httpServer.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = httpServer.address() as AddressInfo;
+  const hostForUrl = options.host.includes(':') ? `[${options.host}]` : options.host;
+  // On loopback, refuse other Host headers (DNS rebinding); elsewhere a proxy in front decides.
+  if (LOOPBACK.has(options.host)) allowedHosts = [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`];
+  return {
+    url: `http://${hostForUrl}:${port}${MCP_PATH}`,
+    close: async () => {
+      await Promise.all([...sessions.values()].map((transport) => transport.close().catch(() => undefined)));
+      httpServer.closeAllConnections();
+      await new Promise<void>((resolve) => httpServer.close(() => resolve()));
+    },
+  };
+}
+
+function headerValue(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+type BodyRead = { ok: true; body: unknown } | { ok: false; status: number; code: number; message: string };
+
+async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<BodyRead> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > maxBytes) {
+      return { ok: false, status: 413, code: -32600, message: `Request body larger than ${maxBytes} bytes` };
+    }
+    chunks.push(chunk as Buffer);
+  }
+  try {
+    return { ok: true, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) };
+  } catch {
+    return { ok: false, status: 400, code: -32700, message: 'Parse error: the body is not valid JSON' };
+  }
+}
+
+function sendJsonRpcError(res: ServerResponse, status: number, code: number, message: string): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+}

@@ -1,0 +1,162 @@
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { ErrorCode, McpError, RELATED_TASK_META_KEY, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { checkFormContent, type InputResponse } from '../workflows/task-contract';
+import type { TaskView, TemporalTaskBackend } from './task-backend';
+
+/** How an elicitation for a pending input ended. */
+export type AskOutcome =
+  | { kind: 'answered' }
+  /** The user dismissed it (`cancel`), or it timed out: the request stays pending. */
+  | { kind: 'dismissed' }
+  /** The answer did not fit the requested schema: nothing was passed on. */
+  | { kind: 'invalid'; problem: string }
+  /** The input was answered elsewhere, or the task moved on, while this one was open. */
+  | { kind: 'superseded' };
+
+/** Tuning of the input channel. */
+export interface InputChannelOptions {
+  /** How long an open elicitation may wait for the user before it is withdrawn. */
+  elicitationTimeoutMs: number;
+  /** How long a dismissed request is not pushed again on the standalone stream. */
+  dismissCooldownMs: number;
+  /** How long after tasks/get reports input_required the request is pushed on the standalone stream, unless a tasks/result took it. */
+  pushGraceMs: number;
+}
+
+/**
+ * Asks the user for a task's pending input over one MCP connection, at most once at a time per input request,
+ * and hands each answer to the workflow exactly once. Holds only connection state: which elicitations are open.
+ */
+export class InputChannel {
+  private readonly open = new Map<string, Promise<AskOutcome>>();
+  private readonly dismissedUntil = new Map<string, number>();
+  private readonly problems = new Map<string, string>();
+  /** Inputs answered through this connection; never asked again here. */
+  private readonly answered = new Set<string>();
+
+  constructor(
+    private readonly server: Server,
+    private readonly backend: TemporalTaskBackend,
+    private readonly principal: string,
+    private readonly options: InputChannelOptions,
+  ) {}
+
+  /** True when the client declared form-mode elicitation. */
+  canAsk(): boolean {
+    const elicitation = this.server.getClientCapabilities()?.elicitation;
+    return elicitation !== undefined && (elicitation.form !== undefined || elicitation.url === undefined);
+  }
+
+  /**
+   * Asks for `view`'s pending input on the stream of request `relatedRequestId` and waits for the outcome. If the same
+   * input is already being asked on this connection, waits for that one instead of asking twice.
+   */
+  ask(view: TaskView, relatedRequestId: RequestId | undefined, signal?: AbortSignal): Promise<AskOutcome> {
+    const slot = slotOf(view);
+    return this.open.get(slot) ?? this.start(view, relatedRequestId, signal);
+  }
+
+  /**
+   * Called when tasks/get reports input_required: a client that only polls gets the elicitation on the standalone
+   * stream, shortly after, unless it asks through tasks/result meanwhile or dismissed it recently.
+   */
+  offer(view: TaskView): void {
+    if (!view.input || !this.canAsk()) return;
+    const slot = slotOf(view);
+    if (this.open.has(slot) || this.answered.has(slot) || (this.dismissedUntil.get(slot) ?? 0) > Date.now()) return;
+    setTimeout(() => {
+      if (this.open.has(slot) || this.answered.has(slot)) return;
+      // Read again: the input may have been answered during the grace period.
+      this.backend.get(view.task.taskId, this.principal).then(
+        (now) => {
+          if (!now.input || slotOf(now) !== slot || this.open.has(slot) || this.answered.has(slot)) return;
+          void this.start(now, undefined).then((outcome) => {
+            if (outcome.kind === 'dismissed') this.dismissedUntil.set(slot, Date.now() + this.options.dismissCooldownMs);
+          });
+        },
+        () => undefined,
+      );
+    }, this.options.pushGraceMs).unref();
+  }
+
+  private start(view: TaskView, relatedRequestId: RequestId | undefined, signal?: AbortSignal): Promise<AskOutcome> {
+    const slot = slotOf(view);
+    const outcome = this.elicit(view, relatedRequestId, signal)
+      .catch((error: unknown): AskOutcome => {
+        console.error(`input for task ${view.task.taskId}: ${(error as Error).message}`);
+        return { kind: 'dismissed' };
+      })
+      .then((result) => {
+        if (result.kind === 'answered') this.answered.add(slot);
+        return result;
+      })
+      .finally(() => this.open.delete(slot));
+    this.open.set(slot, outcome);
+    return outcome;
+  }
+
+  private async elicit(view: TaskView, relatedRequestId: RequestId | undefined, signal?: AbortSignal): Promise<AskOutcome> {
+    const input = view.input!;
+    const slot = slotOf(view);
+    const withdraw = new AbortController();
+    const stopWatching = this.watch(view, withdraw);
+    const onCallerGone = () => withdraw.abort();
+    signal?.addEventListener('abort', onCallerGone);
+    try {
+      const problem = this.problems.get(slot);
+      const message = problem ? `Your previous answer could not be used: ${problem}.\n\n${input.request.message}` : input.request.message;
+      const result = await this.server.elicitInput(
+        { ...input.request, message, _meta: { [RELATED_TASK_META_KEY]: { taskId: view.task.taskId } } },
+        { relatedRequestId, signal: withdraw.signal, timeout: this.options.elicitationTimeoutMs },
+      );
+      if (result.action === 'cancel') return { kind: 'dismissed' };
+      const response: InputResponse = { key: input.key, action: result.action };
+      if (result.action === 'accept') {
+        const contentProblem = checkFormContent(input.request.requestedSchema, result.content ?? {});
+        if (contentProblem) return this.invalid(slot, contentProblem);
+        response.content = result.content as InputResponse['content'];
+      }
+      if (withdraw.signal.aborted) return { kind: 'superseded' };
+      // Re-read under the answer: a second channel may have answered while this one was open.
+      const current = await this.backend.get(view.task.taskId, this.principal);
+      if (current.input?.key !== input.key) return { kind: 'superseded' };
+      await this.backend.respond(view, response);
+      this.problems.delete(slot);
+      return { kind: 'answered' };
+    } catch (error) {
+      if (withdraw.signal.aborted) return { kind: 'superseded' };
+      if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) return { kind: 'dismissed' };
+      if (error instanceof McpError && error.code === ErrorCode.InvalidParams) {
+        return this.invalid(slot, error.message.replace(/^MCP error -?\d+: /, ''));
+      }
+      throw error;
+    } finally {
+      stopWatching();
+      signal?.removeEventListener('abort', onCallerGone);
+    }
+  }
+
+  private invalid(slot: string, problem: string): AskOutcome {
+    this.problems.set(slot, problem);
+    return { kind: 'invalid', problem };
+  }
+
+  /** Withdraws the elicitation when its input is no longer pending (answered elsewhere, task cancelled or done). */
+  private watch(view: TaskView, withdraw: AbortController): () => void {
+    const key = view.input!.key;
+    const timer = setInterval(() => {
+      this.backend.get(view.task.taskId, this.principal).then(
+        (now) => {
+          if (now.input?.key !== key) withdraw.abort();
+        },
+        () => undefined,
+      );
+    }, Math.max(view.task.pollInterval ?? 1000, 250));
+    timer.unref();
+    return () => clearInterval(timer);
+  }
+}
+
+function slotOf(view: TaskView): string {
+  return `${view.task.taskId}\n${view.input!.key}`;
+}

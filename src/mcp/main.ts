@@ -1,0 +1,84 @@
+/**
+ * The MCP server: `npm run serve` (stdio) or `npm run serve -- --http 127.0.0.1:3000` (Streamable HTTP on /mcp).
+ */
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { createBridge } from './bridge';
+import { temporalConfigFromEnv, TASK_QUEUE_ENV } from './config';
+import { startHttpServer } from './http';
+
+const HELP = `Usage: temporal-mcp-serve [--http HOST:PORT] [--help]
+
+Serves Temporal workflows as MCP tasks. Without --http it speaks MCP on stdin/stdout (for an MCP host to spawn);
+with --http it serves Streamable HTTP on http://HOST:PORT/mcp. Logs go to stderr.
+
+Options:
+  --http HOST:PORT   serve Streamable HTTP instead of stdio, e.g. --http 127.0.0.1:3000
+  -h, --help         show this help
+
+Environment:
+  TEMPORAL_ADDRESS                Temporal frontend (default 127.0.0.1:7233)
+  TEMPORAL_NAMESPACE              namespace (default "default")
+  ${TASK_QUEUE_ENV}             task queue of the workflows (default "temporal-mcp")
+  MCP_TASK_MAX_TTL_MS             longest task ttl granted (default: the namespace's retention)
+  MCP_TASK_DEFAULT_TTL_MS         ttl when the client asks for none (default 24 h, capped by the maximum)
+  MCP_TASK_POLL_INTERVAL_MS       poll interval suggested to clients (default 1000)
+  MCP_TASK_PAGE_SIZE              tasks per tasks/list page (default 20)
+  MCP_ELICITATION_TIMEOUT_MS      how long a question waits for the user (default 600000)
+  MCP_INPUT_PUSH_GRACE_MS         delay before a question goes to a client that only polls (default 1500)
+  MCP_INPUT_DISMISS_COOLDOWN_MS   pause before a dismissed question is pushed again (default 60000)
+Other TEMPORAL_* variables and the Temporal config file are read as the Temporal CLI reads them.
+`;
+
+/** Thrown for command lines that cannot be run; the message says what to change. */
+class UsageError extends Error {}
+
+function parseArgs(argv: string[]): { help: boolean; http?: { host: string; port: number } } {
+  let help = false;
+  let http: { host: string; port: number } | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '--help' || arg === '-h') help = true;
+    else if (arg === '--http' || arg.startsWith('--http=')) {
+      const value = arg === '--http' ? argv[++i] : arg.slice('--http='.length);
+      const match = /^(.+):(\d{1,5})$/.exec(value ?? '');
+      if (!match || Number(match[2]) > 65535) throw new UsageError(`--http needs HOST:PORT, e.g. --http 127.0.0.1:3000 (got "${value ?? ''}")`);
+      http = { host: match[1].replace(/^\[(.*)\]$/, '$1'), port: Number(match[2]) };
+    } else throw new UsageError(`unknown argument "${arg}"; see --help`);
+  }
+  return { help, http };
+}
+
+async function main(argv: string[]): Promise<void> {
+  const args = parseArgs(argv);
+  if (args.help) {
+    process.stderr.write(HELP);
+    return;
+  }
+  const temporal = temporalConfigFromEnv();
+  const bridge = await createBridge({ temporal });
+  const target = `Temporal ${temporal.address} (namespace ${temporal.namespace}, task queue ${temporal.taskQueue})`;
+  if (args.http) {
+    const running = await startHttpServer({ ...args.http, createServer: bridge.createServer });
+    console.error(`serve: MCP Streamable HTTP on ${running.url}, backed by ${target}`);
+    const stop = async () => {
+      await running.close();
+      await bridge.close();
+      process.exit(0);
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    return;
+  }
+  const transport = new StdioServerTransport();
+  transport.onclose = () => {
+    void bridge.close().then(() => process.exit(0));
+  };
+  await bridge.createServer().connect(transport);
+  process.stdin.once('end', () => transport.close());
+  console.error(`serve: MCP on stdio, backed by ${target}`);
+}
+
+main(process.argv.slice(2)).catch((error: Error) => {
+  console.error(`serve: ${error.message}`);
+  process.exit(error instanceof UsageError ? 2 : 1);
+});

@@ -1,0 +1,196 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import {
+  CallToolRequestSchema,
+  CancelTaskRequestSchema,
+  ErrorCode,
+  GetTaskPayloadRequestSchema,
+  GetTaskRequestSchema,
+  ListTasksRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  type CallToolResult,
+  type ServerNotification,
+  type ServerRequest,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { InputChannel, type InputChannelOptions } from './input-channel';
+import { isTerminalStatus, TemporalTaskBackend, type TaskView } from './task-backend';
+import type { DirectTool, ToolDefinition, WorkflowTool } from './tools/types';
+
+/** Key of the line a host may hand the model as soon as a task exists (MCP 2025-11-25). */
+export const MODEL_IMMEDIATE_RESPONSE_META = 'io.modelcontextprotocol/model-immediate-response';
+
+/** Server name and version announced at initialize. */
+export const SERVER_INFO = { name: 'temporal-mcp-tasks', version: '0.1.0' };
+
+/** After this many answers that do not fit the form, tasks/result gives up with -32602 (the task keeps waiting). */
+const MAX_INVALID_ANSWERS = 3;
+
+type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+/** Everything one MCP server instance needs; shared by all connections of a process. */
+export interface BridgeDependencies {
+  backend: TemporalTaskBackend;
+  tools: readonly ToolDefinition[];
+  /** The principal a request acts for; one local principal unless the transport authenticates. */
+  principalOf(extra: Extra): string;
+  input: InputChannelOptions;
+}
+
+/**
+ * Creates an MCP server for one connection: tools/list and tools/call for the declared tools, and tasks/* answered
+ * from Temporal. Call once per connection (per Streamable HTTP session, or once for stdio).
+ */
+export function createBridgeServer(deps: BridgeDependencies): Server {
+  const server = new Server(SERVER_INFO, {
+    capabilities: {
+      tools: {},
+      tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
+    },
+    instructions:
+      'Tools marked with execution.taskSupport run as durable tasks backed by Temporal workflows. They may pause for ' +
+      "a person's input (status input_required): call tasks/result to receive the question as an elicitation.",
+  });
+  const channels = new Map<string, InputChannel>();
+  const channelFor = (principal: string) => {
+    let channel = channels.get(principal);
+    if (!channel) {
+      channel = new InputChannel(server, deps.backend, principal, deps.input);
+      channels.set(principal, channel);
+    }
+    return channel;
+  };
+  const byName = new Map(deps.tools.map((tool) => [tool.name, tool]));
+  const descriptors = deps.tools.map(describeTool);
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: descriptors }));
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const { name, arguments: rawArgs, task } = request.params;
+    const tool = byName.get(name);
+    if (!tool) {
+      throw new McpError(ErrorCode.InvalidParams, `Unknown tool "${name}"; available tools: ${[...byName.keys()].join(', ')}`);
+    }
+    const principal = deps.principalOf(extra);
+    if (tool.kind === 'direct') {
+      if (task) throw new McpError(ErrorCode.MethodNotFound, `Tool "${name}" does not support task-augmented calls (execution.taskSupport is "forbidden")`);
+      const parsed = tool.inputSchema.safeParse(rawArgs ?? {});
+      if (!parsed.success) return invalidArgumentsResult(name, parsed.error);
+      return runDirectTool(tool, parsed.data, principal, deps.backend);
+    }
+    if (!task && tool.taskSupport === 'required') {
+      throw new McpError(ErrorCode.MethodNotFound, `Tool "${name}" must be called as a task: add params.task (execution.taskSupport is "required")`);
+    }
+    const parsed = tool.inputSchema.safeParse(rawArgs ?? {});
+    if (!parsed.success) {
+      // A task-augmented call can only answer with a task, and none was created: a protocol error.
+      if (task) throw new McpError(ErrorCode.InvalidParams, invalidArgumentsText(name, parsed.error));
+      return invalidArgumentsResult(name, parsed.error);
+    }
+    const view = await deps.backend.create(tool, parsed.data, principal, task?.ttl);
+    if (task) {
+      const immediate = tool.immediateResponse?.(parsed.data, view.task.taskId);
+      return { task: view.task, ...(immediate && { _meta: { [MODEL_IMMEDIATE_RESPONSE_META]: immediate } }) };
+    }
+    return awaitResult(view.task.taskId, principal, extra);
+  });
+
+  server.setRequestHandler(GetTaskRequestSchema, async (request, extra) => {
+    const principal = deps.principalOf(extra);
+    const view = await deps.backend.get(request.params.taskId, principal);
+    if (view.input) channelFor(principal).offer(view);
+    return view.task;
+  });
+
+  server.setRequestHandler(ListTasksRequestSchema, async (request, extra) =>
+    deps.backend.list(deps.principalOf(extra), request.params?.cursor),
+  );
+
+  server.setRequestHandler(CancelTaskRequestSchema, async (request, extra) => {
+    const view = await deps.backend.cancel(request.params.taskId, deps.principalOf(extra));
+    return view.task;
+  });
+
+  server.setRequestHandler(GetTaskPayloadRequestSchema, async (request, extra) =>
+    awaitResult(request.params.taskId, deps.principalOf(extra), extra),
+  );
+
+  /**
+   * Blocks until the task is terminal and returns its result. While it waits and the task needs input, asks for it
+   * on this request's stream (once per input request; a dismissed one is not asked again on this request).
+   */
+  async function awaitResult(taskId: string, principal: string, extra: Extra): Promise<CallToolResult> {
+    const channel = channelFor(principal);
+    let dismissedKey: string | undefined;
+    let invalidAnswers = 0;
+    for (;;) {
+      if (extra.signal.aborted) throw new McpError(ErrorCode.ConnectionClosed, 'Request was cancelled');
+      const view: TaskView = await deps.backend.get(taskId, principal);
+      if (isTerminalStatus(view.task.status)) return deps.backend.result(view);
+      if (view.input && view.input.key !== dismissedKey && channel.canAsk()) {
+        const outcome = await channel.ask(view, extra.requestId, extra.signal);
+        if (outcome.kind === 'dismissed') dismissedKey = view.input.key;
+        if (outcome.kind === 'invalid' && ++invalidAnswers >= MAX_INVALID_ANSWERS) {
+          throw new McpError(
+            ErrorCode.InvalidParams,
+            `${MAX_INVALID_ANSWERS} answers in a row did not fit the requested form (last: ${outcome.problem}); ` +
+              `task ${taskId} still waits for input: call tasks/result again to answer`,
+          );
+        }
+        continue;
+      }
+      await sleep(view.task.pollInterval ?? deps.backend.options.pollIntervalMs, extra.signal);
+    }
+  }
+
+  return server;
+}
+
+/** The tools/list entry of a tool. */
+export function describeTool(tool: ToolDefinition): Tool {
+  return {
+    name: tool.name,
+    title: tool.title,
+    description: tool.description,
+    inputSchema: toJsonSchema(tool.inputSchema, 'input'),
+    ...(tool.kind === 'workflow' && tool.outputSchema && { outputSchema: toJsonSchema(tool.outputSchema, 'output') }),
+    ...(tool.annotations && { annotations: tool.annotations }),
+    execution: { taskSupport: tool.kind === 'workflow' ? tool.taskSupport : 'forbidden' },
+  };
+}
+
+function toJsonSchema(schema: z.ZodType, io: 'input' | 'output'): Tool['inputSchema'] {
+  const { $schema: _ignored, ...json } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>;
+  return json as Tool['inputSchema'];
+}
+
+async function runDirectTool(tool: DirectTool<any>, input: unknown, principal: string, backend: TemporalTaskBackend) {
+  return tool.handler(input, {
+    client: backend.client,
+    principal,
+    ownedWorkflowId: (taskId) => backend.ownedWorkflowId(taskId, principal),
+  });
+}
+
+function invalidArgumentsText(name: string, error: z.ZodError): string {
+  const problems = error.issues.map((issue) => `${issue.path.length ? issue.path.join('.') : '(arguments)'}: ${issue.message}`);
+  return `Invalid arguments for tool ${name}: ${problems.join('; ')}`;
+}
+
+function invalidArgumentsResult(name: string, error: z.ZodError): CallToolResult {
+  return { content: [{ type: 'text', text: `${invalidArgumentsText(name, error)}. Fix them and call again.` }], isError: true };
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

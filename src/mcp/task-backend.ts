@@ -1,0 +1,359 @@
+import { randomUUID } from 'node:crypto';
+import {
+  WorkflowFailedError,
+  WorkflowNotFoundError,
+  type Client,
+  type WorkflowExecutionDescription,
+} from '@temporalio/client';
+import {
+  ApplicationFailure,
+  defineSearchAttributeKey,
+  SearchAttributeType,
+  TerminatedFailure,
+  TimeoutFailure,
+} from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
+import {
+  ErrorCode,
+  McpError,
+  RELATED_TASK_META_KEY,
+  type CallToolResult,
+  type Task,
+} from '@modelcontextprotocol/sdk/types.js';
+import {
+  PRINCIPAL_SEARCH_ATTRIBUTE,
+  RESPOND_SIGNAL_NAME,
+  respondSignal,
+  TASK_META_MEMO,
+  TASK_STATE_MEMO,
+  type InputResponse,
+  type PendingInput,
+  type PublishedTaskState,
+  type TaskMeta,
+} from '../workflows/task-contract';
+import type { WorkflowTool } from './tools/types';
+
+/** The search attribute binding a task to its principal. */
+export const PRINCIPAL_KEY = defineSearchAttributeKey(PRINCIPAL_SEARCH_ATTRIBUTE, SearchAttributeType.KEYWORD);
+
+/** Task ids we generate and accept: a tool prefix and a UUID v4 (122 random bits). */
+const TASK_ID_PATTERN = /^[a-z][a-z0-9-]{0,40}-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+/** Principals are quoted into visibility queries, so they are kept to a safe alphabet. */
+const PRINCIPAL_PATTERN = /^[A-Za-z0-9._:@+-]{1,200}$/;
+
+const EventType = temporal.api.enums.v1.EventType;
+
+/** Tuning of the task layer. */
+export interface TaskBackendOptions {
+  /** Task queue the workflows are started on. */
+  taskQueue: string;
+  /** Longest ttl granted; requests above it are capped. Keep it at or below the namespace's retention. */
+  maxTtlMs: number;
+  /** ttl granted when the client asks for none. */
+  defaultTtlMs: number;
+  /** Poll interval suggested to clients, and used when waiting on a task. */
+  pollIntervalMs: number;
+  /** Page size of tasks/list. */
+  pageSize: number;
+}
+
+/** A task as the bridge sees it: the MCP Task plus what the server needs to serve it. */
+export interface TaskView {
+  task: Task;
+  workflowId: string;
+  runId: string;
+  tool?: string;
+  /** The pending input request, when the task is `input_required`. */
+  input?: PendingInput;
+}
+
+/** The error every tasks/* method returns for an id the caller may not see: unknown, expired or someone else's. */
+export function taskNotFound(taskId: string): McpError {
+  return new McpError(ErrorCode.InvalidParams, `Task not found: ${taskId}`);
+}
+
+/** True for the three statuses that never change again. */
+export function isTerminalStatus(status: Task['status']): boolean {
+  return status === 'completed' || status === 'failed' || status === 'cancelled';
+}
+
+/** Checks that a principal can be stored and queried; throws otherwise. */
+export function assertValidPrincipal(principal: string): void {
+  if (!PRINCIPAL_PATTERN.test(principal)) {
+    throw new Error(`principal "${principal}" must be 1-200 characters of letters, digits and . _ : @ + -`);
+  }
+}
+
+/**
+ * The MCP task layer over Temporal. Holds no task state: every answer is read from Temporal, so any server process
+ * serves any task.
+ */
+export class TemporalTaskBackend {
+  constructor(
+    readonly client: Client,
+    readonly options: TaskBackendOptions,
+    private readonly tools: ReadonlyMap<string, WorkflowTool<any, any>>,
+  ) {}
+
+  /** Starts the tool's workflow for `principal`; the task exists (durably) when this returns. */
+  async create(tool: WorkflowTool<any, any>, input: unknown, principal: string, requestedTtl?: number): Promise<TaskView> {
+    assertValidPrincipal(principal);
+    const ttl = Math.min(requestedTtl ?? this.options.defaultTtlMs, this.options.maxTtlMs);
+    const meta: TaskMeta = { tool: tool.name, ttl, pollInterval: this.options.pollIntervalMs };
+    const handle = await this.client.workflow.start(tool.workflowType, {
+      taskQueue: this.options.taskQueue,
+      workflowId: `${tool.idPrefix}-${randomUUID()}`,
+      args: [input],
+      memo: { [TASK_META_MEMO]: meta },
+      typedSearchAttributes: [{ key: PRINCIPAL_KEY, value: principal }],
+    });
+    return this.view(await handle.describe());
+  }
+
+  /** Reads the task; throws {@link taskNotFound} unless it exists and belongs to `principal`. */
+  async get(taskId: string, principal: string): Promise<TaskView> {
+    return this.view(await this.describeOwned(taskId, principal));
+  }
+
+  /** The workflow id of a task the principal owns (they are the same; this checks ownership). */
+  async ownedWorkflowId(taskId: string, principal: string): Promise<string> {
+    return (await this.describeOwned(taskId, principal)).workflowId;
+  }
+
+  /**
+   * The principal's tasks, newest first, a page at a time. The cursor is opaque to clients: it holds the creation
+   * time and id of the last task of the previous page.
+   */
+  async list(principal: string, cursor?: string): Promise<{ tasks: Task[]; nextCursor?: string }> {
+    assertValidPrincipal(principal);
+    const after = cursor === undefined ? undefined : decodeCursor(cursor);
+    const query =
+      `${PRINCIPAL_SEARCH_ATTRIBUTE} = '${principal}'` + (after ? ` AND StartTime <= '${new Date(after.t).toISOString()}'` : '');
+    // Visibility stores may not sort (SQLite cannot ORDER BY), so the newest page is picked here.
+    const page: { id: string; t: number }[] = [];
+    const limit = this.options.pageSize + 1;
+    for await (const info of this.client.workflow.list({ query })) {
+      const entry = { id: info.workflowId, t: info.startTime.getTime() };
+      if (after && !isBefore(entry, after)) continue;
+      if (page.length === limit && !isBefore(page[limit - 1], entry)) continue;
+      page.push(entry);
+      page.sort((a, b) => (isBefore(a, b) ? 1 : -1));
+      if (page.length > limit) page.pop();
+    }
+    const more = page.length > this.options.pageSize;
+    const shown = page.slice(0, this.options.pageSize);
+    const views = await Promise.all(shown.map((entry) => this.get(entry.id, principal).catch(() => undefined)));
+    const last = shown[shown.length - 1];
+    return {
+      tasks: views.filter((view): view is TaskView => view !== undefined).map((view) => view.task),
+      ...(more && last && { nextCursor: encodeCursor(last) }),
+    };
+  }
+
+  /** Requests cancellation; the task reads `cancelled` from then on. A terminal task gets -32602. */
+  async cancel(taskId: string, principal: string): Promise<TaskView> {
+    const view = await this.get(taskId, principal);
+    if (isTerminalStatus(view.task.status)) {
+      throw new McpError(ErrorCode.InvalidParams, `Task ${taskId} is already ${view.task.status}; only a running task can be cancelled`);
+    }
+    try {
+      await this.client.workflow.getHandle(view.workflowId, view.runId).cancel();
+    } catch (error) {
+      // It may have closed between the read and the cancel: report what it became.
+      const now = await this.get(taskId, principal);
+      if (isTerminalStatus(now.task.status)) {
+        throw new McpError(ErrorCode.InvalidParams, `Task ${taskId} is already ${now.task.status}; only a running task can be cancelled`);
+      }
+      throw error;
+    }
+    return this.get(taskId, principal);
+  }
+
+  /** Hands an answer to the workflow. A signal: durable as soon as this returns, even with no worker running. */
+  async respond(view: TaskView, response: InputResponse): Promise<void> {
+    await this.client.workflow.getHandle(view.workflowId, view.runId).signal(respondSignal, response);
+  }
+
+  /**
+   * The tool result of a terminal task, as the original call would have returned it, with related-task `_meta`:
+   * a workflow's return value, or its application failure as a tool error. Failed and cancelled tasks throw the
+   * JSON-RPC error the call would have got.
+   */
+  async result(view: TaskView): Promise<CallToolResult> {
+    const { taskId, status } = view.task;
+    const related = { [RELATED_TASK_META_KEY]: { taskId } };
+    if (status === 'cancelled') {
+      throw new McpError(ErrorCode.InternalError, `Task ${taskId} was cancelled before it finished`, { taskId, status });
+    }
+    const handle = this.client.workflow.getHandle(view.workflowId, view.runId);
+    try {
+      const output = await handle.result();
+      const tool = view.tool ? this.tools.get(view.tool) : undefined;
+      const result: CallToolResult = tool
+        ? tool.toResult(output)
+        : { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output as Record<string, unknown> };
+      return { ...result, _meta: { ...result._meta, ...related } };
+    } catch (error) {
+      if (error instanceof WorkflowFailedError && error.cause instanceof ApplicationFailure) {
+        return { content: [{ type: 'text', text: error.cause.message }], isError: true, _meta: related };
+      }
+      if (error instanceof WorkflowFailedError) {
+        throw new McpError(ErrorCode.InternalError, `Task ${taskId} failed: ${describeFailure(error)}`, { taskId, status: 'failed' });
+      }
+      throw error;
+    }
+  }
+
+  private async describeOwned(taskId: string, principal: string): Promise<WorkflowExecutionDescription> {
+    if (typeof taskId !== 'string' || !TASK_ID_PATTERN.test(taskId)) throw taskNotFound(String(taskId));
+    let description: WorkflowExecutionDescription;
+    try {
+      description = await this.client.workflow.getHandle(taskId).describe();
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) throw taskNotFound(taskId);
+      throw error;
+    }
+    if (description.typedSearchAttributes.get(PRINCIPAL_KEY) !== principal) throw taskNotFound(taskId);
+    return description;
+  }
+
+  private async view(description: WorkflowExecutionDescription): Promise<TaskView> {
+    const meta = description.memo?.[TASK_META_MEMO] as TaskMeta | undefined;
+    const published = description.memo?.[TASK_STATE_MEMO] as PublishedTaskState | undefined;
+    const cancelRequested = description.raw.workflowExtendedInfo?.cancelRequested === true;
+    const handle = this.client.workflow.getHandle(description.workflowId, description.runId);
+    const base = {
+      taskId: description.workflowId,
+      createdAt: description.startTime.toISOString(),
+      ttl: meta?.ttl ?? null,
+      pollInterval: meta?.pollInterval ?? this.options.pollIntervalMs,
+    };
+    const closedAt = (description.closeTime ?? description.startTime).toISOString();
+    const ids = { workflowId: description.workflowId, runId: description.runId, tool: meta?.tool };
+    const closed = (status: Task['status'], statusMessage: string): TaskView => ({
+      ...ids,
+      task: { ...base, status, statusMessage, lastUpdatedAt: closedAt },
+    });
+
+    switch (description.status.name) {
+      case 'RUNNING':
+      case 'CONTINUED_AS_NEW': {
+        const updatedAt = published?.updatedAt ?? base.createdAt;
+        if (cancelRequested) {
+          const requestedAt = timestampToIso(description.raw.pendingWorkflowTask?.scheduledTime) ?? updatedAt;
+          return {
+            ...ids,
+            task: { ...base, status: 'cancelled', statusMessage: 'Cancelled; the workflow is winding down.', lastUpdatedAt: maxIso(updatedAt, requestedAt) },
+          };
+        }
+        const input = published?.status === 'input_required' ? published.input : undefined;
+        if (input && (await this.answerAwaitsWorker(ids, input.key))) {
+          return {
+            ...ids,
+            task: { ...base, status: 'working', statusMessage: 'Answer received; resuming.', lastUpdatedAt: updatedAt },
+          };
+        }
+        return {
+          ...ids,
+          ...(input && { input }),
+          task: {
+            ...base,
+            status: input ? 'input_required' : 'working',
+            ...(published?.statusMessage !== undefined && { statusMessage: published.statusMessage }),
+            lastUpdatedAt: updatedAt,
+          },
+        };
+      }
+      case 'COMPLETED':
+        return cancelRequested ? closed('cancelled', 'Cancelled.') : closed('completed', 'Completed.');
+      case 'CANCELLED':
+        return closed('cancelled', 'Cancelled.');
+      case 'FAILED': {
+        if (cancelRequested) return closed('cancelled', 'Cancelled.');
+        const failure = await handle.result().then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+        if (failure instanceof WorkflowFailedError && failure.cause instanceof ApplicationFailure) {
+          return closed('completed', `Completed with an error: ${failure.cause.message}`);
+        }
+        return closed('failed', failure instanceof WorkflowFailedError ? describeFailure(failure) : 'The workflow failed.');
+      }
+      case 'TERMINATED':
+        return closed('failed', 'The workflow was terminated by an operator.');
+      case 'TIMED_OUT':
+        return closed('failed', 'The workflow ran past its execution timeout.');
+      default:
+        return closed('failed', `The workflow ended as ${description.status.name}.`);
+    }
+  }
+
+  /**
+   * True when an answer to `key` was signalled but no workflow task has processed it yet (the worker may be down).
+   * Reads history newest first and stops at the last completed workflow task, so it costs a few events.
+   */
+  private async answerAwaitsWorker(execution: { workflowId: string; runId: string }, key: string): Promise<boolean> {
+    const { payloadConverter } = this.client.options.loadedDataConverter;
+    let nextPageToken: Uint8Array | undefined;
+    do {
+      const page = await this.client.workflowService.getWorkflowExecutionHistoryReverse({
+        namespace: this.client.options.namespace,
+        execution: { workflowId: execution.workflowId, runId: execution.runId },
+        maximumPageSize: 20,
+        nextPageToken,
+      });
+      for (const event of page.history?.events ?? []) {
+        if (event.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED) return false;
+        const signal = event.workflowExecutionSignaledEventAttributes;
+        if (event.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED && signal?.signalName === RESPOND_SIGNAL_NAME) {
+          const payload = signal.input?.payloads?.[0];
+          const response = payload ? (payloadConverter.fromPayload(payload) as InputResponse) : undefined;
+          if (response?.key === key && response.action !== 'cancel') return true;
+        }
+      }
+      nextPageToken = page.nextPageToken?.length ? page.nextPageToken : undefined;
+    } while (nextPageToken);
+    return false;
+  }
+}
+
+function describeFailure(error: WorkflowFailedError): string {
+  const cause = error.cause;
+  if (cause instanceof TerminatedFailure) return 'the workflow was terminated';
+  if (cause instanceof TimeoutFailure) return 'the workflow timed out';
+  return cause?.message ?? error.message;
+}
+
+function timestampToIso(timestamp: temporal.api.workflow.v1.IPendingWorkflowTaskInfo['scheduledTime']): string | undefined {
+  if (!timestamp?.seconds) return undefined;
+  return new Date(Number(timestamp.seconds) * 1000 + Math.floor((timestamp.nanos ?? 0) / 1e6)).toISOString();
+}
+
+function maxIso(a: string, b: string): string {
+  return a > b ? a : b;
+}
+
+interface CursorPosition {
+  id: string;
+  t: number;
+}
+
+/** True when `a` sorts after `b` in newest-first order (older, or as old with a smaller id). */
+function isBefore(a: CursorPosition, b: CursorPosition): boolean {
+  return a.t < b.t || (a.t === b.t && a.id < b.id);
+}
+
+function encodeCursor(position: CursorPosition): string {
+  return Buffer.from(JSON.stringify({ t: position.t, id: position.id })).toString('base64url');
+}
+
+function decodeCursor(cursor: string): CursorPosition {
+  try {
+    const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Partial<CursorPosition>;
+    if (typeof parsed.t === 'number' && Number.isFinite(parsed.t) && typeof parsed.id === 'string') return { t: parsed.t, id: parsed.id };
+  } catch {
+    // fall through to the error below
+  }
+  throw new McpError(ErrorCode.InvalidParams, 'Invalid cursor: pass back the nextCursor of a previous tasks/list answer unchanged');
+}

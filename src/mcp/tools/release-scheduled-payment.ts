@@ -1,0 +1,48 @@
+import { WorkflowUpdateFailedError, WorkflowNotFoundError } from '@temporalio/client';
+import { z } from 'zod';
+import { releaseScheduledPaymentUpdate } from '../../workflows/invoice-shared';
+import type { DirectTool } from './types';
+
+const ReleaseArgsSchema = z.object({
+  taskId: z.string().min(1).max(200).describe('Task id of the invoice, as returned when it was submitted.'),
+  lineItemId: z.string().min(1).max(64).describe('The scheduled line item to pay now.'),
+});
+
+/** `release_scheduled_payment`: pays a scheduled line item of an approved invoice now. */
+export const releaseScheduledPaymentTool: DirectTool<z.infer<typeof ReleaseArgsSchema>> = {
+  kind: 'direct',
+  name: 'release_scheduled_payment',
+  title: 'Pay a scheduled line item now',
+  description:
+    'For an approved invoice task, pays one line item that is scheduled for a later date right away instead. ' +
+    'Returns the payment. The line item is still paid only once.',
+  inputSchema: ReleaseArgsSchema,
+  annotations: { destructiveHint: true, idempotentHint: true, openWorldHint: true },
+  async handler({ taskId, lineItemId }, { client, ownedWorkflowId }) {
+    const handle = client.workflow.getHandle(await ownedWorkflowId(taskId));
+    try {
+      const payment = await handle.executeUpdate(releaseScheduledPaymentUpdate, {
+        args: [{ lineItemId }],
+        updateId: `release/${lineItemId}`,
+      });
+      return {
+        content: [
+          {
+            type: 'text',
+            text: `Paid line item ${payment.lineItemId} of task ${taskId} now: ${payment.amount.toFixed(2)} as payment ${payment.paymentId}.`,
+          },
+        ],
+        structuredContent: payment,
+      };
+    } catch (error) {
+      const reason =
+        error instanceof WorkflowUpdateFailedError
+          ? (error.cause?.message ?? error.message)
+          : error instanceof WorkflowNotFoundError || /already completed/i.test((error as Error).message)
+            ? `task ${taskId} has finished; there is nothing scheduled left to pay`
+            : undefined;
+      if (reason === undefined) throw error;
+      return { content: [{ type: 'text', text: `Cannot release the payment: ${reason}.` }], isError: true };
+    }
+  },
+};

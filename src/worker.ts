@@ -1,0 +1,77 @@
+/**
+ * The Temporal worker: runs the invoice workflow and its activities.
+ * Usage: npm run worker [-- --help]
+ */
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { activityConfigFromEnv, createActivities, type ActivityConfig } from './activities';
+import { temporalConfigFromEnv, TASK_QUEUE_ENV, type TemporalConfig } from './mcp/config';
+
+/** What a worker needs beyond its connection. */
+export interface InvoiceWorkerOptions {
+  connection: NativeConnection;
+  namespace: string;
+  taskQueue: string;
+  activities: ActivityConfig;
+  /** A prebuilt workflow bundle (tests build one and share it); otherwise the workflows are bundled at start. */
+  workflowBundle?: WorkerOptions['workflowBundle'];
+}
+
+/** Creates (does not run) a worker for the invoice workflow. */
+export function createInvoiceWorker(options: InvoiceWorkerOptions): Promise<Worker> {
+  return Worker.create({
+    connection: options.connection,
+    namespace: options.namespace,
+    taskQueue: options.taskQueue,
+    activities: createActivities(options.activities),
+    ...(options.workflowBundle
+      ? { workflowBundle: options.workflowBundle }
+      : { workflowsPath: require.resolve('./workflows') }),
+  });
+}
+
+const HELP = `Usage: npm run worker [-- --help]
+
+Runs the Temporal worker for the invoice workflow until SIGINT or SIGTERM.
+
+Environment:
+  TEMPORAL_ADDRESS        Temporal frontend (default 127.0.0.1:7233)
+  TEMPORAL_NAMESPACE      namespace (default "default")
+  ${TASK_QUEUE_ENV}     task queue (default "temporal-mcp")
+  PAYMENTS_LEDGER         payments ledger file (default .data/payments.jsonl)
+  ERP_REGISTRY            fixture ERP invoice registry (default .data/erp-invoices.jsonl)
+  PAYMENT_DELAY_MS        simulated payment latency in ms (default 0)
+  PAYMENT_FAIL_ATTEMPTS   fail the first N attempts of each payment (default 0)
+Other TEMPORAL_* variables and the Temporal config file are read as the Temporal CLI reads them.
+`;
+
+async function main(argv: string[]): Promise<void> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(HELP);
+    return;
+  }
+  if (argv.length > 0) throw new UsageError(`unknown argument "${argv[0]}"; see --help`);
+  const config: TemporalConfig = temporalConfigFromEnv();
+  const activities = activityConfigFromEnv();
+  const connection = await NativeConnection.connect(config.connectionOptions).catch((error: Error) => {
+    throw new Error(`cannot reach Temporal at ${config.address}: ${error.message}. Start it with ./temporal-dev.sh start`);
+  });
+  const worker = await createInvoiceWorker({ connection, namespace: config.namespace, taskQueue: config.taskQueue, activities });
+  console.error(
+    `worker: polling task queue "${config.taskQueue}" on ${config.address} (namespace ${config.namespace}); ledger ${activities.ledgerFile}`,
+  );
+  try {
+    await worker.run();
+  } finally {
+    await connection.close();
+  }
+  console.error('worker: stopped');
+}
+
+class UsageError extends Error {}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).catch((error: Error) => {
+    console.error(`worker: ${error.message}`);
+    process.exit(error instanceof UsageError ? 2 : 1);
+  });
+}

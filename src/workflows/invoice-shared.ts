@@ -1,0 +1,173 @@
+/**
+ * Definitions the invoice workflow shares with its activities and with the MCP tool that starts it:
+ * input and output schemas, message definitions, and the approval form.
+ */
+import { defineUpdate } from '@temporalio/workflow';
+import { z } from 'zod';
+import type { FormInputRequest } from './task-contract';
+
+/** Workflow type name; stored in histories, never rename. */
+export const INVOICE_WORKFLOW_TYPE = 'invoiceWorkflow';
+
+/** Key of the approval input request; one approval per invoice. */
+export const APPROVAL_INPUT_KEY = 'approval';
+
+const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._\/-]*$/;
+const DATE_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
+
+/** True for a real calendar date written YYYY-MM-DD. */
+export function isCalendarDate(value: string): boolean {
+  if (!DATE_PATTERN.test(value)) return false;
+  const date = new Date(`${value}T00:00:00Z`);
+  return !Number.isNaN(date.getTime()) && date.toISOString().startsWith(value);
+}
+
+/** True for an ISO 4217 code this runtime knows. */
+export function isCurrencyCode(value: string): boolean {
+  return /^[A-Z]{3}$/.test(value) && Intl.supportedValuesOf('currency').includes(value);
+}
+
+/** One line of an invoice. */
+export const LineItemSchema = z.object({
+  lineItemId: z
+    .string()
+    .min(1)
+    .max(64)
+    .regex(ID_PATTERN, 'use letters, digits, ".", "_", "/" or "-"')
+    .describe('Identifier of the line item, unique within the invoice, e.g. "LI-1".'),
+  description: z.string().min(1).max(500).describe('What the line item pays for.'),
+  amount: z
+    .number()
+    .positive()
+    .max(1_000_000_000)
+    .multipleOf(0.01, 'use at most 2 decimals')
+    .describe('Amount to pay, in the invoice currency; greater than 0, at most 2 decimals.'),
+  payOn: z
+    .string()
+    .refine(isCalendarDate, 'use a calendar date written YYYY-MM-DD')
+    .optional()
+    .describe('Pay on this date (YYYY-MM-DD, UTC) rather than right after approval. Omit to pay at once.'),
+});
+export type LineItem = z.infer<typeof LineItemSchema>;
+
+/** The `process_invoice` tool's arguments and the invoice workflow's input. */
+export const InvoiceSchema = z
+  .object({
+    vendorId: z
+      .string()
+      .min(1)
+      .max(64)
+      .regex(ID_PATTERN, 'use letters, digits, ".", "_", "/" or "-"')
+      .describe('ERP vendor id of the supplier, e.g. "V-100".'),
+    invoiceNumber: z
+      .string()
+      .min(1)
+      .max(64)
+      .regex(ID_PATTERN, 'use letters, digits, ".", "_", "/" or "-"')
+      .describe("The supplier's invoice number; each may be processed once per vendor."),
+    currency: z
+      .string()
+      .refine(isCurrencyCode, 'use an ISO 4217 currency code such as "EUR" or "USD"')
+      .describe('ISO 4217 currency code of every amount, e.g. "EUR".'),
+    lineItems: z
+      .array(LineItemSchema)
+      .min(1, 'an invoice needs at least one line item')
+      .max(100)
+      .describe('The line items to pay; at least one.'),
+  })
+  .superRefine((invoice, ctx) => {
+    const seen = new Set<string>();
+    invoice.lineItems.forEach((item, index) => {
+      if (seen.has(item.lineItemId)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['lineItems', index, 'lineItemId'],
+          message: `line item id "${item.lineItemId}" appears twice; ids must be unique within the invoice`,
+        });
+      }
+      seen.add(item.lineItemId);
+    });
+  });
+export type Invoice = z.infer<typeof InvoiceSchema>;
+
+/** A line item that was paid. */
+export const PaymentSchema = z.object({
+  lineItemId: z.string(),
+  amount: z.number(),
+  paymentId: z.string(),
+  paidAt: z.string().describe('ISO 8601 time of payment'),
+});
+export type Payment = z.infer<typeof PaymentSchema>;
+
+/** A line item waiting for its pay date. */
+export const ScheduledPaymentSchema = z.object({
+  lineItemId: z.string(),
+  amount: z.number(),
+  payOn: z.string(),
+});
+export type ScheduledPayment = z.infer<typeof ScheduledPaymentSchema>;
+
+/** Outcomes of an invoice: paid in full, rejected by the approver, or refused by the ERP check. */
+export const INVOICE_OUTCOMES = ['paid', 'rejected', 'invalid'] as const;
+
+/** The invoice workflow's result, also the tool's `structuredContent`. */
+export const InvoiceResultSchema = z.object({
+  outcome: z.enum(INVOICE_OUTCOMES),
+  vendorId: z.string(),
+  invoiceNumber: z.string(),
+  currency: z.string(),
+  total: z.number().describe('Sum of all line items'),
+  reason: z.string().optional().describe('Why the invoice was refused or rejected'),
+  approval: z
+    .object({ decision: z.enum(['approve', 'reject', 'decline']), comment: z.string().optional() })
+    .optional(),
+  payments: z.array(PaymentSchema),
+  scheduled: z.array(ScheduledPaymentSchema).describe('Line items still waiting for their pay date'),
+  summary: z.string(),
+});
+export type InvoiceResult = z.infer<typeof InvoiceResultSchema>;
+
+/** Argument of {@link releaseScheduledPaymentUpdate}. */
+export interface ReleasePaymentRequest {
+  lineItemId: string;
+}
+
+/** Pays a scheduled line item now instead of on its date; completes with the payment. */
+export const releaseScheduledPaymentUpdate = defineUpdate<Payment, [ReleasePaymentRequest]>('releaseScheduledPayment');
+
+/** The approval form: a required decision and an optional comment. */
+export function approvalRequest(invoice: Invoice, total: number): Omit<FormInputRequest, 'mode'> {
+  const scheduled = invoice.lineItems.filter((item) => item.payOn).length;
+  return {
+    message:
+      `Approve invoice ${invoice.invoiceNumber} from vendor ${invoice.vendorId}: ` +
+      `${formatAmount(total, invoice.currency)} in ${invoice.lineItems.length} line item(s)` +
+      (scheduled ? `, ${scheduled} of them scheduled for later` : '') +
+      '?',
+    requestedSchema: {
+      type: 'object',
+      properties: {
+        decision: {
+          type: 'string',
+          title: 'Decision',
+          description: 'Approve to pay the invoice, reject to refuse it.',
+          enum: ['approve', 'reject'],
+          enumNames: ['Approve', 'Reject'],
+        },
+        comment: { type: 'string', title: 'Comment', description: 'Optional note for the record.', maxLength: 500 },
+      },
+      required: ['decision'],
+    },
+  };
+}
+
+/** Adds amounts in cents so that 0.1 + 0.2 is 0.3. */
+export function sumAmounts(amounts: number[]): number {
+  return amounts.reduce((cents, amount) => cents + Math.round(amount * 100), 0) / 100;
+}
+
+/** "EUR 1,234.50": fixed formatting that does not depend on the machine's locale. */
+export function formatAmount(amount: number, currency: string): string {
+  const [whole, cents] = amount.toFixed(2).split('.');
+  return `${currency} ${whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}.${cents}`;
+}

@@ -1,0 +1,147 @@
+import { allHandlersFinished, condition, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import type { InvoiceActivities } from '../activities';
+import {
+  APPROVAL_INPUT_KEY,
+  approvalRequest,
+  formatAmount,
+  releaseScheduledPaymentUpdate,
+  sumAmounts,
+  type Invoice,
+  type InvoiceResult,
+  type LineItem,
+  type Payment,
+  type ScheduledPayment,
+} from './invoice-shared';
+import { startWorkflowTask } from './mcp-task';
+
+const { validateInvoice } = proxyActivities<InvoiceActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
+});
+
+// Payments are idempotent by key, so retrying forever is safe; a stuck gateway shows as a pending activity.
+const { payLineItem } = proxyActivities<InvoiceActivities>({
+  startToCloseTimeout: '5 minutes',
+  heartbeatTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
+
+/**
+ * Validates an invoice against the ERP, asks a person to approve it, then pays each line item exactly once,
+ * each on its `payOn` date (a durable timer) or at once. Returns the outcome; never fails for business reasons.
+ */
+export async function invoiceWorkflow(invoice: Invoice): Promise<InvoiceResult> {
+  const taskId = workflowInfo().workflowId;
+  const task = startWorkflowTask(`Checking invoice ${invoice.invoiceNumber} with the ERP`);
+  const total = sumAmounts(invoice.lineItems.map((item) => item.amount));
+  const money = (amount: number) => formatAmount(amount, invoice.currency);
+  const base = { vendorId: invoice.vendorId, invoiceNumber: invoice.invoiceNumber, currency: invoice.currency, total };
+
+  const paid = new Map<string, Payment>();
+  const released = new Set<string>();
+  let approved = false;
+
+  setHandler(
+    releaseScheduledPaymentUpdate,
+    async ({ lineItemId }) => {
+      released.add(lineItemId);
+      await condition(() => paid.has(lineItemId));
+      return paid.get(lineItemId)!;
+    },
+    {
+      validator: ({ lineItemId }) => {
+        const item = invoice.lineItems.find((candidate) => candidate.lineItemId === lineItemId);
+        if (!item) throw new Error(`invoice ${invoice.invoiceNumber} has no line item "${lineItemId}"`);
+        if (!approved) throw new Error(`invoice ${invoice.invoiceNumber} is not approved, so nothing can be paid yet`);
+        if (paid.has(lineItemId)) throw new Error(`line item ${lineItemId} is already paid`);
+        if (!item.payOn) throw new Error(`line item ${lineItemId} is not scheduled; it is paid right after approval`);
+      },
+    },
+  );
+
+  const check = await validateInvoice(taskId, invoice);
+  if (!check.ok) {
+    return {
+      ...base,
+      outcome: 'invalid',
+      reason: check.reason,
+      payments: [],
+      scheduled: [],
+      summary: `Invoice ${invoice.invoiceNumber} was not processed: ${check.reason}`,
+    };
+  }
+
+  const answer = await task.requestInput(APPROVAL_INPUT_KEY, approvalRequest(invoice, total));
+  const comment = typeof answer.content?.comment === 'string' && answer.content.comment !== '' ? answer.content.comment : undefined;
+  if (answer.action !== 'accept' || answer.content?.decision !== 'approve') {
+    const decision = answer.action === 'accept' ? 'reject' : 'decline';
+    const reason = decision === 'reject' ? 'The approver rejected the invoice.' : 'The approver declined to approve the invoice.';
+    return {
+      ...base,
+      outcome: 'rejected',
+      reason: comment ? `${reason} Comment: ${comment}` : reason,
+      approval: { decision, ...(comment && { comment }) },
+      payments: [],
+      scheduled: [],
+      summary: `Invoice ${invoice.invoiceNumber} (${money(total)}) was rejected; nothing was paid.`,
+    };
+  }
+  approved = true;
+
+  const pay = async (item: LineItem) => {
+    const entry = await payLineItem({
+      taskId,
+      vendorId: invoice.vendorId,
+      invoiceNumber: invoice.invoiceNumber,
+      currency: invoice.currency,
+      lineItemId: item.lineItemId,
+      amount: item.amount,
+    });
+    paid.set(item.lineItemId, { lineItemId: item.lineItemId, amount: entry.amount, paymentId: entry.paymentId, paidAt: entry.paidAt });
+  };
+  const scheduled = (): ScheduledPayment[] =>
+    invoice.lineItems
+      .filter((item) => item.payOn && !paid.has(item.lineItemId))
+      .map((item) => ({ lineItemId: item.lineItemId, amount: item.amount, payOn: item.payOn! }));
+  const progress = () => {
+    const waiting = scheduled();
+    const head = `Approved; paid ${paid.size} of ${invoice.lineItems.length} line item(s)`;
+    task.setStatus(
+      waiting.length === 0
+        ? head
+        : `${head}; scheduled: ${waiting.map((s) => `${s.lineItemId} (${money(s.amount)}) on ${s.payOn}`).join(', ')}`,
+    );
+  };
+
+  const dueNow = invoice.lineItems.filter((item) => msUntil(item.payOn) <= 0);
+  for (const item of dueNow) {
+    task.setStatus(`Approved; paying line item ${item.lineItemId} (${money(item.amount)})`);
+    await pay(item);
+  }
+  progress();
+  await Promise.all(
+    invoice.lineItems
+      .filter((item) => msUntil(item.payOn) > 0)
+      .map(async (item) => {
+        // A durable timer: survives worker and server restarts, and wakes early on release.
+        await condition(() => released.has(item.lineItemId), msUntil(item.payOn));
+        await pay(item);
+        progress();
+      }),
+  );
+  await condition(allHandlersFinished);
+
+  const payments = invoice.lineItems.map((item) => paid.get(item.lineItemId)!);
+  return {
+    ...base,
+    outcome: 'paid',
+    approval: { decision: 'approve', ...(comment && { comment }) },
+    payments,
+    scheduled: [],
+    summary: `Invoice ${invoice.invoiceNumber} from ${invoice.vendorId} was approved and paid: ${money(total)} in ${payments.length} payment(s).`,
+  };
+}
+
+function msUntil(payOn: string | undefined): number {
+  return payOn ? Date.parse(`${payOn}T00:00:00Z`) - Date.now() : 0;
+}

@@ -1,0 +1,70 @@
+/**
+ * Workflow-side helpers that speak the task contract of ./task-contract: publish status, ask for input.
+ * Import only from workflow code.
+ */
+import { condition, setHandler, upsertMemo } from '@temporalio/workflow';
+import {
+  checkFormContent,
+  respondSignal,
+  TASK_STATE_MEMO,
+  type FormInputRequest,
+  type InputResponse,
+  type PendingInput,
+  type PublishedTaskState,
+} from './task-contract';
+
+/** The task as seen from inside one workflow run. */
+export interface WorkflowTask {
+  /** Publishes a new status message; the task stays (or goes back to) `working`. */
+  setStatus(message: string): void;
+  /**
+   * Asks the user for input and waits for an `accept` or `decline`. The task shows `input_required` while it
+   * waits. `cancel` answers, answers to other keys and content that does not fit the schema are ignored,
+   * so the request stays pending and is asked again. `key` must never be reused within the workflow.
+   */
+  requestInput(key: string, request: Omit<FormInputRequest, 'mode'>): Promise<InputResponse>;
+}
+
+/** Installs the answer handler and publishes `working`. Call once, at the top of the workflow function. */
+export function startWorkflowTask(initialMessage?: string): WorkflowTask {
+  const answers = new Map<string, InputResponse>();
+  let pending: PendingInput | undefined;
+  let statusMessage = initialMessage;
+
+  const publish = (): void => {
+    const state: PublishedTaskState = {
+      status: pending ? 'input_required' : 'working',
+      updatedAt: new Date().toISOString(),
+      ...(statusMessage !== undefined && { statusMessage }),
+      ...(pending && { input: pending }),
+    };
+    upsertMemo({ [TASK_STATE_MEMO]: state });
+  };
+
+  setHandler(respondSignal, (response) => {
+    if (!pending || response?.key !== pending.key || answers.has(response.key)) return;
+    if (response.action === 'decline') {
+      answers.set(response.key, { key: response.key, action: 'decline' });
+    } else if (response.action === 'accept' && checkFormContent(pending.request.requestedSchema, response.content) === undefined) {
+      answers.set(response.key, { key: response.key, action: 'accept', content: response.content });
+    }
+  });
+
+  publish();
+  return {
+    setStatus(message) {
+      statusMessage = message;
+      publish();
+    },
+    async requestInput(key, request) {
+      if (pending) throw new Error(`input "${pending.key}" is still pending; ask one question at a time`);
+      if (answers.has(key)) throw new Error(`input key "${key}" was used before; keys are never reused`);
+      pending = { key, request: { mode: 'form', ...request } };
+      statusMessage = request.message;
+      publish();
+      await condition(() => answers.has(key));
+      pending = undefined;
+      return answers.get(key)!;
+    },
+  };
+}

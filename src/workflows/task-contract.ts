@@ -1,0 +1,125 @@
+/**
+ * The wire contract between a workflow and the MCP bridge.
+ *
+ * A workflow that wants to be more than "working until done" publishes its task state in the memo key
+ * {@link TASK_STATE_MEMO} and receives answers to its input requests through the signal {@link RESPOND_SIGNAL}.
+ * Everything here is plain data and Temporal message definitions, so it is safe in the workflow sandbox and
+ * speakable from any Temporal SDK. Wire names are stored in workflow histories: never rename them.
+ */
+import { defineSignal } from '@temporalio/workflow';
+
+/** Memo key holding the workflow's {@link PublishedTaskState}. */
+export const TASK_STATE_MEMO = 'mcpTask';
+
+/** Memo key the bridge writes at start: which tool started the workflow, with the task's ttl and poll interval. */
+export const TASK_META_MEMO = 'mcpMeta';
+
+/** Keyword search attribute naming the principal a task belongs to; set by the bridge at start. */
+export const PRINCIPAL_SEARCH_ATTRIBUTE = 'McpPrincipal';
+
+/** Signal name carrying an {@link InputResponse} to the workflow. */
+export const RESPOND_SIGNAL_NAME = 'mcp.respond';
+
+/** Delivers the user's answer to a pending input request. Durable once the signal call returns. */
+export const respondSignal = defineSignal<[InputResponse]>(RESPOND_SIGNAL_NAME);
+
+/** Non-terminal statuses a running workflow may publish; terminal ones come from the execution itself. */
+export const PUBLISHED_STATUSES = ['working', 'input_required'] as const;
+
+/** A status a running workflow may publish. */
+export type PublishedStatus = (typeof PUBLISHED_STATUSES)[number];
+
+/** A primitive property of a form-mode elicitation schema (MCP 2025-11-25 `PrimitiveSchemaDefinition`). */
+export type FormProperty =
+  | { type: 'string'; title?: string; description?: string; minLength?: number; maxLength?: number; default?: string }
+  | { type: 'string'; enum: string[]; enumNames?: string[]; title?: string; description?: string; default?: string }
+  | { type: 'number' | 'integer'; title?: string; description?: string; minimum?: number; maximum?: number; default?: number }
+  | { type: 'boolean'; title?: string; description?: string; default?: boolean };
+
+/** A form-mode elicitation request, as `elicitation/create` params without the related-task `_meta`. */
+export interface FormInputRequest {
+  mode: 'form';
+  message: string;
+  requestedSchema: {
+    type: 'object';
+    properties: Record<string, FormProperty>;
+    required?: string[];
+  };
+}
+
+/** An input request the workflow is waiting on. `key` is unique for the workflow's whole life. */
+export interface PendingInput {
+  key: string;
+  request: FormInputRequest;
+}
+
+/** The state a running workflow publishes in its memo, rewritten on every change. */
+export interface PublishedTaskState {
+  status: PublishedStatus;
+  statusMessage?: string;
+  /** ISO 8601 time of the last change, in workflow time. */
+  updatedAt: string;
+  /** Present exactly when `status` is `input_required`. */
+  input?: PendingInput;
+}
+
+/** Content of an accepted form: the values keyed by property name. */
+export type InputContent = Record<string, string | number | boolean | string[]>;
+
+/** The answer to an input request, shaped after the MCP `ElicitResult`. */
+export interface InputResponse {
+  key: string;
+  action: 'accept' | 'decline' | 'cancel';
+  content?: InputContent;
+}
+
+/** What the bridge stores in {@link TASK_META_MEMO} when it starts a workflow. */
+export interface TaskMeta {
+  tool: string;
+  /** Retention promised to the client, in ms, or null for unlimited. */
+  ttl: number | null;
+  pollInterval: number;
+}
+
+/**
+ * Checks accepted form content against the request's schema: required fields, types, enums, bounds.
+ * Returns the first problem as a sentence a person can act on, or undefined when the content fits.
+ */
+export function checkFormContent(schema: FormInputRequest['requestedSchema'], content: unknown): string | undefined {
+  if (typeof content !== 'object' || content === null || Array.isArray(content)) return 'the answer must be an object';
+  const values = content as Record<string, unknown>;
+  for (const name of schema.required ?? []) {
+    if (values[name] === undefined) return `"${name}" is required`;
+  }
+  for (const [name, value] of Object.entries(values)) {
+    const property = schema.properties[name];
+    if (!property) return `"${name}" is not a field of this form`;
+    const problem = checkProperty(property, value);
+    if (problem) return `"${name}" ${problem}`;
+  }
+  return undefined;
+}
+
+function checkProperty(property: FormProperty, value: unknown): string | undefined {
+  switch (property.type) {
+    case 'string':
+      if (typeof value !== 'string') return 'must be a string';
+      if ('enum' in property && !property.enum.includes(value)) return `must be one of ${property.enum.join(', ')}`;
+      if ('maxLength' in property && property.maxLength !== undefined && value.length > property.maxLength) {
+        return `must be at most ${property.maxLength} characters`;
+      }
+      if ('minLength' in property && property.minLength !== undefined && value.length < property.minLength) {
+        return `must be at least ${property.minLength} characters`;
+      }
+      return undefined;
+    case 'number':
+    case 'integer':
+      if (typeof value !== 'number' || !Number.isFinite(value)) return 'must be a number';
+      if (property.type === 'integer' && !Number.isInteger(value)) return 'must be a whole number';
+      if (property.minimum !== undefined && value < property.minimum) return `must be at least ${property.minimum}`;
+      if (property.maximum !== undefined && value > property.maximum) return `must be at most ${property.maximum}`;
+      return undefined;
+    case 'boolean':
+      return typeof value === 'boolean' ? undefined : 'must be true or false';
+  }
+}
