@@ -63,20 +63,21 @@ export class InputChannel {
   offer(view: TaskView): void {
     if (!view.input || !this.canAsk()) return;
     const slot = slotOf(view);
-    if (this.open.has(slot) || this.answered.has(slot) || (this.dismissedUntil.get(slot) ?? 0) > Date.now()) return;
+    if (!this.mayPush(slot)) return;
     setTimeout(() => {
-      if (this.open.has(slot) || this.answered.has(slot)) return;
+      if (!this.mayPush(slot)) return;
       // Read again: the input may have been answered during the grace period.
       this.backend.get(view.task.taskId, this.principal).then(
         (now) => {
-          if (!now.input || slotOf(now) !== slot || this.open.has(slot) || this.answered.has(slot)) return;
-          void this.start(now, undefined).then((outcome) => {
-            if (outcome.kind === 'dismissed') this.dismissedUntil.set(slot, Date.now() + this.options.dismissCooldownMs);
-          });
+          if (now.input && slotOf(now) === slot && this.mayPush(slot)) void this.start(now, undefined);
         },
         () => undefined,
       );
     }, this.options.pushGraceMs).unref();
+  }
+
+  private mayPush(slot: string): boolean {
+    return !this.open.has(slot) && !this.answered.has(slot) && (this.dismissedUntil.get(slot) ?? 0) <= Date.now();
   }
 
   private start(view: TaskView, relatedRequestId: RequestId | undefined, signal?: AbortSignal): Promise<AskOutcome> {
@@ -88,6 +89,8 @@ export class InputChannel {
       })
       .then((result) => {
         if (result.kind === 'answered') this.answered.add(slot);
+        // A dismissed question is not pushed again for a while; an explicit tasks/result still asks it.
+        if (result.kind === 'dismissed') this.dismissedUntil.set(slot, Date.now() + this.options.dismissCooldownMs);
         return result;
       })
       .finally(() => this.open.delete(slot));

@@ -1,0 +1,13 @@
+/** Jest runs the whole suite against one real Temporal dev server that global-setup starts. */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/test'],
+  testMatch: ['**/*.test.ts'],
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { isolatedModules: true, tsconfig: { module: 'commonjs', moduleResolution: 'node10' } }],
+  },
+  globalSetup: '<rootDir>/test/helpers/global-setup.ts',
+  globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
+  testTimeout: 90_000,
+  maxWorkers: 2,
+};

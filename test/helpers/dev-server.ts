@@ -1,0 +1,38 @@
+import { execFile } from 'node:child_process';
+import net from 'node:net';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+/** Root of the repository. */
+export const ROOT = path.resolve(__dirname, '..', '..');
+
+/** Environment variables global-setup leaves for the tests. */
+export const TEST_ENV = {
+  address: 'TEST_TEMPORAL_ADDRESS',
+  bundle: 'TEST_WORKFLOW_BUNDLE',
+  stateDir: 'TEST_STATE_DIR',
+  port: 'TEST_TEMPORAL_PORT',
+} as const;
+
+/** Runs ./temporal-dev.sh with `command` for the server on `port`, kept in `stateDir`. */
+export async function temporalDev(command: 'start' | 'stop', port: number, stateDir: string): Promise<void> {
+  await promisify(execFile)(path.join(ROOT, 'temporal-dev.sh'), [command], {
+    env: { ...process.env, TEMPORAL_PORT: String(port), TEMPORAL_HEADLESS: '1', TEMPORAL_STATE_DIR: stateDir, TEMPORAL_DB_FILE: '' },
+    maxBuffer: 16 * 1024 * 1024,
+    timeout: 20 * 60_000,
+  }).catch((error: Error & { stderr?: string }) => {
+    throw new Error(`./temporal-dev.sh ${command} failed: ${error.stderr ?? error.message}`);
+  });
+}
+
+/** A TCP port nobody listens on right now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}

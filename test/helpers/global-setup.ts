@@ -1,0 +1,25 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { freePort, ROOT, temporalDev, TEST_ENV } from './dev-server';
+
+/** Starts a dev server for this run (building the CLI if needed) and bundles the workflows once. */
+export default async function globalSetup(): Promise<void> {
+  const stateDir = mkdtempSync(path.join(os.tmpdir(), 'temporal-mcp-test-'));
+  const port = await freePort();
+  process.stderr.write(`\n[test] starting a Temporal dev server on 127.0.0.1:${port} (state in ${stateDir})\n`);
+  const started = Date.now();
+  await temporalDev('start', port, stateDir);
+  process.stderr.write(`[test] dev server ready in ${Date.now() - started} ms; bundling workflows\n`);
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: path.join(ROOT, 'src', 'workflows'),
+    logger: { log() {}, trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error },
+  });
+  const bundle = path.join(stateDir, 'workflow-bundle.js');
+  writeFileSync(bundle, code);
+  process.env[TEST_ENV.address] = `127.0.0.1:${port}`;
+  process.env[TEST_ENV.port] = String(port);
+  process.env[TEST_ENV.bundle] = bundle;
+  process.env[TEST_ENV.stateDir] = stateDir;
+}

@@ -1,0 +1,113 @@
+import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  CallToolResultSchema,
+  CreateTaskResultSchema,
+  ElicitRequestSchema,
+  McpError,
+  type CallToolResult,
+  type ElicitRequest,
+  type ElicitResult,
+  type Task,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@temporalio/client';
+import { createBridge, type Bridge, type BridgeTuning } from '../../src/mcp/bridge';
+import { testTemporalConfig } from './temporal';
+
+/** Tuning that keeps tests quick: short polls and grace periods. */
+export const FAST_TUNING: BridgeTuning = {
+  backend: { defaultTtlMs: 3_600_000, pollIntervalMs: 200, pageSize: 20 },
+  input: { elicitationTimeoutMs: 60_000, pushGraceMs: 300, dismissCooldownMs: 60_000 },
+};
+
+/** A bridge on the run's dev server, sharing `client`. */
+export function startBridge(options: { client: Client; taskQueue: string; principal?: string; tuning?: BridgeTuning }): Promise<Bridge> {
+  const principal = options.principal;
+  return createBridge({
+    temporal: testTemporalConfig(options.taskQueue),
+    client: options.client,
+    tuning: options.tuning ?? FAST_TUNING,
+    ...(principal && { principalOf: () => principal }),
+  });
+}
+
+/** Answers elicitations from a script and records every one it was sent. */
+export class ScriptedUser {
+  readonly asked: ElicitRequest['params'][] = [];
+  constructor(private readonly answer: (params: ElicitRequest['params'], index: number) => ElicitResult | Promise<ElicitResult>) {}
+
+  /** Installs itself as `client`'s elicitation handler. */
+  attach(client: McpClient): this {
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      this.asked.push(request.params);
+      return this.answer(request.params, this.asked.length - 1);
+    });
+    return this;
+  }
+}
+
+/** The approver's answers. */
+export const APPROVE: ElicitResult = { action: 'accept', content: { decision: 'approve', comment: 'fine' } };
+export const REJECT: ElicitResult = { action: 'accept', content: { decision: 'reject', comment: 'wrong totals' } };
+
+/** An SDK client that declares form elicitation and task support. */
+export function newMcpClient(name = 'test-client', withElicitation = true): McpClient {
+  return new McpClient(
+    { name, version: '1.0.0' },
+    { capabilities: { ...(withElicitation && { elicitation: { form: {} } }), tasks: { list: {}, cancel: {} } } },
+  );
+}
+
+/** Connects `client` to a fresh server of `bridge` over the in-memory transport. */
+export async function connectInMemory(bridge: Bridge, client: McpClient): Promise<() => Promise<void>> {
+  const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
+  const server = bridge.createServer();
+  await server.connect(serverTransport);
+  await client.connect(clientTransport as Transport);
+  return async () => {
+    await client.close();
+    await server.close();
+  };
+}
+
+/** Starts `process_invoice` as a task and returns the created task. */
+export async function startInvoiceTask(client: McpClient, args: unknown, ttl?: number): Promise<Task> {
+  const created = await client.request(
+    { method: 'tools/call', params: { name: 'process_invoice', arguments: args as Record<string, unknown>, task: ttl ? { ttl } : {} } },
+    CreateTaskResultSchema,
+  );
+  return created.task;
+}
+
+/** tasks/get through the SDK client. */
+export function getTask(client: McpClient, taskId: string): Promise<Task> {
+  return client.experimental.tasks.getTask(taskId);
+}
+
+/** tasks/result through the SDK client, with a timeout fit for tests. */
+export function taskResult(client: McpClient, taskId: string, timeout = 60_000): Promise<CallToolResult> {
+  return client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema, { timeout });
+}
+
+/** Polls tasks/get until `accept(task)` holds. */
+export async function waitForTask(client: McpClient, taskId: string, accept: (task: Task) => boolean, timeoutMs = 20_000): Promise<Task> {
+  const deadline = Date.now() + timeoutMs;
+  let task = await getTask(client, taskId);
+  while (!accept(task)) {
+    if (Date.now() > deadline) throw new Error(`task ${taskId} still ${task.status} (${task.statusMessage ?? ''}) after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    task = await getTask(client, taskId);
+  }
+  return task;
+}
+
+/** The JSON-RPC error code a promise rejects with. */
+export async function errorCodeOf(promise: Promise<unknown>): Promise<number | string> {
+  try {
+    await promise;
+  } catch (error) {
+    return error instanceof McpError ? error.code : `not an McpError: ${(error as Error).message}`;
+  }
+  return 'resolved';
+}

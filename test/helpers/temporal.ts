@@ -1,0 +1,115 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, Runtime, DefaultLogger, type Worker } from '@temporalio/worker';
+import type { ActivityConfig } from '../../src/activities';
+import type { TemporalConfig } from '../../src/mcp/config';
+import { createInvoiceWorker } from '../../src/worker';
+import type { Invoice } from '../../src/workflows/invoice-shared';
+import { TEST_ENV } from './dev-server';
+
+let runtimeInstalled = false;
+
+/** The address of the run's dev server. */
+export function testAddress(): string {
+  const address = process.env[TEST_ENV.address];
+  if (!address) throw new Error('the test dev server is not running: run the tests with npm test');
+  return address;
+}
+
+/** A Temporal config for the run's dev server and a task queue of the caller's own. */
+export function testTemporalConfig(taskQueue: string): TemporalConfig {
+  const address = testAddress();
+  return { address, namespace: 'default', taskQueue, connectionOptions: { address } };
+}
+
+/** A fresh task queue name, so that test files never share workers. */
+export function uniqueTaskQueue(name: string): string {
+  return `test-${name}-${randomUUID().slice(0, 8)}`;
+}
+
+/** Files of the activities, in a fresh temporary directory. */
+export function tempActivityConfig(overrides: Partial<ActivityConfig> = {}): ActivityConfig {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'temporal-mcp-data-'));
+  return {
+    ledgerFile: path.join(dir, 'payments.jsonl'),
+    erpRegistryFile: path.join(dir, 'erp-invoices.jsonl'),
+    paymentDelayMs: 0,
+    paymentFailAttempts: 0,
+    ...overrides,
+  };
+}
+
+/** A Temporal client on the run's dev server. */
+export async function connectClient(): Promise<{ client: Client; close(): Promise<void> }> {
+  const connection = await Connection.connect({ address: testAddress() });
+  return { client: new Client({ connection }), close: () => connection.close() };
+}
+
+/** A worker running in this process until {@link RunningWorker.stop}. */
+export interface RunningWorker {
+  worker: Worker;
+  stop(): Promise<void>;
+}
+
+/** Starts a worker for `taskQueue` with the run's prebuilt workflow bundle. */
+export async function startWorker(taskQueue: string, activities: ActivityConfig): Promise<RunningWorker> {
+  if (!runtimeInstalled) {
+    Runtime.install({ logger: new DefaultLogger('WARN') });
+    runtimeInstalled = true;
+  }
+  const connection = await NativeConnection.connect({ address: testAddress() });
+  const worker = await createInvoiceWorker({
+    connection,
+    namespace: 'default',
+    taskQueue,
+    activities,
+    workflowBundle: { codePath: process.env[TEST_ENV.bundle]! },
+  });
+  const running = worker.run();
+  return {
+    worker,
+    stop: async () => {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running;
+      await connection.close();
+    },
+  };
+}
+
+/** An invoice for vendor V-100 with a fresh invoice number. */
+export function sampleInvoice(overrides: Partial<Invoice> = {}): Invoice {
+  return {
+    vendorId: 'V-100',
+    invoiceNumber: `INV-${randomUUID().slice(0, 8)}`,
+    currency: 'EUR',
+    lineItems: [
+      { lineItemId: 'LI-1', description: 'Printer paper, 20 boxes', amount: 120.5 },
+      { lineItemId: 'LI-2', description: 'Toner cartridges', amount: 80.25 },
+    ],
+    ...overrides,
+  };
+}
+
+/** A date `days` from today (UTC), as YYYY-MM-DD. */
+export function daysFromToday(days: number): string {
+  return new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10);
+}
+
+/** Polls `check` until it returns something other than undefined, or fails after `timeoutMs`. */
+export async function eventually<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (let delay = 50; Date.now() < deadline; delay = Math.min(delay * 2, 500)) {
+    try {
+      const value = await check();
+      if (value !== undefined) return value;
+    } catch (error) {
+      last = error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, delay));
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
+}

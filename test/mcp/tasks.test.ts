@@ -1,0 +1,367 @@
+import { ErrorCode, RELATED_TASK_META_KEY, CallToolResultSchema, type Task } from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@temporalio/client';
+import type { Bridge } from '../../src/mcp/bridge';
+import { PaymentsLedger } from '../../src/activities/payments';
+import { respondSignal, TASK_STATE_MEMO } from '../../src/workflows/task-contract';
+import {
+  APPROVE,
+  connectInMemory,
+  errorCodeOf,
+  getTask,
+  newMcpClient,
+  REJECT,
+  ScriptedUser,
+  startBridge,
+  startInvoiceTask,
+  taskResult,
+  waitForTask,
+} from '../helpers/mcp';
+import {
+  connectClient,
+  daysFromToday,
+  eventually,
+  sampleInvoice,
+  startWorker,
+  tempActivityConfig,
+  uniqueTaskQueue,
+  type RunningWorker,
+} from '../helpers/temporal';
+
+const taskQueue = uniqueTaskQueue('mcp-tasks');
+const activities = tempActivityConfig();
+let temporal: Client;
+let closeTemporal: () => Promise<void>;
+let worker: RunningWorker | undefined;
+let bridge: Bridge;
+const cleanups: (() => Promise<void>)[] = [];
+
+beforeAll(async () => {
+  ({ client: temporal, close: closeTemporal } = await connectClient());
+  worker = await startWorker(taskQueue, activities);
+  bridge = await startBridge({ client: temporal, taskQueue });
+});
+
+afterEach(async () => {
+  await Promise.all(cleanups.splice(0).map((cleanup) => cleanup()));
+});
+
+afterAll(async () => {
+  await worker?.stop();
+  await closeTemporal?.();
+});
+
+/** A connected SDK client whose user answers with `answer`. */
+async function connect(answer = (): ReturnType<ConstructorParameters<typeof ScriptedUser>[0]> => APPROVE, options: { principalBridge?: Bridge; elicitation?: boolean } = {}) {
+  const client = newMcpClient('tasks-test', options.elicitation ?? true);
+  const user = new ScriptedUser(answer);
+  if (options.elicitation ?? true) user.attach(client);
+  cleanups.push(await connectInMemory(options.principalBridge ?? bridge, client));
+  return { client, user };
+}
+
+async function ledgerFor(taskId: string) {
+  return (await new PaymentsLedger(activities.ledgerFile).entries()).filter((entry) => entry.taskId === taskId);
+}
+
+describe('task-augmented tools/call', () => {
+  test('tools/list: process_invoice declares optional task support, an input schema with descriptions and an output schema', async () => {
+    const { client } = await connect();
+    const { tools } = await client.listTools();
+    const tool = tools.find((t) => t.name === 'process_invoice')!;
+    expect(tool.execution?.taskSupport).toBe('optional');
+    expect(tool.inputSchema.required).toEqual(expect.arrayContaining(['vendorId', 'invoiceNumber', 'currency', 'lineItems']));
+    expect((tool.inputSchema.properties as Record<string, { description?: string }>).currency.description).toMatch(/ISO 4217/);
+    expect(tool.outputSchema?.properties).toHaveProperty('payments');
+    expect(tools.find((t) => t.name === 'release_scheduled_payment')?.execution?.taskSupport).toBe('forbidden');
+  });
+
+  test('the approve path: working → input_required → elicitation on tasks/result → completed, paid once', async () => {
+    const { client, user } = await connect();
+    const invoice = sampleInvoice();
+    const seen: Task['status'][] = [];
+    let result: unknown;
+    let taskId = '';
+    for await (const message of client.experimental.tasks.callToolStream(
+      { name: 'process_invoice', arguments: invoice },
+      CallToolResultSchema,
+      { task: { ttl: 120_000 }, timeout: 60_000 },
+    )) {
+      if (message.type === 'taskCreated') taskId = message.task.taskId;
+      if (message.type === 'taskStatus' && seen[seen.length - 1] !== message.task.status) seen.push(message.task.status);
+      if (message.type === 'result') result = message.result;
+      if (message.type === 'error') throw message.error;
+    }
+    expect(taskId).toMatch(/^invoice-[0-9a-f-]{36}$/);
+    expect(seen).toEqual(expect.arrayContaining(['input_required']));
+    expect(user.asked).toHaveLength(1);
+    expect(user.asked[0]._meta?.[RELATED_TASK_META_KEY]).toEqual({ taskId });
+    expect(user.asked[0].message).toContain(invoice.invoiceNumber);
+    expect(result).toMatchObject({
+      isError: false,
+      structuredContent: { outcome: 'paid', invoiceNumber: invoice.invoiceNumber, total: 200.75 },
+      _meta: { [RELATED_TASK_META_KEY]: { taskId } },
+    });
+    expect((await getTask(client, taskId)).status).toBe('completed');
+    expect((await ledgerFor(taskId)).map((e) => e.lineItemId).sort()).toEqual(['LI-1', 'LI-2']);
+  });
+
+  test('CreateTaskResult: the task exists, with the granted ttl, poll interval and an immediate response for the model', async () => {
+    const { client } = await connect();
+    const created = await client.request(
+      { method: 'tools/call', params: { name: 'process_invoice', arguments: sampleInvoice(), task: { ttl: 30 * 24 * 3600_000 } } },
+      (await import('@modelcontextprotocol/sdk/types.js')).CreateTaskResultSchema,
+    );
+    // Capped at the namespace's retention (24 h on the dev server); without a request, the default applies.
+    expect(created.task).toMatchObject({ status: 'working', ttl: 86_400_000, pollInterval: 200 });
+    expect((await startInvoiceTask(client, sampleInvoice())).ttl).toBe(3_600_000);
+    expect(created._meta?.['io.modelcontextprotocol/model-immediate-response']).toMatch(/approval/);
+    const fetched = await getTask(client, created.task.taskId);
+    expect(fetched.createdAt).toBe(created.task.createdAt);
+    await client.experimental.tasks.cancelTask(created.task.taskId);
+  });
+
+  test('reject: the task completes with a rejected outcome, not an error, and nothing is paid', async () => {
+    const { client } = await connect(() => REJECT);
+    const task = await startInvoiceTask(client, sampleInvoice());
+    const result = await taskResult(client, task.taskId);
+    expect(result.isError).toBe(false);
+    expect(result.structuredContent).toMatchObject({ outcome: 'rejected', approval: { decision: 'reject', comment: 'wrong totals' } });
+    expect(await ledgerFor(task.taskId)).toEqual([]);
+  });
+
+  test('decline: the task completes with a rejected outcome', async () => {
+    const { client } = await connect(() => ({ action: 'decline' }));
+    const task = await startInvoiceTask(client, sampleInvoice());
+    const result = await taskResult(client, task.taskId);
+    expect(result.structuredContent).toMatchObject({ outcome: 'rejected', approval: { decision: 'decline' } });
+  });
+
+  test('cancel: the request stays pending and is asked again on the next tasks/result', async () => {
+    const { client, user } = await connect((_, index) => (index === 0 ? { action: 'cancel' } : APPROVE));
+    const task = await startInvoiceTask(client, sampleInvoice());
+    await waitForTask(client, task.taskId, (t) => t.status === 'input_required');
+    // The first tasks/result asks once, is dismissed, and keeps blocking without asking again.
+    const first = taskResult(client, task.taskId, 1_500).catch((error: Error) => error);
+    expect(await first).toBeInstanceOf(Error);
+    expect(user.asked).toHaveLength(1);
+    expect((await getTask(client, task.taskId)).status).toBe('input_required');
+    const result = await taskResult(client, task.taskId);
+    expect(user.asked).toHaveLength(2);
+    expect(result.structuredContent).toMatchObject({ outcome: 'paid' });
+  });
+
+  test('ERP rejection: the task completes with isError and an actionable message', async () => {
+    const { client, user } = await connect();
+    const task = await startInvoiceTask(client, sampleInvoice({ vendorId: 'V-666' }));
+    const result = await taskResult(client, task.taskId);
+    expect(result.isError).toBe(true);
+    expect(result.content[0]).toMatchObject({ type: 'text', text: expect.stringMatching(/on hold/) });
+    expect(result.structuredContent).toMatchObject({ outcome: 'invalid' });
+    expect((await getTask(client, task.taskId)).status).toBe('completed');
+    expect(user.asked).toHaveLength(0);
+  });
+
+  test('a scheduled payment keeps the task working with a statusMessage, and release_scheduled_payment pays it early', async () => {
+    const { client } = await connect();
+    const payOn = daysFromToday(120);
+    const task = await startInvoiceTask(
+      client,
+      sampleInvoice({ lineItems: [{ lineItemId: 'NOW', description: 'now', amount: 1 }, { lineItemId: 'LATER', description: 'later', amount: 2.5, payOn }] }),
+    );
+    const pending = taskResult(client, task.taskId, 60_000);
+    const waiting = await waitForTask(client, task.taskId, (t) => t.status === 'working' && /scheduled:/.test(t.statusMessage ?? ''));
+    expect(waiting.statusMessage).toContain(`LATER (EUR 2.50) on ${payOn}`);
+
+    const wrong = await client.callTool({ name: 'release_scheduled_payment', arguments: { taskId: task.taskId, lineItemId: 'NOW' } });
+    expect(wrong).toMatchObject({ isError: true, content: [{ text: expect.stringMatching(/already paid/) }] });
+    const released = await client.callTool({ name: 'release_scheduled_payment', arguments: { taskId: task.taskId, lineItemId: 'LATER' } });
+    expect(released.isError).toBeFalsy();
+    expect(released.structuredContent).toMatchObject({ lineItemId: 'LATER', amount: 2.5 });
+
+    const result = await pending;
+    expect(result.structuredContent).toMatchObject({ outcome: 'paid', scheduled: [] });
+    expect((await ledgerFor(task.taskId)).map((e) => e.lineItemId).sort()).toEqual(['LATER', 'NOW']);
+    // Releasing again is idempotent: the same payment, no second ledger line.
+    const again = await client.callTool({ name: 'release_scheduled_payment', arguments: { taskId: task.taskId, lineItemId: 'LATER' } });
+    expect(again.structuredContent).toEqual(released.structuredContent);
+    expect(await ledgerFor(task.taskId)).toHaveLength(2);
+  });
+
+  test('a plain call (no task) runs the invoice to the end, asking for approval inline', async () => {
+    const { client, user } = await connect();
+    const result = await client.callTool({ name: 'process_invoice', arguments: sampleInvoice() }, undefined, { timeout: 60_000 });
+    expect(result.structuredContent).toMatchObject({ outcome: 'paid' });
+    expect(user.asked).toHaveLength(1);
+  });
+});
+
+describe('input_required answers', () => {
+  test('an answer that does not fit the form is asked again with the reason, and the task stays input_required', async () => {
+    const { client, user } = await connect((_, index) =>
+      index === 0 ? { action: 'accept', content: { decision: 'perhaps' } } : APPROVE,
+    );
+    const task = await startInvoiceTask(client, sampleInvoice());
+    const result = await taskResult(client, task.taskId);
+    expect(user.asked).toHaveLength(2);
+    expect(user.asked[1].message).toMatch(/previous answer could not be used/);
+    expect(result.structuredContent).toMatchObject({ outcome: 'paid' });
+  });
+
+  test('three bad answers in a row end tasks/result with -32602 and leave the task waiting', async () => {
+    const { client, user } = await connect(() => ({ action: 'accept', content: { decision: 'perhaps' } }));
+    const task = await startInvoiceTask(client, sampleInvoice());
+    expect(await errorCodeOf(taskResult(client, task.taskId))).toBe(ErrorCode.InvalidParams);
+    expect(user.asked).toHaveLength(3);
+    expect((await getTask(client, task.taskId)).status).toBe('input_required');
+    await client.experimental.tasks.cancelTask(task.taskId);
+  });
+
+  test('a client that only polls tasks/get receives the elicitation as a server request and finishes the task', async () => {
+    const { client, user } = await connect();
+    const task = await startInvoiceTask(client, sampleInvoice());
+    const done = await waitForTask(client, task.taskId, (t) => t.status === 'completed', 30_000);
+    expect(done.status).toBe('completed');
+    expect(user.asked).toHaveLength(1);
+    expect(user.asked[0]._meta?.[RELATED_TASK_META_KEY]).toEqual({ taskId: task.taskId });
+  });
+
+  test('one answer per input request: a second connection polling the same task is not asked after the first answered', async () => {
+    const first = await connect();
+    const second = await connect();
+    const task = await startInvoiceTask(first.client, sampleInvoice());
+    await waitForTask(first.client, task.taskId, (t) => t.status === 'input_required');
+    const result = await taskResult(first.client, task.taskId);
+    await waitForTask(second.client, task.taskId, (t) => t.status === 'completed');
+    expect(result.structuredContent).toMatchObject({ outcome: 'paid' });
+    expect(first.user.asked.length + second.user.asked.length).toBe(1);
+  });
+});
+
+describe('tasks/* errors and state', () => {
+  test.each([
+    ['tasks/get', (c: ReturnType<typeof newMcpClient>, id: string) => getTask(c, id)],
+    ['tasks/result', (c: ReturnType<typeof newMcpClient>, id: string) => taskResult(c, id)],
+    ['tasks/cancel', (c: ReturnType<typeof newMcpClient>, id: string) => c.experimental.tasks.cancelTask(id)],
+  ])('%s: an unknown task id gets -32602', async (_, call) => {
+    const { client } = await connect();
+    expect(await errorCodeOf(call(client, 'invoice-00000000-0000-4000-8000-000000000000'))).toBe(ErrorCode.InvalidParams);
+    expect(await errorCodeOf(call(client, 'not a task id'))).toBe(ErrorCode.InvalidParams);
+  });
+
+  test('tasks/cancel: a working task becomes cancelled at once and stays cancelled; tasks/result reports the cancellation', async () => {
+    const { client, user } = await connect();
+    const task = await startInvoiceTask(client, sampleInvoice());
+    await waitForTask(client, task.taskId, (t) => t.status === 'input_required');
+    const cancelled = await client.experimental.tasks.cancelTask(task.taskId);
+    expect(cancelled.status).toBe('cancelled');
+    expect((await getTask(client, task.taskId)).status).toBe('cancelled');
+    await eventually(async () => ((await temporal.workflow.getHandle(task.taskId).describe()).status.name === 'CANCELLED' ? true : undefined), 'the workflow to close');
+    expect((await getTask(client, task.taskId)).status).toBe('cancelled');
+    expect(await errorCodeOf(taskResult(client, task.taskId))).toBe(ErrorCode.InternalError);
+    expect(user.asked).toHaveLength(0);
+  });
+
+  test('tasks/cancel: a completed task gets -32602 and stays completed', async () => {
+    const { client } = await connect();
+    const task = await startInvoiceTask(client, sampleInvoice({ vendorId: 'V-404' }));
+    await waitForTask(client, task.taskId, (t) => t.status === 'completed');
+    expect(await errorCodeOf(client.experimental.tasks.cancelTask(task.taskId))).toBe(ErrorCode.InvalidParams);
+    expect((await getTask(client, task.taskId)).status).toBe('completed');
+  });
+
+  test('a cancelled task stays cancelled even if the workflow finishes its work afterwards', async () => {
+    const { client } = await connect();
+    const task = await startInvoiceTask(client, sampleInvoice());
+    await waitForTask(client, task.taskId, (t) => t.status === 'input_required');
+    // Stop the worker so the cancellation cannot be processed before the approval is.
+    await worker!.stop();
+    worker = undefined;
+    await client.experimental.tasks.cancelTask(task.taskId);
+    expect((await getTask(client, task.taskId)).status).toBe('cancelled');
+    worker = await startWorker(taskQueue, activities);
+    await eventually(async () => ((await temporal.workflow.getHandle(task.taskId).describe()).closeTime ? true : undefined), 'the workflow to close');
+    expect((await getTask(client, task.taskId)).status).toBe('cancelled');
+  });
+
+  test('tools/call errors: unknown tool and invalid arguments get -32602 for tasks; a plain call gets an isError result', async () => {
+    const { client } = await connect();
+    const before = (await client.experimental.tasks.listTasks()).tasks.length;
+    const request = (params: Record<string, unknown>) =>
+      client.request({ method: 'tools/call', params: params as never }, CallToolResultSchema.passthrough());
+    expect(await errorCodeOf(request({ name: 'nope', arguments: {}, task: {} }))).toBe(ErrorCode.InvalidParams);
+    const bad = sampleInvoice({ currency: 'EURO', lineItems: [] });
+    expect(await errorCodeOf(request({ name: 'process_invoice', arguments: bad, task: {} }))).toBe(ErrorCode.InvalidParams);
+    const plain = await client.callTool({ name: 'process_invoice', arguments: bad });
+    expect(plain.isError).toBe(true);
+    expect(JSON.stringify(plain.content)).toMatch(/currency.*ISO 4217.*lineItems.*at least one line item/);
+    expect(await errorCodeOf(request({ name: 'release_scheduled_payment', arguments: { taskId: 'x', lineItemId: 'y' }, task: {} }))).toBe(
+      ErrorCode.MethodNotFound,
+    );
+    const foreign = await client.callTool({ name: 'release_scheduled_payment', arguments: { taskId: 'invoice-00000000-0000-4000-8000-000000000000', lineItemId: 'y' } }).catch((e) => e);
+    expect(foreign.code ?? foreign.isError).toBe(ErrorCode.InvalidParams);
+    expect((await client.experimental.tasks.listTasks()).tasks.length).toBe(before);
+  });
+
+  test('tasks/get and tasks/list keep answering while no worker runs; an answer given meanwhile is not asked again', async () => {
+    const { client, user } = await connect();
+    const task = await startInvoiceTask(client, sampleInvoice());
+    await waitForTask(client, task.taskId, (t) => t.status === 'input_required');
+    await worker!.stop();
+    worker = undefined;
+    const started = Date.now();
+    expect((await getTask(client, task.taskId)).status).toBe('input_required');
+    expect(Date.now() - started).toBeLessThan(2_000);
+
+    // Answer through tasks/result while the worker is down: the answer is durable, the task reads working.
+    const result = taskResult(client, task.taskId);
+    await waitForTask(client, task.taskId, (t) => t.status === 'working');
+    expect(user.asked).toHaveLength(1);
+    const page = await client.experimental.tasks.listTasks();
+    expect(page.tasks.find((t) => t.taskId === task.taskId)?.status ?? 'working').toBe('working');
+
+    worker = await startWorker(taskQueue, activities);
+    expect((await result).structuredContent).toMatchObject({ outcome: 'paid' });
+    expect(user.asked).toHaveLength(1);
+  });
+
+  test('tasks/list: newest first, paginated with opaque cursors, and only the caller’s tasks', async () => {
+    const principal = `list-${Date.now()}`;
+    const own = await startBridge({ client: temporal, taskQueue, principal, tuning: { ...(await import('../helpers/mcp')).FAST_TUNING, backend: { defaultTtlMs: 3_600_000, pollIntervalMs: 200, pageSize: 2 } } });
+    const mine = await connect(undefined, { principalBridge: own });
+    const other = await connect();
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push((await startInvoiceTask(mine.client, sampleInvoice({ vendorId: 'V-404' }))).taskId);
+
+    const collect = async () => {
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await mine.client.experimental.tasks.listTasks(cursor);
+        expect(page.tasks.length).toBeLessThanOrEqual(2);
+        seen.push(...page.tasks.map((t) => t.taskId));
+        cursor = page.nextCursor;
+      } while (cursor);
+      return seen.length === ids.length ? seen : undefined;
+    };
+    const listed = await eventually(collect, 'all five tasks in tasks/list');
+    expect(listed).toEqual([...ids].reverse());
+
+    const othersView = await other.client.experimental.tasks.listTasks();
+    expect(othersView.tasks.map((t) => t.taskId)).not.toEqual(expect.arrayContaining([ids[0]]));
+    expect(await errorCodeOf(getTask(other.client, ids[0]))).toBe(ErrorCode.InvalidParams);
+    expect(await errorCodeOf(other.client.experimental.tasks.cancelTask(ids[0]))).toBe(ErrorCode.InvalidParams);
+    expect(await errorCodeOf(mine.client.experimental.tasks.listTasks('garbage'))).toBe(ErrorCode.InvalidParams);
+  });
+
+  test('a workflow state memo written by the workflow is what tasks/get reports', async () => {
+    const { client } = await connect(() => ({ action: 'cancel' }), { elicitation: false });
+    const task = await startInvoiceTask(client, sampleInvoice());
+    const seen = await waitForTask(client, task.taskId, (t) => t.status === 'input_required');
+    const memo = (await temporal.workflow.getHandle(task.taskId).describe()).memo?.[TASK_STATE_MEMO] as { statusMessage: string; updatedAt: string };
+    expect(seen.statusMessage).toBe(memo.statusMessage);
+    expect(seen.lastUpdatedAt).toBe(memo.updatedAt);
+    await temporal.workflow.getHandle(task.taskId).signal(respondSignal, { key: 'approval', action: 'decline' });
+    const done = await waitForTask(client, task.taskId, (t) => t.status === 'completed');
+    expect(new Date(done.lastUpdatedAt).getTime()).toBeGreaterThanOrEqual(new Date(seen.lastUpdatedAt).getTime());
+  });
+});

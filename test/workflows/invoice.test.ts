@@ -1,0 +1,165 @@
+import { randomUUID } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import { PaymentsLedger } from '../../src/activities/payments';
+import { INVOICE_WORKFLOW_TYPE, releaseScheduledPaymentUpdate, type Invoice, type InvoiceResult } from '../../src/workflows/invoice-shared';
+import { respondSignal, TASK_STATE_MEMO, type PublishedTaskState } from '../../src/workflows/task-contract';
+import {
+  connectClient,
+  daysFromToday,
+  eventually,
+  sampleInvoice,
+  startWorker,
+  tempActivityConfig,
+  uniqueTaskQueue,
+  type RunningWorker,
+} from '../helpers/temporal';
+
+const taskQueue = uniqueTaskQueue('invoice-wf');
+const activities = tempActivityConfig({ paymentFailAttempts: 2 });
+let client: Client;
+let closeClient: () => Promise<void>;
+let worker: RunningWorker;
+
+beforeAll(async () => {
+  ({ client, close: closeClient } = await connectClient());
+  worker = await startWorker(taskQueue, activities);
+});
+
+afterAll(async () => {
+  await worker?.stop();
+  await closeClient?.();
+});
+
+function start(invoice: Invoice) {
+  return client.workflow.start(INVOICE_WORKFLOW_TYPE, { taskQueue, workflowId: `wf-${randomUUID()}`, args: [invoice] });
+}
+
+async function published(workflowId: string): Promise<PublishedTaskState | undefined> {
+  return (await client.workflow.getHandle(workflowId).describe()).memo?.[TASK_STATE_MEMO] as PublishedTaskState | undefined;
+}
+
+/** The reason a rejected Update gives (the validator's message). */
+async function updateRejection(update: Promise<unknown>): Promise<string> {
+  try {
+    await update;
+  } catch (error) {
+    return (error as Error & { cause?: Error }).cause?.message ?? (error as Error).message;
+  }
+  return 'accepted';
+}
+
+function awaitApprovalRequest(workflowId: string) {
+  return eventually(async () => {
+    const state = await published(workflowId);
+    return state?.status === 'input_required' ? state : undefined;
+  }, 'the approval request');
+}
+
+describe('invoiceWorkflow', () => {
+  test('publishes an approval request, then pays every line item once despite failing payment attempts', async () => {
+    const invoice = sampleInvoice();
+    const handle = await start(invoice);
+    const state = await awaitApprovalRequest(handle.workflowId);
+    expect(state.input?.key).toBe('approval');
+    expect(state.input?.request.requestedSchema.required).toEqual(['decision']);
+    expect(state.statusMessage).toContain(invoice.invoiceNumber);
+
+    await handle.signal(respondSignal, { key: 'approval', action: 'accept', content: { decision: 'approve' } });
+    const result = (await handle.result()) as InvoiceResult;
+
+    expect(result.outcome).toBe('paid');
+    expect(result.total).toBe(200.75);
+    expect(result.payments.map((p) => p.lineItemId)).toEqual(['LI-1', 'LI-2']);
+    const entries = (await new PaymentsLedger(activities.ledgerFile).entries()).filter((e) => e.taskId === handle.workflowId);
+    expect(entries.map((e) => e.key).sort()).toEqual([`${handle.workflowId}/LI-1`, `${handle.workflowId}/LI-2`]);
+    expect(entries.map((e) => e.paymentId).sort()).toEqual(result.payments.map((p) => p.paymentId).sort());
+  });
+
+  test('ignores answers for other keys, cancel answers and content that does not fit the form', async () => {
+    const handle = await start(sampleInvoice());
+    await awaitApprovalRequest(handle.workflowId);
+    await handle.signal(respondSignal, { key: 'other', action: 'accept', content: { decision: 'approve' } });
+    await handle.signal(respondSignal, { key: 'approval', action: 'cancel' });
+    await handle.signal(respondSignal, { key: 'approval', action: 'accept', content: { decision: 'maybe' } });
+    await handle.signal(respondSignal, { key: 'approval', action: 'accept', content: {} });
+    // Wait until the worker has processed all four signals, then check that the request is still pending.
+    await eventually(async () => ((await handle.describe()).raw.pendingWorkflowTask ? undefined : true), 'the signals to be processed');
+    expect((await published(handle.workflowId))?.status).toBe('input_required');
+
+    await handle.signal(respondSignal, { key: 'approval', action: 'accept', content: { decision: 'reject', comment: 'wrong PO' } });
+    const result = (await handle.result()) as InvoiceResult;
+    expect(result.outcome).toBe('rejected');
+    expect(result.reason).toContain('wrong PO');
+    expect(result.payments).toEqual([]);
+  });
+
+  test('a decline ends the invoice rejected, with nothing paid', async () => {
+    const handle = await start(sampleInvoice());
+    await awaitApprovalRequest(handle.workflowId);
+    await handle.signal(respondSignal, { key: 'approval', action: 'decline' });
+    const result = (await handle.result()) as InvoiceResult;
+    expect(result).toMatchObject({ outcome: 'rejected', approval: { decision: 'decline' }, payments: [] });
+  });
+
+  test.each([
+    ['an unknown vendor', { vendorId: 'V-404' }, 'does not exist'],
+    ['a vendor on hold', { vendorId: 'V-666' }, 'on hold'],
+    ['an invoice number the ERP booked before', { invoiceNumber: 'INV-0001' }, 'already processed'],
+  ])('refuses %s without asking for approval', async (_, overrides, reason) => {
+    const handle = await start(sampleInvoice(overrides));
+    const result = (await handle.result()) as InvoiceResult;
+    expect(result.outcome).toBe('invalid');
+    expect(result.reason).toContain(reason);
+  });
+
+  test('refuses a second invoice with the same number for the same vendor', async () => {
+    const invoice = sampleInvoice();
+    const first = await start(invoice);
+    await awaitApprovalRequest(first.workflowId);
+    const second = (await (await start(invoice)).result()) as InvoiceResult;
+    expect(second).toMatchObject({ outcome: 'invalid', reason: expect.stringContaining('already processed') });
+    await first.terminate('test done');
+  });
+
+  test('waits on a durable timer for a future pay date, and pays early on release', async () => {
+    const payOn = daysFromToday(90);
+    const invoice = sampleInvoice({
+      lineItems: [
+        { lineItemId: 'NOW', description: 'Due now', amount: 10 },
+        { lineItemId: 'PAST', description: 'Due last week', amount: 5, payOn: daysFromToday(-7) },
+        { lineItemId: 'LATER', description: 'Due in three months', amount: 99.99, payOn },
+      ],
+    });
+    const handle = await start(invoice);
+    await awaitApprovalRequest(handle.workflowId);
+    expect(await updateRejection(handle.executeUpdate(releaseScheduledPaymentUpdate, { args: [{ lineItemId: 'LATER' }] }))).toMatch(/not approved/);
+    await handle.signal(respondSignal, { key: 'approval', action: 'accept', content: { decision: 'approve' } });
+
+    const waiting = await eventually(async () => {
+      const state = await published(handle.workflowId);
+      return state?.status === 'working' && state.statusMessage?.includes('scheduled:') ? state : undefined;
+    }, 'the scheduled status');
+    expect(waiting.status).toBe('working');
+    expect(waiting.statusMessage).toContain(`LATER (EUR 99.99) on ${payOn}`);
+    expect(waiting.statusMessage).toContain('paid 2 of 3');
+
+    expect(await updateRejection(handle.executeUpdate(releaseScheduledPaymentUpdate, { args: [{ lineItemId: 'NOW' }] }))).toMatch(/already paid/);
+    expect(await updateRejection(handle.executeUpdate(releaseScheduledPaymentUpdate, { args: [{ lineItemId: 'NOPE' }] }))).toMatch(/no line item/);
+    const payment = await handle.executeUpdate(releaseScheduledPaymentUpdate, { args: [{ lineItemId: 'LATER' }] });
+    expect(payment).toMatchObject({ lineItemId: 'LATER', amount: 99.99 });
+
+    const result = (await handle.result()) as InvoiceResult;
+    expect(result.outcome).toBe('paid');
+    expect(result.payments.map((p) => p.lineItemId)).toEqual(['NOW', 'PAST', 'LATER']);
+    const ledger = (await new PaymentsLedger(activities.ledgerFile).entries()).filter((e) => e.taskId === handle.workflowId);
+    expect(ledger).toHaveLength(3);
+  });
+
+  test('cancellation ends the workflow cancelled while it waits for approval', async () => {
+    const handle = await start(sampleInvoice());
+    await awaitApprovalRequest(handle.workflowId);
+    await handle.cancel();
+    await expect(handle.result()).rejects.toThrow();
+    expect((await handle.describe()).status.name).toBe('CANCELLED');
+  });
+});

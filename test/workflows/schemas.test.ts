@@ -1,0 +1,58 @@
+import { InvoiceSchema, formatAmount, isCalendarDate, sumAmounts, approvalRequest } from '../../src/workflows/invoice-shared';
+import { checkFormContent } from '../../src/workflows/task-contract';
+import { sampleInvoice } from '../helpers/temporal';
+
+function problems(input: unknown): string[] {
+  const parsed = InvoiceSchema.safeParse(input);
+  return parsed.success ? [] : parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+}
+
+describe('InvoiceSchema', () => {
+  test('accepts a well-formed invoice', () => {
+    expect(problems(sampleInvoice({ lineItems: [{ lineItemId: 'A', description: 'x', amount: 0.07, payOn: '2027-02-28' }] }))).toEqual([]);
+  });
+
+  test.each([
+    ['no line items', { lineItems: [] }, /lineItems: an invoice needs at least one line item/],
+    ['a zero amount', { lineItems: [{ lineItemId: 'A', description: 'x', amount: 0 }] }, /lineItems.0.amount/],
+    ['three decimals', { lineItems: [{ lineItemId: 'A', description: 'x', amount: 1.005 }] }, /at most 2 decimals/],
+    ['a non-date payOn', { lineItems: [{ lineItemId: 'A', description: 'x', amount: 1, payOn: '2027-02-30' }] }, /calendar date/],
+    ['an unknown currency', { currency: 'EURO' }, /currency: use an ISO 4217/],
+    ['a lower-case currency', { currency: 'eur' }, /currency/],
+    ['duplicate line item ids', { lineItems: [{ lineItemId: 'A', description: 'x', amount: 1 }, { lineItemId: 'A', description: 'y', amount: 2 }] }, /appears twice/],
+    ['an empty vendor id', { vendorId: '' }, /vendorId/],
+  ])('rejects %s, naming the field', (_, overrides, expected) => {
+    expect(problems({ ...sampleInvoice(), ...overrides }).join('\n')).toMatch(expected);
+  });
+
+  test('rejects a missing field', () => {
+    const { currency: _omitted, ...rest } = sampleInvoice();
+    expect(problems(rest).join('\n')).toMatch(/currency/);
+  });
+});
+
+describe('invoice helpers', () => {
+  test('sums amounts in cents and formats them without locale', () => {
+    expect(sumAmounts([0.1, 0.2])).toBe(0.3);
+    expect(formatAmount(1234567.5, 'EUR')).toBe('EUR 1,234,567.50');
+    expect(isCalendarDate('2028-02-29')).toBe(true);
+    expect(isCalendarDate('2027-02-29')).toBe(false);
+  });
+});
+
+describe('checkFormContent', () => {
+  const { requestedSchema } = approvalRequest(sampleInvoice(), 10);
+
+  test.each([
+    [{ decision: 'approve' }, undefined],
+    [{ decision: 'reject', comment: 'no' }, undefined],
+    [{}, '"decision" is required'],
+    [{ decision: 'maybe' }, '"decision" must be one of approve, reject'],
+    [{ decision: 'approve', extra: 1 }, '"extra" is not a field of this form'],
+    [{ decision: 'approve', comment: 'x'.repeat(501) }, '"comment" must be at most 500 characters'],
+    [{ decision: 7 }, '"decision" must be a string'],
+    ['approve', 'the answer must be an object'],
+  ])('%j → %s', (content, expected) => {
+    expect(checkFormContent(requestedSchema, content)).toBe(expected);
+  });
+});
