@@ -41,7 +41,11 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     let body: unknown;
     if (req.method === 'POST') {
       const read = await readJsonBody(req, maxBodyBytes);
-      if (!read.ok) return sendJsonRpcError(res, read.status, read.code, read.message);
+      if (!read.ok) {
+        // The rest of an oversized body is not read: close the connection rather than leave it half-read.
+        if (read.status === 413) res.setHeader('connection', 'close');
+        return sendJsonRpcError(res, read.status, read.code, read.message);
+      }
       body = read.body;
     }
     if (sessionId) {
@@ -105,13 +109,13 @@ function headerValue(req: IncomingMessage, name: string): string | undefined {
 type BodyRead = { ok: true; body: unknown } | { ok: false; status: number; code: number; message: string };
 
 async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<BodyRead> {
+  const tooLarge: BodyRead = { ok: false, status: 413, code: -32600, message: `Request body larger than ${maxBytes} bytes` };
+  if (Number(req.headers['content-length'] ?? 0) > maxBytes) return tooLarge;
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > maxBytes) {
-      return { ok: false, status: 413, code: -32600, message: `Request body larger than ${maxBytes} bytes` };
-    }
+    if (size > maxBytes) return tooLarge;
     chunks.push(chunk as Buffer);
   }
   try {

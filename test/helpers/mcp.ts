@@ -32,10 +32,13 @@ export function startBridge(options: { client: Client; taskQueue: string; princi
   });
 }
 
+/** Chooses the answer to the `index`-th elicitation. */
+export type Answerer = (params: ElicitRequest['params'], index: number) => ElicitResult | Promise<ElicitResult>;
+
 /** Answers elicitations from a script and records every one it was sent. */
 export class ScriptedUser {
   readonly asked: ElicitRequest['params'][] = [];
-  constructor(private readonly answer: (params: ElicitRequest['params'], index: number) => ElicitResult | Promise<ElicitResult>) {}
+  constructor(private readonly answer: Answerer) {}
 
   /** Installs itself as `client`'s elicitation handler. */
   attach(client: McpClient): this {

@@ -57,7 +57,7 @@ export interface RunningWorker {
 /** Starts a worker for `taskQueue` with the run's prebuilt workflow bundle. */
 export async function startWorker(taskQueue: string, activities: ActivityConfig): Promise<RunningWorker> {
   if (!runtimeInstalled) {
-    Runtime.install({ logger: new DefaultLogger('WARN') });
+    Runtime.install({ logger: new DefaultLogger('ERROR') });
     runtimeInstalled = true;
   }
   const connection = await NativeConnection.connect({ address: testAddress() });

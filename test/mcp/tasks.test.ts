@@ -1,10 +1,12 @@
-import { ErrorCode, RELATED_TASK_META_KEY, CallToolResultSchema, type Task } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, CreateTaskResultSchema, ErrorCode, RELATED_TASK_META_KEY, type Task } from '@modelcontextprotocol/sdk/types.js';
 import type { Client } from '@temporalio/client';
 import type { Bridge } from '../../src/mcp/bridge';
 import { PaymentsLedger } from '../../src/activities/payments';
 import { respondSignal, TASK_STATE_MEMO } from '../../src/workflows/task-contract';
 import {
   APPROVE,
+  FAST_TUNING,
+  type Answerer,
   connectInMemory,
   errorCodeOf,
   getTask,
@@ -51,7 +53,7 @@ afterAll(async () => {
 });
 
 /** A connected SDK client whose user answers with `answer`. */
-async function connect(answer = (): ReturnType<ConstructorParameters<typeof ScriptedUser>[0]> => APPROVE, options: { principalBridge?: Bridge; elicitation?: boolean } = {}) {
+async function connect(answer: Answerer = () => APPROVE, options: { principalBridge?: Bridge; elicitation?: boolean } = {}) {
   const client = newMcpClient('tasks-test', options.elicitation ?? true);
   const user = new ScriptedUser(answer);
   if (options.elicitation ?? true) user.attach(client);
@@ -109,7 +111,7 @@ describe('task-augmented tools/call', () => {
     const { client } = await connect();
     const created = await client.request(
       { method: 'tools/call', params: { name: 'process_invoice', arguments: sampleInvoice(), task: { ttl: 30 * 24 * 3600_000 } } },
-      (await import('@modelcontextprotocol/sdk/types.js')).CreateTaskResultSchema,
+      CreateTaskResultSchema,
     );
     // Capped at the namespace's retention (24 h on the dev server); without a request, the default applies.
     expect(created.task).toMatchObject({ status: 'working', ttl: 86_400_000, pollInterval: 200 });
@@ -326,7 +328,7 @@ describe('tasks/* errors and state', () => {
 
   test('tasks/list: newest first, paginated with opaque cursors, and only the caller’s tasks', async () => {
     const principal = `list-${Date.now()}`;
-    const own = await startBridge({ client: temporal, taskQueue, principal, tuning: { ...(await import('../helpers/mcp')).FAST_TUNING, backend: { defaultTtlMs: 3_600_000, pollIntervalMs: 200, pageSize: 2 } } });
+    const own = await startBridge({ client: temporal, taskQueue, principal, tuning: { ...FAST_TUNING, backend: { defaultTtlMs: 3_600_000, pollIntervalMs: 200, pageSize: 2 } } });
     const mine = await connect(undefined, { principalBridge: own });
     const other = await connect();
     const ids: string[] = [];

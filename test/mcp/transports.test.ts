@@ -1,0 +1,139 @@
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CallToolResultSchema, RELATED_TASK_META_KEY } from '@modelcontextprotocol/sdk/types.js';
+import { PaymentsLedger } from '../../src/activities/payments';
+import { freePort, ROOT } from '../helpers/dev-server';
+import { APPROVE, getTask, newMcpClient, ScriptedUser, startInvoiceTask, taskResult, waitForTask } from '../helpers/mcp';
+import { serverEnv, spawnHttpServer, type HttpServerProcess } from '../helpers/processes';
+import { sampleInvoice, startWorker, tempActivityConfig, uniqueTaskQueue, type RunningWorker } from '../helpers/temporal';
+
+interface JsonRpcError {
+  error: { code: number; message: string };
+}
+
+const taskQueue = uniqueTaskQueue('transports');
+const activities = tempActivityConfig();
+let worker: RunningWorker;
+const servers: HttpServerProcess[] = [];
+const clients: { close(): Promise<void> }[] = [];
+
+beforeAll(async () => {
+  worker = await startWorker(taskQueue, activities);
+});
+
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((client) => client.close().catch(() => undefined)));
+});
+
+afterAll(async () => {
+  await Promise.all(servers.map((server) => server.kill()));
+  await worker?.stop();
+});
+
+async function httpClient(url: string, user = new ScriptedUser(() => APPROVE)) {
+  const client = newMcpClient('http-test');
+  user.attach(client);
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  clients.push(client);
+  return { client, user };
+}
+
+async function httpServer(): Promise<HttpServerProcess> {
+  const server = await spawnHttpServer(taskQueue, await freePort());
+  servers.push(server);
+  return server;
+}
+
+async function paidOnce(taskId: string): Promise<string[]> {
+  const entries = (await new PaymentsLedger(activities.ledgerFile).entries()).filter((e) => e.taskId === taskId);
+  return entries.map((e) => e.lineItemId).sort();
+}
+
+describe('stdio (npm run -s serve)', () => {
+  test('prints nothing but JSON-RPC on stdout', async () => {
+    const child = spawn('npm', ['run', '-s', 'serve'], { cwd: ROOT, env: serverEnv(taskQueue), stdio: ['pipe', 'pipe', 'pipe'] });
+    const lines: string[] = [];
+    const reader = createInterface({ input: child.stdout! });
+    reader.on('line', (line) => lines.push(line));
+    const send = (message: object) => child.stdin!.write(`${JSON.stringify(message)}\n`);
+    send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+    send({ jsonrpc: '2.0', id: 3, method: 'tasks/get', params: { taskId: 'invoice-00000000-0000-4000-8000-000000000000' } });
+    const deadline = Date.now() + 30_000;
+    while (lines.length < 3 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    child.stdin!.end();
+    await new Promise((resolve) => child.once('exit', resolve));
+    const messages = lines.map((line) => JSON.parse(line));
+    expect(messages.map((m) => m.id)).toEqual([1, 2, 3]);
+    expect(messages[0].result.capabilities.tasks).toEqual({ list: {}, cancel: {}, requests: { tools: { call: {} } } });
+    expect(messages[2].error.code).toBe(-32602);
+  });
+
+  test('the approve path through a spawned stdio server', async () => {
+    const client = newMcpClient('stdio-test');
+    const user = new ScriptedUser(() => APPROVE).attach(client);
+    const transport = new StdioClientTransport({ command: 'npm', args: ['run', '-s', 'serve'], cwd: ROOT, env: serverEnv(taskQueue), stderr: 'pipe' });
+    const errors: Error[] = [];
+    await client.connect(transport);
+    transport.onerror = (error) => errors.push(error);
+    clients.push(client);
+    const task = await startInvoiceTask(client, sampleInvoice());
+    const result = await taskResult(client, task.taskId);
+    expect(result).toMatchObject({ structuredContent: { outcome: 'paid' }, _meta: { [RELATED_TASK_META_KEY]: { taskId: task.taskId } } });
+    expect(user.asked).toHaveLength(1);
+    expect(errors).toEqual([]);
+    expect(await paidOnce(task.taskId)).toEqual(['LI-1', 'LI-2']);
+  });
+});
+
+describe('Streamable HTTP (npm run -s serve -- --http)', () => {
+  test('a second server process serves tasks/get and tasks/result for a task the first created, even after the first is killed', async () => {
+    const [first, second] = await Promise.all([httpServer(), httpServer()]);
+    const creator = await httpClient(first.url);
+    const task = await startInvoiceTask(creator.client, sampleInvoice());
+    await waitForTask(creator.client, task.taskId, (t) => t.status === 'input_required');
+    await first.kill('SIGKILL');
+
+    const resumer = await httpClient(second.url);
+    expect((await getTask(resumer.client, task.taskId)).status).toBe('input_required');
+    const result = await taskResult(resumer.client, task.taskId);
+    expect(result.structuredContent).toMatchObject({ outcome: 'paid' });
+    expect(creator.user.asked).toHaveLength(0);
+    expect(resumer.user.asked).toHaveLength(1);
+    expect(resumer.user.asked[0]._meta?.[RELATED_TASK_META_KEY]).toEqual({ taskId: task.taskId });
+    expect(await paidOnce(task.taskId)).toEqual(['LI-1', 'LI-2']);
+  });
+
+  test('a client that only polls tasks/get gets the elicitation on its standalone stream', async () => {
+    const server = await httpServer();
+    const { client, user } = await httpClient(server.url);
+    const task = await startInvoiceTask(client, sampleInvoice());
+    const done = await waitForTask(client, task.taskId, (t) => t.status === 'completed', 30_000);
+    expect(done.status).toBe('completed');
+    expect(user.asked).toHaveLength(1);
+    const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+    expect(result.structuredContent).toMatchObject({ outcome: 'paid' });
+  });
+
+  test('bad HTTP input gets JSON-RPC errors: oversized body 413, broken JSON -32700, unknown session 404, wrong path 404', async () => {
+    const server = await httpServer();
+    const post = (body: string, headers: Record<string, string> = {}, url = server.url) =>
+      fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body });
+    const huge = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { pad: 'x'.repeat(2 * 1024 * 1024) } }));
+    expect(huge.status).toBe(413);
+    expect(((await huge.json()) as JsonRpcError).error.code).toBe(-32600);
+    const broken = await post('{"jsonrpc":');
+    expect(broken.status).toBe(400);
+    expect(((await broken.json()) as JsonRpcError).error.code).toBe(-32700);
+    const stale = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }), { 'mcp-session-id': 'no-such-session' });
+    expect(stale.status).toBe(404);
+    const elsewhere = await post('{}', {}, server.url.replace('/mcp', '/other'));
+    expect(elsewhere.status).toBe(404);
+    // The server is still healthy afterwards.
+    const { client } = await httpClient(server.url);
+    expect((await client.listTools()).tools.length).toBeGreaterThan(0);
+  });
+});
