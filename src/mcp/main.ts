@@ -51,7 +51,7 @@ function parseArgs(argv: string[]): { help: boolean; http?: { host: string; port
 async function main(argv: string[]): Promise<void> {
   const args = parseArgs(argv);
   if (args.help) {
-    process.stderr.write(HELP);
+    process.stdout.write(HELP);
     return;
   }
   const temporal = temporalConfigFromEnv();
