@@ -97,23 +97,23 @@ export function createBridgeServer(deps: BridgeDependencies): Server {
     return awaitResult(view.task.taskId, principal, extra);
   });
 
-  server.setRequestHandler(GetTaskRequestSchema, async (request, extra) => {
+  onTaskRequest(server, GetTaskRequestSchema, async (request, extra) => {
     const principal = deps.principalOf(extra);
     const view = await deps.backend.get(request.params.taskId, principal);
     if (view.input) channelFor(principal).offer(view);
     return view.task;
   });
 
-  server.setRequestHandler(ListTasksRequestSchema, async (request, extra) =>
+  onTaskRequest(server, ListTasksRequestSchema, async (request, extra) =>
     deps.backend.list(deps.principalOf(extra), request.params?.cursor),
   );
 
-  server.setRequestHandler(CancelTaskRequestSchema, async (request, extra) => {
+  onTaskRequest(server, CancelTaskRequestSchema, async (request, extra) => {
     const view = await deps.backend.cancel(request.params.taskId, deps.principalOf(extra));
     return view.task;
   });
 
-  server.setRequestHandler(GetTaskPayloadRequestSchema, async (request, extra) =>
+  onTaskRequest(server, GetTaskPayloadRequestSchema, async (request, extra) =>
     awaitResult(request.params.taskId, deps.principalOf(extra), extra),
   );
 
@@ -146,6 +146,26 @@ export function createBridgeServer(deps: BridgeDependencies): Server {
   }
 
   return server;
+}
+
+/**
+ * Registers a tasks/* handler whose malformed params get -32602 Invalid params (the SDK's own parsing would answer
+ * -32603), with the problem spelled out.
+ */
+function onTaskRequest<Schema extends z.ZodObject<{ method: z.ZodLiteral<string> }>>(
+  server: Server,
+  schema: Schema,
+  handler: (request: z.infer<Schema>, extra: Extra) => Promise<object>,
+): void {
+  const method = schema.shape.method.value;
+  const anyParams = z.looseObject({ method: z.literal(method), params: z.unknown().optional() });
+  server.setRequestHandler(anyParams as never, (async (request: unknown, extra: Extra) => {
+    const parsed = schema.safeParse(request);
+    if (!parsed.success) {
+      throw new McpError(ErrorCode.InvalidParams, `Invalid params for ${method}: ${z.prettifyError(parsed.error).replace(/\n/g, ' ')}`);
+    }
+    return handler(parsed.data, extra);
+  }) as never);
 }
 
 /** The tools/list entry of a tool. */

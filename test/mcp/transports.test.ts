@@ -62,14 +62,23 @@ describe('stdio (npm run -s serve)', () => {
     send({ jsonrpc: '2.0', method: 'notifications/initialized' });
     send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
     send({ jsonrpc: '2.0', id: 3, method: 'tasks/get', params: { taskId: 'invoice-00000000-0000-4000-8000-000000000000' } });
+    send({ jsonrpc: '2.0', id: 4, method: 'tasks/get', params: {} });
+    send({ jsonrpc: '2.0', id: 5, method: 'tasks/result', params: { taskId: 42 } });
+    send({ jsonrpc: '2.0', id: 6, method: 'tasks/list', params: { cursor: 'not-a-cursor' } });
+    send({ jsonrpc: '2.0', id: 7, method: 'tasks/delete', params: { taskId: 'x' } });
     const deadline = Date.now() + 30_000;
-    while (lines.length < 3 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    while (lines.length < 7 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
     child.stdin!.end();
     await new Promise((resolve) => child.once('exit', resolve));
     const messages = lines.map((line) => JSON.parse(line));
-    expect(messages.map((m) => m.id)).toEqual([1, 2, 3]);
-    expect(messages[0].result.capabilities.tasks).toEqual({ list: {}, cancel: {}, requests: { tools: { call: {} } } });
-    expect(messages[2].error.code).toBe(-32602);
+    const byId = new Map(messages.map((m) => [m.id, m]));
+    expect([...byId.keys()].sort()).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(byId.get(1).result.capabilities.tasks).toEqual({ list: {}, cancel: {}, requests: { tools: { call: {} } } });
+    expect(byId.get(3).error).toMatchObject({ code: -32602, message: expect.stringMatching(/Task not found/) });
+    expect(byId.get(4).error).toMatchObject({ code: -32602, message: expect.stringMatching(/taskId/) });
+    expect(byId.get(5).error.code).toBe(-32602);
+    expect(byId.get(6).error).toMatchObject({ code: -32602, message: expect.stringMatching(/cursor/) });
+    expect(byId.get(7).error.code).toBe(-32601);
   });
 
   test('the approve path through a spawned stdio server', async () => {
