@@ -12,6 +12,7 @@ import {
   type CallToolResult,
   type ServerNotification,
   type ServerRequest,
+  type Task,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
@@ -62,6 +63,16 @@ export function createBridgeServer(deps: BridgeDependencies): Server {
     }
     return channel;
   };
+  // Last status this connection saw per task: a change is announced with notifications/tasks/status.
+  const seen = new Map<string, Task['status']>();
+  const observe = (view: TaskView) => {
+    const before = seen.get(view.task.taskId);
+    if (isTerminalStatus(view.task.status)) seen.delete(view.task.taskId);
+    else seen.set(view.task.taskId, view.task.status);
+    if (before !== undefined && before !== view.task.status) {
+      server.notification({ method: 'notifications/tasks/status', params: view.task }).catch(() => undefined);
+    }
+  };
   const byName = new Map(deps.tools.map((tool) => [tool.name, tool]));
   const descriptors = deps.tools.map(describeTool);
 
@@ -90,6 +101,7 @@ export function createBridgeServer(deps: BridgeDependencies): Server {
       return invalidArgumentsResult(name, parsed.error);
     }
     const view = await deps.backend.create(tool, parsed.data, principal, task?.ttl);
+    observe(view);
     if (task) {
       const immediate = tool.immediateResponse?.(parsed.data, view.task.taskId);
       return { task: view.task, ...(immediate && { _meta: { [MODEL_IMMEDIATE_RESPONSE_META]: immediate } }) };
@@ -100,6 +112,7 @@ export function createBridgeServer(deps: BridgeDependencies): Server {
   onTaskRequest(server, GetTaskRequestSchema, async (request, extra) => {
     const principal = deps.principalOf(extra);
     const view = await deps.backend.get(request.params.taskId, principal);
+    observe(view);
     if (view.input) channelFor(principal).offer(view);
     return view.task;
   });
@@ -110,6 +123,7 @@ export function createBridgeServer(deps: BridgeDependencies): Server {
 
   onTaskRequest(server, CancelTaskRequestSchema, async (request, extra) => {
     const view = await deps.backend.cancel(request.params.taskId, deps.principalOf(extra));
+    observe(view);
     return view.task;
   });
 
@@ -128,6 +142,7 @@ export function createBridgeServer(deps: BridgeDependencies): Server {
     for (;;) {
       if (extra.signal.aborted) throw new McpError(ErrorCode.ConnectionClosed, 'Request was cancelled');
       const view: TaskView = await deps.backend.get(taskId, principal);
+      observe(view);
       if (isTerminalStatus(view.task.status)) return deps.backend.result(view);
       if (view.input && view.input.key !== dismissedKey && channel.canAsk()) {
         const outcome = await channel.ask(view, extra.requestId, extra.signal);

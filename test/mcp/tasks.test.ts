@@ -1,4 +1,11 @@
-import { CallToolResultSchema, CreateTaskResultSchema, ErrorCode, RELATED_TASK_META_KEY, type Task } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolResultSchema,
+  CreateTaskResultSchema,
+  ErrorCode,
+  RELATED_TASK_META_KEY,
+  TaskStatusNotificationSchema,
+  type Task,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { Client } from '@temporalio/client';
 import type { Bridge } from '../../src/mcp/bridge';
 import { PaymentsLedger } from '../../src/activities/payments';
@@ -79,6 +86,10 @@ describe('task-augmented tools/call', () => {
 
   test('the approve path: working → input_required → elicitation on tasks/result → completed, paid once', async () => {
     const { client, user } = await connect();
+    const notifications: Task[] = [];
+    client.setNotificationHandler(TaskStatusNotificationSchema, (notification) => {
+      notifications.push(notification.params as Task);
+    });
     const invoice = sampleInvoice();
     const seen: Task['status'][] = [];
     let result: unknown;
@@ -105,6 +116,10 @@ describe('task-augmented tools/call', () => {
     });
     expect((await getTask(client, taskId)).status).toBe('completed');
     expect((await ledgerFor(taskId)).map((e) => e.lineItemId).sort()).toEqual(['LI-1', 'LI-2']);
+    // The status changes the server observed were announced, in a legal order.
+    const announced = notifications.filter((n) => n.taskId === taskId).map((n) => n.status);
+    expect(announced).toEqual(expect.arrayContaining(['input_required', 'completed']));
+    expect(announced[announced.length - 1]).toBe('completed');
   });
 
   test('CreateTaskResult: the task exists, with the granted ttl, poll interval and an immediate response for the model', async () => {
