@@ -56,9 +56,13 @@ async function ensureTemporal(config: TemporalConfig): Promise<Connection> {
     return existing;
   }
   const port = /^(?:127\.0\.0\.1|localhost):(\d+)$/.exec(config.address)?.[1];
-  if (!port) throw new Error(`Temporal does not answer at ${config.address}; start it, or unset TEMPORAL_ADDRESS to use a local dev server`);
+  if (!port)
+    throw new Error(`Temporal does not answer at ${config.address}; start it, or unset TEMPORAL_ADDRESS to use a local dev server`);
   say(`Temporal does not answer at ${config.address}: starting the dev server (./temporal-dev.sh start)`);
-  const run = spawnSync(path.join(ROOT, 'temporal-dev.sh'), ['start'], { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, TEMPORAL_PORT: port } });
+  const run = spawnSync(path.join(ROOT, 'temporal-dev.sh'), ['start'], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+    env: { ...process.env, TEMPORAL_PORT: port },
+  });
   if (run.status !== 0) throw new Error('./temporal-dev.sh start failed (see above)');
   const connection = await connectTemporal(config);
   if (!connection) throw new Error(`the dev server started but ${config.address} does not answer`);
@@ -168,7 +172,8 @@ async function main(argv: string[]): Promise<void> {
   const final = await (result ?? mcp.experimental.tasks.getTaskResult(created.taskId, CallToolResultSchema));
   const outcome = final.structuredContent as InvoiceResult;
   say(`result: ${(final.content as { text: string }[])[0].text}`);
-  for (const payment of outcome.payments) say(`  paid ${payment.lineItemId}: ${payment.amount.toFixed(2)} ${outcome.currency} as ${payment.paymentId}`);
+  for (const payment of outcome.payments)
+    say(`  paid ${payment.lineItemId}: ${payment.amount.toFixed(2)} ${outcome.currency} as ${payment.paymentId}`);
   const ledger = new PaymentsLedger(activityConfigFromEnv().ledgerFile);
   const lines = (await ledger.entries()).filter((entry) => entry.taskId === created.taskId);
   say(`payments ledger ${ledger.file}: ${lines.length} line(s) for this task, keys ${lines.map((l) => l.key).join(', ')}`);

@@ -23,9 +23,7 @@ export function createInvoiceWorker(options: InvoiceWorkerOptions): Promise<Work
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     activities: createActivities(options.activities),
-    ...(options.workflowBundle
-      ? { workflowBundle: options.workflowBundle }
-      : { workflowsPath: require.resolve('./workflows') }),
+    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: require.resolve('./workflows') }),
   });
 }
 

@@ -16,9 +16,7 @@ export const VENDORS: readonly Vendor[] = [
 ];
 
 /** Invoices the fixture ERP booked before this bridge ran. */
-export const BOOKED_INVOICES: readonly { vendorId: string; invoiceNumber: string }[] = [
-  { vendorId: 'V-100', invoiceNumber: 'INV-0001' },
-];
+export const BOOKED_INVOICES: readonly { vendorId: string; invoiceNumber: string }[] = [{ vendorId: 'V-100', invoiceNumber: 'INV-0001' }];
 
 /** An invoice registered by a task; one registration per vendor and invoice number. */
 export interface InvoiceRegistration {

@@ -4,7 +4,10 @@ import path from 'node:path';
 
 /** Thrown when the store's lock cannot be taken in time, e.g. another process holds it for too long. */
 export class StoreLockTimeoutError extends Error {
-  constructor(readonly lockPath: string, readonly waitedMs: number) {
+  constructor(
+    readonly lockPath: string,
+    readonly waitedMs: number,
+  ) {
     super(`could not lock ${lockPath} within ${waitedMs} ms; another process holds it`);
     this.name = 'StoreLockTimeoutError';
   }

@@ -50,7 +50,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     }
     if (sessionId) {
       const transport = sessions.get(sessionId);
-      if (!transport) return sendJsonRpcError(res, 404, -32001, 'Session not found: it expired or the server restarted; initialize a new session');
+      if (!transport)
+        return sendJsonRpcError(res, 404, -32001, 'Session not found: it expired or the server restarted; initialize a new session');
       return transport.handleRequest(req, res, body);
     }
     if (req.method !== 'POST' || !isInitializeRequest(body)) {

@@ -147,14 +147,17 @@ export class InputChannel {
   /** Withdraws the elicitation when its input is no longer pending (answered elsewhere, task cancelled or done). */
   private watch(view: TaskView, withdraw: AbortController): () => void {
     const key = view.input!.key;
-    const timer = setInterval(() => {
-      this.backend.get(view.task.taskId, this.principal).then(
-        (now) => {
-          if (now.input?.key !== key) withdraw.abort();
-        },
-        () => undefined,
-      );
-    }, Math.max(view.task.pollInterval ?? 1000, 250));
+    const timer = setInterval(
+      () => {
+        this.backend.get(view.task.taskId, this.principal).then(
+          (now) => {
+            if (now.input?.key !== key) withdraw.abort();
+          },
+          () => undefined,
+        );
+      },
+      Math.max(view.task.pollInterval ?? 1000, 250),
+    );
     timer.unref();
     return () => clearInterval(timer);
   }

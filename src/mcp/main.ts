@@ -41,7 +41,8 @@ function parseArgs(argv: string[]): { help: boolean; http?: { host: string; port
     else if (arg === '--http' || arg.startsWith('--http=')) {
       const value = arg === '--http' ? argv[++i] : arg.slice('--http='.length);
       const match = /^(.+):(\d{1,5})$/.exec(value ?? '');
-      if (!match || Number(match[2]) > 65535) throw new UsageError(`--http needs HOST:PORT, e.g. --http 127.0.0.1:3000 (got "${value ?? ''}")`);
+      if (!match || Number(match[2]) > 65535)
+        throw new UsageError(`--http needs HOST:PORT, e.g. --http 127.0.0.1:3000 (got "${value ?? ''}")`);
       http = { host: match[1].replace(/^\[(.*)\]$/, '$1'), port: Number(match[2]) };
     } else throw new UsageError(`unknown argument "${arg}"; see --help`);
   }

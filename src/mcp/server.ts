@@ -18,7 +18,7 @@ import {
 import { z } from 'zod';
 import { InputChannel, type InputChannelOptions } from './input-channel';
 import { isTerminalStatus, TemporalTaskBackend, type TaskView } from './task-backend';
-import type { DirectTool, ToolDefinition, WorkflowTool } from './tools/types';
+import type { DirectTool, ToolDefinition } from './tools/types';
 
 /** Key of the line a host may hand the model as soon as a task exists (MCP 2025-11-25). */
 export const MODEL_IMMEDIATE_RESPONSE_META = 'io.modelcontextprotocol/model-immediate-response';
@@ -86,13 +86,20 @@ export function createBridgeServer(deps: BridgeDependencies): Server {
     }
     const principal = deps.principalOf(extra);
     if (tool.kind === 'direct') {
-      if (task) throw new McpError(ErrorCode.MethodNotFound, `Tool "${name}" does not support task-augmented calls (execution.taskSupport is "forbidden")`);
+      if (task)
+        throw new McpError(
+          ErrorCode.MethodNotFound,
+          `Tool "${name}" does not support task-augmented calls (execution.taskSupport is "forbidden")`,
+        );
       const parsed = tool.inputSchema.safeParse(rawArgs ?? {});
       if (!parsed.success) return invalidArgumentsResult(name, parsed.error);
       return runDirectTool(tool, parsed.data, principal, deps.backend);
     }
     if (!task && tool.taskSupport === 'required') {
-      throw new McpError(ErrorCode.MethodNotFound, `Tool "${name}" must be called as a task: add params.task (execution.taskSupport is "required")`);
+      throw new McpError(
+        ErrorCode.MethodNotFound,
+        `Tool "${name}" must be called as a task: add params.task (execution.taskSupport is "required")`,
+      );
     }
     const parsed = tool.inputSchema.safeParse(rawArgs ?? {});
     if (!parsed.success) {
@@ -174,13 +181,16 @@ function onTaskRequest<Schema extends z.ZodObject<{ method: z.ZodLiteral<string>
 ): void {
   const method = schema.shape.method.value;
   const anyParams = z.looseObject({ method: z.literal(method), params: z.unknown().optional() });
-  server.setRequestHandler(anyParams as never, (async (request: unknown, extra: Extra) => {
-    const parsed = schema.safeParse(request);
-    if (!parsed.success) {
-      throw new McpError(ErrorCode.InvalidParams, `Invalid params for ${method}: ${z.prettifyError(parsed.error).replace(/\n/g, ' ')}`);
-    }
-    return handler(parsed.data, extra);
-  }) as never);
+  server.setRequestHandler(
+    anyParams as never,
+    (async (request: unknown, extra: Extra) => {
+      const parsed = schema.safeParse(request);
+      if (!parsed.success) {
+        throw new McpError(ErrorCode.InvalidParams, `Invalid params for ${method}: ${z.prettifyError(parsed.error).replace(/\n/g, ' ')}`);
+      }
+      return handler(parsed.data, extra);
+    }) as never,
+  );
 }
 
 /** The tools/list entry of a tool. */

@@ -1,25 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import {
-  WorkflowFailedError,
-  WorkflowNotFoundError,
-  type Client,
-  type WorkflowExecutionDescription,
-} from '@temporalio/client';
-import {
-  ApplicationFailure,
-  defineSearchAttributeKey,
-  SearchAttributeType,
-  TerminatedFailure,
-  TimeoutFailure,
-} from '@temporalio/common';
+import { WorkflowFailedError, WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
+import { ApplicationFailure, defineSearchAttributeKey, SearchAttributeType, TerminatedFailure, TimeoutFailure } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
-import {
-  ErrorCode,
-  McpError,
-  RELATED_TASK_META_KEY,
-  type CallToolResult,
-  type Task,
-} from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, RELATED_TASK_META_KEY, type CallToolResult, type Task } from '@modelcontextprotocol/sdk/types.js';
 import {
   PRINCIPAL_SEARCH_ATTRIBUTE,
   RESPOND_SIGNAL_NAME,
@@ -244,7 +227,12 @@ export class TemporalTaskBackend {
           const requestedAt = timestampToIso(description.raw.pendingWorkflowTask?.scheduledTime) ?? updatedAt;
           return {
             ...ids,
-            task: { ...base, status: 'cancelled', statusMessage: 'Cancelled; the workflow is winding down.', lastUpdatedAt: maxIso(updatedAt, requestedAt) },
+            task: {
+              ...base,
+              status: 'cancelled',
+              statusMessage: 'Cancelled; the workflow is winding down.',
+              lastUpdatedAt: maxIso(updatedAt, requestedAt),
+            },
           };
         }
         const input = published?.status === 'input_required' ? published.input : undefined;

@@ -12,7 +12,7 @@ export const INVOICE_WORKFLOW_TYPE = 'invoiceWorkflow';
 /** Key of the approval input request; one approval per invoice. */
 export const APPROVAL_INPUT_KEY = 'approval';
 
-const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._\/-]*$/;
+const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._/-]*$/;
 const DATE_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
 
 /** True for a real calendar date written YYYY-MM-DD. */
@@ -118,9 +118,7 @@ export const InvoiceResultSchema = z.object({
   currency: z.string(),
   total: z.number().describe('Sum of all line items'),
   reason: z.string().optional().describe('Why the invoice was refused or rejected'),
-  approval: z
-    .object({ decision: z.enum(['approve', 'reject', 'decline']), comment: z.string().optional() })
-    .optional(),
+  approval: z.object({ decision: z.enum(['approve', 'reject', 'decline']), comment: z.string().optional() }).optional(),
   payments: z.array(PaymentSchema),
   scheduled: z.array(ScheduledPaymentSchema).describe('Line items still waiting for their pay date'),
   summary: z.string(),

@@ -53,7 +53,9 @@ describe('PaymentsLedger', () => {
       Promise.all(Array.from({ length: 20 }, (_, i) => ledger.pay({ taskId: 't', vendorId: 'V', invoiceNumber: 'I', currency: 'EUR', lineItemId: 'LI-' + (i % 4), amount: 1 })))
         .then(() => process.exit(0), (e) => { console.error(e); process.exit(1); });`;
     await Promise.all(
-      Array.from({ length: 4 }, () => promisify(execFile)(process.execPath, ['--import', 'tsx', '-e', script], { cwd: path.resolve(__dirname, '../..') })),
+      Array.from({ length: 4 }, () =>
+        promisify(execFile)(process.execPath, ['--import', 'tsx', '-e', script], { cwd: path.resolve(__dirname, '../..') }),
+      ),
     );
     const entries = await new PaymentsLedger(file).entries();
     expect(entries.map((e) => e.key).sort()).toEqual(['t/LI-0', 't/LI-1', 't/LI-2', 't/LI-3']);
@@ -66,7 +68,10 @@ describe('PaymentsLedger', () => {
     await fs.appendFile(file, '{"key":"t1/LI-2","taskId":"t1","amou');
     expect(await ledger.entries()).toEqual([first.entry]);
     const second = await ledger.pay(request('t1', 'LI-2'));
-    const lines = (await fs.readFile(file, 'utf8')).trim().split('\n').map((line) => JSON.parse(line));
+    const lines = (await fs.readFile(file, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(lines).toEqual([first.entry, second.entry]);
   });
 

@@ -183,7 +183,12 @@ describe('task-augmented tools/call', () => {
     const payOn = daysFromToday(120);
     const task = await startInvoiceTask(
       client,
-      sampleInvoice({ lineItems: [{ lineItemId: 'NOW', description: 'now', amount: 1 }, { lineItemId: 'LATER', description: 'later', amount: 2.5, payOn }] }),
+      sampleInvoice({
+        lineItems: [
+          { lineItemId: 'NOW', description: 'now', amount: 1 },
+          { lineItemId: 'LATER', description: 'later', amount: 2.5, payOn },
+        ],
+      }),
     );
     const pending = taskResult(client, task.taskId, 60_000);
     const waiting = await waitForTask(client, task.taskId, (t) => t.status === 'working' && /scheduled:/.test(t.statusMessage ?? ''));
@@ -214,9 +219,7 @@ describe('task-augmented tools/call', () => {
 
 describe('input_required answers', () => {
   test('an answer that does not fit the form is asked again with the reason, and the task stays input_required', async () => {
-    const { client, user } = await connect((_, index) =>
-      index === 0 ? { action: 'accept', content: { decision: 'perhaps' } } : APPROVE,
-    );
+    const { client, user } = await connect((_, index) => (index === 0 ? { action: 'accept', content: { decision: 'perhaps' } } : APPROVE));
     const task = await startInvoiceTask(client, sampleInvoice());
     const result = await taskResult(client, task.taskId);
     expect(user.asked).toHaveLength(2);
@@ -272,7 +275,10 @@ describe('tasks/* errors and state', () => {
     const cancelled = await client.experimental.tasks.cancelTask(task.taskId);
     expect(cancelled.status).toBe('cancelled');
     expect((await getTask(client, task.taskId)).status).toBe('cancelled');
-    await eventually(async () => ((await temporal.workflow.getHandle(task.taskId).describe()).status.name === 'CANCELLED' ? true : undefined), 'the workflow to close');
+    await eventually(
+      async () => ((await temporal.workflow.getHandle(task.taskId).describe()).status.name === 'CANCELLED' ? true : undefined),
+      'the workflow to close',
+    );
     expect((await getTask(client, task.taskId)).status).toBe('cancelled');
     expect(await errorCodeOf(taskResult(client, task.taskId))).toBe(ErrorCode.InternalError);
     expect(user.asked).toHaveLength(0);
@@ -296,7 +302,10 @@ describe('tasks/* errors and state', () => {
     await client.experimental.tasks.cancelTask(task.taskId);
     expect((await getTask(client, task.taskId)).status).toBe('cancelled');
     worker = await startWorker(taskQueue, activities);
-    await eventually(async () => ((await temporal.workflow.getHandle(task.taskId).describe()).closeTime ? true : undefined), 'the workflow to close');
+    await eventually(
+      async () => ((await temporal.workflow.getHandle(task.taskId).describe()).closeTime ? true : undefined),
+      'the workflow to close',
+    );
     expect((await getTask(client, task.taskId)).status).toBe('cancelled');
   });
 
@@ -314,7 +323,12 @@ describe('tasks/* errors and state', () => {
     expect(await errorCodeOf(request({ name: 'release_scheduled_payment', arguments: { taskId: 'x', lineItemId: 'y' }, task: {} }))).toBe(
       ErrorCode.MethodNotFound,
     );
-    const foreign = await client.callTool({ name: 'release_scheduled_payment', arguments: { taskId: 'invoice-00000000-0000-4000-8000-000000000000', lineItemId: 'y' } }).catch((e) => e);
+    const foreign = await client
+      .callTool({
+        name: 'release_scheduled_payment',
+        arguments: { taskId: 'invoice-00000000-0000-4000-8000-000000000000', lineItemId: 'y' },
+      })
+      .catch((e) => e);
     expect(foreign.code ?? foreign.isError).toBe(ErrorCode.InvalidParams);
     expect((await client.experimental.tasks.listTasks()).tasks.length).toBe(before);
   });
@@ -343,7 +357,12 @@ describe('tasks/* errors and state', () => {
 
   test('tasks/list: newest first, paginated with opaque cursors, and only the caller’s tasks', async () => {
     const principal = `list-${Date.now()}`;
-    const own = await startBridge({ client: temporal, taskQueue, principal, tuning: { ...FAST_TUNING, backend: { defaultTtlMs: 3_600_000, pollIntervalMs: 200, pageSize: 2 } } });
+    const own = await startBridge({
+      client: temporal,
+      taskQueue,
+      principal,
+      tuning: { ...FAST_TUNING, backend: { defaultTtlMs: 3_600_000, pollIntervalMs: 200, pageSize: 2 } },
+    });
     const mine = await connect(undefined, { principalBridge: own });
     const other = await connect();
     const ids: string[] = [];
@@ -374,7 +393,10 @@ describe('tasks/* errors and state', () => {
     const { client } = await connect(() => ({ action: 'cancel' }), { elicitation: false });
     const task = await startInvoiceTask(client, sampleInvoice());
     const seen = await waitForTask(client, task.taskId, (t) => t.status === 'input_required');
-    const memo = (await temporal.workflow.getHandle(task.taskId).describe()).memo?.[TASK_STATE_MEMO] as { statusMessage: string; updatedAt: string };
+    const memo = (await temporal.workflow.getHandle(task.taskId).describe()).memo?.[TASK_STATE_MEMO] as {
+      statusMessage: string;
+      updatedAt: string;
+    };
     expect(seen.statusMessage).toBe(memo.statusMessage);
     expect(seen.lastUpdatedAt).toBe(memo.updatedAt);
     await temporal.workflow.getHandle(task.taskId).signal(respondSignal, { key: 'approval', action: 'decline' });

@@ -58,7 +58,12 @@ describe('stdio (npm run -s serve)', () => {
     const reader = createInterface({ input: child.stdout! });
     reader.on('line', (line) => lines.push(line));
     const send = (message: object) => child.stdin!.write(`${JSON.stringify(message)}\n`);
-    send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+    send({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    });
     send({ jsonrpc: '2.0', method: 'notifications/initialized' });
     send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
     send({ jsonrpc: '2.0', id: 3, method: 'tasks/get', params: { taskId: 'invoice-00000000-0000-4000-8000-000000000000' } });
@@ -84,7 +89,13 @@ describe('stdio (npm run -s serve)', () => {
   test('the approve path through a spawned stdio server', async () => {
     const client = newMcpClient('stdio-test');
     const user = new ScriptedUser(() => APPROVE).attach(client);
-    const transport = new StdioClientTransport({ command: 'npm', args: ['run', '-s', 'serve'], cwd: ROOT, env: serverEnv(taskQueue), stderr: 'pipe' });
+    const transport = new StdioClientTransport({
+      command: 'npm',
+      args: ['run', '-s', 'serve'],
+      cwd: ROOT,
+      env: serverEnv(taskQueue),
+      stderr: 'pipe',
+    });
     const errors: Error[] = [];
     await client.connect(transport);
     transport.onerror = (error) => errors.push(error);
@@ -130,7 +141,11 @@ describe('Streamable HTTP (npm run -s serve -- --http)', () => {
   test('bad HTTP input gets JSON-RPC errors: oversized body 413, broken JSON -32700, unknown session 404, wrong path 404', async () => {
     const server = await httpServer();
     const post = (body: string, headers: Record<string, string> = {}, url = server.url) =>
-      fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body });
+      fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+        body,
+      });
     const huge = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { pad: 'x'.repeat(2 * 1024 * 1024) } }));
     expect(huge.status).toBe(413);
     expect(((await huge.json()) as JsonRpcError).error.code).toBe(-32600);

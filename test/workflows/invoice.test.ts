@@ -132,7 +132,9 @@ describe('invoiceWorkflow', () => {
     });
     const handle = await start(invoice);
     await awaitApprovalRequest(handle.workflowId);
-    expect(await updateRejection(handle.executeUpdate(releaseScheduledPaymentUpdate, { args: [{ lineItemId: 'LATER' }] }))).toMatch(/not approved/);
+    expect(await updateRejection(handle.executeUpdate(releaseScheduledPaymentUpdate, { args: [{ lineItemId: 'LATER' }] }))).toMatch(
+      /not approved/,
+    );
     await handle.signal(respondSignal, { key: 'approval', action: 'accept', content: { decision: 'approve' } });
 
     const waiting = await eventually(async () => {
@@ -143,8 +145,12 @@ describe('invoiceWorkflow', () => {
     expect(waiting.statusMessage).toContain(`LATER (EUR 99.99) on ${payOn}`);
     expect(waiting.statusMessage).toContain('paid 2 of 3');
 
-    expect(await updateRejection(handle.executeUpdate(releaseScheduledPaymentUpdate, { args: [{ lineItemId: 'NOW' }] }))).toMatch(/already paid/);
-    expect(await updateRejection(handle.executeUpdate(releaseScheduledPaymentUpdate, { args: [{ lineItemId: 'NOPE' }] }))).toMatch(/no line item/);
+    expect(await updateRejection(handle.executeUpdate(releaseScheduledPaymentUpdate, { args: [{ lineItemId: 'NOW' }] }))).toMatch(
+      /already paid/,
+    );
+    expect(await updateRejection(handle.executeUpdate(releaseScheduledPaymentUpdate, { args: [{ lineItemId: 'NOPE' }] }))).toMatch(
+      /no line item/,
+    );
     const payment = await handle.executeUpdate(releaseScheduledPaymentUpdate, { args: [{ lineItemId: 'LATER' }] });
     expect(payment).toMatchObject({ lineItemId: 'LATER', amount: 99.99 });
 

@@ -19,7 +19,16 @@ describe('InvoiceSchema', () => {
     ['a non-date payOn', { lineItems: [{ lineItemId: 'A', description: 'x', amount: 1, payOn: '2027-02-30' }] }, /calendar date/],
     ['an unknown currency', { currency: 'EURO' }, /currency: use an ISO 4217/],
     ['a lower-case currency', { currency: 'eur' }, /currency/],
-    ['duplicate line item ids', { lineItems: [{ lineItemId: 'A', description: 'x', amount: 1 }, { lineItemId: 'A', description: 'y', amount: 2 }] }, /appears twice/],
+    [
+      'duplicate line item ids',
+      {
+        lineItems: [
+          { lineItemId: 'A', description: 'x', amount: 1 },
+          { lineItemId: 'A', description: 'y', amount: 2 },
+        ],
+      },
+      /appears twice/,
+    ],
     ['an empty vendor id', { vendorId: '' }, /vendorId/],
   ])('rejects %s, naming the field', (_, overrides, expected) => {
     expect(problems({ ...sampleInvoice(), ...overrides }).join('\n')).toMatch(expected);

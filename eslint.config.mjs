@@ -1,0 +1,63 @@
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+import { builtinModules } from 'node:module';
+
+export default tseslint.config(
+  { ignores: ['node_modules/', 'dist/', '.temporal/', '.data/', 'coverage/'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-explicit-any': 'off',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/no-require-imports': 'off',
+      'no-console': ['error', { allow: ['error', 'warn'] }],
+    },
+  },
+  {
+    // Workflow code runs in Temporal's deterministic sandbox: no Node built-ins, no MCP, no server code.
+    files: ['src/workflows/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: builtinModules
+            .flatMap((name) => [name, `node:${name}`])
+            .map((name) => ({ name, message: 'workflow code must not use Node built-ins' })),
+          patterns: [
+            { group: ['@modelcontextprotocol/*', '../mcp/*', '../mcp'], message: 'workflow code must not import the MCP side' },
+            { group: ['../activities', '../activities/*'], allowTypeImports: true, message: 'import activities as types only' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // Activities do I/O for workflows; they never reach into the MCP side or the workflow API.
+    files: ['src/activities/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['../mcp', '../mcp/*', '@temporalio/workflow'],
+              message: 'activities must not import the MCP side or the workflow API',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['**/*.js'],
+    languageOptions: {
+      sourceType: 'commonjs',
+      globals: { process: 'readonly', module: 'writable', require: 'readonly', __dirname: 'readonly' },
+    },
+  },
+  {
+    files: ['test/**/*.ts', 'src/demo.ts'],
+    rules: { 'no-console': 'off' },
+  },
+);
