@@ -54,19 +54,28 @@ export interface RunningWorker {
   stop(): Promise<void>;
 }
 
-/** Starts a worker for `taskQueue` with the run's prebuilt workflow bundle. */
-export async function startWorker(taskQueue: string, activities: ActivityConfig): Promise<RunningWorker> {
+/** The run's prebuilt workflow bundle. */
+export function testWorkflowBundle(): { codePath: string } {
+  return { codePath: process.env[TEST_ENV.bundle]! };
+}
+
+/** Starts a worker for `taskQueue` with the run's prebuilt workflow bundle, on `shared` or a connection of its own. */
+export async function startWorker(taskQueue: string, activities: ActivityConfig, shared?: NativeConnection): Promise<RunningWorker> {
   if (!runtimeInstalled) {
-    Runtime.install({ logger: new DefaultLogger('ERROR') });
+    try {
+      Runtime.install({ logger: new DefaultLogger('ERROR') });
+    } catch {
+      // Installed already, e.g. by a test environment.
+    }
     runtimeInstalled = true;
   }
-  const connection = await NativeConnection.connect({ address: testAddress() });
+  const connection = shared ?? (await NativeConnection.connect({ address: testAddress() }));
   const worker = await createInvoiceWorker({
     connection,
     namespace: 'default',
     taskQueue,
     activities,
-    workflowBundle: { codePath: process.env[TEST_ENV.bundle]! },
+    workflowBundle: testWorkflowBundle(),
   });
   const running = worker.run();
   return {
@@ -74,7 +83,7 @@ export async function startWorker(taskQueue: string, activities: ActivityConfig)
     stop: async () => {
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await running;
-      await connection.close();
+      if (!shared) await connection.close();
     },
   };
 }

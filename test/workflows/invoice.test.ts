@@ -1,33 +1,37 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
 import { PaymentsLedger } from '../../src/activities/payments';
 import { INVOICE_WORKFLOW_TYPE, releaseScheduledPaymentUpdate, type Invoice, type InvoiceResult } from '../../src/workflows/invoice-shared';
 import { respondSignal, TASK_STATE_MEMO, type PublishedTaskState } from '../../src/workflows/task-contract';
 import {
-  connectClient,
   daysFromToday,
   eventually,
   sampleInvoice,
   startWorker,
   tempActivityConfig,
+  testAddress,
+  testWorkflowBundle,
   uniqueTaskQueue,
   type RunningWorker,
 } from '../helpers/temporal';
 
 const taskQueue = uniqueTaskQueue('invoice-wf');
 const activities = tempActivityConfig({ paymentFailAttempts: 2 });
+let env: TestWorkflowEnvironment;
 let client: Client;
-let closeClient: () => Promise<void>;
 let worker: RunningWorker;
 
 beforeAll(async () => {
-  ({ client, close: closeClient } = await connectClient());
-  worker = await startWorker(taskQueue, activities);
+  env = await TestWorkflowEnvironment.createFromExistingServer({ address: testAddress() });
+  client = env.client;
+  worker = await startWorker(taskQueue, activities, env.nativeConnection);
 });
 
 afterAll(async () => {
   await worker?.stop();
-  await closeClient?.();
+  await env?.teardown();
 });
 
 function start(invoice: Invoice) {
@@ -73,6 +77,8 @@ describe('invoiceWorkflow', () => {
     const entries = (await new PaymentsLedger(activities.ledgerFile).entries()).filter((e) => e.taskId === handle.workflowId);
     expect(entries.map((e) => e.key).sort()).toEqual([`${handle.workflowId}/LI-1`, `${handle.workflowId}/LI-2`]);
     expect(entries.map((e) => e.paymentId).sort()).toEqual(result.payments.map((p) => p.paymentId).sort());
+    // The recorded history replays without non-determinism against the current workflow code.
+    await Worker.runReplayHistory({ workflowBundle: testWorkflowBundle() }, await handle.fetchHistory(), handle.workflowId);
   });
 
   test('ignores answers for other keys, cancel answers and content that does not fit the form', async () => {
@@ -159,6 +165,7 @@ describe('invoiceWorkflow', () => {
     expect(result.payments.map((p) => p.lineItemId)).toEqual(['NOW', 'PAST', 'LATER']);
     const ledger = (await new PaymentsLedger(activities.ledgerFile).entries()).filter((e) => e.taskId === handle.workflowId);
     expect(ledger).toHaveLength(3);
+    await Worker.runReplayHistory({ workflowBundle: testWorkflowBundle() }, await handle.fetchHistory(), handle.workflowId);
   });
 
   test('cancellation ends the workflow cancelled while it waits for approval', async () => {
