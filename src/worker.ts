@@ -37,6 +37,7 @@ Environment:
   ${TASK_QUEUE_ENV}     task queue (default "temporal-mcp")
   PAYMENTS_LEDGER         payments ledger file (default .data/payments.jsonl)
   ERP_REGISTRY            fixture ERP invoice registry (default .data/erp-invoices.jsonl)
+  ERP_DELAY_MS            simulated ERP latency in ms (default 0)
   PAYMENT_DELAY_MS        simulated payment latency in ms (default 0)
   PAYMENT_FAIL_ATTEMPTS   fail the first N attempts of each payment (default 0)
 Other TEMPORAL_* variables and the Temporal config file are read as the Temporal CLI reads them.

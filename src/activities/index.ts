@@ -11,6 +11,8 @@ export interface ActivityConfig {
   ledgerFile: string;
   /** The fixture ERP's invoice registry (JSON lines). */
   erpRegistryFile: string;
+  /** Simulated ERP latency per validation, in ms. */
+  erpDelayMs: number;
   /** Simulated gateway latency per payment, in ms. */
   paymentDelayMs: number;
   /** The first N attempts of each payment fail, as a flaky gateway would. */
@@ -19,11 +21,12 @@ export interface ActivityConfig {
 
 const DATA_DIR = path.resolve(__dirname, '..', '..', '.data');
 
-/** Reads {@link ActivityConfig} from the environment: PAYMENTS_LEDGER, ERP_REGISTRY, PAYMENT_DELAY_MS, PAYMENT_FAIL_ATTEMPTS. */
+/** Reads {@link ActivityConfig} from the environment: PAYMENTS_LEDGER, ERP_REGISTRY, ERP_DELAY_MS, PAYMENT_DELAY_MS, PAYMENT_FAIL_ATTEMPTS. */
 export function activityConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ActivityConfig {
   return {
     ledgerFile: path.resolve(env.PAYMENTS_LEDGER ?? path.join(DATA_DIR, 'payments.jsonl')),
     erpRegistryFile: path.resolve(env.ERP_REGISTRY ?? path.join(DATA_DIR, 'erp-invoices.jsonl')),
+    erpDelayMs: nonNegativeInt(env.ERP_DELAY_MS, 'ERP_DELAY_MS'),
     paymentDelayMs: nonNegativeInt(env.PAYMENT_DELAY_MS, 'PAYMENT_DELAY_MS'),
     paymentFailAttempts: nonNegativeInt(env.PAYMENT_FAIL_ATTEMPTS, 'PAYMENT_FAIL_ATTEMPTS'),
   };
@@ -43,6 +46,7 @@ export function createActivities(config: ActivityConfig) {
   return {
     /** Checks the vendor and the invoice number against the ERP, registering the invoice for this task. */
     async validateInvoice(taskId: string, invoice: Invoice): Promise<ErpCheck> {
+      if (config.erpDelayMs > 0) await Context.current().sleep(config.erpDelayMs);
       return erp.validate(taskId, invoice);
     },
 

@@ -6,7 +6,7 @@ import { TemporalTaskBackend, type TaskBackendOptions } from './task-backend';
 import { DEFAULT_TOOLS, workflowToolsByName } from './tools';
 import type { ToolDefinition } from './tools/types';
 
-/** The principal of every request on stdio, and on HTTP without authentication. */
+/** The principal of every request on stdio, and on HTTP without authentication; an authenticated request acts for its token's principal. */
 export const LOCAL_PRINCIPAL = 'local';
 
 /** Task and input tuning, from MCP_* environment variables. */
@@ -83,7 +83,7 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
   const dependencies: BridgeDependencies = {
     backend,
     tools,
-    principalOf: options.principalOf ?? (() => LOCAL_PRINCIPAL),
+    principalOf: options.principalOf ?? ((extra) => extra.authInfo?.clientId ?? LOCAL_PRINCIPAL),
     input: tuning.input,
   };
   return {

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { BearerTokens } from './auth';
 
 /** Options of {@link startHttpServer}. */
 export interface HttpServerOptions {
@@ -13,6 +14,8 @@ export interface HttpServerOptions {
   createServer(): Server;
   /** Largest accepted request body, in bytes. */
   maxBodyBytes?: number;
+  /** When given and not empty, every request needs `Authorization: Bearer <token>`; the token names the principal. */
+  tokens?: BearerTokens;
 }
 
 /** A running Streamable HTTP endpoint. */
@@ -31,12 +34,24 @@ const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
  */
 export async function startHttpServer(options: HttpServerOptions): Promise<RunningHttpServer> {
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
-  const sessions = new Map<string, StreamableHTTPServerTransport>();
+  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; principal?: string }>();
+  const tokens = options.tokens && options.tokens.size > 0 ? options.tokens : undefined;
   let allowedHosts: string[] | undefined;
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname !== MCP_PATH) return sendJsonRpcError(res, 404, -32600, `Not found: the MCP endpoint is ${MCP_PATH}`);
+    let principal: string | undefined;
+    if (tokens) {
+      const token = /^Bearer\s+(\S+)$/i.exec(headerValue(req, 'authorization') ?? '')?.[1];
+      principal = token ? tokens.principalOf(token) : undefined;
+      if (!token || !principal) {
+        res.setHeader('www-authenticate', `Bearer realm="temporal-mcp"${token ? ', error="invalid_token"' : ''}`);
+        return sendJsonRpcError(res, 401, -32001, token ? 'Unauthorized: the bearer token is not valid' : 'Unauthorized: send Authorization: Bearer <token>');
+      }
+      // The SDK hands req.auth to request handlers as extra.authInfo.
+      (req as IncomingMessage & { auth?: unknown }).auth = { token, clientId: principal, scopes: [] };
+    }
     const sessionId = headerValue(req, 'mcp-session-id');
     let body: unknown;
     if (req.method === 'POST') {
@@ -49,10 +64,12 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       body = read.body;
     }
     if (sessionId) {
-      const transport = sessions.get(sessionId);
-      if (!transport)
+      const session = sessions.get(sessionId);
+      // A session belongs to the principal that opened it: another token cannot use it.
+      if (!session || session.principal !== principal) {
         return sendJsonRpcError(res, 404, -32001, 'Session not found: it expired or the server restarted; initialize a new session');
-      return transport.handleRequest(req, res, body);
+      }
+      return session.transport.handleRequest(req, res, body);
     }
     if (req.method !== 'POST' || !isInitializeRequest(body)) {
       return sendJsonRpcError(res, 400, -32000, 'Bad request: send an initialize request first, then the Mcp-Session-Id header it returns');
@@ -60,7 +77,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
-        sessions.set(id, transport);
+        sessions.set(id, { transport, principal });
       },
       onsessionclosed: (id) => {
         sessions.delete(id);
@@ -95,7 +112,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   return {
     url: `http://${hostForUrl}:${port}${MCP_PATH}`,
     close: async () => {
-      await Promise.all([...sessions.values()].map((transport) => transport.close().catch(() => undefined)));
+      await Promise.all([...sessions.values()].map(({ transport }) => transport.close().catch(() => undefined)));
       httpServer.closeAllConnections();
       await new Promise<void>((resolve) => httpServer.close(() => resolve()));
     },

@@ -3,6 +3,12 @@ import { ErrorCode, McpError, RELATED_TASK_META_KEY, type RequestId } from '@mod
 import { checkFormContent, type InputResponse } from '../workflows/task-contract';
 import type { TaskView, TemporalTaskBackend } from './task-backend';
 
+/**
+ * `_meta` key of an elicitation carrying the input request's key, unique for the task's life. A client may remember
+ * its answer under (task id, key) and give it again, without asking its user, if the same request comes back.
+ */
+export const INPUT_KEY_META = 'temporal-mcp-tasks/input-key';
+
 /** How an elicitation for a pending input ended. */
 export type AskOutcome =
   | { kind: 'answered' }
@@ -109,7 +115,7 @@ export class InputChannel {
       const problem = this.problems.get(slot);
       const message = problem ? `Your previous answer could not be used: ${problem}.\n\n${input.request.message}` : input.request.message;
       const result = await this.server.elicitInput(
-        { ...input.request, message, _meta: { [RELATED_TASK_META_KEY]: { taskId: view.task.taskId } } },
+        { ...input.request, message, _meta: { [RELATED_TASK_META_KEY]: { taskId: view.task.taskId }, [INPUT_KEY_META]: input.key } },
         { relatedRequestId, signal: withdraw.signal, timeout: this.options.elicitationTimeoutMs },
       );
       if (result.action === 'cancel') return { kind: 'dismissed' };

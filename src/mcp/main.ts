@@ -4,16 +4,22 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { createBridge } from './bridge';
 import { temporalConfigFromEnv, TASK_QUEUE_ENV } from './config';
+import { TokenConfigError, tokensFromEnv } from './auth';
 import { startHttpServer } from './http';
 
-const HELP = `Usage: temporal-mcp-serve [--http HOST:PORT] [--help]
+const HELP = `Usage: temporal-mcp-serve [--http HOST:PORT [--no-auth]] [--help]
 
 Serves Temporal workflows as MCP tasks. Without --http it speaks MCP on stdin/stdout (for an MCP host to spawn);
 with --http it serves Streamable HTTP on http://HOST:PORT/mcp. Logs go to stderr.
 
 Options:
   --http HOST:PORT   serve Streamable HTTP instead of stdio, e.g. --http 127.0.0.1:3000
+  --no-auth          serve HTTP without bearer tokens on a non-loopback address (every caller is one principal)
   -h, --help         show this help
+
+Tasks belong to the principal that created it. On stdio that is one local principal. On HTTP, when tokens are
+configured, every request needs "Authorization: Bearer <token>" and acts for the token's principal; without tokens,
+HTTP on a loopback address (or with --no-auth) acts for the local principal.
 
 Environment:
   TEMPORAL_ADDRESS                Temporal frontend (default 127.0.0.1:7233)
@@ -26,18 +32,22 @@ Environment:
   MCP_ELICITATION_TIMEOUT_MS      how long a question waits for the user (default 600000)
   MCP_INPUT_PUSH_GRACE_MS         delay before a question goes to a client that only polls (default 1500)
   MCP_INPUT_DISMISS_COOLDOWN_MS   pause before a dismissed question is pushed again (default 60000)
+  MCP_AUTH_TOKENS                 bearer tokens for HTTP: "principal=token,principal=token"
+  MCP_AUTH_TOKENS_FILE            a file of bearer tokens, one "principal token" pair a line (# comments)
 Other TEMPORAL_* variables and the Temporal config file are read as the Temporal CLI reads them.
 `;
 
 /** Thrown for command lines that cannot be run; the message says what to change. */
 class UsageError extends Error {}
 
-function parseArgs(argv: string[]): { help: boolean; http?: { host: string; port: number } } {
+function parseArgs(argv: string[]): { help: boolean; noAuth: boolean; http?: { host: string; port: number } } {
   let help = false;
+  let noAuth = false;
   let http: { host: string; port: number } | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--help' || arg === '-h') help = true;
+    else if (arg === '--no-auth') noAuth = true;
     else if (arg === '--http' || arg.startsWith('--http=')) {
       const value = arg === '--http' ? argv[++i] : arg.slice('--http='.length);
       const match = /^(.+):(\d{1,5})$/.exec(value ?? '');
@@ -46,8 +56,11 @@ function parseArgs(argv: string[]): { help: boolean; http?: { host: string; port
       http = { host: match[1].replace(/^\[(.*)\]$/, '$1'), port: Number(match[2]) };
     } else throw new UsageError(`unknown argument "${arg}"; see --help`);
   }
-  return { help, http };
+  if (noAuth && !http) throw new UsageError('--no-auth goes with --http');
+  return { help, noAuth, http };
 }
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1']);
 
 async function main(argv: string[]): Promise<void> {
   const args = parseArgs(argv);
@@ -55,12 +68,22 @@ async function main(argv: string[]): Promise<void> {
     process.stdout.write(HELP);
     return;
   }
+  const tokens = args.http ? tokensFromEnv() : undefined;
+  if (args.http && tokens) {
+    if (tokens.size > 0 && args.noAuth) throw new UsageError('--no-auth contradicts the configured MCP_AUTH_TOKENS / MCP_AUTH_TOKENS_FILE');
+    if (tokens.size === 0 && !args.noAuth && !LOOPBACK_HOSTS.has(args.http.host)) {
+      throw new UsageError(
+        `refusing to serve ${args.http.host} without authentication: set MCP_AUTH_TOKENS or MCP_AUTH_TOKENS_FILE, or pass --no-auth`,
+      );
+    }
+  }
   const temporal = temporalConfigFromEnv();
   const bridge = await createBridge({ temporal });
   const target = `Temporal ${temporal.address} (namespace ${temporal.namespace}, task queue ${temporal.taskQueue})`;
-  if (args.http) {
-    const running = await startHttpServer({ ...args.http, createServer: bridge.createServer });
-    console.error(`serve: MCP Streamable HTTP on ${running.url}, backed by ${target}`);
+  if (args.http && tokens) {
+    const running = await startHttpServer({ ...args.http, createServer: bridge.createServer, tokens });
+    const auth = tokens.size > 0 ? `bearer tokens for ${tokens.size} principal(s)` : 'no authentication (one local principal)';
+    console.error(`serve: MCP Streamable HTTP on ${running.url}, ${auth}, backed by ${target}`);
     const stop = async () => {
       await running.close();
       await bridge.close();
@@ -81,5 +104,5 @@ async function main(argv: string[]): Promise<void> {
 
 main(process.argv.slice(2)).catch((error: Error) => {
   console.error(`serve: ${error.message}`);
-  process.exit(error instanceof UsageError ? 2 : 1);
+  process.exit(error instanceof UsageError || error instanceof TokenConfigError ? 2 : 1);
 });

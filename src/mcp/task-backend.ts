@@ -236,7 +236,7 @@ export class TemporalTaskBackend {
           };
         }
         const input = published?.status === 'input_required' ? published.input : undefined;
-        if (input && (await this.answerAwaitsWorker(ids, input.key))) {
+        if (input && (await this.answerAwaitsWorker(ids, input.key, description.historyLength))) {
           return {
             ...ids,
             task: { ...base, status: 'working', statusMessage: 'Answer received; resuming.', lastUpdatedAt: updatedAt },
@@ -278,10 +278,11 @@ export class TemporalTaskBackend {
   }
 
   /**
-   * True when an answer to `key` was signalled but no workflow task has processed it yet (the worker may be down).
-   * Reads history newest first and stops at the last completed workflow task, so it costs a few events.
+   * True when, as of the described state (history up to `asOfEvent`), an answer to `key` was signalled but no
+   * workflow task had processed it yet (the worker may be down). Reads history newest first, skips events newer than
+   * the description, and stops at the last completed workflow task, so it costs a few events.
    */
-  private async answerAwaitsWorker(execution: { workflowId: string; runId: string }, key: string): Promise<boolean> {
+  private async answerAwaitsWorker(execution: { workflowId: string; runId: string }, key: string, asOfEvent: number): Promise<boolean> {
     const { payloadConverter } = this.client.options.loadedDataConverter;
     let nextPageToken: Uint8Array | undefined;
     do {
@@ -292,6 +293,8 @@ export class TemporalTaskBackend {
         nextPageToken,
       });
       for (const event of page.history?.events ?? []) {
+        // Events after the description belong to a newer state than the memo that was read.
+        if (Number(event.eventId) > asOfEvent) continue;
         if (event.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED) return false;
         const signal = event.workflowExecutionSignaledEventAttributes;
         if (event.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED && signal?.signalName === RESPOND_SIGNAL_NAME) {

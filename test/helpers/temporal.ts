@@ -36,6 +36,7 @@ export function tempActivityConfig(overrides: Partial<ActivityConfig> = {}): Act
   return {
     ledgerFile: path.join(dir, 'payments.jsonl'),
     erpRegistryFile: path.join(dir, 'erp-invoices.jsonl'),
+    erpDelayMs: 0,
     paymentDelayMs: 0,
     paymentFailAttempts: 0,
     ...overrides,

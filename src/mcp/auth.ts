@@ -1,0 +1,84 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { assertValidPrincipal } from './task-backend';
+
+/** Thrown when the token configuration cannot be used; the message names the entry to fix. */
+export class TokenConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TokenConfigError';
+  }
+}
+
+const MIN_TOKEN_LENGTH = 16;
+
+/**
+ * Static bearer tokens, each bound to a principal. Tokens are kept only as SHA-256 digests and compared in constant
+ * time.
+ */
+export class BearerTokens {
+  private readonly digests: { digest: Buffer; principal: string }[] = [];
+
+  /** Adds `token` for `principal`; throws {@link TokenConfigError} for a short token or a bad principal. */
+  add(principal: string, token: string, where: string): void {
+    try {
+      assertValidPrincipal(principal);
+    } catch (error) {
+      throw new TokenConfigError(`${where}: ${(error as Error).message}`);
+    }
+    if (token.length < MIN_TOKEN_LENGTH) throw new TokenConfigError(`${where}: the token of "${principal}" is shorter than ${MIN_TOKEN_LENGTH} characters`);
+    const digest = sha256(token);
+    if (this.digests.some((entry) => timingSafeEqual(entry.digest, digest))) throw new TokenConfigError(`${where}: a token is listed twice`);
+    this.digests.push({ digest, principal });
+  }
+
+  /** How many tokens are configured. */
+  get size(): number {
+    return this.digests.length;
+  }
+
+  /** The principal a token belongs to, or undefined. */
+  principalOf(token: string): string | undefined {
+    const digest = sha256(token);
+    let principal: string | undefined;
+    for (const entry of this.digests) if (timingSafeEqual(entry.digest, digest)) principal = entry.principal;
+    return principal;
+  }
+}
+
+function sha256(value: string): Buffer {
+  return createHash('sha256').update(value, 'utf8').digest();
+}
+
+/**
+ * Reads tokens from MCP_AUTH_TOKENS ("principal=token,principal=token") and from the file MCP_AUTH_TOKENS_FILE (one
+ * "principal token" pair a line, # comments). Returns an empty set when neither is set.
+ */
+export function tokensFromEnv(env: NodeJS.ProcessEnv = process.env): BearerTokens {
+  const tokens = new BearerTokens();
+  const inline = env.MCP_AUTH_TOKENS?.trim();
+  if (inline) {
+    inline.split(',').forEach((pair, index) => {
+      const at = pair.indexOf('=');
+      if (at <= 0) throw new TokenConfigError(`MCP_AUTH_TOKENS entry ${index + 1}: write principal=token`);
+      tokens.add(pair.slice(0, at).trim(), pair.slice(at + 1).trim(), `MCP_AUTH_TOKENS entry ${index + 1}`);
+    });
+  }
+  const file = env.MCP_AUTH_TOKENS_FILE?.trim();
+  if (file) {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (error) {
+      throw new TokenConfigError(`MCP_AUTH_TOKENS_FILE ${file}: ${(error as Error).message}`);
+    }
+    text.split('\n').forEach((raw, index) => {
+      const line = raw.replace(/#.*/, '').trim();
+      if (!line) return;
+      const parts = line.split(/\s+/);
+      if (parts.length !== 2) throw new TokenConfigError(`${file} line ${index + 1}: write "principal token"`);
+      tokens.add(parts[0], parts[1], `${file} line ${index + 1}`);
+    });
+  }
+  return tokens;
+}

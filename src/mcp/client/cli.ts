@@ -1,0 +1,625 @@
+/**
+ * A task-aware MCP command-line client: npm run client -- <command> [options]. See HELP below.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  CallToolResultSchema,
+  CreateTaskResultSchema,
+  ElicitRequestSchema,
+  ErrorCode,
+  McpError,
+  RELATED_TASK_META_KEY,
+  type CallToolResult,
+  type ElicitRequest,
+  type ElicitResult,
+  type Task,
+} from '@modelcontextprotocol/sdk/types.js';
+import { INPUT_KEY_META } from '../input-channel';
+import { AnswerError, ScriptedAnswers, TerminalAnswers, type AnswerProvider } from './answers';
+import { defaultStateDir, LocalTaskStore, type StoredTask } from './store';
+
+/** Exit codes a script can rely on. */
+export const EXIT = {
+  completed: 0,
+  toolError: 1,
+  usage: 2,
+  failed: 3,
+  cancelled: 4,
+  unreachable: 5,
+  needsInput: 6,
+  error: 7,
+} as const;
+
+const ROOT = path.resolve(__dirname, '..', '..', '..');
+const STDIO = 'stdio';
+
+const HELP = `Usage: temporal-mcp-client <command> [options]
+
+Commands:
+  call <tool> --args <json|@file>   call a tool; a task-capable tool runs as a task that is followed to its end
+  tasks                             list your open and recent tasks (the server's tasks/list and the local store)
+  resume [taskId]                   follow one task, or every open one, to its end (after a crash or restart)
+  result <taskId>                   wait for a task's result and print it
+  cancel <taskId>                   cancel a task
+
+Options:
+  --url <url>             Streamable HTTP endpoint, e.g. http://127.0.0.1:3000/mcp (default: spawn the server on stdio;
+                          resume uses the server a task was created on)
+  --token <token>         bearer token for --url (default: $MCP_TOKEN)
+  --answer <json>         an answer to the next question: {"action":"accept","content":{...}}, {"action":"decline"},
+                          or bare content (accept); repeat for several questions
+  --answers-file <file>   answers as a JSON object keyed by input key (e.g. {"approval": {...}}), or an array in order
+  --no-input              never ask at the terminal: without a scripted answer, stop with exit code 6
+  --ttl <ms>              requested task ttl
+  --json                  print the outcome as JSON on stdout (progress stays on stderr)
+  --state-dir <dir>       local task store (default: ${defaultStateDir()})
+  --reconnect-timeout <s> how long to keep retrying an unreachable server (default 300)
+  --answer-delay-ms <ms>  wait before sending each answer (for drills)
+  -h, --help              show this help
+
+Every task id is written to the local store before anything else happens. Answers are remembered per task and
+question: if a question comes back after a crash, the remembered answer is given again without asking.
+
+Exit codes: 0 completed, 1 completed with a tool error, 2 usage error, 3 failed, 4 cancelled, 5 server unreachable,
+6 input needed and none available, 7 other error (e.g. unknown task).
+`;
+
+/** Thrown for command lines that cannot run. */
+class UsageError extends Error {}
+
+/** Thrown when the server stays unreachable past the reconnect timeout. */
+class UnreachableError extends Error {}
+
+/** Thrown when a question needs an answer and none can be given here. */
+class NeedsInputError extends Error {}
+
+interface Options {
+  url?: string;
+  token?: string;
+  answers: string[];
+  answersFile?: string;
+  noInput: boolean;
+  ttl?: number;
+  json: boolean;
+  stateDir: string;
+  reconnectTimeoutMs: number;
+  answerDelayMs: number;
+  args?: string;
+  help: boolean;
+}
+
+function parseCommandLine(argv: string[]): { command?: string; positional: string[]; options: Options } {
+  const options: Options = {
+    answers: [],
+    noInput: false,
+    json: false,
+    stateDir: defaultStateDir(),
+    reconnectTimeoutMs: 300_000,
+    answerDelayMs: 0,
+    help: false,
+    token: process.env.MCP_TOKEN || undefined,
+  };
+  const positional: string[] = [];
+  const value = (i: number, flag: string) => {
+    const next = argv[i + 1];
+    if (next === undefined) throw new UsageError(`${flag} needs a value`);
+    return next;
+  };
+  const number = (raw: string, flag: string) => {
+    const parsed = Number(raw);
+    if (!Number.isFinite(parsed) || parsed < 0) throw new UsageError(`${flag} needs a number of 0 or more, not "${raw}"`);
+    return parsed;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    switch (arg) {
+      case '-h':
+      case '--help':
+        options.help = true;
+        break;
+      case '--url':
+        options.url = value(i++, arg);
+        break;
+      case '--token':
+        options.token = value(i++, arg);
+        break;
+      case '--answer':
+        options.answers.push(value(i++, arg));
+        break;
+      case '--answers-file':
+        options.answersFile = value(i++, arg);
+        break;
+      case '--no-input':
+        options.noInput = true;
+        break;
+      case '--ttl':
+        options.ttl = number(value(i++, arg), arg);
+        break;
+      case '--json':
+        options.json = true;
+        break;
+      case '--state-dir':
+        options.stateDir = path.resolve(value(i++, arg));
+        break;
+      case '--reconnect-timeout':
+        options.reconnectTimeoutMs = number(value(i++, arg), arg) * 1000;
+        break;
+      case '--answer-delay-ms':
+        options.answerDelayMs = number(value(i++, arg), arg);
+        break;
+      case '--args':
+        options.args = value(i++, arg);
+        break;
+      default:
+        if (arg.startsWith('-')) throw new UsageError(`unknown option "${arg}"; see --help`);
+        positional.push(arg);
+    }
+  }
+  if (options.url) {
+    try {
+      new URL(options.url);
+    } catch {
+      throw new UsageError(`--url needs an http(s) URL, not "${options.url}"`);
+    }
+  }
+  return { command: positional.shift(), positional, options };
+}
+
+/** Progress on stderr: a live line on a terminal, plain lines otherwise. */
+class Progress {
+  private live = false;
+  constructor(private readonly stream: NodeJS.WriteStream = process.stderr) {}
+
+  status(task: Task): void {
+    const line = `task ${task.taskId}: ${task.status}${task.statusMessage ? ` — ${task.statusMessage}` : ''}`;
+    if (this.stream.isTTY) {
+      const width = this.stream.columns ?? 120;
+      this.stream.write(`\r\x1b[2K${line.length > width - 1 ? `${line.slice(0, width - 2)}…` : line}`);
+      this.live = true;
+      if (isTerminal(task.status)) this.end();
+    } else this.stream.write(`${line}\n`);
+  }
+
+  note(message: string): void {
+    this.end();
+    this.stream.write(`${message}\n`);
+  }
+
+  end(): void {
+    if (this.live) this.stream.write('\n');
+    this.live = false;
+  }
+}
+
+function isTerminal(status: Task['status']): boolean {
+  return status === 'completed' || status === 'failed' || status === 'cancelled';
+}
+
+/** Where a task is served. */
+type Target = { kind: 'stdio' } | { kind: 'http'; url: string; token?: string };
+
+function targetName(target: Target): string {
+  return target.kind === 'http' ? target.url : STDIO;
+}
+
+/** One live MCP connection. */
+interface Session {
+  client: McpClient;
+  close(): Promise<void>;
+}
+
+/** What the elicitation handler needs to know about the current run. */
+interface AskContext {
+  store: LocalTaskStore;
+  answers: AnswerProvider;
+  progress: Progress;
+  answerDelayMs: number;
+  /** Set when a question could not be answered here; the follow loop stops with exit code 6. */
+  unanswered?: { taskId?: string; message: string };
+  onUnanswered?: () => void;
+}
+
+async function openSession(target: Target, ask: AskContext): Promise<Session> {
+  const client = new McpClient(
+    { name: 'temporal-mcp-client', version: '0.1.0' },
+    { capabilities: { elicitation: { form: {} }, tasks: { list: {}, cancel: {} } } },
+  );
+  client.setRequestHandler(ElicitRequestSchema, (request) => answerElicitation(request.params, ask));
+  const transport =
+    target.kind === 'http'
+      ? new StreamableHTTPClientTransport(new URL(target.url), {
+          requestInit: target.token ? { headers: { authorization: `Bearer ${target.token}` } } : undefined,
+        })
+      : new StdioClientTransport({
+          command: process.execPath,
+          args: ['--import', 'tsx', path.join(ROOT, 'src', 'mcp', 'main.ts')],
+          cwd: ROOT,
+          env: process.env as Record<string, string>,
+          stderr: 'ignore',
+        });
+  await client.connect(transport);
+  return { client, close: () => client.close().catch(() => undefined) };
+}
+
+async function answerElicitation(params: ElicitRequest['params'], ask: AskContext): Promise<ElicitResult> {
+  const taskId = (params._meta?.[RELATED_TASK_META_KEY] as { taskId?: string } | undefined)?.taskId;
+  const key = typeof params._meta?.[INPUT_KEY_META] === 'string' ? (params._meta[INPUT_KEY_META] as string) : undefined;
+  const at = () => new Date().toISOString();
+  if (taskId) ask.store.append({ type: 'asked', taskId, key, message: params.message, at: at() });
+  const remembered = taskId && key ? ask.store.task(taskId)?.answers.get(key) : undefined;
+  if (remembered && taskId) {
+    ask.progress.note(`task ${taskId}: question "${key}" came back; giving the remembered answer again`);
+    ask.store.append({ type: 'answered', taskId, key, response: remembered, source: 'store', at: at() });
+    return remembered;
+  }
+  ask.progress.end();
+  const given = await ask.answers.answer(params, key);
+  if (!given || given.response.action === 'cancel') {
+    ask.unanswered = { taskId, message: params.message };
+    ask.onUnanswered?.();
+    return { action: 'cancel' };
+  }
+  if (taskId) ask.store.append({ type: 'answered', taskId, key, response: given.response, source: given.source, at: at() });
+  ask.progress.note(`task ${taskId ?? '?'}: answered ${given.response.action}${given.response.content ? ` ${JSON.stringify(given.response.content)}` : ''}`);
+  if (ask.answerDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, ask.answerDelayMs));
+  return given.response;
+}
+
+/** Errors that mean the connection is gone and a new one may succeed. */
+function isConnectionLost(error: unknown): boolean {
+  if (error instanceof McpError) return error.code === ErrorCode.ConnectionClosed || /session not found/i.test(error.message);
+  const text = `${(error as Error)?.message ?? ''} ${String((error as { cause?: unknown })?.cause ?? '')}`;
+  return /fetch failed|ECONNREFUSED|ECONNRESET|socket hang up|Not connected|Connection closed|terminated|Session not found|EPIPE/i.test(text);
+}
+
+/** The end of a followed task. */
+interface Outcome {
+  taskId: string;
+  status: Task['status'];
+  result?: CallToolResult;
+  error?: string;
+}
+
+class Runner {
+  readonly store: LocalTaskStore;
+  readonly progress = new Progress();
+  readonly ask: AskContext;
+
+  constructor(readonly options: Options) {
+    this.store = new LocalTaskStore(options.stateDir);
+    const terminal = !options.noInput && process.stdin.isTTY ? new TerminalAnswers() : undefined;
+    this.ask = {
+      store: this.store,
+      answers: new ScriptedAnswers(options.answers, options.answersFile, terminal),
+      progress: this.progress,
+      answerDelayMs: options.answerDelayMs,
+    };
+  }
+
+  target(stored?: StoredTask): Target {
+    const url = this.options.url ?? (stored && stored.server !== STDIO ? stored.server : undefined);
+    return url ? { kind: 'http', url, token: this.options.token } : { kind: 'stdio' };
+  }
+
+  /** Opens a session, retrying an unreachable server until the reconnect timeout. */
+  async connect(target: Target): Promise<Session> {
+    const deadline = Date.now() + this.options.reconnectTimeoutMs;
+    for (let attempt = 0, delay = 250; ; attempt++, delay = Math.min(delay * 2, 5_000)) {
+      try {
+        return await openSession(target, this.ask);
+      } catch (error) {
+        if (Date.now() + delay > deadline) {
+          throw new UnreachableError(`cannot reach the MCP server (${targetName(target)}): ${(error as Error).message}`);
+        }
+        if (attempt === 0) this.progress.note(`server ${targetName(target)} unreachable (${(error as Error).message}); retrying`);
+        await new Promise((resolve) => setTimeout(resolve, delay));
+      }
+    }
+  }
+
+  /** Follows a task to its end over `target`, reconnecting whenever the connection is lost. */
+  async follow(taskId: string, target: Target, first?: Session, quiet = false): Promise<Outcome> {
+    let session = first;
+    for (;;) {
+      session ??= await this.connect(target);
+      try {
+        return await this.followOnce(session, taskId, quiet);
+      } catch (error) {
+        if (!isConnectionLost(error)) throw error;
+        this.progress.note(`task ${taskId}: connection to ${targetName(target)} lost; reconnecting`);
+      } finally {
+        await session.close();
+      }
+      session = undefined;
+    }
+  }
+
+  private async followOnce(session: Session, taskId: string, quiet: boolean): Promise<Outcome> {
+    const { client } = session;
+    const stop = new AbortController();
+    this.ask.unanswered = undefined;
+    this.ask.onUnanswered = () => stop.abort();
+    let last = '';
+    const show = (task: Task) => {
+      const line = `${task.status} ${task.statusMessage ?? ''}`;
+      if (line === last) return;
+      last = line;
+      this.store.append({ type: 'status', taskId, status: task.status, statusMessage: task.statusMessage, at: new Date().toISOString() });
+      if (!quiet) this.progress.status(task);
+    };
+    show(await client.experimental.tasks.getTask(taskId));
+    // Status display runs beside tasks/result, which blocks until the end and carries the questions.
+    const watching = (async () => {
+      while (!stop.signal.aborted) {
+        const task = await client.experimental.tasks.getTask(taskId).catch(() => undefined);
+        if (task) show(task);
+        if (task && isTerminal(task.status)) return;
+        await new Promise((resolve) => setTimeout(resolve, task?.pollInterval ?? 1000));
+      }
+    })();
+    try {
+      for (;;) {
+        try {
+          const result = await client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema, {
+            timeout: 24 * 3600_000,
+            signal: stop.signal,
+          });
+          const task = await client.experimental.tasks.getTask(taskId);
+          show(task);
+          return { taskId, status: task.status, result };
+        } catch (error) {
+          // Set by the elicitation handler meanwhile; the cast undoes narrowing from the reset above.
+          const unanswered = this.ask.unanswered as AskContext['unanswered'];
+          if (unanswered) {
+            throw new NeedsInputError(
+              `task ${taskId} needs input: "${unanswered.message}". Answer it with: resume ${taskId} --answer '<json>' (or run resume at a terminal)`,
+            );
+          }
+          if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) continue;
+          const status = error instanceof McpError ? (error.data as { status?: Task['status'] } | undefined)?.status : undefined;
+          if (status === 'failed' || status === 'cancelled') {
+            show(await client.experimental.tasks.getTask(taskId));
+            return { taskId, status, error: (error as Error).message };
+          }
+          throw error;
+        }
+      }
+    } finally {
+      stop.abort();
+      await watching;
+    }
+  }
+
+  report(outcome: Outcome): number {
+    this.progress.end();
+    if (this.options.json) process.stdout.write(`${JSON.stringify(outcome)}\n`);
+    else if (outcome.result) {
+      for (const block of outcome.result.content) {
+        if (block.type === 'text') process.stdout.write(`${block.text}\n`);
+      }
+    } else process.stdout.write(`task ${outcome.taskId} ${outcome.status}: ${outcome.error ?? ''}\n`);
+    if (outcome.status === 'failed') return EXIT.failed;
+    if (outcome.status === 'cancelled') return EXIT.cancelled;
+    return outcome.result?.isError ? EXIT.toolError : EXIT.completed;
+  }
+}
+
+function parseToolArgs(raw: string | undefined): Record<string, unknown> {
+  if (raw === undefined) return {};
+  let text = raw;
+  if (raw.startsWith('@')) {
+    try {
+      text = readFileSync(raw.slice(1), 'utf8');
+    } catch (error) {
+      throw new UsageError(`--args ${raw}: ${(error as Error).message}`);
+    }
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`--args is not valid JSON: ${(error as Error).message}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new UsageError('--args must be a JSON object');
+  return parsed as Record<string, unknown>;
+}
+
+async function call(runner: Runner, tool: string | undefined, options: Options): Promise<number> {
+  if (!tool) throw new UsageError('call needs a tool name, e.g. call process_invoice --args @invoice.json');
+  const args = parseToolArgs(options.args);
+  const target = runner.target();
+  const session = await runner.connect(target);
+  let handedOver = false;
+  try {
+    const { tools } = await session.client.listTools();
+    const declared = tools.find((candidate) => candidate.name === tool);
+    if (!declared) throw new UsageError(`the server has no tool "${tool}"; it has: ${tools.map((t) => t.name).join(', ')}`);
+    const taskSupport = declared.execution?.taskSupport ?? 'forbidden';
+    if (taskSupport === 'forbidden') {
+      const result = (await session.client.callTool({ name: tool, arguments: args }, undefined, { timeout: 600_000 })) as CallToolResult;
+      return runner.report({ taskId: '-', status: 'completed', result });
+    }
+    const created = await session.client.request(
+      { method: 'tools/call', params: { name: tool, arguments: args, task: options.ttl !== undefined ? { ttl: options.ttl } : {} } },
+      CreateTaskResultSchema,
+    );
+    const { task } = created;
+    runner.store.append({ type: 'created', taskId: task.taskId, server: targetName(target), tool, createdAt: task.createdAt, at: new Date().toISOString() });
+    runner.progress.note(`task ${task.taskId} created (ttl ${task.ttl === null ? 'unlimited' : `${task.ttl} ms`})`);
+    handedOver = true;
+    return runner.report(await runner.follow(task.taskId, target, session));
+  } finally {
+    if (!handedOver) await session.close();
+  }
+}
+
+async function listTasks(runner: Runner, options: Options): Promise<number> {
+  const target = runner.target();
+  const rows = new Map<string, { taskId: string; status: string; tool: string; createdAt: string; message: string; server: string }>();
+  for (const stored of runner.store.tasks()) {
+    rows.set(stored.taskId, {
+      taskId: stored.taskId,
+      status: stored.status ?? 'unknown',
+      tool: stored.tool,
+      createdAt: stored.createdAt,
+      message: stored.statusMessage ?? '',
+      server: stored.server,
+    });
+  }
+  let unreachable: string | undefined;
+  try {
+    const session = await runner.connect(target);
+    try {
+      let cursor: string | undefined;
+      do {
+        const page = await session.client.experimental.tasks.listTasks(cursor);
+        for (const task of page.tasks) {
+          const known = rows.get(task.taskId);
+          rows.set(task.taskId, {
+            taskId: task.taskId,
+            status: task.status,
+            tool: known?.tool ?? '',
+            createdAt: task.createdAt,
+            message: task.statusMessage ?? '',
+            server: targetName(target),
+          });
+        }
+        cursor = page.nextCursor;
+      } while (cursor);
+    } finally {
+      await session.close();
+    }
+  } catch (error) {
+    if (!(error instanceof UnreachableError)) throw error;
+    unreachable = (error as Error).message;
+  }
+  const sorted = [...rows.values()].sort((a, b) => (a.createdAt < b.createdAt ? 1 : -1));
+  if (options.json) process.stdout.write(`${JSON.stringify(sorted)}\n`);
+  else if (sorted.length === 0) process.stdout.write('no tasks\n');
+  else {
+    for (const row of sorted) {
+      process.stdout.write(`${row.taskId}  ${row.status.padEnd(14)}  ${row.createdAt}  ${row.tool}  ${row.message}\n`);
+    }
+  }
+  if (unreachable) {
+    runner.progress.note(`${unreachable}; showing the local store only`);
+    return EXIT.unreachable;
+  }
+  return EXIT.completed;
+}
+
+async function resume(runner: Runner, taskId: string | undefined): Promise<number> {
+  if (taskId) {
+    const stored = runner.store.task(taskId);
+    return runner.report(await runner.follow(taskId, runner.target(stored)));
+  }
+  const open = new Map<string, Target>();
+  for (const stored of runner.store.tasks()) {
+    if (!stored.status || !isTerminal(stored.status)) open.set(stored.taskId, runner.target(stored));
+  }
+  const target = runner.target();
+  const session = await runner.connect(target);
+  try {
+    let cursor: string | undefined;
+    do {
+      const page = await session.client.experimental.tasks.listTasks(cursor);
+      for (const task of page.tasks) if (!isTerminal(task.status) && !open.has(task.taskId)) open.set(task.taskId, target);
+      cursor = page.nextCursor;
+    } while (cursor);
+  } finally {
+    await session.close();
+  }
+  if (open.size === 0) {
+    runner.progress.note('no open tasks to resume');
+    return EXIT.completed;
+  }
+  let code: number = EXIT.completed;
+  for (const [id, where] of open) {
+    let outcome: number;
+    try {
+      outcome = runner.report(await runner.follow(id, where));
+    } catch (error) {
+      if (error instanceof McpError && error.code === ErrorCode.InvalidParams) {
+        runner.progress.note(`task ${id}: ${error.message}`);
+        outcome = EXIT.error;
+      } else throw error;
+    }
+    if (code === EXIT.completed) code = outcome;
+  }
+  return code;
+}
+
+async function cancel(runner: Runner, taskId: string | undefined): Promise<number> {
+  if (!taskId) throw new UsageError('cancel needs a task id');
+  const session = await runner.connect(runner.target(runner.store.task(taskId)));
+  try {
+    const task = await session.client.experimental.tasks.cancelTask(taskId);
+    runner.store.append({ type: 'status', taskId, status: task.status, statusMessage: task.statusMessage, at: new Date().toISOString() });
+    if (runner.options.json) process.stdout.write(`${JSON.stringify(task)}\n`);
+    else process.stdout.write(`task ${taskId} ${task.status}\n`);
+    return EXIT.completed;
+  } finally {
+    await session.close();
+  }
+}
+
+/** Runs the command line; resolves to the exit code. */
+export async function runCli(argv: string[]): Promise<number> {
+  let runner: Runner | undefined;
+  try {
+    const { command, positional, options } = parseCommandLine(argv);
+    if (options.help || !command) {
+      (options.help ? process.stdout : process.stderr).write(HELP);
+      return options.help ? EXIT.completed : EXIT.usage;
+    }
+    runner = new Runner(options);
+    switch (command) {
+      case 'call':
+        return await call(runner, positional[0], options);
+      case 'tasks':
+        return await listTasks(runner, options);
+      case 'resume':
+        return await resume(runner, positional[0]);
+      case 'result': {
+        if (!positional[0]) throw new UsageError('result needs a task id');
+        const stored = runner.store.task(positional[0]);
+        return runner.report(await runner.follow(positional[0], runner.target(stored), undefined, true));
+      }
+      case 'cancel':
+        return await cancel(runner, positional[0]);
+      default:
+        throw new UsageError(`unknown command "${command}"; see --help`);
+    }
+  } catch (error) {
+    runner?.progress.end();
+    const message = (error as Error).message;
+    if (error instanceof UsageError || error instanceof AnswerError) {
+      process.stderr.write(`client: ${message}\n`);
+      return EXIT.usage;
+    }
+    if (error instanceof UnreachableError) {
+      process.stderr.write(`client: ${message}\n`);
+      return EXIT.unreachable;
+    }
+    if (error instanceof NeedsInputError) {
+      process.stderr.write(`client: ${message}\n`);
+      return EXIT.needsInput;
+    }
+    process.stderr.write(`client: ${message}\n`);
+    return EXIT.error;
+  }
+}
+
+if (require.main === module) {
+  runCli(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (error: Error) => {
+      process.stderr.write(`client: ${error.message}\n`);
+      process.exit(EXIT.error);
+    },
+  );
+}

@@ -1,0 +1,109 @@
+import { mkdirSync, openSync, closeSync, writeSync, fsyncSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { ElicitResult, Task } from '@modelcontextprotocol/sdk/types.js';
+
+/** Where answers came from: a person at the terminal, a flag or file, or the store itself (given again). */
+export type AnswerSource = 'terminal' | 'flag' | 'file' | 'store';
+
+/** One line of the client's task log. */
+export type StoreEvent =
+  | { type: 'created'; taskId: string; server: string; tool: string; createdAt: string; at: string }
+  | { type: 'status'; taskId: string; status: Task['status']; statusMessage?: string; at: string }
+  | { type: 'asked'; taskId: string; key?: string; message: string; at: string }
+  | { type: 'answered'; taskId: string; key?: string; response: ElicitResult; source: AnswerSource; at: string };
+
+/** What the store knows of one task. */
+export interface StoredTask {
+  taskId: string;
+  server: string;
+  tool: string;
+  createdAt: string;
+  status?: Task['status'];
+  statusMessage?: string;
+  /** Answers given, by input key. */
+  answers: Map<string, ElicitResult>;
+  /** How many answers came from a person or from flags/files, by input key: more than one means asked twice. */
+  humanAnswers: Map<string, number>;
+  /** How many times the server asked, by input key. */
+  asked: Map<string, number>;
+}
+
+/** The default state directory: $XDG_STATE_HOME/temporal-mcp-tasks, else ~/.local/state/temporal-mcp-tasks. */
+export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
+  return path.join(env.XDG_STATE_HOME || path.join(os.homedir(), '.local', 'state'), 'temporal-mcp-tasks');
+}
+
+/**
+ * The client's durable task log: an append-only JSON-lines file, each line fsync'ed before the call returns, so a
+ * task id is on disk before anything else happens with it. Lines torn by a crash are skipped when read.
+ */
+export class LocalTaskStore {
+  readonly file: string;
+
+  constructor(stateDir: string) {
+    mkdirSync(stateDir, { recursive: true });
+    this.file = path.join(stateDir, 'tasks.jsonl');
+  }
+
+  /** Appends an event durably. */
+  append(event: StoreEvent): void {
+    const fd = openSync(this.file, 'a');
+    try {
+      writeSync(fd, `${JSON.stringify(event)}\n`);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /** Every task in the log, oldest first. */
+  tasks(): StoredTask[] {
+    let text = '';
+    try {
+      text = readFileSync(this.file, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+    const tasks = new Map<string, StoredTask>();
+    for (const line of text.split('\n')) {
+      let event: StoreEvent;
+      try {
+        event = JSON.parse(line) as StoreEvent;
+      } catch {
+        continue;
+      }
+      if (event.type === 'created') {
+        tasks.set(event.taskId, {
+          taskId: event.taskId,
+          server: event.server,
+          tool: event.tool,
+          createdAt: event.createdAt,
+          answers: new Map(),
+          humanAnswers: new Map(),
+          asked: new Map(),
+        });
+        continue;
+      }
+      const task = tasks.get(event.taskId);
+      if (!task) continue;
+      if (event.type === 'status') {
+        task.status = event.status;
+        task.statusMessage = event.statusMessage;
+      } else if (event.key !== undefined) {
+        const key = event.key;
+        if (event.type === 'asked') task.asked.set(key, (task.asked.get(key) ?? 0) + 1);
+        if (event.type === 'answered') {
+          task.answers.set(key, event.response);
+          if (event.source !== 'store') task.humanAnswers.set(key, (task.humanAnswers.get(key) ?? 0) + 1);
+        }
+      }
+    }
+    return [...tasks.values()];
+  }
+
+  /** One task, if the log has it. */
+  task(taskId: string): StoredTask | undefined {
+    return this.tasks().find((task) => task.taskId === taskId);
+  }
+}
