@@ -25,10 +25,15 @@ export interface HttpServerProcess {
 }
 
 /** Spawns the HTTP server through npm, as a user would, and waits until it listens. */
-export function spawnHttpServer(taskQueue: string, port: number, timeoutMs = 30_000): Promise<HttpServerProcess> {
+export function spawnHttpServer(
+  taskQueue: string,
+  port: number,
+  extraEnv: Record<string, string> = {},
+  timeoutMs = 30_000,
+): Promise<HttpServerProcess> {
   const child = spawn('npm', ['run', '-s', 'serve', '--', '--http', `127.0.0.1:${port}`], {
     cwd: ROOT,
-    env: serverEnv(taskQueue),
+    env: serverEnv(taskQueue, extraEnv),
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });

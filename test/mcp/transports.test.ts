@@ -2,12 +2,12 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CallToolResultSchema, RELATED_TASK_META_KEY } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, ErrorCode, RELATED_TASK_META_KEY } from '@modelcontextprotocol/sdk/types.js';
 import { PaymentsLedger } from '../../src/activities/payments';
 import { freePort, ROOT } from '../helpers/dev-server';
-import { APPROVE, getTask, newMcpClient, ScriptedUser, startInvoiceTask, taskResult, waitForTask } from '../helpers/mcp';
+import { APPROVE, errorCodeOf, getTask, newMcpClient, ScriptedUser, startInvoiceTask, taskResult, waitForTask } from '../helpers/mcp';
 import { serverEnv, spawnHttpServer, type HttpServerProcess } from '../helpers/processes';
-import { sampleInvoice, startWorker, tempActivityConfig, uniqueTaskQueue, type RunningWorker } from '../helpers/temporal';
+import { eventually, sampleInvoice, startWorker, tempActivityConfig, uniqueTaskQueue, type RunningWorker } from '../helpers/temporal';
 
 interface JsonRpcError {
   error: { code: number; message: string };
@@ -32,16 +32,18 @@ afterAll(async () => {
   await worker?.stop();
 });
 
-async function httpClient(url: string, user = new ScriptedUser(() => APPROVE)) {
+async function httpClient(url: string, user = new ScriptedUser(() => APPROVE), token?: string) {
   const client = newMcpClient('http-test');
   user.attach(client);
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(url), token ? { requestInit: { headers: { authorization: `Bearer ${token}` } } } : undefined),
+  );
   clients.push(client);
   return { client, user };
 }
 
-async function httpServer(): Promise<HttpServerProcess> {
-  const server = await spawnHttpServer(taskQueue, await freePort());
+async function httpServer(env: Record<string, string> = {}): Promise<HttpServerProcess> {
+  const server = await spawnHttpServer(taskQueue, await freePort(), env);
   servers.push(server);
   return server;
 }
@@ -159,5 +161,77 @@ describe('Streamable HTTP (npm run -s serve -- --http)', () => {
     // The server is still healthy afterwards.
     const { client } = await httpClient(server.url);
     expect((await client.listTools()).tools.length).toBeGreaterThan(0);
+  });
+});
+
+describe('tasks belong to the caller (bearer tokens)', () => {
+  const ALICE = 'alice-token-0123456789';
+  const BOB = 'bob-token-0123456789ab';
+  const tokens = { MCP_AUTH_TOKENS: `alice=${ALICE},bob=${BOB}` };
+
+  test('a new session of the same principal finds, answers and finishes its task; another principal gets -32602 everywhere', async () => {
+    const server = await httpServer(tokens);
+    const alice = await httpClient(server.url, new ScriptedUser(() => APPROVE), ALICE);
+    const task = await startInvoiceTask(alice.client, sampleInvoice());
+    await waitForTask(alice.client, task.taskId, (t) => t.status === 'input_required');
+    await alice.client.close();
+
+    const bob = await httpClient(server.url, new ScriptedUser(() => APPROVE), BOB);
+    expect(await errorCodeOf(getTask(bob.client, task.taskId))).toBe(ErrorCode.InvalidParams);
+    expect(await errorCodeOf(taskResult(bob.client, task.taskId))).toBe(ErrorCode.InvalidParams);
+    expect(await errorCodeOf(bob.client.experimental.tasks.cancelTask(task.taskId))).toBe(ErrorCode.InvalidParams);
+    expect((await bob.client.experimental.tasks.listTasks()).tasks.map((t) => t.taskId)).not.toContain(task.taskId);
+    const release = await bob.client.callTool({ name: 'release_scheduled_payment', arguments: { taskId: task.taskId, lineItemId: 'LI-1' } }).catch((e) => e);
+    expect(release.code).toBe(ErrorCode.InvalidParams);
+    expect(bob.user.asked).toHaveLength(0);
+
+    const again = await httpClient(server.url, new ScriptedUser(() => APPROVE), ALICE);
+    const listed = await eventually(async () => {
+      const { tasks } = await again.client.experimental.tasks.listTasks();
+      return tasks.find((t) => t.taskId === task.taskId);
+    }, 'the task in alice’s tasks/list');
+    expect(listed.status).toBe('input_required');
+    expect((await taskResult(again.client, task.taskId)).structuredContent).toMatchObject({ outcome: 'paid' });
+    expect(again.user.asked).toHaveLength(1);
+  });
+
+  test('requests without a valid token get 401, and a session cannot be used with another token', async () => {
+    const server = await httpServer(tokens);
+    const initialize = (token?: string) =>
+      fetch(server.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(token && { authorization: `Bearer ${token}` }) },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
+      });
+    const missing = await initialize();
+    expect(missing.status).toBe(401);
+    expect(missing.headers.get('www-authenticate')).toMatch(/^Bearer/);
+    expect((await initialize('wrong-token-0123456789')).status).toBe(401);
+    const ok = await initialize(ALICE);
+    expect(ok.status).toBe(200);
+    const session = ok.headers.get('mcp-session-id')!;
+    await ok.body?.cancel();
+    const hijack = await fetch(server.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${BOB}`, 'mcp-session-id': session },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+    });
+    expect(hijack.status).toBe(404);
+  });
+
+  test('serve refuses a non-loopback address without tokens or --no-auth, and a bad token file names the line', async () => {
+    const run = (args: string[], env: Record<string, string>) =>
+      new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const child = spawn('npm', ['run', '-s', 'serve', '--', ...args], { cwd: ROOT, env: serverEnv(taskQueue, env) });
+        let stderr = '';
+        child.stderr.on('data', (chunk) => (stderr += chunk));
+        child.once('exit', (code) => resolve({ code, stderr }));
+      });
+    const open = await run(['--http', '0.0.0.0:0'], {});
+    expect(open.code).toBe(2);
+    expect(open.stderr).toMatch(/without authentication.*MCP_AUTH_TOKENS.*--no-auth/);
+    const short = await run(['--http', '127.0.0.1:0'], { MCP_AUTH_TOKENS: 'alice=short' });
+    expect(short.code).toBe(2);
+    expect(short.stderr).toMatch(/MCP_AUTH_TOKENS entry 1: the token of "alice" is shorter than 16/);
   });
 });
