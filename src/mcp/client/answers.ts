@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { createInterface } from 'node:readline/promises';
+import { createInterface, type Interface } from 'node:readline';
 import type { ElicitRequest, ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import { checkFormContent, type FormInputRequest, type FormProperty } from '../../workflows/task-contract';
 
@@ -89,7 +89,7 @@ export class TerminalAnswers implements AnswerProvider {
   async answer(params: ElicitRequest['params']) {
     if (!('requestedSchema' in params)) return undefined;
     const schema = params.requestedSchema as FormInputRequest['requestedSchema'];
-    const rl = createInterface({ input: this.input, output: this.output, terminal: false });
+    const rl = new LineReader(createInterface({ input: this.input, terminal: false }), this.output);
     const say = (text: string) => this.output.write(`${text}\n`);
     try {
       say(`\n? ${params.message}`);
@@ -114,8 +114,47 @@ export class TerminalAnswers implements AnswerProvider {
   }
 }
 
+/** Prompts and reads lines, keeping lines typed (or piped) ahead of their prompt. */
+class LineReader {
+  private readonly lines: string[] = [];
+  private waiting?: (line: string | undefined) => void;
+  private ended = false;
+
+  constructor(
+    private readonly rl: Interface,
+    private readonly output: NodeJS.WritableStream,
+  ) {
+    rl.on('line', (line) => {
+      if (this.waiting) this.take(line);
+      else this.lines.push(line);
+    });
+    rl.on('close', () => {
+      this.ended = true;
+      this.take(undefined);
+    });
+  }
+
+  private take(line: string | undefined): void {
+    const waiting = this.waiting;
+    this.waiting = undefined;
+    waiting?.(line);
+  }
+
+  /** Shows `prompt` and returns the next line; throws when the input ends. */
+  async question(prompt: string): Promise<string> {
+    this.output.write(prompt);
+    const line = this.lines.length > 0 ? this.lines.shift() : this.ended ? undefined : await new Promise<string | undefined>((resolve) => (this.waiting = resolve));
+    if (line === undefined) throw new AnswerError('the input ended before the form was complete');
+    return line;
+  }
+
+  close(): void {
+    this.rl.close();
+  }
+}
+
 async function askField(
-  rl: ReturnType<typeof createInterface>,
+  rl: LineReader,
   say: (text: string) => void,
   name: string,
   property: FormProperty,

@@ -1,0 +1,131 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import { TerminalAnswers, ScriptedAnswers } from '../../src/mcp/client/answers';
+import { EXIT } from '../../src/mcp/client/cli';
+import { LocalTaskStore } from '../../src/mcp/client/store';
+import { approvalRequest } from '../../src/workflows/invoice-shared';
+import { runClient } from '../helpers/cli';
+import { freePort } from '../helpers/dev-server';
+import { spawnHttpServer, type HttpServerProcess } from '../helpers/processes';
+import { eventually, sampleInvoice, startWorker, tempActivityConfig, uniqueTaskQueue, type RunningWorker } from '../helpers/temporal';
+
+const taskQueue = uniqueTaskQueue('client');
+let worker: RunningWorker;
+let server: HttpServerProcess;
+
+beforeAll(async () => {
+  worker = await startWorker(taskQueue, tempActivityConfig());
+  server = await spawnHttpServer(taskQueue, await freePort());
+});
+
+afterAll(async () => {
+  await server?.kill();
+  await worker?.stop();
+});
+
+function scratch() {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'client-test-'));
+  const invoiceFile = (overrides = {}) => {
+    const file = path.join(dir, `invoice-${Math.random().toString(36).slice(2)}.json`);
+    writeFileSync(file, JSON.stringify(sampleInvoice(overrides)));
+    return file;
+  };
+  return { stateDir: path.join(dir, 'state'), invoiceFile };
+}
+
+describe('temporal-mcp-client', () => {
+  test('call: runs the invoice as a task, answers from --answer, exits 0 with the outcome as JSON; the task id is stored first', async () => {
+    const { stateDir, invoiceFile } = scratch();
+    const run = await runClient(
+      ['call', 'process_invoice', '--url', server.url, '--args', `@${invoiceFile()}`, '--answer', '{"decision":"approve"}', '--json', '--state-dir', stateDir],
+      taskQueue,
+    );
+    expect(run.code).toBe(EXIT.completed);
+    const outcome = JSON.parse(run.stdout);
+    expect(outcome).toMatchObject({ status: 'completed', result: { structuredContent: { outcome: 'paid' } } });
+    expect(run.stderr).toMatch(/input_required/);
+    const [stored] = new LocalTaskStore(stateDir).tasks();
+    expect(stored).toMatchObject({ taskId: outcome.taskId, server: server.url, tool: 'process_invoice', status: 'completed' });
+    expect(stored.humanAnswers.get('approval')).toBe(1);
+  });
+
+  test('call --no-input stops with exit 6 when a question has no answer; tasks lists it; resume answers and finishes it', async () => {
+    const { stateDir, invoiceFile } = scratch();
+    const first = await runClient(['call', 'process_invoice', '--url', server.url, '--args', `@${invoiceFile()}`, '--no-input', '--state-dir', stateDir], taskQueue);
+    expect(first.code).toBe(EXIT.needsInput);
+    expect(first.stderr).toMatch(/needs input: "Approve invoice/);
+    const [stored] = new LocalTaskStore(stateDir).tasks();
+
+    const listed = await eventually(async () => {
+      const run = await runClient(['tasks', '--url', server.url, '--json', '--state-dir', stateDir], taskQueue);
+      const rows = JSON.parse(run.stdout) as { taskId: string; status: string }[];
+      return rows.find((row) => row.taskId === stored.taskId && row.status === 'input_required');
+    }, 'the task in the client’s task list');
+    expect(listed.status).toBe('input_required');
+
+    const resumed = await runClient(['resume', stored.taskId, '--answer', '{"action":"accept","content":{"decision":"reject"}}', '--state-dir', stateDir], taskQueue);
+    expect(resumed.code).toBe(EXIT.completed);
+    expect(resumed.stdout).toMatch(/was rejected; nothing was paid/);
+  });
+
+  test('exit codes: 1 for a tool error, 4 for a cancelled task, 2 for usage errors, 5 for an unreachable server, 7 for an unknown task', async () => {
+    const { stateDir, invoiceFile } = scratch();
+    const refused = await runClient(['call', 'process_invoice', '--url', server.url, '--args', `@${invoiceFile({ vendorId: 'V-666' })}`, '--state-dir', stateDir], taskQueue);
+    expect(refused.code).toBe(EXIT.toolError);
+    expect(refused.stdout).toMatch(/on hold/);
+
+    const waiting = await runClient(['call', 'process_invoice', '--url', server.url, '--args', `@${invoiceFile()}`, '--no-input', '--state-dir', stateDir], taskQueue);
+    expect(waiting.code).toBe(EXIT.needsInput);
+    const taskId = new LocalTaskStore(stateDir).tasks()[1].taskId;
+    const cancelled = await runClient(['cancel', taskId, '--state-dir', stateDir], taskQueue);
+    expect(cancelled.code).toBe(EXIT.completed);
+    expect(cancelled.stdout).toMatch(/cancelled/);
+    expect((await runClient(['result', taskId, '--state-dir', stateDir], taskQueue)).code).toBe(EXIT.cancelled);
+
+    expect((await runClient(['call', 'no_such_tool', '--url', server.url, '--state-dir', stateDir], taskQueue)).code).toBe(EXIT.usage);
+    expect((await runClient(['call', 'process_invoice', '--args', '{not json', '--state-dir', stateDir], taskQueue)).code).toBe(EXIT.usage);
+    expect((await runClient(['frobnicate'], taskQueue)).code).toBe(EXIT.usage);
+    const closed = await freePort();
+    const unreachable = await runClient(['tasks', '--url', `http://127.0.0.1:${closed}/mcp`, '--reconnect-timeout', '1', '--state-dir', stateDir], taskQueue);
+    expect(unreachable.code).toBe(EXIT.unreachable);
+    const unknown = await runClient(['result', 'invoice-00000000-0000-4000-8000-000000000000', '--url', server.url, '--state-dir', stateDir], taskQueue);
+    expect(unknown.code).toBe(EXIT.error);
+    expect(unknown.stderr).toMatch(/Task not found/);
+  });
+});
+
+describe('answers', () => {
+  const request = { mode: 'form' as const, ...approvalRequest(sampleInvoice(), 10) };
+
+  test('the terminal form offers enum choices by number, re-asks invalid values and skips optional fields', async () => {
+    const input = new PassThrough();
+    const output = new PassThrough();
+    let shown = '';
+    output.on('data', (chunk) => (shown += chunk));
+    const pending = new TerminalAnswers(input, output).answer(request);
+    input.write('a\n7\n2\n\n');
+    const given = await pending;
+    expect(given).toEqual({ response: { action: 'accept', content: { decision: 'reject' } }, source: 'terminal' });
+    expect(shown).toMatch(/1\) Approve/);
+    expect(shown).toMatch(/must be one of approve, reject/);
+  });
+
+  test('the terminal form can decline', async () => {
+    const input = new PassThrough();
+    const pending = new TerminalAnswers(input, new PassThrough()).answer(request);
+    input.write('d\n');
+    expect((await pending)?.response).toEqual({ action: 'decline' });
+  });
+
+  test('scripted answers: keyed answers win, bare content means accept, answers that do not fit the form are refused', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'answers-'));
+    const file = path.join(dir, 'answers.json');
+    writeFileSync(file, JSON.stringify({ approval: { decision: 'approve', comment: 'ok' } }));
+    expect((await new ScriptedAnswers([], file).answer(request, 'approval'))?.response).toEqual({ action: 'accept', content: { decision: 'approve', comment: 'ok' } });
+    await expect(new ScriptedAnswers(['{"decision":"maybe"}'], undefined).answer(request, 'approval')).rejects.toThrow(/must be one of approve, reject/);
+    expect(() => new ScriptedAnswers(['{"action":"accept"}'], undefined)).toThrow(/needs "content"/);
+    expect(await new ScriptedAnswers([], undefined).answer(request, 'approval')).toBeUndefined();
+  });
+});
