@@ -26,9 +26,11 @@ export class BearerTokens {
     } catch (error) {
       throw new TokenConfigError(`${where}: ${(error as Error).message}`);
     }
-    if (token.length < MIN_TOKEN_LENGTH) throw new TokenConfigError(`${where}: the token of "${principal}" is shorter than ${MIN_TOKEN_LENGTH} characters`);
+    if (token.length < MIN_TOKEN_LENGTH)
+      throw new TokenConfigError(`${where}: the token of "${principal}" is shorter than ${MIN_TOKEN_LENGTH} characters`);
     const digest = sha256(token);
-    if (this.digests.some((entry) => timingSafeEqual(entry.digest, digest))) throw new TokenConfigError(`${where}: a token is listed twice`);
+    if (this.digests.some((entry) => timingSafeEqual(entry.digest, digest)))
+      throw new TokenConfigError(`${where}: a token is listed twice`);
     this.digests.push({ digest, principal });
   }
 

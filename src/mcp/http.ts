@@ -47,7 +47,12 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       principal = token ? tokens.principalOf(token) : undefined;
       if (!token || !principal) {
         res.setHeader('www-authenticate', `Bearer realm="temporal-mcp"${token ? ', error="invalid_token"' : ''}`);
-        return sendJsonRpcError(res, 401, -32001, token ? 'Unauthorized: the bearer token is not valid' : 'Unauthorized: send Authorization: Bearer <token>');
+        return sendJsonRpcError(
+          res,
+          401,
+          -32001,
+          token ? 'Unauthorized: the bearer token is not valid' : 'Unauthorized: send Authorization: Bearer <token>',
+        );
       }
       // The SDK hands req.auth to request handlers as extra.authInfo.
       (req as IncomingMessage & { auth?: unknown }).auth = { token, clientId: principal, scopes: [] };

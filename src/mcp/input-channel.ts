@@ -90,8 +90,10 @@ export class InputChannel {
     const slot = slotOf(view);
     const outcome = this.elicit(view, relatedRequestId, signal)
       .catch((error: unknown): AskOutcome => {
+        // The answer may not have reached the workflow: read the task afresh and ask again (a client that remembers
+        // its answers gives it without asking its user).
         console.error(`input for task ${view.task.taskId}: ${(error as Error).message}`);
-        return { kind: 'dismissed' };
+        return { kind: 'superseded' };
       })
       .then((result) => {
         if (result.kind === 'answered') this.answered.add(slot);

@@ -9,6 +9,7 @@ import {
   ListTasksRequestSchema,
   ListToolsRequestSchema,
   McpError,
+  type CallToolRequest,
   type CallToolResult,
   type ServerNotification,
   type ServerRequest,
@@ -17,7 +18,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { InputChannel, type InputChannelOptions } from './input-channel';
-import { isTerminalStatus, TemporalTaskBackend, type TaskView } from './task-backend';
+import { isTemporalUnavailable, isTerminalStatus, temporalUnavailable, TemporalTaskBackend, type TaskView } from './task-backend';
 import type { DirectTool, ToolDefinition } from './tools/types';
 
 /** Key of the line a host may hand the model as soon as a task exists (MCP 2025-11-25). */
@@ -78,7 +79,9 @@ export function createBridgeServer(deps: BridgeDependencies): Server {
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: descriptors }));
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) => mapTemporalErrors(callTool(request, extra)));
+
+  async function callTool(request: CallToolRequest, extra: Extra) {
     const { name, arguments: rawArgs, task } = request.params;
     const tool = byName.get(name);
     if (!tool) {
@@ -114,7 +117,7 @@ export function createBridgeServer(deps: BridgeDependencies): Server {
       return { task: view.task, ...(immediate && { _meta: { [MODEL_IMMEDIATE_RESPONSE_META]: immediate } }) };
     }
     return awaitResult(view.task.taskId, principal, extra);
-  });
+  }
 
   onTaskRequest(server, GetTaskRequestSchema, async (request, extra) => {
     const principal = deps.principalOf(extra);
@@ -148,12 +151,21 @@ export function createBridgeServer(deps: BridgeDependencies): Server {
     let invalidAnswers = 0;
     for (;;) {
       if (extra.signal.aborted) throw new McpError(ErrorCode.ConnectionClosed, 'Request was cancelled');
-      const view: TaskView = await deps.backend.get(taskId, principal);
+      let view: TaskView;
+      try {
+        view = await deps.backend.get(taskId, principal);
+      } catch (error) {
+        // tasks/result keeps blocking through a Temporal outage instead of failing the wait.
+        if (!isTemporalUnavailable(error)) throw error;
+        await sleep(deps.backend.options.pollIntervalMs, extra.signal);
+        continue;
+      }
       observe(view);
       if (isTerminalStatus(view.task.status)) return deps.backend.result(view);
       if (view.input && view.input.key !== dismissedKey && channel.canAsk()) {
         const outcome = await channel.ask(view, extra.requestId, extra.signal);
         if (outcome.kind === 'dismissed') dismissedKey = view.input.key;
+        if (outcome.kind === 'superseded') await sleep(view.task.pollInterval ?? deps.backend.options.pollIntervalMs, extra.signal);
         if (outcome.kind === 'invalid' && ++invalidAnswers >= MAX_INVALID_ANSWERS) {
           throw new McpError(
             ErrorCode.InvalidParams,
@@ -191,6 +203,16 @@ function onTaskRequest<Schema extends z.ZodObject<{ method: z.ZodLiteral<string>
       return handler(parsed.data, extra);
     }) as never,
   );
+}
+
+/** Turns "Temporal unreachable" into a retryable JSON-RPC error that says so. */
+async function mapTemporalErrors<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (!(error instanceof McpError) && isTemporalUnavailable(error)) throw temporalUnavailable(error);
+    throw error;
+  }
 }
 
 /** The tools/list entry of a tool. */

@@ -1,5 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { WorkflowFailedError, WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
+import {
+  isGrpcServiceError,
+  ServiceError,
+  WorkflowFailedError,
+  WorkflowNotFoundError,
+  type Client,
+  type WorkflowExecutionDescription,
+} from '@temporalio/client';
 import { ApplicationFailure, defineSearchAttributeKey, SearchAttributeType, TerminatedFailure, TimeoutFailure } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { ErrorCode, McpError, RELATED_TASK_META_KEY, type CallToolResult, type Task } from '@modelcontextprotocol/sdk/types.js';
@@ -54,6 +61,23 @@ export interface TaskView {
 /** The error every tasks/* method returns for an id the caller may not see: unknown, expired or someone else's. */
 export function taskNotFound(taskId: string): McpError {
   return new McpError(ErrorCode.InvalidParams, `Task not found: ${taskId}`);
+}
+
+/** gRPC codes that mean Temporal cannot be reached right now: UNAVAILABLE, DEADLINE_EXCEEDED. */
+const UNREACHABLE_CODES = new Set([14, 4]);
+
+/** True when `error` means Temporal cannot be reached right now, so the same call may succeed later. */
+export function isTemporalUnavailable(error: unknown): boolean {
+  const cause = error instanceof ServiceError ? error.cause : error;
+  if (isGrpcServiceError(cause)) return UNREACHABLE_CODES.has(cause.code);
+  return /UNAVAILABLE|DEADLINE_EXCEEDED|ECONNREFUSED|Connection refused|transport error/i.test((error as Error)?.message ?? '');
+}
+
+/** The error a request gets while Temporal is unreachable; `data.retryable` tells clients to try again. */
+export function temporalUnavailable(error: unknown): McpError {
+  return new McpError(ErrorCode.InternalError, `Temporal is unavailable right now (${(error as Error).message}); retry shortly`, {
+    retryable: true,
+  });
 }
 
 /** True for the three statuses that never change again. */
@@ -153,9 +177,21 @@ export class TemporalTaskBackend {
     return this.get(taskId, principal);
   }
 
-  /** Hands an answer to the workflow. A signal: durable as soon as this returns, even with no worker running. */
-  async respond(view: TaskView, response: InputResponse): Promise<void> {
-    await this.client.workflow.getHandle(view.workflowId, view.runId).signal(respondSignal, response);
+  /**
+   * Hands an answer to the workflow. A signal: durable as soon as this returns, even with no worker running. While
+   * Temporal is unreachable it keeps trying for `patienceMs`, so an answer the user gave is not dropped by an outage.
+   */
+  async respond(view: TaskView, response: InputResponse, patienceMs = 120_000): Promise<void> {
+    const deadline = Date.now() + patienceMs;
+    for (let delay = 250; ; delay = Math.min(delay * 2, 5_000)) {
+      try {
+        await this.client.workflow.getHandle(view.workflowId, view.runId).signal(respondSignal, response);
+        return;
+      } catch (error) {
+        if (!isTemporalUnavailable(error) || Date.now() + delay > deadline) throw error;
+        await new Promise((resolve) => setTimeout(resolve, delay));
+      }
+    }
   }
 
   /**

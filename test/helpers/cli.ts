@@ -12,7 +12,11 @@ export interface CliRun {
 /** Runs `npm run -s client -- …args` as a user would, with no stdin. */
 export function runClient(args: string[], taskQueue: string, env: Record<string, string> = {}): Promise<CliRun> {
   return new Promise((resolve) => {
-    const child = spawn('npm', ['run', '-s', 'client', '--', ...args], { cwd: ROOT, env: serverEnv(taskQueue, env), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('npm', ['run', '-s', 'client', '--', ...args], {
+      cwd: ROOT,
+      env: serverEnv(taskQueue, env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));

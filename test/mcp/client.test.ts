@@ -39,7 +39,19 @@ describe('temporal-mcp-client', () => {
   test('call: runs the invoice as a task, answers from --answer, exits 0 with the outcome as JSON; the task id is stored first', async () => {
     const { stateDir, invoiceFile } = scratch();
     const run = await runClient(
-      ['call', 'process_invoice', '--url', server.url, '--args', `@${invoiceFile()}`, '--answer', '{"decision":"approve"}', '--json', '--state-dir', stateDir],
+      [
+        'call',
+        'process_invoice',
+        '--url',
+        server.url,
+        '--args',
+        `@${invoiceFile()}`,
+        '--answer',
+        '{"decision":"approve"}',
+        '--json',
+        '--state-dir',
+        stateDir,
+      ],
       taskQueue,
     );
     expect(run.code).toBe(EXIT.completed);
@@ -53,7 +65,10 @@ describe('temporal-mcp-client', () => {
 
   test('call --no-input stops with exit 6 when a question has no answer; tasks lists it; resume answers and finishes it', async () => {
     const { stateDir, invoiceFile } = scratch();
-    const first = await runClient(['call', 'process_invoice', '--url', server.url, '--args', `@${invoiceFile()}`, '--no-input', '--state-dir', stateDir], taskQueue);
+    const first = await runClient(
+      ['call', 'process_invoice', '--url', server.url, '--args', `@${invoiceFile()}`, '--no-input', '--state-dir', stateDir],
+      taskQueue,
+    );
     expect(first.code).toBe(EXIT.needsInput);
     expect(first.stderr).toMatch(/needs input: "Approve invoice/);
     const [stored] = new LocalTaskStore(stateDir).tasks();
@@ -65,18 +80,27 @@ describe('temporal-mcp-client', () => {
     }, 'the task in the client’s task list');
     expect(listed.status).toBe('input_required');
 
-    const resumed = await runClient(['resume', stored.taskId, '--answer', '{"action":"accept","content":{"decision":"reject"}}', '--state-dir', stateDir], taskQueue);
+    const resumed = await runClient(
+      ['resume', stored.taskId, '--answer', '{"action":"accept","content":{"decision":"reject"}}', '--state-dir', stateDir],
+      taskQueue,
+    );
     expect(resumed.code).toBe(EXIT.completed);
     expect(resumed.stdout).toMatch(/was rejected; nothing was paid/);
   });
 
   test('exit codes: 1 for a tool error, 4 for a cancelled task, 2 for usage errors, 5 for an unreachable server, 7 for an unknown task', async () => {
     const { stateDir, invoiceFile } = scratch();
-    const refused = await runClient(['call', 'process_invoice', '--url', server.url, '--args', `@${invoiceFile({ vendorId: 'V-666' })}`, '--state-dir', stateDir], taskQueue);
+    const refused = await runClient(
+      ['call', 'process_invoice', '--url', server.url, '--args', `@${invoiceFile({ vendorId: 'V-666' })}`, '--state-dir', stateDir],
+      taskQueue,
+    );
     expect(refused.code).toBe(EXIT.toolError);
     expect(refused.stdout).toMatch(/on hold/);
 
-    const waiting = await runClient(['call', 'process_invoice', '--url', server.url, '--args', `@${invoiceFile()}`, '--no-input', '--state-dir', stateDir], taskQueue);
+    const waiting = await runClient(
+      ['call', 'process_invoice', '--url', server.url, '--args', `@${invoiceFile()}`, '--no-input', '--state-dir', stateDir],
+      taskQueue,
+    );
     expect(waiting.code).toBe(EXIT.needsInput);
     const taskId = new LocalTaskStore(stateDir).tasks()[1].taskId;
     const cancelled = await runClient(['cancel', taskId, '--state-dir', stateDir], taskQueue);
@@ -88,9 +112,15 @@ describe('temporal-mcp-client', () => {
     expect((await runClient(['call', 'process_invoice', '--args', '{not json', '--state-dir', stateDir], taskQueue)).code).toBe(EXIT.usage);
     expect((await runClient(['frobnicate'], taskQueue)).code).toBe(EXIT.usage);
     const closed = await freePort();
-    const unreachable = await runClient(['tasks', '--url', `http://127.0.0.1:${closed}/mcp`, '--reconnect-timeout', '1', '--state-dir', stateDir], taskQueue);
+    const unreachable = await runClient(
+      ['tasks', '--url', `http://127.0.0.1:${closed}/mcp`, '--reconnect-timeout', '1', '--state-dir', stateDir],
+      taskQueue,
+    );
     expect(unreachable.code).toBe(EXIT.unreachable);
-    const unknown = await runClient(['result', 'invoice-00000000-0000-4000-8000-000000000000', '--url', server.url, '--state-dir', stateDir], taskQueue);
+    const unknown = await runClient(
+      ['result', 'invoice-00000000-0000-4000-8000-000000000000', '--url', server.url, '--state-dir', stateDir],
+      taskQueue,
+    );
     expect(unknown.code).toBe(EXIT.error);
     expect(unknown.stderr).toMatch(/Task not found/);
   });
@@ -123,8 +153,13 @@ describe('answers', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'answers-'));
     const file = path.join(dir, 'answers.json');
     writeFileSync(file, JSON.stringify({ approval: { decision: 'approve', comment: 'ok' } }));
-    expect((await new ScriptedAnswers([], file).answer(request, 'approval'))?.response).toEqual({ action: 'accept', content: { decision: 'approve', comment: 'ok' } });
-    await expect(new ScriptedAnswers(['{"decision":"maybe"}'], undefined).answer(request, 'approval')).rejects.toThrow(/must be one of approve, reject/);
+    expect((await new ScriptedAnswers([], file).answer(request, 'approval'))?.response).toEqual({
+      action: 'accept',
+      content: { decision: 'approve', comment: 'ok' },
+    });
+    await expect(new ScriptedAnswers(['{"decision":"maybe"}'], undefined).answer(request, 'approval')).rejects.toThrow(
+      /must be one of approve, reject/,
+    );
     expect(() => new ScriptedAnswers(['{"action":"accept"}'], undefined)).toThrow(/needs "content"/);
     expect(await new ScriptedAnswers([], undefined).answer(request, 'approval')).toBeUndefined();
   });

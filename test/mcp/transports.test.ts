@@ -181,7 +181,9 @@ describe('tasks belong to the caller (bearer tokens)', () => {
     expect(await errorCodeOf(taskResult(bob.client, task.taskId))).toBe(ErrorCode.InvalidParams);
     expect(await errorCodeOf(bob.client.experimental.tasks.cancelTask(task.taskId))).toBe(ErrorCode.InvalidParams);
     expect((await bob.client.experimental.tasks.listTasks()).tasks.map((t) => t.taskId)).not.toContain(task.taskId);
-    const release = await bob.client.callTool({ name: 'release_scheduled_payment', arguments: { taskId: task.taskId, lineItemId: 'LI-1' } }).catch((e) => e);
+    const release = await bob.client
+      .callTool({ name: 'release_scheduled_payment', arguments: { taskId: task.taskId, lineItemId: 'LI-1' } })
+      .catch((e) => e);
     expect(release.code).toBe(ErrorCode.InvalidParams);
     expect(bob.user.asked).toHaveLength(0);
 
@@ -200,8 +202,17 @@ describe('tasks belong to the caller (bearer tokens)', () => {
     const initialize = (token?: string) =>
       fetch(server.url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(token && { authorization: `Bearer ${token}` }) },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...(token && { authorization: `Bearer ${token}` }),
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+        }),
       });
     const missing = await initialize();
     expect(missing.status).toBe(401);
@@ -213,7 +224,12 @@ describe('tasks belong to the caller (bearer tokens)', () => {
     await ok.body?.cancel();
     const hijack = await fetch(server.url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${BOB}`, 'mcp-session-id': session },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        authorization: `Bearer ${BOB}`,
+        'mcp-session-id': session,
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
     });
     expect(hijack.status).toBe(404);

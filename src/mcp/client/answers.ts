@@ -13,7 +13,10 @@ export class AnswerError extends Error {
 
 /** Where the next answer to an elicitation comes from. `undefined`: no answer available (non-interactive). */
 export interface AnswerProvider {
-  answer(params: ElicitRequest['params'], key: string | undefined): Promise<{ response: ElicitResult; source: 'terminal' | 'flag' | 'file' } | undefined>;
+  answer(
+    params: ElicitRequest['params'],
+    key: string | undefined,
+  ): Promise<{ response: ElicitResult; source: 'terminal' | 'flag' | 'file' } | undefined>;
 }
 
 /**
@@ -24,7 +27,8 @@ export function parseAnswer(value: unknown, where: string): ElicitResult {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new AnswerError(`${where}: an answer is a JSON object`);
   const record = value as Record<string, unknown>;
   if (typeof record.action === 'string') {
-    if (!['accept', 'decline', 'cancel'].includes(record.action)) throw new AnswerError(`${where}: action must be accept, decline or cancel`);
+    if (!['accept', 'decline', 'cancel'].includes(record.action))
+      throw new AnswerError(`${where}: action must be accept, decline or cancel`);
     if (record.action === 'accept' && (typeof record.content !== 'object' || record.content === null)) {
       throw new AnswerError(`${where}: an accept answer needs "content"`);
     }
@@ -41,8 +45,14 @@ export class ScriptedAnswers implements AnswerProvider {
   private readonly queue: { response: ElicitResult; source: 'flag' | 'file' }[] = [];
   private readonly byKey = new Map<string, ElicitResult>();
 
-  constructor(flags: string[], file: string | undefined, private readonly fallback?: AnswerProvider) {
-    flags.forEach((flag, index) => this.queue.push({ response: parseAnswer(parseJson(flag, `--answer #${index + 1}`), `--answer #${index + 1}`), source: 'flag' }));
+  constructor(
+    flags: string[],
+    file: string | undefined,
+    private readonly fallback?: AnswerProvider,
+  ) {
+    flags.forEach((flag, index) =>
+      this.queue.push({ response: parseAnswer(parseJson(flag, `--answer #${index + 1}`), `--answer #${index + 1}`), source: 'flag' }),
+    );
     if (file) {
       let text: string;
       try {
@@ -51,7 +61,8 @@ export class ScriptedAnswers implements AnswerProvider {
         throw new AnswerError(`--answers-file ${file}: ${(error as Error).message}`);
       }
       const parsed = parseJson(text, `--answers-file ${file}`);
-      if (Array.isArray(parsed)) parsed.forEach((value, index) => this.queue.push({ response: parseAnswer(value, `${file} [${index}]`), source: 'file' }));
+      if (Array.isArray(parsed))
+        parsed.forEach((value, index) => this.queue.push({ response: parseAnswer(value, `${file} [${index}]`), source: 'file' }));
       else if (typeof parsed === 'object' && parsed !== null) {
         for (const [key, value] of Object.entries(parsed)) this.byKey.set(key, parseAnswer(value, `${file} "${key}"`));
       } else throw new AnswerError(`--answers-file ${file}: expected an object keyed by input key, or an array`);
@@ -143,7 +154,12 @@ class LineReader {
   /** Shows `prompt` and returns the next line; throws when the input ends. */
   async question(prompt: string): Promise<string> {
     this.output.write(prompt);
-    const line = this.lines.length > 0 ? this.lines.shift() : this.ended ? undefined : await new Promise<string | undefined>((resolve) => (this.waiting = resolve));
+    const line =
+      this.lines.length > 0
+        ? this.lines.shift()
+        : this.ended
+          ? undefined
+          : await new Promise<string | undefined>((resolve) => (this.waiting = resolve));
     if (line === undefined) throw new AnswerError('the input ended before the form was complete');
     return line;
   }
@@ -174,7 +190,8 @@ async function askField(
       continue;
     }
     const value = parseField(property, raw, options);
-    const problem = value === undefined ? 'not a valid value' : checkFormContent({ type: 'object', properties: { [name]: property } }, { [name]: value });
+    const problem =
+      value === undefined ? 'not a valid value' : checkFormContent({ type: 'object', properties: { [name]: property } }, { [name]: value });
     if (!problem) return value;
     say(`    ${problem.replace(`"${name}" `, '')}`);
   }

@@ -264,14 +264,19 @@ async function answerElicitation(params: ElicitRequest['params'], ask: AskContex
     return { action: 'cancel' };
   }
   if (taskId) ask.store.append({ type: 'answered', taskId, key, response: given.response, source: given.source, at: at() });
-  ask.progress.note(`task ${taskId ?? '?'}: answered ${given.response.action}${given.response.content ? ` ${JSON.stringify(given.response.content)}` : ''}`);
+  ask.progress.note(
+    `task ${taskId ?? '?'}: answered ${given.response.action}${given.response.content ? ` ${JSON.stringify(given.response.content)}` : ''}`,
+  );
   if (ask.answerDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, ask.answerDelayMs));
   return given.response;
 }
 
-/** Errors that mean the connection is gone and a new one may succeed. */
-function isConnectionLost(error: unknown): boolean {
-  if (error instanceof McpError) return error.code === ErrorCode.ConnectionClosed || /session not found/i.test(error.message);
+/** Errors after which the same call may succeed: the connection is gone, or the server said "retry". */
+function isTransient(error: unknown): boolean {
+  if (error instanceof McpError) {
+    if ((error.data as { retryable?: boolean } | undefined)?.retryable === true) return true;
+    return error.code === ErrorCode.ConnectionClosed || /session not found/i.test(error.message);
+  }
   const text = `${(error as Error)?.message ?? ''} ${String((error as { cause?: unknown })?.cause ?? '')}`;
   return /fetch failed|ECONNREFUSED|ECONNRESET|socket hang up|Not connected|Connection closed|terminated|Session not found|EPIPE/i.test(text);
 }
@@ -321,16 +326,24 @@ class Runner {
     }
   }
 
-  /** Follows a task to its end over `target`, reconnecting whenever the connection is lost. */
+  /** Follows a task to its end over `target`, reconnecting and retrying through outages up to the reconnect timeout. */
   async follow(taskId: string, target: Target, first?: Session, quiet = false): Promise<Outcome> {
     let session = first;
+    let troubleSince: number | undefined;
     for (;;) {
       session ??= await this.connect(target);
+      const connectedAt = Date.now();
       try {
         return await this.followOnce(session, taskId, quiet);
       } catch (error) {
-        if (!isConnectionLost(error)) throw error;
-        this.progress.note(`task ${taskId}: connection to ${targetName(target)} lost; reconnecting`);
+        if (!isTransient(error)) throw error;
+        // A session that worked for a while before failing starts a new outage.
+        if (troubleSince === undefined || Date.now() - connectedAt > 10_000) troubleSince = Date.now();
+        if (Date.now() - troubleSince > this.options.reconnectTimeoutMs) {
+          throw new UnreachableError(`task ${taskId}: the server stayed unavailable for ${Math.round(this.options.reconnectTimeoutMs / 1000)} s: ${(error as Error).message}`);
+        }
+        this.progress.note(`task ${taskId}: ${(error as Error).message}; retrying`);
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
       } finally {
         await session.close();
       }
@@ -448,7 +461,14 @@ async function call(runner: Runner, tool: string | undefined, options: Options):
       CreateTaskResultSchema,
     );
     const { task } = created;
-    runner.store.append({ type: 'created', taskId: task.taskId, server: targetName(target), tool, createdAt: task.createdAt, at: new Date().toISOString() });
+    runner.store.append({
+      type: 'created',
+      taskId: task.taskId,
+      server: targetName(target),
+      tool,
+      createdAt: task.createdAt,
+      at: new Date().toISOString(),
+    });
     runner.progress.note(`task ${task.taskId} created (ttl ${task.ttl === null ? 'unlimited' : `${task.ttl} ms`})`);
     handedOver = true;
     return runner.report(await runner.follow(task.taskId, target, session));
