@@ -100,8 +100,12 @@ healthy() {
 
 running_pid() {
   [[ -f "$PID_FILE" ]] || return 1
-  local pid; pid="$(cat "$PID_FILE")"
-  kill -0 "$pid" 2>/dev/null && echo "$pid"
+  local pid state; pid="$(cat "$PID_FILE")"
+  kill -0 "$pid" 2>/dev/null || return 1
+  # A killed server nobody has reaped yet is a zombie: not running.
+  state="$(ps -o stat= -p "$pid" 2>/dev/null || true)"
+  [[ "$state" != Z* ]] || return 1
+  echo "$pid"
 }
 
 # A server that was already running may predate the bridge: make sure its search attributes exist.

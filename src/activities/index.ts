@@ -46,7 +46,7 @@ export function createActivities(config: ActivityConfig) {
   return {
     /** Checks the vendor and the invoice number against the ERP, registering the invoice for this task. */
     async validateInvoice(taskId: string, invoice: Invoice): Promise<ErpCheck> {
-      if (config.erpDelayMs > 0) await Context.current().sleep(config.erpDelayMs);
+      if (config.erpDelayMs > 0) await heartbeatingSleep(config.erpDelayMs);
       return erp.validate(taskId, invoice);
     },
 

@@ -14,15 +14,18 @@ import {
 } from './invoice-shared';
 import { startWorkflowTask } from './mcp-task';
 
+// Both activities heartbeat while they wait on the outside world, so a worker that dies mid-call is noticed
+// within the heartbeat timeout and the call is retried elsewhere, rather than after the whole start-to-close timeout.
 const { validateInvoice } = proxyActivities<InvoiceActivities>({
   startToCloseTimeout: '1 minute',
+  heartbeatTimeout: '5 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
 });
 
 // Payments are idempotent by key, so retrying forever is safe; a stuck gateway shows as a pending activity.
 const { payLineItem } = proxyActivities<InvoiceActivities>({
   startToCloseTimeout: '5 minutes',
-  heartbeatTimeout: '30 seconds',
+  heartbeatTimeout: '5 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
 

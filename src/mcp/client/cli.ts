@@ -365,12 +365,25 @@ class Runner {
       if (!quiet) this.progress.status(task);
     };
     show(await client.experimental.tasks.getTask(taskId));
-    // Status display runs beside tasks/result, which blocks until the end and carries the questions.
+    // Status display runs beside tasks/result, which blocks until the end and carries the questions. It also notices
+    // a server that went away while tasks/result waits (its stream may not say so), and ends the wait.
+    let lost: unknown;
     const watching = (async () => {
+      let failures = 0;
       while (!stop.signal.aborted) {
-        const task = await client.experimental.tasks.getTask(taskId).catch(() => undefined);
-        if (task) show(task);
-        if (task && isTerminal(task.status)) return;
+        let task: Task | undefined;
+        try {
+          task = await client.experimental.tasks.getTask(taskId);
+          failures = 0;
+          show(task);
+          if (isTerminal(task.status)) return;
+        } catch (error) {
+          if (isTransient(error) && ++failures >= 2) {
+            lost = error;
+            stop.abort();
+            return;
+          }
+        }
         await new Promise((resolve) => setTimeout(resolve, task?.pollInterval ?? 1000));
       }
     })();
@@ -387,6 +400,7 @@ class Runner {
         } catch (error) {
           // Set by the elicitation handler meanwhile; the cast undoes narrowing from the reset above.
           const unanswered = this.ask.unanswered as AskContext['unanswered'];
+          if (lost) throw lost;
           if (unanswered) {
             throw new NeedsInputError(
               `task ${taskId} needs input: "${unanswered.message}". Answer it with: resume ${taskId} --answer '<json>' (or run resume at a terminal)`,
