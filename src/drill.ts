@@ -264,6 +264,25 @@ async function runCell(rig: Rig, cell: DrillCell): Promise<DrillResult> {
   );
 
   let client = clientProcess(rig, stateDir, ['call', 'process_invoice', '--args', `@${invoiceFile}`], answersFile).start();
+  try {
+    return await driveCell(rig, cell, { started, problems, cellDir, stateDir, answersFile, client: () => client, replace: (next) => (client = next) });
+  } finally {
+    await client.kill();
+  }
+}
+
+interface CellContext {
+  started: number;
+  problems: string[];
+  cellDir: string;
+  stateDir: string;
+  answersFile: string;
+  client(): Managed;
+  replace(client: Managed): void;
+}
+
+async function driveCell(rig: Rig, cell: DrillCell, context: CellContext): Promise<DrillResult> {
+  const { started, problems, cellDir, stateDir, answersFile } = context;
   const store = new LocalTaskStore(stateDir);
   const taskId = await waitUntil(() => store.tasks()[0]?.taskId, 'the task id in the client store', 60_000);
 
@@ -299,7 +318,7 @@ async function runCell(rig: Rig, cell: DrillCell): Promise<DrillResult> {
     const victim = cell.victim;
     const hit = (name: Victim) => victim === name || victim === 'all';
     await Promise.all([
-      hit('client') ? client.kill() : undefined,
+      hit('client') ? context.client().kill() : undefined,
       hit('server') ? rig.server.kill() : undefined,
       hit('worker') ? rig.worker.kill() : undefined,
       hit('temporal') ? rig.killTemporal() : undefined,
@@ -307,10 +326,11 @@ async function runCell(rig: Rig, cell: DrillCell): Promise<DrillResult> {
     await sleep(500);
     if (hit('temporal')) rig.restartTemporal();
     await Promise.all([hit('worker') ? rig.startWorker() : undefined, hit('server') ? rig.startServer() : undefined]);
-    if (hit('client')) client = clientProcess(rig, stateDir, ['resume', taskId], answersFile).start();
+    if (hit('client')) context.replace(clientProcess(rig, stateDir, ['resume', taskId], answersFile).start());
     recoverFrom = Date.now();
   }
 
+  const client = context.client();
   const deadline = Date.now() + CELL_TIMEOUT_MS;
   while (client.running && Date.now() < deadline) {
     await release();

@@ -70,3 +70,47 @@ export function spawnHttpServer(
     });
   });
 }
+
+/** A spawned worker process (`node --import tsx src/worker.ts`) in its own process group. */
+export interface WorkerProcess {
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** Spawns a worker process for `taskQueue` and waits until it polls. */
+export function spawnWorker(taskQueue: string, env: Record<string, string>, timeoutMs = 60_000): Promise<WorkerProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
+    cwd: ROOT,
+    env: serverEnv(taskQueue, env),
+    stdio: ['ignore', 'ignore', 'pipe'],
+    detached: true,
+  });
+  let stderr = '';
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const kill = async (signal: NodeJS.Signals = 'SIGTERM') => {
+    if (child.exitCode === null && child.signalCode === null) {
+      try {
+        process.kill(-child.pid!, signal);
+      } catch {
+        // already gone
+      }
+      await exited;
+    }
+  };
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      void kill('SIGKILL');
+      reject(new Error(`the worker did not start within ${timeoutMs} ms:\n${stderr}`));
+    }, timeoutMs);
+    child.stderr!.on('data', (chunk) => {
+      stderr += chunk;
+      if (stderr.includes('worker: polling')) {
+        clearTimeout(timer);
+        resolve({ kill });
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the worker exited with ${code} before polling:\n${stderr}`));
+    });
+  });
+}
