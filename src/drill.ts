@@ -163,7 +163,13 @@ class Rig {
 
   private temporalDev(command: 'start' | 'stop'): void {
     const run = spawnSync(path.join(ROOT, 'temporal-dev.sh'), [command], {
-      env: { ...process.env, TEMPORAL_PORT: String(this.temporalPort), TEMPORAL_STATE_DIR: this.dir, TEMPORAL_HEADLESS: '1', TEMPORAL_DB_FILE: '' },
+      env: {
+        ...process.env,
+        TEMPORAL_PORT: String(this.temporalPort),
+        TEMPORAL_STATE_DIR: this.dir,
+        TEMPORAL_HEADLESS: '1',
+        TEMPORAL_DB_FILE: '',
+      },
       encoding: 'utf8',
     });
     if (run.status !== 0) throw new Error(`./temporal-dev.sh ${command} failed:\n${run.stderr}`);
@@ -177,7 +183,12 @@ class Rig {
     this.client = new Client({ connection: this.connection });
     const node = process.execPath;
     this.worker = new Managed('worker', node, () => ['--import', 'tsx', 'src/worker.ts'], this.env(WORKER_ENV));
-    this.server = new Managed('server', node, () => ['--import', 'tsx', 'src/mcp/main.ts', '--http', `127.0.0.1:${this.serverPort}`], this.env());
+    this.server = new Managed(
+      'server',
+      node,
+      () => ['--import', 'tsx', 'src/mcp/main.ts', '--http', `127.0.0.1:${this.serverPort}`],
+      this.env(),
+    );
     await Promise.all([this.startWorker(), this.startServer()]);
   }
 
@@ -206,7 +217,10 @@ class Rig {
   async state(taskId: string): Promise<{ published?: PublishedTaskState; closed: boolean } | undefined> {
     try {
       const description = await this.client!.workflow.getHandle(taskId).describe();
-      return { published: description.memo?.[TASK_STATE_MEMO] as PublishedTaskState | undefined, closed: description.status.name !== 'RUNNING' };
+      return {
+        published: description.memo?.[TASK_STATE_MEMO] as PublishedTaskState | undefined,
+        closed: description.status.name !== 'RUNNING',
+      };
     } catch {
       return undefined;
     }
@@ -226,7 +240,12 @@ class Rig {
 function clientProcess(rig: Rig, stateDir: string, args: string[], answersFile: string): Managed {
   const common = ['--url', rig.url, '--state-dir', stateDir, '--answers-file', answersFile, '--no-input', '--json'];
   const extra = ['--answer-delay-ms', String(ANSWER_DELAY_MS), '--reconnect-timeout', '150'];
-  return new Managed('client', process.execPath, () => ['--import', 'tsx', 'src/mcp/client/cli.ts', ...args, ...common, ...extra], rig.env());
+  return new Managed(
+    'client',
+    process.execPath,
+    () => ['--import', 'tsx', 'src/mcp/client/cli.ts', ...args, ...common, ...extra],
+    rig.env(),
+  );
 }
 
 async function waitUntil<T>(check: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs: number): Promise<T> {
@@ -265,7 +284,15 @@ async function runCell(rig: Rig, cell: DrillCell): Promise<DrillResult> {
 
   let client = clientProcess(rig, stateDir, ['call', 'process_invoice', '--args', `@${invoiceFile}`], answersFile).start();
   try {
-    return await driveCell(rig, cell, { started, problems, cellDir, stateDir, answersFile, client: () => client, replace: (next) => (client = next) });
+    return await driveCell(rig, cell, {
+      started,
+      problems,
+      cellDir,
+      stateDir,
+      answersFile,
+      client: () => client,
+      replace: (next) => (client = next),
+    });
   } finally {
     await client.kill();
   }
@@ -307,7 +334,12 @@ async function driveCell(rig: Rig, cell: DrillCell, context: CellContext): Promi
     if (released) return;
     const state = await rig.state(taskId);
     if (!(state?.published?.status === 'working' && /scheduled:/.test(state.published.statusMessage ?? ''))) return;
-    const operator = clientProcess(rig, path.join(cellDir, 'operator-state'), ['call', 'release_scheduled_payment', '--args', JSON.stringify({ taskId, lineItemId: 'LI-3' })], answersFile).start();
+    const operator = clientProcess(
+      rig,
+      path.join(cellDir, 'operator-state'),
+      ['call', 'release_scheduled_payment', '--args', JSON.stringify({ taskId, lineItemId: 'LI-3' })],
+      answersFile,
+    ).start();
     if ((await operator.exited()) === 0) released = true;
   };
 
@@ -343,7 +375,13 @@ async function driveCell(rig: Rig, cell: DrillCell, context: CellContext): Promi
   const code = await client.exited();
   let outcome = 'none';
   try {
-    const printed = JSON.parse(client.output.trim().split('\n').filter((line) => line.startsWith('{')).pop() ?? '{}');
+    const printed = JSON.parse(
+      client.output
+        .trim()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .pop() ?? '{}',
+    );
     outcome = printed.result?.structuredContent?.outcome ?? printed.status ?? 'none';
     if (printed.status !== 'completed') problems.push(`task ended ${printed.status}`);
     const paid = (printed.result?.structuredContent?.payments ?? []).map((p: { lineItemId: string }) => p.lineItemId).sort();

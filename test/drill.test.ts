@@ -4,6 +4,8 @@ import { formatMatrix, QUICK_CELLS, runDrill } from '../src/drill';
 test('fault drill: every victim killed at a moment of the flow, and every run still ends paid, once, asked once', async () => {
   const results = await runDrill(QUICK_CELLS, (line) => process.stderr.write(`${line}\n`));
   process.stderr.write(`${formatMatrix(results)}\n`);
-  expect(results.filter((result) => !result.ok).map((result) => `${result.moment} × ${result.victim}: ${result.problems.join('; ')}`)).toEqual([]);
+  expect(
+    results.filter((result) => !result.ok).map((result) => `${result.moment} × ${result.victim}: ${result.problems.join('; ')}`),
+  ).toEqual([]);
   expect(results).toHaveLength(QUICK_CELLS.length + 1);
 }, 900_000);

@@ -54,7 +54,12 @@ test('two servers and two workers: a task created through one server is listed, 
   expect(a.user.asked).toHaveLength(0);
   const ledger = await new PaymentsLedger(activities.ledgerFile).entries();
   for (const task of tasks) {
-    expect(ledger.filter((entry) => entry.taskId === task.taskId).map((entry) => entry.lineItemId).sort()).toEqual(['LI-1', 'LI-2']);
+    expect(
+      ledger
+        .filter((entry) => entry.taskId === task.taskId)
+        .map((entry) => entry.lineItemId)
+        .sort(),
+    ).toEqual(['LI-1', 'LI-2']);
     expect((await getTask(b.client, task.taskId)).status).toBe('completed');
   }
 }, 180_000);

@@ -172,9 +172,12 @@ function parseCommandLine(argv: string[]): { command?: string; positional: strin
 /** Progress on stderr: a live line on a terminal, plain lines otherwise. */
 class Progress {
   private live = false;
+  /** While a form is on screen, status lines wait: they would overwrite the prompt. */
+  paused = false;
   constructor(private readonly stream: NodeJS.WriteStream = process.stderr) {}
 
   status(task: Task): void {
+    if (this.paused) return;
     const line = `task ${task.taskId}: ${task.status}${task.statusMessage ? ` — ${task.statusMessage}` : ''}`;
     if (this.stream.isTTY) {
       const width = this.stream.columns ?? 120;
@@ -257,7 +260,13 @@ async function answerElicitation(params: ElicitRequest['params'], ask: AskContex
     return remembered;
   }
   ask.progress.end();
-  const given = await ask.answers.answer(params, key);
+  ask.progress.paused = true;
+  let given: Awaited<ReturnType<AnswerProvider['answer']>>;
+  try {
+    given = await ask.answers.answer(params, key);
+  } finally {
+    ask.progress.paused = false;
+  }
   if (!given || given.response.action === 'cancel') {
     ask.unanswered = { taskId, message: params.message };
     ask.onUnanswered?.();
@@ -278,7 +287,9 @@ function isTransient(error: unknown): boolean {
     return error.code === ErrorCode.ConnectionClosed || /session not found/i.test(error.message);
   }
   const text = `${(error as Error)?.message ?? ''} ${String((error as { cause?: unknown })?.cause ?? '')}`;
-  return /fetch failed|ECONNREFUSED|ECONNRESET|socket hang up|Not connected|Connection closed|terminated|Session not found|EPIPE/i.test(text);
+  return /fetch failed|ECONNREFUSED|ECONNRESET|socket hang up|Not connected|Connection closed|terminated|Session not found|EPIPE/i.test(
+    text,
+  );
 }
 
 /** The end of a followed task. */
@@ -340,7 +351,9 @@ class Runner {
         // A session that worked for a while before failing starts a new outage.
         if (troubleSince === undefined || Date.now() - connectedAt > 10_000) troubleSince = Date.now();
         if (Date.now() - troubleSince > this.options.reconnectTimeoutMs) {
-          throw new UnreachableError(`task ${taskId}: the server stayed unavailable for ${Math.round(this.options.reconnectTimeoutMs / 1000)} s: ${(error as Error).message}`);
+          throw new UnreachableError(
+            `task ${taskId}: the server stayed unavailable for ${Math.round(this.options.reconnectTimeoutMs / 1000)} s: ${(error as Error).message}`,
+          );
         }
         this.progress.note(`task ${taskId}: ${(error as Error).message}; retrying`);
         await new Promise((resolve) => setTimeout(resolve, 1_000));
