@@ -13,11 +13,13 @@ export const LOCAL_PRINCIPAL = 'local';
 export interface BridgeTuning {
   backend: Omit<TaskBackendOptions, 'taskQueue' | 'maxTtlMs'> & { maxTtlMs?: number };
   input: InputChannelOptions;
+  /** How long a plain call of a task tool waits before answering with the task id (below common host timeouts). */
+  inlineBudgetMs: number;
 }
 
 /**
  * Reads tuning from MCP_TASK_MAX_TTL_MS, MCP_TASK_DEFAULT_TTL_MS, MCP_TASK_POLL_INTERVAL_MS, MCP_TASK_PAGE_SIZE,
- * MCP_ELICITATION_TIMEOUT_MS, MCP_INPUT_PUSH_GRACE_MS and MCP_INPUT_DISMISS_COOLDOWN_MS.
+ * MCP_ELICITATION_TIMEOUT_MS, MCP_INPUT_PUSH_GRACE_MS, MCP_INPUT_DISMISS_COOLDOWN_MS and MCP_INLINE_BUDGET_MS.
  */
 export function tuningFromEnv(env: NodeJS.ProcessEnv = process.env): BridgeTuning {
   const maxTtl = env.MCP_TASK_MAX_TTL_MS ? msFromEnv(env, 'MCP_TASK_MAX_TTL_MS', 0) : undefined;
@@ -33,6 +35,7 @@ export function tuningFromEnv(env: NodeJS.ProcessEnv = process.env): BridgeTunin
       pushGraceMs: msFromEnv(env, 'MCP_INPUT_PUSH_GRACE_MS', 1500),
       dismissCooldownMs: msFromEnv(env, 'MCP_INPUT_DISMISS_COOLDOWN_MS', 60_000),
     },
+    inlineBudgetMs: msFromEnv(env, 'MCP_INLINE_BUDGET_MS', 50_000),
   };
 }
 
@@ -85,6 +88,7 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
     tools,
     principalOf: options.principalOf ?? ((extra) => extra.authInfo?.clientId ?? LOCAL_PRINCIPAL),
     input: tuning.input,
+    inlineBudgetMs: tuning.inlineBudgetMs,
   };
   return {
     backend,

@@ -1,6 +1,6 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ErrorCode, McpError, RELATED_TASK_META_KEY, type RequestId } from '@modelcontextprotocol/sdk/types.js';
-import { checkFormContent, type InputResponse } from '../workflows/task-contract';
+import { checkFormContent, type InputResponse, type PendingInput } from '../workflows/task-contract';
 import type { TaskView, TemporalTaskBackend } from './task-backend';
 
 /**
@@ -47,10 +47,12 @@ export class InputChannel {
     private readonly options: InputChannelOptions,
   ) {}
 
-  /** True when the client declared form-mode elicitation. */
-  canAsk(): boolean {
+  /** True when the client declared elicitation in the mode `input` needs (form when empty, for older clients). */
+  canAsk(input?: PendingInput): boolean {
     const elicitation = this.server.getClientCapabilities()?.elicitation;
-    return elicitation !== undefined && (elicitation.form !== undefined || elicitation.url === undefined);
+    if (elicitation === undefined) return false;
+    if (input?.request.mode === 'url') return elicitation.url !== undefined;
+    return elicitation.form !== undefined || elicitation.url === undefined;
   }
 
   /**
@@ -67,7 +69,7 @@ export class InputChannel {
    * stream, shortly after, unless it asks through tasks/result meanwhile or dismissed it recently.
    */
   offer(view: TaskView): void {
-    if (!view.input || !this.canAsk()) return;
+    if (!view.input || !this.canAsk(view.input)) return;
     const slot = slotOf(view);
     if (!this.mayPush(slot)) return;
     setTimeout(() => {
@@ -122,7 +124,7 @@ export class InputChannel {
       );
       if (result.action === 'cancel') return { kind: 'dismissed' };
       const response: InputResponse = { key: input.key, action: result.action };
-      if (result.action === 'accept') {
+      if (result.action === 'accept' && input.request.mode === 'form') {
         const contentProblem = checkFormContent(input.request.requestedSchema, result.content ?? {});
         if (contentProblem) return this.invalid(slot, contentProblem);
         response.content = result.content as InputResponse['content'];

@@ -5,9 +5,11 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { createBridge } from './bridge';
 import { temporalConfigFromEnv, TASK_QUEUE_ENV } from './config';
 import { TokenConfigError, tokensFromEnv } from './auth';
+import { DEFAULT_TOOLS } from './tools';
+import { loadToolsFile, ToolsFileError } from './tools/config-file';
 import { startHttpServer } from './http';
 
-const HELP = `Usage: temporal-mcp-serve [--http HOST:PORT [--no-auth]] [--help]
+const HELP = `Usage: temporal-mcp-serve [--http HOST:PORT [--no-auth]] [--tools FILE] [--help]
 
 Serves Temporal workflows as MCP tasks. Without --http it speaks MCP on stdin/stdout (for an MCP host to spawn);
 with --http it serves Streamable HTTP on http://HOST:PORT/mcp. Logs go to stderr.
@@ -15,6 +17,7 @@ with --http it serves Streamable HTTP on http://HOST:PORT/mcp. Logs go to stderr
 Options:
   --http HOST:PORT   serve Streamable HTTP instead of stdio, e.g. --http 127.0.0.1:3000
   --no-auth          serve HTTP without bearer tokens on a non-loopback address (every caller is one principal)
+  --tools FILE       also serve the workflow tools declared in FILE (JSON or YAML; see examples/tools.yaml)
   -h, --help         show this help
 
 Tasks belong to the principal that created it. On stdio that is one local principal. On HTTP, when tokens are
@@ -32,6 +35,7 @@ Environment:
   MCP_ELICITATION_TIMEOUT_MS      how long a question waits for the user (default 600000)
   MCP_INPUT_PUSH_GRACE_MS         delay before a question goes to a client that only polls (default 1500)
   MCP_INPUT_DISMISS_COOLDOWN_MS   pause before a dismissed question is pushed again (default 60000)
+  MCP_INLINE_BUDGET_MS            how long a plain call of a task tool waits before it answers with the task id (default 50000)
   MCP_AUTH_TOKENS                 bearer tokens for HTTP: "principal=token,principal=token"
   MCP_AUTH_TOKENS_FILE            a file of bearer tokens, one "principal token" pair a line (# comments)
 Other TEMPORAL_* variables and the Temporal config file are read as the Temporal CLI reads them.
@@ -40,15 +44,19 @@ Other TEMPORAL_* variables and the Temporal config file are read as the Temporal
 /** Thrown for command lines that cannot be run; the message says what to change. */
 class UsageError extends Error {}
 
-function parseArgs(argv: string[]): { help: boolean; noAuth: boolean; http?: { host: string; port: number } } {
+function parseArgs(argv: string[]): { help: boolean; noAuth: boolean; tools?: string; http?: { host: string; port: number } } {
   let help = false;
   let noAuth = false;
+  let tools: string | undefined;
   let http: { host: string; port: number } | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--help' || arg === '-h') help = true;
     else if (arg === '--no-auth') noAuth = true;
-    else if (arg === '--http' || arg.startsWith('--http=')) {
+    else if (arg === '--tools' || arg.startsWith('--tools=')) {
+      tools = arg === '--tools' ? argv[++i] : arg.slice('--tools='.length);
+      if (!tools) throw new UsageError('--tools needs a file, e.g. --tools examples/tools.yaml');
+    } else if (arg === '--http' || arg.startsWith('--http=')) {
       const value = arg === '--http' ? argv[++i] : arg.slice('--http='.length);
       const match = /^(.+):(\d{1,5})$/.exec(value ?? '');
       if (!match || Number(match[2]) > 65535)
@@ -57,7 +65,7 @@ function parseArgs(argv: string[]): { help: boolean; noAuth: boolean; http?: { h
     } else throw new UsageError(`unknown argument "${arg}"; see --help`);
   }
   if (noAuth && !http) throw new UsageError('--no-auth goes with --http');
-  return { help, noAuth, http };
+  return { help, noAuth, tools, http };
 }
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1']);
@@ -77,8 +85,13 @@ async function main(argv: string[]): Promise<void> {
       );
     }
   }
+  const declared = args.tools ? loadToolsFile(args.tools) : [];
+  const clash = declared.find((tool) => DEFAULT_TOOLS.some((builtIn) => builtIn.name === tool.name));
+  if (clash) throw new ToolsFileError(`${args.tools}: tool "${clash.name}" is already a built-in tool; pick another name`);
   const temporal = temporalConfigFromEnv();
-  const bridge = await createBridge({ temporal });
+  const bridge = await createBridge({ temporal, tools: [...DEFAULT_TOOLS, ...declared] });
+  if (declared.length > 0)
+    console.error(`serve: ${declared.length} tool(s) from ${args.tools}: ${declared.map((tool) => tool.name).join(', ')}`);
   const target = `Temporal ${temporal.address} (namespace ${temporal.namespace}, task queue ${temporal.taskQueue})`;
   if (args.http && tokens) {
     const running = await startHttpServer({ ...args.http, createServer: bridge.createServer, tokens });
@@ -104,5 +117,5 @@ async function main(argv: string[]): Promise<void> {
 
 main(process.argv.slice(2)).catch((error: Error) => {
   console.error(`serve: ${error.message}`);
-  process.exit(error instanceof UsageError || error instanceof TokenConfigError ? 2 : 1);
+  process.exit(error instanceof UsageError || error instanceof TokenConfigError || error instanceof ToolsFileError ? 2 : 1);
 });

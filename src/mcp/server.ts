@@ -9,6 +9,7 @@ import {
   ListTasksRequestSchema,
   ListToolsRequestSchema,
   McpError,
+  RELATED_TASK_META_KEY,
   type CallToolRequest,
   type CallToolResult,
   type ServerNotification,
@@ -39,6 +40,8 @@ export interface BridgeDependencies {
   /** The principal a request acts for; one local principal unless the transport authenticates. */
   principalOf(extra: Extra): string;
   input: InputChannelOptions;
+  /** How long a plain (not task-augmented) call of a task tool waits before it answers with the task id. */
+  inlineBudgetMs: number;
 }
 
 /**
@@ -94,9 +97,9 @@ export function createBridgeServer(deps: BridgeDependencies): Server {
           ErrorCode.MethodNotFound,
           `Tool "${name}" does not support task-augmented calls (execution.taskSupport is "forbidden")`,
         );
-      const parsed = tool.inputSchema.safeParse(rawArgs ?? {});
-      if (!parsed.success) return invalidArgumentsResult(name, parsed.error);
-      return runDirectTool(tool, parsed.data, principal, deps.backend);
+      const parsed = tool.input.check(rawArgs ?? {});
+      if (!parsed.ok) return invalidArgumentsResult(name, parsed.problems);
+      return runDirectTool(tool, parsed.value, principal, extra);
     }
     if (!task && tool.taskSupport === 'required') {
       throw new McpError(
@@ -104,19 +107,20 @@ export function createBridgeServer(deps: BridgeDependencies): Server {
         `Tool "${name}" must be called as a task: add params.task (execution.taskSupport is "required")`,
       );
     }
-    const parsed = tool.inputSchema.safeParse(rawArgs ?? {});
-    if (!parsed.success) {
+    const parsed = tool.input.check(rawArgs ?? {});
+    if (!parsed.ok) {
       // A task-augmented call can only answer with a task, and none was created: a protocol error.
-      if (task) throw new McpError(ErrorCode.InvalidParams, invalidArgumentsText(name, parsed.error));
-      return invalidArgumentsResult(name, parsed.error);
+      if (task) throw new McpError(ErrorCode.InvalidParams, invalidArgumentsText(name, parsed.problems));
+      return invalidArgumentsResult(name, parsed.problems);
     }
-    const view = await deps.backend.create(tool, parsed.data, principal, task?.ttl);
+    const view = await deps.backend.create(tool, parsed.value, principal, task?.ttl);
     observe(view);
     if (task) {
-      const immediate = tool.immediateResponse?.(parsed.data, view.task.taskId);
+      const immediate = tool.immediateResponse?.(parsed.value, view.task.taskId);
       return { task: view.task, ...(immediate && { _meta: { [MODEL_IMMEDIATE_RESPONSE_META]: immediate } }) };
     }
-    return awaitResult(view.task.taskId, principal, extra);
+    const result = await awaitResult(view.task.taskId, principal, extra, deps.inlineBudgetMs);
+    return result ?? overBudgetResult(await deps.backend.get(view.task.taskId, principal), deps.inlineBudgetMs);
   }
 
   onTaskRequest(server, GetTaskRequestSchema, async (request, extra) => {
@@ -137,20 +141,37 @@ export function createBridgeServer(deps: BridgeDependencies): Server {
     return view.task;
   });
 
-  onTaskRequest(server, GetTaskPayloadRequestSchema, async (request, extra) =>
-    awaitResult(request.params.taskId, deps.principalOf(extra), extra),
+  onTaskRequest(
+    server,
+    GetTaskPayloadRequestSchema,
+    async (request, extra) => (await awaitResult(request.params.taskId, deps.principalOf(extra), extra))!,
   );
 
+  function runDirectTool(tool: DirectTool<any>, input: unknown, principal: string, extra: Extra) {
+    return tool.handler(input, {
+      client: deps.backend.client,
+      backend: deps.backend,
+      principal,
+      ownedWorkflowId: (taskId) => deps.backend.ownedWorkflowId(taskId, principal),
+      task: (taskId) => deps.backend.get(taskId, principal),
+      awaitResult: (taskId, budgetMs) => awaitResult(taskId, principal, extra, budgetMs),
+    });
+  }
+
   /**
-   * Blocks until the task is terminal and returns its result. While it waits and the task needs input, asks for it
-   * on this request's stream (once per input request; a dismissed one is not asked again on this request).
+   * Waits until the task is terminal and returns its result, or undefined once `budgetMs` has passed. While it waits
+   * and the task needs input, asks for it on this request's stream (once per input request; a dismissed one is not
+   * asked again on this request). With a progress token on the request, sends progress notifications as it goes.
    */
-  async function awaitResult(taskId: string, principal: string, extra: Extra): Promise<CallToolResult> {
+  async function awaitResult(taskId: string, principal: string, extra: Extra, budgetMs = Infinity): Promise<CallToolResult | undefined> {
     const channel = channelFor(principal);
+    const deadline = Date.now() + budgetMs;
+    const progress = progressReporter(extra);
     let dismissedKey: string | undefined;
     let invalidAnswers = 0;
     for (;;) {
       if (extra.signal.aborted) throw new McpError(ErrorCode.ConnectionClosed, 'Request was cancelled');
+      if (Date.now() >= deadline) return undefined;
       let view: TaskView;
       try {
         view = await deps.backend.get(taskId, principal);
@@ -161,8 +182,9 @@ export function createBridgeServer(deps: BridgeDependencies): Server {
         continue;
       }
       observe(view);
+      progress(view);
       if (isTerminalStatus(view.task.status)) return deps.backend.result(view);
-      if (view.input && view.input.key !== dismissedKey && channel.canAsk()) {
+      if (view.input && view.input.key !== dismissedKey && channel.canAsk(view.input)) {
         const outcome = await channel.ask(view, extra.requestId, extra.signal);
         if (outcome.kind === 'dismissed') dismissedKey = view.input.key;
         if (outcome.kind === 'superseded') await sleep(view.task.pollInterval ?? deps.backend.options.pollIntervalMs, extra.signal);
@@ -175,7 +197,10 @@ export function createBridgeServer(deps: BridgeDependencies): Server {
         }
         continue;
       }
-      await sleep(view.task.pollInterval ?? deps.backend.options.pollIntervalMs, extra.signal);
+      await sleep(
+        Math.min(view.task.pollInterval ?? deps.backend.options.pollIntervalMs, Math.max(deadline - Date.now(), 0)),
+        extra.signal,
+      );
     }
   }
 
@@ -205,6 +230,60 @@ function onTaskRequest<Schema extends z.ZodObject<{ method: z.ZodLiteral<string>
   );
 }
 
+/**
+ * The answer to a plain call whose task outlived the wait: the task id and how to finish the job with the companion
+ * tools. Marked isError, since it does not carry the tool's declared structured result.
+ */
+function overBudgetResult(view: TaskView, budgetMs: number): CallToolResult {
+  const { taskId, status, statusMessage } = view.task;
+  const question = view.input ? ` It is waiting for an answer to: "${view.input.request.message}" (answer with task_respond).` : '';
+  return {
+    content: [
+      {
+        type: 'text',
+        text:
+          `Not finished within the ${Math.round(budgetMs / 1000)} s this call may wait; the work goes on as task ${taskId} ` +
+          `(${status}${statusMessage ? `: ${statusMessage}` : ''}).${question} ` +
+          `Use task_status, task_result, task_respond or task_cancel with taskId "${taskId}" to follow it.`,
+      },
+    ],
+    isError: true,
+    _meta: { [RELATED_TASK_META_KEY]: { taskId } },
+  };
+}
+
+/**
+ * Progress notifications for a request that carries a progress token: the workflow's published progress when it
+ * has some, otherwise a keep-alive with the status message at most every 10 s. Values only ever increase.
+ */
+function progressReporter(extra: Extra): (view: TaskView) => void {
+  const token = extra._meta?.progressToken;
+  if (token === undefined) return () => undefined;
+  let last = 0;
+  let lastSentAt = 0;
+  return (view) => {
+    const published = view.progress;
+    const message = published?.message ?? view.task.statusMessage;
+    let value: number;
+    if (published && published.progress > last) value = published.progress;
+    else if (Date.now() - lastSentAt >= 10_000) value = last + (published ? 0.001 : 1);
+    else return;
+    last = value;
+    lastSentAt = Date.now();
+    extra
+      .sendNotification({
+        method: 'notifications/progress',
+        params: {
+          progressToken: token,
+          progress: value,
+          ...(published?.total !== undefined && { total: published.total }),
+          ...(message && { message }),
+        },
+      })
+      .catch(() => undefined);
+  };
+}
+
 /** Turns "Temporal unreachable" into a retryable JSON-RPC error that says so. */
 async function mapTemporalErrors<T>(work: Promise<T>): Promise<T> {
   try {
@@ -221,33 +300,19 @@ export function describeTool(tool: ToolDefinition): Tool {
     name: tool.name,
     title: tool.title,
     description: tool.description,
-    inputSchema: toJsonSchema(tool.inputSchema, 'input'),
-    ...(tool.kind === 'workflow' && tool.outputSchema && { outputSchema: toJsonSchema(tool.outputSchema, 'output') }),
+    inputSchema: tool.input.jsonSchema,
+    ...(tool.kind === 'workflow' && tool.output && { outputSchema: tool.output.jsonSchema }),
     ...(tool.annotations && { annotations: tool.annotations }),
     execution: { taskSupport: tool.kind === 'workflow' ? tool.taskSupport : 'forbidden' },
   };
 }
 
-function toJsonSchema(schema: z.ZodType, io: 'input' | 'output'): Tool['inputSchema'] {
-  const { $schema: _ignored, ...json } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>;
-  return json as Tool['inputSchema'];
-}
-
-async function runDirectTool(tool: DirectTool<any>, input: unknown, principal: string, backend: TemporalTaskBackend) {
-  return tool.handler(input, {
-    client: backend.client,
-    principal,
-    ownedWorkflowId: (taskId) => backend.ownedWorkflowId(taskId, principal),
-  });
-}
-
-function invalidArgumentsText(name: string, error: z.ZodError): string {
-  const problems = error.issues.map((issue) => `${issue.path.length ? issue.path.join('.') : '(arguments)'}: ${issue.message}`);
+function invalidArgumentsText(name: string, problems: string[]): string {
   return `Invalid arguments for tool ${name}: ${problems.join('; ')}`;
 }
 
-function invalidArgumentsResult(name: string, error: z.ZodError): CallToolResult {
-  return { content: [{ type: 'text', text: `${invalidArgumentsText(name, error)}. Fix them and call again.` }], isError: true };
+function invalidArgumentsResult(name: string, problems: string[]): CallToolResult {
+  return { content: [{ type: 'text', text: `${invalidArgumentsText(name, problems)}. Fix them and call again.` }], isError: true };
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

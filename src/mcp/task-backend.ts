@@ -18,6 +18,7 @@ import {
   TASK_STATE_MEMO,
   type InputResponse,
   type PendingInput,
+  type PublishedProgress,
   type PublishedTaskState,
   type TaskMeta,
 } from '../workflows/task-contract';
@@ -56,6 +57,8 @@ export interface TaskView {
   tool?: string;
   /** The pending input request, when the task is `input_required`. */
   input?: PendingInput;
+  /** Progress the workflow published, if any. */
+  progress?: PublishedProgress;
 }
 
 /** The error every tasks/* method returns for an id the caller may not see: unknown, expired or someone else's. */
@@ -106,10 +109,10 @@ export class TemporalTaskBackend {
   /** Starts the tool's workflow for `principal`; the task exists (durably) when this returns. */
   async create(tool: WorkflowTool<any, any>, input: unknown, principal: string, requestedTtl?: number): Promise<TaskView> {
     assertValidPrincipal(principal);
-    const ttl = Math.min(requestedTtl ?? this.options.defaultTtlMs, this.options.maxTtlMs);
-    const meta: TaskMeta = { tool: tool.name, ttl, pollInterval: this.options.pollIntervalMs };
+    const ttl = Math.min(requestedTtl ?? tool.ttlMs ?? this.options.defaultTtlMs, this.options.maxTtlMs);
+    const meta: TaskMeta = { tool: tool.name, ttl, pollInterval: tool.pollIntervalMs ?? this.options.pollIntervalMs };
     const handle = await this.client.workflow.start(tool.workflowType, {
-      taskQueue: this.options.taskQueue,
+      taskQueue: tool.taskQueue ?? this.options.taskQueue,
       workflowId: `${tool.idPrefix}-${randomUUID()}`,
       args: [input],
       memo: { [TASK_META_MEMO]: meta },
@@ -281,6 +284,7 @@ export class TemporalTaskBackend {
         return {
           ...ids,
           ...(input && { input }),
+          ...(published?.progress && { progress: published.progress }),
           task: {
             ...base,
             status: input ? 'input_required' : 'working',

@@ -1,2 +1,5 @@
 /** Every workflow the worker registers. */
 export { invoiceWorkflow } from './invoice';
+export { expenseReportWorkflow } from './expense';
+export { timeOffRequestWorkflow } from './raw-contract';
+export { salesReportWorkflow } from './plain';

@@ -10,19 +10,24 @@ import {
   type FormInputRequest,
   type InputResponse,
   type PendingInput,
+  type PublishedProgress,
   type PublishedTaskState,
+  type UrlInputRequest,
 } from './task-contract';
 
 /** The task as seen from inside one workflow run. */
 export interface WorkflowTask {
   /** Publishes a new status message; the task stays (or goes back to) `working`. */
   setStatus(message: string): void;
+  /** Publishes progress (MCP semantics: `progress` only grows; `total` when known), with an optional message. */
+  setProgress(progress: number, total?: number, message?: string): void;
   /**
-   * Asks the user for input and waits for an `accept` or `decline`. The task shows `input_required` while it
-   * waits. `cancel` answers, answers to other keys and content that does not fit the schema are ignored,
-   * so the request stays pending and is asked again. `key` must never be reused within the workflow.
+   * Asks the user for input and waits for an `accept` or `decline`. A form (`requestedSchema`) comes back with
+   * content; a URL request (`mode: 'url'`) with the user's action only. The task shows `input_required` while it
+   * waits. `cancel` answers, answers to other keys and form content that does not fit the schema are ignored, so the
+   * request stays pending and is asked again. `key` must never be reused within the workflow.
    */
-  requestInput(key: string, request: Omit<FormInputRequest, 'mode'>): Promise<InputResponse>;
+  requestInput(key: string, request: Omit<FormInputRequest, 'mode'> | UrlInputRequest): Promise<InputResponse>;
 }
 
 /** Installs the answer handler and publishes `working`. Call once, at the top of the workflow function. */
@@ -30,6 +35,7 @@ export function startWorkflowTask(initialMessage?: string): WorkflowTask {
   const answers = new Map<string, InputResponse>();
   let pending: PendingInput | undefined;
   let statusMessage = initialMessage;
+  let progress: PublishedProgress | undefined;
 
   const publish = (): void => {
     const state: PublishedTaskState = {
@@ -37,15 +43,23 @@ export function startWorkflowTask(initialMessage?: string): WorkflowTask {
       updatedAt: new Date().toISOString(),
       ...(statusMessage !== undefined && { statusMessage }),
       ...(pending && { input: pending }),
+      ...(progress && { progress }),
     };
     upsertMemo({ [TASK_STATE_MEMO]: state });
   };
 
   setHandler(respondSignal, (response) => {
     if (!pending || response?.key !== pending.key || answers.has(response.key)) return;
+    const { request } = pending;
     if (response.action === 'decline') {
       answers.set(response.key, { key: response.key, action: 'decline' });
-    } else if (response.action === 'accept' && checkFormContent(pending.request.requestedSchema, response.content) === undefined) {
+    } else if (response.action === 'accept' && request.mode === 'url') {
+      answers.set(response.key, { key: response.key, action: 'accept' });
+    } else if (
+      response.action === 'accept' &&
+      request.mode === 'form' &&
+      checkFormContent(request.requestedSchema, response.content) === undefined
+    ) {
       answers.set(response.key, { key: response.key, action: 'accept', content: response.content });
     }
   });
@@ -56,14 +70,22 @@ export function startWorkflowTask(initialMessage?: string): WorkflowTask {
       statusMessage = message;
       publish();
     },
+    setProgress(value, total, message) {
+      if (progress && value < progress.progress) throw new Error(`progress must not go back (from ${progress.progress} to ${value})`);
+      progress = { progress: value, ...(total !== undefined && { total }), ...(message !== undefined && { message }) };
+      if (message !== undefined) statusMessage = message;
+      publish();
+    },
     async requestInput(key, request) {
       if (pending) throw new Error(`input "${pending.key}" is still pending; ask one question at a time`);
       if (answers.has(key)) throw new Error(`input key "${key}" was used before; keys are never reused`);
-      pending = { key, request: { mode: 'form', ...request } };
+      pending = { key, request: 'url' in request ? request : { mode: 'form', ...request } };
       statusMessage = request.message;
       publish();
       await condition(() => answers.has(key));
+      // Clear the request in the same workflow task that took the answer, so the bridge never shows it as pending.
       pending = undefined;
+      publish();
       return answers.get(key)!;
     },
   };

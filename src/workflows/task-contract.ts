@@ -47,10 +47,26 @@ export interface FormInputRequest {
   };
 }
 
+/** A URL-mode elicitation request: the user is sent to `url` (to sign, pay, log in) and says whether they went. */
+export interface UrlInputRequest {
+  mode: 'url';
+  message: string;
+  url: string;
+  /** Identifies the interaction at the far end; unique per request. */
+  elicitationId: string;
+}
+
 /** An input request the workflow is waiting on. `key` is unique for the workflow's whole life. */
 export interface PendingInput {
   key: string;
-  request: FormInputRequest;
+  request: FormInputRequest | UrlInputRequest;
+}
+
+/** How far the work is, as MCP progress: `progress` only grows; `total` when known. */
+export interface PublishedProgress {
+  progress: number;
+  total?: number;
+  message?: string;
 }
 
 /** The state a running workflow publishes in its memo, rewritten on every change. */
@@ -61,6 +77,7 @@ export interface PublishedTaskState {
   updatedAt: string;
   /** Present exactly when `status` is `input_required`. */
   input?: PendingInput;
+  progress?: PublishedProgress;
 }
 
 /** Content of an accepted form: the values keyed by property name. */

@@ -19,6 +19,7 @@ import { testTemporalConfig } from './temporal';
 export const FAST_TUNING: BridgeTuning = {
   backend: { defaultTtlMs: 3_600_000, pollIntervalMs: 200, pageSize: 20 },
   input: { elicitationTimeoutMs: 60_000, pushGraceMs: 300, dismissCooldownMs: 60_000 },
+  inlineBudgetMs: 30_000,
 };
 
 /** A bridge on the run's dev server, sharing `client`. */

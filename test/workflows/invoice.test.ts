@@ -65,7 +65,7 @@ describe('invoiceWorkflow', () => {
     const handle = await start(invoice);
     const state = await awaitApprovalRequest(handle.workflowId);
     expect(state.input?.key).toBe('approval');
-    expect(state.input?.request.requestedSchema.required).toEqual(['decision']);
+    expect(state.input?.request).toMatchObject({ mode: 'form', requestedSchema: { required: ['decision'] } });
     expect(state.statusMessage).toContain(invoice.invoiceNumber);
 
     await handle.signal(respondSignal, { key: 'approval', action: 'accept', content: { decision: 'approve' } });

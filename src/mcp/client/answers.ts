@@ -98,12 +98,21 @@ export class TerminalAnswers implements AnswerProvider {
   ) {}
 
   async answer(params: ElicitRequest['params']) {
-    if (!('requestedSchema' in params)) return undefined;
-    const schema = params.requestedSchema as FormInputRequest['requestedSchema'];
     const rl = new LineReader(createInterface({ input: this.input, terminal: false }), this.output);
     const say = (text: string) => this.output.write(`${text}\n`);
     try {
       say(`\n? ${params.message}`);
+      if (params.mode === 'url') {
+        say(`  Open ${(params as { url: string }).url} to do this.`);
+        for (;;) {
+          const choice = (await rl.question('  [a]ccept (I went there), [d]ecline, or [c]ancel (later)? ')).trim().toLowerCase();
+          if (choice === 'a' || choice === 'accept') return { response: { action: 'accept' as const }, source: 'terminal' as const };
+          if (choice === 'd' || choice === 'decline') return { response: { action: 'decline' as const }, source: 'terminal' as const };
+          if (choice === 'c' || choice === 'cancel') return { response: { action: 'cancel' as const }, source: 'terminal' as const };
+        }
+      }
+      if (!('requestedSchema' in params)) return undefined;
+      const schema = params.requestedSchema as FormInputRequest['requestedSchema'];
       for (;;) {
         const choice = (await rl.question('  [a]ccept, [d]ecline, or [c]ancel (answer later)? ')).trim().toLowerCase();
         if (choice === 'd' || choice === 'decline') return { response: { action: 'decline' as const }, source: 'terminal' as const };

@@ -229,7 +229,7 @@ interface AskContext {
 async function openSession(target: Target, ask: AskContext): Promise<Session> {
   const client = new McpClient(
     { name: 'temporal-mcp-client', version: '0.1.0' },
-    { capabilities: { elicitation: { form: {} }, tasks: { list: {}, cancel: {} } } },
+    { capabilities: { elicitation: { form: {}, url: {} }, tasks: { list: {}, cancel: {} } } },
   );
   client.setRequestHandler(ElicitRequestSchema, (request) => answerElicitation(request.params, ask));
   const transport =

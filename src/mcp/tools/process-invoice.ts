@@ -7,11 +7,10 @@ import {
   type Invoice,
   type InvoiceResult,
 } from '../../workflows/invoice-shared';
-import type { WorkflowTool } from './types';
+import { defineWorkflowTool } from './define';
 
 /** `process_invoice`: validate, approve and pay an invoice, as a durable task. */
-export const processInvoiceTool: WorkflowTool<Invoice, InvoiceResult> = {
-  kind: 'workflow',
+export const processInvoiceTool = defineWorkflowTool<Invoice, InvoiceResult>({
   name: 'process_invoice',
   title: 'Process an invoice',
   description:
@@ -32,4 +31,4 @@ export const processInvoiceTool: WorkflowTool<Invoice, InvoiceResult> = {
   immediateResponse: (invoice, taskId) =>
     `Invoice ${invoice.invoiceNumber} (${formatAmount(sumAmounts(invoice.lineItems.map((i) => i.amount)), invoice.currency)}) ` +
     `is being processed as task ${taskId}; it will need a person's approval before anything is paid.`,
-};
+});

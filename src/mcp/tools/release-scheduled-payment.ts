@@ -1,6 +1,7 @@
 import { WorkflowUpdateFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { z } from 'zod';
 import { releaseScheduledPaymentUpdate } from '../../workflows/invoice-shared';
+import { zodSchema } from './schema';
 import type { DirectTool } from './types';
 
 const ReleaseArgsSchema = z.object({
@@ -16,7 +17,7 @@ export const releaseScheduledPaymentTool: DirectTool<z.infer<typeof ReleaseArgsS
   description:
     'For an approved invoice task, pays one line item that is scheduled for a later date right away instead. ' +
     'Returns the payment. The line item is still paid only once.',
-  inputSchema: ReleaseArgsSchema,
+  input: zodSchema(ReleaseArgsSchema),
   annotations: { destructiveHint: true, idempotentHint: true, openWorldHint: true },
   async handler({ taskId, lineItemId }, { client, ownedWorkflowId }) {
     const handle = client.workflow.getHandle(await ownedWorkflowId(taskId));

@@ -1,19 +1,26 @@
 import type { Client } from '@temporalio/client';
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
-import type { z } from 'zod';
+import type { TaskView, TemporalTaskBackend } from '../task-backend';
+import type { ToolSchema } from './schema';
 
-/** A tool whose call starts a workflow; the workflow id is the task id. */
+/** A tool whose call starts a workflow; the workflow id is the task id. Make one with `defineWorkflowTool`. */
 export interface WorkflowTool<Input = unknown, Output = unknown> {
   kind: 'workflow';
   name: string;
-  title: string;
+  title?: string;
   description: string;
-  inputSchema: z.ZodType<Input>;
-  outputSchema?: z.ZodType<Output>;
+  input: ToolSchema<Input>;
+  output?: ToolSchema<Output>;
   /** `required`: only task-augmented calls; `optional`: a plain call runs the task and waits for its result. */
   taskSupport: 'optional' | 'required';
   annotations?: ToolAnnotations;
   workflowType: string;
+  /** Task queue of the workflow; the server's own task queue when absent. */
+  taskQueue?: string;
+  /** ttl granted when the client asks for none (still capped by the server's maximum). */
+  ttlMs?: number;
+  /** Poll interval suggested to clients for this tool's tasks. */
+  pollIntervalMs?: number;
   /** Prefix of generated task ids, e.g. "invoice". */
   idPrefix: string;
   /** Turns the workflow's return value into the tool result. */
@@ -25,18 +32,23 @@ export interface WorkflowTool<Input = unknown, Output = unknown> {
 /** What a direct tool's handler may use. */
 export interface DirectToolContext {
   client: Client;
+  backend: TemporalTaskBackend;
   principal: string;
   /** Resolves a task id the caller owns to its workflow id; throws the tasks/* "not found" error otherwise. */
   ownedWorkflowId(taskId: string): Promise<string>;
+  /** Reads a task the caller owns; throws the tasks/* "not found" error otherwise. */
+  task(taskId: string): Promise<TaskView>;
+  /** Waits up to `budgetMs` for the task to end, asking its questions on this call's stream; undefined if it did not end. */
+  awaitResult(taskId: string, budgetMs: number): Promise<CallToolResult | undefined>;
 }
 
 /** A tool that runs at once, without a task. */
 export interface DirectTool<Input = unknown> {
   kind: 'direct';
   name: string;
-  title: string;
+  title?: string;
   description: string;
-  inputSchema: z.ZodType<Input>;
+  input: ToolSchema<Input>;
   annotations?: ToolAnnotations;
   handler(input: Input, context: DirectToolContext): Promise<CallToolResult>;
 }

@@ -1,0 +1,268 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import {
+  CallToolResultSchema,
+  RELATED_TASK_META_KEY,
+  type CallToolResult,
+  type ElicitResult,
+  type Progress,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@temporalio/client';
+import { createBridge, type Bridge } from '../../src/mcp/bridge';
+import { DEFAULT_TOOLS } from '../../src/mcp/tools';
+import { loadToolsFile } from '../../src/mcp/tools/config-file';
+import { defaultToolResult } from '../../src/mcp/tools/define';
+import { ROOT } from '../helpers/dev-server';
+import { connectInMemory, FAST_TUNING, getTask, newMcpClient, ScriptedUser, taskResult, waitForTask, type Answerer } from '../helpers/mcp';
+import {
+  connectClient,
+  startWorker,
+  tempActivityConfig,
+  testTemporalConfig,
+  uniqueTaskQueue,
+  type RunningWorker,
+} from '../helpers/temporal';
+
+const taskQueue = uniqueTaskQueue('declared');
+const declared = loadToolsFile(path.join(ROOT, 'examples', 'tools.yaml'));
+let temporal: Client;
+let closeTemporal: () => Promise<void>;
+let worker: RunningWorker;
+const cleanups: (() => Promise<void>)[] = [];
+
+beforeAll(async () => {
+  ({ client: temporal, close: closeTemporal } = await connectClient());
+  worker = await startWorker(taskQueue, tempActivityConfig());
+});
+
+afterEach(async () => {
+  await Promise.all(cleanups.splice(0).map((cleanup) => cleanup()));
+});
+
+afterAll(async () => {
+  await worker?.stop();
+  await closeTemporal?.();
+});
+
+async function bridgeWith(options: { inlineBudgetMs?: number; principal?: string } = {}): Promise<Bridge> {
+  return createBridge({
+    temporal: testTemporalConfig(taskQueue),
+    client: temporal,
+    tools: [...DEFAULT_TOOLS, ...declared],
+    tuning: { ...FAST_TUNING, inlineBudgetMs: options.inlineBudgetMs ?? FAST_TUNING.inlineBudgetMs },
+    ...(options.principal && { principalOf: () => options.principal! }),
+  });
+}
+
+async function connect(bridge: Bridge, answer?: Answerer): Promise<{ client: McpClient; user: ScriptedUser }> {
+  const client = newMcpClient('declared', answer !== undefined);
+  const user = new ScriptedUser(answer ?? (() => ({ action: 'cancel' })));
+  if (answer) user.attach(client);
+  cleanups.push(await connectInMemory(bridge, client));
+  return { client, user };
+}
+
+async function startTask(client: McpClient, name: string, args: Record<string, unknown>) {
+  const { CreateTaskResultSchema } = await import('@modelcontextprotocol/sdk/types.js');
+  return (await client.request({ method: 'tools/call', params: { name, arguments: args, task: {} } }, CreateTaskResultSchema)).task;
+}
+
+describe('tools declared in a configuration file', () => {
+  test('tools/list shows them with their JSON Schemas, task support and the companion tools', async () => {
+    const { client } = await connect(await bridgeWith());
+    const { tools } = await client.listTools();
+    const byName = new Map(tools.map((tool) => [tool.name, tool]));
+    expect(byName.get('request_time_off')).toMatchObject({
+      execution: { taskSupport: 'optional' },
+      inputSchema: { required: ['employee', 'days'] },
+      outputSchema: { required: ['approved', 'days'] },
+    });
+    expect(byName.get('sales_report')?.execution?.taskSupport).toBe('required');
+    expect(byName.get('submit_expense_report')?.execution?.taskSupport).toBe('optional');
+    for (const name of ['task_status', 'task_result', 'task_respond', 'task_cancel'])
+      expect(byName.get(name)?.execution?.taskSupport).toBe('forbidden');
+  });
+
+  test('a workflow speaking the contract with raw Temporal primitives asks its question and returns its value', async () => {
+    const { client, user } = await connect(await bridgeWith(), () => ({ action: 'accept', content: { approve: true, note: 'enjoy' } }));
+    const task = await startTask(client, 'request_time_off', { employee: 'Ada', days: 3 });
+    expect(task.taskId).toMatch(/^time-off-/);
+    const waiting = await waitForTask(client, task.taskId, (t) => t.status === 'input_required');
+    expect(waiting.statusMessage).toMatch(/approve 3 day/);
+    const result = await taskResult(client, task.taskId);
+    expect(result).toMatchObject({
+      structuredContent: { approved: true, days: 3, note: 'enjoy' },
+      _meta: { [RELATED_TASK_META_KEY]: { taskId: task.taskId } },
+    });
+    expect(user.asked).toHaveLength(1);
+  });
+
+  test('an application failure of the workflow is a tool error (completed, isError) with its message', async () => {
+    const { client } = await connect(await bridgeWith());
+    const task = await startTask(client, 'request_time_off', { employee: 'Ada', days: 30 });
+    const done = await waitForTask(client, task.taskId, (t) => t.status === 'completed');
+    expect(done.statusMessage).toMatch(/more than the 20 days/);
+    const result = await taskResult(client, task.taskId);
+    expect(result.isError).toBe(true);
+    expect(result.content[0]).toMatchObject({ text: expect.stringMatching(/split it/) });
+  });
+
+  test('a plain workflow that knows nothing of MCP is working, then completed with its return value as structured content', async () => {
+    const { client } = await connect(await bridgeWith());
+    const task = await startTask(client, 'sales_report', { region: 'north' });
+    expect((await getTask(client, task.taskId)).status).toBe('working');
+    const result = await taskResult(client, task.taskId);
+    expect(result.structuredContent).toEqual({ region: 'north', orders: 35, revenue: 4375 });
+    expect(JSON.parse((result.content[0] as { text: string }).text)).toEqual(result.structuredContent);
+  });
+
+  test('arguments are checked against the declared JSON Schema, naming the field', async () => {
+    const { client } = await connect(await bridgeWith());
+    const result = (await client.callTool({
+      name: 'request_time_off',
+      arguments: { employee: 'Ada', days: 0, extra: 1 },
+    })) as CallToolResult;
+    expect(result.isError).toBe(true);
+    expect((result.content[0] as { text: string }).text).toMatch(/additional properties \("extra"\); days: must be >= 1/);
+  });
+
+  test('a terminated workflow is failed', async () => {
+    const { client } = await connect(await bridgeWith());
+    const task = await startTask(client, 'request_time_off', { employee: 'Ada', days: 2 });
+    await waitForTask(client, task.taskId, (t) => t.status === 'input_required');
+    await temporal.workflow.getHandle(task.taskId).terminate('operator stopped it');
+    expect((await waitForTask(client, task.taskId, (t) => t.status === 'failed')).statusMessage).toMatch(/terminated/);
+  });
+});
+
+describe('loadToolsFile', () => {
+  const write = (name: string, text: string) => {
+    const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'tools-file-')), name);
+    writeFileSync(file, text);
+    return file;
+  };
+
+  test.each([
+    [
+      'a missing workflowType',
+      'tools.json',
+      '{"tools":[{"name":"x","description":"d","inputSchema":{"type":"object"}}]}',
+      /tools\[0\]\.workflowType/,
+    ],
+    [
+      'an unknown field',
+      'tools.yaml',
+      'tools:\n  - name: x\n    description: d\n    workflowType: W\n    inputSchema: { type: object }\n    queue: q\n',
+      /tools\[0\]: Unrecognized key: "queue"/,
+    ],
+    [
+      'an input schema that is not an object schema',
+      'tools.json',
+      '{"tools":[{"name":"x","description":"d","workflowType":"W","inputSchema":{"type":"string"}}]}',
+      /tools\[0\]\.inputSchema: must be a JSON Schema of "type": "object"/,
+    ],
+    [
+      'an invalid JSON Schema',
+      'tools.json',
+      '{"tools":[{"name":"x","description":"d","workflowType":"W","inputSchema":{"type":"object","properties":{"a":{"type":"nonsense"}}}}]}',
+      /tools\[0\]\.inputSchema: schema is invalid/,
+    ],
+    [
+      'a duplicate name',
+      'tools.json',
+      '{"tools":[{"name":"x","description":"d","workflowType":"W","inputSchema":{"type":"object"}},{"name":"x","description":"d","workflowType":"W","inputSchema":{"type":"object"}}]}',
+      /tools\[1\]\.name: "x" is declared twice/,
+    ],
+    ['broken YAML', 'tools.yml', 'tools: [\n', /not valid YAML/],
+    ['no tools', 'tools.json', '{"tools":[]}', /tools: list at least one tool/],
+  ])('rejects %s, naming the field', (_, name, text, expected) => {
+    expect(() => loadToolsFile(write(name, text))).toThrow(expected);
+  });
+});
+
+describe('defaultToolResult', () => {
+  test('passes a CallToolResult through, turns an object into structured content, and anything else into text', () => {
+    const ready = { content: [{ type: 'text' as const, text: 'hi' }], isError: false };
+    expect(defaultToolResult(ready)).toEqual(ready);
+    expect(defaultToolResult({ a: 1 })).toEqual({ content: [{ type: 'text', text: '{\n  "a": 1\n}' }], structuredContent: { a: 1 } });
+    expect(defaultToolResult(42)).toEqual({ content: [{ type: 'text', text: '42' }] });
+  });
+});
+
+describe('clients without task support', () => {
+  const report = {
+    employee: 'Grace',
+    currency: 'EUR',
+    items: [
+      { description: 'Train', amount: 80 },
+      { description: 'Hotel', amount: 120.5 },
+    ],
+  };
+
+  test('a plain call finishes inline: two questions asked on the call’s stream, progress notifications on its token', async () => {
+    const { client, user } = await connect(await bridgeWith(), (params): ElicitResult =>
+      /cost center/.test(params.message)
+        ? { action: 'accept', content: { costCenter: 'CC-200 Sales' } }
+        : { action: 'accept', content: { approve: true } },
+    );
+    const progress: Progress[] = [];
+    const result = await client.callTool({ name: 'submit_expense_report', arguments: report }, CallToolResultSchema, {
+      onprogress: (update) => progress.push(update),
+      timeout: 60_000,
+    });
+    expect(result.structuredContent).toEqual({
+      status: 'reimbursed',
+      employee: 'Grace',
+      total: 200.5,
+      currency: 'EUR',
+      costCenter: 'CC-200 Sales',
+    });
+    expect(user.asked.map((question) => question.message)).toEqual([
+      expect.stringMatching(/Approve Grace/),
+      expect.stringMatching(/cost center/),
+    ]);
+    expect(progress.length).toBeGreaterThanOrEqual(2);
+    expect(progress[progress.length - 1]).toMatchObject({ total: 4 });
+    expect(progress.map((p) => p.progress)).toEqual([...progress.map((p) => p.progress)].sort((a, b) => a - b));
+  });
+
+  test('past the wait budget, a plain call returns the task id; the companion tools answer, follow and finish it', async () => {
+    const bridge = await bridgeWith({ inlineBudgetMs: 1_500 });
+    const { client } = await connect(bridge);
+    const first = (await client.callTool({ name: 'submit_expense_report', arguments: report })) as CallToolResult;
+    const text = (first.content[0] as { text: string }).text;
+    expect(text).toMatch(/Not finished within the 2 s/);
+    expect(text).toMatch(/task_respond/);
+    const taskId = (first._meta?.[RELATED_TASK_META_KEY] as { taskId: string }).taskId;
+
+    await waitForTask(client, taskId, (t) => t.status === 'input_required');
+    const status = (await client.callTool({ name: 'task_status', arguments: { taskId } })) as CallToolResult;
+    expect(status.structuredContent).toMatchObject({ task: { status: 'input_required' }, question: { key: 'manager-approval' } });
+    const bad = (await client.callTool({
+      name: 'task_respond',
+      arguments: { taskId, action: 'accept', content: { approve: 'yes' } },
+    })) as CallToolResult;
+    expect(bad).toMatchObject({
+      isError: true,
+      content: [{ text: expect.stringMatching(/"approve" must be true or false. Nothing was recorded/) }],
+    });
+    await client.callTool({ name: 'task_respond', arguments: { taskId, action: 'accept', content: { approve: true } } });
+
+    const next = await waitForTask(client, taskId, (t) => t.status === 'input_required' && /cost center/.test(t.statusMessage ?? ''));
+    expect(next.status).toBe('input_required');
+    await client.callTool({ name: 'task_respond', arguments: { taskId, action: 'accept', content: { costCenter: 'CC-300 Operations' } } });
+    const done = (await client.callTool({ name: 'task_result', arguments: { taskId, waitSeconds: 20 } })) as CallToolResult;
+    expect(done.structuredContent).toMatchObject({ status: 'reimbursed', costCenter: 'CC-300 Operations' });
+
+    // Another principal cannot see or steer it.
+    const { client: stranger } = await connect(await bridgeWith({ principal: 'someone-else' }));
+    for (const name of ['task_status', 'task_result', 'task_cancel']) {
+      const denied = (await stranger.callTool({ name, arguments: { taskId } })) as CallToolResult;
+      expect(denied).toMatchObject({ isError: true, content: [{ text: expect.stringMatching(/Task not found/) }] });
+    }
+    const cancelDone = (await client.callTool({ name: 'task_cancel', arguments: { taskId } })) as CallToolResult;
+    expect(cancelDone).toMatchObject({ isError: true, content: [{ text: expect.stringMatching(/already completed/) }] });
+  });
+});
