@@ -77,6 +77,8 @@ export function createBridgeServer(deps: BridgeDependencies): Server {
       server.notification({ method: 'notifications/tasks/status', params: view.task }).catch(() => undefined);
     }
   };
+  // The progress token of a task-augmented call stays valid for the task's life (MCP 2025-11-25).
+  const progressTokens = new Map<string, string | number>();
   const byName = new Map(deps.tools.map((tool) => [tool.name, tool]));
   const descriptors = deps.tools.map(describeTool);
 
@@ -116,6 +118,8 @@ export function createBridgeServer(deps: BridgeDependencies): Server {
     const view = await deps.backend.create(tool, parsed.value, principal, task?.ttl);
     observe(view);
     if (task) {
+      const token = extra._meta?.progressToken;
+      if (token !== undefined) progressTokens.set(view.task.taskId, token);
       const immediate = tool.immediateResponse?.(parsed.value, view.task.taskId);
       return { task: view.task, ...(immediate && { _meta: { [MODEL_IMMEDIATE_RESPONSE_META]: immediate } }) };
     }
@@ -166,7 +170,7 @@ export function createBridgeServer(deps: BridgeDependencies): Server {
   async function awaitResult(taskId: string, principal: string, extra: Extra, budgetMs = Infinity): Promise<CallToolResult | undefined> {
     const channel = channelFor(principal);
     const deadline = Date.now() + budgetMs;
-    const progress = progressReporter(extra);
+    const progress = progressReporter(extra, progressTokens.get(taskId));
     let dismissedKey: string | undefined;
     let invalidAnswers = 0;
     for (;;) {
@@ -253,11 +257,12 @@ function overBudgetResult(view: TaskView, budgetMs: number): CallToolResult {
 }
 
 /**
- * Progress notifications for a request that carries a progress token: the workflow's published progress when it
+ * Progress notifications for a request that carries a progress token (or for a task whose creating call carried one):
+ * the workflow's published progress when it
  * has some, otherwise a keep-alive with the status message at most every 10 s. Values only ever increase.
  */
-function progressReporter(extra: Extra): (view: TaskView) => void {
-  const token = extra._meta?.progressToken;
+function progressReporter(extra: Extra, taskToken?: string | number): (view: TaskView) => void {
+  const token = extra._meta?.progressToken ?? taskToken;
   if (token === undefined) return () => undefined;
   let last = 0;
   let lastSentAt = 0;

@@ -228,6 +228,25 @@ describe('clients without task support', () => {
     expect(progress.map((p) => p.progress)).toEqual([...progress.map((p) => p.progress)].sort((a, b) => a - b));
   });
 
+  test('a task-augmented call’s progress token reports the task’s progress while tasks/result waits', async () => {
+    const { client } = await connect(await bridgeWith(), (params): ElicitResult =>
+      /cost center/.test(params.message)
+        ? { action: 'accept', content: { costCenter: 'CC-100 Engineering' } }
+        : { action: 'accept', content: { approve: true } },
+    );
+    const { CreateTaskResultSchema } = await import('@modelcontextprotocol/sdk/types.js');
+    const progress: Progress[] = [];
+    const { task } = await client.request(
+      { method: 'tools/call', params: { name: 'submit_expense_report', arguments: report, task: {} } },
+      CreateTaskResultSchema,
+      { onprogress: (update) => progress.push(update) },
+    );
+    const result = await taskResult(client, task.taskId);
+    expect(result.structuredContent).toMatchObject({ status: 'reimbursed', costCenter: 'CC-100 Engineering' });
+    expect(progress.length).toBeGreaterThanOrEqual(1);
+    expect(progress[progress.length - 1]).toMatchObject({ total: 4 });
+  });
+
   test('past the wait budget, a plain call returns the task id; the companion tools answer, follow and finish it', async () => {
     const bridge = await bridgeWith({ inlineBudgetMs: 1_500 });
     const { client } = await connect(bridge);
