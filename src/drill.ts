@@ -64,7 +64,8 @@ const WORKER_ENV = { ERP_DELAY_MS: '2500', PAYMENT_DELAY_MS: '1500', PAYMENT_FAI
 const ANSWER_DELAY_MS = 2500;
 const CELL_TIMEOUT_MS = 180_000;
 
-function freePort(): Promise<number> {
+/** A TCP port on 127.0.0.1 that nobody listens on right now. */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.once('error', reject);

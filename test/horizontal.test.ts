@@ -2,7 +2,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { PaymentsLedger } from '../src/activities/payments';
 import { freePort } from './helpers/dev-server';
 import { APPROVE, getTask, newMcpClient, ScriptedUser, startInvoiceTask, taskResult, waitForTask } from './helpers/mcp';
-import { spawnHttpServer, spawnWorker, type HttpServerProcess, type WorkerProcess } from './helpers/processes';
+import { spawnHttpServer, spawnWorker, type HttpServerProcess, type SpawnedProcess } from './helpers/processes';
 import { eventually, sampleInvoice, tempActivityConfig, uniqueTaskQueue } from './helpers/temporal';
 
 const taskQueue = uniqueTaskQueue('horizontal');
@@ -25,7 +25,7 @@ async function connect(url: string) {
 }
 
 test('two servers and two workers: a task created through one server is listed, answered and finished through the other while one of each is killed', async () => {
-  const [serverA, serverB, worker1, worker2]: [HttpServerProcess, HttpServerProcess, WorkerProcess, WorkerProcess] = await Promise.all([
+  const [serverA, serverB, worker1, worker2]: [HttpServerProcess, HttpServerProcess, SpawnedProcess, SpawnedProcess] = await Promise.all([
     spawnHttpServer(taskQueue, await freePort()),
     spawnHttpServer(taskQueue, await freePort()),
     spawnWorker(taskQueue, workerEnv),

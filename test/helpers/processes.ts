@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { ROOT } from './dev-server';
 import { testAddress } from './temporal';
 
@@ -15,102 +15,74 @@ export function serverEnv(taskQueue: string, extra: Record<string, string> = {})
   };
 }
 
-/** A spawned `npm run -s serve -- --http …` process. */
-export interface HttpServerProcess {
-  url: string;
-  child: ChildProcess;
-  stderr: () => string;
-  /** Kills the whole process group (npm and node) with `signal`. */
+/** A spawned process in its own process group. */
+export interface SpawnedProcess {
+  /** Kills the whole process group (npm and node) with `signal`, and waits for the exit. */
   kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** A spawned `npm run -s serve -- --http …` process. */
+export interface HttpServerProcess extends SpawnedProcess {
+  url: string;
+}
+
+/** Spawns `command` in a process group of its own and resolves once its stderr matches `ready`. */
+function spawnUntilReady(what: string, command: string, args: string[], env: Record<string, string>, ready: RegExp, timeoutMs: number) {
+  const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+  let stderr = '';
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const kill = async (signal: NodeJS.Signals = 'SIGTERM') => {
+    if (child.exitCode === null && child.signalCode === null) {
+      try {
+        process.kill(-child.pid!, signal);
+      } catch {
+        // already gone
+      }
+      await exited;
+    }
+  };
+  return new Promise<{ match: RegExpExecArray; kill: SpawnedProcess['kill'] }>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      void kill('SIGKILL');
+      reject(new Error(`${what} did not start within ${timeoutMs} ms:\n${stderr}`));
+    }, timeoutMs);
+    child.stderr!.on('data', (chunk) => {
+      stderr += chunk;
+      const match = ready.exec(stderr);
+      if (match) {
+        clearTimeout(timer);
+        resolve({ match, kill });
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${what} exited with ${code} before it was ready:\n${stderr}`));
+    });
+  });
 }
 
 /** Spawns the HTTP server through npm, as a user would, and waits until it listens. */
-export function spawnHttpServer(
-  taskQueue: string,
-  port: number,
-  extraEnv: Record<string, string> = {},
-  timeoutMs = 30_000,
-): Promise<HttpServerProcess> {
-  const child = spawn('npm', ['run', '-s', 'serve', '--', '--http', `127.0.0.1:${port}`], {
-    cwd: ROOT,
-    env: serverEnv(taskQueue, extraEnv),
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
-  let stderr = '';
-  let stdout = '';
-  child.stdout!.on('data', (chunk) => (stdout += chunk));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const kill = async (signal: NodeJS.Signals = 'SIGTERM') => {
-    if (child.exitCode === null && child.signalCode === null) {
-      try {
-        process.kill(-child.pid!, signal);
-      } catch {
-        // already gone
-      }
-      await exited;
-    }
-  };
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      void kill('SIGKILL');
-      reject(new Error(`the HTTP server did not start within ${timeoutMs} ms:\n${stderr}`));
-    }, timeoutMs);
-    child.stderr!.on('data', (chunk) => {
-      stderr += chunk;
-      const match = /MCP Streamable HTTP on (http:\/\/[^\s,]+)/.exec(stderr);
-      if (match) {
-        clearTimeout(timer);
-        resolve({ url: match[1], child, stderr: () => `${stderr}${stdout ? `\nstdout: ${stdout}` : ''}`, kill });
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the HTTP server exited with ${code} before listening:\n${stderr}`));
-    });
-  });
-}
-
-/** A spawned worker process (`node --import tsx src/worker.ts`) in its own process group. */
-export interface WorkerProcess {
-  kill(signal?: NodeJS.Signals): Promise<void>;
+export async function spawnHttpServer(taskQueue: string, port: number, extraEnv: Record<string, string> = {}): Promise<HttpServerProcess> {
+  const { match, kill } = await spawnUntilReady(
+    'the HTTP server',
+    'npm',
+    ['run', '-s', 'serve', '--', '--http', `127.0.0.1:${port}`],
+    serverEnv(taskQueue, extraEnv),
+    /MCP Streamable HTTP on (http:\/\/[^\s,]+)/,
+    30_000,
+  );
+  return { url: match[1], kill };
 }
 
 /** Spawns a worker process for `taskQueue` and waits until it polls. */
-export function spawnWorker(taskQueue: string, env: Record<string, string>, timeoutMs = 60_000): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
-    cwd: ROOT,
-    env: serverEnv(taskQueue, env),
-    stdio: ['ignore', 'ignore', 'pipe'],
-    detached: true,
-  });
-  let stderr = '';
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const kill = async (signal: NodeJS.Signals = 'SIGTERM') => {
-    if (child.exitCode === null && child.signalCode === null) {
-      try {
-        process.kill(-child.pid!, signal);
-      } catch {
-        // already gone
-      }
-      await exited;
-    }
-  };
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      void kill('SIGKILL');
-      reject(new Error(`the worker did not start within ${timeoutMs} ms:\n${stderr}`));
-    }, timeoutMs);
-    child.stderr!.on('data', (chunk) => {
-      stderr += chunk;
-      if (stderr.includes('worker: polling')) {
-        clearTimeout(timer);
-        resolve({ kill });
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the worker exited with ${code} before polling:\n${stderr}`));
-    });
-  });
+export async function spawnWorker(taskQueue: string, env: Record<string, string>): Promise<SpawnedProcess> {
+  const { kill } = await spawnUntilReady(
+    'the worker',
+    process.execPath,
+    ['--import', 'tsx', 'src/worker.ts'],
+    serverEnv(taskQueue, env),
+    /worker: polling/,
+    60_000,
+  );
+  return { kill };
 }
