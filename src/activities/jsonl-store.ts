@@ -13,6 +13,9 @@ export class StoreLockTimeoutError extends Error {
   }
 }
 
+/** Writers of this process, per file: they queue here rather than spin on the file lock. */
+const localQueues = new Map<string, Promise<unknown>>();
+
 /** A record of an append-only store: any JSON object with a unique `key`. */
 export interface KeyedRecord {
   key: string;
@@ -76,7 +79,22 @@ export class JsonlStore<T extends KeyedRecord> {
     await fs.truncate(this.file, Buffer.byteLength(text.slice(0, text.lastIndexOf('\n') + 1)));
   }
 
-  private async withLock<R>(work: () => Promise<R>): Promise<R> {
+  private withLock<R>(work: () => Promise<R>): Promise<R> {
+    const previous = localQueues.get(this.file) ?? Promise.resolve();
+    const next = previous.then(
+      () => this.withFileLock(work),
+      () => this.withFileLock(work),
+    );
+    localQueues.set(this.file, next);
+    void next
+      .finally(() => {
+        if (localQueues.get(this.file) === next) localQueues.delete(this.file);
+      })
+      .catch(() => undefined);
+    return next;
+  }
+
+  private async withFileLock<R>(work: () => Promise<R>): Promise<R> {
     await fs.mkdir(path.dirname(this.file), { recursive: true });
     const lockPath = `${this.file}.lock`;
     const token = `${process.pid} ${randomUUID()}`;
