@@ -3,3 +3,4 @@ export { invoiceWorkflow } from './invoice';
 export { expenseReportWorkflow } from './expense';
 export { timeOffRequestWorkflow } from './raw-contract';
 export { salesReportWorkflow } from './plain';
+export { contractSignatureWorkflow } from './signature';

@@ -1,7 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import {
   CallToolResultSchema,
   RELATED_TASK_META_KEY,
@@ -97,6 +97,29 @@ describe('tools declared in a configuration file', () => {
       _meta: { [RELATED_TASK_META_KEY]: { taskId: task.taskId } },
     });
     expect(user.asked).toHaveLength(1);
+  });
+
+  test('a URL-mode question reaches a client that supports it, and the form-only client can answer it with task_respond', async () => {
+    const bridge = await bridgeWith();
+    const client = new McpClient({ name: 'url-client', version: '1' }, { capabilities: { elicitation: { form: {}, url: {} }, tasks: {} } });
+    const user = new ScriptedUser(() => ({ action: 'accept' })).attach(client);
+    cleanups.push(await connectInMemory(bridge, client));
+    const task = await startTask(client, 'sign_contract', { contractId: 'C-7', signer: 'Ada' });
+    expect((await taskResult(client, task.taskId)).structuredContent).toEqual({ contractId: 'C-7', signed: true });
+    expect(user.asked[0]).toMatchObject({
+      mode: 'url',
+      url: expect.stringMatching(/^https:\/\/sign\.example\.com\/contracts\/C-7/),
+      elicitationId: `${task.taskId}/signature`,
+    });
+
+    const { client: formOnly, user: formUser } = await connect(bridge, () => ({ action: 'cancel' }));
+    const other = await startTask(formOnly, 'sign_contract', { contractId: 'C-8', signer: 'Bob' });
+    await waitForTask(formOnly, other.taskId, (t) => t.status === 'input_required');
+    const status = (await formOnly.callTool({ name: 'task_status', arguments: { taskId: other.taskId } })) as CallToolResult;
+    expect((status.content[0] as { text: string }).text).toMatch(/open https:\/\/sign\.example\.com\/contracts\/C-8/);
+    await formOnly.callTool({ name: 'task_respond', arguments: { taskId: other.taskId, action: 'decline' } });
+    expect((await taskResult(formOnly, other.taskId)).structuredContent).toEqual({ contractId: 'C-8', signed: false });
+    expect(formUser.asked).toHaveLength(0);
   });
 
   test('an application failure of the workflow is a tool error (completed, isError) with its message', async () => {
