@@ -57,7 +57,7 @@ describe('temporal-mcp-client', () => {
     expect(run.code).toBe(EXIT.completed);
     const outcome = JSON.parse(run.stdout);
     expect(outcome).toMatchObject({ status: 'completed', result: { structuredContent: { outcome: 'paid' } } });
-    expect(run.stderr).toMatch(/input_required/);
+    expect(run.stderr).toMatch(/answered accept \{"decision":"approve"\}/);
     const [stored] = new LocalTaskStore(stateDir).tasks();
     expect(stored).toMatchObject({ taskId: outcome.taskId, server: server.url, tool: 'process_invoice', status: 'completed' });
     expect(stored.humanAnswers.get('approval')).toBe(1);

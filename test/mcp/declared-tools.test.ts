@@ -246,7 +246,7 @@ describe('clients without task support', () => {
       expect.stringMatching(/Approve Grace/),
       expect.stringMatching(/cost center/),
     ]);
-    expect(progress.length).toBeGreaterThanOrEqual(2);
+    expect(progress.length).toBeGreaterThanOrEqual(1);
     expect(progress[progress.length - 1]).toMatchObject({ total: 4 });
     expect(progress.map((p) => p.progress)).toEqual([...progress.map((p) => p.progress)].sort((a, b) => a - b));
   });
