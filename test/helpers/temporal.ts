@@ -60,16 +60,20 @@ export function testWorkflowBundle(): { codePath: string } {
   return { codePath: process.env[TEST_ENV.bundle]! };
 }
 
+/** Keeps the SDK's logs to errors (retried activity failures are expected in tests). Call before anything else. */
+export function quietTemporalLogs(): void {
+  if (runtimeInstalled) return;
+  try {
+    Runtime.install({ logger: new DefaultLogger('ERROR') });
+  } catch {
+    // Installed already, e.g. by a test environment.
+  }
+  runtimeInstalled = true;
+}
+
 /** Starts a worker for `taskQueue` with the run's prebuilt workflow bundle, on `shared` or a connection of its own. */
 export async function startWorker(taskQueue: string, activities: ActivityConfig, shared?: NativeConnection): Promise<RunningWorker> {
-  if (!runtimeInstalled) {
-    try {
-      Runtime.install({ logger: new DefaultLogger('ERROR') });
-    } catch {
-      // Installed already, e.g. by a test environment.
-    }
-    runtimeInstalled = true;
-  }
+  quietTemporalLogs();
   const connection = shared ?? (await NativeConnection.connect({ address: testAddress() }));
   const worker = await createInvoiceWorker({
     connection,

@@ -8,6 +8,7 @@ import { respondSignal, TASK_STATE_MEMO, type PublishedTaskState } from '../../s
 import {
   daysFromToday,
   eventually,
+  quietTemporalLogs,
   sampleInvoice,
   startWorker,
   tempActivityConfig,
@@ -24,6 +25,7 @@ let client: Client;
 let worker: RunningWorker;
 
 beforeAll(async () => {
+  quietTemporalLogs();
   env = await TestWorkflowEnvironment.createFromExistingServer({ address: testAddress() });
   client = env.client;
   worker = await startWorker(taskQueue, activities, env.nativeConnection);
