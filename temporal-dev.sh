@@ -68,7 +68,7 @@ find_cli() {
     say "Go is not installed, so the CLI cannot be built here"
   fi
   download_cli "$cached" && { echo "$cached"; return; }
-  die "no Temporal CLI: put 'temporal' on PATH, set TEMPORAL_CLI, or install Go 1.23+ so this script can build it"
+  die "no Temporal CLI: put 'temporal' on PATH, set TEMPORAL_CLI, or install Go 1.25+ so this script can build it"
 }
 
 download_cli() {
