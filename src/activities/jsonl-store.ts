@@ -122,7 +122,19 @@ export class JsonlStore<T extends KeyedRecord> {
 /** Removes a lock whose owning process is gone. A second directory lock keeps two breakers apart. */
 async function breakIfStale(lockPath: string): Promise<void> {
   const holder = await fs.readFile(lockPath, 'utf8').catch(() => undefined);
-  if (holder === undefined || processAlive(Number(holder.split(' ')[0]))) return;
+  if (holder === undefined) return;
+  // An empty lock was just created and its token is not written yet; only a long-empty one is stale.
+  if (
+    holder === '' &&
+    Date.now() -
+      (await fs
+        .stat(lockPath)
+        .then((stat) => stat.mtimeMs)
+        .catch(() => Date.now())) <
+      10_000
+  )
+    return;
+  if (holder !== '' && processAlive(Number(holder.split(' ')[0]))) return;
   const breaker = `${lockPath}.break`;
   try {
     await fs.mkdir(breaker);

@@ -16,6 +16,8 @@ export interface HttpServerOptions {
   maxBodyBytes?: number;
   /** When given and not empty, every request needs `Authorization: Bearer <token>`; the token names the principal. */
   tokens?: BearerTokens;
+  /** A session with no request for this long is closed (its client re-initializes and finds its tasks again). */
+  sessionIdleMs?: number;
 }
 
 /** A running Streamable HTTP endpoint. */
@@ -34,7 +36,20 @@ const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
  */
 export async function startHttpServer(options: HttpServerOptions): Promise<RunningHttpServer> {
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
-  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; principal?: string }>();
+  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; principal?: string; lastSeen: number }>();
+  const sessionIdleMs = options.sessionIdleMs ?? 3_600_000;
+  const sweeper = setInterval(
+    () => {
+      for (const [id, session] of sessions) {
+        if (Date.now() - session.lastSeen > sessionIdleMs) {
+          sessions.delete(id);
+          void session.transport.close().catch(() => undefined);
+        }
+      }
+    },
+    Math.min(sessionIdleMs, 60_000),
+  );
+  sweeper.unref();
   const tokens = options.tokens && options.tokens.size > 0 ? options.tokens : undefined;
   let allowedHosts: string[] | undefined;
 
@@ -74,6 +89,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       if (!session || session.principal !== principal) {
         return sendJsonRpcError(res, 404, -32001, 'Session not found: it expired or the server restarted; initialize a new session');
       }
+      session.lastSeen = Date.now();
       return session.transport.handleRequest(req, res, body);
     }
     if (req.method !== 'POST' || !isInitializeRequest(body)) {
@@ -82,7 +98,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
-        sessions.set(id, { transport, principal });
+        sessions.set(id, { transport, principal, lastSeen: Date.now() });
       },
       onsessionclosed: (id) => {
         sessions.delete(id);
@@ -117,6 +133,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   return {
     url: `http://${hostForUrl}:${port}${MCP_PATH}`,
     close: async () => {
+      clearInterval(sweeper);
       await Promise.all([...sessions.values()].map(({ transport }) => transport.close().catch(() => undefined)));
       httpServer.closeAllConnections();
       await new Promise<void>((resolve) => httpServer.close(() => resolve()));

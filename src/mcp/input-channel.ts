@@ -9,6 +9,13 @@ import type { TaskView, TemporalTaskBackend } from './task-backend';
  */
 export const INPUT_KEY_META = 'temporal-mcp-tasks/input-key';
 
+/** An elicitation on its way: its outcome, whether it went on the standalone stream, and how to withdraw it. */
+interface Asking {
+  outcome: Promise<AskOutcome>;
+  pushed: boolean;
+  withdraw: AbortController;
+}
+
 /** How an elicitation for a pending input ended. */
 export type AskOutcome =
   | { kind: 'answered' }
@@ -34,7 +41,7 @@ export interface InputChannelOptions {
  * and hands each answer to the workflow exactly once. Holds only connection state: which elicitations are open.
  */
 export class InputChannel {
-  private readonly open = new Map<string, Promise<AskOutcome>>();
+  private readonly open = new Map<string, Asking>();
   private readonly dismissedUntil = new Map<string, number>();
   private readonly problems = new Map<string, string>();
   /** Inputs answered through this connection; never asked again here. */
@@ -59,9 +66,24 @@ export class InputChannel {
    * Asks for `view`'s pending input on the stream of request `relatedRequestId` and waits for the outcome. If the same
    * input is already being asked on this connection, waits for that one instead of asking twice.
    */
-  ask(view: TaskView, relatedRequestId: RequestId | undefined, signal?: AbortSignal): Promise<AskOutcome> {
-    const slot = slotOf(view);
-    return this.open.get(slot) ?? this.start(view, relatedRequestId, signal);
+  async ask(view: TaskView, relatedRequestId: RequestId | undefined, signal?: AbortSignal): Promise<AskOutcome> {
+    const open = this.open.get(slotOf(view));
+    if (open && !(open.pushed && relatedRequestId !== undefined)) return open.outcome;
+    if (open) {
+      // A push may never have arrived (no standalone stream open): ask again on this request's own stream.
+      open.withdraw.abort();
+      const pushed = await open.outcome;
+      if (pushed.kind === 'answered') return pushed;
+    }
+    return this.start(view, relatedRequestId, signal).outcome;
+  }
+
+  /** Forgets what this connection knows of a task's inputs, once the task has ended. */
+  forget(taskId: string): void {
+    const prefix = `${taskId}\n`;
+    for (const slots of [this.answered, this.dismissedUntil, this.problems]) {
+      for (const slot of slots.keys()) if (slot.startsWith(prefix)) slots.delete(slot);
+    }
   }
 
   /**
@@ -88,9 +110,11 @@ export class InputChannel {
     return !this.open.has(slot) && !this.answered.has(slot) && (this.dismissedUntil.get(slot) ?? 0) <= Date.now();
   }
 
-  private start(view: TaskView, relatedRequestId: RequestId | undefined, signal?: AbortSignal): Promise<AskOutcome> {
+  private start(view: TaskView, relatedRequestId: RequestId | undefined, signal?: AbortSignal): Asking {
     const slot = slotOf(view);
-    const outcome = this.elicit(view, relatedRequestId, signal)
+    const withdraw = new AbortController();
+    const asking: Asking = { pushed: relatedRequestId === undefined, withdraw, outcome: Promise.resolve({ kind: 'superseded' }) };
+    asking.outcome = this.elicit(view, relatedRequestId, withdraw, signal)
       .catch((error: unknown): AskOutcome => {
         // The answer may not have reached the workflow: read the task afresh and ask again (a client that remembers
         // its answers gives it without asking its user).
@@ -103,15 +127,21 @@ export class InputChannel {
         if (result.kind === 'dismissed') this.dismissedUntil.set(slot, Date.now() + this.options.dismissCooldownMs);
         return result;
       })
-      .finally(() => this.open.delete(slot));
-    this.open.set(slot, outcome);
-    return outcome;
+      .finally(() => {
+        if (this.open.get(slot) === asking) this.open.delete(slot);
+      });
+    this.open.set(slot, asking);
+    return asking;
   }
 
-  private async elicit(view: TaskView, relatedRequestId: RequestId | undefined, signal?: AbortSignal): Promise<AskOutcome> {
+  private async elicit(
+    view: TaskView,
+    relatedRequestId: RequestId | undefined,
+    withdraw: AbortController,
+    signal?: AbortSignal,
+  ): Promise<AskOutcome> {
     const input = view.input!;
     const slot = slotOf(view);
-    const withdraw = new AbortController();
     const stopWatching = this.watch(view, withdraw);
     const onCallerGone = () => withdraw.abort();
     signal?.addEventListener('abort', onCallerGone);

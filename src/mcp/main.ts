@@ -3,7 +3,7 @@
  */
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { createBridge } from './bridge';
-import { temporalConfigFromEnv, TASK_QUEUE_ENV } from './config';
+import { msFromEnv, temporalConfigFromEnv, TASK_QUEUE_ENV } from './config';
 import { TokenConfigError, tokensFromEnv } from './auth';
 import { DEFAULT_TOOLS } from './tools';
 import { loadToolsFile, ToolsFileError } from './tools/config-file';
@@ -36,6 +36,7 @@ Environment:
   MCP_INPUT_PUSH_GRACE_MS         delay before a question goes to a client that only polls (default 1500)
   MCP_INPUT_DISMISS_COOLDOWN_MS   pause before a dismissed question is pushed again (default 60000)
   MCP_INLINE_BUDGET_MS            how long a plain call of a task tool waits before it answers with the task id (default 50000)
+  MCP_HTTP_SESSION_IDLE_MS        an HTTP session with no request for this long is closed (default 3600000)
   MCP_AUTH_TOKENS                 bearer tokens for HTTP: "principal=token,principal=token"
   MCP_AUTH_TOKENS_FILE            a file of bearer tokens, one "principal token" pair a line (# comments)
 Other TEMPORAL_* variables and the Temporal config file are read as the Temporal CLI reads them.
@@ -94,7 +95,12 @@ async function main(argv: string[]): Promise<void> {
     console.error(`serve: ${declared.length} tool(s) from ${args.tools}: ${declared.map((tool) => tool.name).join(', ')}`);
   const target = `Temporal ${temporal.address} (namespace ${temporal.namespace}, task queue ${temporal.taskQueue})`;
   if (args.http && tokens) {
-    const running = await startHttpServer({ ...args.http, createServer: bridge.createServer, tokens });
+    const running = await startHttpServer({
+      ...args.http,
+      createServer: bridge.createServer,
+      tokens,
+      sessionIdleMs: msFromEnv(process.env, 'MCP_HTTP_SESSION_IDLE_MS', 3_600_000),
+    });
     const auth = tokens.size > 0 ? `bearer tokens for ${tokens.size} principal(s)` : 'no authentication (one local principal)';
     console.error(`serve: MCP Streamable HTTP on ${running.url}, ${auth}, backed by ${target}`);
     const stop = async () => {

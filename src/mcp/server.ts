@@ -67,18 +67,21 @@ export function createBridgeServer(deps: BridgeDependencies): Server {
     }
     return channel;
   };
+  // The progress token of a task-augmented call stays valid for the task's life (MCP 2025-11-25).
+  const progressTokens = new Map<string, string | number>();
   // Last status this connection saw per task: a change is announced with notifications/tasks/status.
   const seen = new Map<string, Task['status']>();
   const observe = (view: TaskView) => {
     const before = seen.get(view.task.taskId);
-    if (isTerminalStatus(view.task.status)) seen.delete(view.task.taskId);
-    else seen.set(view.task.taskId, view.task.status);
+    if (isTerminalStatus(view.task.status)) {
+      seen.delete(view.task.taskId);
+      progressTokens.delete(view.task.taskId);
+      for (const channel of channels.values()) channel.forget(view.task.taskId);
+    } else seen.set(view.task.taskId, view.task.status);
     if (before !== undefined && before !== view.task.status) {
       server.notification({ method: 'notifications/tasks/status', params: view.task }).catch(() => undefined);
     }
   };
-  // The progress token of a task-augmented call stays valid for the task's life (MCP 2025-11-25).
-  const progressTokens = new Map<string, string | number>();
   const byName = new Map(deps.tools.map((tool) => [tool.name, tool]));
   const descriptors = deps.tools.map(describeTool);
 

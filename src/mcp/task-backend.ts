@@ -139,7 +139,7 @@ export class TemporalTaskBackend {
     assertValidPrincipal(principal);
     const after = cursor === undefined ? undefined : decodeCursor(cursor);
     const query =
-      `${PRINCIPAL_SEARCH_ATTRIBUTE} = '${principal}'` + (after ? ` AND StartTime <= '${new Date(after.t).toISOString()}'` : '');
+      `${PRINCIPAL_SEARCH_ATTRIBUTE} = '${principal}'` + (after ? ` AND StartTime < '${new Date(after.t + 1).toISOString()}'` : '');
     // Visibility stores may not sort (SQLite cannot ORDER BY), so the newest page is picked here.
     const page: { id: string; t: number }[] = [];
     const limit = this.options.pageSize + 1;
@@ -153,7 +153,15 @@ export class TemporalTaskBackend {
     }
     const more = page.length > this.options.pageSize;
     const shown = page.slice(0, this.options.pageSize);
-    const views = await Promise.all(shown.map((entry) => this.get(entry.id, principal).catch(() => undefined)));
+    // A task deleted by retention between the listing and the read is left out; an outage is reported.
+    const views = await Promise.all(
+      shown.map((entry) =>
+        this.get(entry.id, principal).catch((error: unknown) => {
+          if (isTemporalUnavailable(error)) throw error;
+          return undefined;
+        }),
+      ),
+    );
     const last = shown[shown.length - 1];
     return {
       tasks: views.filter((view): view is TaskView => view !== undefined).map((view) => view.task),
@@ -258,6 +266,10 @@ export class TemporalTaskBackend {
       task: { ...base, status, statusMessage, lastUpdatedAt: closedAt },
     });
 
+    // Once cancellation was requested the task reads cancelled for good, however the execution ends.
+    if (cancelRequested && description.status.name !== 'RUNNING' && description.status.name !== 'CONTINUED_AS_NEW') {
+      return closed('cancelled', 'Cancelled.');
+    }
     switch (description.status.name) {
       case 'RUNNING':
       case 'CONTINUED_AS_NEW': {
@@ -294,15 +306,16 @@ export class TemporalTaskBackend {
         };
       }
       case 'COMPLETED':
-        return cancelRequested ? closed('cancelled', 'Cancelled.') : closed('completed', 'Completed.');
+        return closed('completed', 'Completed.');
       case 'CANCELLED':
         return closed('cancelled', 'Cancelled.');
       case 'FAILED': {
-        if (cancelRequested) return closed('cancelled', 'Cancelled.');
         const failure = await handle.result().then(
           () => undefined,
           (error: unknown) => error,
         );
+        // Reading the failure itself failed (e.g. Temporal unreachable): say so rather than report a status.
+        if (failure !== undefined && !(failure instanceof WorkflowFailedError)) throw failure;
         if (failure instanceof WorkflowFailedError && failure.cause instanceof ApplicationFailure) {
           return closed('completed', `Completed with an error: ${failure.cause.message}`);
         }
@@ -382,7 +395,9 @@ function encodeCursor(position: CursorPosition): string {
 function decodeCursor(cursor: string): CursorPosition {
   try {
     const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Partial<CursorPosition>;
-    if (typeof parsed.t === 'number' && Number.isFinite(parsed.t) && typeof parsed.id === 'string') return { t: parsed.t, id: parsed.id };
+    if (typeof parsed.t === 'number' && Number.isFinite(new Date(parsed.t).getTime()) && typeof parsed.id === 'string') {
+      return { t: parsed.t, id: parsed.id };
+    }
   } catch {
     // fall through to the error below
   }

@@ -124,10 +124,11 @@ export async function invoiceWorkflow(invoice: Invoice): Promise<InvoiceResult> 
   progress();
   await Promise.all(
     invoice.lineItems
-      .filter((item) => msUntil(item.payOn) > 0)
+      // Everything not paid above, decided once: an item whose date passes meanwhile must not fall between the lists.
+      .filter((item) => !dueNow.includes(item))
       .map(async (item) => {
         // A durable timer: survives worker and server restarts, and wakes early on release.
-        await condition(() => released.has(item.lineItemId), msUntil(item.payOn));
+        await condition(() => released.has(item.lineItemId), Math.max(msUntil(item.payOn), 1));
         await pay(item);
         progress();
       }),

@@ -309,6 +309,31 @@ describe('tasks/* errors and state', () => {
     expect((await getTask(client, task.taskId)).status).toBe('cancelled');
   });
 
+  test('a cancelled task stays cancelled when an operator terminates it afterwards', async () => {
+    const { client } = await connect();
+    const task = await startInvoiceTask(client, sampleInvoice());
+    await waitForTask(client, task.taskId, (t) => t.status === 'input_required');
+    await worker!.stop();
+    worker = undefined;
+    try {
+      await client.experimental.tasks.cancelTask(task.taskId);
+      await temporal.workflow.getHandle(task.taskId).terminate('operator cleanup');
+      expect((await getTask(client, task.taskId)).status).toBe('cancelled');
+    } finally {
+      worker = await startWorker(taskQueue, activities);
+    }
+  });
+
+  test('a question pushed to a client that never answers it is asked again on the stream of a later tasks/result', async () => {
+    const { client, user } = await connect((_, index) => (index === 0 ? new Promise<never>(() => undefined) : APPROVE));
+    const task = await startInvoiceTask(client, sampleInvoice());
+    await waitForTask(client, task.taskId, (t) => t.status === 'input_required');
+    await eventually(async () => (user.asked.length === 1 ? true : undefined), 'the pushed question');
+    const result = await taskResult(client, task.taskId);
+    expect(result.structuredContent).toMatchObject({ outcome: 'paid' });
+    expect(user.asked).toHaveLength(2);
+  });
+
   test('tools/call errors: unknown tool and invalid arguments get -32602 for tasks; a plain call gets an isError result', async () => {
     const { client } = await connect();
     const before = (await client.experimental.tasks.listTasks()).tasks.length;
@@ -387,6 +412,8 @@ describe('tasks/* errors and state', () => {
     expect(await errorCodeOf(getTask(other.client, ids[0]))).toBe(ErrorCode.InvalidParams);
     expect(await errorCodeOf(other.client.experimental.tasks.cancelTask(ids[0]))).toBe(ErrorCode.InvalidParams);
     expect(await errorCodeOf(mine.client.experimental.tasks.listTasks('garbage'))).toBe(ErrorCode.InvalidParams);
+    const outOfRange = Buffer.from(JSON.stringify({ t: 1e300, id: 'x' })).toString('base64url');
+    expect(await errorCodeOf(mine.client.experimental.tasks.listTasks(outOfRange))).toBe(ErrorCode.InvalidParams);
   });
 
   test('a workflow state memo written by the workflow is what tasks/get reports', async () => {
