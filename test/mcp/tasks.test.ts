@@ -68,6 +68,17 @@ async function connect(answer: Answerer = () => APPROVE, options: { principalBri
   return { client, user };
 }
 
+/** Runs `work` with the worker stopped, then starts it again. */
+async function withoutWorker(work: () => Promise<void>): Promise<void> {
+  await worker!.stop();
+  worker = undefined;
+  try {
+    await work();
+  } finally {
+    worker = await startWorker(taskQueue, activities);
+  }
+}
+
 async function ledgerFor(taskId: string) {
   return (await new PaymentsLedger(activities.ledgerFile).entries()).filter((entry) => entry.taskId === taskId);
 }
@@ -297,11 +308,10 @@ describe('tasks/* errors and state', () => {
     const task = await startInvoiceTask(client, sampleInvoice());
     await waitForTask(client, task.taskId, (t) => t.status === 'input_required');
     // Stop the worker so the cancellation cannot be processed before the approval is.
-    await worker!.stop();
-    worker = undefined;
-    await client.experimental.tasks.cancelTask(task.taskId);
-    expect((await getTask(client, task.taskId)).status).toBe('cancelled');
-    worker = await startWorker(taskQueue, activities);
+    await withoutWorker(async () => {
+      await client.experimental.tasks.cancelTask(task.taskId);
+      expect((await getTask(client, task.taskId)).status).toBe('cancelled');
+    });
     await eventually(
       async () => ((await temporal.workflow.getHandle(task.taskId).describe()).closeTime ? true : undefined),
       'the workflow to close',
@@ -313,15 +323,11 @@ describe('tasks/* errors and state', () => {
     const { client } = await connect();
     const task = await startInvoiceTask(client, sampleInvoice());
     await waitForTask(client, task.taskId, (t) => t.status === 'input_required');
-    await worker!.stop();
-    worker = undefined;
-    try {
+    await withoutWorker(async () => {
       await client.experimental.tasks.cancelTask(task.taskId);
       await temporal.workflow.getHandle(task.taskId).terminate('operator cleanup');
       expect((await getTask(client, task.taskId)).status).toBe('cancelled');
-    } finally {
-      worker = await startWorker(taskQueue, activities);
-    }
+    });
   });
 
   test('a question pushed to a client that never answers it is asked again on the stream of a later tasks/result', async () => {

@@ -11,7 +11,15 @@ function text(message: string, extra: Partial<CallToolResult> = {}): CallToolRes
   return { content: [{ type: 'text', text: message }], ...extra };
 }
 
-/** Runs `work` on a task the caller owns; an unknown (or someone else's) task becomes a tool error saying so. */
+/** A JSON-RPC error as a tool error the model can read. */
+function errorResult(error: McpError, hint = ''): CallToolResult {
+  return text(`${error.message.replace(/^MCP error -?\d+: /, '')}${hint}`, { isError: true });
+}
+
+/**
+ * Runs `work` on a task the caller owns. An unknown (or someone else's) task, and any JSON-RPC error the work meets,
+ * become tool errors saying so.
+ */
 async function withTask(
   context: DirectToolContext,
   taskId: string,
@@ -21,21 +29,25 @@ async function withTask(
   try {
     view = await context.task(taskId);
   } catch (error) {
-    if (error instanceof McpError) return text(`${error.message.replace(/^MCP error -?\d+: /, '')}. Check the task id.`, { isError: true });
+    if (error instanceof McpError) return errorResult(error, '. Check the task id.');
     throw error;
   }
-  return work(view);
+  try {
+    return await work(view);
+  } catch (error) {
+    if (error instanceof McpError) return errorResult(error);
+    throw error;
+  }
 }
 
 function describe(view: TaskView): string {
   const { taskId, status, statusMessage } = view.task;
   let line = `Task ${taskId} is ${status}${statusMessage ? `: ${statusMessage}` : ''}.`;
   if (view.input?.request.mode === 'form') {
+    const requiredFields = view.input.request.requestedSchema.required ?? [];
     const fields = Object.entries(view.input.request.requestedSchema.properties).map(([name, property]) => {
       const choices = 'enum' in property ? ` (one of ${property.enum.join(', ')})` : ` (${property.type})`;
-      const required =
-        view.input?.request.mode === 'form' && view.input.request.requestedSchema.required?.includes(name) ? ', required' : '';
-      return `${name}${choices}${required}`;
+      return `${name}${choices}${requiredFields.includes(name) ? ', required' : ''}`;
     });
     line += ` It asks: "${view.input.request.message}" Answer with task_respond, fields: ${fields.join('; ')}.`;
   } else if (view.input?.request.mode === 'url') {
@@ -80,14 +92,9 @@ export const taskResultTool: DirectTool<{ taskId: string; waitSeconds: number }>
   annotations: { readOnlyHint: true },
   handler: ({ taskId, waitSeconds }, context) =>
     withTask(context, taskId, async (view) => {
-      try {
-        if (isTerminalStatus(view.task.status)) return await context.backend.result(view);
-        const result = waitSeconds > 0 ? await context.awaitResult(taskId, waitSeconds * 1000) : undefined;
-        return result ?? text(describe(await context.task(taskId)));
-      } catch (error) {
-        if (error instanceof McpError) return text(error.message.replace(/^MCP error -?\d+: /, ''), { isError: true });
-        throw error;
-      }
+      if (isTerminalStatus(view.task.status)) return context.backend.result(view);
+      const result = waitSeconds > 0 ? await context.awaitResult(taskId, waitSeconds * 1000) : undefined;
+      return result ?? text(describe(await context.task(taskId)));
     }),
 };
 
@@ -129,13 +136,8 @@ export const taskCancelTool: DirectTool<{ taskId: string }> = {
   annotations: { destructiveHint: true, idempotentHint: true },
   handler: ({ taskId }, context) =>
     withTask(context, taskId, async () => {
-      try {
-        const cancelled = await context.backend.cancel(taskId, context.principal);
-        return text(`Task ${taskId} is ${cancelled.task.status}.`);
-      } catch (error) {
-        if (error instanceof McpError) return text(error.message.replace(/^MCP error -?\d+: /, ''), { isError: true });
-        throw error;
-      }
+      const cancelled = await context.backend.cancel(taskId, context.principal);
+      return text(`Task ${taskId} is ${cancelled.task.status}.`);
     }),
 };
 
