@@ -57,7 +57,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['test/**/*.ts', 'src/demo.ts'],
+    files: ['test/**/*.ts', 'scripts/demo.ts'],
     rules: { 'no-console': 'off' },
   },
 );

@@ -1,13 +1,8 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ErrorCode, McpError, RELATED_TASK_META_KEY, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { checkFormContent, type InputResponse, type PendingInput } from '../workflows/task-contract';
+import { INPUT_KEY_META } from '../shared/wire';
 import type { TaskView, TemporalTaskBackend } from './task-backend';
-
-/**
- * `_meta` key of an elicitation carrying the input request's key, unique for the task's life. A client may remember
- * its answer under (task id, key) and give it again, without asking its user, if the same request comes back.
- */
-export const INPUT_KEY_META = 'temporal-mcp-tasks/input-key';
 
 /** An elicitation on its way: its outcome, whether it went on the standalone stream, and how to withdraw it. */
 interface Asking {

@@ -18,6 +18,7 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { ADOPT_ONLY_META, IDEMPOTENCY_KEY_META, IDEMPOTENCY_KEY_PATTERN, REPLAYED_META } from '../shared/wire';
 import { InputChannel, type InputChannelOptions } from './input-channel';
 import { isTemporalUnavailable, isTerminalStatus, temporalUnavailable, TemporalTaskBackend, type TaskView } from './task-backend';
 import type { DirectTool, ToolDefinition } from './tools/types';
@@ -118,13 +119,14 @@ export function createBridgeServer(deps: BridgeDependencies): Server {
       if (task) throw new McpError(ErrorCode.InvalidParams, invalidArgumentsText(name, parsed.problems));
       return invalidArgumentsResult(name, parsed.problems);
     }
-    const view = await deps.backend.create(tool, parsed.value, principal, task?.ttl);
+    const view = await deps.backend.create(tool, parsed.value, principal, { requestedTtl: task?.ttl, ...idempotencyOf(request) });
     observe(view);
     if (task) {
       const token = extra._meta?.progressToken;
       if (token !== undefined) progressTokens.set(view.task.taskId, token);
       const immediate = tool.immediateResponse?.(parsed.value, view.task.taskId);
-      return { task: view.task, ...(immediate && { _meta: { [MODEL_IMMEDIATE_RESPONSE_META]: immediate } }) };
+      const meta = { ...(immediate && { [MODEL_IMMEDIATE_RESPONSE_META]: immediate }), ...(view.replayed && { [REPLAYED_META]: true }) };
+      return { task: view.task, ...(Object.keys(meta).length > 0 && { _meta: meta }) };
     }
     const result = await awaitResult(view.task.taskId, principal, extra, deps.inlineBudgetMs);
     return result ?? overBudgetResult(await deps.backend.get(view.task.taskId, principal), deps.inlineBudgetMs);
@@ -235,6 +237,26 @@ function onTaskRequest<Schema extends z.ZodObject<{ method: z.ZodLiteral<string>
       return handler(parsed.data, extra);
     }) as never,
   );
+}
+
+/** The call's idempotency key and adopt-only flag from its `_meta`; -32602 when they are malformed. */
+function idempotencyOf(request: CallToolRequest): { idempotencyKey?: string; adoptOnly?: boolean } {
+  const meta = request.params._meta as Record<string, unknown> | undefined;
+  const key = meta?.[IDEMPOTENCY_KEY_META];
+  const adoptOnly = meta?.[ADOPT_ONLY_META];
+  if (key !== undefined && (typeof key !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(key))) {
+    throw new McpError(
+      ErrorCode.InvalidParams,
+      `_meta["${IDEMPOTENCY_KEY_META}"] must be 1-200 printable ASCII characters without spaces (a UUID, for example)`,
+    );
+  }
+  if (adoptOnly !== undefined && typeof adoptOnly !== 'boolean') {
+    throw new McpError(ErrorCode.InvalidParams, `_meta["${ADOPT_ONLY_META}"] must be true or false`);
+  }
+  if (adoptOnly && key === undefined) {
+    throw new McpError(ErrorCode.InvalidParams, `_meta["${ADOPT_ONLY_META}"] needs _meta["${IDEMPOTENCY_KEY_META}"]`);
+  }
+  return { ...(key !== undefined && { idempotencyKey: key as string }), ...(adoptOnly === true && { adoptOnly }) };
 }
 
 /**

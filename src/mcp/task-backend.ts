@@ -1,7 +1,8 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import {
   isGrpcServiceError,
   ServiceError,
+  WorkflowExecutionAlreadyStartedError,
   WorkflowFailedError,
   WorkflowNotFoundError,
   type Client,
@@ -48,6 +49,19 @@ export interface TaskBackendOptions {
   /** Page size of tasks/list. */
   pageSize: number;
 }
+
+/** How a task is created. */
+export interface CreateOptions {
+  /** The ttl the client asked for; capped by the server's maximum. */
+  requestedTtl?: number;
+  /** The caller's idempotency key: a retried call with the same key gets the same task. */
+  idempotencyKey?: string;
+  /** Only find the task an earlier call with `idempotencyKey` made; start nothing. */
+  adoptOnly?: boolean;
+}
+
+/** A task just created, or found again for a retried call (`replayed`). */
+export type CreatedTask = TaskView & { replayed: boolean };
 
 /** A task as the bridge sees it: the MCP Task plus what the server needs to serve it. */
 export interface TaskView {
@@ -106,19 +120,70 @@ export class TemporalTaskBackend {
     private readonly tools: ReadonlyMap<string, WorkflowTool<any, any>>,
   ) {}
 
-  /** Starts the tool's workflow for `principal`; the task exists (durably) when this returns. */
-  async create(tool: WorkflowTool<any, any>, input: unknown, principal: string, requestedTtl?: number): Promise<TaskView> {
+  /**
+   * Starts the tool's workflow for `principal`; the task exists (durably) when this returns.
+   *
+   * With an idempotency key the workflow id is derived from principal, tool and key, and Temporal refuses a second
+   * start of that id (running, or closed and still retained), so a retried call gets the task the first one made
+   * (`replayed`). The same key with other arguments is refused with -32602. `adoptOnly` starts nothing: it finds the
+   * task of an earlier call with that key, or answers -32602.
+   */
+  async create(tool: WorkflowTool<any, any>, input: unknown, principal: string, options: CreateOptions = {}): Promise<CreatedTask> {
     assertValidPrincipal(principal);
-    const ttl = Math.min(requestedTtl ?? tool.ttlMs ?? this.options.defaultTtlMs, this.options.maxTtlMs);
-    const meta: TaskMeta = { tool: tool.name, ttl, pollInterval: tool.pollIntervalMs ?? this.options.pollIntervalMs };
-    const handle = await this.client.workflow.start(tool.workflowType, {
-      taskQueue: tool.taskQueue ?? this.options.taskQueue,
-      workflowId: `${tool.idPrefix}-${randomUUID()}`,
-      args: [input],
-      memo: { [TASK_META_MEMO]: meta },
-      typedSearchAttributes: [{ key: PRINCIPAL_KEY, value: principal }],
-    });
-    return this.view(await handle.describe());
+    const { idempotencyKey } = options;
+    const workflowId = `${tool.idPrefix}-${idempotencyKey === undefined ? randomUUID() : derivedUuid(principal, tool.name, idempotencyKey)}`;
+    const argumentsDigest = idempotencyKey === undefined ? undefined : digest(canonicalJson(input));
+    if (options.adoptOnly) {
+      if (idempotencyKey === undefined) throw new McpError(ErrorCode.InvalidParams, 'adopt-only needs an idempotency key');
+      return this.replay(workflowId, principal, tool.name, idempotencyKey, argumentsDigest);
+    }
+    const ttl = Math.min(options.requestedTtl ?? tool.ttlMs ?? this.options.defaultTtlMs, this.options.maxTtlMs);
+    const meta: TaskMeta = {
+      tool: tool.name,
+      ttl,
+      pollInterval: tool.pollIntervalMs ?? this.options.pollIntervalMs,
+      ...(argumentsDigest && { argumentsDigest }),
+    };
+    let handle;
+    try {
+      handle = await this.client.workflow.start(tool.workflowType, {
+        taskQueue: tool.taskQueue ?? this.options.taskQueue,
+        workflowId,
+        args: [input],
+        memo: { [TASK_META_MEMO]: meta },
+        typedSearchAttributes: [{ key: PRINCIPAL_KEY, value: principal }],
+        // A second start of a derived id is a retried call: refused whether the first run is open or closed.
+        workflowIdConflictPolicy: 'FAIL',
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      });
+    } catch (error) {
+      if (error instanceof WorkflowExecutionAlreadyStartedError && idempotencyKey !== undefined) {
+        return this.replay(workflowId, principal, tool.name, idempotencyKey, argumentsDigest);
+      }
+      throw error;
+    }
+    return { ...(await this.view(await handle.describe())), replayed: false };
+  }
+
+  /** The task an earlier call with the same idempotency key made, checked to be the same call. */
+  private async replay(workflowId: string, principal: string, tool: string, key: string, argumentsDigest?: string): Promise<CreatedTask> {
+    let description: WorkflowExecutionDescription;
+    try {
+      description = await this.describeOwned(workflowId, principal);
+    } catch (error) {
+      if (error instanceof McpError && error.code === ErrorCode.InvalidParams) {
+        throw new McpError(ErrorCode.InvalidParams, `No task was started with idempotency key "${key}" for tool ${tool}`);
+      }
+      throw error;
+    }
+    const meta = description.memo?.[TASK_META_MEMO] as TaskMeta | undefined;
+    if (meta?.tool !== tool || meta.argumentsDigest !== argumentsDigest) {
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `Idempotency key "${key}" was already used for a call of ${tool} with other arguments; use a new key for a new call`,
+      );
+    }
+    return { ...(await this.view(description)), replayed: true };
   }
 
   /** Reads the task; throws {@link taskNotFound} unless it exists and belongs to `principal`. */
@@ -360,6 +425,30 @@ export class TemporalTaskBackend {
     } while (nextPageToken);
     return false;
   }
+}
+
+/** A UUID v4-shaped id from a digest of principal, tool and key: the same call always maps to the same task id. */
+function derivedUuid(principal: string, tool: string, key: string): string {
+  const bytes = createHash('sha256').update(`${principal}\0${tool}\0${key}`).digest().subarray(0, 16);
+  bytes[6] = (bytes[6] & 0x0f) | 0x40;
+  bytes[8] = (bytes[8] & 0x3f) | 0x80;
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+function digest(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/** JSON with object keys sorted, so equal arguments give equal text whatever order they were sent in. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
+    entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
 }
 
 function describeFailure(error: WorkflowFailedError): string {

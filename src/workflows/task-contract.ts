@@ -96,6 +96,8 @@ export interface TaskMeta {
   /** Retention promised to the client, in ms, or null for unlimited. */
   ttl: number | null;
   pollInterval: number;
+  /** SHA-256 of the validated arguments (canonical JSON), when the call carried an idempotency key. */
+  argumentsDigest?: string;
 }
 
 /**

@@ -25,4 +25,4 @@ export async function temporalDev(command: 'start' | 'stop', port: number, state
 }
 
 /** A TCP port nobody listens on right now. */
-export { freePort } from '../../src/drill';
+export { freePort } from '../../scripts/lib/processes';

@@ -1,6 +1,7 @@
 /**
  * A task-aware MCP command-line client: npm run client -- <command> [options]. See HELP below.
  */
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
@@ -18,9 +19,10 @@ import {
   type ElicitResult,
   type Task,
 } from '@modelcontextprotocol/sdk/types.js';
-import { INPUT_KEY_META } from '../input-channel';
+import { ADOPT_ONLY_META, IDEMPOTENCY_KEY_META, IDEMPOTENCY_KEY_PATTERN, INPUT_KEY_META, REPLAYED_META } from '../../shared/wire';
 import { AnswerError, ScriptedAnswers, TerminalAnswers, type AnswerProvider } from './answers';
-import { defaultStateDir, LocalTaskStore, type StoredTask } from './store';
+import { orphanGuardFetch } from './orphan-guard';
+import { defaultStateDir, LocalTaskStore, type StoredCall, type StoredTask } from './store';
 
 /** Exit codes a script can rely on. */
 export const EXIT = {
@@ -55,14 +57,19 @@ Options:
   --answers-file <file>   answers as a JSON object keyed by input key (e.g. {"approval": {...}}), or an array in order
   --no-input              never ask at the terminal: without a scripted answer, stop with exit code 6
   --ttl <ms>              requested task ttl
+  --idempotency-key <k>   the key a task call is sent with (default: a new UUID per call); a call repeated with the
+                          same key, after a crash for example, gets the task the first one made instead of a new one
   --json                  print the outcome as JSON on stdout (progress stays on stderr)
   --state-dir <dir>       local task store (default: ${defaultStateDir()})
   --reconnect-timeout <s> how long to keep retrying an unreachable server (default 300)
   --answer-delay-ms <ms>  wait before sending each answer (for drills)
   -h, --help              show this help
 
-Every task id is written to the local store before anything else happens. Answers are remembered per task and
-question: if a question comes back after a crash, the remembered answer is given again without asking.
+Every task call is written to the local store, with its idempotency key, before it is sent, and its task id as soon as
+it is known. A call whose answer was lost is sent again with the same key and gets the same task; resume adopts the
+task of a call that never got its answer. Answers are remembered per task and question: if a question comes back
+after a crash, the remembered answer is given again without asking. A lost connection or an unavailable server is
+retried (reads, task calls, and tools marked idempotent) for --reconnect-timeout seconds.
 
 Exit codes: 0 completed, 1 completed with a tool error, 2 usage error, 3 failed, 4 cancelled, 5 server unreachable,
 6 input needed and none available, 7 other error (e.g. unknown task).
@@ -84,6 +91,7 @@ interface Options {
   answersFile?: string;
   noInput: boolean;
   ttl?: number;
+  idempotencyKey?: string;
   json: boolean;
   stateDir: string;
   reconnectTimeoutMs: number;
@@ -138,6 +146,12 @@ function parseCommandLine(argv: string[]): { command?: string; positional: strin
         break;
       case '--ttl':
         options.ttl = number(value(i++, arg), arg);
+        break;
+      case '--idempotency-key':
+        options.idempotencyKey = value(i++, arg);
+        if (!IDEMPOTENCY_KEY_PATTERN.test(options.idempotencyKey)) {
+          throw new UsageError(`${arg} needs 1-200 printable characters without spaces, not "${options.idempotencyKey}"`);
+        }
         break;
       case '--json':
         options.json = true;
@@ -235,6 +249,8 @@ async function openSession(target: Target, ask: AskContext): Promise<Session> {
   const transport =
     target.kind === 'http'
       ? new StreamableHTTPClientTransport(new URL(target.url), {
+          // A request whose response stream breaks fails at once instead of waiting for its timeout.
+          fetch: orphanGuardFetch(),
           requestInit: target.token ? { headers: { authorization: `Bearer ${target.token}` } } : undefined,
         })
       : new StdioClientTransport({
@@ -280,16 +296,24 @@ async function answerElicitation(params: ElicitRequest['params'], ask: AskContex
   return given.response;
 }
 
-/** Errors after which the same call may succeed: the connection is gone, or the server said "retry". */
+/**
+ * Errors after which the same call may succeed: the connection is gone, or the server said "retry". A request that
+ * timed out counts as a lost connection: its answer is not coming on that connection.
+ */
 function isTransient(error: unknown): boolean {
   if (error instanceof McpError) {
     if ((error.data as { retryable?: boolean } | undefined)?.retryable === true) return true;
-    return error.code === ErrorCode.ConnectionClosed || /session not found/i.test(error.message);
+    return error.code === ErrorCode.ConnectionClosed || error.code === ErrorCode.RequestTimeout || /session not found/i.test(error.message);
   }
   const text = `${(error as Error)?.message ?? ''} ${String((error as { cause?: unknown })?.cause ?? '')}`;
   return /fetch failed|ECONNREFUSED|ECONNRESET|socket hang up|Not connected|Connection closed|terminated|Session not found|EPIPE/i.test(
     text,
   );
+}
+
+/** An error's message without the "MCP error <code>: " prefixes the SDK adds on each side of the wire. */
+function plainMessage(error: unknown): string {
+  return ((error as Error)?.message ?? String(error)).replace(/^(MCP error -?\d+: )+/, '');
 }
 
 /** The end of a followed task. */
@@ -316,14 +340,14 @@ class Runner {
     };
   }
 
-  target(stored?: StoredTask): Target {
+  /** The server to talk to: --url, else the one a stored task or call was made on, else stdio. */
+  target(stored?: Pick<StoredTask, 'server'>): Target {
     const url = this.options.url ?? (stored && stored.server !== STDIO ? stored.server : undefined);
     return url ? { kind: 'http', url, token: this.options.token } : { kind: 'stdio' };
   }
 
-  /** Opens a session, retrying an unreachable server until the reconnect timeout. */
-  async connect(target: Target): Promise<Session> {
-    const deadline = Date.now() + this.options.reconnectTimeoutMs;
+  /** Opens a session, retrying an unreachable server until `deadline` (the reconnect timeout from now by default). */
+  async connect(target: Target, deadline = Date.now() + this.options.reconnectTimeoutMs): Promise<Session> {
     for (let attempt = 0, delay = 250; ; attempt++, delay = Math.min(delay * 2, 5_000)) {
       try {
         return await openSession(target, this.ask);
@@ -335,6 +359,58 @@ class Runner {
         await new Promise((resolve) => setTimeout(resolve, delay));
       }
     }
+  }
+
+  /**
+   * Runs `work` on a fresh session to `target`; after a lost connection or a "retry" answer, runs it again on a new
+   * session, until the reconnect timeout. Only for work that is safe to repeat: reads, keyed task calls, idempotent
+   * tools.
+   */
+  async retrying<T>(target: Target, what: string, work: (session: Session) => Promise<T>): Promise<T> {
+    const deadline = Date.now() + this.options.reconnectTimeoutMs;
+    for (;;) {
+      const session = await this.connect(target, deadline);
+      try {
+        return await work(session);
+      } catch (error) {
+        if (!isTransient(error)) throw error;
+        if (Date.now() > deadline) {
+          throw new UnreachableError(
+            `${what}: the server stayed unavailable for ${Math.round(this.options.reconnectTimeoutMs / 1000)} s: ${(error as Error).message}`,
+          );
+        }
+        this.progress.note(`${what}: ${(error as Error).message}; retrying`);
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      } finally {
+        await session.close();
+      }
+    }
+  }
+
+  /**
+   * Sends a task call with its idempotency key, again after a lost connection, and returns the task: the same one
+   * however often it is sent. With `adoptOnly` the server starts nothing and only finds the task of an earlier call.
+   */
+  async createTask(target: Target, call: Pick<StoredCall, 'key' | 'tool' | 'arguments'>, ttl?: number, adoptOnly = false) {
+    const params = {
+      name: call.tool,
+      arguments: call.arguments,
+      task: ttl !== undefined ? { ttl } : {},
+      _meta: { [IDEMPOTENCY_KEY_META]: call.key, ...(adoptOnly && { [ADOPT_ONLY_META]: true }) },
+    };
+    const created = await this.retrying(target, `tools/call ${call.tool}`, (session) =>
+      session.client.request({ method: 'tools/call', params }, CreateTaskResultSchema),
+    );
+    this.store.append({
+      type: 'created',
+      taskId: created.task.taskId,
+      server: targetName(target),
+      tool: call.tool,
+      createdAt: created.task.createdAt,
+      key: call.key,
+      at: new Date().toISOString(),
+    });
+    return { task: created.task, replayed: created._meta?.[REPLAYED_META] === true };
   }
 
   /** Follows a task to its end over `target`, reconnecting and retrying through outages up to the reconnect timeout. */
@@ -472,36 +548,49 @@ async function call(runner: Runner, tool: string | undefined, options: Options):
   if (!tool) throw new UsageError('call needs a tool name, e.g. call process_invoice --args @invoice.json');
   const args = parseToolArgs(options.args);
   const target = runner.target();
-  const session = await runner.connect(target);
-  let handedOver = false;
-  try {
-    const { tools } = await session.client.listTools();
-    const declared = tools.find((candidate) => candidate.name === tool);
-    if (!declared) throw new UsageError(`the server has no tool "${tool}"; it has: ${tools.map((t) => t.name).join(', ')}`);
-    const taskSupport = declared.execution?.taskSupport ?? 'forbidden';
-    if (taskSupport === 'forbidden') {
-      const result = (await session.client.callTool({ name: tool, arguments: args }, undefined, { timeout: 600_000 })) as CallToolResult;
-      return runner.report({ taskId: '-', status: 'completed', result });
-    }
-    const created = await session.client.request(
-      { method: 'tools/call', params: { name: tool, arguments: args, task: options.ttl !== undefined ? { ttl: options.ttl } : {} } },
-      CreateTaskResultSchema,
-    );
-    const { task } = created;
-    runner.store.append({
-      type: 'created',
-      taskId: task.taskId,
-      server: targetName(target),
-      tool,
-      createdAt: task.createdAt,
-      at: new Date().toISOString(),
-    });
-    runner.progress.note(`task ${task.taskId} created (ttl ${task.ttl === null ? 'unlimited' : `${task.ttl} ms`})`);
-    handedOver = true;
-    return runner.report(await runner.follow(task.taskId, target, session));
-  } finally {
-    if (!handedOver) await session.close();
+  const tools = await runner.retrying(target, 'tools/list', async (session) => (await session.client.listTools()).tools);
+  const declared = tools.find((candidate) => candidate.name === tool);
+  if (!declared) throw new UsageError(`the server has no tool "${tool}"; it has: ${tools.map((t) => t.name).join(', ')}`);
+  const taskSupport = declared.execution?.taskSupport ?? 'forbidden';
+  if (taskSupport === 'forbidden') {
+    const once = (session: Session) =>
+      session.client.callTool({ name: tool, arguments: args }, undefined, { timeout: 600_000 }) as Promise<CallToolResult>;
+    // Only a tool that says repeating it is harmless is sent again after a lost connection.
+    const repeatable = declared.annotations?.idempotentHint === true || declared.annotations?.readOnlyHint === true;
+    const result = repeatable
+      ? await runner.retrying(target, `tools/call ${tool}`, once)
+      : await runner.connect(target).then(async (session) => {
+          try {
+            return await once(session);
+          } finally {
+            await session.close();
+          }
+        });
+    return runner.report({ taskId: '-', status: 'completed', result });
   }
+  // The intent is on disk before the call is sent: a crash before the answer leaves a call that resume can adopt.
+  const key = options.idempotencyKey ?? randomUUID();
+  runner.store.append({ type: 'intent', key, server: targetName(target), tool, arguments: args, at: new Date().toISOString() });
+  const { task, replayed } = await runner.createTask(target, { key, tool, arguments: args }, options.ttl);
+  runner.progress.note(
+    `task ${task.taskId} ${replayed ? 'found again (an earlier call with this idempotency key made it)' : 'created'} ` +
+      `(ttl ${task.ttl === null ? 'unlimited' : `${task.ttl} ms`})`,
+  );
+  return runner.report(await runner.follow(task.taskId, target));
+}
+
+/** Every task of the caller's on `target`, all pages of tasks/list (re-read after a lost connection). */
+function serverTasks(runner: Runner, target: Target): Promise<Task[]> {
+  return runner.retrying(target, 'tasks/list', async (session) => {
+    const tasks: Task[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await session.client.experimental.tasks.listTasks(cursor);
+      tasks.push(...page.tasks);
+      cursor = page.nextCursor;
+    } while (cursor);
+    return tasks;
+  });
 }
 
 async function listTasks(runner: Runner, options: Options): Promise<number> {
@@ -517,28 +606,29 @@ async function listTasks(runner: Runner, options: Options): Promise<number> {
       server: stored.server,
     });
   }
+  // A call whose answer never came: its task, if the server started one, is adopted by resume.
+  for (const call of runner.store.unfinishedCalls()) {
+    rows.set(`call:${call.key}`, {
+      taskId: '-',
+      status: 'unanswered',
+      tool: call.tool,
+      createdAt: call.at,
+      message: `call sent with idempotency key ${call.key} got no answer; resume adopts its task if the server started one`,
+      server: call.server,
+    });
+  }
   let unreachable: string | undefined;
   try {
-    const session = await runner.connect(target);
-    try {
-      let cursor: string | undefined;
-      do {
-        const page = await session.client.experimental.tasks.listTasks(cursor);
-        for (const task of page.tasks) {
-          const known = rows.get(task.taskId);
-          rows.set(task.taskId, {
-            taskId: task.taskId,
-            status: task.status,
-            tool: known?.tool ?? '',
-            createdAt: task.createdAt,
-            message: task.statusMessage ?? '',
-            server: targetName(target),
-          });
-        }
-        cursor = page.nextCursor;
-      } while (cursor);
-    } finally {
-      await session.close();
+    for (const task of await serverTasks(runner, target)) {
+      const known = rows.get(task.taskId);
+      rows.set(task.taskId, {
+        taskId: task.taskId,
+        status: task.status,
+        tool: known?.tool ?? '',
+        createdAt: task.createdAt,
+        message: task.statusMessage ?? '',
+        server: targetName(target),
+      });
     }
   } catch (error) {
     if (!(error instanceof UnreachableError)) throw error;
@@ -559,26 +649,47 @@ async function listTasks(runner: Runner, options: Options): Promise<number> {
   return EXIT.completed;
 }
 
+/** How long after sending a call "no task for this key" may still mean "its start is under way". */
+const ADOPT_GRACE_MS = 120_000;
+
+/**
+ * Finds the tasks of calls that never got their answer (the client or the server died in between) by asking the
+ * server for the task of each call's idempotency key, without starting anything. Returns the adopted task ids.
+ */
+async function adoptUnfinishedCalls(runner: Runner): Promise<Map<string, Target>> {
+  const adopted = new Map<string, Target>();
+  for (const call of runner.store.unfinishedCalls()) {
+    const where = runner.target(call);
+    try {
+      const { task } = await runner.createTask(where, call, undefined, true);
+      runner.progress.note(`task ${task.taskId}: adopted; the call of ${call.tool} sent at ${call.at} had started it`);
+      adopted.set(task.taskId, where);
+    } catch (error) {
+      if (!(error instanceof McpError && error.code === ErrorCode.InvalidParams)) throw error;
+      if (/No task was started/.test(error.message) && Date.now() - Date.parse(call.at) < ADOPT_GRACE_MS) {
+        runner.progress.note(`the call of ${call.tool} sent at ${call.at} has no task yet; resume again to adopt it`);
+        continue;
+      }
+      const reason = plainMessage(error);
+      runner.store.append({ type: 'abandoned', key: call.key, reason, at: new Date().toISOString() });
+      runner.progress.note(`the call of ${call.tool} sent at ${call.at} started nothing (${reason}); call it again if it is still wanted`);
+    }
+  }
+  return adopted;
+}
+
 async function resume(runner: Runner, taskId: string | undefined): Promise<number> {
   if (taskId) {
     const stored = runner.store.task(taskId);
     return runner.report(await runner.follow(taskId, runner.target(stored)));
   }
-  const open = new Map<string, Target>();
+  const open = await adoptUnfinishedCalls(runner);
   for (const stored of runner.store.tasks()) {
     if (!stored.status || !isTerminal(stored.status)) open.set(stored.taskId, runner.target(stored));
   }
   const target = runner.target();
-  const session = await runner.connect(target);
-  try {
-    let cursor: string | undefined;
-    do {
-      const page = await session.client.experimental.tasks.listTasks(cursor);
-      for (const task of page.tasks) if (!isTerminal(task.status) && !open.has(task.taskId)) open.set(task.taskId, target);
-      cursor = page.nextCursor;
-    } while (cursor);
-  } finally {
-    await session.close();
+  for (const task of await serverTasks(runner, target)) {
+    if (!isTerminal(task.status) && !open.has(task.taskId)) open.set(task.taskId, target);
   }
   if (open.size === 0) {
     runner.progress.note('no open tasks to resume');
@@ -602,16 +713,21 @@ async function resume(runner: Runner, taskId: string | undefined): Promise<numbe
 
 async function cancel(runner: Runner, taskId: string | undefined): Promise<number> {
   if (!taskId) throw new UsageError('cancel needs a task id');
-  const session = await runner.connect(runner.target(runner.store.task(taskId)));
-  try {
-    const task = await session.client.experimental.tasks.cancelTask(taskId);
-    runner.store.append({ type: 'status', taskId, status: task.status, statusMessage: task.statusMessage, at: new Date().toISOString() });
-    if (runner.options.json) process.stdout.write(`${JSON.stringify(task)}\n`);
-    else process.stdout.write(`task ${taskId} ${task.status}\n`);
-    return EXIT.completed;
-  } finally {
-    await session.close();
-  }
+  const task = await runner.retrying(runner.target(runner.store.task(taskId)), `tasks/cancel ${taskId}`, async (session) => {
+    try {
+      return await session.client.experimental.tasks.cancelTask(taskId);
+    } catch (error) {
+      // A cancel repeated after a lost answer finds the task cancelled by the first one.
+      if (error instanceof McpError && error.code === ErrorCode.InvalidParams && /already cancelled/.test(error.message)) {
+        return session.client.experimental.tasks.getTask(taskId);
+      }
+      throw error;
+    }
+  });
+  runner.store.append({ type: 'status', taskId, status: task.status, statusMessage: task.statusMessage, at: new Date().toISOString() });
+  if (runner.options.json) process.stdout.write(`${JSON.stringify(task)}\n`);
+  else process.stdout.write(`task ${taskId} ${task.status}\n`);
+  return EXIT.completed;
 }
 
 /** Runs the command line; resolves to the exit code. */
@@ -643,7 +759,7 @@ export async function runCli(argv: string[]): Promise<number> {
     }
   } catch (error) {
     runner?.progress.end();
-    const message = (error as Error).message;
+    const message = plainMessage(error);
     if (error instanceof UsageError || error instanceof AnswerError) {
       process.stderr.write(`client: ${message}\n`);
       return EXIT.usage;

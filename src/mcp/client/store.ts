@@ -8,7 +8,9 @@ export type AnswerSource = 'terminal' | 'flag' | 'file' | 'store';
 
 /** One line of the client's task log. */
 export type StoreEvent =
-  | { type: 'created'; taskId: string; server: string; tool: string; createdAt: string; at: string }
+  | { type: 'intent'; key: string; server: string; tool: string; arguments: Record<string, unknown>; at: string }
+  | { type: 'created'; taskId: string; server: string; tool: string; createdAt: string; key?: string; at: string }
+  | { type: 'abandoned'; key: string; reason: string; at: string }
   | { type: 'status'; taskId: string; status: Task['status']; statusMessage?: string; at: string }
   | { type: 'asked'; taskId: string; key?: string; message: string; at: string }
   | { type: 'answered'; taskId: string; key?: string; response: ElicitResult; source: AnswerSource; at: string };
@@ -27,6 +29,21 @@ export interface StoredTask {
   humanAnswers: Map<string, number>;
   /** How many times the server asked, by input key. */
   asked: Map<string, number>;
+}
+
+/**
+ * A task-tool call the client sent (or was about to send) with an idempotency key. `taskId` is set once the server
+ * answered with its task; an unfinished call has none, and sending it again with the same key is safe.
+ */
+export interface StoredCall {
+  key: string;
+  server: string;
+  tool: string;
+  arguments: Record<string, unknown>;
+  at: string;
+  taskId?: string;
+  /** Set when the call was given up: the server started nothing for it. */
+  abandoned?: string;
 }
 
 /** The default state directory: $XDG_STATE_HOME/temporal-mcp-tasks, else ~/.local/state/temporal-mcp-tasks. */
@@ -57,22 +74,52 @@ export class LocalTaskStore {
     }
   }
 
-  /** Every task in the log, oldest first. */
-  tasks(): StoredTask[] {
+  /** Every event in the log, oldest first; lines torn by a crash are skipped. */
+  private events(): StoreEvent[] {
     let text = '';
     try {
       text = readFileSync(this.file, 'utf8');
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }
-    const tasks = new Map<string, StoredTask>();
+    const events: StoreEvent[] = [];
     for (const line of text.split('\n')) {
-      let event: StoreEvent;
       try {
-        event = JSON.parse(line) as StoreEvent;
+        events.push(JSON.parse(line) as StoreEvent);
       } catch {
-        continue;
+        // torn or empty line
       }
+    }
+    return events;
+  }
+
+  /** Every call made with an idempotency key, oldest first, with the task it made if the server answered. */
+  calls(): StoredCall[] {
+    const calls = new Map<string, StoredCall>();
+    for (const event of this.events()) {
+      if (event.type === 'intent')
+        calls.set(event.key, { key: event.key, server: event.server, tool: event.tool, arguments: event.arguments, at: event.at });
+      else if (event.type === 'created' && event.key !== undefined) {
+        const call = calls.get(event.key);
+        if (call) call.taskId = event.taskId;
+      } else if (event.type === 'abandoned') {
+        const call = calls.get(event.key);
+        if (call) call.abandoned = event.reason;
+      }
+    }
+    return [...calls.values()];
+  }
+
+  /** Calls that never got their task and were not given up: the ones `resume` tries to adopt. */
+  unfinishedCalls(): StoredCall[] {
+    return this.calls().filter((call) => call.taskId === undefined && call.abandoned === undefined);
+  }
+
+  /** Every task in the log, oldest first. */
+  tasks(): StoredTask[] {
+    const tasks = new Map<string, StoredTask>();
+    for (const event of this.events()) {
+      if (event.type === 'intent' || event.type === 'abandoned') continue;
       if (event.type === 'created') {
         tasks.set(event.taskId, {
           taskId: event.taskId,

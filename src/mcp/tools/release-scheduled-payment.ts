@@ -1,6 +1,6 @@
 import { WorkflowUpdateFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { z } from 'zod';
-import { releaseScheduledPaymentUpdate } from '../../workflows/invoice-shared';
+import { releaseScheduledPaymentUpdate, type InvoiceResult, type Payment } from '../../workflows/invoice-shared';
 import { zodSchema } from './schema';
 import type { DirectTool } from './types';
 
@@ -21,25 +21,30 @@ export const releaseScheduledPaymentTool: DirectTool<z.infer<typeof ReleaseArgsS
   annotations: { destructiveHint: true, idempotentHint: true, openWorldHint: true },
   async handler({ taskId, lineItemId }, { client, ownedWorkflowId }) {
     const handle = client.workflow.getHandle(await ownedWorkflowId(taskId));
+    const paid = (payment: Payment) => ({
+      content: [
+        {
+          type: 'text' as const,
+          text: `Paid line item ${payment.lineItemId} of task ${taskId} now: ${payment.amount.toFixed(2)} as payment ${payment.paymentId}.`,
+        },
+      ],
+      structuredContent: payment,
+    });
     try {
-      const payment = await handle.executeUpdate(releaseScheduledPaymentUpdate, {
-        args: [{ lineItemId }],
-        updateId: `release/${lineItemId}`,
-      });
-      return {
-        content: [
-          {
-            type: 'text',
-            text: `Paid line item ${payment.lineItemId} of task ${taskId} now: ${payment.amount.toFixed(2)} as payment ${payment.paymentId}.`,
-          },
-        ],
-        structuredContent: payment,
-      };
+      // One update id per line item: a repeated call (a retry after a lost answer) is applied once and answered alike.
+      return paid(await handle.executeUpdate(releaseScheduledPaymentUpdate, { args: [{ lineItemId }], updateId: `release/${lineItemId}` }));
     } catch (error) {
+      const closed = error instanceof WorkflowNotFoundError || /already completed/i.test((error as Error).message);
+      if (closed) {
+        // The release may have been the workflow's last step: a repeated call gets the payment it made.
+        const result = (await handle.result().catch(() => undefined)) as InvoiceResult | undefined;
+        const payment = result?.payments?.find((candidate) => candidate.lineItemId === lineItemId);
+        if (payment) return paid(payment);
+      }
       const reason =
         error instanceof WorkflowUpdateFailedError
           ? (error.cause?.message ?? error.message)
-          : error instanceof WorkflowNotFoundError || /already completed/i.test((error as Error).message)
+          : closed
             ? `task ${taskId} has finished; there is nothing scheduled left to pay`
             : undefined;
       if (reason === undefined) throw error;

@@ -13,10 +13,10 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
-import { PaymentsLedger } from './activities/payments';
-import { freePort } from './drill';
-import { createBridge } from './mcp/bridge';
-import { createInvoiceWorker } from './worker';
+import { PaymentsLedger } from '../src/activities/payments';
+import { freePort } from './lib/processes';
+import { createBridge } from '../src/mcp/bridge';
+import { createInvoiceWorker } from '../src/worker';
 
 const ROOT = path.resolve(__dirname, '..');
 

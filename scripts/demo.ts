@@ -17,10 +17,10 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { activityConfigFromEnv } from './activities';
-import { PaymentsLedger } from './activities/payments';
-import { DEFAULT_ADDRESS, temporalConfigFromEnv, type TemporalConfig } from './mcp/config';
-import type { InvoiceResult } from './workflows/invoice-shared';
+import { activityConfigFromEnv } from '../src/activities';
+import { PaymentsLedger } from '../src/activities/payments';
+import { DEFAULT_ADDRESS, temporalConfigFromEnv, type TemporalConfig } from '../src/mcp/config';
+import type { InvoiceResult } from '../src/workflows/invoice-shared';
 
 const ROOT = path.resolve(__dirname, '..');
 const HELP = `Usage: npm run demo [-- --help]

@@ -1,0 +1,114 @@
+/**
+ * Process helpers shared by the scripts (drill, soak, bench) and the tests: free ports, waiting with a deadline, and
+ * child processes in process groups of their own that can be SIGKILLed whole and whose output is kept in a log file.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { appendFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+
+/** The repository root. */
+export const ROOT = path.resolve(__dirname, '..', '..');
+
+/** A TCP port on 127.0.0.1 that nobody listens on right now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Resolves after `ms`. */
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Calls `check` until it returns something other than undefined, and returns that; throws "timed out waiting for
+ * <what>" once `timeoutMs` has passed.
+ */
+export async function pollUntil<T>(
+  check: () => Promise<T | undefined> | T | undefined,
+  { timeoutMs, what, intervalMs = 50 }: { timeoutMs: number; what: string; intervalMs?: number },
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(intervalMs);
+  }
+}
+
+/** How much of a process's output is kept in memory; all of it goes to the log file. */
+const OUTPUT_KEPT = 1 << 20;
+
+/**
+ * A child process in a process group of its own, so that SIGKILL takes all of it. Its output is kept in memory (the
+ * last MiB, from its latest start) and, when `logFile` is set, appended to that file across restarts.
+ */
+export class Managed {
+  child?: ChildProcess;
+  output = '';
+
+  constructor(
+    readonly name: string,
+    private readonly command: string,
+    private readonly args: () => string[],
+    private readonly env: NodeJS.ProcessEnv,
+    readonly logFile?: string,
+  ) {}
+
+  start(): this {
+    this.output = '';
+    this.log(`\n=== ${new Date().toISOString()} start: ${this.command} ${this.args().join(' ')}\n`);
+    const child = spawn(this.command, this.args(), { cwd: ROOT, env: this.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const take = (chunk: Buffer) => {
+      const text = chunk.toString();
+      this.output += text;
+      if (this.output.length > OUTPUT_KEPT) this.output = this.output.slice(-OUTPUT_KEPT);
+      this.log(text);
+    };
+    child.stdout!.on('data', take);
+    child.stderr!.on('data', take);
+    child.once('exit', (code, signal) => this.log(`\n=== ${new Date().toISOString()} exit: ${signal ?? code}\n`));
+    this.child = child;
+    return this;
+  }
+
+  /** Appends a line to the log file (a marker between drill cells, for example). */
+  log(text: string): void {
+    if (this.logFile) appendFileSync(this.logFile, text);
+  }
+
+  get running(): boolean {
+    return !!this.child && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  async waitFor(pattern: RegExp, timeoutMs = 60_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!pattern.test(this.output)) {
+      if (!this.running) throw new Error(`${this.name} exited before it was ready:\n${this.output.slice(-2000)}`);
+      if (Date.now() > deadline) throw new Error(`${this.name} was not ready within ${timeoutMs} ms:\n${this.output.slice(-2000)}`);
+      await sleep(50);
+    }
+  }
+
+  exited(): Promise<number | null> {
+    const child = this.child!;
+    if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
+    return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  }
+
+  async kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+    if (!this.running) return;
+    try {
+      process.kill(-this.child!.pid!, signal);
+    } catch {
+      // already gone
+    }
+    await this.exited();
+  }
+}

@@ -1,0 +1,208 @@
+/**
+ * The stack of real processes the drill and the soak run the invoice flow on: a Temporal dev server, a worker and an
+ * MCP server on Streamable HTTP, each of which can be killed with SIGKILL and started again, plus CLI clients. Every
+ * process logs into the rig's folder, which is kept when a run fails and removed when it passes.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { TASK_STATE_MEMO, type PublishedTaskState } from '../../src/workflows/task-contract';
+import { freePort, Managed, ROOT } from './processes';
+
+/** Tuning that makes each step of the flow take long enough to be hit by a kill. */
+export const WORKER_ENV = { ERP_DELAY_MS: '2500', PAYMENT_DELAY_MS: '1500', PAYMENT_FAIL_ATTEMPTS: '1' };
+
+/** The line items of every drill and soak invoice; LI-3 is scheduled months out and released by an operator. */
+export const LINE_ITEMS = ['LI-1', 'LI-2', 'LI-3'];
+
+/** What the rig's processes are told besides the defaults. */
+export interface RigOptions {
+  /** Prefix of the rig's temporary folder. */
+  name: string;
+  workerEnv?: Record<string, string>;
+}
+
+/** The processes of one run, and how to kill and restart each. */
+export class Rig {
+  readonly dir: string;
+  readonly logDir: string;
+  readonly ledgerFile: string;
+  readonly taskQueue = `rig-${Date.now().toString(36)}`;
+  temporalPort = 0;
+  serverPort = 0;
+  worker!: Managed;
+  server!: Managed;
+  private connection?: Connection;
+  client?: Client;
+
+  constructor(private readonly options: RigOptions) {
+    this.dir = mkdtempSync(path.join(os.tmpdir(), `temporal-mcp-${options.name}-`));
+    this.logDir = path.join(this.dir, 'logs');
+    mkdirSync(this.logDir);
+    this.ledgerFile = path.join(this.dir, 'payments.jsonl');
+  }
+
+  get address(): string {
+    return `127.0.0.1:${this.temporalPort}`;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.serverPort}/mcp`;
+  }
+
+  /** The dev server's own log (written by temporal-dev.sh). */
+  get temporalLog(): string {
+    return path.join(this.dir, `dev-${this.temporalPort}.log`);
+  }
+
+  env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+    return {
+      ...process.env,
+      TEMPORAL_ADDRESS: this.address,
+      TEMPORAL_NAMESPACE: 'default',
+      TEMPORAL_TASK_QUEUE: this.taskQueue,
+      PAYMENTS_LEDGER: this.ledgerFile,
+      ERP_REGISTRY: path.join(this.dir, 'erp.jsonl'),
+      MCP_TASK_POLL_INTERVAL_MS: '300',
+      ...extra,
+    };
+  }
+
+  private temporalDev(command: 'start' | 'stop'): void {
+    const run = spawnSync(path.join(ROOT, 'temporal-dev.sh'), [command], {
+      env: {
+        ...process.env,
+        TEMPORAL_PORT: String(this.temporalPort),
+        TEMPORAL_STATE_DIR: this.dir,
+        TEMPORAL_HEADLESS: '1',
+        TEMPORAL_DB_FILE: '',
+      },
+      encoding: 'utf8',
+    });
+    if (run.status !== 0) throw new Error(`./temporal-dev.sh ${command} failed:\n${run.stderr}`);
+  }
+
+  async up(): Promise<void> {
+    this.temporalPort = await freePort();
+    this.serverPort = await freePort();
+    this.temporalDev('start');
+    this.connection = await Connection.connect({ address: this.address });
+    this.client = new Client({ connection: this.connection });
+    const node = process.execPath;
+    this.worker = new Managed(
+      'worker',
+      node,
+      () => ['--import', 'tsx', 'src/worker.ts'],
+      this.env(this.options.workerEnv ?? WORKER_ENV),
+      path.join(this.logDir, 'worker.log'),
+    );
+    this.server = new Managed(
+      'server',
+      node,
+      () => ['--import', 'tsx', 'src/mcp/main.ts', '--http', `127.0.0.1:${this.serverPort}`],
+      this.env(),
+      path.join(this.logDir, 'server.log'),
+    );
+    await Promise.all([this.startWorker(), this.startServer()]);
+  }
+
+  async startWorker(): Promise<void> {
+    await this.worker.start().waitFor(/worker: polling/);
+  }
+
+  async startServer(): Promise<void> {
+    await this.server.start().waitFor(/MCP Streamable HTTP on/);
+  }
+
+  killTemporal(): void {
+    const pid = Number(readFileSync(path.join(this.dir, `dev-${this.temporalPort}.pid`), 'utf8'));
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+
+  restartTemporal(): void {
+    this.temporalDev('start');
+  }
+
+  /** Writes a marker into the server's and worker's logs, so a failed cell's lines can be found. */
+  mark(text: string): void {
+    const line = `\n=== ${new Date().toISOString()} ${text}\n`;
+    this.server?.log(line);
+    this.worker?.log(line);
+  }
+
+  /** A CLI client against the rig's MCP server, logging to `logFile`; answers come from `answersFile`. */
+  clientProcess(stateDir: string, args: string[], answersFile: string, logFile: string, answerDelayMs = 2500): Managed {
+    const common = ['--url', this.url, '--state-dir', stateDir, '--answers-file', answersFile, '--no-input', '--json'];
+    const extra = ['--answer-delay-ms', String(answerDelayMs), '--reconnect-timeout', '150'];
+    return new Managed(
+      'client',
+      process.execPath,
+      () => ['--import', 'tsx', 'src/mcp/client/cli.ts', ...args, ...common, ...extra],
+      this.env(),
+      logFile,
+    );
+  }
+
+  /** The task's published state and whether it is closed; undefined while Temporal is unreachable. */
+  async state(taskId: string): Promise<{ published?: PublishedTaskState; closed: boolean } | undefined> {
+    try {
+      const description = await this.client!.workflow.getHandle(taskId).describe();
+      return {
+        published: description.memo?.[TASK_STATE_MEMO] as PublishedTaskState | undefined,
+        closed: description.status.name !== 'RUNNING',
+      };
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Stops everything; removes the folder unless `keep` (a failed run keeps its logs for diagnosis). */
+  async down(keep: boolean): Promise<void> {
+    await Promise.all([this.worker?.kill('SIGTERM'), this.server?.kill('SIGTERM')]);
+    await this.connection?.close().catch(() => undefined);
+    try {
+      this.temporalDev('stop');
+    } finally {
+      if (!keep) rmSync(this.dir, { recursive: true, force: true });
+    }
+  }
+}
+
+/** Writes a drill/soak invoice (three line items, the last one due in three months) to `file`. */
+export function writeInvoice(file: string): void {
+  const payOn = new Date(Date.now() + 90 * 86_400_000).toISOString().slice(0, 10);
+  writeFileSync(
+    file,
+    JSON.stringify({
+      vendorId: 'V-100',
+      invoiceNumber: `INV-RIG-${Math.random().toString(36).slice(2, 10).toUpperCase()}`,
+      currency: 'EUR',
+      lineItems: [
+        { lineItemId: 'LI-1', description: 'Paid at once', amount: 100 },
+        { lineItemId: 'LI-2', description: 'Paid at once', amount: 20.5 },
+        { lineItemId: 'LI-3', description: 'Paid in three months', amount: 7.25, payOn },
+      ],
+    }),
+  );
+}
+
+/** The last JSON line a client printed (its --json outcome), or undefined. */
+export function printedOutcome(output: string): { status?: string; result?: any } | undefined {
+  const line = output
+    .trim()
+    .split('\n')
+    .filter((candidate) => candidate.startsWith('{'))
+    .pop();
+  if (!line) return undefined;
+  try {
+    return JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+}

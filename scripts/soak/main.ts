@@ -1,0 +1,63 @@
+/**
+ * npm run soak -- --minutes M --concurrency C [--kill-every S]: the soak's command line. See scripts/soak/soak.ts.
+ */
+import { formatSoak, runSoak } from './soak';
+
+const HELP = `Usage: npm run soak -- [--minutes M] [--concurrency C] [--kill-every S] [--help]
+
+Keeps C invoices in flight for M minutes through the CLI client (each approved by a scripted answer; every other one
+with a line item months out that an operator releases), while SIGKILLing a random victim every S seconds (a client,
+the MCP server, the worker, the Temporal dev server, or all of them) and restarting it. Then checks the books: every
+invoice paid with each line item once, nobody asked the same question twice, no workflow that no client knows.
+
+  --minutes M       how long new invoices are started (default 10)
+  --concurrency C   invoices in flight at once (default 8)
+  --kill-every S    seconds between kills (default 20)
+
+Prints tasks, kills and recovery time (from the restart until every task in flight at the kill has moved on) p50/max
+per victim, then lost, paid twice, asked twice, orphans and client errors. It starts its own dev server, worker and
+MCP server in a temporary folder, removed when everything checks out and kept (with every process's log) otherwise.
+Exit code 0 when nothing is wrong, 1 otherwise, 2 for a bad command line.
+`;
+
+function parse(argv: string[]): { minutes: number; concurrency: number; killEverySeconds: number } {
+  const options = { minutes: 10, concurrency: 8, killEverySeconds: 20 };
+  const flags: Record<string, keyof typeof options> = {
+    '--minutes': 'minutes',
+    '--concurrency': 'concurrency',
+    '--kill-every': 'killEverySeconds',
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const name = flags[argv[i]];
+    if (!name) throw new Error(`unknown argument "${argv[i]}"; see --help`);
+    const value = Number(argv[++i]);
+    if (!Number.isFinite(value) || value <= 0) throw new Error(`${argv[i - 1]} needs a number above 0, not "${argv[i] ?? ''}"`);
+    options[name] = name === 'minutes' ? value : Math.round(value);
+  }
+  return options;
+}
+
+const argv = process.argv.slice(2);
+if (argv.includes('--help') || argv.includes('-h')) {
+  process.stdout.write(HELP);
+  process.exit(0);
+}
+let options: ReturnType<typeof parse>;
+try {
+  options = parse(argv);
+} catch (error) {
+  process.stderr.write(`soak: ${(error as Error).message}\n`);
+  process.exit(2);
+}
+runSoak({ ...options, log: (line) => process.stderr.write(`${line}\n`) }).then(
+  (report) => {
+    process.stdout.write(`${formatSoak(report)}\n`);
+    for (const problem of report.problems) process.stdout.write(`PROBLEM ${problem}\n`);
+    if (report.keptDir) process.stdout.write(`soak: logs of every process are kept in ${report.keptDir}\n`);
+    process.exit(report.problems.length === 0 ? 0 : 1);
+  },
+  (error: Error) => {
+    process.stderr.write(`soak: ${error.stack ?? error.message}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,339 @@
+/**
+ * The soak: many invoices in flight at once while random parts of the system are SIGKILLed and restarted, then the
+ * books are checked. `npm run soak` runs it (scripts/soak/main.ts).
+ *
+ * Each slot runs invoices one after another through the CLI client (`call process_invoice` with an idempotency key,
+ * approved by a scripted answer); every other invoice has a line item months out that an operator releases with
+ * `release_scheduled_payment` once the task waits on its timer. A killed client is restarted the way a person would:
+ * `resume <taskId>` when its store has the task id, else the same `call` with the same idempotency key.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { PaymentsLedger } from '../../src/activities/payments';
+import { LocalTaskStore } from '../../src/mcp/client/store';
+import { sleep, type Managed } from '../lib/processes';
+import { LINE_ITEMS, printedOutcome, Rig } from '../lib/rig';
+
+/** What the soak kills. */
+export const SOAK_VICTIMS = ['client', 'server', 'worker', 'temporal', 'all'] as const;
+export type SoakVictim = (typeof SOAK_VICTIMS)[number];
+
+/** How a soak runs. */
+export interface SoakOptions {
+  minutes: number;
+  concurrency: number;
+  killEverySeconds: number;
+  log?: (line: string) => void;
+}
+
+/** What a soak found. */
+export interface SoakReport {
+  tasks: number;
+  kills: Record<SoakVictim, number>;
+  /** Per victim: ms from the restart until every task in flight at the kill had moved on (a new event, or closed). */
+  recoveryMs: Record<SoakVictim, number[]>;
+  /** Invoices that did not end paid with every line item. */
+  lost: number;
+  /** Line items (or invoice numbers) in the ledger more than once. */
+  paidTwice: number;
+  /** Questions a person (here: the answers file) was asked more than once. */
+  askedTwice: number;
+  /** Workflows of the soak that no client's store knows. */
+  orphans: number;
+  /** Clients that exited with an error by themselves (not killed). */
+  clientErrors: number;
+  problems: string[];
+  /** The soak's folder, kept when a problem was found. */
+  keptDir?: string;
+}
+
+/** Faster steps than the drill's: the soak wants many invoices, each still slow enough to be hit mid-flight. */
+const SOAK_WORKER_ENV = { ERP_DELAY_MS: '1000', PAYMENT_DELAY_MS: '500', PAYMENT_FAIL_ATTEMPTS: '1' };
+/** How long the in-flight invoices may take to finish once the soak stops killing. */
+const DRAIN_MS = 300_000;
+/** Restarts of one invoice's client after errors of its own before the soak gives up on it. */
+const MAX_CLIENT_ERRORS = 5;
+
+/** One invoice of the soak and its client. */
+class Job {
+  readonly dir: string;
+  readonly stateDir: string;
+  readonly answersFile: string;
+  readonly invoiceFile: string;
+  readonly invoiceNumber: string;
+  readonly key = randomUUID();
+  readonly store: LocalTaskStore;
+  client?: Managed;
+  killedBySoak = false;
+  released = false;
+  done = false;
+
+  constructor(
+    root: string,
+    readonly index: number,
+    readonly scheduled: boolean,
+  ) {
+    this.dir = path.join(root, `invoice-${String(index).padStart(4, '0')}`);
+    mkdirSync(this.dir, { recursive: true });
+    this.stateDir = path.join(this.dir, 'client-state');
+    this.answersFile = path.join(this.dir, 'answers.json');
+    this.invoiceFile = path.join(this.dir, 'invoice.json');
+    this.invoiceNumber = `INV-SOAK-${index}-${randomUUID().slice(0, 8).toUpperCase()}`;
+    this.store = new LocalTaskStore(this.stateDir);
+    writeFileSync(this.answersFile, JSON.stringify({ approval: { decision: 'approve', comment: 'soak' } }));
+    const payOn = new Date(Date.now() + 120 * 86_400_000).toISOString().slice(0, 10);
+    writeFileSync(
+      this.invoiceFile,
+      JSON.stringify({
+        vendorId: 'V-200',
+        invoiceNumber: this.invoiceNumber,
+        currency: 'EUR',
+        lineItems: [
+          { lineItemId: 'LI-1', description: 'Paid at once', amount: 10 },
+          { lineItemId: 'LI-2', description: 'Paid at once', amount: 2.5 },
+          {
+            lineItemId: 'LI-3',
+            description: scheduled ? 'Paid in four months' : 'Paid at once',
+            amount: 1.25,
+            ...(scheduled && { payOn }),
+          },
+        ],
+      }),
+    );
+  }
+
+  get taskId(): string | undefined {
+    return this.store.tasks()[0]?.taskId;
+  }
+}
+
+/** Runs the soak and returns what it found; the rig's folder is kept when anything is wrong. */
+export async function runSoak(options: SoakOptions): Promise<SoakReport> {
+  const log = options.log ?? (() => undefined);
+  const rig = new Rig({ name: 'soak', workerEnv: SOAK_WORKER_ENV });
+  const jobs: Job[] = [];
+  const report: SoakReport = {
+    tasks: 0,
+    kills: { client: 0, server: 0, worker: 0, temporal: 0, all: 0 },
+    recoveryMs: { client: [], server: [], worker: [], temporal: [], all: [] },
+    lost: 0,
+    paidTwice: 0,
+    askedTwice: 0,
+    orphans: 0,
+    clientErrors: 0,
+    problems: [],
+  };
+  const jobsDir = path.join(rig.dir, 'invoices');
+  let keep = true;
+  try {
+    await rig.up();
+    log(
+      `soak: ${options.concurrency} invoices in flight for ${options.minutes} min, a kill every ${options.killEverySeconds} s (work dir ${rig.dir})`,
+    );
+    const endAt = Date.now() + options.minutes * 60_000;
+    const startClient = (job: Job) => {
+      const taskId = job.taskId;
+      const args = taskId ? ['resume', taskId] : ['call', 'process_invoice', '--args', `@${job.invoiceFile}`, '--idempotency-key', job.key];
+      job.client = rig.clientProcess(job.stateDir, args, job.answersFile, path.join(job.dir, 'client.log'), 300).start();
+    };
+
+    /** Runs one invoice to its end, restarting its client after kills (and after errors, up to a limit). */
+    const runJob = async (job: Job) => {
+      let errors = 0;
+      startClient(job);
+      const operator = operate(rig, job);
+      for (;;) {
+        const code = await job.client!.exited();
+        if (job.killedBySoak) {
+          job.killedBySoak = false;
+          await sleep(200);
+          startClient(job);
+          continue;
+        }
+        if (code === 0) break;
+        report.clientErrors++;
+        const lastLines = job.client!.output.trim().split('\n').slice(-2).join(' | ');
+        report.problems.push(`invoice ${job.index} (${job.taskId ?? 'no task id yet'}): the client exited ${code}: ${lastLines}`);
+        if (++errors > MAX_CLIENT_ERRORS) break;
+        startClient(job);
+      }
+      job.done = true;
+      await operator;
+    };
+
+    const slots = Array.from({ length: options.concurrency }, async (_, slot) => {
+      while (Date.now() < endAt) {
+        const job = new Job(jobsDir, jobs.length, (jobs.length + slot) % 2 === 0);
+        jobs.push(job);
+        await runJob(job);
+      }
+    });
+
+    const killing = (async () => {
+      let round = 0;
+      while (Date.now() + options.killEverySeconds * 1000 < endAt) {
+        await sleep(options.killEverySeconds * 1000);
+        const victim = SOAK_VICTIMS[Math.floor(Math.random() * SOAK_VICTIMS.length)];
+        round++;
+        await killAndRestart(rig, jobs, victim, report, log, round);
+      }
+    })();
+
+    await killing;
+    log('soak: no more kills; waiting for the invoices in flight to finish');
+    await Promise.race([Promise.all(slots), sleep(Math.max(endAt - Date.now(), 0) + DRAIN_MS)]);
+    for (const job of jobs.filter((candidate) => !candidate.done)) {
+      report.problems.push(
+        `invoice ${job.index} (${job.taskId ?? 'no task id'}) did not finish within ${DRAIN_MS / 1000} s after the last kill`,
+      );
+      await job.client?.kill();
+    }
+    await check(rig, jobs, report);
+    keep = report.problems.length > 0;
+  } finally {
+    for (const job of jobs) await job.client?.kill();
+    await rig.down(keep);
+  }
+  return { ...report, ...(keep && { keptDir: rig.dir }) };
+}
+
+/** Releases the job's scheduled line item once its task waits on the timer, as an operator would. */
+async function operate(rig: Rig, job: Job): Promise<void> {
+  if (!job.scheduled) return;
+  const operatorState = path.join(job.dir, 'operator-state');
+  while (!job.done && !job.released) {
+    const taskId = job.taskId;
+    const state = taskId ? await rig.state(taskId) : undefined;
+    if (state && !state.closed && state.published?.status === 'working' && /scheduled:/.test(state.published.statusMessage ?? '')) {
+      const args = ['call', 'release_scheduled_payment', '--args', JSON.stringify({ taskId, lineItemId: 'LI-3' })];
+      const operator = rig.clientProcess(operatorState, args, job.answersFile, path.join(job.dir, 'operator.log'), 0).start();
+      if ((await operator.exited()) === 0) job.released = true;
+    }
+    await sleep(500);
+  }
+}
+
+/** Kills the victim, restarts it, and measures how long until every task in flight then has moved on. */
+async function killAndRestart(
+  rig: Rig,
+  jobs: Job[],
+  victim: SoakVictim,
+  report: SoakReport,
+  log: (line: string) => void,
+  round: number,
+): Promise<void> {
+  const hit = (name: SoakVictim) => victim === name || victim === 'all';
+  const running = jobs.filter((job) => !job.done && job.client?.running);
+  const clients =
+    victim === 'all' ? running : hit('client') && running.length > 0 ? [running[Math.floor(Math.random() * running.length)]] : [];
+  // The tasks whose progress shows recovery: the killed client's, or every one in flight.
+  const watched = (victim === 'client' ? clients : jobs.filter((job) => !job.done))
+    .map((job) => job.taskId)
+    .filter((id): id is string => id !== undefined);
+  const before = new Map<string, number>();
+  for (const id of watched) before.set(id, (await historyLength(rig, id)) ?? 0);
+
+  rig.mark(`soak kill ${round}: ${victim}`);
+  report.kills[victim]++;
+  await Promise.all([
+    ...clients.map((job) => {
+      job.killedBySoak = true;
+      return job.client!.kill();
+    }),
+    hit('server') ? rig.server.kill() : undefined,
+    hit('worker') ? rig.worker.kill() : undefined,
+    hit('temporal') ? rig.killTemporal() : undefined,
+  ]);
+  await sleep(500);
+  if (hit('temporal')) rig.restartTemporal();
+  await Promise.all([hit('worker') ? rig.startWorker() : undefined, hit('server') ? rig.startServer() : undefined]);
+  const restartedAt = Date.now();
+  log(`soak: kill ${round}: ${victim}${clients.length ? ` (${clients.length} client(s))` : ''}; restarted`);
+
+  // Measured in the background: the next kill may come before every task has moved on.
+  void (async () => {
+    const pending = new Set(watched);
+    const deadline = restartedAt + DRAIN_MS;
+    while (pending.size > 0 && Date.now() < deadline) {
+      for (const id of [...pending]) {
+        const length = await historyLength(rig, id);
+        if (length === undefined) continue;
+        if (length > (before.get(id) ?? 0) || length < 0) pending.delete(id);
+      }
+      if (pending.size > 0) await sleep(250);
+    }
+    if (pending.size === 0) report.recoveryMs[victim].push(Date.now() - restartedAt);
+  })();
+}
+
+/** The workflow's history length, -1 once it is closed, undefined while Temporal cannot say. */
+async function historyLength(rig: Rig, taskId: string): Promise<number | undefined> {
+  try {
+    const description = await rig.client!.workflow.getHandle(taskId).describe();
+    return description.status.name === 'RUNNING' ? description.historyLength : -1;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The books: every invoice paid once per line item, nobody asked twice, no workflow nobody knows. */
+async function check(rig: Rig, jobs: Job[], report: SoakReport): Promise<void> {
+  report.tasks = jobs.length;
+  const ledger = await new PaymentsLedger(rig.ledgerFile).entries();
+  const known = new Set<string>();
+  for (const job of jobs) {
+    const taskId = job.taskId;
+    const stored = taskId ? job.store.task(taskId) : undefined;
+    if (taskId) known.add(taskId);
+    const printed = job.client ? printedOutcome(job.client.output) : undefined;
+    const paid = (printed?.result?.structuredContent?.payments ?? []).map((p: { lineItemId: string }) => p.lineItemId).sort();
+    if (printed?.status !== 'completed' || printed.result?.structuredContent?.outcome !== 'paid' || paid.join() !== LINE_ITEMS.join()) {
+      report.lost++;
+      report.problems.push(
+        `invoice ${job.index} (${taskId ?? 'no task id'}) ended ${printed?.status ?? 'without an outcome'}, paid ${paid.join(',') || 'nothing'}`,
+      );
+    }
+    for (const [key, count] of stored?.humanAnswers ?? []) {
+      if (count > 1) {
+        report.askedTwice++;
+        report.problems.push(`invoice ${job.index} (${taskId}): question "${key}" answered ${count} times from the answers file`);
+      }
+    }
+    // The same goods must never be paid through two tasks, nor a line item twice in one.
+    const forInvoice = ledger.filter((entry) => entry.invoiceNumber === job.invoiceNumber);
+    const tasks = new Set(forInvoice.map((entry) => entry.taskId));
+    const items = forInvoice.map((entry) => entry.lineItemId);
+    if (tasks.size > 1 || new Set(items).size !== items.length) {
+      report.paidTwice++;
+      report.problems.push(`invoice ${job.index}: the ledger holds ${items.join(',')} through ${tasks.size} task(s)`);
+    }
+  }
+  // Every workflow the soak started must be known to its client: visibility is eventually consistent, so read twice.
+  const listed = new Set<string>();
+  for (let attempt = 0; attempt < 2; attempt++) {
+    for await (const info of rig.client!.workflow.list({ query: `TaskQueue = '${rig.taskQueue}'` })) listed.add(info.workflowId);
+    await sleep(2_000);
+  }
+  for (const id of listed) {
+    if (!known.has(id)) {
+      report.orphans++;
+      report.problems.push(`workflow ${id} is known to no client (an orphan)`);
+    }
+  }
+}
+
+/** The report as the lines the soak prints. */
+export function formatSoak(report: SoakReport): string {
+  const victims = SOAK_VICTIMS.map((victim) => {
+    const times = [...report.recoveryMs[victim]].sort((a, b) => a - b);
+    const p50 = times.length ? `${(times[Math.floor((times.length - 1) / 2)] / 1000).toFixed(1)} s` : '-';
+    const max = times.length ? `${(times[times.length - 1] / 1000).toFixed(1)} s` : '-';
+    return `  ${victim.padEnd(9)} kills ${String(report.kills[victim]).padStart(3)}   recovery p50 ${p50.padStart(7)}  max ${max.padStart(7)}`;
+  });
+  return [
+    `tasks ${report.tasks}`,
+    ...victims,
+    `lost ${report.lost}, paid twice ${report.paidTwice}, asked twice ${report.askedTwice}, orphans ${report.orphans}, client errors ${report.clientErrors}`,
+  ].join('\n');
+}

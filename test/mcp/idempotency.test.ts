@@ -1,0 +1,139 @@
+import { randomUUID } from 'node:crypto';
+import { CreateTaskResultSchema, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@temporalio/client';
+import type { Bridge } from '../../src/mcp/bridge';
+import { ADOPT_ONLY_META, IDEMPOTENCY_KEY_META, REPLAYED_META } from '../../src/shared/wire';
+import { APPROVE, connectInMemory, errorCodeOf, newMcpClient, ScriptedUser, startBridge, taskResult } from '../helpers/mcp';
+import { connectClient, sampleInvoice, startWorker, tempActivityConfig, uniqueTaskQueue, type RunningWorker } from '../helpers/temporal';
+
+const taskQueue = uniqueTaskQueue('idempotency');
+let temporal: Client;
+let closeTemporal: () => Promise<void>;
+let worker: RunningWorker;
+let alice: Bridge;
+let bob: Bridge;
+const cleanups: (() => Promise<void>)[] = [];
+
+beforeAll(async () => {
+  ({ client: temporal, close: closeTemporal } = await connectClient());
+  worker = await startWorker(taskQueue, tempActivityConfig());
+  alice = await startBridge({ client: temporal, taskQueue, principal: 'alice' });
+  bob = await startBridge({ client: temporal, taskQueue, principal: 'bob' });
+});
+
+afterEach(async () => {
+  await Promise.all(cleanups.splice(0).map((cleanup) => cleanup()));
+});
+
+afterAll(async () => {
+  await worker?.stop();
+  await closeTemporal?.();
+});
+
+async function connect(bridge: Bridge): Promise<McpClient> {
+  const client = newMcpClient('idempotency-test');
+  new ScriptedUser(() => APPROVE).attach(client);
+  cleanups.push(await connectInMemory(bridge, client));
+  return client;
+}
+
+/** A task-augmented tools/call of process_invoice with `_meta`. */
+function callWithMeta(client: McpClient, args: unknown, meta: Record<string, unknown>) {
+  return client.request(
+    { method: 'tools/call', params: { name: 'process_invoice', arguments: args as Record<string, unknown>, task: {}, _meta: meta } },
+    CreateTaskResultSchema,
+  );
+}
+
+/** The run id of the newest run of a workflow: a second start would change it. */
+async function latestRunId(workflowId: string): Promise<string> {
+  return (await temporal.workflow.getHandle(workflowId).describe()).runId;
+}
+
+describe('idempotent task creation', () => {
+  test('tools/call: the same idempotency key twice gives the same task, started once, the second marked replayed', async () => {
+    const client = await connect(alice);
+    const invoice = sampleInvoice();
+    const key = randomUUID();
+    const first = await callWithMeta(client, invoice, { [IDEMPOTENCY_KEY_META]: key });
+    const runId = await latestRunId(first.task.taskId);
+    const second = await callWithMeta(client, { ...invoice }, { [IDEMPOTENCY_KEY_META]: key });
+    expect(second.task.taskId).toBe(first.task.taskId);
+    expect(second.task.createdAt).toBe(first.task.createdAt);
+    expect(first._meta?.[REPLAYED_META]).toBeUndefined();
+    expect(second._meta?.[REPLAYED_META]).toBe(true);
+    expect(first.task.taskId).toMatch(/^invoice-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    // Argument order does not make another call.
+    const reordered = Object.fromEntries(Object.entries(invoice).reverse());
+    expect((await callWithMeta(client, reordered, { [IDEMPOTENCY_KEY_META]: key })).task.taskId).toBe(first.task.taskId);
+    expect(await latestRunId(first.task.taskId)).toBe(runId);
+  });
+
+  test('tools/call: a key repeated after the task completed gets the completed task, not a second run', async () => {
+    const client = await connect(alice);
+    const key = randomUUID();
+    const invoice = sampleInvoice();
+    const first = await callWithMeta(client, invoice, { [IDEMPOTENCY_KEY_META]: key });
+    const runId = await latestRunId(first.task.taskId);
+    const result = await taskResult(client, first.task.taskId);
+    expect(result.structuredContent).toMatchObject({ outcome: 'paid' });
+    const again = await callWithMeta(client, invoice, { [IDEMPOTENCY_KEY_META]: key });
+    expect(again.task).toMatchObject({ taskId: first.task.taskId, status: 'completed' });
+    expect(again._meta?.[REPLAYED_META]).toBe(true);
+    const description = await temporal.workflow.getHandle(first.task.taskId).describe();
+    expect(description.runId).toBe(runId);
+    expect(description.status.name).toBe('COMPLETED');
+  });
+
+  test('tools/call: the same key with other arguments is refused with -32602 and starts nothing', async () => {
+    const client = await connect(alice);
+    const key = randomUUID();
+    const first = await callWithMeta(client, sampleInvoice(), { [IDEMPOTENCY_KEY_META]: key });
+    const error = await callWithMeta(client, sampleInvoice(), { [IDEMPOTENCY_KEY_META]: key }).catch((e: Error) => e);
+    expect(error).toMatchObject({ code: ErrorCode.InvalidParams });
+    expect((error as Error).message).toMatch(/already used for a call of process_invoice with other arguments/);
+    expect((await client.experimental.tasks.getTask(first.task.taskId)).taskId).toBe(first.task.taskId);
+  });
+
+  test('tools/call: the same key from another principal is another task', async () => {
+    const key = randomUUID();
+    const invoice = sampleInvoice();
+    const fromAlice = await callWithMeta(await connect(alice), invoice, { [IDEMPOTENCY_KEY_META]: key });
+    const bobClient = await connect(bob);
+    const fromBob = await callWithMeta(bobClient, invoice, { [IDEMPOTENCY_KEY_META]: key });
+    expect(fromBob.task.taskId).not.toBe(fromAlice.task.taskId);
+    expect(await errorCodeOf(bobClient.experimental.tasks.getTask(fromAlice.task.taskId))).toBe(ErrorCode.InvalidParams);
+  });
+
+  test('tools/call adopt-only: finds the task of an earlier call with the key, and starts nothing for an unknown key', async () => {
+    const client = await connect(alice);
+    const invoice = sampleInvoice();
+    const key = randomUUID();
+    const unknown = await callWithMeta(client, invoice, { [IDEMPOTENCY_KEY_META]: key, [ADOPT_ONLY_META]: true }).catch((e: Error) => e);
+    expect(unknown).toMatchObject({ code: ErrorCode.InvalidParams });
+    expect((unknown as Error).message).toMatch(/No task was started with idempotency key/);
+    const created = await callWithMeta(client, invoice, { [IDEMPOTENCY_KEY_META]: key });
+    const adopted = await callWithMeta(client, invoice, { [IDEMPOTENCY_KEY_META]: key, [ADOPT_ONLY_META]: true });
+    expect(adopted.task.taskId).toBe(created.task.taskId);
+    expect(adopted._meta?.[REPLAYED_META]).toBe(true);
+  });
+
+  test('tools/call: a malformed idempotency key or adopt-only flag gets -32602 naming the field, and starts nothing', async () => {
+    const client = await connect(alice);
+    const before = (await client.experimental.tasks.listTasks()).tasks.length;
+    for (const meta of [
+      { [IDEMPOTENCY_KEY_META]: 'has space' },
+      { [IDEMPOTENCY_KEY_META]: '' },
+      { [IDEMPOTENCY_KEY_META]: 'x'.repeat(201) },
+      { [IDEMPOTENCY_KEY_META]: 42 },
+      { [IDEMPOTENCY_KEY_META]: randomUUID(), [ADOPT_ONLY_META]: 'yes' },
+      { [ADOPT_ONLY_META]: true },
+    ]) {
+      const error = await callWithMeta(client, sampleInvoice(), meta).catch((e: Error) => e);
+      expect(error).toMatchObject({ code: ErrorCode.InvalidParams });
+      expect((error as Error).message).toMatch(/temporal-mcp-tasks\/(idempotency-key|adopt-only)/);
+    }
+    expect((await client.experimental.tasks.listTasks()).tasks.length).toBe(before);
+  });
+});
