@@ -135,15 +135,8 @@ async function driveCell(rig: Rig, cell: DrillCell, context: CellContext): Promi
     await pollUntil(async () => ((await atMoment(moment)) ? true : undefined), { what: `the moment ${moment}`, timeoutMs: 60_000 });
     const victim = cell.victim;
     const hit = (name: Victim) => victim === name || victim === 'all';
-    await Promise.all([
-      hit('client') ? context.client().kill() : undefined,
-      hit('server') ? rig.server.kill() : undefined,
-      hit('worker') ? rig.worker.kill() : undefined,
-      hit('temporal') ? rig.killTemporal() : undefined,
-    ]);
-    await sleep(500);
-    if (hit('temporal')) rig.restartTemporal();
-    await Promise.all([hit('worker') ? rig.startWorker() : undefined, hit('server') ? rig.startServer() : undefined]);
+    const parts = { server: hit('server'), worker: hit('worker'), temporal: hit('temporal') };
+    await rig.killAndRestart(parts, hit('client') ? [context.client().kill()] : []);
     if (hit('client'))
       context.replace(rig.clientProcess(stateDir, ['resume', taskId], answersFile, path.join(cellDir, 'client.log')).start());
     recoverFrom = Date.now();

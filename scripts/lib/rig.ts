@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { TASK_STATE_MEMO, type PublishedTaskState } from '../../src/workflows/task-contract';
-import { freePort, Managed, ROOT } from './processes';
+import { freePort, Managed, ROOT, sleep } from './processes';
 
 /** Tuning that makes each step of the flow take long enough to be hit by a kill. */
 export const WORKER_ENV = { ERP_DELAY_MS: '2500', PAYMENT_DELAY_MS: '1500', PAYMENT_FAIL_ATTEMPTS: '1' };
@@ -127,6 +127,25 @@ export class Rig {
 
   restartTemporal(): void {
     this.temporalDev('start');
+  }
+
+  /**
+   * SIGKILLs the chosen parts of the stack, together with whatever `alsoKilling` kills (clients), then starts the
+   * parts again and resolves once they serve.
+   */
+  async killAndRestart(
+    parts: { server: boolean; worker: boolean; temporal: boolean },
+    alsoKilling: Promise<unknown>[] = [],
+  ): Promise<void> {
+    await Promise.all([
+      ...alsoKilling,
+      parts.server ? this.server.kill() : undefined,
+      parts.worker ? this.worker.kill() : undefined,
+      parts.temporal ? this.killTemporal() : undefined,
+    ]);
+    await sleep(500);
+    if (parts.temporal) this.restartTemporal();
+    await Promise.all([parts.worker ? this.startWorker() : undefined, parts.server ? this.startServer() : undefined]);
   }
 
   /** Writes a marker into the server's and worker's logs, so a failed cell's lines can be found. */

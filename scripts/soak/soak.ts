@@ -236,18 +236,11 @@ async function killAndRestart(
 
   rig.mark(`soak kill ${round}: ${victim}`);
   report.kills[victim]++;
-  await Promise.all([
-    ...clients.map((job) => {
-      job.killedBySoak = true;
-      return job.client!.kill();
-    }),
-    hit('server') ? rig.server.kill() : undefined,
-    hit('worker') ? rig.worker.kill() : undefined,
-    hit('temporal') ? rig.killTemporal() : undefined,
-  ]);
-  await sleep(500);
-  if (hit('temporal')) rig.restartTemporal();
-  await Promise.all([hit('worker') ? rig.startWorker() : undefined, hit('server') ? rig.startServer() : undefined]);
+  const killingClients = clients.map((job) => {
+    job.killedBySoak = true;
+    return job.client!.kill();
+  });
+  await rig.killAndRestart({ server: hit('server'), worker: hit('worker'), temporal: hit('temporal') }, killingClients);
   const restartedAt = Date.now();
   log(`soak: kill ${round}: ${victim}${clients.length ? ` (${clients.length} client(s))` : ''}; restarted`);
 
