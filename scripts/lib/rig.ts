@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { TASK_STATE_MEMO, type PublishedTaskState } from '../../src/workflows/task-contract';
-import { freePort, Managed, ROOT, sleep } from './processes';
+import { freePort, Managed, pollUntil, ROOT, sleep } from './processes';
 
 /** Tuning that makes each step of the flow take long enough to be hit by a kill. */
 export const WORKER_ENV = { ERP_DELAY_MS: '2500', PAYMENT_DELAY_MS: '1500', PAYMENT_FAIL_ATTEMPTS: '1' };
@@ -116,13 +116,27 @@ export class Rig {
     await this.server.start().waitFor(/MCP Streamable HTTP on/);
   }
 
-  killTemporal(): void {
+  /** SIGKILLs the dev server and resolves once its process is gone (or a zombie): a restart must not find it alive. */
+  async killTemporal(): Promise<void> {
     const pid = Number(readFileSync(path.join(this.dir, `dev-${this.temporalPort}.pid`), 'utf8'));
+    const alive = () => {
+      try {
+        process.kill(pid, 0);
+      } catch {
+        return false;
+      }
+      try {
+        return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+      } catch {
+        return false;
+      }
+    };
     try {
       process.kill(pid, 'SIGKILL');
     } catch {
-      // already gone
+      return;
     }
+    await pollUntil(() => (alive() ? undefined : true), { what: `the dev server (pid ${pid}) to die`, timeoutMs: 30_000 });
   }
 
   restartTemporal(): void {

@@ -176,7 +176,13 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
         await sleep(options.killEverySeconds * 1000);
         const victim = SOAK_VICTIMS[Math.floor(Math.random() * SOAK_VICTIMS.length)];
         round++;
-        await killAndRestart(rig, jobs, victim, report, log, round);
+        try {
+          await killAndRestart(rig, jobs, victim, report, log, round);
+        } catch (error) {
+          // The stack could not be brought back: report it, stop killing, and still check what the invoices became.
+          report.problems.push(`kill ${round} (${victim}): the restart failed: ${(error as Error).message}`);
+          break;
+        }
       }
     })();
 
