@@ -414,8 +414,8 @@ class Runner {
   }
 
   /** Follows a task to its end over `target`, reconnecting and retrying through outages up to the reconnect timeout. */
-  async follow(taskId: string, target: Target, first?: Session, quiet = false): Promise<Outcome> {
-    let session = first;
+  async follow(taskId: string, target: Target, quiet = false): Promise<Outcome> {
+    let session: Session | undefined;
     let troubleSince: number | undefined;
     for (;;) {
       session ??= await this.connect(target);
@@ -750,7 +750,7 @@ export async function runCli(argv: string[]): Promise<number> {
       case 'result': {
         if (!positional[0]) throw new UsageError('result needs a task id');
         const stored = runner.store.task(positional[0]);
-        return runner.report(await runner.follow(positional[0], runner.target(stored), undefined, true));
+        return runner.report(await runner.follow(positional[0], runner.target(stored), true));
       }
       case 'cancel':
         return await cancel(runner, positional[0]);
