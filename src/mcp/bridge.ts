@@ -1,7 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
+import { createMcpHandler, createRequestStateCodec, type McpHttpHandler } from '@modelcontextprotocol/server';
 import { msFromEnv, type TemporalConfig } from './config';
 import type { InputChannelOptions } from './input-channel';
-import { createBridgeServer, type BridgeDependencies } from './server';
+import { createModernServer, type ModernDependencies } from './gen2/server';
+import { createBridgeServer, SERVER_INFO, SERVER_INSTRUCTIONS, type BridgeDependencies } from './server';
 import { TemporalTaskBackend, type TaskBackendOptions } from './task-backend';
 import { DEFAULT_TOOLS, workflowToolsByName } from './tools';
 import type { ToolDefinition } from './tools/types';
@@ -44,6 +47,8 @@ export interface Bridge {
   backend: TemporalTaskBackend;
   dependencies: BridgeDependencies;
   createServer(): ReturnType<typeof createBridgeServer>;
+  /** Serves MCP 2026-07-28 requests over HTTP, each on its own (no session). */
+  modern: McpHttpHandler;
   close(): Promise<void>;
 }
 
@@ -90,14 +95,44 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
     input: tuning.input,
     inlineBudgetMs: tuning.inlineBudgetMs,
   };
+  const modernDependencies: ModernDependencies = {
+    backend,
+    tools,
+    inlineBudgetMs: tuning.inlineBudgetMs,
+    requestState: createRequestStateCodec({
+      key: requestStateKey(),
+      ttlSeconds: 24 * 3600,
+      // A round's state resumes only for the principal it was issued to.
+      bind: (ctx) => ctx.http?.authInfo?.clientId ?? LOCAL_PRINCIPAL,
+    }),
+    serverInfo: SERVER_INFO,
+    instructions: SERVER_INSTRUCTIONS,
+  };
+  const modern = createMcpHandler((context) => createModernServer(modernDependencies, context.authInfo?.clientId ?? LOCAL_PRINCIPAL), {
+    legacy: 'reject',
+    onerror: (error) => console.error(`mcp (2026-07-28): ${error.message}`),
+  });
   return {
     backend,
     dependencies,
     createServer: () => createBridgeServer(dependencies),
+    modern,
     close: async () => {
+      await modern.close();
       await connection?.close();
     },
   };
+}
+
+/**
+ * The key that signs the state of input_required rounds: MCP_REQUEST_STATE_KEY (at least 32 characters; give every
+ * replica the same one), or a random key for this process (a round then resumes only on the process that began it).
+ */
+function requestStateKey(env: NodeJS.ProcessEnv = process.env): string | Uint8Array {
+  const key = env.MCP_REQUEST_STATE_KEY;
+  if (key === undefined || key === '') return randomBytes(32);
+  if (Buffer.byteLength(key) < 32) throw new Error('MCP_REQUEST_STATE_KEY must be at least 32 characters');
+  return key;
 }
 
 async function namespaceRetentionMs(client: Client): Promise<number> {

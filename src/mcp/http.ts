@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { isLegacyRequest, type McpHttpHandler } from '@modelcontextprotocol/server';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
@@ -10,8 +11,10 @@ import type { BearerTokens } from './auth';
 export interface HttpServerOptions {
   host: string;
   port: number;
-  /** Makes the MCP server of a new session. */
+  /** Makes the MCP server of a new 2025-11-25 (or older) session. */
   createServer(): Server;
+  /** Serves 2026-07-28 requests (stateless: protocol version and capabilities in each request's `_meta`). */
+  modern?: McpHttpHandler;
   /** Largest accepted request body, in bytes. */
   maxBodyBytes?: number;
   /** When given and not empty, every request needs `Authorization: Bearer <token>`; the token names the principal. */
@@ -83,6 +86,18 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       }
       body = read.body;
     }
+    if (!sessionId && options.modern && req.method === 'POST') {
+      // The version a request speaks decides the path: an initialize opens a 2025-11-25 session, a request with the
+      // 2026-07-28 envelope in its _meta is served on its own.
+      const request = toWebRequest(req, res, body);
+      if (!(await isLegacyRequest(request, body))) {
+        if (allowedHosts && !allowedHosts.includes(headerValue(req, 'host') ?? '')) {
+          return sendJsonRpcError(res, 403, -32600, 'Forbidden: unexpected Host header');
+        }
+        const authInfo = principal ? { token: '', clientId: principal, scopes: [] } : undefined;
+        return sendWebResponse(res, await options.modern.fetch(request, { parsedBody: body, ...(authInfo && { authInfo }) }));
+      }
+    }
     if (sessionId) {
       const session = sessions.get(sessionId);
       // A session belongs to the principal that opened it: another token cannot use it.
@@ -139,6 +154,50 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       await new Promise<void>((resolve) => httpServer.close(() => resolve()));
     },
   };
+}
+
+/** The web-standard Request the 2026-07-28 handler takes, for a node request whose body was already read. */
+function toWebRequest(req: IncomingMessage, res: ServerResponse, body: unknown): Request {
+  const abort = new AbortController();
+  // Closing the response stream cancels the request (Streamable HTTP, 2026-07-28).
+  res.on('close', () => {
+    if (!res.writableFinished) abort.abort();
+  });
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (Array.isArray(value)) for (const item of value) headers.append(name, item);
+    else if (value !== undefined) headers.set(name, value);
+  }
+  return new Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify(body),
+    signal: abort.signal,
+  });
+}
+
+/** Writes a web-standard Response (JSON or an SSE stream) to the node response, chunk by chunk. */
+async function sendWebResponse(res: ServerResponse, response: Response): Promise<void> {
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, name) => {
+    headers[name] = value;
+  });
+  res.writeHead(response.status, headers);
+  if (!response.body) return void res.end();
+  res.flushHeaders();
+  const reader = response.body.getReader();
+  res.on('close', () => void reader.cancel().catch(() => undefined));
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      res.write(value);
+    }
+  } catch {
+    // The client went away; the handler was told through the request's signal.
+  } finally {
+    res.end();
+  }
 }
 
 function headerValue(req: IncomingMessage, name: string): string | undefined {

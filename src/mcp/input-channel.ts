@@ -73,6 +73,11 @@ export class InputChannel {
     return this.start(view, relatedRequestId, signal).outcome;
   }
 
+  /** True when this connection handed the workflow an answer to `key`: it is not asked again here. */
+  answeredHere(taskId: string, key: string): boolean {
+    return this.answered.has(`${taskId}\n${key}`);
+  }
+
   /** Forgets what this connection knows of a task's inputs, once the task has ended. */
   forget(taskId: string): void {
     const prefix = `${taskId}\n`;

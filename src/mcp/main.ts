@@ -98,6 +98,7 @@ async function main(argv: string[]): Promise<void> {
     const running = await startHttpServer({
       ...args.http,
       createServer: bridge.createServer,
+      modern: bridge.modern,
       tokens,
       sessionIdleMs: msFromEnv(process.env, 'MCP_HTTP_SESSION_IDLE_MS', 3_600_000),
     });

@@ -9,16 +9,15 @@ import {
   ListTasksRequestSchema,
   ListToolsRequestSchema,
   McpError,
-  RELATED_TASK_META_KEY,
   type CallToolRequest,
   type CallToolResult,
   type ServerNotification,
   type ServerRequest,
   type Task,
-  type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { ADOPT_ONLY_META, IDEMPOTENCY_KEY_META, IDEMPOTENCY_KEY_PATTERN, REPLAYED_META } from '../shared/wire';
+import { REPLAYED_META } from '../shared/wire';
+import { describeTool, idempotencyOf, invalidArgumentsResult, invalidArgumentsText, overBudgetResult, ttlOf } from './call-tool';
 import { InputChannel, type InputChannelOptions } from './input-channel';
 import { isTemporalUnavailable, isTerminalStatus, temporalUnavailable, TemporalTaskBackend, type TaskView } from './task-backend';
 import type { DirectTool, ToolDefinition } from './tools/types';
@@ -26,11 +25,23 @@ import type { DirectTool, ToolDefinition } from './tools/types';
 /** Key of the line a host may hand the model as soon as a task exists (MCP 2025-11-25). */
 export const MODEL_IMMEDIATE_RESPONSE_META = 'io.modelcontextprotocol/model-immediate-response';
 
+/** What the server tells a client about itself, in every generation. */
+export const SERVER_INSTRUCTIONS =
+  'Task tools run as durable tasks backed by Temporal workflows. A task may pause for a person\'s input ' +
+  '(status input_required); the question comes as an elicitation, or through the task_status and task_respond tools.';
+
 /** Server name and version announced at initialize. */
 export const SERVER_INFO = { name: 'temporal-mcp-tasks', version: '0.1.0' };
 
-/** After this many answers that do not fit the form, tasks/result gives up with -32602 (the task keeps waiting). */
-const MAX_INVALID_ANSWERS = 3;
+/**
+ * The task as generation 1 (MCP 2025-11-25) reports it: a tool result with `isError: true` makes the task `failed`
+ * ("For tool calls specifically, this includes cases where the tool call result has isError set to true"), with the
+ * error text as its status message. tasks/result still returns that CallToolResult.
+ */
+export function gen1Task(view: TaskView): Task {
+  if (view.toolError === undefined) return view.task;
+  return { ...view.task, status: 'failed', statusMessage: view.toolError };
+}
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
@@ -55,9 +66,7 @@ export function createBridgeServer(deps: BridgeDependencies): Server {
       tools: {},
       tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
     },
-    instructions:
-      'Tools marked with execution.taskSupport run as durable tasks backed by Temporal workflows. They may pause for ' +
-      "a person's input (status input_required): call tasks/result to receive the question as an elicitation.",
+    instructions: SERVER_INSTRUCTIONS,
   });
   const channels = new Map<string, InputChannel>();
   const channelFor = (principal: string) => {
@@ -72,15 +81,20 @@ export function createBridgeServer(deps: BridgeDependencies): Server {
   const progressTokens = new Map<string, string | number>();
   // Last status this connection saw per task: a change is announced with notifications/tasks/status.
   const seen = new Map<string, Task['status']>();
+  // Last progress value sent per progress token: successive tasks/result calls on one token never go back.
+  const progressSent = new Map<string | number, number>();
   const observe = (view: TaskView) => {
-    const before = seen.get(view.task.taskId);
-    if (isTerminalStatus(view.task.status)) {
-      seen.delete(view.task.taskId);
-      progressTokens.delete(view.task.taskId);
-      for (const channel of channels.values()) channel.forget(view.task.taskId);
-    } else seen.set(view.task.taskId, view.task.status);
-    if (before !== undefined && before !== view.task.status) {
-      server.notification({ method: 'notifications/tasks/status', params: view.task }).catch(() => undefined);
+    const task = gen1Task(view);
+    const before = seen.get(task.taskId);
+    if (isTerminalStatus(task.status)) {
+      seen.delete(task.taskId);
+      const token = progressTokens.get(task.taskId);
+      if (token !== undefined) progressSent.delete(token);
+      progressTokens.delete(task.taskId);
+      for (const channel of channels.values()) channel.forget(task.taskId);
+    } else seen.set(task.taskId, task.status);
+    if (before !== undefined && before !== task.status) {
+      server.notification({ method: 'notifications/tasks/status', params: task }).catch(() => undefined);
     }
   };
   const byName = new Map(deps.tools.map((tool) => [tool.name, tool]));
@@ -88,7 +102,7 @@ export function createBridgeServer(deps: BridgeDependencies): Server {
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: descriptors }));
 
-  server.setRequestHandler(CallToolRequestSchema, (request, extra) => mapTemporalErrors(callTool(request, extra)));
+  onRequest(server, CallToolRequestSchema, (request, extra) => mapTemporalErrors(callTool(request, extra)));
 
   async function callTool(request: CallToolRequest, extra: Extra) {
     const { name, arguments: rawArgs, task } = request.params;
@@ -119,38 +133,39 @@ export function createBridgeServer(deps: BridgeDependencies): Server {
       if (task) throw new McpError(ErrorCode.InvalidParams, invalidArgumentsText(name, parsed.problems));
       return invalidArgumentsResult(name, parsed.problems);
     }
-    const view = await deps.backend.create(tool, parsed.value, principal, { requestedTtl: task?.ttl, ...idempotencyOf(request) });
+    const view = await deps.backend.create(tool, parsed.value, principal, { requestedTtl: ttlOf(task), ...idempotencyOf(request.params._meta as Record<string, unknown> | undefined) });
     observe(view);
     if (task) {
       const token = extra._meta?.progressToken;
       if (token !== undefined) progressTokens.set(view.task.taskId, token);
       const immediate = tool.immediateResponse?.(parsed.value, view.task.taskId);
       const meta = { ...(immediate && { [MODEL_IMMEDIATE_RESPONSE_META]: immediate }), ...(view.replayed && { [REPLAYED_META]: true }) };
-      return { task: view.task, ...(Object.keys(meta).length > 0 && { _meta: meta }) };
+      return { task: gen1Task(view), ...(Object.keys(meta).length > 0 && { _meta: meta }) };
     }
     const result = await awaitResult(view.task.taskId, principal, extra, deps.inlineBudgetMs);
     return result ?? overBudgetResult(await deps.backend.get(view.task.taskId, principal), deps.inlineBudgetMs);
   }
 
-  onTaskRequest(server, GetTaskRequestSchema, async (request, extra) => {
+  onRequest(server, GetTaskRequestSchema, async (request, extra) => {
     const principal = deps.principalOf(extra);
     const view = await deps.backend.get(request.params.taskId, principal);
     observe(view);
     if (view.input) channelFor(principal).offer(view);
-    return view.task;
+    return gen1Task(view);
   });
 
-  onTaskRequest(server, ListTasksRequestSchema, async (request, extra) =>
-    deps.backend.list(deps.principalOf(extra), request.params?.cursor),
-  );
+  onRequest(server, ListTasksRequestSchema, async (request, extra) => {
+    const page = await deps.backend.list(deps.principalOf(extra), request.params?.cursor);
+    return { tasks: page.views.map(gen1Task), ...(page.nextCursor !== undefined && { nextCursor: page.nextCursor }) };
+  });
 
-  onTaskRequest(server, CancelTaskRequestSchema, async (request, extra) => {
+  onRequest(server, CancelTaskRequestSchema, async (request, extra) => {
     const view = await deps.backend.cancel(request.params.taskId, deps.principalOf(extra));
     observe(view);
-    return view.task;
+    return gen1Task(view);
   });
 
-  onTaskRequest(
+  onRequest(
     server,
     GetTaskPayloadRequestSchema,
     async (request, extra) => (await awaitResult(request.params.taskId, deps.principalOf(extra), extra))!,
@@ -175,9 +190,8 @@ export function createBridgeServer(deps: BridgeDependencies): Server {
   async function awaitResult(taskId: string, principal: string, extra: Extra, budgetMs = Infinity): Promise<CallToolResult | undefined> {
     const channel = channelFor(principal);
     const deadline = Date.now() + budgetMs;
-    const progress = progressReporter(extra, progressTokens.get(taskId));
+    const progress = progressReporter(extra, progressTokens.get(taskId), progressSent);
     let dismissedKey: string | undefined;
-    let invalidAnswers = 0;
     for (;;) {
       if (extra.signal.aborted) throw new McpError(ErrorCode.ConnectionClosed, 'Request was cancelled');
       if (Date.now() >= deadline) return undefined;
@@ -193,17 +207,13 @@ export function createBridgeServer(deps: BridgeDependencies): Server {
       observe(view);
       progress(view);
       if (isTerminalStatus(view.task.status)) return deps.backend.result(view);
-      if (view.input && view.input.key !== dismissedKey && channel.canAsk(view.input)) {
-        const outcome = await channel.ask(view, extra.requestId, extra.signal);
-        if (outcome.kind === 'dismissed') dismissedKey = view.input.key;
+      // One question at a time, in the order the workflow asked them; never one this connection already answered.
+      const input = view.inputs.find((candidate) => candidate.key !== dismissedKey && !channel.answeredHere(taskId, candidate.key));
+      if (input && channel.canAsk(input)) {
+        // A bad answer is asked again (with what was wrong): tasks/result blocks until the task is terminal.
+        const outcome = await channel.ask({ ...view, input }, extra.requestId, extra.signal);
+        if (outcome.kind === 'dismissed') dismissedKey = input.key;
         if (outcome.kind === 'superseded') await sleep(view.task.pollInterval ?? deps.backend.options.pollIntervalMs, extra.signal);
-        if (outcome.kind === 'invalid' && ++invalidAnswers >= MAX_INVALID_ANSWERS) {
-          throw new McpError(
-            ErrorCode.InvalidParams,
-            `${MAX_INVALID_ANSWERS} answers in a row did not fit the requested form (last: ${outcome.problem}); ` +
-              `task ${taskId} still waits for input: call tasks/result again to answer`,
-          );
-        }
         continue;
       }
       await sleep(
@@ -217,10 +227,10 @@ export function createBridgeServer(deps: BridgeDependencies): Server {
 }
 
 /**
- * Registers a tasks/* handler whose malformed params get -32602 Invalid params (the SDK's own parsing would answer
+ * Registers a handler whose malformed params get -32602 Invalid params (the SDK's own parsing would answer
  * -32603), with the problem spelled out.
  */
-function onTaskRequest<Schema extends z.ZodObject<{ method: z.ZodLiteral<string> }>>(
+function onRequest<Schema extends z.ZodObject<{ method: z.ZodLiteral<string> }>>(
   server: Server,
   schema: Schema,
   handler: (request: z.infer<Schema>, extra: Extra) => Promise<object>,
@@ -239,57 +249,15 @@ function onTaskRequest<Schema extends z.ZodObject<{ method: z.ZodLiteral<string>
   );
 }
 
-/** The call's idempotency key and adopt-only flag from its `_meta`; -32602 when they are malformed. */
-function idempotencyOf(request: CallToolRequest): { idempotencyKey?: string; adoptOnly?: boolean } {
-  const meta = request.params._meta as Record<string, unknown> | undefined;
-  const key = meta?.[IDEMPOTENCY_KEY_META];
-  const adoptOnly = meta?.[ADOPT_ONLY_META];
-  if (key !== undefined && (typeof key !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(key))) {
-    throw new McpError(
-      ErrorCode.InvalidParams,
-      `_meta["${IDEMPOTENCY_KEY_META}"] must be 1-200 printable ASCII characters without spaces (a UUID, for example)`,
-    );
-  }
-  if (adoptOnly !== undefined && typeof adoptOnly !== 'boolean') {
-    throw new McpError(ErrorCode.InvalidParams, `_meta["${ADOPT_ONLY_META}"] must be true or false`);
-  }
-  if (adoptOnly && key === undefined) {
-    throw new McpError(ErrorCode.InvalidParams, `_meta["${ADOPT_ONLY_META}"] needs _meta["${IDEMPOTENCY_KEY_META}"]`);
-  }
-  return { ...(key !== undefined && { idempotencyKey: key as string }), ...(adoptOnly === true && { adoptOnly }) };
-}
-
-/**
- * The answer to a plain call whose task outlived the wait: the task id and how to finish the job with the companion
- * tools. Marked isError, since it does not carry the tool's declared structured result.
- */
-function overBudgetResult(view: TaskView, budgetMs: number): CallToolResult {
-  const { taskId, status, statusMessage } = view.task;
-  const question = view.input ? ` It is waiting for an answer to: "${view.input.request.message}" (answer with task_respond).` : '';
-  return {
-    content: [
-      {
-        type: 'text',
-        text:
-          `Not finished within the ${Math.round(budgetMs / 1000)} s this call may wait; the work goes on as task ${taskId} ` +
-          `(${status}${statusMessage ? `: ${statusMessage}` : ''}).${question} ` +
-          `Use task_status, task_result, task_respond or task_cancel with taskId "${taskId}" to follow it.`,
-      },
-    ],
-    isError: true,
-    _meta: { [RELATED_TASK_META_KEY]: { taskId } },
-  };
-}
-
 /**
  * Progress notifications for a request that carries a progress token (or for a task whose creating call carried one):
  * the workflow's published progress when it
  * has some, otherwise a keep-alive with the status message at most every 10 s. Values only ever increase.
  */
-function progressReporter(extra: Extra, taskToken?: string | number): (view: TaskView) => void {
+function progressReporter(extra: Extra, taskToken: string | number | undefined, sent: Map<string | number, number>): (view: TaskView) => void {
   const token = extra._meta?.progressToken ?? taskToken;
   if (token === undefined) return () => undefined;
-  let last = 0;
+  let last = sent.get(token) ?? 0;
   let lastSentAt = 0;
   return (view) => {
     const published = view.progress;
@@ -299,6 +267,7 @@ function progressReporter(extra: Extra, taskToken?: string | number): (view: Tas
     else if (Date.now() - lastSentAt >= 10_000) value = last + (published ? 0.001 : 1);
     else return;
     last = value;
+    sent.set(token, value);
     lastSentAt = Date.now();
     extra
       .sendNotification({
@@ -324,26 +293,6 @@ async function mapTemporalErrors<T>(work: Promise<T>): Promise<T> {
   }
 }
 
-/** The tools/list entry of a tool. */
-export function describeTool(tool: ToolDefinition): Tool {
-  return {
-    name: tool.name,
-    title: tool.title,
-    description: tool.description,
-    inputSchema: tool.input.jsonSchema,
-    ...(tool.kind === 'workflow' && tool.output && { outputSchema: tool.output.jsonSchema }),
-    ...(tool.annotations && { annotations: tool.annotations }),
-    execution: { taskSupport: tool.kind === 'workflow' ? tool.taskSupport : 'forbidden' },
-  };
-}
-
-function invalidArgumentsText(name: string, problems: string[]): string {
-  return `Invalid arguments for tool ${name}: ${problems.join('; ')}`;
-}
-
-function invalidArgumentsResult(name: string, problems: string[]): CallToolResult {
-  return { content: [{ type: 'text', text: `${invalidArgumentsText(name, problems)}. Fix them and call again.` }], isError: true };
-}
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {

@@ -17,6 +17,8 @@ import {
   respondSignal,
   TASK_META_MEMO,
   TASK_STATE_MEMO,
+  checkFormContent,
+  pendingInputsOf,
   type InputResponse,
   type PendingInput,
   type PublishedProgress,
@@ -69,8 +71,15 @@ export interface TaskView {
   workflowId: string;
   runId: string;
   tool?: string;
-  /** The pending input request, when the task is `input_required`. */
+  /** The first outstanding input request, when the task is `input_required`: the one to ask one at a time. */
   input?: PendingInput;
+  /** Every outstanding input request (empty unless `input_required`), in the order the workflow asked them. */
+  inputs: PendingInput[];
+  /**
+   * Set when the task completed with a tool error (the workflow's application failure): its message. Such a task reads
+   * `completed` here; each protocol generation maps it by its own rule.
+   */
+  toolError?: string;
   /** Progress the workflow published, if any. */
   progress?: PublishedProgress;
 }
@@ -138,10 +147,12 @@ export class TemporalTaskBackend {
       return this.replay(workflowId, principal, tool.name, idempotencyKey, argumentsDigest);
     }
     const ttl = Math.min(options.requestedTtl ?? tool.ttlMs ?? this.options.defaultTtlMs, this.options.maxTtlMs);
+    const createdAt = new Date().toISOString();
     const meta: TaskMeta = {
       tool: tool.name,
       ttl,
       pollInterval: tool.pollIntervalMs ?? this.options.pollIntervalMs,
+      createdAt,
       ...(argumentsDigest && { argumentsDigest }),
     };
     let handle;
@@ -162,7 +173,15 @@ export class TemporalTaskBackend {
       }
       throw error;
     }
-    return { ...(await this.view(await handle.describe())), replayed: false };
+    // The answer is built from the start itself: a describe() could already show a later status.
+    return {
+      workflowId,
+      runId: handle.firstExecutionRunId,
+      tool: tool.name,
+      inputs: [],
+      replayed: false,
+      task: { taskId: workflowId, status: 'working', createdAt, lastUpdatedAt: createdAt, ttl, pollInterval: meta.pollInterval },
+    };
   }
 
   /** The task an earlier call with the same idempotency key made, checked to be the same call. */
@@ -200,7 +219,7 @@ export class TemporalTaskBackend {
    * The principal's tasks, newest first, a page at a time. The cursor is opaque to clients: it holds the creation
    * time and id of the last task of the previous page.
    */
-  async list(principal: string, cursor?: string): Promise<{ tasks: Task[]; nextCursor?: string }> {
+  async list(principal: string, cursor?: string): Promise<{ views: TaskView[]; nextCursor?: string }> {
     assertValidPrincipal(principal);
     const after = cursor === undefined ? undefined : decodeCursor(cursor);
     const query =
@@ -229,7 +248,7 @@ export class TemporalTaskBackend {
     );
     const last = shown[shown.length - 1];
     return {
-      tasks: views.filter((view): view is TaskView => view !== undefined).map((view) => view.task),
+      views: views.filter((view): view is TaskView => view !== undefined),
       ...(more && last && { nextCursor: encodeCursor(last) }),
     };
   }
@@ -320,14 +339,15 @@ export class TemporalTaskBackend {
     const handle = this.client.workflow.getHandle(description.workflowId, description.runId);
     const base = {
       taskId: description.workflowId,
-      createdAt: description.startTime.toISOString(),
+      createdAt: meta?.createdAt ?? description.startTime.toISOString(),
       ttl: meta?.ttl ?? null,
       pollInterval: meta?.pollInterval ?? this.options.pollIntervalMs,
     };
     const closedAt = (description.closeTime ?? description.startTime).toISOString();
-    const ids = { workflowId: description.workflowId, runId: description.runId, tool: meta?.tool };
-    const closed = (status: Task['status'], statusMessage: string): TaskView => ({
+    const ids = { workflowId: description.workflowId, runId: description.runId, tool: meta?.tool, inputs: [] };
+    const closed = (status: Task['status'], statusMessage: string, toolError?: string): TaskView => ({
       ...ids,
+      ...(toolError !== undefined && { toolError }),
       task: { ...base, status, statusMessage, lastUpdatedAt: closedAt },
     });
 
@@ -351,22 +371,30 @@ export class TemporalTaskBackend {
             },
           };
         }
-        const input = published?.status === 'input_required' ? published.input : undefined;
-        if (input && (await this.answerAwaitsWorker(ids, input.key, description.historyLength))) {
+        const asked = pendingInputsOf(published);
+        // Answers signalled but not yet taken by the workflow (the worker may be down) are not asked again.
+        const received = asked.length > 0 ? await this.answersAwaitingWorker(ids, description.historyLength) : undefined;
+        const inputs = asked.filter((input) => !received?.keys.has(input.key));
+        const lastUpdatedAt = received?.at ? maxIso(updatedAt, received.at) : updatedAt;
+        const progress = published?.progress && { progress: published.progress };
+        if (asked.length > 0 && inputs.length === 0) {
           return {
             ...ids,
-            task: { ...base, status: 'working', statusMessage: 'Answer received; resuming.', lastUpdatedAt: updatedAt },
+            ...progress,
+            task: { ...base, status: 'working', statusMessage: 'Answer received; resuming.', lastUpdatedAt },
           };
         }
+        const statusMessage = inputs.length > 0 && inputs.length < asked.length ? inputs[0].request.message : published?.statusMessage;
         return {
           ...ids,
-          ...(input && { input }),
-          ...(published?.progress && { progress: published.progress }),
+          inputs,
+          ...(inputs.length > 0 && { input: inputs[0] }),
+          ...progress,
           task: {
             ...base,
-            status: input ? 'input_required' : 'working',
-            ...(published?.statusMessage !== undefined && { statusMessage: published.statusMessage }),
-            lastUpdatedAt: updatedAt,
+            status: inputs.length > 0 ? 'input_required' : 'working',
+            ...(statusMessage !== undefined && { statusMessage }),
+            lastUpdatedAt,
           },
         };
       }
@@ -382,7 +410,7 @@ export class TemporalTaskBackend {
         // Reading the failure itself failed (e.g. Temporal unreachable): say so rather than report a status.
         if (failure !== undefined && !(failure instanceof WorkflowFailedError)) throw failure;
         if (failure instanceof WorkflowFailedError && failure.cause instanceof ApplicationFailure) {
-          return closed('completed', `Completed with an error: ${failure.cause.message}`);
+          return closed('completed', `Completed with an error: ${failure.cause.message}`, failure.cause.message);
         }
         return closed('failed', failure instanceof WorkflowFailedError ? describeFailure(failure) : 'The workflow failed.');
       }
@@ -396,12 +424,17 @@ export class TemporalTaskBackend {
   }
 
   /**
-   * True when, as of the described state (history up to `asOfEvent`), an answer to `key` was signalled but no
-   * workflow task had processed it yet (the worker may be down). Reads history newest first, skips events newer than
-   * the description, and stops at the last completed workflow task, so it costs a few events.
+   * The input keys answered by a signal that no workflow task has processed yet, as of the described state (history up
+   * to `asOfEvent`), with the time of the newest such answer. Reads history newest first, skips events newer than the
+   * description, and stops at the last completed workflow task, so it costs a few events.
    */
-  private async answerAwaitsWorker(execution: { workflowId: string; runId: string }, key: string, asOfEvent: number): Promise<boolean> {
+  private async answersAwaitingWorker(
+    execution: { workflowId: string; runId: string },
+    asOfEvent: number,
+  ): Promise<{ keys: Set<string>; at?: string }> {
     const { payloadConverter } = this.client.options.loadedDataConverter;
+    const keys = new Set<string>();
+    let at: string | undefined;
     let nextPageToken: Uint8Array | undefined;
     do {
       const page = await this.client.workflowService.getWorkflowExecutionHistoryReverse({
@@ -413,17 +446,55 @@ export class TemporalTaskBackend {
       for (const event of page.history?.events ?? []) {
         // Events after the description belong to a newer state than the memo that was read.
         if (Number(event.eventId) > asOfEvent) continue;
-        if (event.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED) return false;
+        if (event.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED) return { keys, ...(at && { at }) };
         const signal = event.workflowExecutionSignaledEventAttributes;
         if (event.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED && signal?.signalName === RESPOND_SIGNAL_NAME) {
           const payload = signal.input?.payloads?.[0];
           const response = payload ? (payloadConverter.fromPayload(payload) as InputResponse) : undefined;
-          if (response?.key === key && response.action !== 'cancel') return true;
+          if (response && typeof response.key === 'string' && response.action !== 'cancel') {
+            keys.add(response.key);
+            at ??= timestampToIso(event.eventTime);
+          }
         }
       }
       nextPageToken = page.nextPageToken?.length ? page.nextPageToken : undefined;
     } while (nextPageToken);
-    return false;
+    return { keys, ...(at && { at }) };
+  }
+
+  /**
+   * Hands answers to outstanding input requests to the workflow, all or nothing: an answer that does not fit its
+   * request fails the whole call with -32602 and nothing is sent. Answers to keys that are not outstanding (never
+   * asked, already answered, or answered meanwhile) are ignored. `cancel` answers are ignored too: the request stays.
+   * Returns the keys handed over.
+   */
+  async answer(view: TaskView, responses: Record<string, unknown>): Promise<string[]> {
+    const accepted: InputResponse[] = [];
+    const problems: string[] = [];
+    for (const [key, raw] of Object.entries(responses)) {
+      const input = view.inputs.find((candidate) => candidate.key === key);
+      if (!input) continue;
+      const response = raw as { action?: unknown; content?: unknown } | null;
+      const action = response?.action;
+      if (action !== 'accept' && action !== 'decline' && action !== 'cancel') {
+        problems.push(`"${key}": action must be accept, decline or cancel`);
+        continue;
+      }
+      if (action === 'cancel') continue;
+      if (action === 'accept' && input.request.mode === 'form') {
+        const problem = checkFormContent(input.request.requestedSchema, response?.content ?? {});
+        if (problem) {
+          problems.push(`"${key}": ${problem}`);
+          continue;
+        }
+        accepted.push({ key, action, content: response!.content as InputResponse['content'] });
+      } else accepted.push({ key, action });
+    }
+    if (problems.length > 0) {
+      throw new McpError(ErrorCode.InvalidParams, `Answers that do not fit the request: ${problems.join('; ')}. Nothing was passed on.`);
+    }
+    for (const response of accepted) await this.respond(view, response);
+    return accepted.map((response) => response.key);
   }
 }
 

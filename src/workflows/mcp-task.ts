@@ -23,9 +23,11 @@ export interface WorkflowTask {
   setProgress(progress: number, total?: number, message?: string): void;
   /**
    * Asks the user for input and waits for an `accept` or `decline`. A form (`requestedSchema`) comes back with
-   * content; a URL request (`mode: 'url'`) with the user's action only. The task shows `input_required` while it
-   * waits. `cancel` answers, answers to other keys and form content that does not fit the schema are ignored, so the
-   * request stays pending and is asked again. `key` must never be reused within the workflow.
+   * content; a URL request (`mode: 'url'`) with the user's action only. The task shows `input_required` while any
+   * request waits. Several requests may wait at once (start them without awaiting each, e.g. with `Promise.all`);
+   * each is answered on its own, in any order. `cancel` answers, answers to keys not pending and form content that
+   * does not fit the schema are ignored, so the request stays pending and is asked again. `key` must never be reused
+   * within the workflow.
    */
   requestInput(key: string, request: Omit<FormInputRequest, 'mode'> | UrlInputRequest): Promise<InputResponse>;
 }
@@ -33,34 +35,38 @@ export interface WorkflowTask {
 /** Installs the answer handler and publishes `working`. Call once, at the top of the workflow function. */
 export function startWorkflowTask(initialMessage?: string): WorkflowTask {
   const answers = new Map<string, InputResponse>();
-  let pending: PendingInput | undefined;
+  const used = new Set<string>();
+  // Outstanding requests in the order they were asked; the first is the one a one-at-a-time client sees.
+  const pending: PendingInput[] = [];
   let statusMessage = initialMessage;
   let progress: PublishedProgress | undefined;
 
   const publish = (): void => {
+    const waiting = pending.length > 0;
     const state: PublishedTaskState = {
-      status: pending ? 'input_required' : 'working',
+      status: waiting ? 'input_required' : 'working',
       updatedAt: new Date().toISOString(),
       ...(statusMessage !== undefined && { statusMessage }),
-      ...(pending && { input: pending }),
+      ...(waiting && { inputs: [...pending], input: pending[0] }),
       ...(progress && { progress }),
     };
     upsertMemo({ [TASK_STATE_MEMO]: state });
   };
 
   setHandler(respondSignal, (response) => {
-    if (!pending || response?.key !== pending.key || answers.has(response.key)) return;
-    const { request } = pending;
+    const input = pending.find((candidate) => candidate.key === response?.key);
+    if (!input || answers.has(input.key)) return;
+    const { request } = input;
     if (response.action === 'decline') {
-      answers.set(response.key, { key: response.key, action: 'decline' });
+      answers.set(input.key, { key: input.key, action: 'decline' });
     } else if (response.action === 'accept' && request.mode === 'url') {
-      answers.set(response.key, { key: response.key, action: 'accept' });
+      answers.set(input.key, { key: input.key, action: 'accept' });
     } else if (
       response.action === 'accept' &&
       request.mode === 'form' &&
       checkFormContent(request.requestedSchema, response.content) === undefined
     ) {
-      answers.set(response.key, { key: response.key, action: 'accept', content: response.content });
+      answers.set(input.key, { key: input.key, action: 'accept', content: response.content });
     }
   });
 
@@ -77,14 +83,16 @@ export function startWorkflowTask(initialMessage?: string): WorkflowTask {
       publish();
     },
     async requestInput(key, request) {
-      if (pending) throw new Error(`input "${pending.key}" is still pending; ask one question at a time`);
-      if (answers.has(key)) throw new Error(`input key "${key}" was used before; keys are never reused`);
-      pending = { key, request: 'url' in request ? request : { mode: 'form', ...request } };
+      if (used.has(key)) throw new Error(`input key "${key}" was used before; keys are never reused`);
+      used.add(key);
+      const input: PendingInput = { key, request: 'url' in request ? request : { mode: 'form', ...request } };
+      pending.push(input);
       statusMessage = request.message;
       publish();
       await condition(() => answers.has(key));
       // Clear the request in the same workflow task that took the answer, so the bridge never shows it as pending.
-      pending = undefined;
+      pending.splice(pending.indexOf(input), 1);
+      if (pending.length > 0) statusMessage = pending[0].request.message;
       publish();
       return answers.get(key)!;
     },

@@ -75,9 +75,24 @@ export interface PublishedTaskState {
   statusMessage?: string;
   /** ISO 8601 time of the last change, in workflow time. */
   updatedAt: string;
-  /** Present exactly when `status` is `input_required`. */
+  /**
+   * Every input request the workflow waits on, in the order it asked them; present exactly when `status` is
+   * `input_required`. Keys are unique for the workflow's whole life.
+   */
+  inputs?: PendingInput[];
+  /**
+   * The first of `inputs`. Written for readers that know one pending input only; a workflow that publishes one input
+   * may write this field alone (the contract before `inputs` existed), and it is still read that way.
+   */
   input?: PendingInput;
   progress?: PublishedProgress;
+}
+
+/** The input requests a published state waits on: `inputs`, or the single `input` of older workflows. */
+export function pendingInputsOf(state: PublishedTaskState | undefined): PendingInput[] {
+  if (state?.status !== 'input_required') return [];
+  if (Array.isArray(state.inputs)) return state.inputs;
+  return state.input ? [state.input] : [];
 }
 
 /** Content of an accepted form: the values keyed by property name. */
@@ -96,6 +111,8 @@ export interface TaskMeta {
   /** Retention promised to the client, in ms, or null for unlimited. */
   ttl: number | null;
   pollInterval: number;
+  /** ISO 8601 creation time the bridge announced when it started the workflow (absent on older tasks). */
+  createdAt?: string;
   /** SHA-256 of the validated arguments (canonical JSON), when the call carried an idempotency key. */
   argumentsDigest?: string;
 }

@@ -122,11 +122,13 @@ describe('tools declared in a configuration file', () => {
     expect(formUser.asked).toHaveLength(0);
   });
 
-  test('an application failure of the workflow is a tool error (completed, isError) with its message', async () => {
+  test('generation 1: an application failure of the workflow is a tool error, its task failed with the message, tasks/result the isError result', async () => {
     const { client } = await connect(await bridgeWith());
     const task = await startTask(client, 'request_time_off', { employee: 'Ada', days: 30 });
-    const done = await waitForTask(client, task.taskId, (t) => t.status === 'completed');
+    const done = await waitForTask(client, task.taskId, (t) => t.status === 'failed');
     expect(done.statusMessage).toMatch(/more than the 20 days/);
+    const listed = await client.experimental.tasks.listTasks();
+    expect(listed.tasks.find((t) => t.taskId === task.taskId)?.status).toBe('failed');
     const result = await taskResult(client, task.taskId);
     expect(result.isError).toBe(true);
     expect(result.content[0]).toMatchObject({ text: expect.stringMatching(/split it/) });

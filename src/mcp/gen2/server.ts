@@ -1,0 +1,309 @@
+/**
+ * Generation 2: MCP 2026-07-28 requests (stateless, per-request `_meta`) and the tasks extension
+ * `io.modelcontextprotocol/tasks` (SEP-2663), over the same Temporal-backed task layer as generation 1.
+ *
+ * The SDK (v2) serves the base protocol: `server/discover`, the per-request envelope, header checks, `resultType`,
+ * `-32601` for `tasks/result` and `tasks/list`. This module adds the tools and the three task methods.
+ */
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  ProtocolError,
+  ProtocolErrorCode,
+  type CallToolResult,
+  type ClientCapabilities,
+  type InputRequiredResult,
+  type RequestStateCodec,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import type { PendingInput } from '../../workflows/task-contract';
+import { describeTool, idempotencyOf, invalidArgumentsResult, invalidArgumentsText, overBudgetResult } from '../call-tool';
+import { isTemporalUnavailable, isTerminalStatus, temporalUnavailable, type TaskView, type TemporalTaskBackend } from '../task-backend';
+import type { DirectTool, ToolDefinition, WorkflowTool } from '../tools/types';
+import { TaskAwareServer } from './task-aware-server';
+
+/** The extension id of MCP tasks in protocol 2026-07-28 (SEP-2663). */
+export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+
+/** What a plain call that waits for an answer carries through the client between rounds (signed, see below). */
+export interface ResumeState {
+  taskId: string;
+}
+
+/** Everything the generation-2 front-end needs; shared by all requests of a process. */
+export interface ModernDependencies {
+  backend: TemporalTaskBackend;
+  tools: readonly ToolDefinition[];
+  /** How long a plain call of a task tool waits before it answers with the task id. */
+  inlineBudgetMs: number;
+  /** Seals the `requestState` of an input_required round; bound to the principal, so no one else can resume it. */
+  requestState: RequestStateCodec<ResumeState>;
+  serverInfo: { name: string; version: string };
+  instructions: string;
+}
+
+const TaskIdParams = z.looseObject({ taskId: z.string() });
+
+/** A flat SEP-2663 task: what `tools/call` answers with (`resultType: "task"`) and the core of `tasks/get`. */
+export function modernTask(view: TaskView) {
+  const { taskId, status, statusMessage, createdAt, lastUpdatedAt, ttl, pollInterval } = view.task;
+  return {
+    taskId,
+    status,
+    ...(statusMessage !== undefined && { statusMessage }),
+    createdAt,
+    lastUpdatedAt,
+    ttlMs: ttl ?? null,
+    ...(pollInterval !== undefined && { pollIntervalMs: pollInterval }),
+  };
+}
+
+/** The `inputRequests` of a task waiting for input: one `elicitation/create` per outstanding key. */
+export function inputRequestsOf(inputs: readonly PendingInput[]) {
+  return Object.fromEntries(inputs.map((input) => [input.key, { method: 'elicitation/create' as const, params: input.request }]));
+}
+
+/**
+ * Makes the MCP server that answers one generation-2 request for `principal`. Called per request by the SDK's
+ * handler; holds no state between requests (the tasks live in Temporal).
+ */
+export function createModernServer(deps: ModernDependencies, principal: string): TaskAwareServer {
+  const server = new TaskAwareServer(deps.serverInfo, {
+    capabilities: { tools: {}, extensions: { [TASKS_EXTENSION]: {} } },
+    instructions: deps.instructions,
+    requestState: { verify: (state, ctx) => deps.requestState.verify(state, ctx) },
+  });
+  const { backend } = deps;
+  const byName = new Map(deps.tools.map((tool) => [tool.name, tool]));
+
+  server.setRequestHandler('tools/list', async () => ({ tools: deps.tools.map(describeTool) as never }));
+
+  server.setRequestHandler('tools/call', (request, ctx) =>
+    protocolErrors(async (): Promise<CallToolResult | InputRequiredResult> => {
+      const { name, arguments: rawArgs } = request.params;
+      const tool = byName.get(name);
+      if (!tool) {
+        throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool "${name}"; available tools: ${[...byName.keys()].join(', ')}`);
+      }
+      if (tool.kind === 'direct') {
+        const parsed = tool.input.check(rawArgs ?? {});
+        if (!parsed.ok) return invalidArgumentsResult(name, parsed.problems) as CallToolResult;
+        return runDirectTool(tool, parsed.value, ctx);
+      }
+      return callWorkflowTool(tool, request.params as { arguments?: unknown; _meta?: Record<string, unknown> }, ctx);
+    }),
+  );
+
+  server.setRequestHandler('tasks/get', { params: TaskIdParams }, ({ taskId }, ctx) =>
+    protocolErrors(async () => {
+      requireTasks(ctx);
+      return (await detailedTask(await backend.get(taskId, principal))) as never;
+    }),
+  );
+
+  // The SDK lifts `inputResponses` out of every request's params into ctx.mcpReq.inputResponses.
+  server.setRequestHandler('tasks/update', { params: TaskIdParams }, ({ taskId }, ctx) =>
+    protocolErrors(async () => {
+      requireTasks(ctx);
+      const view = await backend.get(taskId, principal);
+      const responses = ctx.mcpReq.inputResponses;
+      if (responses === undefined || responses === null || typeof responses !== 'object' || Array.isArray(responses)) {
+        throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'tasks/update needs params.inputResponses: an object of answers keyed by input request');
+      }
+      // Unknown and already answered keys are ignored (SEP-2663); answers that do not fit fail the call, and none is passed on.
+      await backend.answer(view, responses as Record<string, unknown>);
+      return {};
+    }),
+  );
+
+  // Cooperative and acknowledged only; a terminal task is left as it is.
+  server.setRequestHandler('tasks/cancel', { params: TaskIdParams }, ({ taskId }, ctx) =>
+    protocolErrors(async () => {
+      requireTasks(ctx);
+      const view = await backend.get(taskId, principal);
+      if (!isTerminalStatus(view.task.status)) {
+        await backend.cancel(taskId, principal).catch((error: unknown) => {
+          // It ended between the read and the cancel: nothing to do.
+          if (!(error instanceof McpError && error.code === ProtocolErrorCode.InvalidParams)) throw error;
+        });
+      }
+      return {};
+    }),
+  );
+
+  /** The task in the shape `tasks/get` answers: with its questions, its result or its error inline. */
+  async function detailedTask(view: TaskView) {
+    const task = modernTask(view);
+    switch (view.task.status) {
+      case 'input_required':
+        return { ...task, inputRequests: inputRequestsOf(view.inputs) };
+      case 'completed':
+        // A tool error is a completed task in this generation: its CallToolResult carries isError.
+        return { ...task, result: await backend.result(view) };
+      case 'failed': {
+        const error = await backend.result(view).then(
+          () => undefined,
+          (failure: unknown) => failure,
+        );
+        if (error !== undefined && !(error instanceof McpError)) throw error;
+        return {
+          ...task,
+          error: { code: ProtocolErrorCode.InternalError, message: error?.message.replace(/^MCP error -?\d+: /, '') ?? task.statusMessage ?? 'The task failed' },
+        };
+      }
+      default:
+        return task;
+    }
+  }
+
+  async function callWorkflowTool(
+    tool: WorkflowTool<any, any>,
+    params: { arguments?: unknown; _meta?: Record<string, unknown> },
+    ctx: ServerContext,
+  ): Promise<CallToolResult | InputRequiredResult> {
+    const capabilities = capabilitiesOf(ctx);
+    const withTasks = capabilities.extensions?.[TASKS_EXTENSION] !== undefined;
+    const resume = ctx.mcpReq.requestState<ResumeState>();
+    let view: TaskView;
+    let problem: string | undefined;
+    if (resume !== undefined && typeof resume === 'object' && typeof resume.taskId === 'string') {
+      // A retried plain call: hand its answers to the workflow, then keep waiting.
+      view = await backend.get(resume.taskId, principal);
+      const responses = ctx.mcpReq.inputResponses;
+      if (responses && typeof responses === 'object') {
+        try {
+          await backend.answer(view, responses as Record<string, unknown>);
+        } catch (error) {
+          if (!(error instanceof McpError && error.code === ProtocolErrorCode.InvalidParams)) throw error;
+          // An answer that does not fit is asked again, saying what was wrong.
+          problem = error.message.replace(/^MCP error -?\d+: /, '');
+        }
+      }
+    } else {
+      if (!withTasks && tool.taskSupport === 'required') {
+        throw new ProtocolError(
+          ProtocolErrorCode.MissingRequiredClientCapability,
+          `Tool "${tool.name}" runs only as a task: declare the ${TASKS_EXTENSION} extension in the request's client capabilities`,
+          { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
+        );
+      }
+      const parsed = tool.input.check(params.arguments ?? {});
+      if (!parsed.ok) {
+        if (withTasks) throw new ProtocolError(ProtocolErrorCode.InvalidParams, invalidArgumentsText(tool.name, parsed.problems));
+        return invalidArgumentsResult(tool.name, parsed.problems) as CallToolResult;
+      }
+      view = await backend.create(tool, parsed.value, principal, idempotencyOf(params._meta));
+      if (withTasks) return { resultType: 'task', ...modernTask(view) } as unknown as CallToolResult;
+    }
+    return awaitPlainCall(view, capabilities, ctx, problem);
+  }
+
+  /**
+   * A plain call waits for its task inline, up to the budget. A question is asked the 2026 way: an input_required
+   * result whose `requestState` names the task, answered by the retried call's `inputResponses`.
+   */
+  async function awaitPlainCall(
+    created: TaskView,
+    capabilities: ClientCapabilities,
+    ctx: ServerContext,
+    problem?: string,
+  ): Promise<CallToolResult | InputRequiredResult> {
+    const { taskId } = created.task;
+    const deadline = Date.now() + deps.inlineBudgetMs;
+    let view = created;
+    for (;;) {
+      if (isTerminalStatus(view.task.status)) return (await backend.result(view)) as CallToolResult;
+      const askable = view.inputs.filter((input) => canElicit(capabilities, input));
+      if (view.inputs.length > 0 && askable.length === view.inputs.length) {
+        const inputs = problem
+          ? askable.map((input) => ({ ...input, request: { ...input.request, message: `Your previous answer could not be used: ${problem}\n\n${input.request.message}` } }))
+          : askable;
+        return {
+          resultType: 'input_required',
+          inputRequests: inputRequestsOf(inputs),
+          requestState: await deps.requestState.mint({ taskId }, ctx),
+        } as InputRequiredResult;
+      }
+      if (view.inputs.length > 0 || Date.now() >= deadline) return overBudgetResult(view, deps.inlineBudgetMs) as CallToolResult;
+      await sleep(Math.min(view.task.pollInterval ?? backend.options.pollIntervalMs, Math.max(deadline - Date.now(), 0)), ctx.mcpReq.signal);
+      if (ctx.mcpReq.signal.aborted) throw new ProtocolError(ProtocolErrorCode.InternalError, 'Request was cancelled');
+      try {
+        view = await backend.get(taskId, principal);
+      } catch (error) {
+        if (!isTemporalUnavailable(error)) throw error;
+      }
+    }
+  }
+
+  function runDirectTool(tool: DirectTool<any>, input: unknown, ctx: ServerContext): Promise<CallToolResult> {
+    return tool.handler(input, {
+      client: backend.client,
+      backend,
+      principal,
+      ownedWorkflowId: (taskId) => backend.ownedWorkflowId(taskId, principal),
+      task: (taskId) => backend.get(taskId, principal),
+      // No server-to-client requests in this generation: wait without asking; a question is answered with task_respond.
+      awaitResult: async (taskId, budgetMs) => {
+        const deadline = Date.now() + budgetMs;
+        for (;;) {
+          const view = await backend.get(taskId, principal);
+          if (isTerminalStatus(view.task.status)) return backend.result(view);
+          if (view.inputs.length > 0 || Date.now() >= deadline || ctx.mcpReq.signal.aborted) return undefined;
+          await sleep(Math.min(view.task.pollInterval ?? backend.options.pollIntervalMs, deadline - Date.now()), ctx.mcpReq.signal);
+        }
+      },
+    }) as Promise<CallToolResult>;
+  }
+
+  return server;
+}
+
+/** The client capabilities this request declared (2026-07-28 carries them per request). */
+function capabilitiesOf(ctx: ServerContext): ClientCapabilities {
+  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+  return (envelope?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined) ?? {};
+}
+
+/** -32021 unless this request declared the tasks extension. */
+function requireTasks(ctx: ServerContext): void {
+  if (capabilitiesOf(ctx).extensions?.[TASKS_EXTENSION] === undefined) {
+    throw new ProtocolError(
+      ProtocolErrorCode.MissingRequiredClientCapability,
+      `Task methods need the ${TASKS_EXTENSION} extension: declare it in the request's client capabilities`,
+      { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
+    );
+  }
+}
+
+/** True when the client declared elicitation in the mode `input` needs (form when the mode is not named). */
+function canElicit(capabilities: ClientCapabilities, input: PendingInput): boolean {
+  const elicitation = capabilities.elicitation as { form?: object; url?: object } | undefined;
+  if (elicitation === undefined) return false;
+  if (input.request.mode === 'url') return elicitation.url !== undefined;
+  return elicitation.form !== undefined || elicitation.url === undefined;
+}
+
+/** The task layer's errors in this SDK's error type; "Temporal unreachable" becomes a retryable error. */
+async function protocolErrors<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof ProtocolError) throw error;
+    const mapped = error instanceof McpError ? error : isTemporalUnavailable(error) ? temporalUnavailable(error) : undefined;
+    if (mapped) throw new ProtocolError(mapped.code, mapped.message.replace(/^MCP error -?\d+: /, ''), mapped.data);
+    throw error;
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
