@@ -31,6 +31,7 @@ export interface RunningHttpServer {
 }
 
 const MCP_PATH = '/mcp';
+const TASK_METHODS = new Set(['tasks/get', 'tasks/update', 'tasks/cancel']);
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
 
 /**
@@ -167,6 +168,12 @@ function toWebRequest(req: IncomingMessage, res: ServerResponse, body: unknown):
   for (const [name, value] of Object.entries(req.headers)) {
     if (Array.isArray(value)) for (const item of value) headers.append(name, item);
     else if (value !== undefined) headers.set(name, value);
+  }
+  // SEP-2663 asks clients for `Mcp-Name: <taskId>` on tasks/get, tasks/update and tasks/cancel; some clients in use
+  // (FastMCP 4.1) leave it out. A missing one is taken from the body; one that disagrees is still refused (-32020).
+  const { method, params } = (body ?? {}) as { method?: unknown; params?: { taskId?: unknown } };
+  if (typeof method === 'string' && TASK_METHODS.has(method) && !headers.has('mcp-name') && typeof params?.taskId === 'string') {
+    headers.set('mcp-name', params.taskId);
   }
   return new Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`, {
     method: 'POST',

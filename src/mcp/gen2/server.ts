@@ -179,6 +179,8 @@ export function createModernServer(deps: ModernDependencies, principal: string):
           // An answer that does not fit is asked again, saying what was wrong.
           problem = error.message.replace(/^MCP error -?\d+: /, '');
         }
+        // Read again: the answers just given are no longer outstanding.
+        view = await backend.get(resume.taskId, principal);
       }
     } else {
       if (!withTasks && tool.taskSupport === 'required') {
