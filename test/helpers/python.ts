@@ -1,0 +1,53 @@
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { ROOT } from './dev-server';
+
+const run = promisify(execFile);
+const LOCK = path.join(ROOT, 'test/python/requirements.lock');
+const CLIENT = path.join(ROOT, 'test/python/gen2_client.py');
+
+/**
+ * The Python of a virtual environment holding the generation-2 clients of test/python/requirements.lock, built from
+ * the package index on first use and kept (per lock content) in the cache beside the Temporal CLI.
+ */
+export async function pythonClients(): Promise<string> {
+  const digest = createHash('sha256').update(readFileSync(LOCK)).digest('hex').slice(0, 12);
+  const cache = process.env.TEMPORAL_MCP_CACHE ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(homedir(), '.cache'), 'temporal-mcp');
+  const venv = path.join(cache, `python-clients-${digest}`);
+  const python = path.join(venv, 'bin', 'python');
+  mkdirSync(cache, { recursive: true });
+  // A venv records its own path, so it is built in place; the marker says the build finished.
+  const marker = path.join(venv, '.complete');
+  if (existsSync(marker)) return python;
+  rmSync(venv, { recursive: true, force: true });
+  process.stderr.write(`[test] building the Python client environment in ${venv} (once)\n`);
+  await run('python3', ['-m', 'venv', venv]);
+  await run(path.join(venv, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', '--no-deps', '-r', LOCK], {
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  writeFileSync(marker, new Date().toISOString());
+  return python;
+}
+
+/** Runs one scenario of test/python/gen2_client.py against `url` and returns the JSON it prints. */
+export async function runPythonClient<T = Record<string, unknown>>(
+  python: string,
+  url: string,
+  args: string[],
+  stdin?: unknown,
+): Promise<T> {
+  const child = execFile(python, [CLIENT, url, ...args], { timeout: 90_000, maxBuffer: 4 * 1024 * 1024 });
+  child.stdin?.end(stdin === undefined ? '' : JSON.stringify(stdin));
+  const out = await new Promise<string>((resolve, reject) => {
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('close', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`gen2_client.py ${args.join(' ')} exited ${code}: ${stderr.slice(-2000)}`))));
+  });
+  return JSON.parse(out.trim().split('\n').pop()!) as T;
+}

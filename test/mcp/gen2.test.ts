@@ -1,0 +1,224 @@
+/**
+ * Generation 2 (MCP 2026-07-28 with the tasks extension, SEP-2663) on the same endpoint as generation 1, driven by
+ * real clients this project did not write: FastMCP 4.1 with fastmcp-tasks, and the MCP Python SDK 2.3.
+ */
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { PaymentsLedger } from '../../src/activities/payments';
+import { freePort } from '../helpers/dev-server';
+import { APPROVE, getTask, newMcpClient, ScriptedUser, startInvoiceTask, taskResult } from '../helpers/mcp';
+import { spawnHttpServer, type HttpServerProcess } from '../helpers/processes';
+import { pythonClients, runPythonClient } from '../helpers/python';
+import { eventually, sampleInvoice, startWorker, tempActivityConfig, uniqueTaskQueue, type RunningWorker } from '../helpers/temporal';
+
+const TASKS = 'io.modelcontextprotocol/tasks';
+const taskQueue = uniqueTaskQueue('gen2');
+const activities = tempActivityConfig();
+let worker: RunningWorker;
+let server: HttpServerProcess;
+let python: string;
+
+beforeAll(async () => {
+  [python, worker, server] = await Promise.all([
+    pythonClients(),
+    startWorker(taskQueue, activities),
+    freePort().then((port) => spawnHttpServer(taskQueue, port)),
+  ]);
+}, 240_000);
+
+afterAll(async () => {
+  await server?.kill();
+  await worker?.stop();
+});
+
+interface TaskOutcome {
+  taskId: string;
+  status: string;
+  isError: boolean;
+  structured: { outcome?: string; payments?: unknown[] } | null;
+  asked: string[];
+  protocolVersion?: string;
+}
+
+interface RawAnswer {
+  status: number;
+  body: { result?: Record<string, any>; error?: { code: number; message: string; data?: any } };
+}
+
+/** One 2026-07-28 request, written by hand, with the headers a conforming client sends unless `headers` says otherwise. */
+async function rpc(method: string, params: Record<string, unknown>, options: { tasks?: boolean; headers?: Record<string, string> } = {}) {
+  const capabilities = { elicitation: { form: {} }, ...(options.tasks !== false && { extensions: { [TASKS]: {} } }) };
+  const body = {
+    jsonrpc: '2.0',
+    id: 1,
+    method,
+    params: {
+      ...params,
+      _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': capabilities },
+    },
+  };
+  const name = (params.taskId ?? params.name) as string | undefined;
+  const response = await fetch(server.url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': method,
+      ...(name !== undefined && { 'mcp-name': name }),
+      ...options.headers,
+    },
+    body: JSON.stringify(body),
+  });
+  const text = await response.text();
+  const json = text.startsWith('{') ? JSON.parse(text) : JSON.parse(text.split('\n').find((line) => line.startsWith('data: '))!.slice(6));
+  return { status: response.status, body: json } as RawAnswer;
+}
+
+async function paidLineItems(taskId: string): Promise<string[]> {
+  const entries = (await new PaymentsLedger(activities.ledgerFile).entries()).filter((entry) => entry.taskId === taskId);
+  return entries.map((entry) => entry.lineItemId).sort();
+}
+
+async function gen1Client() {
+  const client = newMcpClient('gen1-client');
+  const user = new ScriptedUser(() => APPROVE);
+  user.attach(client);
+  await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+  return { client, user };
+}
+
+async function waitForStatus(taskId: string, status: string) {
+  return eventually(async () => {
+    const answer = await rpc('tasks/get', { taskId });
+    return answer.body.result?.status === status ? answer.body.result : undefined;
+  }, `task ${taskId} ${status}`);
+}
+
+describe('FastMCP 4.1 with fastmcp-tasks (tasks extension)', () => {
+  test('runs the invoice as a task: tasks/get shows the question, tasks/update answers it, each line item is paid once', async () => {
+    const out = await runPythonClient<TaskOutcome>(python, server.url, ['task', 'approve'], sampleInvoice());
+    expect(out.status).toBe('completed');
+    expect(out.structured?.outcome).toBe('paid');
+    expect(out.asked).toHaveLength(1);
+    expect(await paidLineItems(out.taskId)).toEqual(['LI-1', 'LI-2']);
+  });
+
+  test('a rejection completes the task with the rejected outcome and pays nothing', async () => {
+    const out = await runPythonClient<TaskOutcome>(python, server.url, ['task', 'reject'], sampleInvoice());
+    expect(out.status).toBe('completed');
+    expect(out.structured?.outcome).toBe('rejected');
+    expect(await paidLineItems(out.taskId)).toEqual([]);
+  });
+
+  test('tasks/cancel is acknowledged and the task reads cancelled', async () => {
+    const out = await runPythonClient<TaskOutcome>(python, server.url, ['cancel'], sampleInvoice());
+    expect(out.status).toBe('cancelled');
+    expect(await paidLineItems(out.taskId)).toEqual([]);
+  });
+});
+
+describe('MCP Python SDK 2.3 without the tasks extension', () => {
+  test('a plain call speaks 2026-07-28 and asks its question as input_required, answered by the retried call', async () => {
+    const out = await runPythonClient<TaskOutcome>(python, server.url, ['plain'], sampleInvoice());
+    expect(out.protocolVersion).toBe('2026-07-28');
+    expect(out.isError).toBe(false);
+    expect(out.structured?.outcome).toBe('paid');
+    expect(out.asked).toHaveLength(1);
+  });
+
+  test('tasks/get without the extension gets -32021 naming the capability', async () => {
+    const created = await runPythonClient<TaskOutcome>(python, server.url, ['create'], sampleInvoice());
+    const out = await runPythonClient<{ code: number; data: unknown }>(python, server.url, ['no-extension', created.taskId]);
+    expect(out.code).toBe(-32021);
+    expect(out.data).toEqual({ requiredCapabilities: { extensions: { [TASKS]: {} } } });
+    await rpc('tasks/cancel', { taskId: created.taskId });
+  });
+});
+
+describe('one task core, two generations', () => {
+  test('a task a generation-1 client created is finished by a generation-2 client', async () => {
+    const { client } = await gen1Client();
+    try {
+      const task = await startInvoiceTask(client, sampleInvoice());
+      const out = await runPythonClient<TaskOutcome>(python, server.url, ['finish', task.taskId]);
+      expect(out.status).toBe('completed');
+      expect(out.structured?.outcome).toBe('paid');
+      expect((await getTask(client, task.taskId)).status).toBe('completed');
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('a task a generation-2 client created is finished by a generation-1 client through tasks/result', async () => {
+    const created = await runPythonClient<TaskOutcome>(python, server.url, ['create'], sampleInvoice());
+    const { client, user } = await gen1Client();
+    try {
+      const result = await taskResult(client, created.taskId);
+      expect(result.structuredContent).toMatchObject({ outcome: 'paid' });
+      expect(user.asked).toHaveLength(1);
+      expect((await waitForStatus(created.taskId, 'completed')).result.structuredContent.outcome).toBe('paid');
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('the wire, written by hand', () => {
+  test('tools/call answers with the flat task (resultType "task", ttlMs, pollIntervalMs) and nothing else', async () => {
+    const answer = await rpc('tools/call', { name: 'process_invoice', arguments: sampleInvoice() });
+    const result = answer.body.result!;
+    expect(Object.keys(result).sort()).toEqual(
+      ['_meta', 'createdAt', 'lastUpdatedAt', 'pollIntervalMs', 'resultType', 'status', 'taskId', 'ttlMs'].sort(),
+    );
+    expect(result).toMatchObject({ resultType: 'task', status: 'working' });
+    expect(result.createdAt).toBe(result.lastUpdatedAt);
+    await rpc('tasks/cancel', { taskId: result.taskId });
+  });
+
+  test('tasks/update ignores unknown keys, refuses an answer that does not fit with -32602, and changes nothing', async () => {
+    const taskId = (await rpc('tools/call', { name: 'process_invoice', arguments: sampleInvoice() })).body.result!.taskId as string;
+    const waiting = await waitForStatus(taskId, 'input_required');
+    expect(Object.keys(waiting.inputRequests)).toEqual(['approval']);
+    expect(waiting.inputRequests.approval).toMatchObject({ method: 'elicitation/create', params: { mode: 'form' } });
+
+    const unknown = await rpc('tasks/update', { taskId, inputResponses: { nonsense: { action: 'accept', content: {} } } });
+    expect(unknown.body.result).toMatchObject({ resultType: 'complete' });
+    const misfit = await rpc('tasks/update', { taskId, inputResponses: { approval: { action: 'accept', content: { decision: 'perhaps' } } } });
+    expect(misfit.body.error?.code).toBe(-32602);
+    expect(misfit.body.error?.message).toMatch(/decision/);
+    const after = (await rpc('tasks/get', { taskId })).body.result!;
+    expect(after.status).toBe('input_required');
+    expect(after.inputRequests).toEqual(waiting.inputRequests);
+
+    await rpc('tasks/update', { taskId, inputResponses: { approval: { action: 'accept', content: { decision: 'approve' } } } });
+    // An answered key is not outstanding any more: answering it again is ignored.
+    const again = await rpc('tasks/update', { taskId, inputResponses: { approval: { action: 'accept', content: { decision: 'reject' } } } });
+    expect(again.body.result).toMatchObject({ resultType: 'complete' });
+    expect((await waitForStatus(taskId, 'completed')).result.structuredContent.outcome).toBe('paid');
+    // tasks/cancel on a terminal task is acknowledged and changes nothing.
+    expect((await rpc('tasks/cancel', { taskId })).body.result).toMatchObject({ resultType: 'complete' });
+    expect((await rpc('tasks/get', { taskId })).body.result!.status).toBe('completed');
+  });
+
+  test('header checks: an Mcp-Name that disagrees with the body gets HTTP 400 with -32020', async () => {
+    const answer = await rpc('tasks/get', { taskId: 'invoice-00000000-0000-4000-8000-000000000000' }, { headers: { 'mcp-name': 'another' } });
+    expect(answer.status).toBe(400);
+    expect(answer.body.error?.code).toBe(-32020);
+    const method = await rpc('tools/list', {}, { headers: { 'mcp-method': 'tasks/get' } });
+    expect(method.status).toBe(400);
+    expect(method.body.error?.code).toBe(-32020);
+  });
+
+  test('tasks/result and tasks/list do not exist in this generation (-32601); an unknown task is -32602', async () => {
+    const taskId = 'invoice-00000000-0000-4000-8000-000000000000';
+    expect((await rpc('tasks/result', { taskId })).body.error?.code).toBe(-32601);
+    expect((await rpc('tasks/list', {})).body.error?.code).toBe(-32601);
+    expect((await rpc('tasks/get', { taskId })).body.error?.code).toBe(-32602);
+  });
+
+  test('server/discover advertises the tasks extension', async () => {
+    const answer = await rpc('server/discover', {});
+    expect(answer.body.result?.capabilities.extensions).toEqual({ [TASKS]: {} });
+    expect(answer.body.result?.supportedVersions).toContain('2026-07-28');
+  });
+});
