@@ -49,6 +49,8 @@ export interface Bridge {
   createServer(): ReturnType<typeof createBridgeServer>;
   /** Serves MCP 2026-07-28 requests over HTTP, each on its own (no session). */
   modern: McpHttpHandler;
+  /** A 2026-07-28 server for the local principal (stdio). */
+  modernServer(): ReturnType<typeof createModernServer>;
   close(): Promise<void>;
 }
 
@@ -117,6 +119,7 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
     dependencies,
     createServer: () => createBridgeServer(dependencies),
     modern,
+    modernServer: () => createModernServer(modernDependencies, LOCAL_PRINCIPAL),
     close: async () => {
       await modern.close();
       await connection?.close();

@@ -1,13 +1,13 @@
 /**
  * The MCP server: `npm run serve` (stdio) or `npm run serve -- --http 127.0.0.1:3000` (Streamable HTTP on /mcp).
  */
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { createBridge } from './bridge';
 import { msFromEnv, temporalConfigFromEnv, TASK_QUEUE_ENV } from './config';
 import { TokenConfigError, tokensFromEnv } from './auth';
 import { DEFAULT_TOOLS } from './tools';
 import { loadToolsFile, ToolsFileError } from './tools/config-file';
 import { startHttpServer } from './http';
+import { serveStdioForAllGenerations } from './stdio';
 
 const HELP = `Usage: temporal-mcp-serve [--http HOST:PORT [--no-auth]] [--tools FILE] [--help]
 
@@ -113,12 +113,9 @@ async function main(argv: string[]): Promise<void> {
     process.once('SIGTERM', stop);
     return;
   }
-  const transport = new StdioServerTransport();
-  transport.onclose = () => {
+  serveStdioForAllGenerations(bridge, () => {
     void bridge.close().then(() => process.exit(0));
-  };
-  await bridge.createServer().connect(transport);
-  process.stdin.once('end', () => transport.close());
+  });
   console.error(`serve: MCP on stdio, backed by ${target}`);
 }
 

@@ -436,3 +436,57 @@ describe('tasks/* errors and state', () => {
     expect(new Date(done.lastUpdatedAt).getTime()).toBeGreaterThanOrEqual(new Date(seen.lastUpdatedAt).getTime());
   });
 });
+
+describe('generation 1 (2025-11-25) to the letter', () => {
+  function callWithParams(client: Awaited<ReturnType<typeof connect>>['client'], params: Record<string, unknown>) {
+    return client.request({ method: 'tools/call', params: params as never }, CreateTaskResultSchema);
+  }
+
+  test('tools/call: a ttl that is negative, fractional or not a number, and arguments of the wrong type, get -32602 naming the field', async () => {
+    const { client } = await connect();
+    for (const ttl of [-1, 1.5, 'soon']) {
+      const error = await callWithParams(client, { name: 'process_invoice', arguments: sampleInvoice(), task: { ttl } }).catch((e: Error) => e);
+      expect((error as { code?: number }).code).toBe(ErrorCode.InvalidParams);
+      expect((error as Error).message).toMatch(/ttl/);
+    }
+    const error = await callWithParams(client, { name: 'process_invoice', arguments: 'an invoice', task: {} }).catch((e: Error) => e);
+    expect((error as { code?: number }).code).toBe(ErrorCode.InvalidParams);
+    expect((error as Error).message).toMatch(/arguments/);
+    const listed = await client.experimental.tasks.listTasks();
+    expect(listed.tasks.every((t) => t.ttl === null || t.ttl >= 0)).toBe(true);
+  });
+
+  test('the CreateTaskResult is the start itself: working, created as last updated, the same createdAt tasks/get shows later', async () => {
+    const { client } = await connect(() => ({ action: 'cancel' }), { elicitation: false });
+    const task = await startInvoiceTask(client, sampleInvoice());
+    expect(task.status).toBe('working');
+    expect(task.lastUpdatedAt).toBe(task.createdAt);
+    const later = await waitForTask(client, task.taskId, (t) => t.status === 'input_required');
+    expect(later.createdAt).toBe(task.createdAt);
+    await client.experimental.tasks.cancelTask(task.taskId);
+  });
+
+  test('an answer the worker has not taken yet reads working "Answer received" with a lastUpdatedAt that moved', async () => {
+    const { client } = await connect(() => ({ action: 'cancel' }), { elicitation: false });
+    const task = await startInvoiceTask(client, sampleInvoice());
+    const waiting = await waitForTask(client, task.taskId, (t) => t.status === 'input_required');
+    await withoutWorker(async () => {
+      await temporal.workflow.getHandle(task.taskId).signal(respondSignal, { key: 'approval', action: 'accept', content: { decision: 'approve' } });
+      const received = await getTask(client, task.taskId);
+      expect(received.status).toBe('working');
+      expect(received.statusMessage).toMatch(/Answer received/);
+      expect(received.lastUpdatedAt > waiting.lastUpdatedAt).toBe(true);
+    });
+    expect((await taskResult(client, task.taskId)).structuredContent).toMatchObject({ outcome: 'paid' });
+  });
+
+  test('an input this connection answered is not asked again on it, even while tasks/result is called again', async () => {
+    const { client, user } = await connect();
+    const task = await startInvoiceTask(client, sampleInvoice());
+    await waitForTask(client, task.taskId, (t) => t.status === 'input_required');
+    const [first, second] = await Promise.all([taskResult(client, task.taskId), taskResult(client, task.taskId)]);
+    expect(first.structuredContent).toMatchObject({ outcome: 'paid' });
+    expect(second.structuredContent).toEqual(first.structuredContent);
+    expect(user.asked).toHaveLength(1);
+  });
+});

@@ -11,7 +11,7 @@ Scenarios:
   plain                call process_invoice with the Python SDK without the tasks extension; the approval comes
                        as an input_required result and is answered by the retried call
   no-extension TASK_ID tasks/get without the tasks extension (Python SDK): print the error
-Invoices come as JSON on stdin.
+Invoices come as JSON on stdin. URL "stdio" makes `plain` spawn `npm run -s serve` and speak over its stdio.
 """
 
 import asyncio
@@ -35,6 +35,16 @@ def answering(decision: str):
         return ElicitResult(action="accept", content={"decision": decision})
 
     return handler
+
+
+def target(url: str):
+    """A URL, or "stdio": spawn `npm run -s serve` (its environment says which Temporal to use)."""
+    if url != "stdio":
+        return url
+    from mcp.client.stdio import StdioServerParameters
+    import os
+
+    return StdioServerParameters(command="npm", args=["run", "-s", "serve"], env=dict(os.environ))
 
 
 def outcome(result) -> dict:
@@ -88,7 +98,7 @@ async def plain(url: str, invoice: dict) -> dict:
         asked.append(params.message)
         return mcp_types.ElicitResult(action="accept", content={"decision": "approve"})
 
-    async with SdkClient(url, elicitation_callback=elicitation, mode="auto") as client:
+    async with SdkClient(target(url), elicitation_callback=elicitation, mode="auto") as client:
         result = await client.call_tool("process_invoice", invoice)
         return {"protocolVersion": client.session.protocol_version, **outcome(result)}
 

@@ -1,0 +1,54 @@
+import { PassThrough } from 'node:stream';
+import { StdioServerTransport as LegacyStdioTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+import type { Bridge } from './bridge';
+
+/** `_meta` key every MCP 2026-07-28 request carries. */
+const PROTOCOL_VERSION_META = 'io.modelcontextprotocol/protocolVersion';
+
+/**
+ * Serves MCP on stdin/stdout for every client generation. The first message decides for the whole connection: an
+ * `initialize` (or any message without the 2026-07-28 envelope) opens a 2025-11-25 session; a request with the
+ * envelope (a `server/discover` probe, usually) is served as 2026-07-28. Resolves once the connection is served;
+ * `onClose` runs when it ends.
+ */
+export function serveStdioForAllGenerations(bridge: Bridge, onClose: () => void): void {
+  const input = new PassThrough();
+  let buffered = '';
+  const onData = (chunk: Buffer) => {
+    buffered += chunk.toString('utf8');
+    const newline = buffered.indexOf('\n');
+    if (newline < 0) return;
+    process.stdin.off('data', onData);
+    process.stdin.pause();
+    const modern = isModern(buffered.slice(0, newline));
+    input.write(buffered);
+    process.stdin.pipe(input);
+    if (modern) {
+      const handle = serveStdio(() => bridge.modernServer(), {
+        legacy: 'reject',
+        transport: new StdioServerTransport(input, process.stdout),
+        onerror: (error) => console.error(`mcp (2026-07-28): ${error.message}`),
+      });
+      input.once('end', () => void handle.close().finally(onClose));
+    } else {
+      const transport = new LegacyStdioTransport(input, process.stdout);
+      transport.onclose = onClose;
+      void bridge.createServer().connect(transport);
+      input.once('end', () => void transport.close());
+    }
+  };
+  process.stdin.on('data', onData);
+  process.stdin.once('end', () => {
+    if (buffered.indexOf('\n') < 0) onClose();
+  });
+}
+
+function isModern(line: string): boolean {
+  try {
+    const message = JSON.parse(line) as { method?: string; params?: { _meta?: Record<string, unknown> } };
+    return message.method !== 'initialize' && typeof message.params?._meta?.[PROTOCOL_VERSION_META] === 'string';
+  } catch {
+    return false;
+  }
+}
