@@ -25,7 +25,10 @@ export function ttlOf(task: { ttl?: unknown } | undefined): number | undefined {
   const ttl = task?.ttl;
   if (ttl === undefined || ttl === null) return undefined;
   if (typeof ttl !== 'number' || !Number.isSafeInteger(ttl) || ttl < 0) {
-    throw new McpError(ErrorCode.InvalidParams, `params.task.ttl must be a whole number of milliseconds, 0 or more (got ${JSON.stringify(ttl)})`);
+    throw new McpError(
+      ErrorCode.InvalidParams,
+      `params.task.ttl must be a whole number of milliseconds, 0 or more (got ${JSON.stringify(ttl)})`,
+    );
   }
   return ttl;
 }

@@ -27,7 +27,7 @@ export const MODEL_IMMEDIATE_RESPONSE_META = 'io.modelcontextprotocol/model-imme
 
 /** What the server tells a client about itself, in every generation. */
 export const SERVER_INSTRUCTIONS =
-  'Task tools run as durable tasks backed by Temporal workflows. A task may pause for a person\'s input ' +
+  "Task tools run as durable tasks backed by Temporal workflows. A task may pause for a person's input " +
   '(status input_required); the question comes as an elicitation, or through the task_status and task_respond tools.';
 
 /** Server name and version announced at initialize. */
@@ -133,7 +133,10 @@ export function createBridgeServer(deps: BridgeDependencies): Server {
       if (task) throw new McpError(ErrorCode.InvalidParams, invalidArgumentsText(name, parsed.problems));
       return invalidArgumentsResult(name, parsed.problems);
     }
-    const view = await deps.backend.create(tool, parsed.value, principal, { requestedTtl: ttlOf(task), ...idempotencyOf(request.params._meta as Record<string, unknown> | undefined) });
+    const view = await deps.backend.create(tool, parsed.value, principal, {
+      requestedTtl: ttlOf(task),
+      ...idempotencyOf(request.params._meta as Record<string, unknown> | undefined),
+    });
     observe(view);
     if (task) {
       const token = extra._meta?.progressToken;
@@ -254,7 +257,11 @@ function onRequest<Schema extends z.ZodObject<{ method: z.ZodLiteral<string> }>>
  * the workflow's published progress when it
  * has some, otherwise a keep-alive with the status message at most every 10 s. Values only ever increase.
  */
-function progressReporter(extra: Extra, taskToken: string | number | undefined, sent: Map<string | number, number>): (view: TaskView) => void {
+function progressReporter(
+  extra: Extra,
+  taskToken: string | number | undefined,
+  sent: Map<string | number, number>,
+): (view: TaskView) => void {
   const token = extra._meta?.progressToken ?? taskToken;
   if (token === undefined) return () => undefined;
   let last = sent.get(token) ?? 0;
@@ -292,7 +299,6 @@ async function mapTemporalErrors<T>(work: Promise<T>): Promise<T> {
     throw error;
   }
 }
-
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {

@@ -33,21 +33,24 @@ export async function pythonClients(): Promise<string> {
   return python;
 }
 
-/** Runs one scenario of test/python/gen2_client.py against `url` and returns the JSON it prints. */
+/** Runs one scenario of test/python/gen2_client.py against `url` (or "stdio": it spawns the server) and returns the JSON it prints. */
 export async function runPythonClient<T = Record<string, unknown>>(
   python: string,
   url: string,
   args: string[],
   stdin?: unknown,
+  env?: Record<string, string>,
 ): Promise<T> {
-  const child = execFile(python, [CLIENT, url, ...args], { timeout: 90_000, maxBuffer: 4 * 1024 * 1024 });
+  const child = execFile(python, [CLIENT, url, ...args], { timeout: 90_000, maxBuffer: 4 * 1024 * 1024, cwd: ROOT, ...(env && { env }) });
   child.stdin?.end(stdin === undefined ? '' : JSON.stringify(stdin));
   const out = await new Promise<string>((resolve, reject) => {
     let stdout = '';
     let stderr = '';
     child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('close', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`gen2_client.py ${args.join(' ')} exited ${code}: ${stderr.slice(-2000)}`))));
+    child.on('close', (code) =>
+      code === 0 ? resolve(stdout) : reject(new Error(`gen2_client.py ${args.join(' ')} exited ${code}: ${stderr.slice(-2000)}`)),
+    );
   });
   return JSON.parse(out.trim().split('\n').pop()!) as T;
 }

@@ -6,7 +6,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { PaymentsLedger } from '../../src/activities/payments';
 import { freePort } from '../helpers/dev-server';
 import { APPROVE, getTask, newMcpClient, ScriptedUser, startInvoiceTask, taskResult } from '../helpers/mcp';
-import { spawnHttpServer, type HttpServerProcess } from '../helpers/processes';
+import { serverEnv, spawnHttpServer, type HttpServerProcess } from '../helpers/processes';
 import { pythonClients, runPythonClient } from '../helpers/python';
 import { eventually, sampleInvoice, startWorker, tempActivityConfig, uniqueTaskQueue, type RunningWorker } from '../helpers/temporal';
 
@@ -70,7 +70,14 @@ async function rpc(method: string, params: Record<string, unknown>, options: { t
     body: JSON.stringify(body),
   });
   const text = await response.text();
-  const json = text.startsWith('{') ? JSON.parse(text) : JSON.parse(text.split('\n').find((line) => line.startsWith('data: '))!.slice(6));
+  const json = text.startsWith('{')
+    ? JSON.parse(text)
+    : JSON.parse(
+        text
+          .split('\n')
+          .find((line) => line.startsWith('data: '))!
+          .slice(6),
+      );
   return { status: response.status, body: json } as RawAnswer;
 }
 
@@ -122,6 +129,13 @@ describe('MCP Python SDK 2.3 without the tasks extension', () => {
     const out = await runPythonClient<TaskOutcome>(python, server.url, ['plain'], sampleInvoice());
     expect(out.protocolVersion).toBe('2026-07-28');
     expect(out.isError).toBe(false);
+    expect(out.structured?.outcome).toBe('paid');
+    expect(out.asked).toHaveLength(1);
+  });
+
+  test('over stdio the first message decides: a server/discover probe gets 2026-07-28 and the same input_required round', async () => {
+    const out = await runPythonClient<TaskOutcome>(python, 'stdio', ['plain'], sampleInvoice(), serverEnv(taskQueue));
+    expect(out.protocolVersion).toBe('2026-07-28');
     expect(out.structured?.outcome).toBe('paid');
     expect(out.asked).toHaveLength(1);
   });
@@ -183,7 +197,10 @@ describe('the wire, written by hand', () => {
 
     const unknown = await rpc('tasks/update', { taskId, inputResponses: { nonsense: { action: 'accept', content: {} } } });
     expect(unknown.body.result).toMatchObject({ resultType: 'complete' });
-    const misfit = await rpc('tasks/update', { taskId, inputResponses: { approval: { action: 'accept', content: { decision: 'perhaps' } } } });
+    const misfit = await rpc('tasks/update', {
+      taskId,
+      inputResponses: { approval: { action: 'accept', content: { decision: 'perhaps' } } },
+    });
     expect(misfit.body.error?.code).toBe(-32602);
     expect(misfit.body.error?.message).toMatch(/decision/);
     const after = (await rpc('tasks/get', { taskId })).body.result!;
@@ -192,7 +209,10 @@ describe('the wire, written by hand', () => {
 
     await rpc('tasks/update', { taskId, inputResponses: { approval: { action: 'accept', content: { decision: 'approve' } } } });
     // An answered key is not outstanding any more: answering it again is ignored.
-    const again = await rpc('tasks/update', { taskId, inputResponses: { approval: { action: 'accept', content: { decision: 'reject' } } } });
+    const again = await rpc('tasks/update', {
+      taskId,
+      inputResponses: { approval: { action: 'accept', content: { decision: 'reject' } } },
+    });
     expect(again.body.result).toMatchObject({ resultType: 'complete' });
     expect((await waitForStatus(taskId, 'completed')).result.structuredContent.outcome).toBe('paid');
     // tasks/cancel on a terminal task is acknowledged and changes nothing.
@@ -201,7 +221,11 @@ describe('the wire, written by hand', () => {
   });
 
   test('header checks: an Mcp-Name that disagrees with the body gets HTTP 400 with -32020', async () => {
-    const answer = await rpc('tasks/get', { taskId: 'invoice-00000000-0000-4000-8000-000000000000' }, { headers: { 'mcp-name': 'another' } });
+    const answer = await rpc(
+      'tasks/get',
+      { taskId: 'invoice-00000000-0000-4000-8000-000000000000' },
+      { headers: { 'mcp-name': 'another' } },
+    );
     expect(answer.status).toBe(400);
     expect(answer.body.error?.code).toBe(-32020);
     const method = await rpc('tools/list', {}, { headers: { 'mcp-method': 'tasks/get' } });

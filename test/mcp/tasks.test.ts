@@ -445,7 +445,9 @@ describe('generation 1 (2025-11-25) to the letter', () => {
   test('tools/call: a ttl that is negative, fractional or not a number, and arguments of the wrong type, get -32602 naming the field', async () => {
     const { client } = await connect();
     for (const ttl of [-1, 1.5, 'soon']) {
-      const error = await callWithParams(client, { name: 'process_invoice', arguments: sampleInvoice(), task: { ttl } }).catch((e: Error) => e);
+      const error = await callWithParams(client, { name: 'process_invoice', arguments: sampleInvoice(), task: { ttl } }).catch(
+        (e: Error) => e,
+      );
       expect((error as { code?: number }).code).toBe(ErrorCode.InvalidParams);
       expect((error as Error).message).toMatch(/ttl/);
     }
@@ -471,7 +473,9 @@ describe('generation 1 (2025-11-25) to the letter', () => {
     const task = await startInvoiceTask(client, sampleInvoice());
     const waiting = await waitForTask(client, task.taskId, (t) => t.status === 'input_required');
     await withoutWorker(async () => {
-      await temporal.workflow.getHandle(task.taskId).signal(respondSignal, { key: 'approval', action: 'accept', content: { decision: 'approve' } });
+      await temporal.workflow
+        .getHandle(task.taskId)
+        .signal(respondSignal, { key: 'approval', action: 'accept', content: { decision: 'approve' } });
       const received = await getTask(client, task.taskId);
       expect(received.status).toBe('working');
       expect(received.statusMessage).toMatch(/Answer received/);

@@ -84,7 +84,10 @@ export function createModernServer(deps: ModernDependencies, principal: string):
       const { name, arguments: rawArgs } = request.params;
       const tool = byName.get(name);
       if (!tool) {
-        throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool "${name}"; available tools: ${[...byName.keys()].join(', ')}`);
+        throw new ProtocolError(
+          ProtocolErrorCode.InvalidParams,
+          `Unknown tool "${name}"; available tools: ${[...byName.keys()].join(', ')}`,
+        );
       }
       if (tool.kind === 'direct') {
         const parsed = tool.input.check(rawArgs ?? {});
@@ -109,7 +112,10 @@ export function createModernServer(deps: ModernDependencies, principal: string):
       const view = await backend.get(taskId, principal);
       const responses = ctx.mcpReq.inputResponses;
       if (responses === undefined || responses === null || typeof responses !== 'object' || Array.isArray(responses)) {
-        throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'tasks/update needs params.inputResponses: an object of answers keyed by input request');
+        throw new ProtocolError(
+          ProtocolErrorCode.InvalidParams,
+          'tasks/update needs params.inputResponses: an object of answers keyed by input request',
+        );
       }
       // Unknown and already answered keys are ignored (SEP-2663); answers that do not fit fail the call, and none is passed on.
       await backend.answer(view, responses as Record<string, unknown>);
@@ -149,7 +155,10 @@ export function createModernServer(deps: ModernDependencies, principal: string):
         if (error !== undefined && !(error instanceof McpError)) throw error;
         return {
           ...task,
-          error: { code: ProtocolErrorCode.InternalError, message: error?.message.replace(/^MCP error -?\d+: /, '') ?? task.statusMessage ?? 'The task failed' },
+          error: {
+            code: ProtocolErrorCode.InternalError,
+            message: error?.message.replace(/^MCP error -?\d+: /, '') ?? task.statusMessage ?? 'The task failed',
+          },
         };
       }
       default:
@@ -219,7 +228,10 @@ export function createModernServer(deps: ModernDependencies, principal: string):
       const askable = view.inputs.filter((input) => canElicit(capabilities, input));
       if (view.inputs.length > 0 && askable.length === view.inputs.length) {
         const inputs = problem
-          ? askable.map((input) => ({ ...input, request: { ...input.request, message: `Your previous answer could not be used: ${problem}\n\n${input.request.message}` } }))
+          ? askable.map((input) => ({
+              ...input,
+              request: { ...input.request, message: `Your previous answer could not be used: ${problem}\n\n${input.request.message}` },
+            }))
           : askable;
         return {
           resultType: 'input_required',
@@ -228,7 +240,10 @@ export function createModernServer(deps: ModernDependencies, principal: string):
         } as InputRequiredResult;
       }
       if (view.inputs.length > 0 || Date.now() >= deadline) return overBudgetResult(view, deps.inlineBudgetMs) as CallToolResult;
-      await sleep(Math.min(view.task.pollInterval ?? backend.options.pollIntervalMs, Math.max(deadline - Date.now(), 0)), ctx.mcpReq.signal);
+      await sleep(
+        Math.min(view.task.pollInterval ?? backend.options.pollIntervalMs, Math.max(deadline - Date.now(), 0)),
+        ctx.mcpReq.signal,
+      );
       if (ctx.mcpReq.signal.aborted) throw new ProtocolError(ProtocolErrorCode.InternalError, 'Request was cancelled');
       try {
         view = await backend.get(taskId, principal);
