@@ -4,3 +4,4 @@ export { expenseReportWorkflow } from './expense';
 export { timeOffRequestWorkflow } from './raw-contract';
 export { salesReportWorkflow } from './plain';
 export { contractSignatureWorkflow } from './signature';
+export { vendorOnboardingWorkflow } from './onboarding';

@@ -62,11 +62,16 @@ function spawnUntilReady(what: string, command: string, args: string[], env: Rec
 }
 
 /** Spawns the HTTP server through npm, as a user would, and waits until it listens. */
-export async function spawnHttpServer(taskQueue: string, port: number, extraEnv: Record<string, string> = {}): Promise<HttpServerProcess> {
+export async function spawnHttpServer(
+  taskQueue: string,
+  port: number,
+  extraEnv: Record<string, string> = {},
+  extraArgs: string[] = [],
+): Promise<HttpServerProcess> {
   const { match, kill } = await spawnUntilReady(
     'the HTTP server',
     'npm',
-    ['run', '-s', 'serve', '--', '--http', `127.0.0.1:${port}`],
+    ['run', '-s', 'serve', '--', '--http', `127.0.0.1:${port}`, ...extraArgs],
     serverEnv(taskQueue, extraEnv),
     /MCP Streamable HTTP on (http:\/\/[^\s,]+)/,
     30_000,

@@ -134,6 +134,24 @@ describe('tools declared in a configuration file', () => {
     expect(result.content[0]).toMatchObject({ text: expect.stringMatching(/split it/) });
   });
 
+  test('generation 1 asks two questions a workflow has open at once one after the other, on one tasks/result', async () => {
+    const answers: Record<string, Record<string, string>> = {
+      'tax id': { taxId: 'DE123456789' },
+      IBAN: { iban: 'DE89370400440532013000' },
+    };
+    const { client, user } = await connect(await bridgeWith(), (params) => {
+      const field = Object.keys(answers).find((name) => params.message.includes(name))!;
+      return { action: 'accept', content: answers[field] };
+    });
+    const task = await startTask(client, 'onboard_vendor', { vendorName: 'Acme' });
+    const result = await taskResult(client, task.taskId);
+    expect(user.asked.map((asked) => asked.message)).toEqual([
+      'What is the tax id of Acme?',
+      'Which bank account (IBAN) should Acme be paid to?',
+    ]);
+    expect(result.structuredContent).toEqual({ vendorName: 'Acme', active: true, taxId: 'DE123456789', iban: 'DE89370400440532013000' });
+  });
+
   test('a plain workflow that knows nothing of MCP is working, then completed with its return value as structured content', async () => {
     const { client } = await connect(await bridgeWith());
     const task = await startTask(client, 'sales_report', { region: 'north' });

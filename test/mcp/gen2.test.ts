@@ -21,7 +21,7 @@ beforeAll(async () => {
   [python, worker, server] = await Promise.all([
     pythonClients(),
     startWorker(taskQueue, activities),
-    freePort().then((port) => spawnHttpServer(taskQueue, port)),
+    freePort().then((port) => spawnHttpServer(taskQueue, port, {}, ['--tools', 'examples/tools.yaml'])),
   ]);
 }, 240_000);
 
@@ -218,6 +218,39 @@ describe('the wire, written by hand', () => {
     // tasks/cancel on a terminal task is acknowledged and changes nothing.
     expect((await rpc('tasks/cancel', { taskId })).body.result).toMatchObject({ resultType: 'complete' });
     expect((await rpc('tasks/get', { taskId })).body.result!.status).toBe('completed');
+  });
+
+  test('two questions open at once are both in inputRequests; a partial answer leaves the other outstanding', async () => {
+    const taskId = (await rpc('tools/call', { name: 'onboard_vendor', arguments: { vendorName: 'Acme' } })).body.result!.taskId as string;
+    const waiting = await eventually(async () => {
+      const task = (await rpc('tasks/get', { taskId })).body.result;
+      return Object.keys(task?.inputRequests ?? {}).length === 2 ? task : undefined;
+    }, 'both questions');
+    expect(Object.keys(waiting!.inputRequests).sort()).toEqual(['bank-account', 'tax-id']);
+    await rpc('tasks/update', { taskId, inputResponses: { 'tax-id': { action: 'accept', content: { taxId: 'DE123456789' } } } });
+    const partial = await eventually(async () => {
+      const task = (await rpc('tasks/get', { taskId })).body.result;
+      return task?.status === 'input_required' && Object.keys(task.inputRequests).length === 1 ? task : undefined;
+    }, 'one question left');
+    expect(Object.keys(partial!.inputRequests)).toEqual(['bank-account']);
+    await rpc('tasks/update', {
+      taskId,
+      inputResponses: { 'bank-account': { action: 'accept', content: { iban: 'DE89370400440532013000' } } },
+    });
+    const done = await waitForStatus(taskId, 'completed');
+    expect(done.result.structuredContent).toEqual({
+      vendorName: 'Acme',
+      active: true,
+      taxId: 'DE123456789',
+      iban: 'DE89370400440532013000',
+    });
+  });
+
+  test('a plain call of a tool that runs only as a task, without the extension, gets -32021', async () => {
+    const answer = await rpc('tools/call', { name: 'sales_report', arguments: { region: 'north' } }, { tasks: false });
+    expect(answer.status).toBe(400);
+    expect(answer.body.error?.code).toBe(-32021);
+    expect(answer.body.error?.data).toEqual({ requiredCapabilities: { extensions: { [TASKS]: {} } } });
   });
 
   test('header checks: an Mcp-Name that disagrees with the body gets HTTP 400 with -32020', async () => {
