@@ -13,7 +13,7 @@ CACHE_DIR="${TEMPORAL_MCP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/temporal-mcp}"
 PID_FILE="$STATE_DIR/dev-$PORT.pid"
 LOG_FILE="$STATE_DIR/dev-$PORT.log"
 START_TIMEOUT="${TEMPORAL_START_TIMEOUT:-90}"
-# Search attributes the bridge reads and writes: keep in step with src/workflows/task-contract.ts.
+# Search attributes the bridge reads and writes: keep in step with src/shared/task-contract.ts.
 SEARCH_ATTRIBUTES=("McpPrincipal=Keyword")
 
 say() { printf '[temporal-dev] %s\n' "$*" >&2; }

@@ -20,7 +20,7 @@ import { temporal } from '@temporalio/proto';
 import { activityConfigFromEnv } from '../src/activities';
 import { PaymentsLedger } from '../src/activities/payments';
 import { DEFAULT_ADDRESS, temporalConfigFromEnv, type TemporalConfig } from '../src/mcp/config';
-import type { InvoiceResult } from '../src/workflows/invoice-shared';
+import type { InvoiceResult } from '../src/shared/invoice';
 
 const ROOT = path.resolve(__dirname, '..');
 const HELP = `Usage: npm run demo [-- --help]

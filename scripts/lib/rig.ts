@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { TASK_STATE_MEMO, type PublishedTaskState } from '../../src/workflows/task-contract';
+import { TASK_STATE_MEMO, type PublishedTaskState } from '../../src/shared/task-contract';
 import { freePort, Managed, pollUntil, ROOT, sleep } from './processes';
 
 /** Tuning that makes each step of the flow take long enough to be hit by a kill. */

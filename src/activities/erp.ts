@@ -1,4 +1,4 @@
-import type { Invoice } from '../workflows/invoice-shared';
+import type { Invoice } from '../shared/invoice';
 import { JsonlStore } from './jsonl-store';
 
 /** A vendor of the fixture ERP. */

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { Invoice } from '../workflows/invoice-shared';
+import type { Invoice } from '../shared/invoice';
 import { FixtureErp, type ErpCheck } from './erp';
 import { PaymentsLedger, type LedgerEntry, type PaymentRequest } from './payments';
 

@@ -1,4 +1,5 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { isTerminal } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
   CallToolRequestSchema,
@@ -19,7 +20,7 @@ import { z } from 'zod';
 import { REPLAYED_META } from '../shared/wire';
 import { describeTool, idempotencyOf, invalidArgumentsResult, invalidArgumentsText, overBudgetResult, ttlOf } from './call-tool';
 import { InputChannel, type InputChannelOptions } from './input-channel';
-import { isTemporalUnavailable, isTerminalStatus, temporalUnavailable, TemporalTaskBackend, type TaskView } from './task-backend';
+import { isTemporalUnavailable, temporalUnavailable, TemporalTaskBackend, type TaskView } from './task-backend';
 import type { DirectTool, ToolDefinition } from './tools/types';
 
 /** Key of the line a host may hand the model as soon as a task exists (MCP 2025-11-25). */
@@ -86,7 +87,7 @@ export function createBridgeServer(deps: BridgeDependencies): Server {
   const observe = (view: TaskView) => {
     const task = gen1Task(view);
     const before = seen.get(task.taskId);
-    if (isTerminalStatus(task.status)) {
+    if (isTerminal(task.status)) {
       seen.delete(task.taskId);
       const token = progressTokens.get(task.taskId);
       if (token !== undefined) progressSent.delete(token);
@@ -209,7 +210,7 @@ export function createBridgeServer(deps: BridgeDependencies): Server {
       }
       observe(view);
       progress(view);
-      if (isTerminalStatus(view.task.status)) return deps.backend.result(view);
+      if (isTerminal(view.task.status)) return deps.backend.result(view);
       // One question at a time, in the order the workflow asked them; never one this connection already answered.
       const input = view.inputs.find((candidate) => candidate.key !== dismissedKey && !channel.answeredHere(taskId, candidate.key));
       if (input && channel.canAsk(input)) {

@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { isTerminal } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import {
   isGrpcServiceError,
   ServiceError,
@@ -24,8 +25,7 @@ import {
   type PublishedProgress,
   type PublishedTaskState,
   type TaskMeta,
-} from '../workflows/task-contract';
-import type { WorkflowTool } from './tools/types';
+} from '../shared/task-contract';
 
 /** The search attribute binding a task to its principal. */
 export const PRINCIPAL_KEY = defineSearchAttributeKey(PRINCIPAL_SEARCH_ATTRIBUTE, SearchAttributeType.KEYWORD);
@@ -37,6 +37,20 @@ const TASK_ID_PATTERN = /^[a-z][a-z0-9-]{0,40}-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]
 const PRINCIPAL_PATTERN = /^[A-Za-z0-9._:@+-]{1,200}$/;
 
 const EventType = temporal.api.enums.v1.EventType;
+
+/** What the task layer needs to know of a tool that runs as a task (a workflow tool satisfies it). */
+export interface TaskTool {
+  name: string;
+  workflowType: string;
+  /** Task queue of the workflow; the server's own task queue when absent. */
+  taskQueue?: string;
+  ttlMs?: number;
+  pollIntervalMs?: number;
+  /** Prefix of generated task ids, e.g. "invoice". */
+  idPrefix: string;
+  /** Turns the workflow's return value into the tool result. */
+  toResult(output: any): CallToolResult;
+}
 
 /** Tuning of the task layer. */
 export interface TaskBackendOptions {
@@ -106,11 +120,6 @@ export function temporalUnavailable(error: unknown): McpError {
   });
 }
 
-/** True for the three statuses that never change again. */
-export function isTerminalStatus(status: Task['status']): boolean {
-  return status === 'completed' || status === 'failed' || status === 'cancelled';
-}
-
 /** Checks that a principal can be stored and queried; throws otherwise. */
 export function assertValidPrincipal(principal: string): void {
   if (!PRINCIPAL_PATTERN.test(principal)) {
@@ -126,7 +135,7 @@ export class TemporalTaskBackend {
   constructor(
     readonly client: Client,
     readonly options: TaskBackendOptions,
-    private readonly tools: ReadonlyMap<string, WorkflowTool<any, any>>,
+    private readonly tools: ReadonlyMap<string, TaskTool>,
   ) {}
 
   /**
@@ -137,7 +146,7 @@ export class TemporalTaskBackend {
    * (`replayed`). The same key with other arguments is refused with -32602. `adoptOnly` starts nothing: it finds the
    * task of an earlier call with that key, or answers -32602.
    */
-  async create(tool: WorkflowTool<any, any>, input: unknown, principal: string, options: CreateOptions = {}): Promise<CreatedTask> {
+  async create(tool: TaskTool, input: unknown, principal: string, options: CreateOptions = {}): Promise<CreatedTask> {
     assertValidPrincipal(principal);
     const { idempotencyKey } = options;
     const workflowId = `${tool.idPrefix}-${idempotencyKey === undefined ? randomUUID() : derivedUuid(principal, tool.name, idempotencyKey)}`;
@@ -256,7 +265,7 @@ export class TemporalTaskBackend {
   /** Requests cancellation; the task reads `cancelled` from then on. A terminal task gets -32602. */
   async cancel(taskId: string, principal: string): Promise<TaskView> {
     const view = await this.get(taskId, principal);
-    if (isTerminalStatus(view.task.status)) {
+    if (isTerminal(view.task.status)) {
       throw new McpError(ErrorCode.InvalidParams, `Task ${taskId} is already ${view.task.status}; only a running task can be cancelled`);
     }
     try {
@@ -264,7 +273,7 @@ export class TemporalTaskBackend {
     } catch (error) {
       // It may have closed between the read and the cancel: report what it became.
       const now = await this.get(taskId, principal);
-      if (isTerminalStatus(now.task.status)) {
+      if (isTerminal(now.task.status)) {
         throw new McpError(ErrorCode.InvalidParams, `Task ${taskId} is already ${now.task.status}; only a running task can be cancelled`);
       }
       throw error;

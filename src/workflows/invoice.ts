@@ -11,7 +11,7 @@ import {
   type LineItem,
   type Payment,
   type ScheduledPayment,
-} from './invoice-shared';
+} from '../shared/invoice';
 import { startWorkflowTask } from './mcp-task';
 
 // Both activities heartbeat while they wait on the outside world, so a worker that dies mid-call is noticed

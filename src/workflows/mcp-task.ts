@@ -13,7 +13,7 @@ import {
   type PublishedProgress,
   type PublishedTaskState,
   type UrlInputRequest,
-} from './task-contract';
+} from '../shared/task-contract';
 
 /** The task as seen from inside one workflow run. */
 export interface WorkflowTask {

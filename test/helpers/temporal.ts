@@ -7,7 +7,7 @@ import { NativeConnection, Runtime, DefaultLogger, type Worker } from '@temporal
 import type { ActivityConfig } from '../../src/activities';
 import type { TemporalConfig } from '../../src/mcp/config';
 import { createInvoiceWorker } from '../../src/worker';
-import type { Invoice } from '../../src/workflows/invoice-shared';
+import type { Invoice } from '../../src/shared/invoice';
 import { TEST_ENV } from './dev-server';
 
 let runtimeInstalled = false;

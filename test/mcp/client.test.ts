@@ -5,7 +5,7 @@ import { PassThrough } from 'node:stream';
 import { TerminalAnswers, ScriptedAnswers } from '../../src/mcp/client/answers';
 import { EXIT } from '../../src/mcp/client/cli';
 import { LocalTaskStore } from '../../src/mcp/client/store';
-import { approvalRequest } from '../../src/workflows/invoice-shared';
+import { approvalRequest } from '../../src/shared/invoice';
 import { runClient } from '../helpers/cli';
 import { freePort } from '../helpers/dev-server';
 import { spawnHttpServer, type HttpServerProcess } from '../helpers/processes';

@@ -9,7 +9,7 @@ import {
 import type { Client } from '@temporalio/client';
 import type { Bridge } from '../../src/mcp/bridge';
 import { PaymentsLedger } from '../../src/activities/payments';
-import { respondSignal, TASK_STATE_MEMO } from '../../src/workflows/task-contract';
+import { respondSignal, TASK_STATE_MEMO } from '../../src/shared/task-contract';
 import {
   APPROVE,
   FAST_TUNING,

@@ -3,8 +3,8 @@ import type { Client } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { PaymentsLedger } from '../../src/activities/payments';
-import { INVOICE_WORKFLOW_TYPE, releaseScheduledPaymentUpdate, type Invoice, type InvoiceResult } from '../../src/workflows/invoice-shared';
-import { respondSignal, TASK_STATE_MEMO, type PublishedTaskState } from '../../src/workflows/task-contract';
+import { INVOICE_WORKFLOW_TYPE, releaseScheduledPaymentUpdate, type Invoice, type InvoiceResult } from '../../src/shared/invoice';
+import { respondSignal, TASK_STATE_MEMO, type PublishedTaskState } from '../../src/shared/task-contract';
 import {
   daysFromToday,
   eventually,

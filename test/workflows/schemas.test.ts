@@ -1,5 +1,5 @@
-import { InvoiceSchema, formatAmount, isCalendarDate, sumAmounts, approvalRequest } from '../../src/workflows/invoice-shared';
-import { checkFormContent } from '../../src/workflows/task-contract';
+import { InvoiceSchema, formatAmount, isCalendarDate, sumAmounts, approvalRequest } from '../../src/shared/invoice';
+import { checkFormContent } from '../../src/shared/task-contract';
 import { sampleInvoice } from '../helpers/temporal';
 
 function problems(input: unknown): string[] {

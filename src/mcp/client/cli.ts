@@ -1,6 +1,7 @@
 /**
  * A task-aware MCP command-line client: npm run client -- <command> [options]. See HELP below.
  */
+import { isTerminal } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -210,10 +211,6 @@ class Progress {
     if (this.live) this.stream.write('\n');
     this.live = false;
   }
-}
-
-function isTerminal(status: Task['status']): boolean {
-  return status === 'completed' || status === 'failed' || status === 'cancelled';
 }
 
 /** Where a task is served. */

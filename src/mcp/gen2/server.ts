@@ -5,6 +5,7 @@
  * The SDK (v2) serves the base protocol: `server/discover`, the per-request envelope, header checks, `resultType`,
  * `-32601` for `tasks/result` and `tasks/list`. This module adds the tools and the three task methods.
  */
+import { isTerminal } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import {
   CLIENT_CAPABILITIES_META_KEY,
   ProtocolError,
@@ -17,9 +18,9 @@ import {
 } from '@modelcontextprotocol/server';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import type { PendingInput } from '../../workflows/task-contract';
+import type { PendingInput } from '../../shared/task-contract';
 import { describeTool, idempotencyOf, invalidArgumentsResult, invalidArgumentsText, overBudgetResult } from '../call-tool';
-import { isTemporalUnavailable, isTerminalStatus, temporalUnavailable, type TaskView, type TemporalTaskBackend } from '../task-backend';
+import { isTemporalUnavailable, temporalUnavailable, type TaskView, type TemporalTaskBackend } from '../task-backend';
 import type { DirectTool, ToolDefinition, WorkflowTool } from '../tools/types';
 import { TaskAwareServer } from './task-aware-server';
 
@@ -128,7 +129,7 @@ export function createModernServer(deps: ModernDependencies, principal: string):
     protocolErrors(async () => {
       requireTasks(ctx);
       const view = await backend.get(taskId, principal);
-      if (!isTerminalStatus(view.task.status)) {
+      if (!isTerminal(view.task.status)) {
         await backend.cancel(taskId, principal).catch((error: unknown) => {
           // It ended between the read and the cancel: nothing to do.
           if (!(error instanceof McpError && error.code === ProtocolErrorCode.InvalidParams)) throw error;
@@ -224,7 +225,7 @@ export function createModernServer(deps: ModernDependencies, principal: string):
     const deadline = Date.now() + deps.inlineBudgetMs;
     let view = created;
     for (;;) {
-      if (isTerminalStatus(view.task.status)) return (await backend.result(view)) as CallToolResult;
+      if (isTerminal(view.task.status)) return (await backend.result(view)) as CallToolResult;
       const askable = view.inputs.filter((input) => canElicit(capabilities, input));
       if (view.inputs.length > 0 && askable.length === view.inputs.length) {
         const inputs = problem
@@ -265,7 +266,7 @@ export function createModernServer(deps: ModernDependencies, principal: string):
         const deadline = Date.now() + budgetMs;
         for (;;) {
           const view = await backend.get(taskId, principal);
-          if (isTerminalStatus(view.task.status)) return backend.result(view);
+          if (isTerminal(view.task.status)) return backend.result(view);
           if (view.inputs.length > 0 || Date.now() >= deadline || ctx.mcpReq.signal.aborted) return undefined;
           await sleep(Math.min(view.task.pollInterval ?? backend.options.pollIntervalMs, deadline - Date.now()), ctx.mcpReq.signal);
         }

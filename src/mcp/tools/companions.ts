@@ -1,7 +1,8 @@
 import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { isTerminal } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import { z } from 'zod';
-import { checkFormContent } from '../../workflows/task-contract';
-import { isTerminalStatus, type TaskView } from '../task-backend';
+import { checkFormContent } from '../../shared/task-contract';
+import { type TaskView } from '../task-backend';
 import { zodSchema } from './schema';
 import type { DirectTool, DirectToolContext } from './types';
 
@@ -92,7 +93,7 @@ export const taskResultTool: DirectTool<{ taskId: string; waitSeconds: number }>
   annotations: { readOnlyHint: true },
   handler: ({ taskId, waitSeconds }, context) =>
     withTask(context, taskId, async (view) => {
-      if (isTerminalStatus(view.task.status)) return context.backend.result(view);
+      if (isTerminal(view.task.status)) return context.backend.result(view);
       const result = waitSeconds > 0 ? await context.awaitResult(taskId, waitSeconds * 1000) : undefined;
       return result ?? text(describe(await context.task(taskId)));
     }),

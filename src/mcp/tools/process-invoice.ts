@@ -6,7 +6,7 @@ import {
   sumAmounts,
   type Invoice,
   type InvoiceResult,
-} from '../../workflows/invoice-shared';
+} from '../../shared/invoice';
 import { defineWorkflowTool } from './define';
 
 /** `process_invoice`: validate, approve and pay an invoice, as a durable task. */

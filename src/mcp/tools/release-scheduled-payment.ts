@@ -1,6 +1,6 @@
 import { WorkflowUpdateFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { z } from 'zod';
-import { releaseScheduledPaymentUpdate, type InvoiceResult, type Payment } from '../../workflows/invoice-shared';
+import { releaseScheduledPaymentUpdate, type InvoiceResult, type Payment } from '../../shared/invoice';
 import { zodSchema } from './schema';
 import type { DirectTool } from './types';
 
