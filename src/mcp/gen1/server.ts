@@ -17,11 +17,11 @@ import {
   type Task,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { REPLAYED_META } from '../shared/wire';
-import { describeTool, idempotencyOf, invalidArgumentsResult, invalidArgumentsText, overBudgetResult, ttlOf } from './call-tool';
+import { REPLAYED_META } from '../../shared/wire';
+import { describeTool, idempotencyOf, invalidArgumentsResult, invalidArgumentsText, overBudgetResult, ttlOf } from '../call-tool';
 import { InputChannel, type InputChannelOptions } from './input-channel';
-import { isTemporalUnavailable, temporalUnavailable, TemporalTaskBackend, type TaskView } from './task-backend';
-import type { DirectTool, ToolDefinition } from './tools/types';
+import { isTemporalUnavailable, temporalUnavailable, TemporalTaskBackend, type TaskView } from '../task-backend';
+import type { DirectTool, ToolDefinition } from '../tools/types';
 
 /** Key of the line a host may hand the model as soon as a task exists (MCP 2025-11-25). */
 export const MODEL_IMMEDIATE_RESPONSE_META = 'io.modelcontextprotocol/model-immediate-response';
@@ -59,7 +59,8 @@ export interface BridgeDependencies {
 
 /**
  * Creates an MCP server for one connection: tools/list and tools/call for the declared tools, and tasks/* answered
- * from Temporal. Call once per connection (per Streamable HTTP session, or once for stdio).
+ * from Temporal. Call once per connection (per Streamable HTTP session, or once for stdio). The server only registers
+ * handlers; what the connection holds lives in its {@link Gen1Connection}.
  */
 export function createBridgeServer(deps: BridgeDependencies): Server {
   const server = new Server(SERVER_INFO, {
@@ -69,49 +70,46 @@ export function createBridgeServer(deps: BridgeDependencies): Server {
     },
     instructions: SERVER_INSTRUCTIONS,
   });
-  const channels = new Map<string, InputChannel>();
-  const channelFor = (principal: string) => {
-    let channel = channels.get(principal);
-    if (!channel) {
-      channel = new InputChannel(server, deps.backend, principal, deps.input);
-      channels.set(principal, channel);
-    }
-    return channel;
-  };
-  // The progress token of a task-augmented call stays valid for the task's life (MCP 2025-11-25).
-  const progressTokens = new Map<string, string | number>();
-  // Last status this connection saw per task: a change is announced with notifications/tasks/status.
-  const seen = new Map<string, Task['status']>();
-  // Last progress value sent per progress token: successive tasks/result calls on one token never go back.
-  const progressSent = new Map<string | number, number>();
-  const observe = (view: TaskView) => {
-    const task = gen1Task(view);
-    const before = seen.get(task.taskId);
-    if (isTerminal(task.status)) {
-      seen.delete(task.taskId);
-      const token = progressTokens.get(task.taskId);
-      if (token !== undefined) progressSent.delete(token);
-      progressTokens.delete(task.taskId);
-      for (const channel of channels.values()) channel.forget(task.taskId);
-    } else seen.set(task.taskId, task.status);
-    if (before !== undefined && before !== task.status) {
-      server.notification({ method: 'notifications/tasks/status', params: task }).catch(() => undefined);
-    }
-  };
-  const byName = new Map(deps.tools.map((tool) => [tool.name, tool]));
+  const connection = new Gen1Connection(server, deps);
   const descriptors = deps.tools.map(describeTool);
-
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: descriptors }));
+  onRequest(server, CallToolRequestSchema, (request, extra) => mapTemporalErrors(connection.callTool(request, extra)));
+  onRequest(server, GetTaskRequestSchema, (request, extra) => connection.getTask(request.params.taskId, extra));
+  onRequest(server, ListTasksRequestSchema, (request, extra) => connection.listTasks(request.params?.cursor, extra));
+  onRequest(server, CancelTaskRequestSchema, (request, extra) => connection.cancelTask(request.params.taskId, extra));
+  onRequest(server, GetTaskPayloadRequestSchema, async (request, extra) => (await connection.awaitResult(request.params.taskId, extra))!);
+  return server;
+}
 
-  onRequest(server, CallToolRequestSchema, (request, extra) => mapTemporalErrors(callTool(request, extra)));
+/**
+ * What one 2025-11-25 connection holds: its open questions (an {@link InputChannel} per principal), the progress
+ * tokens of the tasks it created, the last status and progress it reported. Tasks themselves live in Temporal.
+ */
+export class Gen1Connection {
+  private readonly channels = new Map<string, InputChannel>();
+  /** The progress token of a task-augmented call stays valid for the task's life (MCP 2025-11-25). */
+  private readonly progressTokens = new Map<string, string | number>();
+  /** Last status this connection saw per task: a change is announced with notifications/tasks/status. */
+  private readonly seen = new Map<string, Task['status']>();
+  /** Last progress value sent per progress token: successive tasks/result calls on one token never go back. */
+  private readonly progressSent = new Map<string | number, number>();
+  private readonly byName: ReadonlyMap<string, ToolDefinition>;
 
-  async function callTool(request: CallToolRequest, extra: Extra) {
+  constructor(
+    private readonly server: Server,
+    private readonly deps: BridgeDependencies,
+  ) {
+    this.byName = new Map(deps.tools.map((tool) => [tool.name, tool]));
+  }
+
+  /** tools/call: a task-augmented call answers with the task; a plain one waits for the result inline. */
+  async callTool(request: CallToolRequest, extra: Extra): Promise<object> {
     const { name, arguments: rawArgs, task } = request.params;
-    const tool = byName.get(name);
+    const tool = this.byName.get(name);
     if (!tool) {
-      throw new McpError(ErrorCode.InvalidParams, `Unknown tool "${name}"; available tools: ${[...byName.keys()].join(', ')}`);
+      throw new McpError(ErrorCode.InvalidParams, `Unknown tool "${name}"; available tools: ${[...this.byName.keys()].join(', ')}`);
     }
-    const principal = deps.principalOf(extra);
+    const principal = this.deps.principalOf(extra);
     if (tool.kind === 'direct') {
       if (task)
         throw new McpError(
@@ -120,7 +118,7 @@ export function createBridgeServer(deps: BridgeDependencies): Server {
         );
       const parsed = tool.input.check(rawArgs ?? {});
       if (!parsed.ok) return invalidArgumentsResult(name, parsed.problems);
-      return runDirectTool(tool, parsed.value, principal, extra);
+      return this.runDirectTool(tool, parsed.value, principal, extra);
     }
     if (!task && tool.taskSupport === 'required') {
       throw new McpError(
@@ -134,56 +132,42 @@ export function createBridgeServer(deps: BridgeDependencies): Server {
       if (task) throw new McpError(ErrorCode.InvalidParams, invalidArgumentsText(name, parsed.problems));
       return invalidArgumentsResult(name, parsed.problems);
     }
-    const view = await deps.backend.create(tool, parsed.value, principal, {
+    const view = await this.deps.backend.create(tool, parsed.value, principal, {
       requestedTtl: ttlOf(task),
       ...idempotencyOf(request.params._meta as Record<string, unknown> | undefined),
     });
-    observe(view);
+    this.observe(view);
     if (task) {
       const token = extra._meta?.progressToken;
-      if (token !== undefined) progressTokens.set(view.task.taskId, token);
+      if (token !== undefined) this.progressTokens.set(view.task.taskId, token);
       const immediate = tool.immediateResponse?.(parsed.value, view.task.taskId);
       const meta = { ...(immediate && { [MODEL_IMMEDIATE_RESPONSE_META]: immediate }), ...(view.replayed && { [REPLAYED_META]: true }) };
       return { task: gen1Task(view), ...(Object.keys(meta).length > 0 && { _meta: meta }) };
     }
-    const result = await awaitResult(view.task.taskId, principal, extra, deps.inlineBudgetMs);
-    return result ?? overBudgetResult(await deps.backend.get(view.task.taskId, principal), deps.inlineBudgetMs);
+    const result = await this.awaitResult(view.task.taskId, extra, this.deps.inlineBudgetMs);
+    return result ?? overBudgetResult(await this.deps.backend.get(view.task.taskId, principal), this.deps.inlineBudgetMs);
   }
 
-  onRequest(server, GetTaskRequestSchema, async (request, extra) => {
-    const principal = deps.principalOf(extra);
-    const view = await deps.backend.get(request.params.taskId, principal);
-    observe(view);
-    if (view.input) channelFor(principal).offer(view);
+  /** tasks/get; a client that only polls is offered the pending question on its standalone stream. */
+  async getTask(taskId: string, extra: Extra): Promise<Task> {
+    const principal = this.deps.principalOf(extra);
+    const view = await this.deps.backend.get(taskId, principal);
+    this.observe(view);
+    if (view.input) this.channelFor(principal).offer(view);
     return gen1Task(view);
-  });
+  }
 
-  onRequest(server, ListTasksRequestSchema, async (request, extra) => {
-    const page = await deps.backend.list(deps.principalOf(extra), request.params?.cursor);
+  /** tasks/list: the caller's tasks, a page at a time. */
+  async listTasks(cursor: string | undefined, extra: Extra): Promise<{ tasks: Task[]; nextCursor?: string }> {
+    const page = await this.deps.backend.list(this.deps.principalOf(extra), cursor);
     return { tasks: page.views.map(gen1Task), ...(page.nextCursor !== undefined && { nextCursor: page.nextCursor }) };
-  });
+  }
 
-  onRequest(server, CancelTaskRequestSchema, async (request, extra) => {
-    const view = await deps.backend.cancel(request.params.taskId, deps.principalOf(extra));
-    observe(view);
+  /** tasks/cancel: the task reads cancelled before this returns; a terminal one gets -32602. */
+  async cancelTask(taskId: string, extra: Extra): Promise<Task> {
+    const view = await this.deps.backend.cancel(taskId, this.deps.principalOf(extra));
+    this.observe(view);
     return gen1Task(view);
-  });
-
-  onRequest(
-    server,
-    GetTaskPayloadRequestSchema,
-    async (request, extra) => (await awaitResult(request.params.taskId, deps.principalOf(extra), extra))!,
-  );
-
-  function runDirectTool(tool: DirectTool<any>, input: unknown, principal: string, extra: Extra) {
-    return tool.handler(input, {
-      client: deps.backend.client,
-      backend: deps.backend,
-      principal,
-      ownedWorkflowId: (taskId) => deps.backend.ownedWorkflowId(taskId, principal),
-      task: (taskId) => deps.backend.get(taskId, principal),
-      awaitResult: (taskId, budgetMs) => awaitResult(taskId, principal, extra, budgetMs),
-    });
   }
 
   /**
@@ -191,43 +175,77 @@ export function createBridgeServer(deps: BridgeDependencies): Server {
    * and the task needs input, asks for it on this request's stream (once per input request; a dismissed one is not
    * asked again on this request). With a progress token on the request, sends progress notifications as it goes.
    */
-  async function awaitResult(taskId: string, principal: string, extra: Extra, budgetMs = Infinity): Promise<CallToolResult | undefined> {
-    const channel = channelFor(principal);
+  async awaitResult(taskId: string, extra: Extra, budgetMs = Infinity): Promise<CallToolResult | undefined> {
+    const principal = this.deps.principalOf(extra);
+    const { backend } = this.deps;
+    const channel = this.channelFor(principal);
     const deadline = Date.now() + budgetMs;
-    const progress = progressReporter(extra, progressTokens.get(taskId), progressSent);
+    const progress = progressReporter(extra, this.progressTokens.get(taskId), this.progressSent);
     let dismissedKey: string | undefined;
     for (;;) {
       if (extra.signal.aborted) throw new McpError(ErrorCode.ConnectionClosed, 'Request was cancelled');
       if (Date.now() >= deadline) return undefined;
       let view: TaskView;
       try {
-        view = await deps.backend.get(taskId, principal);
+        view = await backend.get(taskId, principal);
       } catch (error) {
         // tasks/result keeps blocking through a Temporal outage instead of failing the wait.
         if (!isTemporalUnavailable(error)) throw error;
-        await sleep(deps.backend.options.pollIntervalMs, extra.signal);
+        await sleep(backend.options.pollIntervalMs, extra.signal);
         continue;
       }
-      observe(view);
+      this.observe(view);
       progress(view);
-      if (isTerminal(view.task.status)) return deps.backend.result(view);
+      if (isTerminal(view.task.status)) return backend.result(view);
       // One question at a time, in the order the workflow asked them; never one this connection already answered.
       const input = view.inputs.find((candidate) => candidate.key !== dismissedKey && !channel.answeredHere(taskId, candidate.key));
       if (input && channel.canAsk(input)) {
         // A bad answer is asked again (with what was wrong): tasks/result blocks until the task is terminal.
         const outcome = await channel.ask({ ...view, input }, extra.requestId, extra.signal);
         if (outcome.kind === 'dismissed') dismissedKey = input.key;
-        if (outcome.kind === 'superseded') await sleep(view.task.pollInterval ?? deps.backend.options.pollIntervalMs, extra.signal);
+        if (outcome.kind === 'superseded') await sleep(view.task.pollInterval ?? backend.options.pollIntervalMs, extra.signal);
         continue;
       }
-      await sleep(
-        Math.min(view.task.pollInterval ?? deps.backend.options.pollIntervalMs, Math.max(deadline - Date.now(), 0)),
-        extra.signal,
-      );
+      await sleep(Math.min(view.task.pollInterval ?? backend.options.pollIntervalMs, Math.max(deadline - Date.now(), 0)), extra.signal);
     }
   }
 
-  return server;
+  private runDirectTool(tool: DirectTool<any>, input: unknown, principal: string, extra: Extra) {
+    const { backend } = this.deps;
+    return tool.handler(input, {
+      client: backend.client,
+      backend,
+      principal,
+      ownedWorkflowId: (taskId) => backend.ownedWorkflowId(taskId, principal),
+      task: (taskId) => backend.get(taskId, principal),
+      awaitResult: (taskId, budgetMs) => this.awaitResult(taskId, extra, budgetMs),
+    });
+  }
+
+  private channelFor(principal: string): InputChannel {
+    let channel = this.channels.get(principal);
+    if (!channel) {
+      channel = new InputChannel(this.server, this.deps.backend, principal, this.deps.input);
+      this.channels.set(principal, channel);
+    }
+    return channel;
+  }
+
+  /** Records what this connection saw of a task; announces a status change; forgets a finished task. */
+  private observe(view: TaskView): void {
+    const task = gen1Task(view);
+    const before = this.seen.get(task.taskId);
+    if (isTerminal(task.status)) {
+      this.seen.delete(task.taskId);
+      const token = this.progressTokens.get(task.taskId);
+      if (token !== undefined) this.progressSent.delete(token);
+      this.progressTokens.delete(task.taskId);
+      for (const channel of this.channels.values()) channel.forget(task.taskId);
+    } else this.seen.set(task.taskId, task.status);
+    if (before !== undefined && before !== task.status) {
+      this.server.notification({ method: 'notifications/tasks/status', params: task }).catch(() => undefined);
+    }
+  }
 }
 
 /**
