@@ -1,4 +1,4 @@
 #!/usr/bin/env node
 // Runs the task-aware MCP client from its TypeScript sources: `npx temporal-mcp-client <command>`.
 require('tsx/cjs/api').register();
-require('../src/mcp/client/cli.ts');
+require('../src/client/cli.ts');

@@ -6,7 +6,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { PaymentsLedger } from '../../src/activities/payments';
-import { LocalTaskStore } from '../../src/mcp/client/store';
+import { LocalTaskStore } from '../../src/client/store';
 import { pollUntil, sleep, type Managed } from '../lib/processes';
 import { LINE_ITEMS, printedOutcome, Rig, writeInvoice } from '../lib/rig';
 

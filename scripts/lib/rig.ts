@@ -176,7 +176,7 @@ export class Rig {
     return new Managed(
       'client',
       process.execPath,
-      () => ['--import', 'tsx', 'src/mcp/client/cli.ts', ...args, ...common, ...extra],
+      () => ['--import', 'tsx', 'src/client/cli.ts', ...args, ...common, ...extra],
       this.env(),
       logFile,
     );

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { PaymentsLedger } from '../../src/activities/payments';
-import { LocalTaskStore } from '../../src/mcp/client/store';
+import { LocalTaskStore } from '../../src/client/store';
 import { sleep, type Managed } from '../lib/processes';
 import { LINE_ITEMS, printedOutcome, Rig } from '../lib/rig';
 
