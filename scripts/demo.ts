@@ -19,7 +19,7 @@ import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { activityConfigFromEnv } from '../src/activities';
 import { PaymentsLedger } from '../src/activities/payments';
-import { DEFAULT_ADDRESS, temporalConfigFromEnv, type TemporalConfig } from '../src/mcp/config';
+import { DEFAULT_ADDRESS, temporalConfigFromEnv, type TemporalConfig } from '../src/shared/temporal-config';
 import type { InvoiceResult } from '../src/shared/invoice';
 
 const ROOT = path.resolve(__dirname, '..');

@@ -4,7 +4,7 @@
  */
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { activityConfigFromEnv, createActivities, type ActivityConfig } from './activities';
-import { temporalConfigFromEnv, TASK_QUEUE_ENV, type TemporalConfig } from './mcp/config';
+import { temporalConfigFromEnv, TASK_QUEUE_ENV, type TemporalConfig } from './shared/temporal-config';
 
 /** What a worker needs beyond its connection. */
 export interface InvoiceWorkerOptions {

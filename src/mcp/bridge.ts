@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
 import { createMcpHandler, createRequestStateCodec, type McpHttpHandler } from '@modelcontextprotocol/server';
-import { msFromEnv, type TemporalConfig } from './config';
+import { msFromEnv, type TemporalConfig } from '../shared/temporal-config';
 import type { InputChannelOptions } from './gen1/input-channel';
 import { createModernServer, type ModernDependencies } from './gen2/server';
 import { createBridgeServer, SERVER_INFO, SERVER_INSTRUCTIONS, type BridgeDependencies } from './gen1/server';

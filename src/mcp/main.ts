@@ -2,7 +2,7 @@
  * The MCP server: `npm run serve` (stdio) or `npm run serve -- --http 127.0.0.1:3000` (Streamable HTTP on /mcp).
  */
 import { createBridge } from './bridge';
-import { msFromEnv, temporalConfigFromEnv, TASK_QUEUE_ENV } from './config';
+import { msFromEnv, temporalConfigFromEnv, TASK_QUEUE_ENV } from '../shared/temporal-config';
 import { TokenConfigError, tokensFromEnv } from './auth';
 import { DEFAULT_TOOLS } from './tools';
 import { loadToolsFile, ToolsFileError } from './tools/config-file';

@@ -1,28 +1,6 @@
 import { sleep } from '@temporalio/workflow';
+import { COST_CENTERS, type ExpenseOutcome, type ExpenseReport } from '../shared/expense';
 import { startWorkflowTask } from './mcp-task';
-
-/** Workflow type name of the expense sample; stored in histories, never rename. */
-export const EXPENSE_WORKFLOW_TYPE = 'expenseReportWorkflow';
-
-/** Cost centers finance may book an expense report to. */
-export const COST_CENTERS = ['CC-100 Engineering', 'CC-200 Sales', 'CC-300 Operations'] as const;
-
-/** An expense report: who spent what. */
-export interface ExpenseReport {
-  employee: string;
-  currency: string;
-  items: { description: string; amount: number }[];
-}
-
-/** What became of an expense report. */
-export interface ExpenseOutcome {
-  status: 'reimbursed' | 'rejected';
-  employee: string;
-  total: number;
-  currency: string;
-  costCenter?: string;
-  approverComment?: string;
-}
 
 /**
  * A second sample: checks each receipt (progress), asks the manager to approve, then asks finance for a cost

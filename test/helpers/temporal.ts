@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Runtime, DefaultLogger, type Worker } from '@temporalio/worker';
 import type { ActivityConfig } from '../../src/activities';
-import type { TemporalConfig } from '../../src/mcp/config';
+import type { TemporalConfig } from '../../src/shared/temporal-config';
 import { createInvoiceWorker } from '../../src/worker';
 import type { Invoice } from '../../src/shared/invoice';
 import { TEST_ENV } from './dev-server';
