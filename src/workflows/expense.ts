@@ -1,6 +1,6 @@
 import { sleep } from '@temporalio/workflow';
 import { COST_CENTERS, type ExpenseOutcome, type ExpenseReport } from '../shared/expense';
-import { startWorkflowTask } from './mcp-task';
+import { startWorkflowTask } from './workflow-task';
 
 /**
  * A second sample: checks each receipt (progress), asks the manager to approve, then asks finance for a cost

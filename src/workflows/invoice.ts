@@ -12,7 +12,7 @@ import {
   type Payment,
   type ScheduledPayment,
 } from '../shared/invoice';
-import { startWorkflowTask } from './mcp-task';
+import { startWorkflowTask } from './workflow-task';
 
 // Both activities heartbeat while they wait on the outside world, so a worker that dies mid-call is noticed
 // within the heartbeat timeout and the call is retried elsewhere, rather than after the whole start-to-close timeout.

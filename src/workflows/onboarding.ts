@@ -1,4 +1,4 @@
-import { startWorkflowTask } from './mcp-task';
+import { startWorkflowTask } from './workflow-task';
 
 /** Workflow type name; stored in histories, never rename. */
 export const VENDOR_ONBOARDING_WORKFLOW_TYPE = 'vendorOnboardingWorkflow';

@@ -1,7 +1,7 @@
 /**
  * A workflow that speaks the bridge's task contract with plain Temporal primitives only, as a Go, Java or Python
  * workflow would: it writes its state to the memo key "mcpTask" and takes answers from the signal "mcp.respond".
- * It deliberately imports nothing from ./task-contract or ./mcp-task.
+ * It deliberately imports nothing from ../shared/task-contract or ./workflow-task.
  */
 import { ApplicationFailure, condition, defineSignal, setHandler, upsertMemo } from '@temporalio/workflow';
 

@@ -1,5 +1,5 @@
 /**
- * Workflow-side helpers that speak the task contract of ./task-contract: publish status, ask for input.
+ * Workflow-side helpers that speak the task contract of ../shared/task-contract: publish status, ask for input.
  * Import only from workflow code.
  */
 import { condition, setHandler, upsertMemo } from '@temporalio/workflow';
