@@ -5,7 +5,7 @@ import { msFromEnv, type TemporalConfig } from '../shared/temporal-config';
 import type { InputChannelOptions } from './gen1/input-channel';
 import { createModernServer, type ModernDependencies } from './gen2/server';
 import { createBridgeServer, SERVER_INFO, SERVER_INSTRUCTIONS, type BridgeDependencies } from './gen1/server';
-import { TemporalTaskBackend, type TaskBackendOptions } from './task-backend';
+import { TemporalTaskBackend, type TaskBackendOptions } from './tasks/repository';
 import { DEFAULT_TOOLS, workflowToolsByName } from './tools';
 import type { ToolDefinition } from './tools/types';
 

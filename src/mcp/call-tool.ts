@@ -4,7 +4,7 @@
  */
 import { ErrorCode, McpError, RELATED_TASK_META_KEY, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { ADOPT_ONLY_META, IDEMPOTENCY_KEY_META, IDEMPOTENCY_KEY_PATTERN } from '../shared/wire';
-import type { TaskView } from './task-backend';
+import type { TaskView } from './tasks/repository';
 import type { ToolDefinition } from './tools/types';
 
 /** The tools/list entry of a tool. */

@@ -2,7 +2,7 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ErrorCode, McpError, RELATED_TASK_META_KEY, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { checkFormContent, type InputResponse, type PendingInput } from '../../shared/task-contract';
 import { INPUT_KEY_META } from '../../shared/wire';
-import type { TaskView, TemporalTaskBackend } from '../task-backend';
+import type { TaskView, TemporalTaskBackend } from '../tasks/repository';
 
 /** An elicitation on its way: its outcome, whether it went on the standalone stream, and how to withdraw it. */
 interface Asking {

@@ -20,7 +20,8 @@ import { z } from 'zod';
 import { REPLAYED_META } from '../../shared/wire';
 import { describeTool, idempotencyOf, invalidArgumentsResult, invalidArgumentsText, overBudgetResult, ttlOf } from '../call-tool';
 import { InputChannel, type InputChannelOptions } from './input-channel';
-import { isTemporalUnavailable, temporalUnavailable, TemporalTaskBackend, type TaskView } from '../task-backend';
+import { isTemporalUnavailable, temporalUnavailable } from '../tasks/errors';
+import { TemporalTaskBackend, type TaskView } from '../tasks/repository';
 import type { DirectTool, ToolDefinition } from '../tools/types';
 
 /** Key of the line a host may hand the model as soon as a task exists (MCP 2025-11-25). */

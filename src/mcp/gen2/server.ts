@@ -20,7 +20,8 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { PendingInput } from '../../shared/task-contract';
 import { describeTool, idempotencyOf, invalidArgumentsResult, invalidArgumentsText, overBudgetResult } from '../call-tool';
-import { isTemporalUnavailable, temporalUnavailable, type TaskView, type TemporalTaskBackend } from '../task-backend';
+import { isTemporalUnavailable, temporalUnavailable } from '../tasks/errors';
+import type { TaskView, TemporalTaskBackend } from '../tasks/repository';
 import type { DirectTool, ToolDefinition, WorkflowTool } from '../tools/types';
 import { TaskAwareServer } from './task-aware-server';
 

@@ -2,7 +2,7 @@ import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.j
 import { isTerminal } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import { z } from 'zod';
 import { checkFormContent } from '../../shared/task-contract';
-import { type TaskView } from '../task-backend';
+import { type TaskView } from '../tasks/repository';
 import { zodSchema } from './schema';
 import type { DirectTool, DirectToolContext } from './types';
 

@@ -1,12 +1,11 @@
 import type { Client } from '@temporalio/client';
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
-import type { TaskView, TemporalTaskBackend } from '../task-backend';
+import type { TaskTool, TaskView, TemporalTaskBackend } from '../tasks/repository';
 import type { ToolSchema } from './schema';
 
 /** A tool whose call starts a workflow; the workflow id is the task id. Make one with `defineWorkflowTool`. */
-export interface WorkflowTool<Input = unknown, Output = unknown> {
+export interface WorkflowTool<Input = unknown, Output = unknown> extends TaskTool<Output> {
   kind: 'workflow';
-  name: string;
   title?: string;
   description: string;
   input: ToolSchema<Input>;
@@ -14,17 +13,6 @@ export interface WorkflowTool<Input = unknown, Output = unknown> {
   /** `required`: only task-augmented calls; `optional`: a plain call runs the task and waits for its result. */
   taskSupport: 'optional' | 'required';
   annotations?: ToolAnnotations;
-  workflowType: string;
-  /** Task queue of the workflow; the server's own task queue when absent. */
-  taskQueue?: string;
-  /** ttl granted when the client asks for none (still capped by the server's maximum). */
-  ttlMs?: number;
-  /** Poll interval suggested to clients for this tool's tasks. */
-  pollIntervalMs?: number;
-  /** Prefix of generated task ids, e.g. "invoice". */
-  idPrefix: string;
-  /** Turns the workflow's return value into the tool result. */
-  toResult(output: Output): CallToolResult;
   /** A short line a host may hand the model as soon as the task exists. */
   immediateResponse?(input: Input, taskId: string): string;
 }

@@ -1,16 +1,18 @@
+/**
+ * The MCP task layer over Temporal: a task is a workflow execution, its id the workflow id. It knows no wire
+ * generation; the protocol front-ends and the tools call it.
+ */
 import { createHash, randomUUID } from 'node:crypto';
-import { isTerminal } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import {
-  isGrpcServiceError,
-  ServiceError,
   WorkflowExecutionAlreadyStartedError,
   WorkflowFailedError,
   WorkflowNotFoundError,
   type Client,
   type WorkflowExecutionDescription,
 } from '@temporalio/client';
-import { ApplicationFailure, defineSearchAttributeKey, SearchAttributeType, TerminatedFailure, TimeoutFailure } from '@temporalio/common';
+import { ApplicationFailure, TerminatedFailure, TimeoutFailure } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
+import { isTerminal } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import { ErrorCode, McpError, RELATED_TASK_META_KEY, type CallToolResult, type Task } from '@modelcontextprotocol/sdk/types.js';
 import {
   PRINCIPAL_SEARCH_ATTRIBUTE,
@@ -25,32 +27,34 @@ import {
   type PublishedProgress,
   type PublishedTaskState,
   type TaskMeta,
-} from '../shared/task-contract';
+} from '../../shared/task-contract';
+import { isTemporalUnavailable, taskNotFound } from './errors';
+import { decodeCursor, encodeCursor, isBefore } from './list-cursor';
+import { assertValidPrincipal, PRINCIPAL_KEY } from './principal';
 
-/** The search attribute binding a task to its principal. */
-export const PRINCIPAL_KEY = defineSearchAttributeKey(PRINCIPAL_SEARCH_ATTRIBUTE, SearchAttributeType.KEYWORD);
-
-/** Task ids we generate and accept: a tool prefix and a UUID v4 (122 random bits). */
-const TASK_ID_PATTERN = /^[a-z][a-z0-9-]{0,40}-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-
-/** Principals are quoted into visibility queries, so they are kept to a safe alphabet. */
-const PRINCIPAL_PATTERN = /^[A-Za-z0-9._:@+-]{1,200}$/;
-
-const EventType = temporal.api.enums.v1.EventType;
-
-/** What the task layer needs to know of a tool that runs as a task (a workflow tool satisfies it). */
-export interface TaskTool {
+/**
+ * What the task layer needs of a tool that starts a workflow: how to start it, and how to turn its return value into
+ * the tool result. The MCP tool layer's `WorkflowTool` is one.
+ */
+export interface TaskTool<Output = any> {
   name: string;
   workflowType: string;
   /** Task queue of the workflow; the server's own task queue when absent. */
   taskQueue?: string;
+  /** ttl granted when the client asks for none (still capped by the server's maximum). */
   ttlMs?: number;
+  /** Poll interval suggested to clients for this tool's tasks. */
   pollIntervalMs?: number;
   /** Prefix of generated task ids, e.g. "invoice". */
   idPrefix: string;
   /** Turns the workflow's return value into the tool result. */
-  toResult(output: any): CallToolResult;
+  toResult(output: Output): CallToolResult;
 }
+
+/** Task ids we generate and accept: a tool prefix and a UUID v4 (122 random bits). */
+const TASK_ID_PATTERN = /^[a-z][a-z0-9-]{0,40}-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+const EventType = temporal.api.enums.v1.EventType;
 
 /** Tuning of the task layer. */
 export interface TaskBackendOptions {
@@ -96,35 +100,6 @@ export interface TaskView {
   toolError?: string;
   /** Progress the workflow published, if any. */
   progress?: PublishedProgress;
-}
-
-/** The error every tasks/* method returns for an id the caller may not see: unknown, expired or someone else's. */
-export function taskNotFound(taskId: string): McpError {
-  return new McpError(ErrorCode.InvalidParams, `Task not found: ${taskId}`);
-}
-
-/** gRPC codes that mean Temporal cannot be reached right now: UNAVAILABLE, DEADLINE_EXCEEDED. */
-const UNREACHABLE_CODES = new Set([14, 4]);
-
-/** True when `error` means Temporal cannot be reached right now, so the same call may succeed later. */
-export function isTemporalUnavailable(error: unknown): boolean {
-  const cause = error instanceof ServiceError ? error.cause : error;
-  if (isGrpcServiceError(cause)) return UNREACHABLE_CODES.has(cause.code);
-  return /UNAVAILABLE|DEADLINE_EXCEEDED|ECONNREFUSED|Connection refused|transport error/i.test((error as Error)?.message ?? '');
-}
-
-/** The error a request gets while Temporal is unreachable; `data.retryable` tells clients to try again. */
-export function temporalUnavailable(error: unknown): McpError {
-  return new McpError(ErrorCode.InternalError, `Temporal is unavailable right now (${(error as Error).message}); retry shortly`, {
-    retryable: true,
-  });
-}
-
-/** Checks that a principal can be stored and queried; throws otherwise. */
-export function assertValidPrincipal(principal: string): void {
-  if (!PRINCIPAL_PATTERN.test(principal)) {
-    throw new Error(`principal "${principal}" must be 1-200 characters of letters, digits and . _ : @ + -`);
-  }
 }
 
 /**
@@ -545,30 +520,4 @@ function timestampToIso(timestamp: temporal.api.workflow.v1.IPendingWorkflowTask
 
 function maxIso(a: string, b: string): string {
   return a > b ? a : b;
-}
-
-interface CursorPosition {
-  id: string;
-  t: number;
-}
-
-/** True when `a` sorts after `b` in newest-first order (older, or as old with a smaller id). */
-function isBefore(a: CursorPosition, b: CursorPosition): boolean {
-  return a.t < b.t || (a.t === b.t && a.id < b.id);
-}
-
-function encodeCursor(position: CursorPosition): string {
-  return Buffer.from(JSON.stringify({ t: position.t, id: position.id })).toString('base64url');
-}
-
-function decodeCursor(cursor: string): CursorPosition {
-  try {
-    const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Partial<CursorPosition>;
-    if (typeof parsed.t === 'number' && Number.isFinite(new Date(parsed.t).getTime()) && typeof parsed.id === 'string') {
-      return { t: parsed.t, id: parsed.id };
-    }
-  } catch {
-    // fall through to the error below
-  }
-  throw new McpError(ErrorCode.InvalidParams, 'Invalid cursor: pass back the nextCursor of a previous tasks/list answer unchanged');
 }
