@@ -1,0 +1,33 @@
+import { z } from 'zod';
+import { checkFormContent } from '../../shared/task-contract';
+import { zodSchema } from './schema';
+import { describe, TaskIdSchema, text, withTask } from './task-tool-support';
+import type { DirectTool } from './types';
+
+const RespondSchema = z.object({
+  taskId: TaskIdSchema,
+  action: z.enum(['accept', 'decline']).describe('accept to answer with content, decline to refuse.'),
+  content: z
+    .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.array(z.string())]))
+    .optional()
+    .describe('The answer, field by field, as task_status lists the fields (accept only).'),
+});
+
+/** `task_respond`: answers the question a task waits on. */
+export const taskRespondTool: DirectTool<z.infer<typeof RespondSchema>> = {
+  kind: 'direct',
+  name: 'task_respond',
+  title: 'Answer a task',
+  description: 'Answers the question a task waits on (see task_status). The task resumes once the answer is recorded.',
+  input: zodSchema(RespondSchema),
+  handler: ({ taskId, action, content }, context) =>
+    withTask(context, taskId, async (view) => {
+      if (!view.input) return text(`${describe(view)} It is not waiting for an answer.`, { isError: true });
+      if (action === 'accept' && view.input.request.mode === 'form') {
+        const problem = checkFormContent(view.input.request.requestedSchema, content ?? {});
+        if (problem) return text(`The answer does not fit the question: ${problem}. Nothing was recorded.`, { isError: true });
+      }
+      await context.backend.respond(view, { key: view.input.key, action, ...(action === 'accept' && content && { content }) });
+      return text(`Answer recorded for task ${taskId}; it resumes. Use task_status or task_result to follow it.`);
+    }),
+};

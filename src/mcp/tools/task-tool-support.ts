@@ -1,0 +1,59 @@
+/** What the companion tools (task_status, task_result, task_respond, task_cancel) share. */
+import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import type { TaskView } from '../tasks/repository';
+import type { DirectToolContext } from './types';
+
+/** The task id argument of every companion tool. */
+export const TaskIdSchema = z.string().min(1).max(200).describe('The task id the tool call returned.');
+
+/** A text tool result. */
+export function text(message: string, extra: Partial<CallToolResult> = {}): CallToolResult {
+  return { content: [{ type: 'text', text: message }], ...extra };
+}
+
+/** A JSON-RPC error as a tool error the model can read. */
+export function errorResult(error: McpError, hint = ''): CallToolResult {
+  return text(`${error.message.replace(/^MCP error -?\d+: /, '')}${hint}`, { isError: true });
+}
+
+/**
+ * Runs `work` on a task the caller owns. An unknown (or someone else's) task, and any JSON-RPC error the work meets,
+ * become tool errors saying so.
+ */
+export async function withTask(
+  context: DirectToolContext,
+  taskId: string,
+  work: (view: TaskView) => Promise<CallToolResult>,
+): Promise<CallToolResult> {
+  let view: TaskView;
+  try {
+    view = await context.task(taskId);
+  } catch (error) {
+    if (error instanceof McpError) return errorResult(error, '. Check the task id.');
+    throw error;
+  }
+  try {
+    return await work(view);
+  } catch (error) {
+    if (error instanceof McpError) return errorResult(error);
+    throw error;
+  }
+}
+
+/** The task's status in a sentence, with the question it waits on and how to answer it. */
+export function describe(view: TaskView): string {
+  const { taskId, status, statusMessage } = view.task;
+  let line = `Task ${taskId} is ${status}${statusMessage ? `: ${statusMessage}` : ''}.`;
+  if (view.input?.request.mode === 'form') {
+    const requiredFields = view.input.request.requestedSchema.required ?? [];
+    const fields = Object.entries(view.input.request.requestedSchema.properties).map(([name, property]) => {
+      const choices = 'enum' in property ? ` (one of ${property.enum.join(', ')})` : ` (${property.type})`;
+      return `${name}${choices}${requiredFields.includes(name) ? ', required' : ''}`;
+    });
+    line += ` It asks: "${view.input.request.message}" Answer with task_respond, fields: ${fields.join('; ')}.`;
+  } else if (view.input?.request.mode === 'url') {
+    line += ` It asks you to open ${view.input.request.url}: "${view.input.request.message}" Then answer with task_respond (accept or decline).`;
+  }
+  return line;
+}
