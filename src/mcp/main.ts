@@ -3,10 +3,10 @@
  */
 import { createBridge } from './bridge';
 import { msFromEnv, temporalConfigFromEnv, TASK_QUEUE_ENV } from '../shared/temporal-config';
-import { TokenConfigError, tokensFromEnv } from './auth';
+import { TokenConfigError, tokensFromEnv } from './transports/auth';
 import { DEFAULT_TOOLS } from './tools';
 import { loadToolsFile, ToolsFileError } from './tools/config-file';
-import { startHttpServer } from './http';
+import { startHttpServer } from './transports/http';
 import { serveStdioForAllGenerations } from './stdio';
 
 const HELP = `Usage: temporal-mcp-serve [--http HOST:PORT [--no-auth]] [--tools FILE] [--help]

@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { assertValidPrincipal } from './tasks/principal';
+import { assertValidPrincipal } from '../tasks/principal';
 
 /** Thrown when the token configuration cannot be used; the message names the entry to fix. */
 export class TokenConfigError extends Error {
