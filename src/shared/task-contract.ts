@@ -17,6 +17,12 @@ export const TASK_META_MEMO = 'mcpMeta';
 /** Keyword search attribute naming the principal a task belongs to; set by the bridge at start. */
 export const PRINCIPAL_SEARCH_ATTRIBUTE = 'McpPrincipal';
 
+/**
+ * `ApplicationFailure` type a workflow fails with when its call should end with a JSON-RPC error (the task `failed`)
+ * instead of a tool error; `details[0].code` is the JSON-RPC code (`-32603` when absent), the message its message.
+ */
+export const PROTOCOL_ERROR_FAILURE_TYPE = 'McpProtocolError';
+
 /** Signal name carrying an {@link InputResponse} to the workflow. */
 export const RESPOND_SIGNAL_NAME = 'mcp.respond';
 

@@ -178,12 +178,14 @@ describe('one task core, two generations', () => {
 });
 
 describe('the wire, written by hand', () => {
-  test('tools/call answers with the flat task (resultType "task", ttlMs, pollIntervalMs) and nothing else', async () => {
+  test('tools/call answers with the flat task (resultType "task", ttlMs, pollIntervalMs), no legacy fields', async () => {
     const answer = await rpc('tools/call', { name: 'process_invoice', arguments: sampleInvoice() });
     const result = answer.body.result!;
+    // The SDK adds an empty content array, which keeps the result a valid CallToolResult for core-schema readers.
     expect(Object.keys(result).sort()).toEqual(
-      ['_meta', 'createdAt', 'lastUpdatedAt', 'pollIntervalMs', 'resultType', 'status', 'taskId', 'ttlMs'].sort(),
+      ['_meta', 'content', 'createdAt', 'lastUpdatedAt', 'pollIntervalMs', 'resultType', 'status', 'taskId', 'ttlMs'].sort(),
     );
+    expect(result.content).toEqual([]);
     expect(result).toMatchObject({ resultType: 'task', status: 'working' });
     expect(result.createdAt).toBe(result.lastUpdatedAt);
     await rpc('tasks/cancel', { taskId: result.taskId });

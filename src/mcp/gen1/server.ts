@@ -121,6 +121,9 @@ export class Gen1Connection {
       if (!parsed.ok) return invalidArgumentsResult(name, parsed.problems);
       return this.runDirectTool(tool, parsed.value, principal, extra);
     }
+    if (task && tool.taskSupport === 'forbidden') {
+      throw new McpError(ErrorCode.MethodNotFound, `Tool "${name}" does not support task-augmented calls (execution.taskSupport is "forbidden")`);
+    }
     if (!task && tool.taskSupport === 'required') {
       throw new McpError(
         ErrorCode.MethodNotFound,

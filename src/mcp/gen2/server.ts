@@ -10,6 +10,8 @@ import {
   CLIENT_CAPABILITIES_META_KEY,
   ProtocolError,
   ProtocolErrorCode,
+  RELATED_TASK_META_KEY,
+  Server,
   type CallToolResult,
   type ClientCapabilities,
   type InputRequiredResult,
@@ -23,7 +25,6 @@ import { describeTool, idempotencyOf, invalidArgumentsResult, invalidArgumentsTe
 import { isTemporalUnavailable, temporalUnavailable } from '../tasks/errors';
 import type { TaskView, TemporalTaskBackend } from '../tasks/repository';
 import type { DirectTool, ToolDefinition, WorkflowTool } from '../tools/types';
-import { TaskAwareServer } from './task-aware-server';
 
 /** The extension id of MCP tasks in protocol 2026-07-28 (SEP-2663). */
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
@@ -70,8 +71,8 @@ export function inputRequestsOf(inputs: readonly PendingInput[]) {
  * Makes the MCP server that answers one generation-2 request for `principal`. Called per request by the SDK's
  * handler; holds no state between requests (the tasks live in Temporal).
  */
-export function createModernServer(deps: ModernDependencies, principal: string): TaskAwareServer {
-  const server = new TaskAwareServer(deps.serverInfo, {
+export function createModernServer(deps: ModernDependencies, principal: string): Server {
+  const server = new Server(deps.serverInfo, {
     capabilities: { tools: {}, extensions: { [TASKS_EXTENSION]: {} } },
     instructions: deps.instructions,
     requestState: { verify: (state, ctx) => deps.requestState.verify(state, ctx) },
@@ -148,7 +149,7 @@ export function createModernServer(deps: ModernDependencies, principal: string):
         return { ...task, inputRequests: inputRequestsOf(view.inputs) };
       case 'completed':
         // A tool error is a completed task in this generation: its CallToolResult carries isError.
-        return { ...task, result: await backend.result(view) };
+        return { ...task, result: withoutRelatedTask(await backend.result(view)) };
       case 'failed': {
         const error = await backend.result(view).then(
           () => undefined,
@@ -158,7 +159,7 @@ export function createModernServer(deps: ModernDependencies, principal: string):
         return {
           ...task,
           error: {
-            code: ProtocolErrorCode.InternalError,
+            code: error?.code ?? ProtocolErrorCode.InternalError,
             message: error?.message.replace(/^MCP error -?\d+: /, '') ?? task.statusMessage ?? 'The task failed',
           },
         };
@@ -174,7 +175,8 @@ export function createModernServer(deps: ModernDependencies, principal: string):
     ctx: ServerContext,
   ): Promise<CallToolResult | InputRequiredResult> {
     const capabilities = capabilitiesOf(ctx);
-    const withTasks = capabilities.extensions?.[TASKS_EXTENSION] !== undefined;
+    // The server decides per call (SEP-2663): a tool that never runs as a task answers inline even to a task client.
+    const withTasks = capabilities.extensions?.[TASKS_EXTENSION] !== undefined && tool.taskSupport !== 'forbidden';
     const resume = ctx.mcpReq.requestState<ResumeState>();
     let view: TaskView;
     let problem: string | undefined;
@@ -276,6 +278,14 @@ export function createModernServer(deps: ModernDependencies, principal: string):
   }
 
   return server;
+}
+
+/** The result as inlined in a task: it is the task's own, so it names no related task (SEP-2663). */
+function withoutRelatedTask(result: CallToolResult): CallToolResult {
+  const meta: Record<string, unknown> = { ...result._meta };
+  delete meta[RELATED_TASK_META_KEY];
+  const { _meta: _dropped, ...rest } = result;
+  return Object.keys(meta).length > 0 ? { ...rest, _meta: meta } : rest;
 }
 
 /** The client capabilities this request declared (2026-07-28 carries them per request). */

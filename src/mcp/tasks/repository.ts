@@ -16,12 +16,14 @@ import { isTerminal } from '@modelcontextprotocol/sdk/experimental/tasks/interfa
 import { ErrorCode, McpError, RELATED_TASK_META_KEY, type CallToolResult, type Task } from '@modelcontextprotocol/sdk/types.js';
 import {
   PRINCIPAL_SEARCH_ATTRIBUTE,
+  PROTOCOL_ERROR_FAILURE_TYPE,
   RESPOND_SIGNAL_NAME,
   respondSignal,
   TASK_META_MEMO,
   TASK_STATE_MEMO,
   checkFormContent,
   pendingInputsOf,
+  type FormInputRequest,
   type InputResponse,
   type PendingInput,
   type PublishedProgress,
@@ -294,6 +296,10 @@ export class TemporalTaskBackend {
       return { ...result, _meta: { ...result._meta, ...related } };
     } catch (error) {
       if (error instanceof WorkflowFailedError && error.cause instanceof ApplicationFailure) {
+        if (error.cause.type === PROTOCOL_ERROR_FAILURE_TYPE) {
+          const code = (error.cause.details?.[0] as { code?: unknown } | undefined)?.code;
+          throw new McpError(typeof code === 'number' && Number.isInteger(code) ? code : ErrorCode.InternalError, error.cause.message, { taskId });
+        }
         return { content: [{ type: 'text', text: error.cause.message }], isError: true, _meta: related };
       }
       if (error instanceof WorkflowFailedError) {
@@ -394,6 +400,7 @@ export class TemporalTaskBackend {
         // Reading the failure itself failed (e.g. Temporal unreachable): say so rather than report a status.
         if (failure !== undefined && !(failure instanceof WorkflowFailedError)) throw failure;
         if (failure instanceof WorkflowFailedError && failure.cause instanceof ApplicationFailure) {
+          if (failure.cause.type === PROTOCOL_ERROR_FAILURE_TYPE) return closed('failed', failure.cause.message);
           return closed('completed', `Completed with an error: ${failure.cause.message}`, failure.cause.message);
         }
         return closed('failed', failure instanceof WorkflowFailedError ? describeFailure(failure) : 'The workflow failed.');
@@ -466,12 +473,14 @@ export class TemporalTaskBackend {
       }
       if (action === 'cancel') continue;
       if (action === 'accept' && input.request.mode === 'form') {
-        const problem = checkFormContent(input.request.requestedSchema, response?.content ?? {});
+        // Fields the form does not ask for are left out rather than refused.
+        const content = formFieldsOf(input.request.requestedSchema, response?.content);
+        const problem = checkFormContent(input.request.requestedSchema, content);
         if (problem) {
           problems.push(`"${key}": ${problem}`);
           continue;
         }
-        accepted.push({ key, action, content: response!.content as InputResponse['content'] });
+        accepted.push({ key, action, content: content as InputResponse['content'] });
       } else accepted.push({ key, action });
     }
     if (problems.length > 0) {
@@ -480,6 +489,12 @@ export class TemporalTaskBackend {
     for (const response of accepted) await this.respond(view, response);
     return accepted.map((response) => response.key);
   }
+}
+
+/** The content's values for the form's own fields; anything that is not an object is passed on for the check to refuse. */
+function formFieldsOf(schema: FormInputRequest['requestedSchema'], content: unknown): unknown {
+  if (typeof content !== 'object' || content === null || Array.isArray(content)) return content ?? {};
+  return Object.fromEntries(Object.entries(content).filter(([name]) => name in schema.properties));
 }
 
 /** A UUID v4-shaped id from a digest of principal, tool and key: the same call always maps to the same task id. */

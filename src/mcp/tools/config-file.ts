@@ -22,7 +22,7 @@ const ToolEntrySchema = z.strictObject({
   description: z.string().min(1),
   workflowType: z.string().min(1),
   taskQueue: z.string().min(1).optional(),
-  taskSupport: z.enum(['optional', 'required']).optional(),
+  taskSupport: z.enum(['optional', 'required', 'forbidden']).optional(),
   inputSchema: JsonSchemaObject,
   outputSchema: JsonSchemaObject.optional(),
   ttlMs: z.number().int().positive().optional(),

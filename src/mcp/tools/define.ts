@@ -15,7 +15,7 @@ export interface WorkflowToolDeclaration<Input, Output> {
   inputSchema: z.ZodType<Input> | ToolSchema<Input>;
   outputSchema?: z.ZodType<Output> | ToolSchema<Output>;
   /** Default `optional`. */
-  taskSupport?: 'optional' | 'required';
+  taskSupport?: 'optional' | 'required' | 'forbidden';
   taskQueue?: string;
   ttlMs?: number;
   pollIntervalMs?: number;

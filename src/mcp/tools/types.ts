@@ -10,8 +10,11 @@ export interface WorkflowTool<Input = unknown, Output = unknown> extends TaskToo
   description: string;
   input: ToolSchema<Input>;
   output?: ToolSchema<Output>;
-  /** `required`: only task-augmented calls; `optional`: a plain call runs the task and waits for its result. */
-  taskSupport: 'optional' | 'required';
+  /**
+   * `required`: only as a task; `optional`: as a task, or a plain call that runs the workflow and waits for its result;
+   * `forbidden`: never as a task (a quick workflow served as a plain tool: every call waits for its result).
+   */
+  taskSupport: 'optional' | 'required' | 'forbidden';
   annotations?: ToolAnnotations;
   /** A short line a host may hand the model as soon as the task exists. */
   immediateResponse?(input: Input, taskId: string): string;
