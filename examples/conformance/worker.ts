@@ -3,7 +3,7 @@
  * Usage: node --import tsx examples/conformance/worker.ts [--help]
  */
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { temporalConfigFromEnv } from '../../src/mcp/config';
+import { temporalConfigFromEnv } from '../../src/shared/temporal-config';
 
 const HELP = `Usage: node --import tsx examples/conformance/worker.ts [--help]
 

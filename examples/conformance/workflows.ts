@@ -4,7 +4,7 @@
  */
 import { ApplicationFailure, sleep } from '@temporalio/workflow';
 import { PROTOCOL_ERROR_FAILURE_TYPE } from '../../src/shared/task-contract';
-import { startWorkflowTask } from '../../src/workflows/mcp-task';
+import { startWorkflowTask } from '../../src/workflows/workflow-task';
 
 type TextResult = { content: { type: 'text'; text: string }[] };
 
