@@ -16,6 +16,7 @@ import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { PaymentsLedger } from '../src/activities/payments';
 import { freePort } from './lib/processes';
 import { createBridge } from '../src/mcp/bridge';
+import { sleep } from '../src/util/wait';
 import { createInvoiceWorker } from '../src/worker';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -109,7 +110,7 @@ async function main(argv: string[]): Promise<void> {
       for (;;) {
         const task = await mcp.experimental.tasks.getTask(id);
         if (task.status === 'input_required') break;
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        await sleep(50);
       }
     }
     const get: number[] = [];

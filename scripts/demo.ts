@@ -21,6 +21,7 @@ import { activityConfigFromEnv } from '../src/activities';
 import { PaymentsLedger } from '../src/activities/payments';
 import { DEFAULT_ADDRESS, temporalConfigFromEnv, type TemporalConfig } from '../src/shared/temporal-config';
 import type { InvoiceResult } from '../src/shared/invoice';
+import { pollUntil, sleep } from '../src/util/wait';
 
 const ROOT = path.resolve(__dirname, '..');
 const HELP = `Usage: npm run demo [-- --help]
@@ -90,12 +91,14 @@ async function startWorker(config: TemporalConfig): Promise<void> {
   started.push(worker);
   let log = '';
   worker.stderr!.on('data', (chunk) => (log += chunk));
-  const deadline = Date.now() + 60_000;
-  while (!log.includes('worker: polling')) {
-    if (worker.exitCode !== null) throw new Error(`the worker exited during start-up:\n${log}`);
-    if (Date.now() > deadline) throw new Error(`the worker did not start within 60 s:\n${log}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await pollUntil(
+    () => {
+      if (log.includes('worker: polling')) return true;
+      if (worker.exitCode !== null) throw new Error(`the worker exited during start-up:\n${log}`);
+      return undefined;
+    },
+    { timeoutMs: 60_000, intervalMs: 100, what: () => `the worker to start (60 s):\n${log}` },
+  );
   say('worker started');
 }
 
@@ -167,7 +170,7 @@ async function main(argv: string[]): Promise<void> {
       say(`release_scheduled_payment: ${(release.content as { text: string }[])[0].text}`);
     }
     if (task.status === 'completed' || task.status === 'failed' || task.status === 'cancelled') break;
-    await new Promise((resolve) => setTimeout(resolve, task.pollInterval ?? 1000));
+    await sleep(task.pollInterval ?? 1000);
   }
   const final = await (result ?? mcp.experimental.tasks.getTaskResult(created.taskId, CallToolResultSchema));
   const outcome = final.structuredContent as InvoiceResult;

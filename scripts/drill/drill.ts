@@ -7,7 +7,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { PaymentsLedger } from '../../src/activities/payments';
 import { LocalTaskStore } from '../../src/client/store';
-import { pollUntil, sleep, type Managed } from '../lib/processes';
+import { pollUntil, sleep } from '../../src/util/wait';
+import type { Managed } from '../lib/processes';
 import { LINE_ITEMS, printedOutcome, Rig, writeInvoice } from '../lib/rig';
 
 /** Moments of the invoice flow at which the drill kills. */

@@ -1,11 +1,11 @@
 /**
- * Process helpers shared by the scripts (drill, soak, bench) and the tests: free ports, waiting with a deadline, and
- * child processes in process groups of their own that can be SIGKILLed whole and whose output is kept in a log file.
+ * Process helpers shared by the scripts (drill, soak, bench) and the tests: free ports and child processes in process groups of their own that can be SIGKILLed whole and whose output is kept in a log file.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { pollUntil } from '../../src/util/wait';
 
 /** The repository root. */
 export const ROOT = path.resolve(__dirname, '..', '..');
@@ -20,26 +20,6 @@ export function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
-}
-
-/** Resolves after `ms`. */
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/**
- * Calls `check` until it returns something other than undefined, and returns that; throws "timed out waiting for
- * <what>" once `timeoutMs` has passed.
- */
-export async function pollUntil<T>(
-  check: () => Promise<T | undefined> | T | undefined,
-  { timeoutMs, what, intervalMs = 50 }: { timeoutMs: number; what: string; intervalMs?: number },
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(intervalMs);
-  }
 }
 
 /** How much of a process's output is kept in memory; all of it goes to the log file. */
@@ -88,12 +68,14 @@ export class Managed {
   }
 
   async waitFor(pattern: RegExp, timeoutMs = 60_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!pattern.test(this.output)) {
-      if (!this.running) throw new Error(`${this.name} exited before it was ready:\n${this.output.slice(-2000)}`);
-      if (Date.now() > deadline) throw new Error(`${this.name} was not ready within ${timeoutMs} ms:\n${this.output.slice(-2000)}`);
-      await sleep(50);
-    }
+    await pollUntil(
+      () => {
+        if (pattern.test(this.output)) return true;
+        if (!this.running) throw new Error(`${this.name} exited before it was ready:\n${this.output.slice(-2000)}`);
+        return undefined;
+      },
+      { timeoutMs, what: () => `${this.name} to be ready (${timeoutMs} ms):\n${this.output.slice(-2000)}` },
+    );
   }
 
   exited(): Promise<number | null> {

@@ -9,7 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { TASK_STATE_MEMO, type PublishedTaskState } from '../../src/shared/task-contract';
-import { freePort, Managed, pollUntil, ROOT, sleep } from './processes';
+import { pollUntil, sleep } from '../../src/util/wait';
+import { freePort, Managed, ROOT } from './processes';
 
 /** Tuning that makes each step of the flow take long enough to be hit by a kill. */
 export const WORKER_ENV = { ERP_DELAY_MS: '2500', PAYMENT_DELAY_MS: '1500', PAYMENT_FAIL_ATTEMPTS: '1' };

@@ -12,7 +12,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { PaymentsLedger } from '../../src/activities/payments';
 import { LocalTaskStore } from '../../src/client/store';
-import { sleep, type Managed } from '../lib/processes';
+import { sleep } from '../../src/util/wait';
+import type { Managed } from '../lib/processes';
 import { LINE_ITEMS, printedOutcome, Rig } from '../lib/rig';
 
 /** What the soak kills. */

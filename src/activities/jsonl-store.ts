@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
+import { sleep } from '../util/wait';
 
 /** Thrown when the store's lock cannot be taken in time, e.g. another process holds it for too long. */
 export class StoreLockTimeoutError extends Error {
@@ -108,7 +109,7 @@ export class JsonlStore<T extends KeyedRecord> {
       }
       await breakIfStale(lockPath);
       if (Date.now() - started > this.lockTimeoutMs) throw new StoreLockTimeoutError(lockPath, Date.now() - started);
-      await new Promise((resolve) => setTimeout(resolve, delay));
+      await sleep(delay);
     }
     try {
       return await work();

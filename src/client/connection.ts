@@ -14,6 +14,7 @@ import {
   RELATED_TASK_META_KEY,
 } from '@modelcontextprotocol/sdk/types.js';
 import { INPUT_KEY_META } from '../shared/wire';
+import { sleep } from '../util/wait';
 import { type AnswerProvider } from './answers';
 import { orphanGuardFetch } from './orphan-guard';
 import { LocalTaskStore } from './store';
@@ -108,7 +109,7 @@ export async function answerElicitation(params: ElicitRequest['params'], ask: As
   ask.progress.note(
     `task ${taskId ?? '?'}: answered ${given.response.action}${given.response.content ? ` ${JSON.stringify(given.response.content)}` : ''}`,
   );
-  if (ask.answerDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, ask.answerDelayMs));
+  if (ask.answerDelayMs > 0) await sleep(ask.answerDelayMs);
   return given.response;
 }
 

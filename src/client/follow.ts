@@ -11,6 +11,7 @@ import {
   type Task,
 } from '@modelcontextprotocol/sdk/types.js';
 import { ADOPT_ONLY_META, IDEMPOTENCY_KEY_META, REPLAYED_META } from '../shared/wire';
+import { retryWithBackoff, sleep } from '../util/wait';
 import { ScriptedAnswers, TerminalAnswers } from './answers';
 import { LocalTaskStore, type StoredCall, type StoredTask } from './store';
 import { EXIT, Options, STDIO } from './args';
@@ -50,16 +51,16 @@ export class Runner {
 
   /** Opens a session, retrying an unreachable server until `deadline` (the reconnect timeout from now by default). */
   async connect(target: Target, deadline = Date.now() + this.options.reconnectTimeoutMs): Promise<Session> {
-    for (let attempt = 0, delay = 250; ; attempt++, delay = Math.min(delay * 2, 5_000)) {
-      try {
-        return await openSession(target, this.ask);
-      } catch (error) {
-        if (Date.now() + delay > deadline) {
-          throw new UnreachableError(`cannot reach the MCP server (${targetName(target)}): ${(error as Error).message}`);
-        }
-        if (attempt === 0) this.progress.note(`server ${targetName(target)} unreachable (${(error as Error).message}); retrying`);
-        await new Promise((resolve) => setTimeout(resolve, delay));
-      }
+    try {
+      return await retryWithBackoff(() => openSession(target, this.ask), {
+        isRetryable: () => true,
+        deadline,
+        onRetry: (error, attempt) => {
+          if (attempt === 0) this.progress.note(`server ${targetName(target)} unreachable (${(error as Error).message}); retrying`);
+        },
+      });
+    } catch (error) {
+      throw new UnreachableError(`cannot reach the MCP server (${targetName(target)}): ${(error as Error).message}`);
     }
   }
 
@@ -82,7 +83,7 @@ export class Runner {
           );
         }
         this.progress.note(`${what}: ${(error as Error).message}; retrying`);
-        await new Promise((resolve) => setTimeout(resolve, 500));
+        await sleep(500);
       } finally {
         await session.close();
       }
@@ -134,7 +135,7 @@ export class Runner {
           );
         }
         this.progress.note(`task ${taskId}: ${(error as Error).message}; retrying`);
-        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        await sleep(1_000);
       } finally {
         await session.close();
       }
@@ -175,7 +176,7 @@ export class Runner {
             return;
           }
         }
-        await new Promise((resolve) => setTimeout(resolve, task?.pollInterval ?? 1000));
+        await sleep(task?.pollInterval ?? 1000);
       }
     })();
     try {

@@ -13,6 +13,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Client } from '@temporalio/client';
 import { createBridge, type Bridge, type BridgeTuning } from '../../src/mcp/bridge';
+import { pollUntil } from '../../src/util/wait';
 import { testTemporalConfig } from './temporal';
 
 /** Tuning that keeps tests quick: short polls and grace periods. */
@@ -96,14 +97,14 @@ export function taskResult(client: McpClient, taskId: string, timeout = 60_000):
 
 /** Polls tasks/get until `accept(task)` holds. */
 export async function waitForTask(client: McpClient, taskId: string, accept: (task: Task) => boolean, timeoutMs = 20_000): Promise<Task> {
-  const deadline = Date.now() + timeoutMs;
-  let task = await getTask(client, taskId);
-  while (!accept(task)) {
-    if (Date.now() > deadline) throw new Error(`task ${taskId} still ${task.status} (${task.statusMessage ?? ''}) after ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    task = await getTask(client, taskId);
-  }
-  return task;
+  let task: Task | undefined;
+  return pollUntil(
+    async () => {
+      task = await getTask(client, taskId);
+      return accept(task) ? task : undefined;
+    },
+    { timeoutMs, intervalMs: 100, what: () => `task ${taskId} to leave ${task?.status} (${task?.statusMessage ?? ''}) (${timeoutMs} ms)` },
+  );
 }
 
 /** The JSON-RPC error code a promise rejects with. */

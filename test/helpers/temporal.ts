@@ -8,6 +8,7 @@ import type { ActivityConfig } from '../../src/activities';
 import type { TemporalConfig } from '../../src/shared/temporal-config';
 import { createInvoiceWorker } from '../../src/worker';
 import type { Invoice } from '../../src/shared/invoice';
+import { pollUntil } from '../../src/util/wait';
 import { TEST_ENV } from './dev-server';
 
 let runtimeInstalled = false;
@@ -112,18 +113,24 @@ export function daysFromToday(days: number): string {
   return new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10);
 }
 
-/** Polls `check` until it returns something other than undefined, or fails after `timeoutMs`. */
-export async function eventually<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
+/**
+ * Polls `check` until it returns something other than undefined, or fails after `timeoutMs`. A check that throws counts
+ * as "not yet"; the last such error is named in the timeout message.
+ */
+export function eventually<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 20_000): Promise<T> {
   let last: unknown;
-  for (let delay = 50; Date.now() < deadline; delay = Math.min(delay * 2, 500)) {
+  const attempt = async () => {
     try {
-      const value = await check();
-      if (value !== undefined) return value;
+      return await check();
     } catch (error) {
       last = error;
+      return undefined;
     }
-    await new Promise((resolve) => setTimeout(resolve, delay));
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
+  };
+  return pollUntil(attempt, {
+    timeoutMs,
+    intervalMs: 50,
+    maxIntervalMs: 500,
+    what: () => `${what} (${timeoutMs} ms)${last ? ` (last error: ${(last as Error).message})` : ''}`,
+  });
 }

@@ -8,6 +8,7 @@ import { EXIT } from '../../src/client/args';
 import { orphanGuardFetch } from '../../src/client/orphan-guard';
 import { LocalTaskStore } from '../../src/client/store';
 import { IDEMPOTENCY_KEY_META } from '../../src/shared/wire';
+import { sleep } from '../../src/util/wait';
 import { runClient } from '../helpers/cli';
 import { freePort } from '../helpers/dev-server';
 import { newMcpClient, startInvoiceTask, waitForTask } from '../helpers/mcp';
@@ -59,7 +60,7 @@ describe('a request in flight when the server dies', () => {
         () => 'resolved',
         (error: { code?: number; message: string }) => error,
       );
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await sleep(300);
       await own.kill('SIGKILL');
       const outcome = await waiting;
       expect(outcome).toMatchObject({ code: ErrorCode.ConnectionClosed });

@@ -4,6 +4,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, ErrorCode, RELATED_TASK_META_KEY } from '@modelcontextprotocol/sdk/types.js';
 import { PaymentsLedger } from '../../src/activities/payments';
+import { sleep } from '../../src/util/wait';
 import { freePort, ROOT } from '../helpers/dev-server';
 import { APPROVE, errorCodeOf, getTask, newMcpClient, ScriptedUser, startInvoiceTask, taskResult, waitForTask } from '../helpers/mcp';
 import { serverEnv, spawnHttpServer, type HttpServerProcess } from '../helpers/processes';
@@ -74,7 +75,7 @@ describe('stdio (npm run -s serve)', () => {
     send({ jsonrpc: '2.0', id: 6, method: 'tasks/list', params: { cursor: 'not-a-cursor' } });
     send({ jsonrpc: '2.0', id: 7, method: 'tasks/delete', params: { taskId: 'x' } });
     const deadline = Date.now() + 30_000;
-    while (lines.length < 7 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    while (lines.length < 7 && Date.now() < deadline) await sleep(50);
     child.stdin!.end();
     await new Promise((resolve) => child.once('exit', resolve));
     const messages = lines.map((line) => JSON.parse(line));

@@ -21,6 +21,7 @@ import {
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { PendingInput } from '../../shared/task-contract';
+import { sleep } from '../../util/wait';
 import { describeTool, idempotencyOf, invalidArgumentsResult, invalidArgumentsText, overBudgetResult } from '../call-tool';
 import { isTemporalUnavailable, temporalUnavailable } from '../tasks/errors';
 import type { TaskView, TemporalTaskBackend } from '../tasks/repository';
@@ -323,16 +324,4 @@ async function protocolErrors<T>(work: () => Promise<T>): Promise<T> {
     if (mapped) throw new ProtocolError(mapped.code, mapped.message.replace(/^MCP error -?\d+: /, ''), mapped.data);
     throw error;
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

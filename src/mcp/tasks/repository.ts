@@ -30,6 +30,7 @@ import {
   type PublishedTaskState,
   type TaskMeta,
 } from '../../shared/task-contract';
+import { retryWithBackoff } from '../../util/wait';
 import { isTemporalUnavailable, taskNotFound } from './errors';
 import { decodeCursor, encodeCursor, isBefore } from './list-cursor';
 import { assertValidPrincipal, PRINCIPAL_KEY } from './principal';
@@ -263,16 +264,10 @@ export class TemporalTaskBackend {
    * Temporal is unreachable it keeps trying for `patienceMs`, so an answer the user gave is not dropped by an outage.
    */
   async respond(view: TaskView, response: InputResponse, patienceMs = 120_000): Promise<void> {
-    const deadline = Date.now() + patienceMs;
-    for (let delay = 250; ; delay = Math.min(delay * 2, 5_000)) {
-      try {
-        await this.client.workflow.getHandle(view.workflowId, view.runId).signal(respondSignal, response);
-        return;
-      } catch (error) {
-        if (!isTemporalUnavailable(error) || Date.now() + delay > deadline) throw error;
-        await new Promise((resolve) => setTimeout(resolve, delay));
-      }
-    }
+    await retryWithBackoff(() => this.client.workflow.getHandle(view.workflowId, view.runId).signal(respondSignal, response), {
+      isRetryable: isTemporalUnavailable,
+      deadline: Date.now() + patienceMs,
+    });
   }
 
   /**
