@@ -15,8 +15,10 @@ export default tseslint.config(
     },
   },
   {
-    // Workflow code runs in Temporal's deterministic sandbox: no Node built-ins, no MCP, no server code.
-    files: ['src/workflows/**/*.ts'],
+    // Workflow code runs in Temporal's deterministic sandbox: no Node built-ins, no MCP, no server code. The shared
+    // definitions are bundled with it, all but the Temporal connection settings.
+    files: ['src/workflows/**/*.ts', 'src/shared/**/*.ts'],
+    ignores: ['src/shared/temporal-config.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -44,6 +46,30 @@ export default tseslint.config(
               group: ['../mcp', '../mcp/*', '@temporalio/workflow'],
               message: 'activities must not import the MCP side or the workflow API',
             },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The client speaks MCP to any server: it shares definitions, never the server's code.
+    files: ['src/client/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['../mcp', '../mcp/*'], message: 'the client must not import the MCP server side' }] },
+      ],
+    },
+  },
+  {
+    // The task layer serves every protocol front-end and tool; it depends on none of them.
+    files: ['src/mcp/tasks/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['../tools', '../tools/*', '../gen1/*', '../gen2/*'], message: 'the task layer must not import its callers' },
           ],
         },
       ],
