@@ -4,6 +4,7 @@ import { createMcpHandler, createRequestStateCodec, type McpHttpHandler } from '
 import { msFromEnv, type TemporalConfig } from '../shared/temporal-config';
 import type { InputChannelOptions } from './gen1/input-channel';
 import { createModernServer, type ModernDependencies } from './gen2/server';
+import { TaskSubscriptions, type ListenRequest, type ListenSink } from './gen2/task-subscriptions';
 import { createBridgeServer, SERVER_INFO, SERVER_INSTRUCTIONS, type BridgeDependencies } from './gen1/server';
 import { TemporalTaskBackend, type TaskBackendOptions } from './tasks/repository';
 import { DEFAULT_TOOLS, workflowToolsByName } from './tools';
@@ -51,6 +52,8 @@ export interface Bridge {
   modern: McpHttpHandler;
   /** A 2026-07-28 server for the local principal (stdio). */
   modernServer(): ReturnType<typeof createModernServer>;
+  /** Serves a 2026-07-28 `subscriptions/listen` for task status; without a principal, for the local one. */
+  listenToTasks(request: ListenRequest, principal: string | undefined, sink: ListenSink): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -114,9 +117,11 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
     legacy: 'reject',
     onerror: (error) => console.error(`mcp (2026-07-28): ${error.message}`),
   });
+  const subscriptions = new TaskSubscriptions(backend, SERVER_INFO);
   return {
     backend,
     dependencies,
+    listenToTasks: (request, principal, sink) => subscriptions.serve(request, principal ?? LOCAL_PRINCIPAL, sink),
     createServer: () => createBridgeServer(dependencies),
     modern,
     modernServer: () => createModernServer(modernDependencies, LOCAL_PRINCIPAL),

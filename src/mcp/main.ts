@@ -99,6 +99,7 @@ async function main(argv: string[]): Promise<void> {
       ...args.http,
       createServer: bridge.createServer,
       modern: bridge.modern,
+      listenToTasks: bridge.listenToTasks,
       tokens,
       sessionIdleMs: msFromEnv(process.env, 'MCP_HTTP_SESSION_IDLE_MS', 3_600_000),
     });

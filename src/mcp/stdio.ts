@@ -1,7 +1,8 @@
-import { PassThrough } from 'node:stream';
+import { PassThrough, Transform } from 'node:stream';
 import { StdioServerTransport as LegacyStdioTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import type { Bridge } from './bridge';
+import { isTaskListen } from './gen2/task-subscriptions';
 
 /** `_meta` key every MCP 2026-07-28 request carries. */
 const PROTOCOL_VERSION_META = 'io.modelcontextprotocol/protocolVersion';
@@ -27,7 +28,7 @@ export function serveStdioForAllGenerations(bridge: Bridge, onClose: () => void)
     if (modern) {
       const handle = serveStdio(() => bridge.modernServer(), {
         legacy: 'reject',
-        transport: new StdioServerTransport(input, process.stdout),
+        transport: new StdioServerTransport(input.pipe(taskListenFilter(bridge)), process.stdout),
         onerror: (error) => console.error(`mcp (2026-07-28): ${error.message}`),
       });
       input.once('end', () => void handle.close().finally(onClose));
@@ -42,6 +43,57 @@ export function serveStdioForAllGenerations(bridge: Bridge, onClose: () => void)
   process.stdin.once('end', () => {
     if (buffered.indexOf('\n') < 0) onClose();
   });
+}
+
+/**
+ * Takes the task status subscriptions (and their cancellations) out of a 2026-07-28 stdio stream and serves them
+ * beside the SDK, which serves everything else; their messages go to stdout a whole line at a time.
+ */
+function taskListenFilter(bridge: Bridge): Transform {
+  const open = new Map<string | number, AbortController>();
+  let partial = '';
+  const filter = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      const lines = (partial + chunk.toString('utf8')).split('\n');
+      partial = lines.pop() ?? '';
+      const forwarded = lines.filter((line) => !takeListenMessage(line)).map((line) => `${line}\n`);
+      done(null, forwarded.join(''));
+    },
+    flush(done) {
+      for (const subscription of open.values()) subscription.abort();
+      done(null, partial);
+    },
+  });
+
+  function takeListenMessage(line: string): boolean {
+    let message: { method?: string; id?: string | number; params?: { requestId?: string | number } };
+    try {
+      message = JSON.parse(line);
+    } catch {
+      return false;
+    }
+    if (message.method === 'notifications/cancelled' && message.params?.requestId !== undefined) {
+      const subscription = open.get(message.params.requestId);
+      subscription?.abort();
+      return subscription !== undefined;
+    }
+    if (!isTaskListen(message) || open.has(message.id)) return false;
+    const abort = new AbortController();
+    open.set(message.id, abort);
+    const send = (reply: object) => {
+      if (!abort.signal.aborted) process.stdout.write(`${JSON.stringify(reply)}\n`);
+    };
+    bridge
+      .listenToTasks(message, undefined, { send, signal: abort.signal })
+      .catch((error: Error) => {
+        console.error(`mcp (2026-07-28): subscriptions/listen: ${error.message}`);
+        send({ jsonrpc: '2.0', id: message.id, error: { code: -32603, message: 'Internal error' } });
+      })
+      .finally(() => open.delete(message.id));
+    return true;
+  }
+
+  return filter;
 }
 
 function isModern(line: string): boolean {

@@ -1,7 +1,12 @@
 /**
  * Generation 2 (MCP 2026-07-28 with the tasks extension, SEP-2663) on the same endpoint as generation 1, driven by
- * real clients this project did not write: FastMCP 4.1 with fastmcp-tasks, and the MCP Python SDK 2.3.
+ * real clients this project did not write: FastMCP 4.1 with fastmcp-tasks, the MCP Python SDK 2.3 and the MCP
+ * TypeScript SDK v2 client.
  */
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttpTransport } from '@modelcontextprotocol/client';
+import { StdioClientTransport as ModernStdioTransport } from '@modelcontextprotocol/client/stdio';
+import { ROOT } from '../helpers/dev-server';
+import { z } from 'zod';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { PaymentsLedger } from '../../src/activities/payments';
 import { freePort } from '../helpers/dev-server';
@@ -79,6 +84,30 @@ async function rpc(method: string, params: Record<string, unknown>, options: { t
           .slice(6),
       );
   return { status: response.status, body: json } as RawAnswer;
+}
+
+/** Opens a subscriptions/listen by hand and reads its stream to the end: every JSON-RPC message, in order. */
+async function listenRaw(id: string, taskIds: string[]): Promise<Array<Record<string, any>>> {
+  const meta = {
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS]: {} } },
+  };
+  const response = await fetch(server.url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'subscriptions/listen',
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params: { notifications: { taskIds }, _meta: meta } }),
+  });
+  const text = await response.text();
+  if (response.headers.get('content-type')?.startsWith('application/json')) return [JSON.parse(text)];
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith('data: '))
+    .map((line) => JSON.parse(line.slice(6)));
 }
 
 async function paidLineItems(taskId: string): Promise<string[]> {
@@ -173,6 +202,96 @@ describe('one task core, two generations', () => {
       expect((await waitForStatus(created.taskId, 'completed')).result.structuredContent.outcome).toBe('paid');
     } finally {
       await client.close();
+    }
+  });
+});
+
+describe('MCP TypeScript SDK v2 client: task status on subscriptions/listen', () => {
+  async function modernClient(withTasks = true, over: 'http' | 'stdio' = 'http') {
+    const client = new ModernClient(
+      { name: 'ts-v2-client', version: '1.0.0' },
+      {
+        capabilities: { elicitation: { form: {} }, ...(withTasks && { extensions: { [TASKS]: {} } }) },
+        // The client probes with server/discover and speaks 2026-07-28 when the server does.
+        versionNegotiation: { mode: 'auto' },
+      },
+    );
+    await client.connect(
+      over === 'http'
+        ? new ModernHttpTransport(new URL(server.url))
+        : new ModernStdioTransport({
+            command: 'npm',
+            args: ['run', '-s', 'serve'],
+            cwd: ROOT,
+            env: serverEnv(taskQueue),
+            stderr: 'ignore',
+          }),
+    );
+    const notes: Array<Record<string, any>> = [];
+    client.setNotificationHandler(
+      'notifications/tasks',
+      { params: z.looseObject({ taskId: z.string(), status: z.string() }) },
+      (params) => {
+        notes.push(params);
+      },
+    );
+    return { client, notes };
+  }
+
+  test('notifications/tasks carry each change as tasks/get would show it, to the end of the task', async () => {
+    const { client, notes } = await modernClient();
+    try {
+      // The SDK's client has no tasks of its own: the task is made by hand, followed through the client's listen().
+      const created = (await rpc('tools/call', { name: 'process_invoice', arguments: sampleInvoice() })).body.result as { taskId: string };
+      const subscription = await client.listen({ taskIds: [created.taskId] } as never);
+
+      const question = await eventually(async () => notes.find((note) => note.status === 'input_required'), 'the question notified');
+      expect(Object.keys(question.inputRequests)).toEqual(['approval']);
+      expect(question.taskId).toBe(created.taskId);
+      await rpc('tasks/update', { taskId: created.taskId, inputResponses: { approval: APPROVE } });
+
+      expect(await subscription.closed).toBe('graceful');
+      const last = notes[notes.length - 1];
+      expect(last).toMatchObject({ taskId: created.taskId, status: 'completed', result: { structuredContent: { outcome: 'paid' } } });
+      // Every notification is a change: no two in a row show the same state.
+      const states = notes.map((note) => JSON.stringify([note.status, note.statusMessage, note.lastUpdatedAt]));
+      expect(new Set(states).size).toBe(states.length);
+      expect(notes.every((note) => note.taskId === created.taskId)).toBe(true);
+      expect(await paidLineItems(created.taskId)).toEqual(['LI-1', 'LI-2']);
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('over stdio: the subscription follows the task to its end beside ordinary requests', async () => {
+    const { client, notes } = await modernClient(true, 'stdio');
+    try {
+      const created = (await rpc('tools/call', { name: 'process_invoice', arguments: sampleInvoice({ vendorId: 'V-666' }) })).body
+        .result as { taskId: string };
+      const subscription = await client.listen({ taskIds: [created.taskId] } as never);
+      // Requests keep flowing on the same connection while the subscription is open.
+      const tools = await client.listTools();
+      expect(tools.tools.map((tool) => tool.name)).toContain('process_invoice');
+      expect(await subscription.closed).toBe('graceful');
+      expect(notes[notes.length - 1]).toMatchObject({ status: 'completed', result: { structuredContent: { outcome: 'invalid' } } });
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('closing the subscription ends it; a client without the extension is refused with -32021', async () => {
+    const { client } = await modernClient();
+    const plain = await modernClient(false);
+    try {
+      const created = (await rpc('tools/call', { name: 'process_invoice', arguments: sampleInvoice() })).body.result as { taskId: string };
+      const subscription = await client.listen({ taskIds: [created.taskId] } as never);
+      await subscription.close();
+      expect(await subscription.closed).toBe('local');
+      await expect(plain.client.listen({ taskIds: [created.taskId] } as never)).rejects.toMatchObject({ code: -32021 });
+      await rpc('tasks/cancel', { taskId: created.taskId });
+    } finally {
+      await client.close();
+      await plain.client.close();
     }
   });
 });
@@ -273,6 +392,35 @@ describe('the wire, written by hand', () => {
     expect((await rpc('tasks/result', { taskId })).body.error?.code).toBe(-32601);
     expect((await rpc('tasks/list', {})).body.error?.code).toBe(-32601);
     expect((await rpc('tasks/get', { taskId })).body.error?.code).toBe(-32602);
+  });
+
+  test("subscriptions/listen acknowledges only the caller's task ids, stamps the subscription id, ends with the listen result", async () => {
+    const taskId = (await rpc('tools/call', { name: 'process_invoice', arguments: sampleInvoice({ vendorId: 'V-666' }) })).body.result!
+      .taskId as string;
+    const unknown = 'invoice-00000000-0000-4000-8000-000000000000';
+    const messages = await listenRaw('sub-1', [taskId, unknown]);
+    expect(messages[0]).toMatchObject({
+      method: 'notifications/subscriptions/acknowledged',
+      params: { notifications: { taskIds: [taskId] }, _meta: { 'io.modelcontextprotocol/subscriptionId': 'sub-1' } },
+    });
+    const notes = messages.filter((message) => message.method === 'notifications/tasks');
+    expect(notes.length).toBeGreaterThan(0);
+    expect(notes.every((note) => note.params._meta['io.modelcontextprotocol/subscriptionId'] === 'sub-1')).toBe(true);
+    expect(notes[notes.length - 1].params).toMatchObject({
+      taskId,
+      status: 'completed',
+      result: { structuredContent: { outcome: 'invalid' } },
+    });
+    expect(messages[messages.length - 1]).toMatchObject({ id: 'sub-1', result: { resultType: 'complete' } });
+
+    const nothing = await listenRaw('sub-2', [unknown]);
+    expect(nothing.map((message) => message.method ?? 'result')).toEqual(['notifications/subscriptions/acknowledged', 'result']);
+    expect(nothing[0].params.notifications).toEqual({ taskIds: [] });
+    const tooMany = await listenRaw(
+      'sub-3',
+      Array.from({ length: 101 }, (_, index) => `task-${index}`),
+    );
+    expect(tooMany[0].error.code).toBe(-32602);
   });
 
   test('server/discover advertises the tasks extension', async () => {

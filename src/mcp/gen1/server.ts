@@ -122,7 +122,10 @@ export class Gen1Connection {
       return this.runDirectTool(tool, parsed.value, principal, extra);
     }
     if (task && tool.taskSupport === 'forbidden') {
-      throw new McpError(ErrorCode.MethodNotFound, `Tool "${name}" does not support task-augmented calls (execution.taskSupport is "forbidden")`);
+      throw new McpError(
+        ErrorCode.MethodNotFound,
+        `Tool "${name}" does not support task-augmented calls (execution.taskSupport is "forbidden")`,
+      );
     }
     if (!task && tool.taskSupport === 'required') {
       throw new McpError(

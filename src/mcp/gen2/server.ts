@@ -105,7 +105,7 @@ export function createModernServer(deps: ModernDependencies, principal: string):
   server.setRequestHandler('tasks/get', { params: TaskIdParams }, ({ taskId }, ctx) =>
     protocolErrors(async () => {
       requireTasks(ctx);
-      return (await detailedTask(await backend.get(taskId, principal))) as never;
+      return (await detailedTask(backend, await backend.get(taskId, principal))) as never;
     }),
   );
 
@@ -141,34 +141,6 @@ export function createModernServer(deps: ModernDependencies, principal: string):
       return {};
     }),
   );
-
-  /** The task in the shape `tasks/get` answers: with its questions, its result or its error inline. */
-  async function detailedTask(view: TaskView) {
-    const task = modernTask(view);
-    switch (view.task.status) {
-      case 'input_required':
-        return { ...task, inputRequests: inputRequestsOf(view.inputs) };
-      case 'completed':
-        // A tool error is a completed task in this generation: its CallToolResult carries isError.
-        return { ...task, result: withoutRelatedTask(await backend.result(view)) };
-      case 'failed': {
-        const error = await backend.result(view).then(
-          () => undefined,
-          (failure: unknown) => failure,
-        );
-        if (error !== undefined && !(error instanceof McpError)) throw error;
-        return {
-          ...task,
-          error: {
-            code: error?.code ?? ProtocolErrorCode.InternalError,
-            message: error?.message.replace(/^MCP error -?\d+: /, '') ?? task.statusMessage ?? 'The task failed',
-          },
-        };
-      }
-      default:
-        return task;
-    }
-  }
 
   async function callWorkflowTool(
     tool: WorkflowTool<any, any>,
@@ -279,6 +251,37 @@ export function createModernServer(deps: ModernDependencies, principal: string):
   }
 
   return server;
+}
+
+/**
+ * The task in the shape `tasks/get` answers and `notifications/tasks` carries: with its questions, its result or its
+ * error inline.
+ */
+export async function detailedTask(backend: TemporalTaskBackend, view: TaskView) {
+  const task = modernTask(view);
+  switch (view.task.status) {
+    case 'input_required':
+      return { ...task, inputRequests: inputRequestsOf(view.inputs) };
+    case 'completed':
+      // A tool error is a completed task in this generation: its CallToolResult carries isError.
+      return { ...task, result: withoutRelatedTask(await backend.result(view)) };
+    case 'failed': {
+      const error = await backend.result(view).then(
+        () => undefined,
+        (failure: unknown) => failure,
+      );
+      if (error !== undefined && !(error instanceof McpError)) throw error;
+      return {
+        ...task,
+        error: {
+          code: error?.code ?? ProtocolErrorCode.InternalError,
+          message: error?.message.replace(/^MCP error -?\d+: /, '') ?? task.statusMessage ?? 'The task failed',
+        },
+      };
+    }
+    default:
+      return task;
+  }
 }
 
 /** The result as inlined in a task: it is the task's own, so it names no related task (SEP-2663). */

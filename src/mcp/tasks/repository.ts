@@ -293,7 +293,9 @@ export class TemporalTaskBackend {
       if (error instanceof WorkflowFailedError && error.cause instanceof ApplicationFailure) {
         if (error.cause.type === PROTOCOL_ERROR_FAILURE_TYPE) {
           const code = (error.cause.details?.[0] as { code?: unknown } | undefined)?.code;
-          throw new McpError(typeof code === 'number' && Number.isInteger(code) ? code : ErrorCode.InternalError, error.cause.message, { taskId });
+          throw new McpError(typeof code === 'number' && Number.isInteger(code) ? code : ErrorCode.InternalError, error.cause.message, {
+            taskId,
+          });
         }
         return { content: [{ type: 'text', text: error.cause.message }], isError: true, _meta: related };
       }

@@ -5,6 +5,7 @@ import { isLegacyRequest, type McpHttpHandler } from '@modelcontextprotocol/serv
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { isTaskListen, type ListenRequest, type ListenSink } from '../gen2/task-subscriptions';
 import type { BearerTokens } from './auth';
 
 /** Options of {@link startHttpServer}. */
@@ -15,6 +16,8 @@ export interface HttpServerOptions {
   createServer(): Server;
   /** Serves 2026-07-28 requests (stateless: protocol version and capabilities in each request's `_meta`). */
   modern?: McpHttpHandler;
+  /** Serves a 2026-07-28 `subscriptions/listen` for task status (the SDK's handler serves the other listen requests). */
+  listenToTasks?(request: ListenRequest, principal: string | undefined, sink: ListenSink): Promise<void>;
   /** Largest accepted request body, in bytes. */
   maxBodyBytes?: number;
   /** When given and not empty, every request needs `Authorization: Bearer <token>`; the token names the principal. */
@@ -95,6 +98,9 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
         if (allowedHosts && !allowedHosts.includes(headerValue(req, 'host') ?? '')) {
           return sendJsonRpcError(res, 403, -32600, 'Forbidden: unexpected Host header');
         }
+        if (options.listenToTasks && isTaskListen(body) && (headerValue(req, 'mcp-method') ?? body.method) === body.method) {
+          return serveListen(res, (sink) => options.listenToTasks!(body, principal, sink));
+        }
         const authInfo = principal ? { token: '', clientId: principal, scopes: [] } : undefined;
         return sendWebResponse(res, await options.modern.fetch(request, { parsedBody: body, ...(authInfo && { authInfo }) }));
       }
@@ -155,6 +161,47 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       await new Promise<void>((resolve) => httpServer.close(() => resolve()));
     },
   };
+}
+
+/** SSE comment sent this often on an open subscription, so proxies and clients see it alive. */
+const KEEP_ALIVE_MS = 15_000;
+
+/**
+ * Answers a listen request: a refusal before the acknowledgement is a plain JSON response, anything else opens an SSE
+ * stream that carries the acknowledgement, the notifications and the final result, and ends with the subscription.
+ */
+async function serveListen(res: ServerResponse, serve: (sink: ListenSink) => Promise<void>): Promise<void> {
+  const abort = new AbortController();
+  res.on('close', () => abort.abort());
+  let streaming = false;
+  let keepAlive: NodeJS.Timeout | undefined;
+  const sink: ListenSink = {
+    signal: abort.signal,
+    send(message) {
+      if (res.writableEnded) return;
+      if (!streaming && 'error' in message) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        return void res.end(JSON.stringify(message));
+      }
+      if (!streaming) {
+        streaming = true;
+        res.writeHead(200, {
+          'content-type': 'text/event-stream',
+          'cache-control': 'no-cache, no-transform',
+          connection: 'keep-alive',
+          'x-accel-buffering': 'no',
+        });
+        keepAlive = setInterval(() => res.write(': keepalive\n\n'), KEEP_ALIVE_MS);
+      }
+      res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+    },
+  };
+  try {
+    await serve(sink);
+  } finally {
+    clearInterval(keepAlive);
+    if (!res.writableEnded) res.end();
+  }
 }
 
 /** The web-standard Request the 2026-07-28 handler takes, for a node request whose body was already read. */

@@ -1,0 +1,177 @@
+/**
+ * `subscriptions/listen` for task status (SEP-2663): a 2026-07-28 client names task ids in
+ * `params.notifications.taskIds` and gets a `notifications/tasks` carrying the detailed task (what `tasks/get` would
+ * answer) each time one of them changes, on the stream of the listen request. The stream ends with the listen
+ * request's empty result once every task it follows has finished, or when the client cancels it.
+ *
+ * The SDK's own listen router knows only the base protocol's change notifications, so task subscriptions are served
+ * here, by the transports, before a request reaches the SDK. Nothing is kept but the open streams: the tasks are read
+ * from Temporal.
+ */
+import { isTerminal } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  ProtocolErrorCode,
+  SERVER_INFO_META_KEY,
+  SUBSCRIPTION_ID_META_KEY,
+  type ClientCapabilities,
+} from '@modelcontextprotocol/server';
+import { sleep } from '../../util/wait';
+import { isTemporalUnavailable } from '../tasks/errors';
+import type { TaskView, TemporalTaskBackend } from '../tasks/repository';
+import { detailedTask, TASKS_EXTENSION } from './server';
+
+/** A JSON-RPC request as it came off the wire. */
+export interface ListenRequest {
+  jsonrpc: '2.0';
+  id: string | number;
+  method: 'subscriptions/listen';
+  params?: { notifications?: { taskIds?: unknown }; _meta?: Record<string, unknown> };
+}
+
+/** Where a subscription writes: one JSON-RPC message at a time, until `signal` aborts (the client went away or cancelled). */
+export interface ListenSink {
+  send(message: object): void;
+  signal: AbortSignal;
+}
+
+/** Options of {@link TaskSubscriptions}. */
+export interface TaskSubscriptionOptions {
+  /** Open subscriptions this process serves at most; one more is refused with -32603. */
+  maxSubscriptions?: number;
+  /** Task ids one subscription may name at most; more is refused with -32602. */
+  maxTaskIds?: number;
+  /** Pause between two reads of a task when it names no poll interval of its own. */
+  pollIntervalMs?: number;
+}
+
+/** True for a `subscriptions/listen` request that asks for task status: the ones {@link TaskSubscriptions} serves. */
+export function isTaskListen(message: unknown): message is ListenRequest {
+  const request = message as ListenRequest | undefined;
+  return (
+    request?.method === 'subscriptions/listen' &&
+    (typeof request.id === 'string' || typeof request.id === 'number') &&
+    typeof request.params?.notifications === 'object' &&
+    request.params.notifications !== null &&
+    'taskIds' in request.params.notifications
+  );
+}
+
+/** Serves task status subscriptions for every transport of a process. */
+export class TaskSubscriptions {
+  private open = 0;
+  private readonly maxSubscriptions: number;
+  private readonly maxTaskIds: number;
+
+  constructor(
+    private readonly backend: TemporalTaskBackend,
+    private readonly serverInfo: { name: string; version: string },
+    options: TaskSubscriptionOptions = {},
+  ) {
+    this.maxSubscriptions = options.maxSubscriptions ?? 1024;
+    this.maxTaskIds = options.maxTaskIds ?? 100;
+  }
+
+  /** How many subscriptions are open now. */
+  get openCount(): number {
+    return this.open;
+  }
+
+  /**
+   * Serves one listen request for `principal` until it ends. The principal follows only its own tasks: an id it may
+   * not see is left out of the acknowledgement, exactly like one that does not exist.
+   */
+  async serve(request: ListenRequest, principal: string, sink: ListenSink): Promise<void> {
+    const refuse = (code: number, message: string, data?: unknown) =>
+      sink.send({ jsonrpc: '2.0', id: request.id, error: { code, message, ...(data !== undefined && { data }) } });
+    const capabilities = request.params?._meta?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined;
+    if (capabilities?.extensions?.[TASKS_EXTENSION] === undefined) {
+      return refuse(
+        ProtocolErrorCode.MissingRequiredClientCapability,
+        `Task notifications need the ${TASKS_EXTENSION} extension: declare it in the request's client capabilities`,
+        { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
+      );
+    }
+    const requested = request.params?.notifications?.taskIds;
+    if (!Array.isArray(requested) || requested.some((id) => typeof id !== 'string')) {
+      return refuse(ProtocolErrorCode.InvalidParams, 'Invalid params: notifications.taskIds must be an array of task ids');
+    }
+    const taskIds = [...new Set(requested as string[])];
+    if (taskIds.length > this.maxTaskIds) {
+      return refuse(ProtocolErrorCode.InvalidParams, `Invalid params: at most ${this.maxTaskIds} task ids per subscription`);
+    }
+    if (this.open >= this.maxSubscriptions) return refuse(ProtocolErrorCode.InternalError, 'Subscription limit reached');
+
+    this.open++;
+    try {
+      const first = new Map<string, TaskView>();
+      for (const taskId of taskIds) {
+        const view = await this.read(taskId, principal);
+        if (view) first.set(taskId, view);
+      }
+      const stamp = { [SUBSCRIPTION_ID_META_KEY]: request.id };
+      sink.send({
+        jsonrpc: '2.0',
+        method: 'notifications/subscriptions/acknowledged',
+        params: { notifications: { taskIds: [...first.keys()] }, _meta: stamp },
+      });
+      await Promise.all([...first.values()].map((view) => this.follow(view, principal, sink, stamp)));
+      if (!sink.signal.aborted) {
+        sink.send({
+          jsonrpc: '2.0',
+          id: request.id,
+          result: { resultType: 'complete', _meta: { ...stamp, [SERVER_INFO_META_KEY]: this.serverInfo } },
+        });
+      }
+    } finally {
+      this.open--;
+    }
+  }
+
+  /** Sends the task as it is now, then each change of it, until it is terminal or the client goes away. */
+  private async follow(view: TaskView, principal: string, sink: ListenSink, stamp: Record<string, unknown>): Promise<void> {
+    let current: TaskView | undefined = view;
+    let sent: string | undefined;
+    for (;;) {
+      if (sink.signal.aborted) return;
+      if (current) {
+        const seen = fingerprint(current);
+        if (seen !== sent) {
+          const task = await detailedTask(this.backend, current).catch((error: unknown) => {
+            if (isTemporalUnavailable(error)) return undefined;
+            throw error;
+          });
+          if (task !== undefined) {
+            sent = seen;
+            sink.send({ jsonrpc: '2.0', method: 'notifications/tasks', params: { ...task, _meta: stamp } });
+            if (isTerminal(current.task.status)) return;
+          }
+        }
+      }
+      await sleep(current?.task.pollInterval ?? this.backend.options.pollIntervalMs, sink.signal);
+      if (sink.signal.aborted) return;
+      const next = await this.read(view.task.taskId, principal, current);
+      // Gone (its retention passed): nothing more will change.
+      if (next === null) return;
+      current = next;
+    }
+  }
+
+  /** The task, `undefined` while Temporal is unreachable (`previous` then), `null` when the principal may not see it. */
+  private async read(taskId: string, principal: string, previous?: TaskView): Promise<TaskView | undefined | null> {
+    try {
+      return await this.backend.get(taskId, principal);
+    } catch (error) {
+      if (isTemporalUnavailable(error)) return previous;
+      if (error instanceof McpError && error.code === ProtocolErrorCode.InvalidParams) return null;
+      throw error;
+    }
+  }
+}
+
+/** What makes a task worth announcing again: its status, its message, its questions, its last update. */
+function fingerprint(view: TaskView): string {
+  const { status, statusMessage, lastUpdatedAt } = view.task;
+  return JSON.stringify([status, statusMessage, lastUpdatedAt, view.inputs.map((input) => input.key)]);
+}
