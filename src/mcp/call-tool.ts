@@ -4,20 +4,62 @@
  */
 import { ErrorCode, McpError, RELATED_TASK_META_KEY, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { ADOPT_ONLY_META, IDEMPOTENCY_KEY_META, IDEMPOTENCY_KEY_PATTERN } from '../shared/wire';
+import { taskViewToolMeta } from './app/ui';
+import { describe } from './tools/task-tool-support';
 import type { TaskView } from './tasks/repository';
 import type { ToolDefinition } from './tools/types';
 
-/** The tools/list entry of a tool. */
+/**
+ * The structured content of a plain call that answers before its task has finished (see {@link pendingTaskResult}):
+ * every workflow tool's output schema admits it beside the tool's own result.
+ */
+export const PENDING_TASK_SCHEMA = {
+  type: 'object',
+  properties: {
+    pendingTask: {
+      type: 'object',
+      description: 'The task goes on: follow it with task_status / task_result, answer it with task_respond.',
+      properties: {
+        taskId: { type: 'string' },
+        status: { type: 'string', enum: ['working', 'input_required', 'completed', 'failed', 'cancelled'] },
+        statusMessage: { type: 'string' },
+        pollIntervalMs: { type: 'integer' },
+        question: {
+          type: 'object',
+          description: 'The question the task waits on: an elicitation request (form or url) with its key.',
+          properties: { key: { type: 'string' }, mode: { type: 'string', enum: ['form', 'url'] }, message: { type: 'string' } },
+          required: ['key', 'mode', 'message'],
+        },
+      },
+      required: ['taskId', 'status'],
+    },
+  },
+  required: ['pendingTask'],
+} as const;
+
+/** The tools/list entry of a tool. A workflow tool points at the task view and admits the pending-task answer. */
 export function describeTool(tool: ToolDefinition): Tool {
+  const workflow = tool.kind === 'workflow';
   return {
     name: tool.name,
     title: tool.title,
     description: tool.description,
     inputSchema: tool.input.jsonSchema,
-    ...(tool.kind === 'workflow' && tool.output && { outputSchema: tool.output.jsonSchema }),
+    ...(workflow && tool.output && { outputSchema: withPendingTask(tool.output.jsonSchema) }),
     ...(tool.annotations && { annotations: tool.annotations }),
-    execution: { taskSupport: tool.kind === 'workflow' ? tool.taskSupport : 'forbidden' },
+    execution: { taskSupport: workflow ? tool.taskSupport : 'forbidden' },
+    ...(workflow && { _meta: taskViewToolMeta() }),
   };
+}
+
+/** `{ type: "object", anyOf: [the tool's own output, the pending task] }`. */
+function withPendingTask(schema: Tool['inputSchema']): NonNullable<Tool['outputSchema']> {
+  const { $schema, ...own } = schema as Record<string, unknown>;
+  return {
+    ...($schema !== undefined && { $schema }),
+    type: 'object',
+    anyOf: [own, PENDING_TASK_SCHEMA],
+  } as NonNullable<Tool['outputSchema']>;
 }
 
 /** The ttl a task-augmented call asks for; -32602 unless it is a whole, non-negative number of milliseconds. */
@@ -52,24 +94,44 @@ export function idempotencyOf(meta: Record<string, unknown> | undefined): { idem
   return { ...(key !== undefined && { idempotencyKey: key as string }), ...(adoptOnly === true && { adoptOnly }) };
 }
 
+/** Why a plain call answered before its task finished. */
+export type PendingReason =
+  /** The host renders the task view, which follows the task from here. */
+  | { kind: 'view' }
+  /** The task asks a question this client cannot be asked (it declared no elicitation for it). */
+  | { kind: 'question' }
+  /** The call waited as long as it may. */
+  | { kind: 'budget'; budgetMs: number };
+
 /**
- * The answer to a plain call whose task outlived the wait: the task id and how to finish the job with the companion
- * tools. Marked isError, since it does not carry the tool's declared structured result.
+ * The answer to a plain call whose task goes on: not an error (the work is under way), with the task id, the question
+ * it waits on, and how to go on with the companion tools. `structuredContent.pendingTask` is declared in every
+ * workflow tool's output schema ({@link PENDING_TASK_SCHEMA}).
  */
-export function overBudgetResult(view: TaskView, budgetMs: number): CallToolResult {
-  const { taskId, status, statusMessage } = view.task;
-  const question = view.input ? ` It is waiting for an answer to: "${view.input.request.message}" (answer with task_respond).` : '';
+export function pendingTaskResult(view: TaskView, reason: PendingReason): CallToolResult {
+  const { taskId, status, statusMessage, pollInterval } = view.task;
+  const lead =
+    reason.kind === 'view'
+      ? `Started task ${taskId}; the task view shows its progress and takes the user's answers.`
+      : reason.kind === 'budget'
+        ? `Not finished within the ${Math.round(reason.budgetMs / 1000)} s this call may wait; the work goes on as task ${taskId}.`
+        : `Task ${taskId} needs an answer from the user.`;
+  const howTo =
+    reason.kind === 'view'
+      ? `task_status and task_result with taskId "${taskId}" report it.`
+      : `Follow it with task_status, task_result, task_respond or task_cancel and taskId "${taskId}".`;
+  const question = view.input && { key: view.input.key, ...view.input.request };
   return {
-    content: [
-      {
-        type: 'text',
-        text:
-          `Not finished within the ${Math.round(budgetMs / 1000)} s this call may wait; the work goes on as task ${taskId} ` +
-          `(${status}${statusMessage ? `: ${statusMessage}` : ''}).${question} ` +
-          `Use task_status, task_result, task_respond or task_cancel with taskId "${taskId}" to follow it.`,
+    content: [{ type: 'text', text: `${lead} ${describe(view)} ${howTo}` }],
+    structuredContent: {
+      pendingTask: {
+        taskId,
+        status,
+        ...(statusMessage !== undefined && { statusMessage }),
+        ...(pollInterval !== undefined && { pollIntervalMs: pollInterval }),
+        ...(question && { question }),
       },
-    ],
-    isError: true,
+    },
     _meta: { [RELATED_TASK_META_KEY]: { taskId } },
   };
 }

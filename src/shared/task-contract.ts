@@ -75,6 +75,19 @@ export interface PublishedProgress {
   message?: string;
 }
 
+/**
+ * Something a person may do to the running workflow now, offered by the workflow itself: a call of a declared tool
+ * with the task id and these arguments (the task view shows one button per action). Published while it is on offer.
+ */
+export interface PublishedAction {
+  /** A tool the server declares; it is called with `{ taskId, ...arguments }`. */
+  tool: string;
+  arguments?: Record<string, string | number | boolean>;
+  /** The button's label, e.g. "Pay LI-2 now". */
+  title: string;
+  description?: string;
+}
+
 /** The state a running workflow publishes in its memo, rewritten on every change. */
 export interface PublishedTaskState {
   status: PublishedStatus;
@@ -92,6 +105,8 @@ export interface PublishedTaskState {
    */
   input?: PendingInput;
   progress?: PublishedProgress;
+  /** What may be done to the workflow now (see {@link PublishedAction}); absent or empty when nothing is on offer. */
+  actions?: PublishedAction[];
 }
 
 /** The input requests a published state waits on: `inputs`, or the single `input` of older workflows. */

@@ -113,6 +113,12 @@ export async function invoiceWorkflow(invoice: Invoice): Promise<InvoiceResult> 
       waiting.length === 0
         ? head
         : `${head}; scheduled: ${waiting.map((s) => `${s.lineItemId} (${money(s.amount)}) on ${s.payOn}`).join(', ')}`,
+      waiting.map((s) => ({
+        tool: 'release_scheduled_payment',
+        arguments: { lineItemId: s.lineItemId },
+        title: `Pay ${s.lineItemId} now`,
+        description: `${money(s.amount)}, scheduled for ${s.payOn}`,
+      })),
     );
   };
 

@@ -10,6 +10,7 @@ import {
   type FormInputRequest,
   type InputResponse,
   type PendingInput,
+  type PublishedAction,
   type PublishedProgress,
   type PublishedTaskState,
   type UrlInputRequest,
@@ -17,8 +18,11 @@ import {
 
 /** The task as seen from inside one workflow run. */
 export interface WorkflowTask {
-  /** Publishes a new status message; the task stays (or goes back to) `working`. */
-  setStatus(message: string): void;
+  /**
+   * Publishes a new status message; the task stays (or goes back to) `working`. With `actions`, also replaces what
+   * is on offer to the user (an empty list withdraws every action); in the same memo update.
+   */
+  setStatus(message: string, actions?: PublishedAction[]): void;
   /** Publishes progress (MCP semantics: `progress` only grows; `total` when known), with an optional message. */
   setProgress(progress: number, total?: number, message?: string): void;
   /**
@@ -40,6 +44,7 @@ export function startWorkflowTask(initialMessage?: string): WorkflowTask {
   const pending: PendingInput[] = [];
   let statusMessage = initialMessage;
   let progress: PublishedProgress | undefined;
+  let actions: PublishedAction[] = [];
 
   const publish = (): void => {
     const waiting = pending.length > 0;
@@ -49,6 +54,7 @@ export function startWorkflowTask(initialMessage?: string): WorkflowTask {
       ...(statusMessage !== undefined && { statusMessage }),
       ...(waiting && { inputs: [...pending], input: pending[0] }),
       ...(progress && { progress }),
+      ...(actions.length > 0 && { actions }),
     };
     upsertMemo({ [TASK_STATE_MEMO]: state });
   };
@@ -72,8 +78,9 @@ export function startWorkflowTask(initialMessage?: string): WorkflowTask {
 
   publish();
   return {
-    setStatus(message) {
+    setStatus(message, offered) {
       statusMessage = message;
+      if (offered) actions = [...offered];
       publish();
     },
     setProgress(value, total, message) {

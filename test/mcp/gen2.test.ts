@@ -50,8 +50,15 @@ interface RawAnswer {
 }
 
 /** One 2026-07-28 request, written by hand, with the headers a conforming client sends unless `headers` says otherwise. */
-async function rpc(method: string, params: Record<string, unknown>, options: { tasks?: boolean; headers?: Record<string, string> } = {}) {
-  const capabilities = { elicitation: { form: {} }, ...(options.tasks !== false && { extensions: { [TASKS]: {} } }) };
+async function rpc(
+  method: string,
+  params: Record<string, unknown>,
+  options: { tasks?: boolean; headers?: Record<string, string>; capabilities?: Record<string, unknown> } = {},
+) {
+  const capabilities = options.capabilities ?? {
+    elicitation: { form: {} },
+    ...(options.tasks !== false && { extensions: { [TASKS]: {} } }),
+  };
   const body = {
     jsonrpc: '2.0',
     id: 1,
@@ -421,6 +428,25 @@ describe('the wire, written by hand', () => {
       Array.from({ length: 101 }, (_, index) => `task-${index}`),
     );
     expect(tooMany[0].error.code).toBe(-32602);
+  });
+
+  test('a plain call: a host that renders Apps gets the task at once; a client that cannot be asked gets the question', async () => {
+    const ui = { extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] } } };
+    const forView = (await rpc('tools/call', { name: 'process_invoice', arguments: sampleInvoice() }, { capabilities: ui })).body.result!;
+    expect(forView).toMatchObject({ resultType: 'complete', structuredContent: { pendingTask: { status: 'working' } } });
+    expect(forView.isError).toBeUndefined();
+    const view = await rpc('resources/read', { uri: 'ui://temporal-mcp-tasks/task-view.html' }, { capabilities: ui });
+    expect(view.body.result!.contents[0]).toMatchObject({
+      mimeType: 'text/html;profile=mcp-app',
+      text: expect.stringMatching(/^<!doctype html>/i),
+    });
+
+    const mute = (await rpc('tools/call', { name: 'process_invoice', arguments: sampleInvoice() }, { capabilities: {} })).body.result!;
+    expect(mute.isError).toBeUndefined();
+    expect(mute.structuredContent.pendingTask).toMatchObject({ status: 'input_required', question: { key: 'approval', mode: 'form' } });
+    for (const taskId of [forView.structuredContent.pendingTask.taskId, mute.structuredContent.pendingTask.taskId]) {
+      await rpc('tasks/cancel', { taskId });
+    }
   });
 
   test('server/discover advertises the tasks extension', async () => {

@@ -6,7 +6,9 @@ import {
   TaskStatusNotificationSchema,
   type Task,
 } from '@modelcontextprotocol/sdk/types.js';
+import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Client } from '@temporalio/client';
+import { APP_MIME_TYPE, TASK_VIEW_URI, UI_EXTENSION } from '../../src/mcp/app/ui';
 import type { Bridge } from '../../src/mcp/bridge';
 import { PaymentsLedger } from '../../src/activities/payments';
 import { respondSignal, TASK_STATE_MEMO } from '../../src/shared/task-contract';
@@ -91,8 +93,25 @@ describe('task-augmented tools/call', () => {
     expect(tool.execution?.taskSupport).toBe('optional');
     expect(tool.inputSchema.required).toEqual(expect.arrayContaining(['vendorId', 'invoiceNumber', 'currency', 'lineItems']));
     expect((tool.inputSchema.properties as Record<string, { description?: string }>).currency.description).toMatch(/ISO 4217/);
-    expect(tool.outputSchema?.properties).toHaveProperty('payments');
+    // The tool's own result, or the task that goes on (a plain call that answers before the end).
+    const [own, pending] = (tool.outputSchema as { anyOf: Array<{ properties: Record<string, unknown> }> }).anyOf;
+    expect(own.properties).toHaveProperty('payments');
+    expect(pending.properties).toHaveProperty('pendingTask');
+    expect(tool._meta).toMatchObject({ ui: { resourceUri: TASK_VIEW_URI }, 'ui/resourceUri': TASK_VIEW_URI });
     expect(tools.find((t) => t.name === 'release_scheduled_payment')?.execution?.taskSupport).toBe('forbidden');
+  });
+
+  test('resources: the task view is listed and read as one HTML document; another uri is -32002', async () => {
+    const { client } = await connect();
+    expect((await client.listResources()).resources).toEqual([expect.objectContaining({ uri: TASK_VIEW_URI, mimeType: APP_MIME_TYPE })]);
+    const { contents } = await client.readResource({ uri: TASK_VIEW_URI });
+    expect(contents).toHaveLength(1);
+    const html = (contents[0] as { text: string }).text;
+    expect(contents[0].mimeType).toBe(APP_MIME_TYPE);
+    expect(html).toMatch(/^<!doctype html>/i);
+    // Self-contained: no script or style loaded from elsewhere.
+    expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+href=/i);
+    expect(await errorCodeOf(client.readResource({ uri: 'ui://temporal-mcp-tasks/other.html' }))).toBe(-32002);
   });
 
   test('the approve path: working → input_required → elicitation on tasks/result → completed, paid once', async () => {
@@ -204,6 +223,16 @@ describe('task-augmented tools/call', () => {
     const pending = taskResult(client, task.taskId, 60_000);
     const waiting = await waitForTask(client, task.taskId, (t) => t.status === 'working' && /scheduled:/.test(t.statusMessage ?? ''));
     expect(waiting.statusMessage).toContain(`LATER (EUR 2.50) on ${payOn}`);
+    // The workflow offers the release as an action (the task view shows it as a button).
+    const status = await client.callTool({ name: 'task_status', arguments: { taskId: task.taskId } });
+    expect((status.structuredContent as { actions: unknown[] }).actions).toEqual([
+      {
+        tool: 'release_scheduled_payment',
+        arguments: { lineItemId: 'LATER' },
+        title: 'Pay LATER now',
+        description: `EUR 2.50, scheduled for ${payOn}`,
+      },
+    ]);
 
     const wrong = await client.callTool({ name: 'release_scheduled_payment', arguments: { taskId: task.taskId, lineItemId: 'NOW' } });
     expect(wrong).toMatchObject({ isError: true, content: [{ text: expect.stringMatching(/already paid/) }] });
@@ -218,6 +247,39 @@ describe('task-augmented tools/call', () => {
     const again = await client.callTool({ name: 'release_scheduled_payment', arguments: { taskId: task.taskId, lineItemId: 'LATER' } });
     expect(again.structuredContent).toEqual(released.structuredContent);
     expect(await ledgerFor(task.taskId)).toHaveLength(2);
+  });
+
+  test('a plain call from a client that cannot be asked returns at the question, not as an error, and task_respond answers it', async () => {
+    const { client } = await connect(undefined, { elicitation: false });
+    const started = Date.now();
+    const result = await client.callTool({ name: 'process_invoice', arguments: sampleInvoice() });
+    expect(Date.now() - started).toBeLessThan(FAST_TUNING.inlineBudgetMs);
+    expect(result.isError).toBeFalsy();
+    const { pendingTask } = result.structuredContent as { pendingTask: { taskId: string; status: string; question: Record<string, any> } };
+    expect(pendingTask).toMatchObject({ status: 'input_required', question: { key: 'approval', mode: 'form' } });
+    expect(pendingTask.question.requestedSchema.required).toEqual(['decision']);
+    expect((result.content as Array<{ text: string }>)[0].text).toMatch(/task_respond.*decision \(one of approve, reject\), required/);
+    const answered = await client.callTool({
+      name: 'task_respond',
+      arguments: { taskId: pendingTask.taskId, key: 'approval', action: 'accept', content: { decision: 'approve' } },
+    });
+    expect(answered.isError).toBeFalsy();
+    const done = await client.callTool({ name: 'task_result', arguments: { taskId: pendingTask.taskId, waitSeconds: 30 } });
+    expect(done.structuredContent).toMatchObject({ outcome: 'paid' });
+  });
+
+  test('a plain call from a host that renders Apps answers at once with the task, for the task view to follow', async () => {
+    const client = new McpClient(
+      { name: 'apps-host', version: '1.0.0' },
+      { capabilities: { extensions: { [UI_EXTENSION]: { mimeTypes: [APP_MIME_TYPE] } } } },
+    );
+    cleanups.push(await connectInMemory(bridge, client));
+    const result = await client.callTool({ name: 'process_invoice', arguments: sampleInvoice() });
+    expect(result.isError).toBeFalsy();
+    const { pendingTask } = result.structuredContent as { pendingTask: { taskId: string; status: string } };
+    expect(pendingTask.status).toBe('working');
+    expect(result._meta?.[RELATED_TASK_META_KEY]).toEqual({ taskId: pendingTask.taskId });
+    await client.callTool({ name: 'task_cancel', arguments: { taskId: pendingTask.taskId } });
   });
 
   test('a plain call (no task) runs the invoice to the end, asking for approval inline', async () => {

@@ -7,8 +7,10 @@ import {
   ErrorCode,
   GetTaskPayloadRequestSchema,
   GetTaskRequestSchema,
+  ListResourcesRequestSchema,
   ListTasksRequestSchema,
   ListToolsRequestSchema,
+  ReadResourceRequestSchema,
   McpError,
   type CallToolRequest,
   type CallToolResult,
@@ -18,7 +20,8 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { REPLAYED_META } from '../../shared/wire';
-import { describeTool, idempotencyOf, invalidArgumentsResult, invalidArgumentsText, overBudgetResult, ttlOf } from '../call-tool';
+import { APP_RESOURCES, readAppResource, rendersApps } from '../app/ui';
+import { describeTool, idempotencyOf, invalidArgumentsResult, invalidArgumentsText, pendingTaskResult, ttlOf } from '../call-tool';
 import { InputChannel, type InputChannelOptions } from './input-channel';
 import { isTemporalUnavailable, temporalUnavailable } from '../tasks/errors';
 import { TemporalTaskBackend, type TaskView } from '../tasks/repository';
@@ -67,6 +70,7 @@ export function createBridgeServer(deps: BridgeDependencies): Server {
   const server = new Server(SERVER_INFO, {
     capabilities: {
       tools: {},
+      resources: {},
       tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
     },
     instructions: SERVER_INSTRUCTIONS,
@@ -74,6 +78,8 @@ export function createBridgeServer(deps: BridgeDependencies): Server {
   const connection = new Gen1Connection(server, deps);
   const descriptors = deps.tools.map(describeTool);
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: descriptors }));
+  server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: APP_RESOURCES }));
+  onRequest(server, ReadResourceRequestSchema, (request) => readAppResource(request.params.uri));
   onRequest(server, CallToolRequestSchema, (request, extra) => mapTemporalErrors(connection.callTool(request, extra)));
   onRequest(server, GetTaskRequestSchema, (request, extra) => connection.getTask(request.params.taskId, extra));
   onRequest(server, ListTasksRequestSchema, (request, extra) => connection.listTasks(request.params?.cursor, extra));
@@ -151,8 +157,13 @@ export class Gen1Connection {
       const meta = { ...(immediate && { [MODEL_IMMEDIATE_RESPONSE_META]: immediate }), ...(view.replayed && { [REPLAYED_META]: true }) };
       return { task: gen1Task(view), ...(Object.keys(meta).length > 0 && { _meta: meta }) };
     }
+    // A host that renders the task view gets the task at once: the view follows it, nothing waits.
+    if (rendersApps(this.server.getClientCapabilities())) return pendingTaskResult(view, { kind: 'view' });
     const result = await this.awaitResult(view.task.taskId, extra, this.deps.inlineBudgetMs);
-    return result ?? overBudgetResult(await this.deps.backend.get(view.task.taskId, principal), this.deps.inlineBudgetMs);
+    if (result) return result;
+    const now = await this.deps.backend.get(view.task.taskId, principal);
+    const unaskable = now.input !== undefined && !this.channelFor(principal).canAsk(now.input);
+    return pendingTaskResult(now, unaskable ? { kind: 'question' } : { kind: 'budget', budgetMs: this.deps.inlineBudgetMs });
   }
 
   /** tasks/get; a client that only polls is offered the pending question on its standalone stream. */
@@ -206,6 +217,9 @@ export class Gen1Connection {
       if (isTerminal(view.task.status)) return backend.result(view);
       // One question at a time, in the order the workflow asked them; never one this connection already answered.
       const input = view.inputs.find((candidate) => candidate.key !== dismissedKey && !channel.answeredHere(taskId, candidate.key));
+      // A bounded wait (a plain call, task_result) ends at a question this client cannot be asked: it is answered
+      // with task_respond. tasks/result keeps blocking (the question may be answered elsewhere).
+      if (input && !channel.canAsk(input) && budgetMs !== Infinity) return undefined;
       if (input && channel.canAsk(input)) {
         // A bad answer is asked again (with what was wrong): tasks/result blocks until the task is terminal.
         const outcome = await channel.ask({ ...view, input }, extra.requestId, extra.signal);

@@ -22,7 +22,8 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { PendingInput } from '../../shared/task-contract';
 import { sleep } from '../../util/wait';
-import { describeTool, idempotencyOf, invalidArgumentsResult, invalidArgumentsText, overBudgetResult } from '../call-tool';
+import { APP_RESOURCES, readAppResource, rendersApps } from '../app/ui';
+import { describeTool, idempotencyOf, invalidArgumentsResult, invalidArgumentsText, pendingTaskResult } from '../call-tool';
 import { isTemporalUnavailable, temporalUnavailable } from '../tasks/errors';
 import type { TaskView, TemporalTaskBackend } from '../tasks/repository';
 import type { DirectTool, ToolDefinition, WorkflowTool } from '../tools/types';
@@ -74,7 +75,7 @@ export function inputRequestsOf(inputs: readonly PendingInput[]) {
  */
 export function createModernServer(deps: ModernDependencies, principal: string): Server {
   const server = new Server(deps.serverInfo, {
-    capabilities: { tools: {}, extensions: { [TASKS_EXTENSION]: {} } },
+    capabilities: { tools: {}, resources: {}, extensions: { [TASKS_EXTENSION]: {} } },
     instructions: deps.instructions,
     requestState: { verify: (state, ctx) => deps.requestState.verify(state, ctx) },
   });
@@ -82,6 +83,8 @@ export function createModernServer(deps: ModernDependencies, principal: string):
   const byName = new Map(deps.tools.map((tool) => [tool.name, tool]));
 
   server.setRequestHandler('tools/list', async () => ({ tools: deps.tools.map(describeTool) as never }));
+  server.setRequestHandler('resources/list', async () => ({ resources: APP_RESOURCES }));
+  server.setRequestHandler('resources/read', (request) => protocolErrors(() => readAppResource(request.params.uri)) as never);
 
   server.setRequestHandler('tools/call', (request, ctx) =>
     protocolErrors(async (): Promise<CallToolResult | InputRequiredResult> => {
@@ -183,6 +186,8 @@ export function createModernServer(deps: ModernDependencies, principal: string):
       }
       view = await backend.create(tool, parsed.value, principal, idempotencyOf(params._meta));
       if (withTasks) return { resultType: 'task', ...modernTask(view) } as unknown as CallToolResult;
+      // A host that renders the task view gets the task at once: the view follows it, nothing waits.
+      if (rendersApps(capabilities)) return pendingTaskResult(view, { kind: 'view' }) as CallToolResult;
     }
     return awaitPlainCall(view, capabilities, ctx, problem);
   }
@@ -216,7 +221,8 @@ export function createModernServer(deps: ModernDependencies, principal: string):
           requestState: await deps.requestState.mint({ taskId }, ctx),
         } as InputRequiredResult;
       }
-      if (view.inputs.length > 0 || Date.now() >= deadline) return overBudgetResult(view, deps.inlineBudgetMs) as CallToolResult;
+      if (view.inputs.length > 0) return pendingTaskResult(view, { kind: 'question' }) as CallToolResult;
+      if (Date.now() >= deadline) return pendingTaskResult(view, { kind: 'budget', budgetMs: deps.inlineBudgetMs }) as CallToolResult;
       await sleep(
         Math.min(view.task.pollInterval ?? backend.options.pollIntervalMs, Math.max(deadline - Date.now(), 0)),
         ctx.mcpReq.signal,

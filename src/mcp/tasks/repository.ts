@@ -26,6 +26,7 @@ import {
   type FormInputRequest,
   type InputResponse,
   type PendingInput,
+  type PublishedAction,
   type PublishedProgress,
   type PublishedTaskState,
   type TaskMeta,
@@ -103,6 +104,8 @@ export interface TaskView {
   toolError?: string;
   /** Progress the workflow published, if any. */
   progress?: PublishedProgress;
+  /** What the workflow offers to do now (running tasks only). */
+  actions?: PublishedAction[];
 }
 
 /**
@@ -372,8 +375,10 @@ export class TemporalTaskBackend {
           };
         }
         const statusMessage = inputs.length > 0 && inputs.length < asked.length ? inputs[0].request.message : published?.statusMessage;
+        const actions = Array.isArray(published?.actions) && published.actions.length > 0 ? { actions: published.actions } : undefined;
         return {
           ...ids,
+          ...actions,
           inputs,
           ...(inputs.length > 0 && { input: inputs[0] }),
           ...progress,

@@ -6,6 +6,12 @@ import type { DirectTool } from './types';
 
 const RespondSchema = z.object({
   taskId: TaskIdSchema,
+  key: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe('Which question this answers, when the task waits on several (its key in task_status); default the first.'),
   action: z.enum(['accept', 'decline']).describe('accept to answer with content, decline to refuse.'),
   content: z
     .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.array(z.string())]))
@@ -20,14 +26,18 @@ export const taskRespondTool: DirectTool<z.infer<typeof RespondSchema>> = {
   title: 'Answer a task',
   description: 'Answers the question a task waits on (see task_status). The task resumes once the answer is recorded.',
   input: zodSchema(RespondSchema),
-  handler: ({ taskId, action, content }, context) =>
+  handler: ({ taskId, key, action, content }, context) =>
     withTask(context, taskId, async (view) => {
-      if (!view.input) return text(`${describe(view)} It is not waiting for an answer.`, { isError: true });
-      if (action === 'accept' && view.input.request.mode === 'form') {
-        const problem = checkFormContent(view.input.request.requestedSchema, content ?? {});
+      const input = key === undefined ? view.input : view.inputs.find((candidate) => candidate.key === key);
+      if (!input) {
+        const which = key === undefined ? 'an answer' : `an answer to "${key}"`;
+        return text(`${describe(view)} It is not waiting for ${which}.`, { isError: true });
+      }
+      if (action === 'accept' && input.request.mode === 'form') {
+        const problem = checkFormContent(input.request.requestedSchema, content ?? {});
         if (problem) return text(`The answer does not fit the question: ${problem}. Nothing was recorded.`, { isError: true });
       }
-      await context.backend.respond(view, { key: view.input.key, action, ...(action === 'accept' && content && { content }) });
+      await context.backend.respond(view, { key: input.key, action, ...(action === 'accept' && content && { content }) });
       return text(`Answer recorded for task ${taskId}; it resumes. Use task_status or task_result to follow it.`);
     }),
 };

@@ -8,7 +8,9 @@ export const taskStatusTool: DirectTool<{ taskId: string }> = {
   kind: 'direct',
   name: 'task_status',
   title: 'Task status',
-  description: 'Tells the status of a task started by another tool, and the question it waits on, if any.',
+  description:
+    'Tells the status of a task started by another tool, the questions it waits on, and what may be done to it now (actions: ' +
+    'a tool to call with the taskId and the given arguments).',
   input: zodSchema(z.object({ taskId: TaskIdSchema })),
   annotations: { readOnlyHint: true },
   handler: ({ taskId }, context) =>
@@ -17,6 +19,9 @@ export const taskStatusTool: DirectTool<{ taskId: string }> = {
         structuredContent: {
           task: view.task,
           ...(view.input && { question: { key: view.input.key, ...view.input.request } }),
+          ...(view.inputs.length > 1 && { questions: view.inputs.map((input) => ({ key: input.key, ...input.request })) }),
+          ...(view.progress && { progress: view.progress }),
+          ...(view.actions && { actions: view.actions }),
         },
       }),
     ),

@@ -1,0 +1,310 @@
+/**
+ * The task view (an MCP App) in a real headless Chromium, inside a test host built on ext-apps' AppBridge, against a
+ * real server, worker and dev server. The host's MCP client is the SDK's, over Streamable HTTP; it declares the UI
+ * extension, so a plain call of a task tool answers at once and the view follows the task. The test reads the page as
+ * a person would: visible text, labels, buttons.
+ */
+import { mkdirSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { RELATED_TASK_META_KEY, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { build } from 'esbuild';
+import type { Browser, FrameLocator, Locator, Page } from 'playwright-core';
+import { PaymentsLedger } from '../../src/activities/payments';
+import { APP_MIME_TYPE, TASK_VIEW_URI, UI_EXTENSION } from '../../src/mcp/app/ui';
+import { launchChromium } from '../helpers/browser';
+import { freePort, ROOT } from '../helpers/dev-server';
+import { spawnHttpServer, type HttpServerProcess } from '../helpers/processes';
+import {
+  daysFromToday,
+  eventually,
+  sampleInvoice,
+  startWorker,
+  tempActivityConfig,
+  uniqueTaskQueue,
+  type RunningWorker,
+} from '../helpers/temporal';
+
+const taskQueue = uniqueTaskQueue('view');
+const activities = tempActivityConfig();
+const ALICE = `alice-${Math.random().toString(36).slice(2)}`;
+const BOB = `bob-${Math.random().toString(36).slice(2)}`;
+const SCREENSHOTS = join(ROOT, 'docs', 'images');
+let worker: RunningWorker;
+let server: HttpServerProcess;
+let browser: Browser;
+let host: { url: string; close(): Promise<void> };
+
+beforeAll(async () => {
+  [worker, server, browser, host] = await Promise.all([
+    startWorker(taskQueue, activities),
+    freePort().then((port) => spawnHttpServer(taskQueue, port, { MCP_AUTH_TOKENS: `alice=${ALICE},bob=${BOB}` })),
+    launchChromium(),
+    serveHostPage(),
+  ]);
+}, 300_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await host?.close();
+  await server?.kill();
+  await worker?.stop();
+});
+
+/** The test host page: an empty chat column and the AppBridge host script, bundled for the browser. */
+async function serveHostPage(): Promise<{ url: string; close(): Promise<void> }> {
+  const bundle = await build({
+    entryPoints: [join(ROOT, 'test/app/host/host-page.ts')],
+    bundle: true,
+    write: false,
+    format: 'iife',
+    platform: 'browser',
+    target: 'es2020',
+    logLevel: 'error',
+  });
+  const script = bundle.outputFiles[0].text.replace(/<\/script/gi, '<\\/script');
+  const page =
+    '<!doctype html><html><head><meta charset="utf-8"><title>Test host</title><style>' +
+    'body{font-family:system-ui,sans-serif;margin:0;padding:16px;background:#f4f4f5}' +
+    '[data-theme=dark] body{background:#18181b}' +
+    '#chat{width:360px}iframe{display:block;width:100%;height:480px;border:1px solid #d4d4d8;border-radius:10px;background:transparent}' +
+    `</style></head><body><main id="chat"></main><script>${script}</script></body></html>`;
+  const httpServer = http.createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.end(page);
+  });
+  await new Promise<void>((resolve) => httpServer.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(httpServer.address() as AddressInfo).port}/`,
+    close: () => new Promise((resolve) => httpServer.close(() => resolve())),
+  };
+}
+
+/** The host's MCP client: it renders Apps and asks no questions itself. */
+async function hostClient(token = ALICE): Promise<Client> {
+  const client = new Client(
+    { name: 'test-host', version: '1.0.0' },
+    { capabilities: { extensions: { [UI_EXTENSION]: { mimeTypes: [APP_MIME_TYPE] } } } },
+  );
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
+  );
+  return client;
+}
+
+interface Chat {
+  page: Page;
+  view: FrameLocator;
+  client: Client;
+  taskId: string;
+  /** Shows the view again from the same tool call, as a host does after a reload. */
+  reload(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Calls `tool` as the host would for a model, then shows the view the tool declares with the call's result. */
+async function chatCall(name: string, args: Record<string, unknown>, theme: 'light' | 'dark' = 'light'): Promise<Chat> {
+  const client = await hostClient();
+  const tool = (await client.listTools()).tools.find((candidate) => candidate.name === name) as Tool;
+  expect(tool._meta).toMatchObject({ ui: { resourceUri: TASK_VIEW_URI } });
+  const started = Date.now();
+  const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
+  // The host gets the task at once (nothing waits for the approval), not an error.
+  expect(Date.now() - started).toBeLessThan(10_000);
+  expect(result.isError).toBeFalsy();
+  const taskId = (result._meta?.[RELATED_TASK_META_KEY] as { taskId: string }).taskId;
+  expect(result.structuredContent).toMatchObject({ pendingTask: { taskId } });
+  return show(client, tool, args, result, theme, taskId);
+}
+
+async function show(
+  client: Client,
+  tool: Tool,
+  args: Record<string, unknown>,
+  result: CallToolResult,
+  theme: 'light' | 'dark',
+  taskId: string,
+) {
+  const resource = await client.readResource({ uri: TASK_VIEW_URI });
+  const { text: html, mimeType } = resource.contents[0] as { text: string; mimeType: string };
+  expect(mimeType).toBe(APP_MIME_TYPE);
+  const page = await browser.newPage({ viewport: { width: 420, height: 900 } });
+  await page.exposeFunction('hostCallTool', (params: { name: string; arguments?: Record<string, unknown> }) => client.callTool(params));
+  const mount = async () => {
+    await page.goto(host.url);
+    await page.evaluate((options) => (globalThis as unknown as { mountView(o: unknown): Promise<void> }).mountView(options), {
+      html,
+      tool,
+      toolInput: args,
+      toolResult: result,
+      theme,
+    } as never);
+  };
+  await mount();
+  return {
+    page,
+    view: page.frameLocator('iframe[title="Task view"]'),
+    client,
+    taskId,
+    reload: async () => {
+      await page.reload();
+      await page.evaluate((options) => (globalThis as unknown as { mountView(o: unknown): Promise<void> }).mountView(options), {
+        html,
+        tool,
+        toolInput: args,
+        toolResult: result,
+        theme,
+      } as never);
+    },
+    close: async () => {
+      await page.close();
+      await client.close();
+    },
+  };
+}
+
+async function paidLineItems(taskId: string): Promise<string[]> {
+  const entries = (await new PaymentsLedger(activities.ledgerFile).entries()).filter((entry) => entry.taskId === taskId);
+  return entries.map((entry) => entry.lineItemId).sort();
+}
+
+const LONG = 30_000;
+
+describe('the task view in a real browser', () => {
+  test('approve, release the scheduled line item, see both payments; a reload mid-flow resumes where it was', async () => {
+    const invoice = sampleInvoice({
+      lineItems: [
+        { lineItemId: 'LI-1', description: 'Printer paper', amount: 120.5 },
+        { lineItemId: 'LI-2', description: 'Service contract', amount: 980, payOn: daysFromToday(90) },
+      ],
+    });
+    const chat = await chatCall('process_invoice', invoice);
+    const { view, page } = chat;
+    try {
+      await view.getByText('Input required').first().waitFor({ timeout: LONG });
+      await view.getByText(`Approve invoice ${invoice.invoiceNumber}`).first().waitFor();
+
+      // A reload shows the same question again: the view asks the server, it keeps nothing.
+      await chat.reload();
+      await view.getByText('Input required').first().waitFor({ timeout: LONG });
+      mkdirSync(SCREENSHOTS, { recursive: true });
+
+      // An answer that does not fit is refused in the view, with the reason, and nothing is sent.
+      await view.getByLabel('Approve').check();
+      await view.getByLabel(/Comment/).fill('x'.repeat(501));
+      await view.getByRole('button', { name: 'Submit' }).click();
+      await view
+        .getByText(/at most 500 characters/)
+        .first()
+        .waitFor();
+      expect((await chat.client.callTool({ name: 'task_status', arguments: { taskId: chat.taskId } })).structuredContent).toMatchObject({
+        task: { status: 'input_required' },
+      });
+      // The server refuses it too.
+      const refused = (await chat.client.callTool({
+        name: 'task_respond',
+        arguments: { taskId: chat.taskId, action: 'accept', content: { decision: 'approve', comment: 'x'.repeat(501) } },
+      })) as CallToolResult;
+      expect(refused.isError).toBe(true);
+
+      await view.getByLabel(/Comment/).fill('Checked against the PO');
+      await page.screenshot({ path: join(SCREENSHOTS, 'task-view-approval.png') });
+      await view.getByRole('button', { name: 'Submit' }).click();
+
+      // Approved: LI-1 is paid, LI-2 waits for its date and is offered for release.
+      const release = view.getByRole('button', { name: 'Pay LI-2 now' });
+      await release.waitFor({ timeout: LONG });
+      expect(await paidLineItems(chat.taskId)).toEqual(['LI-1']);
+      await release.click();
+
+      await view.getByRole('heading', { name: 'Result' }).waitFor({ timeout: LONG });
+      await view.getByText('Completed').first().waitFor();
+      const result = view.locator('body');
+      await containsText(result, 'LI-1');
+      await containsText(result, 'LI-2');
+      await containsText(result, 'paid');
+      await page.screenshot({ path: join(SCREENSHOTS, 'task-view-result.png'), fullPage: true });
+      expect(await paidLineItems(chat.taskId)).toEqual(['LI-1', 'LI-2']);
+
+      // Reopened after the end, it shows the result again.
+      await chat.reload();
+      await view.getByRole('heading', { name: 'Result' }).waitFor({ timeout: LONG });
+    } finally {
+      await chat.close();
+    }
+  });
+
+  test('a reject completes the task with the rejected outcome and pays nothing (dark theme)', async () => {
+    const chat = await chatCall('process_invoice', sampleInvoice(), 'dark');
+    try {
+      await chat.view.getByText('Input required').first().waitFor({ timeout: LONG });
+      await chat.view.getByLabel('Reject').check();
+      await chat.view.getByRole('button', { name: 'Submit' }).click();
+      await chat.view.getByRole('heading', { name: 'Result' }).waitFor({ timeout: LONG });
+      await containsText(chat.view.locator('body'), 'rejected');
+      expect(await paidLineItems(chat.taskId)).toEqual([]);
+    } finally {
+      await chat.close();
+    }
+  });
+
+  test('cancel asks for confirmation, then the task reads cancelled', async () => {
+    const chat = await chatCall('process_invoice', sampleInvoice());
+    try {
+      await chat.view.getByText('Input required').first().waitFor({ timeout: LONG });
+      await chat.view.getByRole('button', { name: 'Cancel task' }).click();
+      await chat.view.getByRole('button', { name: 'Keep it' }).click();
+      expect((await chat.client.callTool({ name: 'task_status', arguments: { taskId: chat.taskId } })).structuredContent).toMatchObject({
+        task: { status: 'input_required' },
+      });
+      await chat.view.getByRole('button', { name: 'Cancel task' }).click();
+      await chat.view.getByRole('button', { name: 'Yes, cancel' }).click();
+      await chat.view.getByText('Cancelled').first().waitFor({ timeout: LONG });
+      await eventually(async () => {
+        const status = (await chat.client.callTool({ name: 'task_status', arguments: { taskId: chat.taskId } })).structuredContent as {
+          task: { status: string };
+        };
+        return status.task.status === 'cancelled' ? true : undefined;
+      }, 'the task cancelled');
+      expect(await paidLineItems(chat.taskId)).toEqual([]);
+    } finally {
+      await chat.close();
+    }
+  });
+
+  test('a task id that is not the caller\'s shows only "not found"', async () => {
+    const alice = await chatCall('process_invoice', sampleInvoice());
+    const bobClient = await hostClient(BOB);
+    const tool = (await bobClient.listTools()).tools.find((candidate) => candidate.name === 'process_invoice') as Tool;
+    // Bob's host shows a view for Alice's task (a forged or mixed-up tool result).
+    const forged: CallToolResult = {
+      content: [{ type: 'text', text: 'started' }],
+      structuredContent: { pendingTask: { taskId: alice.taskId, status: 'working' } },
+    };
+    const bob = await show(bobClient, tool, {}, forged, 'light', alice.taskId);
+    try {
+      await bob.view
+        .getByText(/not found/i)
+        .first()
+        .waitFor({ timeout: LONG });
+      const text = await bob.view.locator('body').innerText();
+      expect(text).not.toContain(alice.taskId.slice(-12));
+      expect(text).not.toMatch(/Approve invoice|Input required|V-100/);
+    } finally {
+      await bob.close();
+      await alice.client.callTool({ name: 'task_cancel', arguments: { taskId: alice.taskId } });
+      await alice.close();
+    }
+  });
+});
+
+/** Waits until the locator's text contains `expected` (the page updates as the task moves on). */
+function containsText(locator: Locator, expected: string): Promise<true> {
+  return eventually(
+    async () => ((await locator.innerText().catch(() => '')).includes(expected) ? true : undefined),
+    `"${expected}" on the page`,
+  );
+}
