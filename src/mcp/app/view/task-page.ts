@@ -32,6 +32,12 @@ const DEFAULT_POLL_MS = 2000;
 const MIN_POLL_MS = 500;
 /** Retry delay after the host or server could not be reached. */
 const RETRY_MS = 5000;
+/**
+ * A task reads cancelled as soon as the cancel is accepted, while its work may still be winding down; the status
+ * message then changes once more (to say what was done before the cancel). It is followed this long, or until it has
+ * changed.
+ */
+const CANCEL_SETTLE_MS = 30_000;
 
 /** The task view's page: header, status, questions, actions, result and the cancel control. */
 export class TaskPage {
@@ -43,6 +49,8 @@ export class TaskPage {
   private pollAgain = false;
   private stopped = false;
   private resultShown = false;
+  /** When the task was first seen cancelled, and the status message it had then. */
+  private cancelSeen: { at: number; message: string | undefined } | undefined;
 
   private readonly title = h('h1', {}, 'Task');
   private readonly taskLine = h('p', { class: 'task-id', hidden: true });
@@ -109,6 +117,7 @@ export class TaskPage {
     this.pollAgain = false;
     this.stopped = false;
     this.resultShown = false;
+    this.cancelSeen = undefined;
     replaceChildren(this.taskLine, 'Task ID ', h('code', {}, taskId));
     this.taskLine.hidden = false;
     replaceChildren(this.statusRegion, h('p', { class: 'waiting' }, 'Loading the task…'));
@@ -160,12 +169,16 @@ export class TaskPage {
       }
       this.showNotice(undefined);
       this.show(report);
+      const interval = Math.max(MIN_POLL_MS, report.task.pollInterval ?? DEFAULT_POLL_MS);
       if (!TERMINAL_STATUSES.includes(report.task.status)) {
-        next = Math.max(MIN_POLL_MS, report.task.pollInterval ?? DEFAULT_POLL_MS);
-      } else if (!this.resultShown) {
-        const result = await this.host.tools.result(taskId);
-        if (generation !== this.generation) return;
-        this.showResult(result);
+        next = interval;
+      } else {
+        if (this.settling(report)) next = interval;
+        if (!this.resultShown) {
+          const result = await this.host.tools.result(taskId);
+          if (generation !== this.generation) return;
+          this.showResult(result);
+        }
       }
     } catch (error) {
       if (generation !== this.generation) return;
@@ -182,6 +195,13 @@ export class TaskPage {
         }
       }
     }
+  }
+
+  /** Whether a cancelled task's status message may still change (see {@link CANCEL_SETTLE_MS}). */
+  private settling(report: StatusReport): boolean {
+    if (report.task.status !== 'cancelled') return false;
+    this.cancelSeen ??= { at: Date.now(), message: report.task.statusMessage };
+    return report.task.statusMessage === this.cancelSeen.message && Date.now() - this.cancelSeen.at < CANCEL_SETTLE_MS;
   }
 
   private schedule(delay: number): void {
