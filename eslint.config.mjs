@@ -76,6 +76,42 @@ export default tseslint.config(
     },
   },
   {
+    // The task view runs in a browser frame inside the chat host: browser globals, no Node, no server code.
+    files: ['src/mcp/app/view/**/*.ts'],
+    languageOptions: {
+      globals: Object.fromEntries(
+        [
+          'window',
+          'document',
+          'navigator',
+          'console',
+          'setTimeout',
+          'clearTimeout',
+          'requestAnimationFrame',
+          'URL',
+          'Intl',
+          'Node',
+          'Element',
+          'HTMLElement',
+          'HTMLInputElement',
+          'HTMLHeadingElement',
+          'HTMLElementTagNameMap',
+        ].map((name) => [name, 'readonly']),
+      ),
+    },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: builtinModules
+            .flatMap((name) => [name, `node:${name}`])
+            .map((name) => ({ name, message: 'the task view runs in a browser' })),
+          patterns: [{ group: ['../*'], message: 'the task view bundles only its own folder and @modelcontextprotocol/ext-apps' }],
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.js'],
     languageOptions: {
       sourceType: 'commonjs',

@@ -1,0 +1,52 @@
+/**
+ * The task view: an MCP App that follows one task inside the chat. The host hands it the result of the tool call
+ * that started the task; from there on it learns everything through the server's companion tools, called through
+ * the host (task_status, task_respond, task_result, task_cancel, and the follow-up tools a status offers).
+ */
+import { App } from '@modelcontextprotocol/ext-apps';
+import { TaskPage } from './task-page';
+import { applyHostContext } from './theme';
+import { record, taskIdOf, TaskTools } from './tools';
+
+const app = new App({ name: 'temporal-mcp-tasks-task-view', version: '0.1.0' }, {}, { autoResize: true });
+
+const page = new TaskPage(
+  {
+    tools: new TaskTools(app),
+    async openLink(url) {
+      if (!app.getHostCapabilities()?.openLinks) return false;
+      try {
+        return !(await app.openLink({ url })).isError;
+      } catch {
+        return false;
+      }
+    },
+    outputSchema: () => app.getHostContext()?.toolInfo?.tool.outputSchema,
+    formatting: () => {
+      const context = app.getHostContext();
+      return { locale: context?.locale, timeZone: context?.timeZone };
+    },
+  },
+  document.body,
+);
+
+function hostContextChanged(): void {
+  const context = app.getHostContext();
+  applyHostContext(context);
+  const tool = context?.toolInfo?.tool;
+  page.setTitle(tool?.title ?? tool?.annotations?.title);
+}
+
+// Handlers first: the host may send the tool input and result right after the handshake.
+app.ontoolresult = (result) => {
+  const taskId = taskIdOf(result);
+  if (taskId) page.follow(taskId);
+};
+app.ontoolinput = ({ arguments: args }) => {
+  // A view opened on a companion tool's call (task_status and the like) knows its task from the arguments already.
+  const taskId = record(args)?.taskId;
+  if (typeof taskId === 'string' && taskId && !page.following) page.follow(taskId);
+};
+app.onhostcontextchanged = hostContextChanged;
+
+app.connect().then(hostContextChanged, (error: unknown) => page.disconnected(error));

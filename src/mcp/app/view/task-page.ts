@@ -1,0 +1,420 @@
+/**
+ * The page following one task. It remembers the task id and nothing else the server said: every poll asks
+ * `task_status` again (and `task_result` once the task has ended), so a reload shows the same page.
+ */
+import { h, messageOf, replaceChildren, uniqueId } from './dom';
+import { QuestionsPanel } from './form';
+import { renderResult, type Formatting } from './result';
+import { readStatus, textOf, type TaskTools, type ToolResult } from './tools';
+import { TERMINAL_STATUSES, type Progress, type StatusReport, type TaskAction, type TaskStatus } from './types';
+
+/** What the page needs from the host besides the tools. */
+export interface PageHost {
+  tools: TaskTools;
+  /** Opens a URL through the host; false when the host cannot. */
+  openLink(url: string): Promise<boolean>;
+  /** The output schema of the tool that started the task, when the host tells it. */
+  outputSchema(): unknown;
+  formatting(): Formatting;
+}
+
+/** How each status reads on the badge. */
+const STATUS_LABELS: Record<TaskStatus, string> = {
+  working: 'Working',
+  input_required: 'Input required',
+  completed: 'Completed',
+  failed: 'Failed',
+  cancelled: 'Cancelled',
+};
+
+/** Poll interval when the task does not suggest one, and the floor for one it does. */
+const DEFAULT_POLL_MS = 2000;
+const MIN_POLL_MS = 500;
+/** Retry delay after the host or server could not be reached. */
+const RETRY_MS = 5000;
+/**
+ * A task reads cancelled as soon as the cancel is accepted, while its work may still be winding down; the status
+ * message then changes once more (to say what was done before the cancel). It is followed this long, or until it has
+ * changed.
+ */
+const CANCEL_SETTLE_MS = 30_000;
+
+/** The task view's page: header, status, questions, actions, result and the cancel control. */
+export class TaskPage {
+  private taskId: string | undefined;
+  /** Bumped whenever another task is followed; answers for an older one are dropped. */
+  private generation = 0;
+  private polling: ReturnType<typeof setTimeout> | undefined;
+  private inFlight = false;
+  private pollAgain = false;
+  private stopped = false;
+  private resultShown = false;
+  /** When the task was first seen cancelled, and the status message it had then. */
+  private cancelSeen: { at: number; message: string | undefined } | undefined;
+
+  private readonly title = h('h1', {}, 'Task');
+  private readonly taskLine = h('p', { class: 'task-id', hidden: true });
+  private readonly statusRegion = h('div', { class: 'status', 'aria-live': 'polite', 'aria-atomic': 'true' });
+  private readonly progress = h('div', { class: 'progress', hidden: true });
+  private readonly notice = h('p', { class: 'notice warning', role: 'status', hidden: true });
+  private readonly questions: QuestionsPanel;
+  private readonly actions = new ActionsPanel((action) => this.runAction(action));
+  private readonly resultBody = h('div', { class: 'result' });
+  private readonly resultSection: HTMLElement;
+  private readonly cancel = new CancelControl(() => this.cancelTask());
+
+  constructor(
+    private readonly host: PageHost,
+    root: HTMLElement,
+  ) {
+    this.questions = new QuestionsPanel({
+      accept: (key, content) => this.host.tools.accept(this.requireTask(), key, content),
+      decline: (key) => this.host.tools.decline(this.requireTask(), key),
+      openLink: (url) => this.host.openLink(url),
+      answered: () => void this.refresh(),
+    });
+    const resultHeadingId = uniqueId('result-heading');
+    this.resultSection = h(
+      'section',
+      { class: 'panel', 'aria-labelledby': resultHeadingId, hidden: true },
+      h('h2', { id: resultHeadingId }, 'Result'),
+      this.resultBody,
+    );
+    replaceChildren(this.statusRegion, h('p', { class: 'waiting' }, 'Waiting for the task…'));
+    replaceChildren(
+      root,
+      h(
+        'main',
+        { class: 'page' },
+        h('header', { class: 'page-header' }, this.title, this.taskLine),
+        this.statusRegion,
+        this.progress,
+        this.notice,
+        this.questions.element,
+        this.actions.element,
+        this.resultSection,
+        this.cancel.element,
+      ),
+    );
+    document.addEventListener('visibilitychange', () => {
+      if (document.hidden) this.stopPolling();
+      else void this.refresh();
+    });
+  }
+
+  /** Names the page after the tool that started the task. */
+  setTitle(title: string | undefined): void {
+    this.title.textContent = title || 'Task';
+  }
+
+  /** Follows `taskId`, unless it is followed already. */
+  follow(taskId: string): void {
+    if (taskId === this.taskId) return;
+    this.taskId = taskId;
+    this.generation += 1;
+    this.stopPolling();
+    this.inFlight = false;
+    this.pollAgain = false;
+    this.stopped = false;
+    this.resultShown = false;
+    this.cancelSeen = undefined;
+    replaceChildren(this.taskLine, 'Task ID ', h('code', {}, taskId));
+    this.taskLine.hidden = false;
+    replaceChildren(this.statusRegion, h('p', { class: 'waiting' }, 'Loading the task…'));
+    this.progress.hidden = true;
+    this.showNotice(undefined);
+    this.questions.clear();
+    this.actions.update([]);
+    this.actions.clearOutcome();
+    this.resultSection.hidden = true;
+    this.resultBody.replaceChildren();
+    this.cancel.show(false);
+    void this.refresh();
+  }
+
+  /** Whether a task is followed already. */
+  get following(): boolean {
+    return this.taskId !== undefined;
+  }
+
+  /** Tells that the page could not reach the host at all. */
+  disconnected(error: unknown): void {
+    this.showNotice(`This view could not connect to the chat: ${messageOf(error)}`);
+  }
+
+  /** Asks the server for the task's status now, and shows the result once it has ended. */
+  async refresh(): Promise<void> {
+    const taskId = this.taskId;
+    if (taskId === undefined || this.stopped) return;
+    if (this.inFlight) {
+      this.pollAgain = true;
+      return;
+    }
+    this.stopPolling();
+    this.inFlight = true;
+    const generation = this.generation;
+    let next: number | undefined;
+    try {
+      const answer = await this.host.tools.status(taskId);
+      if (generation !== this.generation) return;
+      if (answer.isError) {
+        this.notFound();
+        return;
+      }
+      const report = readStatus(answer.structuredContent);
+      if (!report) {
+        this.showNotice('The task status could not be read. Trying again…');
+        next = RETRY_MS;
+        return;
+      }
+      this.showNotice(undefined);
+      this.show(report);
+      const interval = Math.max(MIN_POLL_MS, report.task.pollInterval ?? DEFAULT_POLL_MS);
+      if (!TERMINAL_STATUSES.includes(report.task.status)) {
+        next = interval;
+      } else {
+        if (this.settling(report)) next = interval;
+        if (!this.resultShown) {
+          const result = await this.host.tools.result(taskId);
+          if (generation !== this.generation) return;
+          this.showResult(result);
+        }
+      }
+    } catch (error) {
+      if (generation !== this.generation) return;
+      this.showNotice(`The server could not be reached (${messageOf(error)}). Trying again…`);
+      next = RETRY_MS;
+    } finally {
+      if (generation === this.generation) {
+        this.inFlight = false;
+        if (this.pollAgain) {
+          this.pollAgain = false;
+          void this.refresh();
+        } else if (next !== undefined) {
+          this.schedule(next);
+        }
+      }
+    }
+  }
+
+  /** Whether a cancelled task's status message may still change (see {@link CANCEL_SETTLE_MS}). */
+  private settling(report: StatusReport): boolean {
+    if (report.task.status !== 'cancelled') return false;
+    this.cancelSeen ??= { at: Date.now(), message: report.task.statusMessage };
+    return report.task.statusMessage === this.cancelSeen.message && Date.now() - this.cancelSeen.at < CANCEL_SETTLE_MS;
+  }
+
+  private schedule(delay: number): void {
+    this.stopPolling();
+    if (document.hidden) return;
+    this.polling = setTimeout(() => void this.refresh(), delay);
+  }
+
+  private stopPolling(): void {
+    if (this.polling !== undefined) clearTimeout(this.polling);
+    this.polling = undefined;
+  }
+
+  private requireTask(): string {
+    if (this.taskId === undefined) throw new Error('no task is shown');
+    return this.taskId;
+  }
+
+  /** An unknown task: the page says so and nothing else, and stops asking. */
+  private notFound(): void {
+    this.stopped = true;
+    this.stopPolling();
+    replaceChildren(this.statusRegion, h('p', { class: 'notice danger' }, 'Task not found'));
+    this.taskLine.hidden = true;
+    this.progress.hidden = true;
+    this.showNotice(undefined);
+    this.questions.clear();
+    this.actions.update([]);
+    this.actions.clearOutcome();
+    this.resultSection.hidden = true;
+    this.cancel.show(false);
+  }
+
+  private show(report: StatusReport): void {
+    const { status, statusMessage } = report.task;
+    const terminal = TERMINAL_STATUSES.includes(status);
+    const signature = JSON.stringify([status, statusMessage]);
+    if (this.statusRegion.dataset.signature !== signature) {
+      this.statusRegion.dataset.signature = signature;
+      const prominent = status === 'failed' || status === 'cancelled';
+      replaceChildren(
+        this.statusRegion,
+        h('p', { class: 'status-line' }, h('span', { class: 'badge', 'data-status': status }, STATUS_LABELS[status])),
+        statusMessage && h('p', { class: prominent ? 'status-message notice danger' : 'status-message' }, statusMessage),
+      );
+    }
+    this.showProgress(terminal ? undefined : report.progress);
+    this.questions.update(terminal ? [] : report.questions);
+    this.actions.update(report.actions);
+    this.cancel.show(!terminal);
+  }
+
+  private showProgress(progress: Progress | undefined): void {
+    this.progress.hidden = progress === undefined;
+    if (!progress) return;
+    const signature = JSON.stringify(progress);
+    if (this.progress.dataset.signature === signature) return;
+    this.progress.dataset.signature = signature;
+    const id = uniqueId('progress');
+    const { total, message } = progress;
+    const amount = total !== undefined ? `${progress.progress} of ${total}` : `${progress.progress} done`;
+    replaceChildren(
+      this.progress,
+      h('label', { for: id }, 'Progress'),
+      total !== undefined && h('progress', { id, max: total, value: Math.min(progress.progress, total) }),
+      h('p', { class: 'progress-text', id: total === undefined ? id : undefined }, message ? `${amount}: ${message}` : amount),
+    );
+  }
+
+  private showResult(result: ToolResult): void {
+    this.resultShown = true;
+    replaceChildren(this.resultBody, ...renderResult(result, this.host.outputSchema(), this.host.formatting()));
+    this.resultSection.hidden = false;
+  }
+
+  private showNotice(text: string | undefined): void {
+    this.notice.textContent = text ?? '';
+    this.notice.hidden = text === undefined;
+  }
+
+  private async runAction(action: TaskAction): Promise<ToolResult> {
+    try {
+      return await this.host.tools.run(action, this.requireTask());
+    } finally {
+      void this.refresh();
+    }
+  }
+
+  private async cancelTask(): Promise<ToolResult> {
+    try {
+      return await this.host.tools.cancel(this.requireTask());
+    } finally {
+      void this.refresh();
+    }
+  }
+}
+
+/** The follow-up tools the status offers, one button each, with what the last one answered. */
+class ActionsPanel {
+  readonly element: HTMLElement;
+  private readonly list = h('div', { class: 'actions' });
+  private readonly outcome = h('div', { class: 'action-outcome', role: 'status' });
+  private signature = '[]';
+
+  constructor(private readonly run: (action: TaskAction) => Promise<ToolResult>) {
+    const headingId = uniqueId('actions-heading');
+    this.element = h(
+      'section',
+      { class: 'panel', 'aria-labelledby': headingId, hidden: true },
+      h('h2', { id: headingId }, 'Actions'),
+      this.list,
+      this.outcome,
+    );
+  }
+
+  /** Shows these actions; the buttons are rebuilt only when the list changed, so that focus stays put. */
+  update(actions: TaskAction[]): void {
+    const signature = JSON.stringify(actions);
+    if (signature !== this.signature) {
+      this.signature = signature;
+      replaceChildren(this.list, ...actions.map((action) => this.button(action)));
+    }
+    this.element.hidden = actions.length === 0 && this.outcome.childElementCount === 0;
+  }
+
+  clearOutcome(): void {
+    this.outcome.replaceChildren();
+    this.element.hidden = this.signature === '[]';
+  }
+
+  private button(action: TaskAction): HTMLElement {
+    const helpId = action.description ? uniqueId('action-help') : undefined;
+    const button = h('button', { type: 'button', 'aria-describedby': helpId }, action.title);
+    button.addEventListener('click', () => void this.click(action));
+    return h('div', { class: 'action' }, button, helpId && h('p', { id: helpId, class: 'help' }, action.description));
+  }
+
+  private async click(action: TaskAction): Promise<void> {
+    const buttons = [...this.list.querySelectorAll('button')];
+    for (const button of buttons) button.disabled = true;
+    replaceChildren(this.outcome, h('p', {}, `${action.title}…`));
+    try {
+      const result = await this.run(action);
+      const text = textOf(result);
+      replaceChildren(
+        this.outcome,
+        result.isError
+          ? h('p', { class: 'notice danger' }, text || `${action.title} failed.`)
+          : h('p', { class: 'notice success' }, text || `${action.title}: done.`),
+      );
+    } catch (error) {
+      replaceChildren(this.outcome, h('p', { class: 'notice danger' }, `${action.title} could not be run: ${messageOf(error)}`));
+    } finally {
+      for (const button of buttons) button.disabled = false;
+    }
+  }
+}
+
+/** "Cancel task" with a confirmation in the page (a sandboxed frame may not show `confirm()`). */
+class CancelControl {
+  readonly element: HTMLElement;
+  private readonly start = h('button', { type: 'button', class: 'danger' }, 'Cancel task');
+  private readonly yes = h('button', { type: 'button', class: 'danger' }, 'Yes, cancel');
+  private readonly keep = h('button', { type: 'button' }, 'Keep it');
+  private readonly confirm: HTMLElement;
+  private readonly outcome = h('p', { class: 'notice danger', role: 'alert', hidden: true });
+
+  constructor(private readonly cancel: () => Promise<ToolResult>) {
+    const questionId = uniqueId('cancel-question');
+    this.confirm = h(
+      'div',
+      { class: 'confirm', role: 'group', 'aria-labelledby': questionId, hidden: true },
+      h('p', { id: questionId }, 'Cancel this task? Work it has already done stays done; the rest will not happen.'),
+      h('div', { class: 'buttons' }, this.yes, this.keep),
+    );
+    this.element = h('div', { class: 'cancel-area', hidden: true }, this.start, this.confirm, this.outcome);
+    this.start.addEventListener('click', () => {
+      this.start.hidden = true;
+      this.confirm.hidden = false;
+      this.keep.focus();
+    });
+    this.keep.addEventListener('click', () => this.close(true));
+    this.yes.addEventListener('click', () => void this.confirmed());
+  }
+
+  /** Shows the control while the task can still be cancelled. */
+  show(visible: boolean): void {
+    this.element.hidden = !visible;
+    if (!visible) this.close(false);
+  }
+
+  private close(refocus: boolean): void {
+    this.confirm.hidden = true;
+    this.start.hidden = false;
+    if (refocus) this.start.focus();
+  }
+
+  private async confirmed(): Promise<void> {
+    this.yes.disabled = this.keep.disabled = true;
+    this.outcome.hidden = true;
+    try {
+      const result = await this.cancel();
+      if (result.isError) this.fail(textOf(result) || 'The task could not be cancelled.');
+    } catch (error) {
+      this.fail(`The task could not be cancelled: ${messageOf(error)}`);
+    } finally {
+      this.yes.disabled = this.keep.disabled = false;
+      this.close(false);
+    }
+  }
+
+  private fail(text: string): void {
+    this.outcome.textContent = text;
+    this.outcome.hidden = false;
+  }
+}

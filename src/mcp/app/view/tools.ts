@@ -1,0 +1,154 @@
+/**
+ * The server's companion tools, called through the host, and readers for what they answer.
+ */
+import type { App } from '@modelcontextprotocol/ext-apps';
+import {
+  TASK_STATUSES,
+  type FieldSchema,
+  type FormContent,
+  type PendingQuestion,
+  type Progress,
+  type StatusReport,
+  type TaskAction,
+  type TaskInfo,
+  type TaskStatus,
+} from './types';
+
+/** A tool result as the host hands it over. */
+export type ToolResult = Awaited<ReturnType<App['callServerTool']>>;
+
+/** `_meta` key tying a result to its task (MCP 2025-11-25, tasks). */
+const RELATED_TASK_META = 'io.modelcontextprotocol/related-task';
+
+/** The tool calls the view makes; one instance per connection to the host. */
+export class TaskTools {
+  constructor(private readonly app: App) {}
+
+  /** `task_status`: the task, its questions, progress and follow-up actions. */
+  status(taskId: string): Promise<ToolResult> {
+    return this.call('task_status', { taskId });
+  }
+
+  /** `task_result`: the result of a finished task, as the tool that started it returned it. */
+  result(taskId: string): Promise<ToolResult> {
+    return this.call('task_result', { taskId });
+  }
+
+  /** `task_respond` with `accept` and the answer's content. */
+  accept(taskId: string, key: string, content: FormContent): Promise<ToolResult> {
+    return this.call('task_respond', { taskId, key, action: 'accept', content });
+  }
+
+  /** `task_respond` with `decline`. */
+  decline(taskId: string, key: string): Promise<ToolResult> {
+    return this.call('task_respond', { taskId, key, action: 'decline' });
+  }
+
+  /** `task_cancel`. */
+  cancel(taskId: string): Promise<ToolResult> {
+    return this.call('task_cancel', { taskId });
+  }
+
+  /** Runs an action the status offered, with the task id first so that the action's own arguments win. */
+  run(action: TaskAction, taskId: string): Promise<ToolResult> {
+    return this.call(action.tool, { taskId, ...action.arguments });
+  }
+
+  private call(name: string, args: Record<string, unknown>): Promise<ToolResult> {
+    return this.app.callServerTool({ name, arguments: args });
+  }
+}
+
+/** The text blocks of a result, one paragraph each. */
+export function textOf(result: ToolResult): string {
+  return result.content
+    .flatMap((block) => (block.type === 'text' ? [block.text] : []))
+    .join('\n')
+    .trim();
+}
+
+/** The task a tool result belongs to: a pending task's id, or the related-task `_meta`. */
+export function taskIdOf(result: ToolResult): string | undefined {
+  const pending = record(record(result.structuredContent)?.pendingTask)?.taskId;
+  if (isId(pending)) return pending;
+  const related = record(record(result._meta)?.[RELATED_TASK_META])?.taskId;
+  return isId(related) ? related : undefined;
+}
+
+/** Reads a `task_status` answer; undefined when it does not have the expected shape. */
+export function readStatus(structured: unknown): StatusReport | undefined {
+  const body = record(structured);
+  const task = readTask(body?.task);
+  if (!body || !task) return undefined;
+  const listed = Array.isArray(body.questions) ? body.questions : body.question !== undefined ? [body.question] : [];
+  return {
+    task,
+    questions: listed.map(readQuestion).filter((question): question is PendingQuestion => question !== undefined),
+    progress: readProgress(body.progress),
+    actions: Array.isArray(body.actions) ? body.actions.map(readAction).filter((action): action is TaskAction => action !== undefined) : [],
+  };
+}
+
+function readTask(value: unknown): TaskInfo | undefined {
+  const task = record(value);
+  if (!task || !isId(task.taskId) || !TASK_STATUSES.includes(task.status as TaskStatus)) return undefined;
+  return {
+    taskId: task.taskId,
+    status: task.status as TaskStatus,
+    statusMessage: typeof task.statusMessage === 'string' ? task.statusMessage : undefined,
+    createdAt: typeof task.createdAt === 'string' ? task.createdAt : undefined,
+    lastUpdatedAt: typeof task.lastUpdatedAt === 'string' ? task.lastUpdatedAt : undefined,
+    pollInterval: typeof task.pollInterval === 'number' && Number.isFinite(task.pollInterval) ? task.pollInterval : undefined,
+  };
+}
+
+function readQuestion(value: unknown): PendingQuestion | undefined {
+  const question = record(value);
+  if (!question || typeof question.key !== 'string' || typeof question.message !== 'string') return undefined;
+  const { key, message } = question;
+  if (question.mode === 'url') {
+    if (typeof question.url !== 'string') return undefined;
+    const elicitationId = typeof question.elicitationId === 'string' ? question.elicitationId : undefined;
+    return { key, mode: 'url', message, url: question.url, elicitationId };
+  }
+  const schema = record(question.requestedSchema);
+  const properties = record(schema?.properties);
+  if ((question.mode !== undefined && question.mode !== 'form') || !properties) return undefined;
+  const fields: Record<string, FieldSchema> = {};
+  for (const [name, property] of Object.entries(properties)) {
+    const field = record(property);
+    if (field) fields[name] = field as FieldSchema;
+  }
+  const required = Array.isArray(schema?.required) ? schema.required.filter((name): name is string => typeof name === 'string') : [];
+  return { key, mode: 'form', message, requestedSchema: { type: 'object', properties: fields, required } };
+}
+
+function readProgress(value: unknown): Progress | undefined {
+  const progress = record(value);
+  if (!progress || typeof progress.progress !== 'number') return undefined;
+  return {
+    progress: progress.progress,
+    total: typeof progress.total === 'number' && progress.total > 0 ? progress.total : undefined,
+    message: typeof progress.message === 'string' ? progress.message : undefined,
+  };
+}
+
+function readAction(value: unknown): TaskAction | undefined {
+  const action = record(value);
+  if (!action || typeof action.tool !== 'string' || typeof action.title !== 'string') return undefined;
+  return {
+    tool: action.tool,
+    title: action.title,
+    arguments: record(action.arguments) ?? {},
+    description: typeof action.description === 'string' ? action.description : undefined,
+  };
+}
+
+/** The value as a plain object, or undefined. */
+export function record(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}
+
+function isId(value: unknown): value is string {
+  return typeof value === 'string' && value.length > 0;
+}
