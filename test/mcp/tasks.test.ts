@@ -94,7 +94,7 @@ describe('task-augmented tools/call', () => {
     expect(tool.inputSchema.required).toEqual(expect.arrayContaining(['vendorId', 'invoiceNumber', 'currency', 'lineItems']));
     expect((tool.inputSchema.properties as Record<string, { description?: string }>).currency.description).toMatch(/ISO 4217/);
     // The tool's own result, or the task that goes on (a plain call that answers before the end).
-    const [own, pending] = (tool.outputSchema as { anyOf: Array<{ properties: Record<string, unknown> }> }).anyOf;
+    const [own, pending] = (tool.outputSchema as unknown as { anyOf: Array<{ properties: Record<string, unknown> }> }).anyOf;
     expect(own.properties).toHaveProperty('payments');
     expect(pending.properties).toHaveProperty('pendingTask');
     expect(tool._meta).toMatchObject({ ui: { resourceUri: TASK_VIEW_URI }, 'ui/resourceUri': TASK_VIEW_URI });
