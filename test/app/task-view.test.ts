@@ -4,6 +4,7 @@
  * extension, so a plain call of a task tool answers at once and the view follows the task. The test reads the page as
  * a person would: visible text, labels, buttons.
  */
+import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -30,8 +31,8 @@ import {
 
 const taskQueue = uniqueTaskQueue('view');
 const activities = tempActivityConfig();
-const ALICE = `alice-${Math.random().toString(36).slice(2)}`;
-const BOB = `bob-${Math.random().toString(36).slice(2)}`;
+const ALICE = `alice-${randomUUID()}`;
+const BOB = `bob-${randomUUID()}`;
 const SCREENSHOTS = join(ROOT, 'docs', 'images');
 let worker: RunningWorker;
 let server: HttpServerProcess;
@@ -193,8 +194,8 @@ describe('the task view in a real browser', () => {
       mkdirSync(SCREENSHOTS, { recursive: true });
 
       // An answer that does not fit is refused in the view, with the reason, and nothing is sent.
-      await view.getByLabel('Approve').check();
-      await view.getByLabel(/Comment/).fill('x'.repeat(501));
+      await view.getByRole('radio', { name: 'Approve' }).check();
+      await view.getByRole('textbox', { name: /Comment/ }).fill('x'.repeat(501));
       await view.getByRole('button', { name: 'Submit' }).click();
       await view
         .getByText(/at most 500 characters/)
@@ -210,8 +211,8 @@ describe('the task view in a real browser', () => {
       })) as CallToolResult;
       expect(refused.isError).toBe(true);
 
-      await view.getByLabel(/Comment/).fill('Checked against the PO');
-      await page.screenshot({ path: join(SCREENSHOTS, 'task-view-approval.png') });
+      await view.getByRole('textbox', { name: /Comment/ }).fill('Checked against the PO');
+      await page.locator('iframe').screenshot({ path: join(SCREENSHOTS, 'task-view-approval.png') });
       await view.getByRole('button', { name: 'Submit' }).click();
 
       // Approved: LI-1 is paid, LI-2 waits for its date and is offered for release.
@@ -226,7 +227,10 @@ describe('the task view in a real browser', () => {
       await containsText(result, 'LI-1');
       await containsText(result, 'LI-2');
       await containsText(result, 'paid');
-      await page.screenshot({ path: join(SCREENSHOTS, 'task-view-result.png'), fullPage: true });
+      // Tall enough for the whole result: the host sizes the frame to what the view reports.
+      await page.setViewportSize({ width: 420, height: 1800 });
+      await view.getByRole('cell', { name: 'LI-2' }).waitFor();
+      await page.locator('iframe').screenshot({ path: join(SCREENSHOTS, 'task-view-result.png') });
       expect(await paidLineItems(chat.taskId)).toEqual(['LI-1', 'LI-2']);
 
       // Reopened after the end, it shows the result again.
@@ -241,7 +245,7 @@ describe('the task view in a real browser', () => {
     const chat = await chatCall('process_invoice', sampleInvoice(), 'dark');
     try {
       await chat.view.getByText('Input required').first().waitFor({ timeout: LONG });
-      await chat.view.getByLabel('Reject').check();
+      await chat.view.getByRole('radio', { name: 'Reject' }).check();
       await chat.view.getByRole('button', { name: 'Submit' }).click();
       await chat.view.getByRole('heading', { name: 'Result' }).waitFor({ timeout: LONG });
       await containsText(chat.view.locator('body'), 'rejected');

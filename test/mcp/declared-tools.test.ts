@@ -77,7 +77,7 @@ describe('tools declared in a configuration file', () => {
     expect(byName.get('request_time_off')).toMatchObject({
       execution: { taskSupport: 'optional' },
       inputSchema: { required: ['employee', 'days'] },
-      outputSchema: { required: ['approved', 'days'] },
+      outputSchema: { type: 'object', anyOf: [{ required: ['approved', 'days'] }, { required: ['pendingTask'] }] },
     });
     expect(byName.get('sales_report')?.execution?.taskSupport).toBe('required');
     expect(byName.get('submit_expense_report')?.execution?.taskSupport).toBe('optional');

@@ -68,7 +68,7 @@ async function rpc(
       _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': capabilities },
     },
   };
-  const name = (params.taskId ?? params.name) as string | undefined;
+  const name = (params.taskId ?? params.name ?? params.uri) as string | undefined;
   const response = await fetch(server.url, {
     method: 'POST',
     headers: {
