@@ -23,6 +23,7 @@ export interface BridgeTuning {
 
 /**
  * Reads tuning from MCP_TASK_MAX_TTL_MS, MCP_TASK_DEFAULT_TTL_MS, MCP_TASK_POLL_INTERVAL_MS, MCP_TASK_PAGE_SIZE,
+ * MCP_TEMPORAL_RPC_TIMEOUT_MS,
  * MCP_ELICITATION_TIMEOUT_MS, MCP_INPUT_PUSH_GRACE_MS, MCP_INPUT_DISMISS_COOLDOWN_MS and MCP_INLINE_BUDGET_MS.
  */
 export function tuningFromEnv(env: NodeJS.ProcessEnv = process.env): BridgeTuning {
@@ -33,6 +34,7 @@ export function tuningFromEnv(env: NodeJS.ProcessEnv = process.env): BridgeTunin
       defaultTtlMs: msFromEnv(env, 'MCP_TASK_DEFAULT_TTL_MS', 24 * 3600_000),
       pollIntervalMs: msFromEnv(env, 'MCP_TASK_POLL_INTERVAL_MS', 1000),
       pageSize: msFromEnv(env, 'MCP_TASK_PAGE_SIZE', 20),
+      rpcTimeoutMs: msFromEnv(env, 'MCP_TEMPORAL_RPC_TIMEOUT_MS', 5000),
     },
     input: {
       elicitationTimeoutMs: msFromEnv(env, 'MCP_ELICITATION_TIMEOUT_MS', 600_000),
@@ -126,6 +128,7 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
     modern,
     modernServer: () => createModernServer(modernDependencies, LOCAL_PRINCIPAL),
     close: async () => {
+      backend.watch.close();
       await modern.close();
       await connection?.close();
     },

@@ -184,22 +184,29 @@ export class InputChannel {
     return { kind: 'invalid', problem };
   }
 
-  /** Withdraws the elicitation when its input is no longer pending (answered elsewhere, task cancelled or done). */
+  /**
+   * Withdraws the elicitation when its input is no longer pending (answered elsewhere, task cancelled or done),
+   * woken by the task's events.
+   */
   private watch(view: TaskView, withdraw: AbortController): () => void {
     const key = view.input!.key;
-    const timer = setInterval(
-      () => {
-        this.backend.get(view.task.taskId, this.principal).then(
-          (now) => {
-            if (now.input?.key !== key) withdraw.abort();
-          },
-          () => undefined,
-        );
-      },
-      Math.max(view.task.pollInterval ?? 1000, 250),
-    );
-    timer.unref();
-    return () => clearInterval(timer);
+    const stop = new AbortController();
+    void (async () => {
+      let seen = view;
+      while (!stop.signal.aborted && !withdraw.signal.aborted) {
+        await this.backend.changed(seen, 60_000, stop.signal);
+        if (stop.signal.aborted) return;
+        try {
+          seen = await this.backend.get(view.task.taskId, this.principal);
+        } catch (error) {
+          // Gone (not found): withdraw. Unreachable: wait for the next event or the next minute.
+          if (error instanceof McpError && error.code === ErrorCode.InvalidParams) return withdraw.abort();
+          continue;
+        }
+        if (!seen.inputs.some((input) => input.key === key)) return withdraw.abort();
+      }
+    })();
+    return () => stop.abort();
   }
 }
 

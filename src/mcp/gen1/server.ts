@@ -50,6 +50,9 @@ export function gen1Task(view: TaskView): Task {
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
+/** Longest wait for a task's next event before it is read again anyway. */
+const WAIT_SLICE_MS = 60_000;
+
 /** Everything one MCP server instance needs; shared by all connections of a process. */
 export interface BridgeDependencies {
   backend: TemporalTaskBackend;
@@ -224,10 +227,11 @@ export class Gen1Connection {
         // A bad answer is asked again (with what was wrong): tasks/result blocks until the task is terminal.
         const outcome = await channel.ask({ ...view, input }, extra.requestId, extra.signal);
         if (outcome.kind === 'dismissed') dismissedKey = input.key;
-        if (outcome.kind === 'superseded') await sleep(view.task.pollInterval ?? backend.options.pollIntervalMs, extra.signal);
+        if (outcome.kind === 'superseded') await backend.changed(view, WAIT_SLICE_MS, extra.signal);
         continue;
       }
-      await sleep(Math.min(view.task.pollInterval ?? backend.options.pollIntervalMs, Math.max(deadline - Date.now(), 0)), extra.signal);
+      // Woken by the workflow's next event (a status, an answer, the end), not by a timer.
+      await backend.changed(view, Math.min(WAIT_SLICE_MS, deadline - Date.now()), extra.signal);
     }
   }
 

@@ -21,7 +21,6 @@ import {
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { PendingInput } from '../../shared/task-contract';
-import { sleep } from '../../util/wait';
 import { APP_RESOURCES, readAppResource, rendersApps } from '../app/ui';
 import { describeTool, idempotencyOf, invalidArgumentsResult, invalidArgumentsText, pendingTaskResult } from '../call-tool';
 import { isTemporalUnavailable, temporalUnavailable } from '../tasks/errors';
@@ -223,10 +222,8 @@ export function createModernServer(deps: ModernDependencies, principal: string):
       }
       if (view.inputs.length > 0) return pendingTaskResult(view, { kind: 'question' }) as CallToolResult;
       if (Date.now() >= deadline) return pendingTaskResult(view, { kind: 'budget', budgetMs: deps.inlineBudgetMs }) as CallToolResult;
-      await sleep(
-        Math.min(view.task.pollInterval ?? backend.options.pollIntervalMs, Math.max(deadline - Date.now(), 0)),
-        ctx.mcpReq.signal,
-      );
+      // Woken by the workflow's next event (a status, an answer, the end), not by a timer.
+      await backend.changed(view, deadline - Date.now(), ctx.mcpReq.signal);
       if (ctx.mcpReq.signal.aborted) throw new ProtocolError(ProtocolErrorCode.InternalError, 'Request was cancelled');
       try {
         view = await backend.get(taskId, principal);
@@ -250,7 +247,7 @@ export function createModernServer(deps: ModernDependencies, principal: string):
           const view = await backend.get(taskId, principal);
           if (isTerminal(view.task.status)) return backend.result(view);
           if (view.inputs.length > 0 || Date.now() >= deadline || ctx.mcpReq.signal.aborted) return undefined;
-          await sleep(Math.min(view.task.pollInterval ?? backend.options.pollIntervalMs, deadline - Date.now()), ctx.mcpReq.signal);
+          await backend.changed(view, deadline - Date.now(), ctx.mcpReq.signal);
         }
       },
     }) as Promise<CallToolResult>;

@@ -17,7 +17,6 @@ import {
   SUBSCRIPTION_ID_META_KEY,
   type ClientCapabilities,
 } from '@modelcontextprotocol/server';
-import { sleep } from '../../util/wait';
 import { isTemporalUnavailable } from '../tasks/errors';
 import type { TaskView, TemporalTaskBackend } from '../tasks/repository';
 import { detailedTask, TASKS_EXTENSION } from './server';
@@ -149,7 +148,8 @@ export class TaskSubscriptions {
           }
         }
       }
-      await sleep(current?.task.pollInterval ?? this.backend.options.pollIntervalMs, sink.signal);
+      // Woken by the workflow's next event; read again at least every minute in case one was missed.
+      await this.backend.changed(current ?? view, 60_000, sink.signal);
       if (sink.signal.aborted) return;
       const next = await this.read(view.task.taskId, principal, current);
       // Gone (its retention passed): nothing more will change.

@@ -33,7 +33,8 @@ import {
 } from '../../shared/task-contract';
 import { retryWithBackoff } from '../../util/wait';
 import { isTemporalUnavailable, taskNotFound } from './errors';
-import { decodeCursor, encodeCursor, isBefore } from './list-cursor';
+import { HistoryWatch } from './history-watch';
+import { decodeCursor, encodeCursor, listBinding } from './list-cursor';
 import { assertValidPrincipal, PRINCIPAL_KEY } from './principal';
 
 /**
@@ -68,10 +69,12 @@ export interface TaskBackendOptions {
   maxTtlMs: number;
   /** ttl granted when the client asks for none. */
   defaultTtlMs: number;
-  /** Poll interval suggested to clients, and used when waiting on a task. */
+  /** Poll interval suggested to clients (the server itself waits on Temporal's events, see {@link TemporalTaskBackend.changed}). */
   pollIntervalMs: number;
   /** Page size of tasks/list. */
   pageSize: number;
+  /** Deadline of each request to Temporal; past it the call fails as "Temporal unavailable" (retryable). Default 5 s. */
+  rpcTimeoutMs?: number;
 }
 
 /** How a task is created. */
@@ -106,6 +109,8 @@ export interface TaskView {
   progress?: PublishedProgress;
   /** What the workflow offers to do now (running tasks only). */
   actions?: PublishedAction[];
+  /** The length of the workflow's history when this was read (0 when not read from Temporal yet). */
+  historyLength: number;
 }
 
 /**
@@ -113,11 +118,29 @@ export interface TaskView {
  * serves any task.
  */
 export class TemporalTaskBackend {
+  /** The shared history long polls that wake waiting requests. */
+  readonly watch: HistoryWatch;
+
   constructor(
     readonly client: Client,
     readonly options: TaskBackendOptions,
     private readonly tools: ReadonlyMap<string, TaskTool>,
-  ) {}
+  ) {
+    this.watch = new HistoryWatch(client);
+  }
+
+  /**
+   * Resolves once the task may have changed since `view` was read (its workflow's history has a newer event), or
+   * after `timeoutMs`, or when `signal` aborts. Driven by Temporal's events: nothing is polled on a timer.
+   */
+  changed(view: TaskView, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    return this.watch.changed(view.workflowId, view.historyLength, Math.max(timeoutMs, 0), signal);
+  }
+
+  /** Runs `work` (requests to Temporal) under the RPC deadline. */
+  private rpc<T>(work: () => Promise<T>): Promise<T> {
+    return this.client.connection.withDeadline(Date.now() + (this.options.rpcTimeoutMs ?? 5000), work);
+  }
 
   /**
    * Starts the tool's workflow for `principal`; the task exists (durably) when this returns.
@@ -134,7 +157,7 @@ export class TemporalTaskBackend {
     const argumentsDigest = idempotencyKey === undefined ? undefined : digest(canonicalJson(input));
     if (options.adoptOnly) {
       if (idempotencyKey === undefined) throw new McpError(ErrorCode.InvalidParams, 'adopt-only needs an idempotency key');
-      return this.replay(workflowId, principal, tool.name, idempotencyKey, argumentsDigest);
+      return this.rpc(() => this.replay(workflowId, principal, tool.name, idempotencyKey, argumentsDigest));
     }
     const ttl = Math.min(options.requestedTtl ?? tool.ttlMs ?? this.options.defaultTtlMs, this.options.maxTtlMs);
     const createdAt = new Date().toISOString();
@@ -147,19 +170,21 @@ export class TemporalTaskBackend {
     };
     let handle;
     try {
-      handle = await this.client.workflow.start(tool.workflowType, {
-        taskQueue: tool.taskQueue ?? this.options.taskQueue,
-        workflowId,
-        args: [input],
-        memo: { [TASK_META_MEMO]: meta },
-        typedSearchAttributes: [{ key: PRINCIPAL_KEY, value: principal }],
-        // A second start of a derived id is a retried call: refused whether the first run is open or closed.
-        workflowIdConflictPolicy: 'FAIL',
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
-      });
+      handle = await this.rpc(() =>
+        this.client.workflow.start(tool.workflowType, {
+          taskQueue: tool.taskQueue ?? this.options.taskQueue,
+          workflowId,
+          args: [input],
+          memo: { [TASK_META_MEMO]: meta },
+          typedSearchAttributes: [{ key: PRINCIPAL_KEY, value: principal }],
+          // A second start of a derived id is a retried call: refused whether the first run is open or closed.
+          workflowIdConflictPolicy: 'FAIL',
+          workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        }),
+      );
     } catch (error) {
       if (error instanceof WorkflowExecutionAlreadyStartedError && idempotencyKey !== undefined) {
-        return this.replay(workflowId, principal, tool.name, idempotencyKey, argumentsDigest);
+        return this.rpc(() => this.replay(workflowId, principal, tool.name, idempotencyKey, argumentsDigest));
       }
       throw error;
     }
@@ -169,6 +194,7 @@ export class TemporalTaskBackend {
       runId: handle.firstExecutionRunId,
       tool: tool.name,
       inputs: [],
+      historyLength: 0,
       replayed: false,
       task: { taskId: workflowId, status: 'working', createdAt, lastUpdatedAt: createdAt, ttl, pollInterval: meta.pollInterval },
     };
@@ -197,49 +223,47 @@ export class TemporalTaskBackend {
 
   /** Reads the task; throws {@link taskNotFound} unless it exists and belongs to `principal`. */
   async get(taskId: string, principal: string): Promise<TaskView> {
-    return this.view(await this.describeOwned(taskId, principal));
+    return this.rpc(async () => this.view(await this.describeOwned(taskId, principal)));
   }
 
   /** The workflow id of a task the principal owns (they are the same; this checks ownership). */
   async ownedWorkflowId(taskId: string, principal: string): Promise<string> {
-    return (await this.describeOwned(taskId, principal)).workflowId;
+    return (await this.rpc(() => this.describeOwned(taskId, principal))).workflowId;
   }
 
   /**
-   * The principal's tasks, newest first, a page at a time. The cursor is opaque to clients: it holds the creation
-   * time and id of the last task of the previous page.
+   * The principal's tasks, a page at a time, in the order the visibility store keeps them (the SQL stores: open tasks
+   * first, each group newest first). Each page is one visibility request with the store's own page token, so every
+   * page costs the same however many tasks there are; the cursor carries that token, bound to the principal.
    */
   async list(principal: string, cursor?: string): Promise<{ views: TaskView[]; nextCursor?: string }> {
     assertValidPrincipal(principal);
-    const after = cursor === undefined ? undefined : decodeCursor(cursor);
-    const query =
-      `${PRINCIPAL_SEARCH_ATTRIBUTE} = '${principal}'` + (after ? ` AND StartTime < '${new Date(after.t + 1).toISOString()}'` : '');
-    // Visibility stores may not sort (SQLite cannot ORDER BY), so the newest page is picked here.
-    const page: { id: string; t: number }[] = [];
-    const limit = this.options.pageSize + 1;
-    for await (const info of this.client.workflow.list({ query })) {
-      const entry = { id: info.workflowId, t: info.startTime.getTime() };
-      if (after && !isBefore(entry, after)) continue;
-      if (page.length === limit && !isBefore(page[limit - 1], entry)) continue;
-      page.push(entry);
-      page.sort((a, b) => (isBefore(a, b) ? 1 : -1));
-      if (page.length > limit) page.pop();
-    }
-    const more = page.length > this.options.pageSize;
-    const shown = page.slice(0, this.options.pageSize);
+    const query = `${PRINCIPAL_SEARCH_ATTRIBUTE} = '${principal}'`;
+    const binding = listBinding(principal, query);
+    const token = cursor === undefined ? undefined : decodeCursor(cursor, binding);
+    const page = await this.rpc(() =>
+      this.client.workflowService.listWorkflowExecutions({
+        namespace: this.client.options.namespace,
+        query,
+        pageSize: this.options.pageSize,
+        ...(token && { nextPageToken: token }),
+      }),
+    );
+    // A workflow that continued as new is listed once per run; the task is the workflow.
+    const ids = [...new Set((page.executions ?? []).map((info) => info.execution?.workflowId).filter((id): id is string => !!id))];
     // A task deleted by retention between the listing and the read is left out; an outage is reported.
     const views = await Promise.all(
-      shown.map((entry) =>
-        this.get(entry.id, principal).catch((error: unknown) => {
+      ids.map((id) =>
+        this.get(id, principal).catch((error: unknown) => {
           if (isTemporalUnavailable(error)) throw error;
           return undefined;
         }),
       ),
     );
-    const last = shown[shown.length - 1];
+    const next = page.nextPageToken && page.nextPageToken.length > 0 ? page.nextPageToken : undefined;
     return {
       views: views.filter((view): view is TaskView => view !== undefined),
-      ...(more && last && { nextCursor: encodeCursor(last) }),
+      ...(next && { nextCursor: encodeCursor(next, binding) }),
     };
   }
 
@@ -250,7 +274,7 @@ export class TemporalTaskBackend {
       throw new McpError(ErrorCode.InvalidParams, `Task ${taskId} is already ${view.task.status}; only a running task can be cancelled`);
     }
     try {
-      await this.client.workflow.getHandle(view.workflowId, view.runId).cancel();
+      await this.rpc(() => this.client.workflow.getHandle(view.workflowId, view.runId).cancel());
     } catch (error) {
       // It may have closed between the read and the cancel: report what it became.
       const now = await this.get(taskId, principal);
@@ -267,10 +291,13 @@ export class TemporalTaskBackend {
    * Temporal is unreachable it keeps trying for `patienceMs`, so an answer the user gave is not dropped by an outage.
    */
   async respond(view: TaskView, response: InputResponse, patienceMs = 120_000): Promise<void> {
-    await retryWithBackoff(() => this.client.workflow.getHandle(view.workflowId, view.runId).signal(respondSignal, response), {
-      isRetryable: isTemporalUnavailable,
-      deadline: Date.now() + patienceMs,
-    });
+    await retryWithBackoff(
+      () => this.rpc(() => this.client.workflow.getHandle(view.workflowId, view.runId).signal(respondSignal, response)),
+      {
+        isRetryable: isTemporalUnavailable,
+        deadline: Date.now() + patienceMs,
+      },
+    );
   }
 
   /**
@@ -286,7 +313,7 @@ export class TemporalTaskBackend {
     }
     const handle = this.client.workflow.getHandle(view.workflowId, view.runId);
     try {
-      const output = await handle.result();
+      const output = await this.rpc(() => handle.result());
       const tool = view.tool ? this.tools.get(view.tool) : undefined;
       const result: CallToolResult = tool
         ? tool.toResult(output)
@@ -334,7 +361,13 @@ export class TemporalTaskBackend {
       pollInterval: meta?.pollInterval ?? this.options.pollIntervalMs,
     };
     const closedAt = (description.closeTime ?? description.startTime).toISOString();
-    const ids = { workflowId: description.workflowId, runId: description.runId, tool: meta?.tool, inputs: [] };
+    const ids = {
+      workflowId: description.workflowId,
+      runId: description.runId,
+      tool: meta?.tool,
+      inputs: [],
+      historyLength: description.historyLength,
+    };
     const closed = (status: Task['status'], statusMessage: string, toolError?: string): TaskView => ({
       ...ids,
       ...(toolError !== undefined && { toolError }),

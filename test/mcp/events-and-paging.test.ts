@@ -1,0 +1,172 @@
+/**
+ * Waiting by Temporal's events, tasks/list paging with the visibility store's own tokens, and RPC deadlines when
+ * Temporal is gone. Behaviour only: timings are the benchmark's business.
+ */
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { ErrorCode, McpError, type Task } from '@modelcontextprotocol/sdk/types.js';
+import { Client, Connection } from '@temporalio/client';
+import type { Bridge } from '../../src/mcp/bridge';
+import { freePort, temporalDev } from '../helpers/dev-server';
+import {
+  APPROVE,
+  connectInMemory,
+  errorCodeOf,
+  FAST_TUNING,
+  newMcpClient,
+  ScriptedUser,
+  startBridge,
+  startInvoiceTask,
+  taskResult,
+} from '../helpers/mcp';
+import {
+  connectClient,
+  eventually,
+  sampleInvoice,
+  startWorker,
+  tempActivityConfig,
+  uniqueTaskQueue,
+  type RunningWorker,
+} from '../helpers/temporal';
+
+const taskQueue = uniqueTaskQueue('events');
+let temporal: Client;
+let closeTemporal: () => Promise<void>;
+let worker: RunningWorker;
+const cleanups: (() => Promise<void>)[] = [];
+
+beforeAll(async () => {
+  ({ client: temporal, close: closeTemporal } = await connectClient());
+  worker = await startWorker(taskQueue, tempActivityConfig());
+});
+
+afterEach(async () => {
+  await Promise.all(cleanups.splice(0).map((cleanup) => cleanup()));
+});
+
+afterAll(async () => {
+  await worker?.stop();
+  await closeTemporal?.();
+});
+
+async function connect(bridge: Bridge) {
+  const client = newMcpClient('events-test');
+  const user = new ScriptedUser(() => APPROVE);
+  user.attach(client);
+  cleanups.push(await connectInMemory(bridge, client));
+  return { client, user };
+}
+
+describe('waiting by events', () => {
+  test('with a poll interval of ten minutes, tasks/result still asks the question and returns the result: it waits on history events', async () => {
+    const slow = { ...FAST_TUNING, backend: { ...FAST_TUNING.backend, pollIntervalMs: 600_000 } };
+    const bridge = await startBridge({ client: temporal, taskQueue, tuning: slow });
+    const { client, user } = await connect(bridge);
+    const task = await startInvoiceTask(client, sampleInvoice());
+    const result = await taskResult(client, task.taskId, 30_000);
+    expect(result.structuredContent).toMatchObject({ outcome: 'paid' });
+    expect(user.asked).toHaveLength(1);
+    // No watch outlives the wait that needed it.
+    await eventually(async () => (bridge.backend.watch.stats().watching === 0 ? true : undefined), 'every history watch ended');
+  });
+
+  test('one history watch per task is shared by every request waiting on it', async () => {
+    const bridge = await startBridge({ client: temporal, taskQueue });
+    const { client } = await connect(bridge);
+    const task = await startInvoiceTask(client, sampleInvoice());
+    const view = await bridge.backend.get(task.taskId, 'local');
+    const waits = new AbortController();
+    const pending = [1, 2, 3].map(() => bridge.backend.changed({ ...view, historyLength: Number.MAX_SAFE_INTEGER }, 60_000, waits.signal));
+    expect(bridge.backend.watch.stats().watching).toBe(1);
+    waits.abort();
+    await Promise.all(pending);
+    await eventually(async () => (bridge.backend.watch.stats().watching === 0 ? true : undefined), 'the watch ended with its waiters');
+    await client.experimental.tasks.cancelTask(task.taskId);
+  });
+});
+
+describe('tasks/list pages with the visibility store', () => {
+  test('pages cover every task once, without duplicates or gaps, while more tasks are being created', async () => {
+    const principal = `pager-${randomUUID().slice(0, 8)}`;
+    const paged = { ...FAST_TUNING, backend: { ...FAST_TUNING.backend, pageSize: 7 } };
+    const bridge = await startBridge({ client: temporal, taskQueue: `${taskQueue}-idle`, principal, tuning: paged });
+    const { client } = await connect(bridge);
+    const created: string[] = [];
+    for (let index = 0; index < 24; index++) created.push((await startInvoiceTask(client, sampleInvoice())).taskId);
+
+    const walk = async () => {
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await client.experimental.tasks.listTasks(cursor);
+        expect(page.tasks.length).toBeLessThanOrEqual(7);
+        seen.push(...page.tasks.map((task: Task) => task.taskId));
+        cursor = page.nextCursor;
+      } while (cursor);
+      return seen;
+    };
+    // Visibility is eventually consistent: wait until the store lists them all.
+    await eventually(async () => ((await walk()).length >= created.length ? true : undefined), 'all tasks listed', 30_000);
+
+    let more = 0;
+    const creating = (async () => {
+      for (; more < 6; more++) await startInvoiceTask(client, sampleInvoice());
+    })();
+    const seen = await walk();
+    await creating;
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(seen).toEqual(expect.arrayContaining(created));
+  });
+
+  test('a cursor is bound to its principal: another principal, or a made-up one, gets -32602', async () => {
+    const paged = { ...FAST_TUNING, backend: { ...FAST_TUNING.backend, pageSize: 2 } };
+    const alice = await startBridge({
+      client: temporal,
+      taskQueue: `${taskQueue}-idle`,
+      principal: `alice-${randomUUID()}`,
+      tuning: paged,
+    });
+    const bob = await startBridge({ client: temporal, taskQueue: `${taskQueue}-idle`, principal: `bob-${randomUUID()}`, tuning: paged });
+    const { client: aliceClient } = await connect(alice);
+    const { client: bobClient } = await connect(bob);
+    for (let index = 0; index < 3; index++) await startInvoiceTask(aliceClient, sampleInvoice());
+    const cursor = await eventually(async () => (await aliceClient.experimental.tasks.listTasks()).nextCursor, 'a second page');
+    expect((await aliceClient.experimental.tasks.listTasks(cursor)).tasks.length).toBeGreaterThan(0);
+    expect(await errorCodeOf(bobClient.experimental.tasks.listTasks(cursor))).toBe(ErrorCode.InvalidParams);
+    for (const forged of ['x', Buffer.from('{"v":1,"b":"zz","t":"AA"}').toString('base64url'), 'A'.repeat(5000)]) {
+      expect(await errorCodeOf(aliceClient.experimental.tasks.listTasks(forged))).toBe(ErrorCode.InvalidParams);
+    }
+  });
+});
+
+describe('Temporal down', () => {
+  test('tasks/get and tasks/list answer a retryable error within the RPC deadline', async () => {
+    const stateDir = mkdtempSync(path.join(os.tmpdir(), 'temporal-mcp-down-'));
+    const port = await freePort();
+    await temporalDev('start', port, stateDir);
+    const connection = await Connection.connect({ address: `127.0.0.1:${port}` });
+    try {
+      const client = new Client({ connection });
+      const tuning = { ...FAST_TUNING, backend: { ...FAST_TUNING.backend, rpcTimeoutMs: 2000 } };
+      const bridge = await startBridge({ client, taskQueue: `${taskQueue}-down`, tuning });
+      const { client: mcp } = await connect(bridge);
+      const task = await startInvoiceTask(mcp, sampleInvoice());
+      await temporalDev('stop', port, stateDir);
+      for (const call of [mcp.experimental.tasks.getTask(task.taskId), mcp.experimental.tasks.listTasks()] as Promise<unknown>[]) {
+        const error = await call.then(
+          () => undefined,
+          (failure: unknown) => failure,
+        );
+        expect(error).toBeInstanceOf(McpError);
+        expect((error as McpError).code).toBe(ErrorCode.InternalError);
+        expect((error as McpError).data).toMatchObject({ retryable: true });
+        expect((error as McpError).message).toMatch(/Temporal is unavailable/);
+      }
+    } finally {
+      await temporalDev('stop', port, stateDir).catch(() => undefined);
+      await connection.close();
+    }
+  }, 120_000);
+});
