@@ -147,10 +147,11 @@ describe('Temporal down', () => {
     const port = await freePort();
     await temporalDev('start', port, stateDir);
     const connection = await Connection.connect({ address: `127.0.0.1:${port}` });
+    let bridge: Bridge | undefined;
     try {
       const client = new Client({ connection });
       const tuning = { ...FAST_TUNING, backend: { ...FAST_TUNING.backend, rpcTimeoutMs: 2000 } };
-      const bridge = await startBridge({ client, taskQueue: `${taskQueue}-down`, tuning });
+      bridge = await startBridge({ client, taskQueue: `${taskQueue}-down`, tuning });
       const { client: mcp } = await connect(bridge);
       const task = await startInvoiceTask(mcp, sampleInvoice());
       await temporalDev('stop', port, stateDir);
@@ -165,6 +166,8 @@ describe('Temporal down', () => {
         expect((error as McpError).message).toMatch(/Temporal is unavailable/);
       }
     } finally {
+      await Promise.all(cleanups.splice(0).map((cleanup) => cleanup().catch(() => undefined)));
+      await bridge?.close();
       await temporalDev('stop', port, stateDir).catch(() => undefined);
       await connection.close();
     }

@@ -258,8 +258,9 @@ describe('MCP TypeScript SDK v2 client: task status on subscriptions/listen', ()
       await rpc('tasks/update', { taskId: created.taskId, inputResponses: { approval: APPROVE } });
 
       expect(await subscription.closed).toBe('graceful');
-      const last = notes[notes.length - 1];
-      expect(last).toMatchObject({ taskId: created.taskId, status: 'completed', result: { structuredContent: { outcome: 'paid' } } });
+      const last = await eventually(async () => notes.find((note) => note.status === 'completed'), 'the completed task notified');
+      expect(last).toMatchObject({ taskId: created.taskId, result: { structuredContent: { outcome: 'paid' } } });
+      expect(notes[notes.length - 1]).toBe(last);
       // Every notification is a change: no two in a row show the same state.
       const states = notes.map((note) => JSON.stringify([note.status, note.statusMessage, note.lastUpdatedAt]));
       expect(new Set(states).size).toBe(states.length);
@@ -280,7 +281,9 @@ describe('MCP TypeScript SDK v2 client: task status on subscriptions/listen', ()
       const tools = await client.listTools();
       expect(tools.tools.map((tool) => tool.name)).toContain('process_invoice');
       expect(await subscription.closed).toBe('graceful');
-      expect(notes[notes.length - 1]).toMatchObject({ status: 'completed', result: { structuredContent: { outcome: 'invalid' } } });
+      // The client may hand a notification to its handler after it settled the subscription that carried it.
+      const last = await eventually(async () => notes.find((note) => note.status === 'completed'), 'the completed task notified');
+      expect(last).toMatchObject({ result: { structuredContent: { outcome: 'invalid' } } });
     } finally {
       await client.close();
     }

@@ -83,7 +83,7 @@ export function createBridgeServer(deps: BridgeDependencies): Server {
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: descriptors }));
   server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: APP_RESOURCES }));
   onRequest(server, ReadResourceRequestSchema, (request) => readAppResource(request.params.uri));
-  onRequest(server, CallToolRequestSchema, (request, extra) => mapTemporalErrors(connection.callTool(request, extra)));
+  onRequest(server, CallToolRequestSchema, (request, extra) => connection.callTool(request, extra));
   onRequest(server, GetTaskRequestSchema, (request, extra) => connection.getTask(request.params.taskId, extra));
   onRequest(server, ListTasksRequestSchema, (request, extra) => connection.listTasks(request.params?.cursor, extra));
   onRequest(server, CancelTaskRequestSchema, (request, extra) => connection.cancelTask(request.params.taskId, extra));
@@ -275,7 +275,7 @@ export class Gen1Connection {
 
 /**
  * Registers a handler whose malformed params get -32602 Invalid params (the SDK's own parsing would answer
- * -32603), with the problem spelled out.
+ * -32603), with the problem spelled out, and whose "Temporal unreachable" failures get the retryable error.
  */
 function onRequest<Schema extends z.ZodObject<{ method: z.ZodLiteral<string> }>>(
   server: Server,
@@ -291,7 +291,7 @@ function onRequest<Schema extends z.ZodObject<{ method: z.ZodLiteral<string> }>>
       if (!parsed.success) {
         throw new McpError(ErrorCode.InvalidParams, `Invalid params for ${method}: ${z.prettifyError(parsed.error).replace(/\n/g, ' ')}`);
       }
-      return handler(parsed.data, extra);
+      return mapTemporalErrors(handler(parsed.data, extra));
     }) as never,
   );
 }
