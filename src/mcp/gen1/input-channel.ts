@@ -3,6 +3,10 @@ import { ErrorCode, McpError, RELATED_TASK_META_KEY, type RequestId } from '@mod
 import { checkFormContent, type InputResponse, type PendingInput } from '../../shared/task-contract';
 import { INPUT_KEY_META } from '../../shared/wire';
 import type { TaskView, TemporalTaskBackend } from '../tasks/repository';
+import { addBounded, setBounded } from '../../util/bounded';
+
+/** Questions a connection remembers at most (answered, dismissed, refused); the oldest are forgotten first. */
+const PER_CONNECTION_LIMIT = 1000;
 
 /** An elicitation on its way: its outcome, whether it went on the standalone stream, and how to withdraw it. */
 interface Asking {
@@ -122,9 +126,10 @@ export class InputChannel {
         return { kind: 'superseded' };
       })
       .then((result) => {
-        if (result.kind === 'answered') this.answered.add(slot);
+        if (result.kind === 'answered') addBounded(this.answered, slot, PER_CONNECTION_LIMIT);
         // A dismissed question is not pushed again for a while; an explicit tasks/result still asks it.
-        if (result.kind === 'dismissed') this.dismissedUntil.set(slot, Date.now() + this.options.dismissCooldownMs);
+        if (result.kind === 'dismissed')
+          setBounded(this.dismissedUntil, slot, Date.now() + this.options.dismissCooldownMs, PER_CONNECTION_LIMIT);
         return result;
       })
       .finally(() => {
@@ -180,7 +185,7 @@ export class InputChannel {
   }
 
   private invalid(slot: string, problem: string): AskOutcome {
-    this.problems.set(slot, problem);
+    setBounded(this.problems, slot, problem, PER_CONNECTION_LIMIT);
     return { kind: 'invalid', problem };
   }
 

@@ -22,6 +22,7 @@ import { z } from 'zod';
 import { REPLAYED_META } from '../../shared/wire';
 import { APP_RESOURCES, readAppResource, rendersApps } from '../app/ui';
 import { describeTool, idempotencyOf, invalidArgumentsResult, invalidArgumentsText, pendingTaskResult, ttlOf } from '../call-tool';
+import { setBounded } from '../../util/bounded';
 import { InputChannel, type InputChannelOptions } from './input-channel';
 import { isTemporalUnavailable, temporalUnavailable } from '../tasks/errors';
 import { TemporalTaskBackend, type TaskView } from '../tasks/repository';
@@ -49,6 +50,9 @@ export function gen1Task(view: TaskView): Task {
 }
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+/** Tasks a connection remembers at most (last status, progress token and value); the oldest are forgotten first. */
+const PER_CONNECTION_LIMIT = 1000;
 
 /** Longest wait for a task's next event before it is read again anyway. */
 const WAIT_SLICE_MS = 60_000;
@@ -155,7 +159,7 @@ export class Gen1Connection {
     this.observe(view);
     if (task) {
       const token = extra._meta?.progressToken;
-      if (token !== undefined) this.progressTokens.set(view.task.taskId, token);
+      if (token !== undefined) setBounded(this.progressTokens, view.task.taskId, token, PER_CONNECTION_LIMIT);
       const immediate = tool.immediateResponse?.(parsed.value, view.task.taskId);
       const meta = { ...(immediate && { [MODEL_IMMEDIATE_RESPONSE_META]: immediate }), ...(view.replayed && { [REPLAYED_META]: true }) };
       return { task: gen1Task(view), ...(Object.keys(meta).length > 0 && { _meta: meta }) };
@@ -266,7 +270,7 @@ export class Gen1Connection {
       if (token !== undefined) this.progressSent.delete(token);
       this.progressTokens.delete(task.taskId);
       for (const channel of this.channels.values()) channel.forget(task.taskId);
-    } else this.seen.set(task.taskId, task.status);
+    } else setBounded(this.seen, task.taskId, task.status, PER_CONNECTION_LIMIT);
     if (before !== undefined && before !== task.status) {
       this.server.notification({ method: 'notifications/tasks/status', params: task }).catch(() => undefined);
     }
@@ -318,7 +322,7 @@ function progressReporter(
     else if (Date.now() - lastSentAt >= 10_000) value = last + (published ? 0.001 : 1);
     else return;
     last = value;
-    sent.set(token, value);
+    setBounded(sent, token, value, PER_CONNECTION_LIMIT);
     lastSentAt = Date.now();
     extra
       .sendNotification({
