@@ -6,16 +6,15 @@ import type { InputChannelOptions } from './gen1/input-channel';
 import { createModernServer, type ModernDependencies } from './gen2/server';
 import { TaskSubscriptions, type ListenRequest, type ListenSink } from './gen2/task-subscriptions';
 import { createBridgeServer, SERVER_INFO, SERVER_INSTRUCTIONS, type BridgeDependencies } from './gen1/server';
+import { markerFromEnv, type TaskMarker } from './tasks/marker';
+import { localPrincipal } from './tasks/principal';
 import { TemporalTaskBackend, type TaskBackendOptions } from './tasks/repository';
 import { DEFAULT_TOOLS, workflowToolsByName } from './tools';
 import type { ToolDefinition } from './tools/types';
 
-/** The principal of every request on stdio, and on HTTP without authentication; an authenticated request acts for its token's principal. */
-export const LOCAL_PRINCIPAL = 'local';
-
 /** Task and input tuning, from MCP_* environment variables. */
 export interface BridgeTuning {
-  backend: Omit<TaskBackendOptions, 'taskQueue' | 'maxTtlMs'> & { maxTtlMs?: number };
+  backend: Omit<TaskBackendOptions, 'taskQueue' | 'maxTtlMs' | 'marker'> & { maxTtlMs?: number };
   input: InputChannelOptions;
   /** How long a plain call of a task tool waits before answering with the task id (below common host timeouts). */
   inlineBudgetMs: number;
@@ -35,6 +34,10 @@ export function tuningFromEnv(env: NodeJS.ProcessEnv = process.env): BridgeTunin
       pollIntervalMs: msFromEnv(env, 'MCP_TASK_POLL_INTERVAL_MS', 1000),
       pageSize: msFromEnv(env, 'MCP_TASK_PAGE_SIZE', 20),
       rpcTimeoutMs: msFromEnv(env, 'MCP_TEMPORAL_RPC_TIMEOUT_MS', 5000),
+      quotas: {
+        maxOpenTasks: quota(env, 'MCP_MAX_OPEN_TASKS_PER_PRINCIPAL', 1000),
+        maxWaits: quota(env, 'MCP_MAX_WAITS_PER_PRINCIPAL', 64),
+      },
     },
     input: {
       elicitationTimeoutMs: msFromEnv(env, 'MCP_ELICITATION_TIMEOUT_MS', 600_000),
@@ -45,6 +48,15 @@ export function tuningFromEnv(env: NodeJS.ProcessEnv = process.env): BridgeTunin
   };
 }
 
+/** A whole number, 0 or more, from `env[name]` (0 turns a quota off), or `fallback`. */
+function quota(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < 0) throw new Error(`${name} must be a whole number, 0 or more, not "${raw}"`);
+  return value;
+}
+
 /** A connected bridge: make one server per MCP connection with {@link Bridge.createServer}. */
 export interface Bridge {
   backend: TemporalTaskBackend;
@@ -52,6 +64,8 @@ export interface Bridge {
   createServer(): ReturnType<typeof createBridgeServer>;
   /** Serves MCP 2026-07-28 requests over HTTP, each on its own (no session). */
   modern: McpHttpHandler;
+  /** The principal of requests without credentials. */
+  localPrincipal: string;
   /** A 2026-07-28 server for the local principal (stdio). */
   modernServer(): ReturnType<typeof createModernServer>;
   /** Serves a 2026-07-28 `subscriptions/listen` for task status; without a principal, for the local one. */
@@ -67,6 +81,10 @@ export interface CreateBridgeOptions {
   /** An existing client to use; otherwise one is connected from `temporal` and closed by {@link Bridge.close}. */
   client?: Client;
   principalOf?: BridgeDependencies['principalOf'];
+  /** The principal of requests without credentials (stdio, HTTP without authentication); default {@link localPrincipal}. */
+  localPrincipal?: string;
+  /** Signs and checks the tasks this bridge starts; default {@link markerFromEnv}. */
+  marker?: TaskMarker;
 }
 
 /**
@@ -76,6 +94,7 @@ export interface CreateBridgeOptions {
 export async function createBridge(options: CreateBridgeOptions): Promise<Bridge> {
   const tuning = options.tuning ?? tuningFromEnv();
   const tools = options.tools ?? DEFAULT_TOOLS;
+  const local = options.localPrincipal ?? localPrincipal();
   let connection: Connection | undefined;
   let client = options.client;
   if (!client) {
@@ -92,13 +111,14 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
       maxTtlMs,
       defaultTtlMs: Math.min(tuning.backend.defaultTtlMs, maxTtlMs),
       taskQueue: options.temporal.taskQueue,
+      marker: options.marker ?? markerFromEnv(),
     },
     workflowToolsByName(tools),
   );
   const dependencies: BridgeDependencies = {
     backend,
     tools,
-    principalOf: options.principalOf ?? ((extra) => extra.authInfo?.clientId ?? LOCAL_PRINCIPAL),
+    principalOf: options.principalOf ?? ((extra) => extra.authInfo?.clientId ?? local),
     input: tuning.input,
     inlineBudgetMs: tuning.inlineBudgetMs,
   };
@@ -110,12 +130,12 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
       key: requestStateKey(),
       ttlSeconds: 24 * 3600,
       // A round's state resumes only for the principal it was issued to.
-      bind: (ctx) => ctx.http?.authInfo?.clientId ?? LOCAL_PRINCIPAL,
+      bind: (ctx) => ctx.http?.authInfo?.clientId ?? local,
     }),
     serverInfo: SERVER_INFO,
     instructions: SERVER_INSTRUCTIONS,
   };
-  const modern = createMcpHandler((context) => createModernServer(modernDependencies, context.authInfo?.clientId ?? LOCAL_PRINCIPAL), {
+  const modern = createMcpHandler((context) => createModernServer(modernDependencies, context.authInfo?.clientId ?? local), {
     legacy: 'reject',
     onerror: (error) => console.error(`mcp (2026-07-28): ${error.message}`),
   });
@@ -123,10 +143,11 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
   return {
     backend,
     dependencies,
-    listenToTasks: (request, principal, sink) => subscriptions.serve(request, principal ?? LOCAL_PRINCIPAL, sink),
+    localPrincipal: local,
+    listenToTasks: (request, principal, sink) => subscriptions.serve(request, principal ?? local, sink),
     createServer: () => createBridgeServer(dependencies),
     modern,
-    modernServer: () => createModernServer(modernDependencies, LOCAL_PRINCIPAL),
+    modernServer: () => createModernServer(modernDependencies, local),
     close: async () => {
       backend.watch.close();
       await modern.close();

@@ -7,6 +7,8 @@ import { TokenConfigError, tokensFromEnv } from './transports/auth';
 import { DEFAULT_TOOLS } from './tools';
 import { loadToolsFile, ToolsFileError } from './tools/config-file';
 import { startHttpServer } from './transports/http';
+import { allowedHostsFromEnv, httpLimitsFromEnv, isLoopbackHost, OriginPolicy } from './transports/limits';
+import { MarkerKeyError } from './tasks/marker';
 import { serveStdioForAllGenerations } from './stdio';
 
 const HELP = `Usage: temporal-mcp-serve [--http HOST:PORT [--no-auth]] [--tools FILE] [--help]
@@ -20,9 +22,10 @@ Options:
   --tools FILE       also serve the workflow tools declared in FILE (JSON or YAML; see examples/tools.yaml)
   -h, --help         show this help
 
-Tasks belong to the principal that created it. On stdio that is one local principal. On HTTP, when tokens are
-configured, every request needs "Authorization: Bearer <token>" and acts for the token's principal; without tokens,
-HTTP on a loopback address (or with --no-auth) acts for the local principal.
+Tasks belong to the principal that created them. Without credentials (stdio; HTTP on loopback or with --no-auth)
+that is the local principal: MCP_LOCAL_PRINCIPAL, or local:<os user>@<host>. On HTTP, when tokens are configured,
+every request needs "Authorization: Bearer <token>" and acts for the token's principal. Only tasks this bridge
+started (marked with an HMAC, MCP_TASK_MARKER_KEY) are served. A non-loopback address needs MCP_ALLOWED_HOSTS.
 
 Environment:
   TEMPORAL_ADDRESS                Temporal frontend (default 127.0.0.1:7233)
@@ -39,6 +42,18 @@ Environment:
   MCP_HTTP_SESSION_IDLE_MS        an HTTP session with no request for this long is closed (default 3600000)
   MCP_AUTH_TOKENS                 bearer tokens for HTTP: "principal=token,principal=token"
   MCP_AUTH_TOKENS_FILE            a file of bearer tokens, one "principal token" pair a line (# comments)
+  MCP_LOCAL_PRINCIPAL             principal of requests without credentials (default local:<os user>@<host>)
+  MCP_TASK_MARKER_KEY             HMAC key (32+ characters) marking the tasks this bridge starts; the same on every
+                                  replica (default: a key generated once in ~/.config/temporal-mcp-tasks)
+  MCP_TEMPORAL_RPC_TIMEOUT_MS     deadline of each request to Temporal (default 5000)
+  MCP_MAX_OPEN_TASKS_PER_PRINCIPAL  open tasks one principal may have (default 1000)
+  MCP_MAX_WAITS_PER_PRINCIPAL     concurrent waits (tasks/result, inline calls, subscriptions) of one principal (default 64)
+  MCP_ALLOWED_HOSTS               Host header values answered, comma-separated (needed for a non-loopback address)
+  MCP_ALLOWED_ORIGINS             browser origins allowed besides loopback ones, comma-separated, or *
+  MCP_HTTP_MAX_SESSIONS, MCP_HTTP_MAX_SESSIONS_PER_PRINCIPAL   open sessions (default 1000, 32; the longest idle goes)
+  MCP_HTTP_MAX_CONNECTIONS        open connections (default 512)
+  MCP_HTTP_REQUEST_TIMEOUT_MS, MCP_HTTP_HEADERS_TIMEOUT_MS     time to receive a request, its headers (30000, 10000)
+  MCP_HTTP_MAX_BODY_BYTES         largest request body (default 2097152)
 Other TEMPORAL_* variables and the Temporal config file are read as the Temporal CLI reads them.
 `;
 
@@ -86,6 +101,14 @@ async function main(argv: string[]): Promise<void> {
       );
     }
   }
+  const allowedHosts = allowedHostsFromEnv();
+  if (args.http && !isLoopbackHost(args.http.host) && !allowedHosts) {
+    throw new UsageError(
+      `serving ${args.http.host} needs MCP_ALLOWED_HOSTS: the host names clients reach this server by (DNS rebinding protection)`,
+    );
+  }
+  const limits = args.http ? httpLimitsFromEnv() : undefined;
+  const origins = OriginPolicy.fromEnv();
   const declared = args.tools ? loadToolsFile(args.tools) : [];
   const clash = declared.find((tool) => DEFAULT_TOOLS.some((builtIn) => builtIn.name === tool.name));
   if (clash) throw new ToolsFileError(`${args.tools}: tool "${clash.name}" is already a built-in tool; pick another name`);
@@ -102,8 +125,12 @@ async function main(argv: string[]): Promise<void> {
       listenToTasks: bridge.listenToTasks,
       tokens,
       sessionIdleMs: msFromEnv(process.env, 'MCP_HTTP_SESSION_IDLE_MS', 3_600_000),
+      ...(limits && { limits }),
+      origins,
+      ...(allowedHosts && { allowedHosts }),
     });
-    const auth = tokens.size > 0 ? `bearer tokens for ${tokens.size} principal(s)` : 'no authentication (one local principal)';
+    const auth =
+      tokens.size > 0 ? `bearer tokens for ${tokens.size} principal(s)` : `no authentication (principal ${bridge.localPrincipal})`;
     console.error(`serve: MCP Streamable HTTP on ${running.url}, ${auth}, backed by ${target}`);
     const stop = async () => {
       await running.close();
@@ -117,10 +144,11 @@ async function main(argv: string[]): Promise<void> {
   serveStdioForAllGenerations(bridge, () => {
     void bridge.close().then(() => process.exit(0));
   });
-  console.error(`serve: MCP on stdio, backed by ${target}`);
+  console.error(`serve: MCP on stdio for ${bridge.localPrincipal}, backed by ${target}`);
 }
 
 main(process.argv.slice(2)).catch((error: Error) => {
   console.error(`serve: ${error.message}`);
-  process.exit(error instanceof UsageError || error instanceof TokenConfigError || error instanceof ToolsFileError ? 2 : 1);
+  const usage = [UsageError, TokenConfigError, ToolsFileError, MarkerKeyError].some((kind) => error instanceof kind);
+  process.exit(usage ? 2 : 1);
 });

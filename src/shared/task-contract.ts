@@ -136,6 +136,8 @@ export interface TaskMeta {
   createdAt?: string;
   /** SHA-256 of the validated arguments (canonical JSON), when the call carried an idempotency key. */
   argumentsDigest?: string;
+  /** The bridge's mark (an HMAC over workflow id, principal and tool): only workflows carrying it are served as tasks. */
+  marker?: string;
 }
 
 /**

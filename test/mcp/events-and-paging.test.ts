@@ -76,7 +76,7 @@ describe('waiting by events', () => {
     const bridge = await startBridge({ client: temporal, taskQueue });
     const { client } = await connect(bridge);
     const task = await startInvoiceTask(client, sampleInvoice());
-    const view = await bridge.backend.get(task.taskId, 'local');
+    const view = await bridge.backend.get(task.taskId, bridge.localPrincipal);
     const waits = new AbortController();
     const pending = [1, 2, 3].map(() => bridge.backend.changed({ ...view, historyLength: Number.MAX_SAFE_INTEGER }, 60_000, waits.signal));
     expect(bridge.backend.watch.stats().watching).toBe(1);

@@ -201,6 +201,15 @@ export class Gen1Connection {
    * asked again on this request). With a progress token on the request, sends progress notifications as it goes.
    */
   async awaitResult(taskId: string, extra: Extra, budgetMs = Infinity): Promise<CallToolResult | undefined> {
+    const endWait = this.deps.backend.quotas.beginWait(this.deps.principalOf(extra));
+    try {
+      return await this.waitForResult(taskId, extra, budgetMs);
+    } finally {
+      endWait();
+    }
+  }
+
+  private async waitForResult(taskId: string, extra: Extra, budgetMs: number): Promise<CallToolResult | undefined> {
     const principal = this.deps.principalOf(extra);
     const { backend } = this.deps;
     const channel = this.channelFor(principal);

@@ -188,7 +188,12 @@ export function createModernServer(deps: ModernDependencies, principal: string):
       // A host that renders the task view gets the task at once: the view follows it, nothing waits.
       if (rendersApps(capabilities)) return pendingTaskResult(view, { kind: 'view' }) as CallToolResult;
     }
-    return awaitPlainCall(view, capabilities, ctx, problem);
+    const endWait = backend.quotas.beginWait(principal);
+    try {
+      return await awaitPlainCall(view, capabilities, ctx, problem);
+    } finally {
+      endWait();
+    }
   }
 
   /**
@@ -242,15 +247,24 @@ export function createModernServer(deps: ModernDependencies, principal: string):
       task: (taskId) => backend.get(taskId, principal),
       // No server-to-client requests in this generation: wait without asking; a question is answered with task_respond.
       awaitResult: async (taskId, budgetMs) => {
-        const deadline = Date.now() + budgetMs;
-        for (;;) {
-          const view = await backend.get(taskId, principal);
-          if (isTerminal(view.task.status)) return backend.result(view);
-          if (view.inputs.length > 0 || Date.now() >= deadline || ctx.mcpReq.signal.aborted) return undefined;
-          await backend.changed(view, deadline - Date.now(), ctx.mcpReq.signal);
+        const endWait = backend.quotas.beginWait(principal);
+        try {
+          return await waitInline(taskId, budgetMs);
+        } finally {
+          endWait();
         }
       },
     }) as Promise<CallToolResult>;
+
+    async function waitInline(taskId: string, budgetMs: number) {
+      const deadline = Date.now() + budgetMs;
+      for (;;) {
+        const view = await backend.get(taskId, principal);
+        if (isTerminal(view.task.status)) return backend.result(view);
+        if (view.inputs.length > 0 || Date.now() >= deadline || ctx.mcpReq.signal.aborted) return undefined;
+        await backend.changed(view, deadline - Date.now(), ctx.mcpReq.signal);
+      }
+    }
   }
 
   return server;

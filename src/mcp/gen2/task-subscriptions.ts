@@ -101,6 +101,13 @@ export class TaskSubscriptions {
       return refuse(ProtocolErrorCode.InvalidParams, `Invalid params: at most ${this.maxTaskIds} task ids per subscription`);
     }
     if (this.open >= this.maxSubscriptions) return refuse(ProtocolErrorCode.InternalError, 'Subscription limit reached');
+    let endWait: () => void;
+    try {
+      endWait = this.backend.quotas.beginWait(principal);
+    } catch (error) {
+      const { code, message, data } = error as McpError;
+      return refuse(code, message.replace(/^MCP error -?\d+: /, ''), data);
+    }
 
     this.open++;
     try {
@@ -125,6 +132,7 @@ export class TaskSubscriptions {
       }
     } finally {
       this.open--;
+      endWait();
     }
   }
 

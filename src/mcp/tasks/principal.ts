@@ -1,4 +1,5 @@
 /** Who a task belongs to: the principal is a search attribute of the task's workflow. */
+import os from 'node:os';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../../shared/task-contract';
 
@@ -13,4 +14,33 @@ export function assertValidPrincipal(principal: string): void {
   if (!PRINCIPAL_PATTERN.test(principal)) {
     throw new Error(`principal "${principal}" must be 1-200 characters of letters, digits and . _ : @ + -`);
   }
+}
+
+/** Prefix of every local principal; names with it (and the bare name `local`) are refused for tokens. */
+export const LOCAL_PRINCIPAL_PREFIX = 'local:';
+
+/** True for names reserved to local callers: a token or a claim cannot take them. */
+export function isReservedPrincipal(principal: string): boolean {
+  return principal === 'local' || principal.startsWith(LOCAL_PRINCIPAL_PREFIX);
+}
+
+/**
+ * The principal of requests that carry no credentials (stdio, HTTP with `--no-auth`): `MCP_LOCAL_PRINCIPAL` when set,
+ * else `local:<os user>@<host>`, so two people on one namespace never share tasks by default. Throws for an invalid
+ * `MCP_LOCAL_PRINCIPAL`.
+ */
+export function localPrincipal(env: NodeJS.ProcessEnv = process.env): string {
+  const configured = env.MCP_LOCAL_PRINCIPAL?.trim();
+  if (configured) {
+    assertValidPrincipal(configured);
+    return configured;
+  }
+  let user: string;
+  try {
+    user = os.userInfo().username;
+  } catch {
+    user = `uid${process.getuid?.() ?? 'unknown'}`;
+  }
+  const safe = (text: string) => text.replace(/[^A-Za-z0-9._+-]/g, '_').slice(0, 90) || '_';
+  return `${LOCAL_PRINCIPAL_PREFIX}${safe(user)}@${safe(os.hostname())}`;
 }

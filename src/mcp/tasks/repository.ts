@@ -34,6 +34,8 @@ import {
 import { retryWithBackoff } from '../../util/wait';
 import { isTemporalUnavailable, taskNotFound } from './errors';
 import { HistoryWatch } from './history-watch';
+import type { TaskMarker } from './marker';
+import { Quotas, type QuotaOptions } from './quotas';
 import { decodeCursor, encodeCursor, listBinding } from './list-cursor';
 import { assertValidPrincipal, PRINCIPAL_KEY } from './principal';
 
@@ -75,6 +77,10 @@ export interface TaskBackendOptions {
   pageSize: number;
   /** Deadline of each request to Temporal; past it the call fails as "Temporal unavailable" (retryable). Default 5 s. */
   rpcTimeoutMs?: number;
+  /** Signs the tasks this bridge starts and checks them on every read. */
+  marker: TaskMarker;
+  /** Open tasks and concurrent waits per principal; default 1000 and 64. */
+  quotas?: Partial<QuotaOptions>;
 }
 
 /** How a task is created. */
@@ -120,6 +126,8 @@ export interface TaskView {
 export class TemporalTaskBackend {
   /** The shared history long polls that wake waiting requests. */
   readonly watch: HistoryWatch;
+  /** What each principal may hold at once. */
+  readonly quotas: Quotas;
 
   constructor(
     readonly client: Client,
@@ -127,6 +135,7 @@ export class TemporalTaskBackend {
     private readonly tools: ReadonlyMap<string, TaskTool>,
   ) {
     this.watch = new HistoryWatch(client);
+    this.quotas = new Quotas(client, { maxOpenTasks: 1000, maxWaits: 64, ...options.quotas });
   }
 
   /**
@@ -159,6 +168,7 @@ export class TemporalTaskBackend {
       if (idempotencyKey === undefined) throw new McpError(ErrorCode.InvalidParams, 'adopt-only needs an idempotency key');
       return this.rpc(() => this.replay(workflowId, principal, tool.name, idempotencyKey, argumentsDigest));
     }
+    await this.rpc(() => this.quotas.beginTask(principal));
     const ttl = Math.min(options.requestedTtl ?? tool.ttlMs ?? this.options.defaultTtlMs, this.options.maxTtlMs);
     const createdAt = new Date().toISOString();
     const meta: TaskMeta = {
@@ -167,6 +177,7 @@ export class TemporalTaskBackend {
       pollInterval: tool.pollIntervalMs ?? this.options.pollIntervalMs,
       createdAt,
       ...(argumentsDigest && { argumentsDigest }),
+      marker: this.options.marker.sign(workflowId, principal, tool.name),
     };
     let handle;
     try {
@@ -346,6 +357,13 @@ export class TemporalTaskBackend {
       throw error;
     }
     if (description.typedSearchAttributes.get(PRINCIPAL_KEY) !== principal) throw taskNotFound(taskId);
+    // Only what this bridge started, for a tool it declares, running that tool's workflow: anything else planted in
+    // the namespace is "not found", exactly like a task that does not exist.
+    const meta = description.memo?.[TASK_META_MEMO] as TaskMeta | undefined;
+    const tool = typeof meta?.tool === 'string' ? this.tools.get(meta.tool) : undefined;
+    if (!tool || tool.workflowType !== description.type || !this.options.marker.verify(meta?.marker, taskId, principal, tool.name)) {
+      throw taskNotFound(taskId);
+    }
     return description;
   }
 

@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { assertValidPrincipal } from '../tasks/principal';
+import { assertValidPrincipal, isReservedPrincipal } from '../tasks/principal';
 
 /** Thrown when the token configuration cannot be used; the message names the entry to fix. */
 export class TokenConfigError extends Error {
@@ -25,6 +25,9 @@ export class BearerTokens {
       assertValidPrincipal(principal);
     } catch (error) {
       throw new TokenConfigError(`${where}: ${(error as Error).message}`);
+    }
+    if (isReservedPrincipal(principal)) {
+      throw new TokenConfigError(`${where}: "${principal}" is reserved for local callers; give the token another principal`);
     }
     if (token.length < MIN_TOKEN_LENGTH)
       throw new TokenConfigError(`${where}: the token of "${principal}" is shorter than ${MIN_TOKEN_LENGTH} characters`);

@@ -7,6 +7,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { isTaskListen, type ListenRequest, type ListenSink } from '../gen2/task-subscriptions';
 import type { BearerTokens } from './auth';
+import { isLoopbackHost, OriginPolicy, type HttpLimits } from './limits';
 
 /** Options of {@link startHttpServer}. */
 export interface HttpServerOptions {
@@ -18,8 +19,12 @@ export interface HttpServerOptions {
   modern?: McpHttpHandler;
   /** Serves a 2026-07-28 `subscriptions/listen` for task status (the SDK's handler serves the other listen requests). */
   listenToTasks?(request: ListenRequest, principal: string | undefined, sink: ListenSink): Promise<void>;
-  /** Largest accepted request body, in bytes. */
-  maxBodyBytes?: number;
+  /** Bounds on sessions, connections, request times and body size (see {@link HttpLimits}). */
+  limits?: Partial<HttpLimits>;
+  /** Which browser origins may call; default loopback origins only. */
+  origins?: OriginPolicy;
+  /** `Host` header values answered (host or host:port); default the loopback names when bound to loopback. */
+  allowedHosts?: string[];
   /** When given and not empty, every request needs `Authorization: Bearer <token>`; the token names the principal. */
   tokens?: BearerTokens;
   /** A session with no request for this long is closed (its client re-initializes and finds its tasks again). */
@@ -35,14 +40,16 @@ export interface RunningHttpServer {
 
 const MCP_PATH = '/mcp';
 const TASK_METHODS = new Set(['tasks/get', 'tasks/update', 'tasks/cancel']);
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
 
 /**
  * Serves MCP over Streamable HTTP on `/mcp`, one MCP server per session. Sessions hold connections only: tasks live
  * in Temporal, so a client whose session is gone re-initializes and finds its tasks again.
  */
 export async function startHttpServer(options: HttpServerOptions): Promise<RunningHttpServer> {
-  const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
+  const maxBodyBytes = options.limits?.maxBodyBytes ?? 2 * 1024 * 1024;
+  const maxSessions = options.limits?.maxSessions ?? 1000;
+  const maxSessionsPerPrincipal = options.limits?.maxSessionsPerPrincipal ?? 32;
+  const origins = options.origins ?? new OriginPolicy([]);
   const sessions = new Map<string, { transport: StreamableHTTPServerTransport; principal?: string; lastSeen: number }>();
   const sessionIdleMs = options.sessionIdleMs ?? 3_600_000;
   const sweeper = setInterval(
@@ -58,11 +65,31 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   );
   sweeper.unref();
   const tokens = options.tokens && options.tokens.size > 0 ? options.tokens : undefined;
-  let allowedHosts: string[] | undefined;
+  let allowedHosts: string[] | undefined = options.allowedHosts?.map((host) => host.toLowerCase());
+
+  /** Makes room for a new session of `principal`: the longest idle of theirs, or of all, is closed. */
+  const makeRoom = (principal: string | undefined) => {
+    const evict = (candidates: [string, { transport: StreamableHTTPServerTransport; lastSeen: number }][]) => {
+      const [id, oldest] = candidates.reduce((a, b) => (b[1].lastSeen < a[1].lastSeen ? b : a));
+      sessions.delete(id);
+      void oldest.transport.close().catch(() => undefined);
+    };
+    const own = [...sessions].filter(([, session]) => session.principal === principal);
+    if (own.length >= maxSessionsPerPrincipal) evict(own);
+    if (sessions.size >= maxSessions) evict([...sessions]);
+  };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname !== MCP_PATH) return sendJsonRpcError(res, 404, -32600, `Not found: the MCP endpoint is ${MCP_PATH}`);
+    // DNS rebinding and cross-site calls from browsers: only known host names, only allowed origins.
+    if (allowedHosts && !hostAllowed(headerValue(req, 'host'), allowedHosts)) {
+      return sendJsonRpcError(res, 403, -32600, 'Forbidden: unexpected Host header; list the host in MCP_ALLOWED_HOSTS');
+    }
+    const origin = headerValue(req, 'origin');
+    if (!origins.allows(origin)) {
+      return sendJsonRpcError(res, 403, -32600, 'Forbidden: this Origin may not call the server; list it in MCP_ALLOWED_ORIGINS');
+    }
     let principal: string | undefined;
     if (tokens) {
       const token = /^Bearer\s+(\S+)$/i.exec(headerValue(req, 'authorization') ?? '')?.[1];
@@ -95,9 +122,6 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       // 2026-07-28 envelope in its _meta is served on its own.
       const request = toWebRequest(req, res, body);
       if (!(await isLegacyRequest(request, body))) {
-        if (allowedHosts && !allowedHosts.includes(headerValue(req, 'host') ?? '')) {
-          return sendJsonRpcError(res, 403, -32600, 'Forbidden: unexpected Host header');
-        }
         if (options.listenToTasks && isTaskListen(body) && (headerValue(req, 'mcp-method') ?? body.method) === body.method) {
           return serveListen(res, (sink) => options.listenToTasks!(body, principal, sink));
         }
@@ -117,6 +141,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     if (req.method !== 'POST' || !isInitializeRequest(body)) {
       return sendJsonRpcError(res, 400, -32000, 'Bad request: send an initialize request first, then the Mcp-Session-Id header it returns');
     }
+    makeRoom(principal);
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
@@ -125,7 +150,6 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       onsessionclosed: (id) => {
         sessions.delete(id);
       },
-      ...(allowedHosts && { enableDnsRebindingProtection: true, allowedHosts }),
     });
     transport.onclose = () => {
       if (transport.sessionId) sessions.delete(transport.sessionId);
@@ -134,13 +158,20 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     await transport.handleRequest(req, res, body);
   };
 
-  const httpServer = http.createServer((req, res) => {
-    handle(req, res).catch((error: Error) => {
-      console.error(`http: ${req.method} ${req.url}: ${error.stack ?? error.message}`);
-      if (!res.headersSent) sendJsonRpcError(res, 500, -32603, 'Internal error');
-      else res.end();
-    });
-  });
+  const httpServer = http.createServer(
+    {
+      requestTimeout: options.limits?.requestTimeoutMs ?? 30_000,
+      headersTimeout: options.limits?.headersTimeoutMs ?? 10_000,
+    },
+    (req, res) => {
+      handle(req, res).catch((error: Error) => {
+        console.error(`http: ${req.method} ${req.url}: ${error.stack ?? error.message}`);
+        if (!res.headersSent) sendJsonRpcError(res, 500, -32603, 'Internal error');
+        else res.end();
+      });
+    },
+  );
+  httpServer.maxConnections = options.limits?.maxConnections ?? 512;
   await new Promise<void>((resolve, reject) => {
     httpServer.once('error', reject);
     httpServer.listen(options.port, options.host, () => {
@@ -151,7 +182,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   const { port } = httpServer.address() as AddressInfo;
   const hostForUrl = options.host.includes(':') ? `[${options.host}]` : options.host;
   // On loopback, refuse other Host headers (DNS rebinding); elsewhere a proxy in front decides.
-  if (LOOPBACK.has(options.host)) allowedHosts = [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`];
+  if (!allowedHosts && isLoopbackHost(options.host)) allowedHosts = [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`];
   return {
     url: `http://${hostForUrl}:${port}${MCP_PATH}`,
     close: async () => {
@@ -252,6 +283,14 @@ async function sendWebResponse(res: ServerResponse, response: Response): Promise
   } finally {
     res.end();
   }
+}
+
+/** True when `host` (a Host header) is listed, with its port or, for an entry without a port, with any. */
+function hostAllowed(host: string | undefined, allowed: readonly string[]): boolean {
+  if (!host) return false;
+  const value = host.toLowerCase();
+  const name = value.replace(/:\d+$/, '');
+  return allowed.some((entry) => entry === value || (!/:\d+$/.test(entry) && entry === name));
 }
 
 function headerValue(req: IncomingMessage, name: string): string | undefined {

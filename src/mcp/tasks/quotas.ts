@@ -1,0 +1,77 @@
+/**
+ * What one principal may hold at once: open tasks, and requests waiting on tasks (blocked `tasks/result`, plain calls
+ * waiting inline, status subscriptions). A caller over a quota gets an error that names it; nothing else changes.
+ */
+import type { Client } from '@temporalio/client';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../../shared/task-contract';
+import { setBounded } from '../../util/bounded';
+
+/** The quotas; 0 turns one off. */
+export interface QuotaOptions {
+  /** Running tasks per principal (`MCP_MAX_OPEN_TASKS_PER_PRINCIPAL`, default 1000). */
+  maxOpenTasks: number;
+  /** Concurrent waits per principal in this process (`MCP_MAX_WAITS_PER_PRINCIPAL`, default 64). */
+  maxWaits: number;
+}
+
+/** How long a count of open tasks is trusted before it is asked again (tasks started meanwhile are added). */
+const COUNT_FRESH_MS = 5000;
+
+/** Enforces {@link QuotaOptions} for a process. */
+export class Quotas {
+  private readonly waits = new Map<string, number>();
+  private readonly counts = new Map<string, { open: number; at: number }>();
+
+  constructor(
+    private readonly client: Client,
+    readonly options: QuotaOptions,
+  ) {}
+
+  /**
+   * Takes one wait slot of `principal`; call the returned function when the wait ends. Throws -32603 with
+   * `data.retryable` once the principal has `maxWaits` waits open.
+   */
+  beginWait(principal: string): () => void {
+    const open = this.waits.get(principal) ?? 0;
+    if (this.options.maxWaits > 0 && open >= this.options.maxWaits) {
+      throw new McpError(
+        ErrorCode.InternalError,
+        `Too many waits: ${open} requests of this caller are already waiting on tasks (at most ${this.options.maxWaits}); ` +
+          'end some (close tasks/result calls or subscriptions, or poll tasks/get) and try again',
+        { retryable: true, limit: this.options.maxWaits },
+      );
+    }
+    this.waits.set(principal, open + 1);
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      const left = (this.waits.get(principal) ?? 1) - 1;
+      if (left > 0) this.waits.set(principal, left);
+      else this.waits.delete(principal);
+    };
+  }
+
+  /** Throws -32600 when `principal` already has `maxOpenTasks` running tasks; counts the new one otherwise. */
+  async beginTask(principal: string): Promise<void> {
+    if (this.options.maxOpenTasks <= 0) return;
+    let known = this.counts.get(principal);
+    if (!known || Date.now() - known.at > COUNT_FRESH_MS) {
+      const { count } = await this.client.workflowService.countWorkflowExecutions({
+        namespace: this.client.options.namespace,
+        query: `${PRINCIPAL_SEARCH_ATTRIBUTE} = '${principal}' AND ExecutionStatus = 'Running'`,
+      });
+      known = { open: Number(count ?? 0), at: Date.now() };
+    }
+    if (known.open >= this.options.maxOpenTasks) {
+      throw new McpError(
+        ErrorCode.InvalidRequest,
+        `Too many open tasks: this caller has ${known.open} running (at most ${this.options.maxOpenTasks}); ` +
+          'finish or cancel some before starting more',
+        { limit: this.options.maxOpenTasks },
+      );
+    }
+    setBounded(this.counts, principal, { open: known.open + 1, at: known.at }, 10_000);
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * What one HTTP endpoint lets its callers hold, and which browsers and host names it answers: each bound has a
+ * default and an environment variable, and a caller who hits one gets an error that says which.
+ */
+
+/** Bounds on the HTTP endpoint. */
+export interface HttpLimits {
+  /** Open 2025-11-25 sessions in all; a new one evicts the longest idle. */
+  maxSessions: number;
+  /** Open sessions of one principal; a new one evicts that principal's longest idle. */
+  maxSessionsPerPrincipal: number;
+  /** Open TCP connections; more are refused by the server socket. */
+  maxConnections: number;
+  /** Time to receive a whole request (headers and body); a request that trickles in longer is cut off. */
+  requestTimeoutMs: number;
+  /** Time to receive a request's headers. */
+  headersTimeoutMs: number;
+  /** Largest request body; a larger one gets 413. */
+  maxBodyBytes: number;
+}
+
+/** Reads the limits from MCP_HTTP_* variables (see the README's Configuration). */
+export function httpLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): HttpLimits {
+  return {
+    maxSessions: count(env, 'MCP_HTTP_MAX_SESSIONS', 1000),
+    maxSessionsPerPrincipal: count(env, 'MCP_HTTP_MAX_SESSIONS_PER_PRINCIPAL', 32),
+    maxConnections: count(env, 'MCP_HTTP_MAX_CONNECTIONS', 512),
+    requestTimeoutMs: count(env, 'MCP_HTTP_REQUEST_TIMEOUT_MS', 30_000),
+    headersTimeoutMs: count(env, 'MCP_HTTP_HEADERS_TIMEOUT_MS', 10_000),
+    maxBodyBytes: count(env, 'MCP_HTTP_MAX_BODY_BYTES', 2 * 1024 * 1024),
+  };
+}
+
+/** A whole number above 0 from `env[name]`, or `fallback`; throws naming the variable otherwise. */
+export function count(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value <= 0) throw new Error(`${name} must be a whole number above 0, not "${raw}"`);
+  return value;
+}
+
+const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+
+/** True for a host name (without port) that is this machine. */
+export function isLoopbackHost(host: string): boolean {
+  return LOOPBACK_NAMES.has(host.toLowerCase());
+}
+
+/**
+ * Which `Origin` headers are accepted: requests without one (not from a browser) always are; a browser page's origin
+ * must be on loopback (any port) or listed. `*` in the list accepts every origin.
+ */
+export class OriginPolicy {
+  private readonly listed: Set<string>;
+
+  constructor(allowed: readonly string[]) {
+    this.listed = new Set(allowed.map((origin) => origin.trim().replace(/\/+$/, '').toLowerCase()).filter(Boolean));
+  }
+
+  /** Reads MCP_ALLOWED_ORIGINS (comma-separated origins, e.g. `https://app.example.com`, or `*`). */
+  static fromEnv(env: NodeJS.ProcessEnv = process.env): OriginPolicy {
+    return new OriginPolicy((env.MCP_ALLOWED_ORIGINS ?? '').split(','));
+  }
+
+  /** True when a request with this `Origin` header (or none) may be served. */
+  allows(origin: string | undefined): boolean {
+    if (origin === undefined) return true;
+    if (this.listed.has('*') || this.listed.has(origin.toLowerCase())) return true;
+    try {
+      const url = new URL(origin);
+      return (url.protocol === 'http:' || url.protocol === 'https:') && isLoopbackHost(url.hostname);
+    } catch {
+      return false;
+    }
+  }
+}
+
+/** MCP_ALLOWED_HOSTS: the `Host` header values (host or host:port) a non-loopback endpoint answers. */
+export function allowedHostsFromEnv(env: NodeJS.ProcessEnv = process.env): string[] | undefined {
+  const hosts = (env.MCP_ALLOWED_HOSTS ?? '')
+    .split(',')
+    .map((host) => host.trim().toLowerCase())
+    .filter(Boolean);
+  return hosts.length > 0 ? hosts : undefined;
+}
