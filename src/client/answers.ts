@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createInterface, type Interface } from 'node:readline';
 import type { ElicitRequest, ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import { checkFormContent, type FormInputRequest, type FormProperty } from '../shared/task-contract';
+import { printable } from './printable';
 
 /** Thrown when scripted answers cannot be used; the message says which and why. */
 export class AnswerError extends Error {
@@ -99,7 +100,7 @@ export class TerminalAnswers implements AnswerProvider {
 
   async answer(params: ElicitRequest['params']) {
     const rl = new LineReader(createInterface({ input: this.input, terminal: false }), this.output);
-    const say = (text: string) => this.output.write(`${text}\n`);
+    const say = (text: string) => this.output.write(`${printable(text)}\n`);
     try {
       say(`\n? ${params.message}`);
       if (params.mode === 'url') {
@@ -162,7 +163,7 @@ class LineReader {
 
   /** Shows `prompt` and returns the next line; throws when the input ends. */
   async question(prompt: string): Promise<string> {
-    this.output.write(prompt);
+    this.output.write(printable(prompt));
     const line =
       this.lines.length > 0
         ? this.lines.shift()

@@ -22,7 +22,8 @@ Commands:
 Options:
   --url <url>             Streamable HTTP endpoint, e.g. http://127.0.0.1:3000/mcp (default: spawn the server on stdio;
                           resume uses the server a task was created on)
-  --token <token>         bearer token for --url (default: $MCP_TOKEN)
+  --token <token>         bearer token for --url (default: $MCP_TOKEN); sent to that server only, and remembered
+                          for it in the state directory so that resume sends each server its own token
   --answer <json>         an answer to the next question: {"action":"accept","content":{...}}, {"action":"decline"},
                           or bare content (accept); repeat for several questions
   --answers-file <file>   answers as a JSON object keyed by input key (e.g. {"approval": {...}}), or an array in order

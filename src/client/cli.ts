@@ -6,6 +6,7 @@ import { EXIT, HELP, UsageError, parseCommandLine } from './args';
 import { NeedsInputError, UnreachableError, plainMessage } from './connection';
 import { Runner } from './follow';
 import { call, cancel, listTasks, resume } from './commands';
+import { printable } from './printable';
 
 /** Runs the command line; resolves to the exit code. */
 export async function runCli(argv: string[]): Promise<number> {
@@ -38,18 +39,18 @@ export async function runCli(argv: string[]): Promise<number> {
     runner?.progress.end();
     const message = plainMessage(error);
     if (error instanceof UsageError || error instanceof AnswerError) {
-      process.stderr.write(`client: ${message}\n`);
+      process.stderr.write(`client: ${printable(message)}\n`);
       return EXIT.usage;
     }
     if (error instanceof UnreachableError) {
-      process.stderr.write(`client: ${message}\n`);
+      process.stderr.write(`client: ${printable(message)}\n`);
       return EXIT.unreachable;
     }
     if (error instanceof NeedsInputError) {
-      process.stderr.write(`client: ${message}\n`);
+      process.stderr.write(`client: ${printable(message)}\n`);
       return EXIT.needsInput;
     }
-    process.stderr.write(`client: ${message}\n`);
+    process.stderr.write(`client: ${printable(message)}\n`);
     return EXIT.error;
   }
 }
@@ -58,7 +59,7 @@ if (require.main === module) {
   runCli(process.argv.slice(2)).then(
     (code) => process.exit(code),
     (error: Error) => {
-      process.stderr.write(`client: ${error.message}\n`);
+      process.stderr.write(`client: ${printable(error.message)}\n`);
       process.exit(EXIT.error);
     },
   );

@@ -7,6 +7,7 @@ import { type CallToolResult, ErrorCode, McpError, type Task } from '@modelconte
 import { EXIT, Options, UsageError, parseToolArgs } from './args';
 import { Session, Target, UnreachableError, plainMessage, targetName } from './connection';
 import { Runner } from './follow';
+import { printable } from './printable';
 
 /** `call <tool>`: runs the tool, as a task when it can, and follows it to its end. */
 export async function call(runner: Runner, tool: string | undefined, options: Options): Promise<number> {
@@ -105,7 +106,7 @@ export async function listTasks(runner: Runner, options: Options): Promise<numbe
   else if (sorted.length === 0) process.stdout.write('no tasks\n');
   else {
     for (const row of sorted) {
-      process.stdout.write(`${row.taskId}  ${row.status.padEnd(14)}  ${row.createdAt}  ${row.tool}  ${row.message}\n`);
+      process.stdout.write(`${printable(`${row.taskId}  ${row.status.padEnd(14)}  ${row.createdAt}  ${row.tool}  ${row.message}`)}\n`);
     }
   }
   if (unreachable) {

@@ -14,6 +14,8 @@ import { ADOPT_ONLY_META, IDEMPOTENCY_KEY_META, REPLAYED_META } from '../shared/
 import { retryWithBackoff, sleep } from '../util/wait';
 import { ScriptedAnswers, TerminalAnswers } from './answers';
 import { LocalTaskStore, type StoredCall, type StoredTask } from './store';
+import { printable } from './printable';
+import { ServerTokens } from './tokens';
 import { EXIT, Options, STDIO } from './args';
 import { Progress } from './progress';
 import { AskContext, NeedsInputError, Session, Target, UnreachableError, isTransient, openSession, targetName } from './connection';
@@ -29,11 +31,13 @@ export interface Outcome {
 /** Runs commands against a server: sessions that reconnect, the local store, progress, and following tasks. */
 export class Runner {
   readonly store: LocalTaskStore;
+  private readonly tokens: ServerTokens;
   readonly progress = new Progress();
   readonly ask: AskContext;
 
   constructor(readonly options: Options) {
     this.store = new LocalTaskStore(options.stateDir);
+    this.tokens = new ServerTokens(options.stateDir);
     const terminal = !options.noInput && process.stdin.isTTY ? new TerminalAnswers() : undefined;
     this.ask = {
       store: this.store,
@@ -43,10 +47,19 @@ export class Runner {
     };
   }
 
-  /** The server to talk to: --url, else the one a stored task or call was made on, else stdio. */
+  /**
+   * The server to talk to: --url, else the one a stored task or call was made on, else stdio. The --url server gets
+   * --token (remembered for it); any other server only the token remembered for it.
+   */
   target(stored?: Pick<StoredTask, 'server'>): Target {
     const url = this.options.url ?? (stored && stored.server !== STDIO ? stored.server : undefined);
-    return url ? { kind: 'http', url, token: this.options.token } : { kind: 'stdio' };
+    if (!url) return { kind: 'stdio' };
+    if (url === this.options.url && this.options.token) {
+      this.tokens.remember(url, this.options.token);
+      return { kind: 'http', url, token: this.options.token };
+    }
+    const token = this.tokens.get(url);
+    return { kind: 'http', url, ...(token && { token }) };
   }
 
   /** Opens a session, retrying an unreachable server until `deadline` (the reconnect timeout from now by default). */
@@ -218,9 +231,9 @@ export class Runner {
     if (this.options.json) process.stdout.write(`${JSON.stringify(outcome)}\n`);
     else if (outcome.result) {
       for (const block of outcome.result.content) {
-        if (block.type === 'text') process.stdout.write(`${block.text}\n`);
+        if (block.type === 'text') process.stdout.write(`${printable(block.text)}\n`);
       }
-    } else process.stdout.write(`task ${outcome.taskId} ${outcome.status}: ${outcome.error ?? ''}\n`);
+    } else process.stdout.write(`${printable(`task ${outcome.taskId} ${outcome.status}: ${outcome.error ?? ''}`)}\n`);
     if (outcome.status === 'failed') return EXIT.failed;
     if (outcome.status === 'cancelled') return EXIT.cancelled;
     return outcome.result?.isError ? EXIT.toolError : EXIT.completed;

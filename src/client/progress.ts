@@ -3,6 +3,7 @@
  */
 import { isTerminal } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import { type Task } from '@modelcontextprotocol/sdk/types.js';
+import { printable } from './printable';
 
 /** Progress on stderr: a live line on a terminal, plain lines otherwise. */
 export class Progress {
@@ -13,7 +14,10 @@ export class Progress {
 
   status(task: Task): void {
     if (this.paused) return;
-    const line = `task ${task.taskId}: ${task.status}${task.statusMessage ? ` — ${task.statusMessage}` : ''}`;
+    const line = printable(`task ${task.taskId}: ${task.status}${task.statusMessage ? ` — ${task.statusMessage}` : ''}`).replace(
+      /\n/g,
+      ' ',
+    );
     if (this.stream.isTTY) {
       const width = this.stream.columns ?? 120;
       this.stream.write(`\r\x1b[2K${line.length > width - 1 ? `${line.slice(0, width - 2)}…` : line}`);
@@ -24,7 +28,7 @@ export class Progress {
 
   note(message: string): void {
     this.end();
-    this.stream.write(`${message}\n`);
+    this.stream.write(`${printable(message)}\n`);
   }
 
   end(): void {

@@ -1,4 +1,5 @@
 import Ajv, { type ErrorObject } from 'ajv';
+import safeRegex from 'safe-regex2';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 
@@ -30,14 +31,34 @@ export function zodSchema<T>(schema: z.ZodType<T>, io: 'input' | 'output' = 'inp
   };
 }
 
-const ajv = new Ajv({ allErrors: true, strict: false });
+// The first problem only (a value with thousands of faults gets one line, not thousands); properties a schema does
+// not declare are removed before the value goes anywhere (see closeObjects).
+const ajv = new Ajv({ allErrors: false, strict: false, removeAdditional: true });
 
 /** Thrown when a JSON Schema cannot be compiled; the message says why. */
 export class InvalidJsonSchemaError extends Error {}
 
-/** A tool schema from a JSON Schema object (for workflows declared in a configuration file). */
-export function jsonSchema(schema: Record<string, unknown>): ToolSchema<unknown> {
-  if (schema.type !== 'object') throw new InvalidJsonSchemaError('must be a JSON Schema of "type": "object"');
+/**
+ * A tool schema from a JSON Schema object (for workflows declared in a configuration file). Objects that list their
+ * properties and say nothing of others get `additionalProperties: false`, so unknown properties are stripped from a
+ * value before it is stored; regular expressions that could backtrack for seconds are refused.
+ */
+export function jsonSchema(declared: Record<string, unknown>): ToolSchema<unknown> {
+  if (declared.type !== 'object') throw new InvalidJsonSchemaError('must be a JSON Schema of "type": "object"');
+  const schema = closeObjects(structuredClone(declared)) as Record<string, unknown>;
+  for (const pattern of patternsOf(schema)) {
+    let unsafe: boolean;
+    try {
+      unsafe = !safeRegex(pattern);
+    } catch {
+      unsafe = true;
+    }
+    if (unsafe) {
+      throw new InvalidJsonSchemaError(
+        `pattern ${JSON.stringify(pattern)} can take exponential time on some inputs (nested or overlapping repetition); rewrite it`,
+      );
+    }
+  }
   let validate: ReturnType<typeof ajv.compile>;
   try {
     validate = ajv.compile(schema);
@@ -51,6 +72,43 @@ export function jsonSchema(schema: Record<string, unknown>): ToolSchema<unknown>
       return { ok: false, problems: (validate.errors ?? []).map(describeAjvError) };
     },
   };
+}
+
+/** Gives every object schema with `properties` and no word on other properties `additionalProperties: false`. */
+function closeObjects(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(closeObjects);
+  if (node === null || typeof node !== 'object') return node;
+  const schema = node as Record<string, unknown>;
+  for (const [key, value] of Object.entries(schema)) {
+    // `properties` maps names to schemas; `enum`, `const` and `default` hold values, not schemas.
+    if (key === 'properties' && value && typeof value === 'object') {
+      for (const [name, property] of Object.entries(value)) (value as Record<string, unknown>)[name] = closeObjects(property);
+    } else if (!['enum', 'const', 'default', 'examples'].includes(key)) schema[key] = closeObjects(value);
+  }
+  if (
+    schema.properties &&
+    typeof schema.properties === 'object' &&
+    !('additionalProperties' in schema) &&
+    !('patternProperties' in schema)
+  ) {
+    schema.additionalProperties = false;
+  }
+  return schema;
+}
+
+/** Every regular expression in a schema: `pattern` values and `patternProperties` keys. */
+function patternsOf(node: unknown, found: string[] = []): string[] {
+  if (Array.isArray(node)) node.forEach((item) => patternsOf(item, found));
+  else if (node && typeof node === 'object') {
+    for (const [key, value] of Object.entries(node)) {
+      if (key === 'pattern' && typeof value === 'string') found.push(value);
+      else if (key === 'patternProperties' && value && typeof value === 'object') {
+        found.push(...Object.keys(value));
+        Object.values(value).forEach((item) => patternsOf(item, found));
+      } else if (!['enum', 'const', 'default', 'examples'].includes(key)) patternsOf(value, found);
+    }
+  }
+  return found;
 }
 
 function describeAjvError(error: ErrorObject): string {

@@ -23,8 +23,11 @@ export class BearerTokens {
   add(principal: string, token: string, where: string): void {
     try {
       assertValidPrincipal(principal);
-    } catch (error) {
-      throw new TokenConfigError(`${where}: ${(error as Error).message}`);
+    } catch {
+      // Not the value itself: a reversed "token=principal" pair would print the token.
+      throw new TokenConfigError(
+        `${where}: the principal must be 1-200 characters of letters, digits and . _ : @ + - (write principal=token)`,
+      );
     }
     if (isReservedPrincipal(principal)) {
       throw new TokenConfigError(`${where}: "${principal}" is reserved for local callers; give the token another principal`);
@@ -57,7 +60,8 @@ function sha256(value: string): Buffer {
 
 /**
  * Reads tokens from MCP_AUTH_TOKENS ("principal=token,principal=token") and from the file MCP_AUTH_TOKENS_FILE (one
- * "principal token" pair a line, # comments). Returns an empty set when neither is set.
+ * "principal token" pair a line; a line starting with # is a comment, and # inside a token is part of it). Returns an
+ * empty set when neither is set.
  */
 export function tokensFromEnv(env: NodeJS.ProcessEnv = process.env): BearerTokens {
   const tokens = new BearerTokens();
@@ -78,10 +82,10 @@ export function tokensFromEnv(env: NodeJS.ProcessEnv = process.env): BearerToken
       throw new TokenConfigError(`MCP_AUTH_TOKENS_FILE ${file}: ${(error as Error).message}`);
     }
     text.split('\n').forEach((raw, index) => {
-      const line = raw.replace(/#.*/, '').trim();
-      if (!line) return;
+      const line = raw.trim();
+      if (!line || line.startsWith('#')) return;
       const parts = line.split(/\s+/);
-      if (parts.length !== 2) throw new TokenConfigError(`${file} line ${index + 1}: write "principal token"`);
+      if (parts.length !== 2) throw new TokenConfigError(`${file} line ${index + 1}: write "principal token" (a # comment starts a line)`);
       tokens.add(parts[0], parts[1], `${file} line ${index + 1}`);
     });
   }
