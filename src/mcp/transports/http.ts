@@ -158,10 +158,13 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     await transport.handleRequest(req, res, body);
   };
 
+  const requestTimeout = options.limits?.requestTimeoutMs ?? 30_000;
   const httpServer = http.createServer(
     {
-      requestTimeout: options.limits?.requestTimeoutMs ?? 30_000,
-      headersTimeout: options.limits?.headersTimeoutMs ?? 10_000,
+      requestTimeout,
+      headersTimeout: Math.min(options.limits?.headersTimeoutMs ?? 10_000, requestTimeout),
+      // How often node looks for requests past those times (its own default is 30 s whatever the timeouts).
+      connectionsCheckingInterval: Math.max(Math.min(requestTimeout / 4, 5000), 100),
     },
     (req, res) => {
       handle(req, res).catch((error: Error) => {

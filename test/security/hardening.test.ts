@@ -1,0 +1,358 @@
+/**
+ * The security review's findings, one test each, against the real dev server and real HTTP: whose task it is, only
+ * tasks this bridge started, bounded resources, Origin and Host, tokens, and what the client prints.
+ */
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@temporalio/client';
+import { INVOICE_WORKFLOW_TYPE } from '../../src/shared/invoice';
+import { PRINCIPAL_KEY, localPrincipal } from '../../src/mcp/tasks/principal';
+import { TASK_META_MEMO, TASK_STATE_MEMO } from '../../src/shared/task-contract';
+import { jsonSchema } from '../../src/mcp/tools/schema';
+import { printable } from '../../src/client/printable';
+import { ServerTokens } from '../../src/client/tokens';
+import { freePort, ROOT } from '../helpers/dev-server';
+import {
+  APPROVE,
+  connectInMemory,
+  errorCodeOf,
+  getTask,
+  newMcpClient,
+  ScriptedUser,
+  startBridge,
+  startInvoiceTask,
+  taskResult,
+} from '../helpers/mcp';
+import { serverEnv, spawnHttpServer, type HttpServerProcess } from '../helpers/processes';
+import {
+  connectClient,
+  eventually,
+  sampleInvoice,
+  startWorker,
+  tempActivityConfig,
+  uniqueTaskQueue,
+  type RunningWorker,
+} from '../helpers/temporal';
+
+const taskQueue = uniqueTaskQueue('security');
+const idleQueue = `${taskQueue}-idle`;
+let temporal: Client;
+let closeTemporal: () => Promise<void>;
+let worker: RunningWorker;
+const servers: HttpServerProcess[] = [];
+
+beforeAll(async () => {
+  ({ client: temporal, close: closeTemporal } = await connectClient());
+  worker = await startWorker(taskQueue, tempActivityConfig());
+});
+
+afterAll(async () => {
+  await Promise.all(servers.map((server) => server.kill()));
+  await worker?.stop();
+  await closeTemporal?.();
+});
+
+async function serve(env: Record<string, string> = {}, queue = taskQueue): Promise<HttpServerProcess> {
+  const server = await spawnHttpServer(queue, await freePort(), env);
+  servers.push(server);
+  return server;
+}
+
+async function httpClient(url: string, token?: string, headers: Record<string, string> = {}) {
+  const client = newMcpClient('security-test');
+  new ScriptedUser(() => APPROVE).attach(client);
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(url), {
+      requestInit: { headers: { ...headers, ...(token && { authorization: `Bearer ${token}` }) } },
+    }),
+  );
+  return client;
+}
+
+/** Runs `npm run -s serve -- ARGS` expecting it to refuse to start: its exit code and stderr. */
+function serveRefuses(args: string[], env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn('npm', ['run', '-s', 'serve', '--', ...args], {
+      cwd: ROOT,
+      env: serverEnv(taskQueue, env),
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stderr });
+    });
+  });
+}
+
+/** An initialize sent with node's http client, which (unlike fetch) lets a test set the Host header. */
+function initializeWithHost(url: string, host: string): Promise<number> {
+  const { hostname, port, pathname } = new URL(url);
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+  });
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      {
+        hostname,
+        port,
+        path: pathname,
+        method: 'POST',
+        headers: { host, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      },
+      (response) => {
+        response.resume();
+        resolve(response.statusCode ?? 0);
+      },
+    );
+    request.once('error', reject);
+    request.end(body);
+  });
+}
+
+function initialize(url: string, headers: Record<string, string>) {
+  return fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    }),
+  });
+}
+
+describe('1. a caller identity that is really theirs', () => {
+  test('without credentials the principal is the OS user and host, not a shared constant', () => {
+    const principal = localPrincipal({});
+    expect(principal).toBe(`local:${os.userInfo().username}@${os.hostname()}`.replace(/[^A-Za-z0-9._:@+-]/g, '_'));
+    expect(localPrincipal({ MCP_LOCAL_PRINCIPAL: 'ops-desk' })).toBe('ops-desk');
+    expect(() => localPrincipal({ MCP_LOCAL_PRINCIPAL: "x' OR 1=1" })).toThrow(/principal/);
+  });
+
+  test('a task made over no-auth HTTP is invisible to a server acting for another local principal', async () => {
+    const mine = await serve();
+    const theirs = await serve({ MCP_LOCAL_PRINCIPAL: `someone-else-${randomUUID().slice(0, 8)}` });
+    const client = await httpClient(mine.url);
+    const other = await httpClient(theirs.url);
+    try {
+      const task = await startInvoiceTask(client, sampleInvoice());
+      expect(await errorCodeOf(getTask(other, task.taskId))).toBe(ErrorCode.InvalidParams);
+      expect(await errorCodeOf(other.experimental.tasks.cancelTask(task.taskId))).toBe(ErrorCode.InvalidParams);
+      expect((await other.experimental.tasks.listTasks()).tasks.map((t) => t.taskId)).not.toContain(task.taskId);
+      await client.experimental.tasks.cancelTask(task.taskId);
+    } finally {
+      await client.close();
+      await other.close();
+    }
+  });
+
+  test('a token may not take a local principal name', async () => {
+    for (const name of ['local', 'local:root@host']) {
+      const refused = await serveRefuses(['--http', `127.0.0.1:${await freePort()}`], {
+        MCP_AUTH_TOKENS: `${name}=a-long-enough-token-0123`,
+      });
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toMatch(/reserved for local callers/);
+    }
+  });
+});
+
+describe('2. only tasks this bridge created', () => {
+  test('a workflow planted in the namespace with the principal and a task memo is "not found", like a missing one', async () => {
+    const bridge = await startBridge({ client: temporal, taskQueue: idleQueue });
+    const client = newMcpClient('forgery-test');
+    const user = new ScriptedUser(() => APPROVE);
+    user.attach(client);
+    const close = await connectInMemory(bridge, client);
+    try {
+      const planted: string[] = [];
+      const plant = async (type: string, meta: Record<string, unknown>) => {
+        const workflowId = `invoice-${randomUUID()}`;
+        await temporal.workflow.start(type, {
+          taskQueue: idleQueue,
+          workflowId,
+          args: [],
+          typedSearchAttributes: [{ key: PRINCIPAL_KEY, value: bridge.localPrincipal }],
+          memo: {
+            [TASK_META_MEMO]: { tool: 'process_invoice', ttl: 60_000, pollInterval: 1000, ...meta },
+            [TASK_STATE_MEMO]: {
+              status: 'input_required',
+              updatedAt: new Date().toISOString(),
+              inputs: [
+                { key: 'login', request: { mode: 'url', message: 'Sign in', url: 'https://evil.example/login', elicitationId: 'x' } },
+              ],
+            },
+          },
+        });
+        planted.push(workflowId);
+      };
+      await plant('Anything', {});
+      await plant(INVOICE_WORKFLOW_TYPE, {});
+      await plant(INVOICE_WORKFLOW_TYPE, { marker: 'forged-mark-of-the-right-length-0000000000000' });
+      const real = await startInvoiceTask(client, sampleInvoice());
+      // The real task is listed once visibility has it; none of the planted ones ever is.
+      const listed = await eventually(async () => {
+        const { tasks } = await client.experimental.tasks.listTasks();
+        return tasks.some((task) => task.taskId === real.taskId) ? tasks.map((task) => task.taskId) : undefined;
+      }, 'the real task listed');
+      for (const workflowId of planted) {
+        expect(listed).not.toContain(workflowId);
+        expect(await errorCodeOf(getTask(client, workflowId))).toBe(ErrorCode.InvalidParams);
+        expect(await errorCodeOf(taskResult(client, workflowId, 5000))).toBe(ErrorCode.InvalidParams);
+      }
+      expect(user.asked).toHaveLength(0);
+      for (const workflowId of [...planted, real.taskId]) await temporal.workflow.getHandle(workflowId).terminate();
+    } finally {
+      await close();
+    }
+  });
+});
+
+describe('4. one caller cannot exhaust the server', () => {
+  test('sessions per principal are bounded: the longest idle is closed when a new one opens', async () => {
+    const server = await serve({ MCP_HTTP_MAX_SESSIONS_PER_PRINCIPAL: '3' });
+    const clients = [];
+    for (let index = 0; index < 4; index++) clients.push(await httpClient(server.url));
+    try {
+      // The first session was evicted: its next request is refused; the newest still work.
+      await expect(clients[0].listTools()).rejects.toThrow();
+      for (const client of clients.slice(1)) expect((await client.listTools()).tools.length).toBeGreaterThan(0);
+    } finally {
+      await Promise.all(clients.map((client) => client.close().catch(() => undefined)));
+    }
+  });
+
+  test('concurrent waits per principal are bounded with a retryable error; open tasks per principal too', async () => {
+    const server = await serve(
+      { MCP_MAX_WAITS_PER_PRINCIPAL: '2', MCP_MAX_OPEN_TASKS_PER_PRINCIPAL: '3', MCP_LOCAL_PRINCIPAL: `quota-${randomUUID().slice(0, 8)}` },
+      idleQueue,
+    );
+    const client = await httpClient(server.url);
+    const quiet = newMcpClient('quiet', false);
+    await quiet.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+    try {
+      const tasks = [];
+      for (let index = 0; index < 3; index++) tasks.push(await startInvoiceTask(client, sampleInvoice()));
+      const tooMany = await startInvoiceTask(client, sampleInvoice()).then(
+        () => undefined,
+        (error: McpError) => error,
+      );
+      expect(tooMany?.code).toBe(ErrorCode.InvalidRequest);
+      expect(tooMany?.message).toMatch(/Too many open tasks/);
+
+      // Two tasks/result waits (no worker runs: they block), the third is refused.
+      const waiting = tasks.slice(0, 2).map((task) => taskResult(quiet, task.taskId, 60_000).catch(() => undefined));
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const refused = await taskResult(quiet, tasks[2].taskId, 10_000).then(
+        () => undefined,
+        (error: McpError) => error,
+      );
+      expect(refused?.message).toMatch(/Too many waits/);
+      expect(refused?.data).toMatchObject({ retryable: true });
+      for (const task of tasks) await client.experimental.tasks.cancelTask(task.taskId);
+      await Promise.all(waiting);
+    } finally {
+      await client.close();
+      await quiet.close();
+    }
+  });
+
+  test('a request that trickles in is cut off after the request timeout', async () => {
+    const server = await serve({ MCP_HTTP_REQUEST_TIMEOUT_MS: '1500', MCP_HTTP_HEADERS_TIMEOUT_MS: '1000' });
+    const { port } = new URL(server.url);
+    const socket = net.connect(Number(port), '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    const closed = new Promise<string>((resolve) => {
+      let received = '';
+      socket.on('data', (chunk) => (received += chunk));
+      socket.once('close', () => resolve(received));
+    });
+    socket.write(`POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n`);
+    const trickle = setInterval(() => socket.write('{'), 300);
+    const received = await Promise.race([closed, new Promise<string>((resolve) => setTimeout(() => resolve('still open'), 15_000))]);
+    clearInterval(trickle);
+    socket.destroy();
+    expect(received).not.toBe('still open');
+  });
+});
+
+describe('6. Origin and Host', () => {
+  test('a browser origin that is not loopback is refused with 403, with and without tokens; loopback and listed ones pass', async () => {
+    const noAuth = await serve({ MCP_ALLOWED_ORIGINS: 'https://app.example.com' });
+    const token = `tok-${randomUUID()}`;
+    const withTokens = await serve({ MCP_AUTH_TOKENS: `alice=${token}` });
+    expect((await initialize(noAuth.url, { origin: 'http://evil.example' })).status).toBe(403);
+    expect((await initialize(withTokens.url, { origin: 'http://evil.example', authorization: `Bearer ${token}` })).status).toBe(403);
+    expect((await initialize(noAuth.url, { origin: 'http://localhost:6274' })).status).toBe(200);
+    expect((await initialize(noAuth.url, { origin: 'https://app.example.com' })).status).toBe(200);
+    expect((await initialize(noAuth.url, {})).status).toBe(200);
+    expect(await initializeWithHost(noAuth.url, 'evil.example')).toBe(403);
+    expect(await initializeWithHost(noAuth.url, new URL(noAuth.url).host)).toBe(200);
+  });
+
+  test('a non-loopback address needs MCP_ALLOWED_HOSTS, even with --no-auth', async () => {
+    const refused = await serveRefuses(['--http', `0.0.0.0:${await freePort()}`, '--no-auth'], {});
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/MCP_ALLOWED_HOSTS/);
+  });
+});
+
+describe('8. bad input answered to the spec', () => {
+  test('a tools-file pattern that backtracks is refused at load; declared schemas report one problem and strip unknown properties', () => {
+    expect(() => jsonSchema({ type: 'object', properties: { name: { type: 'string', pattern: '^(a+)+$' } } })).toThrow(/exponential/);
+    const schema = jsonSchema({
+      type: 'object',
+      properties: { name: { type: 'string', minLength: 1 }, days: { type: 'integer' } },
+      required: ['name', 'days'],
+    });
+    const junk = Object.fromEntries(Array.from({ length: 20_000 }, (_, index) => [`k${index}`, 'x'.repeat(20)]));
+    const stripped = schema.check({ name: 'Ada', days: 3, ...junk });
+    expect(stripped).toEqual({ ok: true, value: { name: 'Ada', days: 3 } });
+    const wrong = schema.check({ name: '', days: 'x', ...junk });
+    expect(wrong.ok).toBe(false);
+    expect(wrong.ok === false && wrong.problems).toHaveLength(1);
+  });
+});
+
+describe('9. tokens and the client', () => {
+  test('a # inside a token is part of it; a reversed pair does not print the token', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'temporal-mcp-tokens-'));
+    const file = path.join(dir, 'tokens');
+    const token = `abc#def-${randomUUID()}`;
+    writeFileSync(file, `# the desk\nalice ${token}\n`);
+    const server = await serve({ MCP_AUTH_TOKENS_FILE: file });
+    expect((await initialize(server.url, { authorization: `Bearer ${token}` })).status).toBe(200);
+    expect((await initialize(server.url, { authorization: `Bearer ${token.split('#')[0]}` })).status).toBe(401);
+    const secret = `s3cret-${randomUUID()}`;
+    const reversed = await serveRefuses(['--http', `127.0.0.1:${await freePort()}`], { MCP_AUTH_TOKENS: `${secret}$=alice` });
+    expect(reversed.code).toBe(2);
+    expect(reversed.stderr).not.toContain(secret);
+  });
+
+  test('the client prints server text without control characters, and keeps tokens per server in a file only its owner reads', async () => {
+    expect(printable('ok\u001b]0;pwned\u0007 \u001b[2Jdone\r\nnext\tline\u009b')).toBe('ok]0;pwned [2Jdone\nnext\tline');
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'temporal-mcp-client-tokens-'));
+    const tokens = new ServerTokens(dir);
+    tokens.remember('http://a.example/mcp', 'token-a');
+    tokens.remember('http://b.example/mcp/', 'token-b');
+    expect(tokens.get('http://a.example/mcp')).toBe('token-a');
+    expect(tokens.get('http://b.example/mcp')).toBe('token-b');
+    expect(tokens.get('http://c.example/mcp')).toBeUndefined();
+    expect(statSync(path.join(dir, 'tokens.json')).mode & 0o777).toBe(0o600);
+    expect(readFileSync(path.join(dir, 'tokens.json'), 'utf8')).not.toContain('token-c');
+  });
+});
