@@ -253,7 +253,14 @@ function toWebRequest(req: IncomingMessage, res: ServerResponse, body: unknown):
   // SEP-2663 asks clients for `Mcp-Name: <taskId>` on tasks/get, tasks/update and tasks/cancel; some clients in use
   // (FastMCP 4.1) leave it out. A missing one is taken from the body; one that disagrees is still refused (-32020).
   const { method, params } = (body ?? {}) as { method?: unknown; params?: { taskId?: unknown } };
-  if (typeof method === 'string' && TASK_METHODS.has(method) && !headers.has('mcp-name') && typeof params?.taskId === 'string') {
+  if (
+    typeof method === 'string' &&
+    TASK_METHODS.has(method) &&
+    !headers.has('mcp-name') &&
+    typeof params?.taskId === 'string' &&
+    // Only what a header can carry; anything else is left to the SDK's own checks.
+    /^[\x21-\x7e]{1,1000}$/.test(params.taskId)
+  ) {
     headers.set('mcp-name', params.taskId);
   }
   return new Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`, {
@@ -313,11 +320,31 @@ async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<Bod
     if (size > maxBytes) return tooLarge;
     chunks.push(chunk as Buffer);
   }
+  let body: unknown;
   try {
-    return { ok: true, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) };
+    body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
   } catch {
     return { ok: false, status: 400, code: -32700, message: 'Parse error: the body is not valid JSON' };
   }
+  if (nestedDeeperThan(body, MAX_JSON_DEPTH)) {
+    return { ok: false, status: 400, code: -32600, message: `Invalid request: JSON nested deeper than ${MAX_JSON_DEPTH} levels` };
+  }
+  return { ok: true, body };
+}
+
+/** No MCP message nests this deep; deeper ones would only exhaust the stack of whatever walks them. */
+const MAX_JSON_DEPTH = 64;
+
+/** True when `value` has arrays or objects nested more than `limit` levels (walked without recursion). */
+function nestedDeeperThan(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!;
+    if (node === null || typeof node !== 'object') continue;
+    if (depth > limit) return true;
+    for (const child of Object.values(node)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+  }
+  return false;
 }
 
 function sendJsonRpcError(res: ServerResponse, status: number, code: number, message: string): void {
