@@ -6,12 +6,13 @@ import type { InputChannelOptions } from './gen1/input-channel';
 import { createModernServer, type ModernDependencies } from './gen2/server';
 import { TaskSubscriptions, type ListenRequest, type ListenSink } from './gen2/task-subscriptions';
 import { createBridgeServer, SERVER_INFO, SERVER_INSTRUCTIONS, type BridgeDependencies } from './gen1/server';
+import { LOCAL_PRINCIPAL } from './tasks/principal';
 import { TemporalTaskBackend, type TaskBackendOptions } from './tasks/repository';
 import { DEFAULT_TOOLS, workflowToolsByName } from './tools';
 import type { ToolDefinition } from './tools/types';
 
 /** The principal of every request on stdio, and on HTTP without authentication; an authenticated request acts for its token's principal. */
-export const LOCAL_PRINCIPAL = 'local';
+export { LOCAL_PRINCIPAL };
 
 /** Task and input tuning, from MCP_* environment variables. */
 export interface BridgeTuning {
