@@ -5,7 +5,10 @@ module.exports = {
   testMatch: ['**/*.test.ts'],
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: { module: 'commonjs', moduleResolution: 'node10', isolatedModules: true } }],
+    // jose ships ES modules only, which jest's CommonJS runtime cannot load as they are.
+    '/node_modules/jose/.+\\.js$': ['ts-jest', { tsconfig: { module: 'commonjs', allowJs: true, isolatedModules: true } }],
   },
+  transformIgnorePatterns: ['/node_modules/(?!jose/)'],
   globalSetup: '<rootDir>/test/helpers/global-setup.ts',
   globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
   testTimeout: 90_000,

@@ -9,6 +9,7 @@ import { loadToolsFile, ToolsFileError } from './tools/config-file';
 import { startHttpServer } from './transports/http';
 import { allowedHostsFromEnv, httpLimitsFromEnv, isLoopbackHost, OriginPolicy } from './transports/limits';
 import { MarkerKeyError } from './tasks/marker';
+import { createAuthenticator, OAuthConfigError, oauthConfigFromEnv } from './transports/oauth';
 import { serveStdioForAllGenerations } from './stdio';
 
 const HELP = `Usage: temporal-mcp-serve [--http HOST:PORT [--no-auth]] [--tools FILE] [--help]
@@ -18,14 +19,20 @@ with --http it serves Streamable HTTP on http://HOST:PORT/mcp. Logs go to stderr
 
 Options:
   --http HOST:PORT   serve Streamable HTTP instead of stdio, e.g. --http 127.0.0.1:3000
-  --no-auth          serve HTTP without bearer tokens on a non-loopback address (every caller is one principal)
+  --no-auth          serve HTTP without authentication on a non-loopback address (every caller is one principal)
   --tools FILE       also serve the workflow tools declared in FILE (JSON or YAML; see examples/tools.yaml)
   -h, --help         show this help
 
 Tasks belong to the principal that created them. Without credentials (stdio; HTTP on loopback or with --no-auth)
-that is the local principal: MCP_LOCAL_PRINCIPAL, or local:<os user>@<host>. On HTTP, when tokens are configured,
-every request needs "Authorization: Bearer <token>" and acts for the token's principal. Only tasks this bridge
-started (marked with an HMAC, MCP_TASK_MARKER_KEY) are served. A non-loopback address needs MCP_ALLOWED_HOSTS.
+that is the local principal: MCP_LOCAL_PRINCIPAL, or local:<os user>@<host>. On HTTP, when tokens or OAuth are
+configured, every request needs "Authorization: Bearer <token>" and acts for the token's principal. Only tasks this
+bridge started (marked with an HMAC, MCP_TASK_MARKER_KEY) are served. A non-loopback address needs MCP_ALLOWED_HOSTS.
+
+With MCP_OAUTH_ISSUER the server is an OAuth resource server: hosts get access tokens from that authorization server,
+and any token that is not a static token is checked as a JWT of the issuer (signature from its key set, iss, aud =
+the resource, exp/nbf, the required scopes); the principal is the token's principal claim. The Protected Resource
+Metadata (RFC 9728) is served at /.well-known/oauth-protected-resource/mcp. Behind a proxy, set MCP_OAUTH_RESOURCE
+to the public URL of the endpoint: tokens must be issued for it.
 
 Environment:
   TEMPORAL_ADDRESS                Temporal frontend (default 127.0.0.1:7233)
@@ -54,6 +61,11 @@ Environment:
   MCP_HTTP_MAX_CONNECTIONS        open connections (default 512)
   MCP_HTTP_REQUEST_TIMEOUT_MS, MCP_HTTP_HEADERS_TIMEOUT_MS     time to receive a request, its headers (30000, 10000)
   MCP_HTTP_MAX_BODY_BYTES         largest request body (default 2097152)
+  MCP_OAUTH_ISSUER                the authorization server whose JWT access tokens are accepted (turns OAuth on)
+  MCP_OAUTH_JWKS_URL              its JSON Web Key Set (default: jwks_uri of the issuer's metadata, RFC 8414 or OIDC)
+  MCP_OAUTH_RESOURCE              this server's resource URL, the audience tokens must name (default http://HOST:PORT/mcp)
+  MCP_OAUTH_SCOPES                scopes every token must carry, space-separated (default none)
+  MCP_OAUTH_PRINCIPAL_CLAIM       the claim that names the principal (default sub)
 Other TEMPORAL_* variables and the Temporal config file are read as the Temporal CLI reads them.
 `;
 
@@ -84,8 +96,6 @@ function parseArgs(argv: string[]): { help: boolean; noAuth: boolean; tools?: st
   return { help, noAuth, tools, http };
 }
 
-const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1']);
-
 async function main(argv: string[]): Promise<void> {
   const args = parseArgs(argv);
   if (args.help) {
@@ -93,11 +103,13 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   const tokens = args.http ? tokensFromEnv() : undefined;
+  const oauth = args.http ? oauthConfigFromEnv() : undefined;
   if (args.http && tokens) {
     if (tokens.size > 0 && args.noAuth) throw new UsageError('--no-auth contradicts the configured MCP_AUTH_TOKENS / MCP_AUTH_TOKENS_FILE');
-    if (tokens.size === 0 && !args.noAuth && !LOOPBACK_HOSTS.has(args.http.host)) {
+    if (oauth && args.noAuth) throw new UsageError('--no-auth contradicts the configured MCP_OAUTH_ISSUER');
+    if (tokens.size === 0 && !oauth && !args.noAuth && !isLoopbackHost(args.http.host)) {
       throw new UsageError(
-        `refusing to serve ${args.http.host} without authentication: set MCP_AUTH_TOKENS or MCP_AUTH_TOKENS_FILE, or pass --no-auth`,
+        `refusing to serve ${args.http.host} without authentication: set MCP_AUTH_TOKENS or MCP_AUTH_TOKENS_FILE, or MCP_OAUTH_ISSUER, or pass --no-auth`,
       );
     }
   }
@@ -123,14 +135,20 @@ async function main(argv: string[]): Promise<void> {
       createServer: bridge.createServer,
       modern: bridge.modern,
       listenToTasks: bridge.listenToTasks,
-      tokens,
+      ...((tokens.size > 0 || oauth) && { authenticator: (endpointUrl: string) => createAuthenticator({ tokens, oauth, endpointUrl }) }),
       sessionIdleMs: msFromEnv(process.env, 'MCP_HTTP_SESSION_IDLE_MS', 3_600_000),
       ...(limits && { limits }),
       origins,
       ...(allowedHosts && { allowedHosts }),
     });
-    const auth =
-      tokens.size > 0 ? `bearer tokens for ${tokens.size} principal(s)` : `no authentication (principal ${bridge.localPrincipal})`;
+    const schemes = [
+      ...(tokens.size > 0 ? [`bearer tokens for ${tokens.size} principal(s)`] : []),
+      ...(oauth ? [`OAuth access tokens of ${oauth.issuer} for ${oauth.resource ?? running.url}`] : []),
+    ];
+    const auth = schemes.length > 0 ? schemes.join(' and ') : `no authentication (principal ${bridge.localPrincipal})`;
+    if (oauth && !oauth.resource && !isLoopbackHost(args.http.host)) {
+      console.error(`serve: MCP_OAUTH_RESOURCE is not set: tokens must name ${running.url}; behind a proxy, set it to the public URL`);
+    }
     console.error(`serve: MCP Streamable HTTP on ${running.url}, ${auth}, backed by ${target}`);
     const stop = async () => {
       await running.close();
@@ -149,6 +167,6 @@ async function main(argv: string[]): Promise<void> {
 
 main(process.argv.slice(2)).catch((error: Error) => {
   console.error(`serve: ${error.message}`);
-  const usage = [UsageError, TokenConfigError, ToolsFileError, MarkerKeyError].some((kind) => error instanceof kind);
+  const usage = [UsageError, TokenConfigError, OAuthConfigError, ToolsFileError, MarkerKeyError].some((kind) => error instanceof kind);
   process.exit(usage ? 2 : 1);
 });

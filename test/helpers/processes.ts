@@ -61,17 +61,18 @@ function spawnUntilReady(what: string, command: string, args: string[], env: Rec
   });
 }
 
-/** Spawns the HTTP server through npm, as a user would, and waits until it listens. */
+/** Spawns the HTTP server through npm, as a user would, and waits until it listens (on loopback unless `host` says). */
 export async function spawnHttpServer(
   taskQueue: string,
   port: number,
   extraEnv: Record<string, string> = {},
   extraArgs: string[] = [],
+  host = '127.0.0.1',
 ): Promise<HttpServerProcess> {
   const { match, kill } = await spawnUntilReady(
     'the HTTP server',
     'npm',
-    ['run', '-s', 'serve', '--', '--http', `127.0.0.1:${port}`, ...extraArgs],
+    ['run', '-s', 'serve', '--', '--http', `${host}:${port}`, ...extraArgs],
     serverEnv(taskQueue, extraEnv),
     /MCP Streamable HTTP on (http:\/\/[^\s,]+)/,
     30_000,

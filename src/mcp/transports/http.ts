@@ -6,8 +6,8 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { isTaskListen, type ListenRequest, type ListenSink } from '../gen2/task-subscriptions';
-import type { BearerTokens } from './auth';
 import { isLoopbackHost, OriginPolicy, type HttpLimits } from './limits';
+import type { RequestAuthenticator } from './oauth';
 
 /** Options of {@link startHttpServer}. */
 export interface HttpServerOptions {
@@ -25,8 +25,8 @@ export interface HttpServerOptions {
   origins?: OriginPolicy;
   /** `Host` header values answered (host or host:port); default the loopback names when bound to loopback. */
   allowedHosts?: string[];
-  /** When given and not empty, every request needs `Authorization: Bearer <token>`; the token names the principal. */
-  tokens?: BearerTokens;
+  /** When given, every request needs `Authorization: Bearer <token>` and acts for its principal; made for the bound endpoint URL. */
+  authenticator?(endpointUrl: string): RequestAuthenticator;
   /** A session with no request for this long is closed (its client re-initializes and finds its tasks again). */
   sessionIdleMs?: number;
 }
@@ -64,7 +64,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     Math.min(sessionIdleMs, 60_000),
   );
   sweeper.unref();
-  const tokens = options.tokens && options.tokens.size > 0 ? options.tokens : undefined;
+  let auth: RequestAuthenticator | undefined;
   let allowedHosts: string[] | undefined = options.allowedHosts?.map((host) => host.toLowerCase());
 
   /** Makes room for a new session of `principal`: the longest idle of theirs, or of all, is closed. */
@@ -81,6 +81,11 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
+    const publicAnswer = auth?.publicAnswer(req.method, url.pathname);
+    if (publicAnswer) {
+      res.writeHead(publicAnswer.status, publicAnswer.headers);
+      return void res.end(publicAnswer.body);
+    }
     if (url.pathname !== MCP_PATH) return sendJsonRpcError(res, 404, -32600, `Not found: the MCP endpoint is ${MCP_PATH}`);
     // DNS rebinding and cross-site calls from browsers: only known host names, only allowed origins.
     if (allowedHosts && !hostAllowed(headerValue(req, 'host'), allowedHosts)) {
@@ -91,20 +96,15 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       return sendJsonRpcError(res, 403, -32600, 'Forbidden: this Origin may not call the server; list it in MCP_ALLOWED_ORIGINS');
     }
     let principal: string | undefined;
-    if (tokens) {
-      const token = /^Bearer\s+(\S+)$/i.exec(headerValue(req, 'authorization') ?? '')?.[1];
-      principal = token ? tokens.principalOf(token) : undefined;
-      if (!token || !principal) {
-        res.setHeader('www-authenticate', `Bearer realm="temporal-mcp"${token ? ', error="invalid_token"' : ''}`);
-        return sendJsonRpcError(
-          res,
-          401,
-          -32001,
-          token ? 'Unauthorized: the bearer token is not valid' : 'Unauthorized: send Authorization: Bearer <token>',
-        );
+    if (auth) {
+      const caller = await auth.authenticate(req);
+      if ('status' in caller) {
+        for (const [name, value] of Object.entries(caller.headers)) res.setHeader(name, value);
+        return sendJsonRpcError(res, caller.status, -32001, caller.message);
       }
+      principal = caller.principal;
       // The SDK hands req.auth to request handlers as extra.authInfo.
-      (req as IncomingMessage & { auth?: unknown }).auth = { token, clientId: principal, scopes: [] };
+      (req as IncomingMessage & { auth?: unknown }).auth = { token: caller.token, clientId: principal, scopes: caller.scopes };
     }
     const sessionId = headerValue(req, 'mcp-session-id');
     let body: unknown;
@@ -186,8 +186,10 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   const hostForUrl = options.host.includes(':') ? `[${options.host}]` : options.host;
   // On loopback, refuse other Host headers (DNS rebinding); elsewhere a proxy in front decides.
   if (!allowedHosts && isLoopbackHost(options.host)) allowedHosts = [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`];
+  const endpointUrl = `http://${hostForUrl}:${port}${MCP_PATH}`;
+  if (options.authenticator) auth = options.authenticator(endpointUrl);
   return {
-    url: `http://${hostForUrl}:${port}${MCP_PATH}`,
+    url: endpointUrl,
     close: async () => {
       clearInterval(sweeper);
       await Promise.all([...sessions.values()].map(({ transport }) => transport.close().catch(() => undefined)));

@@ -1,0 +1,351 @@
+/**
+ * OAuth 2.1 on the HTTP endpoint, as the MCP authorization specification asks of a resource server: real `serve
+ * --http` processes, a local issuer (test/helpers/issuer.ts) that publishes its metadata and keys and signs tokens,
+ * and the MCP TypeScript SDK v1 client, both with a fixed Authorization header and with its own OAuth discovery.
+ */
+import { spawn } from 'node:child_process';
+import { discoverOAuthServerInfo, extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/auth.js';
+import { ClientCredentialsProvider } from '@modelcontextprotocol/sdk/client/auth-extensions.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { freePort, ROOT } from '../helpers/dev-server';
+import { TestIssuer, type Claims } from '../helpers/issuer';
+import { APPROVE, getTask, newMcpClient, ScriptedUser, startInvoiceTask, taskResult } from '../helpers/mcp';
+import { serverEnv, spawnHttpServer, type HttpServerProcess } from '../helpers/processes';
+import { sampleInvoice, startWorker, tempActivityConfig, uniqueTaskQueue, type RunningWorker } from '../helpers/temporal';
+
+const taskQueue = uniqueTaskQueue('oauth');
+const activities = tempActivityConfig();
+const SCOPE = 'mcp:tasks';
+const STATIC_TOKEN = 'carol-static-token-0123456789';
+const TASKS = 'io.modelcontextprotocol/tasks';
+
+let issuer: TestIssuer;
+let worker: RunningWorker;
+/** OAuth with a required scope and the default principal claim, next to a static token; the resource as bound. */
+let server: HttpServerProcess;
+let prmUrl: string;
+const clients: { close(): Promise<void> }[] = [];
+const extraServers: HttpServerProcess[] = [];
+
+beforeAll(async () => {
+  issuer = await TestIssuer.start();
+  [worker, server] = await Promise.all([
+    startWorker(taskQueue, activities),
+    freePort().then((port) =>
+      spawnHttpServer(taskQueue, port, { MCP_OAUTH_ISSUER: issuer.url, MCP_OAUTH_SCOPES: SCOPE, MCP_AUTH_TOKENS: `carol=${STATIC_TOKEN}` }),
+    ),
+  ]);
+  prmUrl = server.url.replace('/mcp', '/.well-known/oauth-protected-resource/mcp');
+}, 120_000);
+
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((client) => client.close().catch(() => undefined)));
+});
+
+afterAll(async () => {
+  await Promise.all([server, ...extraServers].map((running) => running?.kill()));
+  await worker?.stop();
+  await issuer?.close();
+});
+
+/** A token of the issuer for the main server: audience, subject and scope unless `claims` say otherwise. */
+function tokenFor(sub: string, claims: Claims = {}): Promise<string> {
+  return issuer.token({ sub, aud: server.url, scope: SCOPE, ...claims });
+}
+
+/** A v1 SDK client on `url` sending `Authorization: Bearer <token>`. */
+async function connect(url: string, token: string) {
+  const client = newMcpClient('oauth-test');
+  new ScriptedUser(() => APPROVE).attach(client);
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+  clients.push(client);
+  return client;
+}
+
+/** A 2025-11-25 initialize written by hand, with `authorization` as given. */
+async function initialize(url: string, authorization?: string) {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...(authorization && { authorization }),
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    }),
+  });
+  const text = await response.text();
+  return { response, text, challenge: response.headers.get('www-authenticate') ?? '' };
+}
+
+/** One stateless 2026-07-28 request written by hand. */
+async function modernRpc(url: string, method: string, params: Record<string, unknown>, token?: string) {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': method,
+      ...(typeof params.taskId === 'string' && { 'mcp-name': params.taskId }),
+      ...(typeof params.name === 'string' && { 'mcp-name': params.name }),
+      ...(token && { authorization: `Bearer ${token}` }),
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method,
+      params: {
+        ...params,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} }, extensions: { [TASKS]: {} } },
+        },
+      },
+    }),
+  });
+  const text = await response.text();
+  const data = text.startsWith('{')
+    ? text
+    : text
+        .split('\n')
+        .find((line) => line.startsWith('data: '))!
+        .slice(6);
+  return { status: response.status, challenge: response.headers.get('www-authenticate'), body: JSON.parse(data) };
+}
+
+/** The error a tasks/get by `client` rejects with. */
+async function getTaskError(client: Awaited<ReturnType<typeof connect>>, taskId: string): Promise<McpError> {
+  const error = await getTask(client, taskId).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(McpError);
+  return error as McpError;
+}
+
+describe('discovery', () => {
+  test('no token: 401 with a challenge naming the Protected Resource Metadata and the scope, and no error code', async () => {
+    const { response, text, challenge } = await initialize(server.url);
+    expect(response.status).toBe(401);
+    expect(challenge).toBe(`Bearer resource_metadata="${prmUrl}", scope="${SCOPE}"`);
+    expect(JSON.parse(text)).toMatchObject({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32001, message: expect.stringMatching(/^Unauthorized/) },
+    });
+    // Another scheme is no bearer credential either.
+    expect((await initialize(server.url, `Basic ${Buffer.from('a:b').toString('base64')}`)).challenge).toBe(challenge);
+  });
+
+  test('the Protected Resource Metadata names this resource, the issuer and the scope, at both well-known paths, GET only', async () => {
+    const expected = {
+      resource: server.url,
+      authorization_servers: [issuer.url],
+      scopes_supported: [SCOPE],
+      bearer_methods_supported: ['header'],
+      resource_name: expect.any(String),
+    };
+    for (const url of [prmUrl, server.url.replace('/mcp', '/.well-known/oauth-protected-resource')]) {
+      const response = await fetch(url);
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(await response.json()).toEqual(expected);
+    }
+    const post = await fetch(prmUrl, { method: 'POST', body: '{}' });
+    expect(post.status).toBe(405);
+    expect(post.headers.get('allow')).toBe('GET');
+    await post.body?.cancel();
+  });
+
+  test('the SDK v1 client finds the issuer and its metadata from the 401 alone', async () => {
+    const { response } = await initialize(server.url);
+    const { resourceMetadataUrl, scope } = extractWWWAuthenticateParams(response);
+    expect(resourceMetadataUrl?.href).toBe(prmUrl);
+    expect(scope).toBe(SCOPE);
+    const found = await discoverOAuthServerInfo(server.url, { resourceMetadataUrl });
+    expect(found.authorizationServerUrl).toBe(issuer.url);
+    expect(found.resourceMetadata?.resource).toBe(server.url);
+    expect(found.authorizationServerMetadata).toMatchObject({ issuer: issuer.url, jwks_uri: issuer.jwksUrl });
+  });
+
+  test('the SDK v1 client with client credentials discovers the issuer, gets a token for this resource (RFC 8707) and connects', async () => {
+    const { clientId, clientSecret } = issuer.registerClient('reporting-bot');
+    const client = newMcpClient('oauth-client-credentials');
+    const authProvider = new ClientCredentialsProvider({ clientId, clientSecret, scope: SCOPE, expectedIssuer: issuer.url });
+    await client.connect(new StreamableHTTPClientTransport(new URL(server.url), { authProvider }));
+    clients.push(client);
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('process_invoice');
+    const token = authProvider.tokens()!.access_token;
+    const claims = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());
+    expect(claims).toMatchObject({ iss: issuer.url, aud: server.url, sub: 'reporting-bot', scope: SCOPE });
+  });
+});
+
+describe('tasks belong to the token’s principal', () => {
+  test('a valid token creates a task; a token of another subject gets -32602 Task not found; a static token still works', async () => {
+    const alice = await connect(server.url, await tokenFor('alice'));
+    const task = await startInvoiceTask(alice, sampleInvoice());
+    expect((await getTask(alice, task.taskId)).taskId).toBe(task.taskId);
+
+    const bob = await connect(server.url, await tokenFor('bob'));
+    const refused = await getTaskError(bob, task.taskId);
+    expect(refused.code).toBe(ErrorCode.InvalidParams);
+    expect(refused.message).toMatch(/Task not found/);
+    expect((await bob.experimental.tasks.listTasks()).tasks.map((t) => t.taskId)).not.toContain(task.taskId);
+
+    // A configured static token is accepted next to OAuth, as its own principal.
+    const carol = await connect(server.url, STATIC_TOKEN);
+    expect((await getTaskError(carol, task.taskId)).code).toBe(ErrorCode.InvalidParams);
+
+    // A new token of the same subject, in a new session, finishes the task.
+    const again = await connect(server.url, await tokenFor('alice'));
+    expect((await taskResult(again, task.taskId)).structuredContent).toMatchObject({ outcome: 'paid' });
+  });
+
+  test('2026-07-28: a valid token creates and reads a task, another subject gets -32602, no token gets 401', async () => {
+    const alice = await tokenFor('alice');
+    const created = await modernRpc(server.url, 'tools/call', { name: 'process_invoice', arguments: sampleInvoice() }, alice);
+    expect(created.status).toBe(200);
+    expect(created.body.result).toMatchObject({ resultType: 'task', taskId: expect.any(String) });
+    const { taskId } = created.body.result as { taskId: string };
+    expect((await modernRpc(server.url, 'tasks/get', { taskId }, alice)).body.result).toMatchObject({ taskId });
+    const bob = await modernRpc(server.url, 'tasks/get', { taskId }, await tokenFor('bob'));
+    expect(bob.body.error).toMatchObject({ code: -32602, message: expect.stringMatching(/Task not found/) });
+
+    const anonymous = await modernRpc(server.url, 'tasks/get', { taskId });
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.challenge).toBe(`Bearer resource_metadata="${prmUrl}", scope="${SCOPE}"`);
+    expect(anonymous.body.error.code).toBe(-32001);
+    await modernRpc(server.url, 'tasks/cancel', { taskId }, alice);
+  });
+});
+
+describe('refused tokens', () => {
+  const cases: [string, () => Promise<string>, RegExp][] = [
+    ['an audience of another resource', () => tokenFor('alice', { aud: 'https://other.example.com/mcp' }), /not for this resource/],
+    ['no audience', () => tokenFor('alice', { aud: undefined }), /audience|aud claim/],
+    ['another issuer', () => tokenFor('alice', { iss: 'https://evil.example.com' }), /not issued by/],
+    ['an expired token', () => tokenFor('alice', { exp: Math.floor(Date.now() / 1000) - 120 }), /expired/],
+    ['a token not valid yet', () => tokenFor('alice', { nbf: Math.floor(Date.now() / 1000) + 600 }), /not valid yet/],
+    ['a token without exp', () => tokenFor('alice', { exp: undefined }), /exp claim is missing/],
+    ['a key not in the key set', () => issuer.token({ sub: 'alice', aud: server.url, scope: SCOPE }, 'stranger'), /not signed by a key of/],
+    ['another key under the issuer’s key id', () => issuer.token({ sub: 'alice', aud: server.url, scope: SCOPE }, 'impostor'), /signature/],
+    ['alg none', async () => issuer.unsigned({ sub: 'alice', aud: server.url, scope: SCOPE }), /algorithm/],
+    ['a token that is no JWT', async () => 'not-a-jwt-0123456789abcdef', /not a well-formed JWT/],
+    ['no subject', () => tokenFor('alice', { sub: undefined }), /sub claim is missing/],
+    ['a subject that is no usable principal', () => tokenFor('alice smith'), /not a usable principal/],
+    ['the reserved local principal', () => tokenFor('local'), /reserved/],
+  ];
+
+  test.each(cases)('%s: 401 invalid_token with a description and the metadata URL, and the token is never echoed', async (_, make, why) => {
+    const token = await make();
+    const { response, text, challenge } = await initialize(server.url, `Bearer ${token}`);
+    expect(response.status).toBe(401);
+    expect(challenge).toMatch(/^Bearer error="invalid_token", error_description="[^"]+"/);
+    expect(challenge).toContain(`resource_metadata="${prmUrl}"`);
+    const description = /error_description="([^"]+)"/.exec(challenge)![1];
+    expect(description).toMatch(why);
+    expect(JSON.parse(text).error).toEqual({ code: -32001, message: `Unauthorized: ${description}` });
+    expect(text).not.toContain(token);
+    expect(challenge).not.toContain(token);
+  });
+
+  test('a valid token without the required scope: 403 insufficient_scope naming the scope', async () => {
+    const { response, text, challenge } = await initialize(server.url, `Bearer ${await tokenFor('alice', { scope: 'profile' })}`);
+    expect(response.status).toBe(403);
+    expect(challenge).toMatch(/^Bearer error="insufficient_scope", error_description="[^"]*mcp:tasks[^"]*"/);
+    expect(challenge).toContain(`scope="${SCOPE}"`);
+    expect(challenge).toContain(`resource_metadata="${prmUrl}"`);
+    expect(JSON.parse(text).error).toMatchObject({ code: -32001, message: expect.stringMatching(/^Forbidden: .*mcp:tasks/) });
+    // Scopes may also come as an `scp` array.
+    const scp = await initialize(server.url, `Bearer ${await tokenFor('alice', { scope: undefined, scp: ['profile', SCOPE] })}`);
+    expect(scp.response.status).toBe(200);
+  });
+});
+
+describe('configuration', () => {
+  test('MCP_OAUTH_PRINCIPAL_CLAIM names the principal; MCP_OAUTH_RESOURCE and MCP_OAUTH_JWKS_URL are used as given', async () => {
+    const resource = 'https://mcp.example.test/mcp';
+    const custom = await spawnHttpServer(taskQueue, await freePort(), {
+      MCP_OAUTH_ISSUER: issuer.url,
+      MCP_OAUTH_JWKS_URL: issuer.jwksUrl,
+      MCP_OAUTH_RESOURCE: resource,
+      MCP_OAUTH_PRINCIPAL_CLAIM: 'email',
+    });
+    extraServers.push(custom);
+    const token = (claims: Claims) => issuer.token({ aud: resource, ...claims });
+
+    // The challenge points at the public URL; the document is served here too.
+    const missing = await initialize(custom.url);
+    expect(missing.challenge).toBe('Bearer resource_metadata="https://mcp.example.test/.well-known/oauth-protected-resource/mcp"');
+    const metadata = (await (await fetch(custom.url.replace('/mcp', '/.well-known/oauth-protected-resource/mcp'))).json()) as Record<
+      string,
+      unknown
+    >;
+    expect(metadata).toMatchObject({ resource, authorization_servers: [issuer.url] });
+    expect(metadata.scopes_supported).toBeUndefined();
+
+    const dana = await connect(custom.url, await token({ sub: 'device-1', email: 'dana@example.com' }));
+    const task = await startInvoiceTask(dana, sampleInvoice());
+    // Same email, another subject: the same principal.
+    const danaElsewhere = await connect(custom.url, await token({ sub: 'device-2', email: 'dana@example.com' }));
+    expect((await getTask(danaElsewhere, task.taskId)).taskId).toBe(task.taskId);
+    // Same subject, another email: another principal.
+    const erin = await connect(custom.url, await token({ sub: 'device-1', email: 'erin@example.com' }));
+    expect((await getTaskError(erin, task.taskId)).code).toBe(ErrorCode.InvalidParams);
+
+    const noEmail = await initialize(custom.url, `Bearer ${await token({ sub: 'device-3' })}`);
+    expect(noEmail.response.status).toBe(401);
+    expect(noEmail.challenge).toContain('error_description="the token\'s email claim is missing"');
+    // A token for the address the server is bound to is not for the configured resource.
+    const local = await initialize(custom.url, `Bearer ${await issuer.token({ aud: custom.url, email: 'dana@example.com' })}`);
+    expect(local.challenge).toMatch(/error="invalid_token", error_description="the token is not for this resource/);
+    await danaElsewhere.experimental.tasks.cancelTask(task.taskId);
+  });
+
+  test('with OAuth (and MCP_ALLOWED_HOSTS), serve listens on a non-loopback address without --no-auth; an unreachable issuer is a 503, not a 401', async () => {
+    const closedPort = await freePort();
+    const open = await spawnHttpServer(
+      taskQueue,
+      await freePort(),
+      { MCP_OAUTH_ISSUER: `http://127.0.0.1:${closedPort}`, MCP_ALLOWED_HOSTS: '127.0.0.1,0.0.0.0' },
+      [],
+      '0.0.0.0',
+    );
+    extraServers.push(open);
+    const url = open.url.replace('0.0.0.0', '127.0.0.1');
+    expect((await initialize(url)).response.status).toBe(401);
+    const token = await issuer.token({ sub: 'alice', aud: open.url });
+    const unavailable = await initialize(url, `Bearer ${token}`);
+    expect(unavailable.response.status).toBe(503);
+    expect(JSON.parse(unavailable.text).error.message).toMatch(/signing keys .* cannot be fetched/);
+    expect(unavailable.text).not.toContain(token);
+  });
+
+  test('serve refuses OAuth settings it cannot use, naming the variable', async () => {
+    const run = (args: string[], env: Record<string, string>) =>
+      new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const child = spawn('npm', ['run', '-s', 'serve', '--', ...args], { cwd: ROOT, env: serverEnv(taskQueue, env) });
+        let stderr = '';
+        child.stderr.on('data', (chunk) => (stderr += chunk));
+        child.once('exit', (code) => resolve({ code, stderr }));
+      });
+    const results = await Promise.all([
+      run(['--http', '127.0.0.1:0'], { MCP_OAUTH_ISSUER: 'http://issuer.example.com' }),
+      run(['--http', '127.0.0.1:0'], { MCP_OAUTH_SCOPES: SCOPE }),
+      run(['--http', '127.0.0.1:0'], { MCP_OAUTH_ISSUER: issuer.url, MCP_OAUTH_RESOURCE: 'mcp.example.com/mcp' }),
+      run(['--http', '0.0.0.0:0', '--no-auth'], { MCP_OAUTH_ISSUER: issuer.url }),
+    ]);
+    expect(results.map((result) => result.code)).toEqual([2, 2, 2, 2]);
+    expect(results[0].stderr).toMatch(/MCP_OAUTH_ISSUER http:\/\/issuer\.example\.com: .*HTTPS/);
+    expect(results[1].stderr).toMatch(/MCP_OAUTH_SCOPES is set but MCP_OAUTH_ISSUER is not/);
+    expect(results[2].stderr).toMatch(/MCP_OAUTH_RESOURCE: .* is not an absolute URL/);
+    expect(results[3].stderr).toMatch(/--no-auth contradicts the configured MCP_OAUTH_ISSUER/);
+  });
+});
