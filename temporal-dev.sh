@@ -34,12 +34,13 @@ $CACHE_DIR/bin; a fresh 'go install github.com/temporalio/cli/cmd/temporal@$CLI_
 into that cache (a few minutes, once); the official download, where the internet is reachable.
 
 Environment:
-  TEMPORAL_PORT       gRPC port (default 7233); the Web UI listens on port+1000
-  TEMPORAL_DB_FILE    SQLite file the server persists to (default .temporal/dev-<port>.db)
-  TEMPORAL_NAMESPACE  namespace to create besides 'default' (default: default)
-  TEMPORAL_HEADLESS   set to 1 to run without the Web UI
-  TEMPORAL_CLI        path of a Temporal CLI to use
-  TEMPORAL_MCP_CACHE  where a built CLI is kept (default ~/.cache/temporal-mcp)
+  TEMPORAL_PORT          gRPC port (default 7233); the Web UI listens on port+1000
+  TEMPORAL_DB_FILE       SQLite file the server persists to (default .temporal/dev-<port>.db)
+  TEMPORAL_NAMESPACE     namespace to create besides 'default' (default: default)
+  TEMPORAL_HEADLESS      set to 1 to run without the Web UI
+  TEMPORAL_METRICS_PORT  serve Prometheus metrics on http://127.0.0.1:<port>/metrics (default: a random port)
+  TEMPORAL_CLI           path of a Temporal CLI to use
+  TEMPORAL_MCP_CACHE     where a built CLI is kept (default ~/.cache/temporal-mcp)
 EOF
 }
 
@@ -88,6 +89,7 @@ download_cli() {
 server_args() {
   local args=(server start-dev --ip 127.0.0.1 --port "$PORT" --db-filename "$DB_FILE" --log-level "${TEMPORAL_LOG_LEVEL:-warn}")
   if [[ "$NAMESPACE" != "default" ]]; then args+=(--namespace "$NAMESPACE"); fi
+  if [[ -n "${TEMPORAL_METRICS_PORT:-}" ]]; then args+=(--metrics-port "$TEMPORAL_METRICS_PORT"); fi
   if [[ "${TEMPORAL_HEADLESS:-0}" == "1" ]]; then args+=(--headless); else args+=(--ui-port "$((PORT + 1000))"); fi
   local sa
   for sa in "${SEARCH_ATTRIBUTES[@]}"; do args+=(--search-attribute "$sa"); done

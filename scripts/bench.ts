@@ -1,165 +1,691 @@
 /**
  * Benchmarks: npm run bench [-- --tasks N] [-- --help]
  *
- * Starts its own dev server, runs a worker and the bridge in this process with an in-memory MCP client, and prints
- * latencies of the task operations and the throughput of the payments ledger. Figures, not assertions.
+ * One run against one Temporal dev server it starts itself, with a worker and the MCP server (`npm run serve --
+ * --http`) as processes of their own. The MCP side is driven by the MCP SDK client over Streamable HTTP; where a
+ * figure has a raw Temporal counterpart (start, describe, signal), that is measured in the same run and the ratio
+ * printed. Figures, not assertions: see --help for what each row measures.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawnSync } from 'node:child_process';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CallToolResultSchema, CreateTaskResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { PaymentsLedger } from '../src/activities/payments';
-import { freePort } from './lib/processes';
-import { createBridge } from '../src/mcp/bridge';
-import { sleep } from '../src/util/wait';
-import { createInvoiceWorker } from '../src/worker';
+import { LOCAL_PRINCIPAL } from '../src/mcp/bridge';
+import { PRINCIPAL_KEY } from '../src/mcp/tasks/principal';
+import {
+  pendingInputsOf,
+  respondSignal,
+  TASK_META_MEMO,
+  TASK_STATE_MEMO,
+  type InputContent,
+  type PublishedTaskState,
+  type TaskMeta,
+} from '../src/shared/task-contract';
+import { pollUntil, sleep } from '../src/util/wait';
+import { freePort, Managed, ROOT } from './lib/processes';
 
-const ROOT = path.resolve(__dirname, '..');
+/** Starts of each kind in the creation row, and how many are in flight at once. */
+const CREATE_STARTS = 200;
+const CREATE_IN_FLIGHT = 8;
+/** Tasks in flight while the N listed tasks are created. */
+const BULK_IN_FLIGHT = 16;
+/** tasks/get and describe() pairs per task state. */
+const GET_SAMPLES = 200;
+/** Answers timed through each path, and closes timed against a blocked tasks/result. */
+const ANSWER_SAMPLES = 20;
+const CLOSE_SAMPLES = 20;
+/** Blocked tasks/result calls while Temporal's request counters are read, and for how long. */
+const IDLE_WAITS = 100;
+const IDLE_WINDOW_MS = 20_000;
+/** Pause between two reads while waiting for a change to show (both paths alike). */
+const READ_INTERVAL_MS = 5;
+/** The page of tasks/list timed besides the first. */
+const FAR_PAGE = 100;
+
+/** A tool declared for the run: its workflows go to a task queue nobody polls, so they stay running and cost nothing. */
+const HOLD_TOOL = 'bench_hold';
+const HOLD_WORKFLOW_TYPE = 'benchHoldWorkflow';
+const HOLD_ID_PREFIX = 'bench-hold';
+/** The ttl the server grants when the client asks for none (24 h, within the dev server's retention). */
+const DEFAULT_TTL_MS = 24 * 3600_000;
+const APPROVE: InputContent = { decision: 'approve' };
+
+/** What each row measures, for --help: the row's label and its explanation, a line at a time. */
+const ROW_HELP: [string, string[]][] = [
+  [
+    `create, ${CREATE_IN_FLIGHT} in flight`,
+    [
+      `${CREATE_STARTS} task-augmented tools/call of a tool whose workflow runs on a task queue no`,
+      `worker polls, against ${CREATE_STARTS} raw client.workflow.start of the same workflow type with`,
+      'the same options (memo, McpPrincipal, task queue, id policies), in alternating blocks;',
+      "tasks/s of each, their ratio, and the MCP server's CPU time per call.",
+    ],
+  ],
+  [
+    'tasks/get vs describe',
+    [
+      'tasks/get against a raw describe() of the same task, alternately, one at a time: on',
+      `${GET_SAMPLES} running tasks, and on ${IDLE_WAITS} tasks waiting for input (where tasks/get also reads the`,
+      "newest history events); p50/p95, the ratio of the p50s, and the MCP server's CPU time",
+      'per call.',
+    ],
+  ],
+  [
+    'answer → working',
+    [
+      'from sending an answer until the task stops reading input_required: task_respond,',
+      'then tasks/get; against a raw signal of the same answer, then describe() until the',
+      `published memo changes (which needs the worker). Both read every ${READ_INTERVAL_MS} ms;`,
+      `${ANSWER_SAMPLES} answers each.`,
+    ],
+  ],
+  [
+    'close → tasks/result',
+    [
+      `${CLOSE_SAMPLES} tasks with a tasks/result already blocked on each (the client declared no`,
+      'elicitation, so nothing is asked), answered one by one with task_respond; from the',
+      "workflow's close time (describe().closeTime) to the moment tasks/result returned.",
+    ],
+  ],
+  [`create N, ${BULK_IN_FLIGHT} in flight`, ['how long creating the N tasks of the next rows took, through tools/call.']],
+  [
+    `tasks/list page 1 / ${FAR_PAGE}`,
+    [
+      `ms for the first page and the ${FAR_PAGE}th (or the last, when there are fewer), walking the`,
+      'pages of the one principal that owns the N tasks; with the slowest page.',
+    ],
+  ],
+  [
+    'server RSS',
+    ["VmRSS of the MCP server's node process (/proc/<pid>/status) when idle and after the N", 'tasks were created, with its peak (VmHWM).'],
+  ],
+  [
+    `Temporal RPCs, ${IDLE_WAITS} waits`,
+    [
+      `${IDLE_WAITS} tasks/result blocked on ${IDLE_WAITS} tasks waiting for input nobody gives, worker`,
+      `stopped: frontend requests of namespace "default" per second over ${IDLE_WINDOW_MS / 1000} s, from the`,
+      "dev server's own service_requests counters, with the busiest operations.",
+    ],
+  ],
+  ['ledger', ['500 concurrent payments into one payments ledger file (in this process).']],
+];
 
 const HELP = `Usage: npm run bench [-- --tasks N] [-- --help]
 
-Prints latency percentiles of tools/call (task creation), tasks/get, tasks/list and tasks/cancel against a dev
-server it starts itself, the payments ledger's throughput, and the process's memory. --tasks sets how many tasks
-are created (default 100).
+Starts a Temporal dev server (./temporal-dev.sh, a temporary state folder, free ports, Prometheus metrics on), a
+worker and the MCP server (npm run serve -- --http 127.0.0.1:<port> --no-auth) as processes of their own, drives
+the server with the MCP SDK client over Streamable HTTP, and prints one row per figure. Where a figure wraps a raw
+Temporal call, that call is measured in the same run and the ratio printed. Everything it started is stopped at
+the end, on error and on Ctrl-C.
+
+Options:
+  --tasks N   tasks created for the tasks/list and memory rows (default 1000)
+  -h, --help  show this help
+
+MCP_TASK_PAGE_SIZE (default 20) is passed to the server. Rows, in order:
+
+${ROW_HELP.map(([label, lines]) => `  ${label.padEnd(28)}${lines.join(`\n${' '.repeat(30)}`)}`).join('\n')}
 `;
 
-function percentiles(samples: number[]): string {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-  return `p50 ${at(50).toFixed(1)} ms  p95 ${at(95).toFixed(1)} ms  max ${sorted[sorted.length - 1].toFixed(1)} ms  (n=${samples.length})`;
+interface Args {
+  help: boolean;
+  tasks: number;
 }
 
-async function timed<T>(samples: number[], work: () => Promise<T>): Promise<T> {
+function parseArgs(argv: string[]): Args {
+  const args: Args = { help: false, tasks: 1000 };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '--help' || arg === '-h') args.help = true;
+    else if (arg === '--tasks' || arg.startsWith('--tasks=')) {
+      const value = arg === '--tasks' ? argv[++i] : arg.slice('--tasks='.length);
+      args.tasks = Number(value);
+      if (!Number.isInteger(args.tasks) || args.tasks < 1) throw new Error(`--tasks needs a whole number above 0 (got "${value ?? ''}")`);
+    } else throw new Error(`unknown argument "${arg}"; see --help`);
+  }
+  return args;
+}
+
+/** The processes of one run: the dev server, a worker and the MCP server, and a Temporal client of the bench's own. */
+class Stack {
+  readonly dir = mkdtempSync(path.join(os.tmpdir(), 'temporal-mcp-bench-'));
+  readonly taskQueue = `bench-${Date.now().toString(36)}`;
+  readonly holdQueue = `${this.taskQueue}-hold`;
+  temporalPort = 0;
+  metricsPort = 0;
+  serverPort = 0;
+  worker?: Managed;
+  server?: Managed;
+  client!: Client;
+  private connection?: Connection;
+
+  constructor(readonly pageSize: number) {}
+
+  get address(): string {
+    return `127.0.0.1:${this.temporalPort}`;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.serverPort}/mcp`;
+  }
+
+  async up(): Promise<void> {
+    // One after another: ports asked for at the same time could come back equal.
+    this.temporalPort = await freePort();
+    this.metricsPort = await freePort();
+    this.serverPort = await freePort();
+    this.dev('start');
+    this.connection = await Connection.connect({ address: this.address });
+    this.client = new Client({ connection: this.connection, namespace: 'default' });
+    const toolsFile = path.join(this.dir, 'bench-tools.json');
+    writeFileSync(
+      toolsFile,
+      JSON.stringify({
+        tools: [
+          {
+            name: HOLD_TOOL,
+            description: 'Starts a workflow on a task queue no worker polls: the task stays working.',
+            workflowType: HOLD_WORKFLOW_TYPE,
+            taskQueue: this.holdQueue,
+            taskSupport: 'required',
+            idPrefix: HOLD_ID_PREFIX,
+            inputSchema: { type: 'object', properties: { n: { type: 'integer' } } },
+          },
+        ],
+      }),
+    );
+    const env = { ...process.env, TEMPORAL_ADDRESS: this.address, TEMPORAL_NAMESPACE: 'default', TEMPORAL_TASK_QUEUE: this.taskQueue };
+    this.worker = new Managed(
+      'the worker',
+      process.execPath,
+      () => ['--import', 'tsx', 'src/worker.ts'],
+      {
+        ...env,
+        PAYMENTS_LEDGER: path.join(this.dir, 'payments.jsonl'),
+        ERP_REGISTRY: path.join(this.dir, 'erp.jsonl'),
+        ERP_DELAY_MS: '0',
+        PAYMENT_DELAY_MS: '0',
+        PAYMENT_FAIL_ATTEMPTS: '0',
+      },
+      path.join(this.dir, 'worker.log'),
+    );
+    this.server = new Managed(
+      'the MCP server',
+      'npm',
+      () => ['run', '-s', 'serve', '--', '--http', `127.0.0.1:${this.serverPort}`, '--no-auth', '--tools', toolsFile],
+      { ...env, MCP_TASK_PAGE_SIZE: String(this.pageSize) },
+      path.join(this.dir, 'server.log'),
+    );
+    await Promise.all([this.worker.start().waitFor(/worker: polling/, 180_000), this.server.start().waitFor(/MCP Streamable HTTP on/)]);
+  }
+
+  /** The MCP server's node process: the member of npm's process group that runs src/mcp/main.ts. */
+  serverPid(): number {
+    const group = this.server?.child?.pid;
+    if (group === undefined) throw new Error('the MCP server is not running');
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+        // The command name may hold spaces: the fields after it (state, ppid, pgrp, …) start after the last ")".
+        const pgrp = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+        if (pgrp !== group) continue;
+        // The node process itself, not a shell npm ran it through.
+        const argv = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+        if (path.basename(argv[0]) === 'node' && argv.includes('src/mcp/main.ts')) return Number(entry);
+      } catch {
+        // the process ended while the table was read
+      }
+    }
+    throw new Error(`no process running src/mcp/main.ts in process group ${group}`);
+  }
+
+  async stopWorker(): Promise<void> {
+    await this.worker?.kill('SIGTERM');
+  }
+
+  async down(): Promise<void> {
+    await Promise.all([this.worker?.kill('SIGTERM'), this.server?.kill('SIGTERM')]);
+    await this.connection?.close().catch(() => undefined);
+    this.stopDev();
+  }
+
+  /** Stops everything at once (a signal arrived): SIGKILL to the process groups, then the dev server. */
+  killNow(): void {
+    for (const managed of [this.worker, this.server]) {
+      if (!managed?.running) continue;
+      try {
+        process.kill(-managed.child!.pid!, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    this.stopDev();
+  }
+
+  private stopDev(): void {
+    try {
+      if (this.temporalPort !== 0) this.dev('stop');
+    } finally {
+      rmSync(this.dir, { recursive: true, force: true });
+    }
+  }
+
+  private dev(command: 'start' | 'stop'): void {
+    const run = spawnSync(path.join(ROOT, 'temporal-dev.sh'), [command], {
+      env: {
+        ...process.env,
+        TEMPORAL_PORT: String(this.temporalPort),
+        TEMPORAL_METRICS_PORT: String(this.metricsPort),
+        TEMPORAL_STATE_DIR: this.dir,
+        TEMPORAL_HEADLESS: '1',
+        TEMPORAL_DB_FILE: '',
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    if (run.status !== 0) throw new Error(`./temporal-dev.sh ${command} failed`);
+  }
+}
+
+/** An MCP SDK client over Streamable HTTP that declares tasks and no elicitation: the server never asks it anything. */
+async function connectMcp(url: string, name: string): Promise<McpClient> {
+  const client = new McpClient({ name, version: '1.0.0' }, { capabilities: { tasks: { list: {}, cancel: {} } } });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  return client;
+}
+
+/** Runs `work(0…count-1)` with `inFlight` calls at a time; returns the elapsed ms. */
+async function inParallel(count: number, inFlight: number, work: (index: number) => Promise<void>, onDone?: (done: number) => void) {
   const started = performance.now();
-  const result = await work();
+  let next = 0;
+  let done = 0;
+  const lane = async () => {
+    while (next < count) {
+      await work(next++);
+      onDone?.(++done);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(inFlight, count) }, lane));
+  return performance.now() - started;
+}
+
+async function timed(samples: number[], work: () => Promise<unknown>): Promise<void> {
+  const started = performance.now();
+  await work();
   samples.push(performance.now() - started);
-  return result;
+}
+
+/** The nearest-rank percentile. */
+function percentile(samples: number[], p: number): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+const ms = (value: number) => `${value.toFixed(1)} ms`;
+const mib = (kib: number) => `${(kib / 1024).toFixed(0)} MiB`;
+
+/** VmRSS and VmHWM (peak) of a process, in KiB. */
+function memoryOf(pid: number): { rss: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+  return { rss: field('VmRSS'), peak: field('VmHWM') };
+}
+
+/** Clock ticks per second, the unit of the CPU times in /proc/<pid>/stat. */
+const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout) || 100;
+
+/** CPU time (user and system) a process has used so far, in ms. */
+function cpuMsOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // utime and stime are fields 14 and 15; the fields after the command name start at field 3.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+}
+
+/** The dev server's count of frontend requests in namespace "default", by operation (service_requests). */
+async function frontendRequests(metricsPort: number): Promise<Map<string, number>> {
+  const response = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+  if (!response.ok) throw new Error(`the dev server's metrics answered ${response.status}`);
+  const counts = new Map<string, number>();
+  for (const line of (await response.text()).split('\n')) {
+    if (!line.startsWith('service_requests{')) continue;
+    const labels = Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((match) => [match[1], match[2]]));
+    if (labels.namespace !== 'default' || labels.service_name !== 'frontend') continue;
+    const value = Number(/\}\s+(\S+)/.exec(line)?.[1]);
+    counts.set(labels.operation, (counts.get(labels.operation) ?? 0) + value);
+  }
+  return counts;
+}
+
+function progress(what: string, total: number): (done: number) => void {
+  const step = Math.max(1, Math.round(total / 10));
+  return (done) => {
+    if (done % step === 0 || done === total) process.stderr.write(`bench: ${what}… ${done}/${total}\n`);
+  };
+}
+
+/** A task of the hold tool, created through the MCP server. */
+async function createHoldTask(mcp: McpClient, n: number): Promise<string> {
+  const created = await mcp.request(
+    { method: 'tools/call', params: { name: HOLD_TOOL, arguments: { n }, task: {} } },
+    CreateTaskResultSchema,
+  );
+  return created.task.taskId;
+}
+
+/** The same start the server makes for the hold tool, made directly. */
+async function startHoldWorkflow(stack: Stack, n: number): Promise<string> {
+  const workflowId = `${HOLD_ID_PREFIX}-${randomUUID()}`;
+  const meta: TaskMeta = { tool: HOLD_TOOL, ttl: DEFAULT_TTL_MS, pollInterval: 1000, createdAt: new Date().toISOString() };
+  await stack.client.workflow.start(HOLD_WORKFLOW_TYPE, {
+    taskQueue: stack.holdQueue,
+    workflowId,
+    args: [{ n }],
+    memo: { [TASK_META_MEMO]: meta },
+    typedSearchAttributes: [{ key: PRINCIPAL_KEY, value: LOCAL_PRINCIPAL }],
+    workflowIdConflictPolicy: 'FAIL',
+    workflowIdReusePolicy: 'REJECT_DUPLICATE',
+  });
+  return workflowId;
+}
+
+/** An invoice task (process_invoice) created through the MCP server; it asks for approval once the worker got to it. */
+async function createInvoiceTask(mcp: McpClient, n: number): Promise<string> {
+  const invoice = {
+    vendorId: 'V-100',
+    invoiceNumber: `INV-B${n}-${randomUUID().slice(0, 8)}`,
+    currency: 'EUR',
+    lineItems: [{ lineItemId: 'LI-1', description: 'Bench', amount: 1 }],
+  };
+  const created = await mcp.request(
+    { method: 'tools/call', params: { name: 'process_invoice', arguments: invoice, task: {} } },
+    CreateTaskResultSchema,
+  );
+  return created.task.taskId;
+}
+
+async function publishedState(stack: Stack, taskId: string): Promise<PublishedTaskState | undefined> {
+  const description = await stack.client.workflow.getHandle(taskId).describe();
+  return description.memo?.[TASK_STATE_MEMO] as PublishedTaskState | undefined;
+}
+
+async function respond(mcp: McpClient, taskId: string): Promise<void> {
+  const result = (await mcp.callTool({
+    name: 'task_respond',
+    arguments: { taskId, action: 'accept', content: APPROVE },
+  })) as CallToolResult;
+  if (result.isError) throw new Error(`task_respond on ${taskId}: ${JSON.stringify(result.content)}`);
+}
+
+/** The rows, printed in this order whatever order they were measured in. */
+const ROW_ORDER = ['create', 'get', 'get-input', 'answer', 'close', 'bulk', 'list', 'rss', 'rpcs', 'ledger'] as const;
+type RowKey = (typeof ROW_ORDER)[number];
+
+async function run(args: Args, stack: Stack, rows: Map<RowKey, string>): Promise<void> {
+  const row = (key: RowKey, label: string, figures: string) => rows.set(key, `${label.padEnd(32)}${figures}`);
+  const count = args.tasks;
+
+  process.stderr.write('bench: starting the dev server, the worker and the MCP server…\n');
+  await stack.up();
+  const mcp = await connectMcp(stack.url, 'bench');
+  try {
+    const serverPid = stack.serverPid();
+    await mcp.listTools();
+    await mcp.experimental.tasks.listTasks();
+    await sleep(1000);
+    const idle = memoryOf(serverPid);
+
+    // The N tasks first, so that the listing holds exactly them.
+    const created = await inParallel(
+      count,
+      BULK_IN_FLIGHT,
+      async (index) => void (await createHoldTask(mcp, index)),
+      progress(`creating ${count} tasks`, count),
+    );
+    row(
+      'bulk',
+      `create N, ${BULK_IN_FLIGHT} in flight`,
+      `${count} tasks in ${(created / 1000).toFixed(1)} s (${(count / (created / 1000)).toFixed(1)}/s)`,
+    );
+    await sleep(2000);
+    const loaded = memoryOf(serverPid);
+    row(
+      'rss',
+      'server RSS',
+      `idle ${mib(idle.rss)} → after ${count} tasks ${mib(loaded.rss)}  (+${mib(loaded.rss - idle.rss)}; peak ${mib(loaded.peak)})`,
+    );
+
+    process.stderr.write(`bench: walking tasks/list up to page ${FAR_PAGE}…\n`);
+    const pages: number[] = [];
+    let listed = 0;
+    let cursor: string | undefined;
+    do {
+      const started = performance.now();
+      const page = await mcp.experimental.tasks.listTasks(cursor);
+      pages.push(performance.now() - started);
+      listed += page.tasks.length;
+      cursor = page.nextCursor;
+    } while (cursor && pages.length < FAR_PAGE);
+    const far = pages.length === FAR_PAGE ? `${FAR_PAGE}` : `${pages.length} (last)`;
+    row(
+      'list',
+      `tasks/list page 1 / ${far}`,
+      `${ms(pages[0])} / ${ms(pages[pages.length - 1])}  (slowest ${ms(Math.max(...pages))}; ${count} tasks, page size ${stack.pageSize}, ` +
+        `${listed} listed in ${pages.length} pages)`,
+    );
+
+    process.stderr.write(`bench: ${CREATE_STARTS} tools/call against ${CREATE_STARTS} raw starts, ${CREATE_IN_FLIGHT} in flight…\n`);
+    const holdIds: string[] = [];
+    let bridgeMs = 0;
+    let rawMs = 0;
+    let serverCpuMs = 0;
+    const block = CREATE_STARTS / 4;
+    for (let round = 0; round < 4; round++) {
+      const cpuBefore = cpuMsOf(serverPid);
+      bridgeMs += await inParallel(block, CREATE_IN_FLIGHT, async (index) => void holdIds.push(await createHoldTask(mcp, index)));
+      serverCpuMs += cpuMsOf(serverPid) - cpuBefore;
+      rawMs += await inParallel(block, CREATE_IN_FLIGHT, async (index) => void (await startHoldWorkflow(stack, index)));
+    }
+    const bridgeRate = CREATE_STARTS / (bridgeMs / 1000);
+    const rawRate = CREATE_STARTS / (rawMs / 1000);
+    row(
+      'create',
+      `create, ${CREATE_IN_FLIGHT} in flight`,
+      `bridge ${bridgeRate.toFixed(1)}/s   raw start ${rawRate.toFixed(1)}/s   ratio ${(bridgeRate / rawRate).toFixed(2)}` +
+        `  (MCP server CPU ${(serverCpuMs / CREATE_STARTS).toFixed(1)} ms a call)`,
+    );
+
+    const invoiceCount = 2 * ANSWER_SAMPLES + CLOSE_SAMPLES + IDLE_WAITS;
+    const invoiceIds: string[] = [];
+    await inParallel(
+      invoiceCount,
+      CREATE_IN_FLIGHT,
+      async (index) => void invoiceIds.push(await createInvoiceTask(mcp, index)),
+      progress(`creating ${invoiceCount} invoice tasks`, invoiceCount),
+    );
+    process.stderr.write('bench: waiting until every invoice task asks for approval…\n');
+    await pollUntil(
+      async () => {
+        const states = await Promise.all(invoiceIds.map((id) => publishedState(stack, id)));
+        return states.every((state) => state?.status === 'input_required') ? true : undefined;
+      },
+      { timeoutMs: 180_000, intervalMs: 500, what: 'every invoice task to ask for approval' },
+    );
+    const bridgeAnswered = invoiceIds.slice(0, ANSWER_SAMPLES);
+    const rawAnswered = invoiceIds.slice(ANSWER_SAMPLES, 2 * ANSWER_SAMPLES);
+    const closing = invoiceIds.slice(2 * ANSWER_SAMPLES, 2 * ANSWER_SAMPLES + CLOSE_SAMPLES);
+    const waiting = invoiceIds.slice(2 * ANSWER_SAMPLES + CLOSE_SAMPLES);
+
+    process.stderr.write('bench: tasks/get against describe()…\n');
+    const getAgainstDescribe = async (ids: string[], what: string) => {
+      const get: number[] = [];
+      const describe: number[] = [];
+      const cpuBefore = cpuMsOf(serverPid);
+      for (const [index, id] of ids.entries()) {
+        const viaMcp = () => timed(get, () => mcp.experimental.tasks.getTask(id));
+        const raw = () => timed(describe, () => stack.client.workflow.getHandle(id).describe());
+        // Alternating which goes first, so neither always finds the connection warm.
+        if (index % 2 === 0) await viaMcp().then(raw);
+        else await raw().then(viaMcp);
+      }
+      return (
+        `p50 ${ms(percentile(get, 50))} vs ${ms(percentile(describe, 50))}  ratio ${(percentile(get, 50) / percentile(describe, 50)).toFixed(2)}   ` +
+        `p95 ${ms(percentile(get, 95))} vs ${ms(percentile(describe, 95))}  (MCP server CPU ${((cpuMsOf(serverPid) - cpuBefore) / ids.length).toFixed(1)} ms a call; ` +
+        `${ids.length} ${what})`
+      );
+    };
+    row('get', 'tasks/get vs describe', await getAgainstDescribe(holdIds.slice(0, GET_SAMPLES), 'working'));
+    row('get-input', '', await getAgainstDescribe(waiting, 'input_required'));
+
+    process.stderr.write('bench: answer → working…\n');
+    const viaRespond: number[] = [];
+    const viaSignal: number[] = [];
+    const respondCall: number[] = [];
+    const signalCall: number[] = [];
+    const whatFor = { timeoutMs: 30_000, intervalMs: READ_INTERVAL_MS };
+    for (let i = 0; i < ANSWER_SAMPLES; i++) {
+      const mcpTask = bridgeAnswered[i];
+      await timed(viaRespond, async () => {
+        await timed(respondCall, () => respond(mcp, mcpTask));
+        await pollUntil(async () => ((await mcp.experimental.tasks.getTask(mcpTask)).status !== 'input_required' ? true : undefined), {
+          ...whatFor,
+          what: `task ${mcpTask} to leave input_required`,
+        });
+      });
+      const rawTask = rawAnswered[i];
+      const [input] = pendingInputsOf(await publishedState(stack, rawTask));
+      await timed(viaSignal, async () => {
+        await timed(signalCall, () =>
+          stack.client.workflow.getHandle(rawTask).signal(respondSignal, { key: input.key, action: 'accept', content: APPROVE }),
+        );
+        await pollUntil(async () => ((await publishedState(stack, rawTask))?.status !== 'input_required' ? true : undefined), {
+          ...whatFor,
+          what: `the memo of ${rawTask} to change`,
+        });
+      });
+    }
+    row(
+      'answer',
+      'answer → working',
+      `p50 ${ms(percentile(viaRespond, 50))} vs signal ${ms(percentile(viaSignal, 50))}   ` +
+        `p95 ${ms(percentile(viaRespond, 95))} vs ${ms(percentile(viaSignal, 95))}  (read every ${READ_INTERVAL_MS} ms; ` +
+        `the task_respond call itself p50 ${ms(percentile(respondCall, 50))}, the signal itself ${ms(percentile(signalCall, 50))})`,
+    );
+
+    process.stderr.write('bench: close → tasks/result…\n');
+    const results = closing.map((id) =>
+      mcp.experimental.tasks.getTaskResult(id, CallToolResultSchema, { timeout: 600_000 }).then((result) => ({ result, at: Date.now() })),
+    );
+    // Every tasks/result is waiting on its task's history before the first answer goes out.
+    await sleep(2000);
+    const closeToResult: number[] = [];
+    for (const [index, id] of closing.entries()) {
+      await respond(mcp, id);
+      const { result, at } = await results[index];
+      if (result.isError) throw new Error(`task ${id} ended with a tool error: ${JSON.stringify(result.content)}`);
+      const description = await stack.client.workflow.getHandle(id).describe();
+      if (!description.closeTime) throw new Error(`tasks/result of ${id} returned before its workflow closed`);
+      closeToResult.push(at - description.closeTime.getTime());
+    }
+    row(
+      'close',
+      'close → tasks/result',
+      `p50 ${ms(percentile(closeToResult, 50))}  max ${ms(Math.max(...closeToResult))}  (${CLOSE_SAMPLES} tasks)`,
+    );
+
+    process.stderr.write(`bench: ${IDLE_WAITS} blocked tasks/result for ${IDLE_WINDOW_MS / 1000} s, worker stopped…\n`);
+    await stack.stopWorker();
+    const waiter = await connectMcp(stack.url, 'bench-waiter');
+    const stopWaiting = new AbortController();
+    // Every blocked request listens on this one signal.
+    setMaxListeners(IDLE_WAITS + 10, stopWaiting.signal);
+    let returned = 0;
+    const waits = waiting.map((id) =>
+      waiter.experimental.tasks.getTaskResult(id, CallToolResultSchema, { timeout: 600_000, signal: stopWaiting.signal }).then(
+        () => void returned++,
+        () => undefined,
+      ),
+    );
+    try {
+      // The waits settle into their long polls; the counters are published about once a second.
+      await sleep(3000);
+      const before = await frontendRequests(stack.metricsPort);
+      const started = performance.now();
+      await sleep(IDLE_WINDOW_MS);
+      const after = await frontendRequests(stack.metricsPort);
+      const seconds = (performance.now() - started) / 1000;
+      const rates = [...after]
+        .map(([operation, value]) => [operation, (value - (before.get(operation) ?? 0)) / seconds] as const)
+        .filter(([, rate]) => rate > 0)
+        .sort((a, b) => b[1] - a[1]);
+      const total = rates.reduce((sum, [, rate]) => sum + rate, 0);
+      const top = rates
+        .slice(0, 4)
+        .map(([operation, rate]) => `${operation} ${rate.toFixed(2)}/s`)
+        .join(', ');
+      row(
+        'rpcs',
+        `Temporal RPCs, ${IDLE_WAITS} waits`,
+        `${total.toFixed(2)} req/s  (${top || 'none'}; over ${seconds.toFixed(0)} s${returned > 0 ? `; ${returned} waits returned early` : ''})`,
+      );
+    } finally {
+      stopWaiting.abort();
+      await Promise.all(waits);
+      await waiter.close();
+    }
+  } finally {
+    await mcp.close();
+  }
+
+  const ledger = new PaymentsLedger(path.join(stack.dir, 'ledger-bench.jsonl'));
+  const payments = 500;
+  const payStarted = performance.now();
+  await Promise.all(
+    Array.from({ length: payments }, (_, i) =>
+      ledger.pay({ taskId: `t${i % 50}`, vendorId: 'V', invoiceNumber: 'I', currency: 'EUR', lineItemId: `LI-${i}`, amount: 1 }),
+    ),
+  );
+  const seconds = (performance.now() - payStarted) / 1000;
+  row(
+    'ledger',
+    `ledger, ${payments} payments`,
+    `${(payments / seconds).toFixed(0)} payments/s  (one file, fsync each, read under the lock)`,
+  );
 }
 
 async function main(argv: string[]): Promise<void> {
-  if (argv.includes('--help') || argv.includes('-h')) {
+  const args = parseArgs(argv);
+  if (args.help) {
     process.stdout.write(HELP);
     return;
   }
-  const at = argv.indexOf('--tasks');
-  const count = at >= 0 ? Number(argv[at + 1]) : 100;
-  if (!Number.isInteger(count) || count < 1) throw new Error('--tasks needs a whole number above 0');
-
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'temporal-mcp-bench-'));
-  const port = await freePort();
-  const devEnv = { ...process.env, TEMPORAL_PORT: String(port), TEMPORAL_STATE_DIR: dir, TEMPORAL_HEADLESS: '1', TEMPORAL_DB_FILE: '' };
-  const dev = (command: string) => {
-    const run = spawnSync(path.join(ROOT, 'temporal-dev.sh'), [command], { env: devEnv, stdio: ['ignore', 'ignore', 'inherit'] });
-    if (run.status !== 0) throw new Error(`./temporal-dev.sh ${command} failed`);
+  const pageSize = Number(process.env.MCP_TASK_PAGE_SIZE ?? 20);
+  const stack = new Stack(pageSize);
+  const rows = new Map<RowKey, string>();
+  const printRows = () => {
+    for (const key of ROW_ORDER) if (rows.has(key)) process.stdout.write(`${rows.get(key)}\n`);
   };
-  dev('start');
-  Runtime.install({ logger: new DefaultLogger('ERROR') });
-  const address = `127.0.0.1:${port}`;
-  const taskQueue = 'bench';
-  const nativeConnection = await NativeConnection.connect({ address });
-  const worker = await createInvoiceWorker({
-    connection: nativeConnection,
-    namespace: 'default',
-    taskQueue,
-    activities: {
-      ledgerFile: path.join(dir, 'payments.jsonl'),
-      erpRegistryFile: path.join(dir, 'erp.jsonl'),
-      erpDelayMs: 0,
-      paymentDelayMs: 0,
-      paymentFailAttempts: 0,
-    },
-  });
-  const running = worker.run();
-  const connection = await Connection.connect({ address });
-  const client = new Client({ connection });
-  const bridge = await createBridge({ temporal: { address, namespace: 'default', taskQueue, connectionOptions: { address } }, client });
-  const mcp = new McpClient({ name: 'bench', version: '1' }, { capabilities: { tasks: {} } });
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await bridge.createServer().connect(serverSide);
-  await mcp.connect(clientSide);
-
+  const onSignal = (signal: NodeJS.Signals) => {
+    process.stderr.write(`bench: ${signal}; stopping what it started\n`);
+    printRows();
+    stack.killNow();
+    process.exit(130);
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  process.stdout.write(`bench: N=${args.tasks}, page size ${pageSize}, node ${process.version}, ${os.cpus().length} cores\n`);
   try {
-    const line = (label: string, figures: string) => process.stdout.write(`${label.padEnd(34)} ${figures}\n`);
-    const create: number[] = [];
-    const ids: string[] = [];
-    const started = performance.now();
-    for (let i = 0; i < count; i++) {
-      const invoice = {
-        vendorId: 'V-100',
-        invoiceNumber: `INV-B${i}-${port}`,
-        currency: 'EUR',
-        lineItems: [{ lineItemId: 'LI-1', description: 'x', amount: 1 }],
-      };
-      const { task } = await timed(create, () =>
-        mcp.request({ method: 'tools/call', params: { name: 'process_invoice', arguments: invoice, task: {} } }, CreateTaskResultSchema),
-      );
-      ids.push(task.taskId);
-    }
-    line(
-      `tools/call (task creation) x${count}`,
-      `${percentiles(create)}  ${(count / ((performance.now() - started) / 1000)).toFixed(1)} tasks/s`,
-    );
-
-    // Wait until every task asks for approval, then read them.
-    for (const id of ids) {
-      for (;;) {
-        const task = await mcp.experimental.tasks.getTask(id);
-        if (task.status === 'input_required') break;
-        await sleep(50);
-      }
-    }
-    const get: number[] = [];
-    for (const id of ids) await timed(get, () => mcp.experimental.tasks.getTask(id));
-    line('tasks/get (input_required)', percentiles(get));
-
-    const list: number[] = [];
-    for (let i = 0; i < 10; i++) {
-      await timed(list, async () => {
-        let cursor: string | undefined;
-        do cursor = (await mcp.experimental.tasks.listTasks(cursor)).nextCursor;
-        while (cursor);
-      });
-    }
-    line(`tasks/list, all pages of ${count}`, percentiles(list));
-
-    const cancel: number[] = [];
-    for (const id of ids) await timed(cancel, () => mcp.experimental.tasks.cancelTask(id));
-    line('tasks/cancel', percentiles(cancel));
-    const getCancelled: number[] = [];
-    for (const id of ids) await timed(getCancelled, () => mcp.experimental.tasks.getTask(id));
-    line('tasks/get (cancelled)', percentiles(getCancelled));
-
-    const ledger = new PaymentsLedger(path.join(dir, 'ledger-bench.jsonl'));
-    const payments = 500;
-    const payStarted = performance.now();
-    await Promise.all(
-      Array.from({ length: payments }, (_, i) =>
-        ledger.pay({ taskId: `t${i % 50}`, vendorId: 'V', invoiceNumber: 'I', currency: 'EUR', lineItemId: `LI-${i}`, amount: 1 }),
-      ),
-    );
-    const seconds = (performance.now() - payStarted) / 1000;
-    line(
-      `ledger: ${payments} payments, 1 file`,
-      `${(payments / seconds).toFixed(0)} payments/s (fsync each; reads the file under the lock)`,
-    );
-    const memory = process.memoryUsage();
-    line(
-      'memory (bench process: worker+bridge)',
-      `rss ${(memory.rss / 2 ** 20).toFixed(0)} MiB, heap used ${(memory.heapUsed / 2 ** 20).toFixed(0)} MiB`,
-    );
+    await run(args, stack, rows);
   } finally {
-    await mcp.close();
-    worker.shutdown();
-    await running;
-    await nativeConnection.close();
-    await connection.close();
-    dev('stop');
-    rmSync(dir, { recursive: true, force: true });
+    printRows();
+    await stack.down();
   }
 }
 
