@@ -17,7 +17,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CallToolResultSchema, CreateTaskResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { Client, Connection } from '@temporalio/client';
 import { PaymentsLedger } from '../src/activities/payments';
-import { LOCAL_PRINCIPAL } from '../src/mcp/bridge';
+import { markerFromEnv } from '../src/mcp/tasks/marker';
+import { localPrincipal } from '../src/mcp/tasks/principal';
 import { PRINCIPAL_KEY } from '../src/mcp/tasks/principal';
 import {
   pendingInputsOf,
@@ -220,7 +221,8 @@ class Stack {
       'the MCP server',
       'npm',
       () => ['run', '-s', 'serve', '--', '--http', `127.0.0.1:${this.serverPort}`, '--no-auth', '--tools', toolsFile],
-      { ...env, MCP_TASK_PAGE_SIZE: String(this.pageSize) },
+      // N open tasks of one principal is the point of the list rows: the open-task quota is off for the bench.
+      { ...env, MCP_TASK_PAGE_SIZE: String(this.pageSize), MCP_MAX_OPEN_TASKS_PER_PRINCIPAL: '0' },
       path.join(this.dir, 'server.log'),
     );
     await Promise.all([this.worker.start().waitFor(/worker: polling/, 180_000), this.server.start().waitFor(/MCP Streamable HTTP on/)]);
@@ -380,16 +382,26 @@ async function createHoldTask(mcp: McpClient, n: number): Promise<string> {
   return created.task.taskId;
 }
 
+const RAW_MARKER = markerFromEnv();
+
 /** The same start the server makes for the hold tool, made directly. */
 async function startHoldWorkflow(stack: Stack, n: number): Promise<string> {
   const workflowId = `${HOLD_ID_PREFIX}-${randomUUID()}`;
-  const meta: TaskMeta = { tool: HOLD_TOOL, ttl: DEFAULT_TTL_MS, pollInterval: 1000, createdAt: new Date().toISOString() };
+  // What the server writes too: its principal for this user and host, and its HMAC mark.
+  const principal = localPrincipal();
+  const meta: TaskMeta = {
+    tool: HOLD_TOOL,
+    ttl: DEFAULT_TTL_MS,
+    pollInterval: 1000,
+    createdAt: new Date().toISOString(),
+    marker: RAW_MARKER.sign(workflowId, principal, HOLD_TOOL),
+  };
   await stack.client.workflow.start(HOLD_WORKFLOW_TYPE, {
     taskQueue: stack.holdQueue,
     workflowId,
     args: [{ n }],
     memo: { [TASK_META_MEMO]: meta },
-    typedSearchAttributes: [{ key: PRINCIPAL_KEY, value: LOCAL_PRINCIPAL }],
+    typedSearchAttributes: [{ key: PRINCIPAL_KEY, value: principal }],
     workflowIdConflictPolicy: 'FAIL',
     workflowIdReusePolicy: 'REJECT_DUPLICATE',
   });

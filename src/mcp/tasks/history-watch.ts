@@ -26,6 +26,8 @@ export interface HistoryWatchOptions {
   longPollMs?: number;
   /** Pause before polling again after an error (Temporal unreachable, say). */
   retryMs?: number;
+  /** How long a poll goes on after its last waiter left, for one who comes back (a wait re-armed after a read). */
+  lingerMs?: number;
 }
 
 interface Waiter {
@@ -41,6 +43,8 @@ interface Watch {
   latest: number;
   closed: boolean;
   stop: AbortController;
+  /** Ends the poll unless a waiter comes back first. */
+  linger?: NodeJS.Timeout;
 }
 
 /** Counts of what the watches did, for benchmarks. */
@@ -57,6 +61,7 @@ export class HistoryWatch {
   private polls = 0;
   private readonly longPollMs: number;
   private readonly retryMs: number;
+  private readonly lingerMs: number;
 
   constructor(
     private readonly client: Client,
@@ -64,6 +69,7 @@ export class HistoryWatch {
   ) {
     this.longPollMs = options.longPollMs ?? 30_000;
     this.retryMs = options.retryMs ?? 1000;
+    this.lingerMs = options.lingerMs ?? 5000;
   }
 
   /** What the watches are doing now. */
@@ -79,13 +85,19 @@ export class HistoryWatch {
   changed(workflowId: string, afterEventId: number, timeoutMs: number, signal?: AbortSignal): Promise<void> {
     if (signal?.aborted) return Promise.resolve();
     let watch = this.watches.get(workflowId);
+    if (watch?.stop.signal.aborted) watch = undefined;
     if (watch && (watch.closed || watch.latest > afterEventId)) return Promise.resolve();
+    if (watch?.linger) {
+      clearTimeout(watch.linger);
+      watch.linger = undefined;
+    }
     if (!watch) {
       watch = { waiters: new Set(), latest: 0, closed: false, stop: new AbortController() };
       this.watches.set(workflowId, watch);
       void this.run(workflowId, watch);
     }
     const current = watch;
+    const lingerMs = this.lingerMs;
     return new Promise<void>((resolve) => {
       const waiter: Waiter = { after: afterEventId, wake: done };
       const timer = setTimeout(done, timeoutMs);
@@ -95,8 +107,15 @@ export class HistoryWatch {
         clearTimeout(timer);
         signal?.removeEventListener('abort', done);
         current.waiters.delete(waiter);
-        // The last one waiting ends the poll: no history is read for a task nobody looks at.
-        if (current.waiters.size === 0) current.stop.abort();
+        // The last one waiting ends the poll, after a moment in which it may come back (waits are re-armed after each
+        // read): no history is read for a task nobody looks at.
+        if (current.waiters.size === 0 && !current.linger) {
+          current.linger = setTimeout(() => {
+            current.linger = undefined;
+            if (current.waiters.size === 0) current.stop.abort();
+          }, lingerMs);
+          current.linger.unref();
+        }
         resolve();
       }
     });
@@ -106,6 +125,7 @@ export class HistoryWatch {
   close(): void {
     for (const watch of this.watches.values()) {
       for (const waiter of [...watch.waiters]) waiter.wake();
+      clearTimeout(watch.linger);
       watch.stop.abort();
     }
   }
