@@ -92,3 +92,9 @@ export async function spawnWorker(taskQueue: string, env: Record<string, string>
   );
   return { kill };
 }
+
+/** Spawns `python script` (a Temporal worker of another SDK) for `taskQueue` and waits until it says it polls. */
+export async function spawnPythonWorker(python: string, script: string, taskQueue: string): Promise<SpawnedProcess> {
+  const { kill } = await spawnUntilReady('the Python worker', python, [script], serverEnv(taskQueue), /worker: polling/, 60_000);
+  return { kill };
+}

@@ -7,30 +7,41 @@ import { promisify } from 'node:util';
 import { ROOT } from './dev-server';
 
 const run = promisify(execFile);
-const LOCK = path.join(ROOT, 'test/python/requirements.lock');
+const CLIENTS_LOCK = path.join(ROOT, 'test/python/requirements.lock');
+const WORKER_LOCK = path.join(ROOT, 'test/python/worker-requirements.lock');
 const CLIENT = path.join(ROOT, 'test/python/gen2_client.py');
 
 /**
- * The Python of a virtual environment holding the generation-2 clients of test/python/requirements.lock, built from
- * the package index on first use and kept (per lock content) in the cache beside the Temporal CLI.
+ * The Python of a virtual environment holding exactly the packages of `lock`, built from the package index on first
+ * use and kept (per lock content) as `<name>-<digest>` in the cache beside the Temporal CLI.
  */
-export async function pythonClients(): Promise<string> {
-  const digest = createHash('sha256').update(readFileSync(LOCK)).digest('hex').slice(0, 12);
+async function pythonEnvironment(name: string, lock: string): Promise<string> {
+  const digest = createHash('sha256').update(readFileSync(lock)).digest('hex').slice(0, 12);
   const cache = process.env.TEMPORAL_MCP_CACHE ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(homedir(), '.cache'), 'temporal-mcp');
-  const venv = path.join(cache, `python-clients-${digest}`);
+  const venv = path.join(cache, `${name}-${digest}`);
   const python = path.join(venv, 'bin', 'python');
   mkdirSync(cache, { recursive: true });
   // A venv records its own path, so it is built in place; the marker says the build finished.
   const marker = path.join(venv, '.complete');
   if (existsSync(marker)) return python;
   rmSync(venv, { recursive: true, force: true });
-  process.stderr.write(`[test] building the Python client environment in ${venv} (once)\n`);
+  process.stderr.write(`[test] building the Python environment ${venv} from ${path.relative(ROOT, lock)} (once)\n`);
   await run('python3', ['-m', 'venv', venv]);
-  await run(path.join(venv, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', '--no-deps', '-r', LOCK], {
+  await run(path.join(venv, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', '--no-deps', '-r', lock], {
     maxBuffer: 16 * 1024 * 1024,
   });
   writeFileSync(marker, new Date().toISOString());
   return python;
+}
+
+/** The Python of a virtual environment holding the generation-2 clients of test/python/requirements.lock. */
+export function pythonClients(): Promise<string> {
+  return pythonEnvironment('python-clients', CLIENTS_LOCK);
+}
+
+/** The Python of a virtual environment holding the Temporal Python SDK of test/python/worker-requirements.lock. */
+export function pythonWorkerEnvironment(): Promise<string> {
+  return pythonEnvironment('python-worker', WORKER_LOCK);
 }
 
 /** Runs one scenario of test/python/gen2_client.py against `url` (or "stdio": it spawns the server) and returns the JSON it prints. */

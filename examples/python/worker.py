@@ -1,0 +1,36 @@
+"""Runs the purchase request workflow on a Temporal task queue until SIGTERM or Ctrl-C.
+
+TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE (default "default") and TEMPORAL_TASK_QUEUE
+(default "purchase-requests", the queue examples/python/tools.yaml names) say where.
+"""
+
+import asyncio
+import os
+import signal
+import sys
+
+from temporalio.client import Client
+from temporalio.worker import Worker
+
+from purchase_request import PurchaseRequestWorkflow
+
+
+async def main() -> None:
+    address = os.environ.get("TEMPORAL_ADDRESS", "localhost:7233")
+    namespace = os.environ.get("TEMPORAL_NAMESPACE", "default")
+    task_queue = os.environ.get("TEMPORAL_TASK_QUEUE", "purchase-requests")
+    client = await Client.connect(address, namespace=namespace)
+
+    stop = asyncio.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        asyncio.get_running_loop().add_signal_handler(signum, stop.set)
+
+    # Leaving the block shuts the worker down: it stops polling and finishes the workflow tasks it holds.
+    async with Worker(client, task_queue=task_queue, workflows=[PurchaseRequestWorkflow]):
+        print(f"worker: polling {task_queue} on {address} ({namespace})", file=sys.stderr, flush=True)
+        await stop.wait()
+    print("worker: stopped", file=sys.stderr, flush=True)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
