@@ -35,6 +35,40 @@ export default tseslint.config(
     },
   },
   {
+    // The package's workflow entry (`temporal-mcp-tasks/workflow`) is bundled into the same sandbox: it re-exports the
+    // workflow side of the contract and nothing else.
+    files: ['src/workflow.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: builtinModules
+            .flatMap((name) => [name, `node:${name}`])
+            .map((name) => ({ name, message: 'workflow code must not use Node built-ins' })),
+          patterns: [
+            {
+              group: [
+                '@modelcontextprotocol/*',
+                './mcp',
+                './mcp/*',
+                './client',
+                './client/*',
+                './activities',
+                './activities/*',
+                './shared/temporal-config',
+                './index',
+                './cli',
+                './worker',
+                './version',
+              ],
+              message: 'the workflow entry re-exports workflow code and the shared definitions only',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // Activities do I/O for workflows; they never reach into the MCP side or the workflow API.
     files: ['src/activities/**/*.ts'],
     rules: {

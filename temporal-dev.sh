@@ -13,6 +13,8 @@ CACHE_DIR="${TEMPORAL_MCP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/temporal-mcp}"
 PID_FILE="$STATE_DIR/dev-$PORT.pid"
 LOG_FILE="$STATE_DIR/dev-$PORT.log"
 START_TIMEOUT="${TEMPORAL_START_TIMEOUT:-90}"
+# How the help names this script: `temporal-mcp-tasks dev-server` runs it from the installed package.
+COMMAND="${TEMPORAL_DEV_COMMAND:-./temporal-dev.sh}"
 # Search attributes the bridge reads and writes: keep in step with src/shared/task-contract.ts.
 SEARCH_ATTRIBUTES=("McpPrincipal=Keyword")
 
@@ -21,7 +23,7 @@ die() { say "error: $*"; exit 1; }
 
 usage() {
   cat <<EOF
-Usage: ./temporal-dev.sh [run|start|stop|status|cli-path] [--help]
+Usage: $COMMAND [run|start|stop|status|cli-path] [--help]
 
   run (default)  run the Temporal dev server in the foreground (Ctrl-C stops it)
   start          start it in the background; returns once it accepts connections
@@ -35,7 +37,8 @@ into that cache (a few minutes, once); the official download, where the internet
 
 Environment:
   TEMPORAL_PORT          gRPC port (default 7233); the Web UI listens on port+1000
-  TEMPORAL_DB_FILE       SQLite file the server persists to (default .temporal/dev-<port>.db)
+  TEMPORAL_STATE_DIR     folder of the SQLite file, log and pid file (default $STATE_DIR)
+  TEMPORAL_DB_FILE       SQLite file the server persists to (default <state dir>/dev-<port>.db)
   TEMPORAL_NAMESPACE     namespace to create besides 'default' (default: default)
   TEMPORAL_HEADLESS      set to 1 to run without the Web UI
   TEMPORAL_METRICS_PORT  serve Prometheus metrics on http://127.0.0.1:<port>/metrics (default: a random port)

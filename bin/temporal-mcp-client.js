@@ -1,4 +1,5 @@
 #!/usr/bin/env node
-// Runs the task-aware MCP client from its TypeScript sources: `npx temporal-mcp-client <command>`.
-require('tsx/cjs/api').register();
-require('../src/client/cli.ts');
+// `temporal-mcp-client <command> [options]`: the same as `temporal-mcp-tasks client <command> [options]`.
+require('./compiled')
+  .load('cli')
+  .runCommandLine(['client', ...process.argv.slice(2)]);

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
-// Runs the MCP server from its TypeScript sources: `npx temporal-mcp-serve [--http HOST:PORT]`.
-require('tsx/cjs/api').register();
-require('../src/mcp/main.ts');
+// `temporal-mcp-serve [options]`: the same as `temporal-mcp-tasks serve [options]`.
+require('./compiled')
+  .load('cli')
+  .runCommandLine(['serve', ...process.argv.slice(2)]);

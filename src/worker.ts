@@ -1,10 +1,11 @@
 /**
  * The Temporal worker: runs the invoice workflow and its activities.
- * Usage: npm run worker [-- --help]
+ * Usage: temporal-mcp-tasks worker [--help] (in a checkout, npm run worker [-- --help])
  */
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { activityConfigFromEnv, createActivities, type ActivityConfig } from './activities';
 import { temporalConfigFromEnv, TASK_QUEUE_ENV, type TemporalConfig } from './shared/temporal-config';
+import { PACKAGE_VERSION } from './version';
 
 /** What a worker needs beyond its connection. */
 export interface InvoiceWorkerOptions {
@@ -27,9 +28,9 @@ export function createInvoiceWorker(options: InvoiceWorkerOptions): Promise<Work
   });
 }
 
-const HELP = `Usage: npm run worker [-- --help]
+const HELP = `Usage: temporal-mcp-tasks worker [--help] [--version]
 
-Runs the Temporal worker for the invoice workflow until SIGINT or SIGTERM.
+Runs the Temporal worker for the sample workflows (the invoice flow and others) and their activities until SIGINT or SIGTERM.
 
 Environment:
   TEMPORAL_ADDRESS        Temporal frontend (default 127.0.0.1:7233)
@@ -46,6 +47,10 @@ Other TEMPORAL_* variables and the Temporal config file are read as the Temporal
 async function main(argv: string[]): Promise<void> {
   if (argv.includes('--help') || argv.includes('-h')) {
     process.stdout.write(HELP);
+    return;
+  }
+  if (argv.includes('--version') || argv.includes('-v')) {
+    process.stdout.write(`${PACKAGE_VERSION}\n`);
     return;
   }
   if (argv.length > 0) throw new UsageError(`unknown argument "${argv[0]}"; see --help`);
@@ -68,9 +73,12 @@ async function main(argv: string[]): Promise<void> {
 
 class UsageError extends Error {}
 
-if (require.main === module) {
-  main(process.argv.slice(2)).catch((error: Error) => {
+/** Runs the worker's command line (`temporal-mcp-tasks worker`); exits the process on errors (2 for usage errors). */
+export function runWorkerCommand(argv: string[]): void {
+  main(argv).catch((error: Error) => {
     console.error(`worker: ${error.message}`);
     process.exit(error instanceof UsageError ? 2 : 1);
   });
 }
+
+if (require.main === module) runWorkerCommand(process.argv.slice(2));

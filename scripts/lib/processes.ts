@@ -39,12 +39,14 @@ export class Managed {
     private readonly args: () => string[],
     private readonly env: NodeJS.ProcessEnv,
     readonly logFile?: string,
+    /** The folder it runs in; default the repository root. */
+    private readonly cwd: string = ROOT,
   ) {}
 
   start(): this {
     this.output = '';
     this.log(`\n=== ${new Date().toISOString()} start: ${this.command} ${this.args().join(' ')}\n`);
-    const child = spawn(this.command, this.args(), { cwd: ROOT, env: this.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn(this.command, this.args(), { cwd: this.cwd, env: this.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     const take = (chunk: Buffer) => {
       const text = chunk.toString();
       this.output += text;

@@ -19,13 +19,16 @@ export interface ActivityConfig {
   paymentFailAttempts: number;
 }
 
-const DATA_DIR = path.resolve(__dirname, '..', '..', '.data');
-
-/** Reads {@link ActivityConfig} from the environment: PAYMENTS_LEDGER, ERP_REGISTRY, ERP_DELAY_MS, PAYMENT_DELAY_MS, PAYMENT_FAIL_ATTEMPTS. */
+/**
+ * Reads {@link ActivityConfig} from the environment: PAYMENTS_LEDGER, ERP_REGISTRY, ERP_DELAY_MS, PAYMENT_DELAY_MS,
+ * PAYMENT_FAIL_ATTEMPTS. The files default to `.data/` in the current folder (the checkout, for the npm scripts),
+ * never inside an installed package.
+ */
 export function activityConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ActivityConfig {
+  const dataDir = path.resolve('.data');
   return {
-    ledgerFile: path.resolve(env.PAYMENTS_LEDGER ?? path.join(DATA_DIR, 'payments.jsonl')),
-    erpRegistryFile: path.resolve(env.ERP_REGISTRY ?? path.join(DATA_DIR, 'erp-invoices.jsonl')),
+    ledgerFile: path.resolve(env.PAYMENTS_LEDGER ?? path.join(dataDir, 'payments.jsonl')),
+    erpRegistryFile: path.resolve(env.ERP_REGISTRY ?? path.join(dataDir, 'erp-invoices.jsonl')),
     erpDelayMs: nonNegativeInt(env.ERP_DELAY_MS, 'ERP_DELAY_MS'),
     paymentDelayMs: nonNegativeInt(env.PAYMENT_DELAY_MS, 'PAYMENT_DELAY_MS'),
     paymentFailAttempts: nonNegativeInt(env.PAYMENT_FAIL_ATTEMPTS, 'PAYMENT_FAIL_ATTEMPTS'),

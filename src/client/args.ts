@@ -10,7 +10,7 @@ import { defaultStateDir } from './store';
 export const STDIO = 'stdio';
 
 /** The `--help` text. */
-export const HELP = `Usage: temporal-mcp-client <command> [options]
+export const HELP = `Usage: temporal-mcp-tasks client <command> [options]
 
 Commands:
   call <tool> --args <json|@file>   call a tool; a task-capable tool runs as a task that is followed to its end
@@ -35,6 +35,7 @@ Options:
   --state-dir <dir>       local task store (default: ${defaultStateDir()})
   --reconnect-timeout <s> how long to keep retrying an unreachable server (default 300)
   --answer-delay-ms <ms>  wait before sending each answer (for drills)
+  -v, --version           print the version
   -h, --help              show this help
 
 Every task call is written to the local store, with its idempotency key, before it is sent, and its task id as soon as
@@ -65,6 +66,7 @@ export interface Options {
   answerDelayMs: number;
   args?: string;
   help: boolean;
+  version: boolean;
 }
 
 /** Splits the command line into the command, its positional arguments and the options; throws UsageError. */
@@ -77,6 +79,7 @@ export function parseCommandLine(argv: string[]): { command?: string; positional
     reconnectTimeoutMs: 300_000,
     answerDelayMs: 0,
     help: false,
+    version: false,
     token: process.env.MCP_TOKEN || undefined,
   };
   const positional: string[] = [];
@@ -96,6 +99,10 @@ export function parseCommandLine(argv: string[]): { command?: string; positional
       case '-h':
       case '--help':
         options.help = true;
+        break;
+      case '-v':
+      case '--version':
+        options.version = true;
         break;
       case '--url':
         options.url = value(i++, arg);

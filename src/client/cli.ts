@@ -7,12 +7,17 @@ import { NeedsInputError, UnreachableError, plainMessage } from './connection';
 import { Runner } from './follow';
 import { call, cancel, listTasks, resume } from './commands';
 import { printable } from './printable';
+import { PACKAGE_VERSION } from '../version';
 
 /** Runs the command line; resolves to the exit code. */
 export async function runCli(argv: string[]): Promise<number> {
   let runner: Runner | undefined;
   try {
     const { command, positional, options } = parseCommandLine(argv);
+    if (options.version && !options.help) {
+      process.stdout.write(`${PACKAGE_VERSION}\n`);
+      return EXIT.completed;
+    }
     if (options.help || !command) {
       (options.help ? process.stdout : process.stderr).write(HELP);
       return options.help ? EXIT.completed : EXIT.usage;
@@ -55,8 +60,9 @@ export async function runCli(argv: string[]): Promise<number> {
   }
 }
 
-if (require.main === module) {
-  runCli(process.argv.slice(2)).then(
+/** Runs the command line and exits the process with its exit code (`temporal-mcp-tasks client`). */
+export function runClientCommand(argv: string[]): void {
+  runCli(argv).then(
     (code) => process.exit(code),
     (error: Error) => {
       process.stderr.write(`client: ${printable(error.message)}\n`);
@@ -64,3 +70,5 @@ if (require.main === module) {
     },
   );
 }
+
+if (require.main === module) runClientCommand(process.argv.slice(2));

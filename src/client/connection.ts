@@ -20,9 +20,16 @@ import { orphanGuardFetch } from './orphan-guard';
 import { LocalTaskStore } from './store';
 import { STDIO } from './args';
 import { Progress } from './progress';
+import { PACKAGE_VERSION } from '../version';
 
-/** The project's root: the stdio server is spawned from there. */
-export const ROOT = path.resolve(__dirname, '..', '..');
+/**
+ * How to start the stdio server: the compiled server beside this compiled client (the package), in the caller's
+ * folder; or its TypeScript source through tsx (a checkout run from `src/`), in the checkout, where tsx resolves.
+ */
+function stdioServerCommand(): { args: string[]; cwd?: string } {
+  if (path.extname(__filename) !== '.ts') return { args: [path.join(__dirname, '..', 'mcp', 'main.js')] };
+  return { args: ['--import', 'tsx', path.join(__dirname, '..', 'mcp', 'main.ts')], cwd: path.resolve(__dirname, '..', '..') };
+}
 
 /** Thrown when the server stays unreachable past the reconnect timeout. */
 export class UnreachableError extends Error {}
@@ -58,7 +65,7 @@ export interface AskContext {
 /** Connects an MCP client to `target`, answering elicitations as `ask` says. */
 export async function openSession(target: Target, ask: AskContext): Promise<Session> {
   const client = new McpClient(
-    { name: 'temporal-mcp-client', version: '0.1.0' },
+    { name: 'temporal-mcp-client', version: PACKAGE_VERSION },
     { capabilities: { elicitation: { form: {}, url: {} }, tasks: { list: {}, cancel: {} } } },
   );
   client.setRequestHandler(ElicitRequestSchema, (request) => answerElicitation(request.params, ask));
@@ -71,8 +78,7 @@ export async function openSession(target: Target, ask: AskContext): Promise<Sess
         })
       : new StdioClientTransport({
           command: process.execPath,
-          args: ['--import', 'tsx', path.join(ROOT, 'src', 'mcp', 'main.ts')],
-          cwd: ROOT,
+          ...stdioServerCommand(),
           env: process.env as Record<string, string>,
           stderr: 'ignore',
         });

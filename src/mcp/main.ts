@@ -1,5 +1,6 @@
 /**
- * The MCP server: `npm run serve` (stdio) or `npm run serve -- --http 127.0.0.1:3000` (Streamable HTTP on /mcp).
+ * The MCP server: `temporal-mcp-tasks serve` (stdio) or `temporal-mcp-tasks serve --http 127.0.0.1:3000` (Streamable
+ * HTTP on /mcp); in a checkout, `npm run serve`.
  */
 import { createBridge } from './bridge';
 import { msFromEnv, temporalConfigFromEnv, TASK_QUEUE_ENV } from '../shared/temporal-config';
@@ -11,8 +12,9 @@ import { allowedHostsFromEnv, httpLimitsFromEnv, isLoopbackHost, OriginPolicy } 
 import { MarkerKeyError } from './tasks/marker';
 import { createAuthenticator, OAuthConfigError, oauthConfigFromEnv } from './transports/oauth';
 import { serveStdioForAllGenerations } from './stdio';
+import { PACKAGE_VERSION } from '../version';
 
-const HELP = `Usage: temporal-mcp-serve [--http HOST:PORT [--no-auth]] [--tools FILE] [--help]
+const HELP = `Usage: temporal-mcp-tasks serve [--http HOST:PORT [--no-auth]] [--tools FILE] [--help] [--version]
 
 Serves Temporal workflows as MCP tasks. Without --http it speaks MCP on stdin/stdout (for an MCP host to spawn);
 with --http it serves Streamable HTTP on http://HOST:PORT/mcp. Logs go to stderr.
@@ -21,6 +23,7 @@ Options:
   --http HOST:PORT   serve Streamable HTTP instead of stdio, e.g. --http 127.0.0.1:3000
   --no-auth          serve HTTP without authentication on a non-loopback address (every caller is one principal)
   --tools FILE       also serve the workflow tools declared in FILE (JSON or YAML; see examples/tools.yaml)
+  -v, --version      print the version
   -h, --help         show this help
 
 Tasks belong to the principal that created them. Without credentials (stdio; HTTP on loopback or with --no-auth)
@@ -165,8 +168,17 @@ async function main(argv: string[]): Promise<void> {
   console.error(`serve: MCP on stdio for ${bridge.localPrincipal}, backed by ${target}`);
 }
 
-main(process.argv.slice(2)).catch((error: Error) => {
-  console.error(`serve: ${error.message}`);
-  const usage = [UsageError, TokenConfigError, OAuthConfigError, ToolsFileError, MarkerKeyError].some((kind) => error instanceof kind);
-  process.exit(usage ? 2 : 1);
-});
+/** Runs the server's command line (`temporal-mcp-tasks serve`); exits the process on errors (2 for usage errors). */
+export function runServeCommand(argv: string[]): void {
+  if (argv.includes('--version') || argv.includes('-v')) {
+    process.stdout.write(`${PACKAGE_VERSION}\n`);
+    return;
+  }
+  main(argv).catch((error: Error) => {
+    console.error(`serve: ${error.message}`);
+    const usage = [UsageError, TokenConfigError, OAuthConfigError, ToolsFileError, MarkerKeyError].some((kind) => error instanceof kind);
+    process.exit(usage ? 2 : 1);
+  });
+}
+
+if (require.main === module) runServeCommand(process.argv.slice(2));

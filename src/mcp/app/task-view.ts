@@ -1,15 +1,19 @@
 /**
  * The task view, an MCP App (extension `io.modelcontextprotocol/ui`): one self-contained HTML document that a host
- * shows in a sandboxed frame to follow a task in the chat. Built from `view/` on first use, in memory.
+ * shows in a sandboxed frame to follow a task in the chat. The package ships it prebuilt (`task-view.html` beside the
+ * compiled module, written by `npm run build`); a checkout builds it from `view/` on first use, in memory.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { build, transform, type Plugin } from 'esbuild';
+import type { Plugin } from 'esbuild';
 
 /** The view's resource URI. */
 export const TASK_VIEW_URI = 'ui://temporal-mcp-tasks/task-view.html';
 
 const VIEW_DIR = path.join(__dirname, 'view');
+
+/** The prebuilt document of the package; absent in a checkout, where `view/` holds the sources. */
+const PREBUILT_HTML = path.join(__dirname, 'task-view.html');
 
 let cached: Promise<string> | undefined;
 
@@ -51,18 +55,32 @@ const slimDependencies: Plugin = {
 };
 
 /**
- * The view as one HTML document, script and styles inline. Built once per process; a failed build is not kept, so
- * the next call tries again. Throws when the view's sources do not build.
+ * The view as one HTML document, script and styles inline: the prebuilt file when there is one, else built from the
+ * sources. Read or built once per process; a failure is not kept, so the next call tries again. Throws when neither
+ * the file nor the sources can be had.
  */
 export async function taskViewHtml(): Promise<string> {
-  cached ??= buildHtml().catch((error: unknown) => {
-    cached = undefined;
-    throw error;
-  });
+  cached ??= readPrebuilt()
+    .then((html) => html ?? buildTaskViewHtml())
+    .catch((error: unknown) => {
+      cached = undefined;
+      throw error;
+    });
   return cached;
 }
 
-async function buildHtml(): Promise<string> {
+async function readPrebuilt(): Promise<string | undefined> {
+  try {
+    return await readFile(PREBUILT_HTML, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
+/** Builds the document from `view/` with esbuild, which only a checkout has (a development dependency): loaded here, not at the top. */
+export async function buildTaskViewHtml(): Promise<string> {
+  const { build, transform } = require('esbuild') as typeof import('esbuild');
   const [bundle, css] = await Promise.all([
     build({
       entryPoints: [path.join(VIEW_DIR, 'main.ts')],

@@ -27,6 +27,7 @@ import { InputChannel, type InputChannelOptions } from './input-channel';
 import { isTemporalUnavailable, temporalUnavailable } from '../tasks/errors';
 import { TemporalTaskBackend, type TaskView } from '../tasks/repository';
 import type { DirectTool, ToolDefinition } from '../tools/types';
+import { PACKAGE_NAME, PACKAGE_VERSION } from '../../version';
 
 /** Key of the line a host may hand the model as soon as a task exists (MCP 2025-11-25). */
 export const MODEL_IMMEDIATE_RESPONSE_META = 'io.modelcontextprotocol/model-immediate-response';
@@ -37,7 +38,7 @@ export const SERVER_INSTRUCTIONS =
   '(status input_required); the question comes as an elicitation, or through the task_status and task_respond tools.';
 
 /** Server name and version announced at initialize. */
-export const SERVER_INFO = { name: 'temporal-mcp-tasks', version: '0.1.0' };
+export const SERVER_INFO = { name: PACKAGE_NAME, version: PACKAGE_VERSION };
 
 /**
  * The task as generation 1 (MCP 2025-11-25) reports it: a tool result with `isError: true` makes the task `failed`

@@ -1,0 +1,61 @@
+/**
+ * The public API of `temporal-mcp-tasks` (the package's `.` entry), for programs that serve Temporal workflows as MCP
+ * tasks: declare tools, connect a bridge, serve it on stdio or Streamable HTTP. Every name here is covered by semantic
+ * versioning; nothing else in the package is importable. Workflow code imports `temporal-mcp-tasks/workflow` instead.
+ */
+
+// The bridge: one Temporal connection and task layer, one MCP server per connection.
+export { createBridge, tuningFromEnv, type Bridge, type BridgeTuning, type CreateBridgeOptions } from './mcp/bridge';
+
+// Tools: declared in code, or in a JSON or YAML file.
+export { defaultToolResult, defineWorkflowTool, ToolDeclarationError, type WorkflowToolDeclaration } from './mcp/tools/define';
+export type { DirectTool, DirectToolContext, ToolDefinition, WorkflowTool } from './mcp/tools/types';
+export { InvalidJsonSchemaError, jsonSchema, type Checked, type ToolSchema } from './mcp/tools/schema';
+export { COMPANION_TOOLS, DEFAULT_TOOLS } from './mcp/tools';
+export { loadToolsFile, ToolsFileError, type ToolEntry } from './mcp/tools/config-file';
+
+// Serving: stdio for every client generation, or Streamable HTTP with its bounds and authentication.
+export { serveStdioForAllGenerations } from './mcp/stdio';
+export { startHttpServer, type HttpServerOptions, type RunningHttpServer } from './mcp/transports/http';
+export { allowedHostsFromEnv, httpLimitsFromEnv, OriginPolicy, type HttpLimits } from './mcp/transports/limits';
+export { BearerTokens, TokenConfigError, tokensFromEnv } from './mcp/transports/auth';
+export {
+  createAuthenticator,
+  OAuthConfigError,
+  oauthConfigFromEnv,
+  type AuthenticatorOptions,
+  type OAuthConfig,
+  type RequestAuthenticator,
+} from './mcp/transports/oauth';
+export { MarkerKeyError, markerFromEnv, type TaskMarker } from './mcp/tasks/marker';
+
+// Configuration.
+export { DEFAULT_ADDRESS, DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV, temporalConfigFromEnv, type TemporalConfig } from './shared/temporal-config';
+
+// The task contract between workflows and the bridge, and the `_meta` keys of this project on the wire.
+export {
+  checkFormContent,
+  pendingInputsOf,
+  PRINCIPAL_SEARCH_ATTRIBUTE,
+  PROTOCOL_ERROR_FAILURE_TYPE,
+  PUBLISHED_STATUSES,
+  RESPOND_SIGNAL_NAME,
+  respondSignal,
+  TASK_META_MEMO,
+  TASK_STATE_MEMO,
+  type FormInputRequest,
+  type FormProperty,
+  type InputContent,
+  type InputResponse,
+  type PendingInput,
+  type PublishedAction,
+  type PublishedProgress,
+  type PublishedStatus,
+  type PublishedTaskState,
+  type TaskMeta,
+  type UrlInputRequest,
+} from './shared/task-contract';
+export { ADOPT_ONLY_META, IDEMPOTENCY_KEY_META, INPUT_KEY_META, REPLAYED_META } from './shared/wire';
+export { TASK_VIEW_URI } from './mcp/app/task-view';
+
+export { PACKAGE_VERSION } from './version';

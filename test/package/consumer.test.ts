@@ -1,0 +1,381 @@
+/**
+ * The package as a team installs it: `npm pack` (which runs the build), `npm install` of the tarball into a scratch
+ * project outside the checkout, and a workflow, a worker and a server of that project's own, which reach the package
+ * through its public names only, driven by an MCP SDK client to a completed task.
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CreateTaskResultSchema, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import { Managed } from '../../scripts/lib/processes';
+import { freePort, ROOT } from '../helpers/dev-server';
+import { APPROVE, newMcpClient, ScriptedUser, taskResult } from '../helpers/mcp';
+import { sampleInvoice, testAddress, uniqueTaskQueue } from '../helpers/temporal';
+
+const VERSION = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+const TASK_VIEW_URI = 'ui://temporal-mcp-tasks/task-view.html';
+const SETUP_TIMEOUT_MS = 15 * 60_000;
+const FLOW_TIMEOUT_MS = 4 * 60_000;
+
+/** Progress on stderr: packing and installing take a while, the first time most of all. */
+function progress(message: string): void {
+  process.stderr.write(`[package] ${message}\n`);
+}
+
+/**
+ * The environment for npm and the scratch project's processes: this run's, without the `npm_*` variables of the
+ * `npm test` that started jest (npm_config_local_prefix would point a nested npm at the checkout).
+ */
+function scratchEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([name, value]) => value !== undefined && !/^npm_/i.test(name) && name !== 'INIT_CWD'),
+  ) as Record<string, string>;
+  return { ...env, ...extra };
+}
+
+/** Runs a command to its end; resolves with its exit code and output, whatever the code. */
+function run(
+  command: string,
+  args: string[],
+  options: { cwd: string; env?: Record<string, string>; timeoutMs?: number },
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? scratchEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${command} ${args.join(' ')} took longer than ${options.timeoutMs} ms:\n${stderr.slice(-3000)}`));
+    }, options.timeoutMs ?? 60_000);
+    child.once('error', reject);
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** Runs a command that must succeed; throws with its output otherwise. */
+async function runOk(command: string, args: string[], options: Parameters<typeof run>[2]): Promise<string> {
+  const result = await run(command, args, options);
+  if (result.code !== 0) {
+    throw new Error(
+      `${command} ${args.join(' ')} exited with ${result.code}:\n${result.stdout.slice(-3000)}\n${result.stderr.slice(-3000)}`,
+    );
+  }
+  return result.stdout;
+}
+
+// The scratch project's own code: one workflow that asks one question, its worker, and a server that declares it.
+const CONSUMER_FILES: Record<string, string> = {
+  'src/workflows.ts': `import { startWorkflowTask } from 'temporal-mcp-tasks/workflow';
+
+export interface GreetingInput {
+  name: string;
+}
+
+export async function greetingWorkflow(input: GreetingInput): Promise<{ greeting: string }> {
+  const task = startWorkflowTask(\`Greeting \${input.name}\`);
+  const answer = await task.requestInput('salutation', {
+    message: \`How should \${input.name} be greeted?\`,
+    requestedSchema: {
+      type: 'object',
+      properties: { salutation: { type: 'string', enum: ['Hello', 'Good day'] } },
+      required: ['salutation'],
+    },
+  });
+  if (answer.action !== 'accept') return { greeting: \`No greeting for \${input.name}\` };
+  return { greeting: \`\${answer.content?.salutation}, \${input.name}!\` };
+}
+`,
+  'src/worker.ts': `import { NativeConnection, Worker } from '@temporalio/worker';
+import { temporalConfigFromEnv } from 'temporal-mcp-tasks';
+
+async function main(): Promise<void> {
+  const temporal = temporalConfigFromEnv();
+  const taskQueue = 'greetings-' + process.env.QUEUE_SUFFIX;
+  const connection = await NativeConnection.connect(temporal.connectionOptions);
+  const worker = await Worker.create({
+    connection,
+    namespace: temporal.namespace,
+    taskQueue,
+    workflowsPath: require.resolve('./workflows'),
+  });
+  console.error(\`greeting worker: polling \${taskQueue}\`);
+  await worker.run();
+}
+
+main().catch((error: Error) => {
+  console.error(error);
+  process.exit(1);
+});
+`,
+  'src/server.ts': `import { z } from 'zod';
+import { COMPANION_TOOLS, createBridge, defineWorkflowTool, startHttpServer, temporalConfigFromEnv } from 'temporal-mcp-tasks';
+
+const greet = defineWorkflowTool({
+  name: 'greet',
+  description: 'Greets a person, asking first how.',
+  workflowType: 'greetingWorkflow',
+  taskQueue: 'greetings-' + process.env.QUEUE_SUFFIX,
+  inputSchema: z.object({ name: z.string().describe('Who to greet.') }),
+  outputSchema: z.object({ greeting: z.string() }),
+});
+
+async function main(): Promise<void> {
+  const bridge = await createBridge({ temporal: temporalConfigFromEnv(), tools: [greet, ...COMPANION_TOOLS] });
+  const http = await startHttpServer({
+    host: '127.0.0.1',
+    port: Number(process.env.PORT),
+    createServer: bridge.createServer,
+    modern: bridge.modern,
+    listenToTasks: bridge.listenToTasks,
+  });
+  console.error(\`greeting server: \${http.url}\`);
+}
+
+main().catch((error: Error) => {
+  console.error(error);
+  process.exit(1);
+});
+`,
+};
+
+/** The tools file of the bin's `serve --tools`: the same workflow, declared by configuration. */
+function toolsYaml(queueSuffix: string): string {
+  return `tools:
+  - name: greet_from_file
+    description: Greets a person, asking first how.
+    workflowType: greetingWorkflow
+    taskQueue: greetings-${queueSuffix}
+    inputSchema:
+      type: object
+      properties:
+        name: { type: string, description: Who to greet. }
+      required: [name]
+`;
+}
+
+/** Answers the greeting question with "Good day" and the invoice approval with an approval. */
+function answer(params: ElicitRequest['params']): ElicitResult {
+  return /greeted/.test(params.message) ? { action: 'accept', content: { salutation: 'Good day' } } : APPROVE;
+}
+
+describe('the package (npm pack, npm install in a scratch project)', () => {
+  let work: string;
+  let scratch: string;
+  const queueSuffix = uniqueTaskQueue('package');
+  const markerKey = randomBytes(32).toString('hex');
+  const running: Managed[] = [];
+  let greetingWorker: Promise<Managed> | undefined;
+
+  /** The environment of the scratch project's processes: the run's dev server, this file's queues. */
+  const env = (extra: Record<string, string> = {}) =>
+    scratchEnv({
+      TEMPORAL_ADDRESS: testAddress(),
+      TEMPORAL_NAMESPACE: 'default',
+      QUEUE_SUFFIX: queueSuffix,
+      MCP_TASK_MARKER_KEY: markerKey,
+      MCP_TASK_POLL_INTERVAL_MS: '200',
+      MCP_INPUT_PUSH_GRACE_MS: '300',
+      ...extra,
+    });
+
+  /** Starts a process in the scratch project and waits for its ready line; stopped after the file. */
+  async function start(name: string, command: string, args: string[], ready: RegExp, extraEnv: Record<string, string> = {}) {
+    const managed = new Managed(name, command, () => args, env(extraEnv), undefined, scratch).start();
+    running.push(managed);
+    await managed.waitFor(ready, 60_000);
+    return managed;
+  }
+
+  /** The scratch project's own worker, started once for the tests that need it. */
+  const startGreetingWorker = () =>
+    (greetingWorker ??= start('greeting worker', process.execPath, ['build/worker.js'], /greeting worker: polling/));
+
+  beforeAll(async () => {
+    work = mkdtempSync(path.join(os.tmpdir(), 'temporal-mcp-package-'));
+    scratch = path.join(work, 'consumer');
+    expect(path.relative(ROOT, scratch).startsWith('..')).toBe(true);
+    let started = Date.now();
+    progress(`packing the checkout into ${work} (npm pack runs the build)`);
+    await runOk('npm', ['pack', '--pack-destination', work], { cwd: ROOT, timeoutMs: 5 * 60_000 });
+    const tarball = readdirSync(work).find((name) => name.endsWith('.tgz'));
+    if (!tarball) throw new Error(`npm pack left no tarball in ${work}`);
+    progress(`packed ${tarball} in ${Date.now() - started} ms; installing it in ${scratch}`);
+    mkdirSync(path.join(scratch, 'src'), { recursive: true });
+    writeFileSync(path.join(scratch, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }, null, 2));
+    started = Date.now();
+    await runOk('npm', ['install', path.join(work, tarball), 'zod', '--prefer-offline', '--no-audit', '--no-fund'], {
+      cwd: scratch,
+      timeoutMs: 10 * 60_000,
+    });
+    progress(`installed in ${Date.now() - started} ms; compiling the scratch project's TypeScript against the package's declarations`);
+    for (const [file, text] of Object.entries(CONSUMER_FILES)) writeFileSync(path.join(scratch, file), text);
+    writeFileSync(path.join(scratch, 'tools.yaml'), toolsYaml(queueSuffix));
+    writeFileSync(
+      path.join(scratch, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          target: 'ES2022',
+          module: 'node16',
+          moduleResolution: 'node16',
+          strict: true,
+          skipLibCheck: true,
+          rootDir: 'src',
+          outDir: 'build',
+          // The checkout's Node types: the scratch project installs nothing but the package and zod.
+          typeRoots: [path.join(ROOT, 'node_modules', '@types')],
+          types: ['node'],
+        },
+        include: ['src'],
+      }),
+    );
+    await runOk(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', scratch], { cwd: scratch });
+  }, SETUP_TIMEOUT_MS);
+
+  afterAll(async () => {
+    await Promise.all(running.map((managed) => managed.kill()));
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  test('npx temporal-mcp-tasks --version (and -v, and each command, and the old bin names) prints the package version', async () => {
+    const invocations = [
+      ['temporal-mcp-tasks', '--version'],
+      ['temporal-mcp-tasks', '-v'],
+      ['temporal-mcp-tasks', 'serve', '--version'],
+      ['temporal-mcp-tasks', 'worker', '--version'],
+      ['temporal-mcp-tasks', 'client', '--version'],
+      ['temporal-mcp-serve', '--version'],
+      ['temporal-mcp-client', '--version'],
+    ];
+    for (const args of invocations) {
+      expect({ args, stdout: await runOk('npx', args, { cwd: scratch }) }).toEqual({ args, stdout: `${VERSION}\n` });
+    }
+  });
+
+  test('every command of the bin answers --help with its usage', async () => {
+    expect(await runOk('npx', ['temporal-mcp-tasks', '--help'], { cwd: scratch })).toMatch(/^Usage: temporal-mcp-tasks <command>/);
+    for (const command of ['serve', 'worker', 'client', 'dev-server']) {
+      const stdout = await runOk('npx', ['temporal-mcp-tasks', command, '--help'], { cwd: scratch });
+      expect({ command, usage: stdout.split('\n')[0] }).toEqual({
+        command,
+        usage: expect.stringMatching(`^Usage: temporal-mcp-tasks ${command} `),
+      });
+    }
+  });
+
+  test('the public entries load, and a deep import fails with ERR_PACKAGE_PATH_NOT_EXPORTED', async () => {
+    const probe = `
+      const api = require('temporal-mcp-tasks');
+      const workflow = require('temporal-mcp-tasks/workflow');
+      let deep;
+      try { require('temporal-mcp-tasks/dist/mcp/bridge'); deep = 'loaded'; } catch (error) { deep = error.code; }
+      console.log(JSON.stringify({
+        api: ['createBridge', 'defineWorkflowTool', 'loadToolsFile', 'startHttpServer', 'serveStdioForAllGenerations', 'temporalConfigFromEnv']
+          .map((name) => name + ':' + typeof api[name]),
+        contract: api.TASK_STATE_MEMO + ' ' + api.RESPOND_SIGNAL_NAME,
+        workflow: typeof workflow.startWorkflowTask + ' ' + workflow.TASK_STATE_MEMO,
+        version: require('temporal-mcp-tasks/package.json').version,
+        deep,
+      }));`;
+    const seen = JSON.parse(await runOk(process.execPath, ['-e', probe], { cwd: scratch }));
+    expect(seen).toEqual({
+      api: [
+        'createBridge:function',
+        'defineWorkflowTool:function',
+        'loadToolsFile:function',
+        'startHttpServer:function',
+        'serveStdioForAllGenerations:function',
+        'temporalConfigFromEnv:function',
+      ],
+      contract: 'mcpTask mcp.respond',
+      workflow: 'function mcpTask',
+      version: VERSION,
+      deep: 'ERR_PACKAGE_PATH_NOT_EXPORTED',
+    });
+  });
+
+  test(
+    "the project's own workflow, worker and server (defineWorkflowTool, createBridge) complete a task over Streamable HTTP",
+    async () => {
+      await startGreetingWorker();
+      const server = await start('greeting server', process.execPath, ['build/server.js'], /greeting server: (http:\S+)/, {
+        PORT: String(await freePort()),
+      });
+      const url = /greeting server: (http:\S+)/.exec(server.output)![1];
+      const client = newMcpClient('package-http');
+      const user = new ScriptedUser(answer).attach(client);
+      await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+      try {
+        const { tools } = await client.listTools();
+        expect(tools.map((tool) => tool.name)).toEqual(['greet', 'task_status', 'task_result', 'task_respond', 'task_cancel']);
+        const { task } = await client.request(
+          { method: 'tools/call', params: { name: 'greet', arguments: { name: 'Ada' }, task: {} } },
+          CreateTaskResultSchema,
+        );
+        const result = await taskResult(client, task.taskId);
+        expect(result.structuredContent).toEqual({ greeting: 'Good day, Ada!' });
+        expect(user.asked.map((asked) => asked.message)).toEqual(['How should Ada be greeted?']);
+      } finally {
+        await client.close();
+      }
+    },
+    FLOW_TIMEOUT_MS,
+  );
+
+  test(
+    'npx temporal-mcp-tasks serve --tools serves the declared workflow on stdio, beside the sample invoice run by npx temporal-mcp-tasks worker, with the prebuilt task view',
+    async () => {
+      const samples = `samples-${queueSuffix}`;
+      await Promise.all([
+        startGreetingWorker(),
+        start('sample worker', 'npx', ['temporal-mcp-tasks', 'worker'], /worker: polling task queue/, { TEMPORAL_TASK_QUEUE: samples }),
+      ]);
+      const client = newMcpClient('package-stdio');
+      const user = new ScriptedUser(answer).attach(client);
+      const transport = new StdioClientTransport({
+        command: 'npx',
+        args: ['temporal-mcp-tasks', 'serve', '--tools', 'tools.yaml'],
+        cwd: scratch,
+        env: env({ TEMPORAL_TASK_QUEUE: samples }),
+        stderr: 'pipe',
+      });
+      await client.connect(transport);
+      try {
+        const greeting = await client.request(
+          { method: 'tools/call', params: { name: 'greet_from_file', arguments: { name: 'Grace' }, task: {} } },
+          CreateTaskResultSchema,
+        );
+        expect((await taskResult(client, greeting.task.taskId)).structuredContent).toEqual({ greeting: 'Good day, Grace!' });
+
+        const invoice = await client.request(
+          { method: 'tools/call', params: { name: 'process_invoice', arguments: sampleInvoice(), task: {} } },
+          CreateTaskResultSchema,
+        );
+        expect((await taskResult(client, invoice.task.taskId)).structuredContent).toMatchObject({ outcome: 'paid' });
+        expect(user.asked.map((asked) => asked.message)).toEqual([
+          'How should Grace be greeted?',
+          expect.stringMatching(/^Approve invoice INV-/),
+        ]);
+        // The sample activities keep their files in the project's folder, not inside the installed package.
+        expect(readFileSync(path.join(scratch, '.data', 'payments.jsonl'), 'utf8')).toContain(invoice.task.taskId);
+
+        // The view comes prebuilt: the scratch project has no esbuild to build it with.
+        expect(existsSync(path.join(scratch, 'node_modules', 'esbuild'))).toBe(false);
+        const view = await client.readResource({ uri: TASK_VIEW_URI });
+        expect(view.contents[0]).toMatchObject({ uri: TASK_VIEW_URI, mimeType: 'text/html;profile=mcp-app' });
+        expect((view.contents[0] as { text: string }).text).toMatch(/^<!doctype html>[\s\S]*<script>[\s\S]+<\/script>/);
+      } finally {
+        await client.close();
+      }
+    },
+    FLOW_TIMEOUT_MS,
+  );
+});
