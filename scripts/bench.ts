@@ -67,8 +67,8 @@ async function main(argv: string[]): Promise<void> {
     namespace: 'default',
     taskQueue,
     activities: {
-      ledgerFile: path.join(dir, 'payments.jsonl'),
-      erpRegistryFile: path.join(dir, 'erp.jsonl'),
+      ledgerDir: path.join(dir, 'payments'),
+      erpRegistryDir: path.join(dir, 'erp'),
       erpDelayMs: 0,
       paymentDelayMs: 0,
       paymentFailAttempts: 0,

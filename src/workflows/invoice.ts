@@ -1,4 +1,4 @@
-import { allHandlersFinished, condition, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { InvoiceActivities } from '../activities';
 import {
   APPROVAL_INPUT_KEY,
@@ -14,13 +14,21 @@ import {
 } from '../shared/invoice';
 import { startWorkflowTask } from './workflow-task';
 
-// Both activities heartbeat while they wait on the outside world, so a worker that dies mid-call is noticed
+/**
+ * Patch: the invoice number is registered with the ERP once the invoice is approved, and a number that the validation
+ * of an earlier version registered is released on reject or decline. Histories that passed the approval without this
+ * marker took no ERP step between the answer and the first payment or the end.
+ */
+const ERP_REGISTERS_ON_APPROVAL = 'erp-registers-on-approval';
+
+// Each ERP call and payment heartbeats while it waits on the outside world, so a worker that dies mid-call is noticed
 // within the heartbeat timeout and the call is retried elsewhere, rather than after the whole start-to-close timeout.
-const { validateInvoice } = proxyActivities<InvoiceActivities>({
+const erpOptions = {
   startToCloseTimeout: '1 minute',
   heartbeatTimeout: '5 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
-});
+} as const;
+const { validateInvoice, registerInvoice, releaseInvoice } = proxyActivities<InvoiceActivities>(erpOptions);
 
 // Payments are idempotent by key, so retrying forever is safe; a stuck gateway shows as a pending activity.
 const { payLineItem } = proxyActivities<InvoiceActivities>({
@@ -30,8 +38,9 @@ const { payLineItem } = proxyActivities<InvoiceActivities>({
 });
 
 /**
- * Validates an invoice against the ERP, asks a person to approve it, then pays each line item exactly once,
- * each on its `payOn` date (a durable timer) or at once. Returns the outcome; never fails for business reasons.
+ * Validates an invoice against the ERP, asks a person to approve it, registers its number with the ERP, then pays
+ * each line item exactly once, each on its `payOn` date (a durable timer) or at once. Returns the outcome; never fails
+ * for business reasons.
  */
 export async function invoiceWorkflow(invoice: Invoice): Promise<InvoiceResult> {
   const taskId = workflowInfo().workflowId;
@@ -63,6 +72,8 @@ export async function invoiceWorkflow(invoice: Invoice): Promise<InvoiceResult> 
   );
 
   const check = await validateInvoice(taskId, invoice);
+  // Validations of earlier versions registered the number and answered without `registered`.
+  const validationRegistered = check.ok && check.registered !== false;
   if (!check.ok) {
     return {
       ...base,
@@ -76,7 +87,9 @@ export async function invoiceWorkflow(invoice: Invoice): Promise<InvoiceResult> 
 
   const answer = await task.requestInput(APPROVAL_INPUT_KEY, approvalRequest(invoice, total));
   const comment = typeof answer.content?.comment === 'string' && answer.content.comment !== '' ? answer.content.comment : undefined;
+  const registersOnApproval = patched(ERP_REGISTERS_ON_APPROVAL);
   if (answer.action !== 'accept' || answer.content?.decision !== 'approve') {
+    if (registersOnApproval && validationRegistered) await releaseInvoice(taskId, invoice);
     const decision = answer.action === 'accept' ? 'reject' : 'decline';
     const reason = decision === 'reject' ? 'The approver rejected the invoice.' : 'The approver declined to approve the invoice.';
     return {
@@ -88,6 +101,21 @@ export async function invoiceWorkflow(invoice: Invoice): Promise<InvoiceResult> 
       scheduled: [],
       summary: `Invoice ${invoice.invoiceNumber} (${money(total)}) was rejected; nothing was paid.`,
     };
+  }
+  if (registersOnApproval) {
+    task.setStatus(`Approved; registering invoice ${invoice.invoiceNumber} with the ERP`);
+    const registration = await registerInvoice(taskId, invoice);
+    if (!registration.ok) {
+      return {
+        ...base,
+        outcome: 'invalid',
+        reason: registration.reason,
+        approval: { decision: 'approve', ...(comment && { comment }) },
+        payments: [],
+        scheduled: [],
+        summary: `Invoice ${invoice.invoiceNumber} was approved but not paid: ${registration.reason}`,
+      };
+    }
   }
   approved = true;
 

@@ -82,7 +82,7 @@ async function withoutWorker(work: () => Promise<void>): Promise<void> {
 }
 
 async function ledgerFor(taskId: string) {
-  return (await new PaymentsLedger(activities.ledgerFile).entries()).filter((entry) => entry.taskId === taskId);
+  return (await new PaymentsLedger(activities.ledgerDir).entries()).filter((entry) => entry.taskId === taskId);
 }
 
 describe('task-augmented tools/call', () => {
