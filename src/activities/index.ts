@@ -103,6 +103,12 @@ export function createActivities(config: ActivityConfig) {
       log.info(created ? 'paid line item' : 'line item was already paid', { key: entry.key, paymentId: entry.paymentId });
       return entry;
     },
+
+    /** The ledger's payments of these line items of the task (those that were paid), in the order given. */
+    async findPayments(taskId: string, lineItemIds: string[]): Promise<LedgerEntry[]> {
+      const found = await Promise.all(lineItemIds.map((lineItemId) => ledger.find(taskId, lineItemId)));
+      return found.filter((entry): entry is LedgerEntry => entry !== undefined);
+    },
   };
 }
 

@@ -67,6 +67,17 @@ function awaitApprovalRequest(workflowId: string) {
 
 const APPROVE = { key: 'approval', action: 'accept', content: { decision: 'approve' } } as const;
 
+/** An invoice whose LI-1 is paid at once and LI-2 in 90 days. */
+function partlyScheduled(overrides: Partial<Invoice> = {}): Invoice {
+  return sampleInvoice({
+    lineItems: [
+      { lineItemId: 'LI-1', description: 'Printer paper, 20 boxes', amount: 120.5 },
+      { lineItemId: 'LI-2', description: 'Toner cartridges', amount: 80.25, payOn: daysFromToday(90) },
+    ],
+    ...overrides,
+  });
+}
+
 async function paidLineItems(taskId: string): Promise<string[]> {
   return (await new PaymentsLedger(activities.ledgerDir).entries()).filter((e) => e.taskId === taskId).map((e) => e.lineItemId);
 }
@@ -76,6 +87,16 @@ async function cancelAndWait(handle: Awaited<ReturnType<typeof start>>): Promise
   await handle.cancel();
   await expect(handle.result()).rejects.toThrow();
   expect((await handle.describe()).status.name).toBe('CANCELLED');
+}
+
+/** Approves, then waits until LI-1 is paid and LI-2 waits on its timer. */
+async function approveAndAwaitTimer(handle: Awaited<ReturnType<typeof start>>): Promise<void> {
+  await awaitApprovalRequest(handle.workflowId);
+  await handle.signal(respondSignal, APPROVE);
+  await eventually(
+    async () => ((await published(handle.workflowId))?.statusMessage?.includes('scheduled:') ? true : undefined),
+    'the timer',
+  );
 }
 
 const erp = () => new FixtureErp(activities.erpRegistryDir);
@@ -191,6 +212,63 @@ describe('invoiceWorkflow', () => {
     expect(await next.result()).toMatchObject({ outcome: 'paid' });
   });
 
+  test('cancelled after approval with nothing paid yet, it releases the number and says nothing was paid', async () => {
+    const invoice = sampleInvoice({
+      lineItems: [{ lineItemId: 'LI-1', description: 'Later', amount: 5, payOn: daysFromToday(30) }],
+    });
+    const first = await start(invoice);
+    await awaitApprovalRequest(first.workflowId);
+    await first.signal(respondSignal, APPROVE);
+    await eventually(
+      async () => ((await published(first.workflowId))?.statusMessage?.includes('scheduled:') ? true : undefined),
+      'the timer',
+    );
+    expect(await erp().holder(invoice.vendorId, invoice.invoiceNumber)).toBe(first.workflowId);
+    await cancelAndWait(first);
+    expect((await published(first.workflowId))?.cancelledStatusMessage).toBe(
+      'Cancelled after approval, before any payment; nothing was paid.',
+    );
+    expect(await erp().holder(invoice.vendorId, invoice.invoiceNumber)).toBeUndefined();
+    await Worker.runReplayHistory({ workflowBundle: testWorkflowBundle() }, await first.fetchHistory(), first.workflowId);
+  });
+
+  test('cancelled after paying LI-1, it reports LI-1 paid and LI-2 not, and keeps the number registered', async () => {
+    const invoice = partlyScheduled();
+    const handle = await start(invoice);
+    await approveAndAwaitTimer(handle);
+    await cancelAndWait(handle);
+    const state = await published(handle.workflowId);
+    expect(state?.cancelledStatusMessage).toBe('Cancelled after paying LI-1 (EUR 120.50); LI-2 was not paid.');
+    expect(state?.statusMessage).toBe(state?.cancelledStatusMessage);
+    expect(state?.actions).toBeUndefined();
+    expect(await paidLineItems(handle.workflowId)).toEqual(['LI-1']);
+    // Part of the invoice was paid: the same number must not be paid again by another task.
+    expect(await erp().holder(invoice.vendorId, invoice.invoiceNumber)).toBe(handle.workflowId);
+    expect(await (await start(invoice)).result()).toMatchObject({ outcome: 'invalid' });
+    await Worker.runReplayHistory({ workflowBundle: testWorkflowBundle() }, await handle.fetchHistory(), handle.workflowId);
+  });
+
+  test('a cancel during a payment waits for it to settle, and the report says what the ledger holds', async () => {
+    const handle = await start(partlyScheduled());
+    await awaitApprovalRequest(handle.workflowId);
+    await handle.signal(respondSignal, APPROVE);
+    await eventually(
+      async () => ((await published(handle.workflowId))?.statusMessage?.includes('paying line item LI-1') ? true : undefined),
+      'the payment',
+    );
+    await cancelAndWait(handle);
+    const report = (await published(handle.workflowId))?.cancelledStatusMessage;
+    const paid = await paidLineItems(handle.workflowId);
+    expect(report).toBe(
+      paid.length === 0
+        ? 'Cancelled after approval, before any payment; nothing was paid.'
+        : 'Cancelled after paying LI-1 (EUR 120.50); LI-2 was not paid.',
+    );
+    // No payment attempt is left running that could pay after the report.
+    const pending = (await handle.describe()).raw.pendingActivities ?? [];
+    expect(pending).toEqual([]);
+  });
+
   test('waits on a durable timer for a future pay date, and pays early on release', async () => {
     const payOn = daysFromToday(90);
     const invoice = sampleInvoice({
@@ -232,16 +310,21 @@ describe('invoiceWorkflow', () => {
     await Worker.runReplayHistory({ workflowBundle: testWorkflowBundle() }, await handle.fetchHistory(), handle.workflowId);
   });
 
-  test('cancellation ends the workflow cancelled while it waits for approval', async () => {
+  test('cancellation ends the workflow cancelled while it waits for approval, saying nothing was paid', async () => {
     const handle = await start(sampleInvoice());
     await awaitApprovalRequest(handle.workflowId);
     await cancelAndWait(handle);
+    const state = await published(handle.workflowId);
+    expect(state).toMatchObject({ status: 'working', cancelledStatusMessage: 'Cancelled before approval; nothing was paid.' });
+    expect(state?.inputs).toBeUndefined();
+    await Worker.runReplayHistory({ workflowBundle: testWorkflowBundle() }, await handle.fetchHistory(), handle.workflowId);
   });
 });
 
 /**
- * Histories recorded with the invoice workflow of commit 496b623, before the ERP registered on approval
- * (test/workflows/histories): workflows of that code still running are replayed by this one.
+ * Histories recorded with the invoice workflow of commit 496b623, before the ERP registered on approval and before a
+ * cancelled invoice reported its payments (test/workflows/histories): workflows of that code still running are
+ * replayed by this one.
  */
 describe('invoiceWorkflow replays histories of the code before the patches', () => {
   const dir = path.join(__dirname, 'histories');
