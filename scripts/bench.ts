@@ -209,8 +209,8 @@ class Stack {
       () => ['--import', 'tsx', 'src/worker.ts'],
       {
         ...env,
-        PAYMENTS_LEDGER: path.join(this.dir, 'payments.jsonl'),
-        ERP_REGISTRY: path.join(this.dir, 'erp.jsonl'),
+        PAYMENTS_LEDGER: path.join(this.dir, 'payments'),
+        ERP_REGISTRY: path.join(this.dir, 'erp'),
         ERP_DELAY_MS: '0',
         PAYMENT_DELAY_MS: '0',
         PAYMENT_FAIL_ATTEMPTS: '0',
@@ -656,7 +656,7 @@ async function run(args: Args, stack: Stack, rows: Map<RowKey, string>): Promise
     await mcp.close();
   }
 
-  const ledger = new PaymentsLedger(path.join(stack.dir, 'ledger-bench.jsonl'));
+  const ledger = new PaymentsLedger(path.join(stack.dir, 'ledger-bench'));
   const payments = 500;
   const payStarted = performance.now();
   await Promise.all(
@@ -668,7 +668,7 @@ async function run(args: Args, stack: Stack, rows: Map<RowKey, string>): Promise
   row(
     'ledger',
     `ledger, ${payments} payments`,
-    `${(payments / seconds).toFixed(0)} payments/s  (one file, fsync each, read under the lock)`,
+    `${(payments / seconds).toFixed(0)} payments/s  (a record file per payment, created by link(), fsync each)`,
   );
 }
 

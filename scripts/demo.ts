@@ -31,7 +31,7 @@ Runs the invoice flow through a real MCP client:
   2. starts a worker (npm run worker) unless one polls the task queue,
   3. spawns the MCP server on stdio (npm run -s serve) and submits an invoice with process_invoice as a task,
   4. answers the approval elicitation, pays one line item now and releases the one scheduled for later,
-  5. prints each status change, the result, and the payments ledger lines of the task.
+  5. prints each status change, the result, and the payments ledger entries of the task.
 It stops the worker it started; the dev server keeps running (./temporal-dev.sh stop stops it).
 Environment: the same TEMPORAL_* variables as npm run serve and npm run worker.
 `;
@@ -177,9 +177,9 @@ async function main(argv: string[]): Promise<void> {
   say(`result: ${(final.content as { text: string }[])[0].text}`);
   for (const payment of outcome.payments)
     say(`  paid ${payment.lineItemId}: ${payment.amount.toFixed(2)} ${outcome.currency} as ${payment.paymentId}`);
-  const ledger = new PaymentsLedger(activityConfigFromEnv().ledgerFile);
-  const lines = (await ledger.entries()).filter((entry) => entry.taskId === created.taskId);
-  say(`payments ledger ${ledger.file}: ${lines.length} line(s) for this task, keys ${lines.map((l) => l.key).join(', ')}`);
+  const ledger = new PaymentsLedger(activityConfigFromEnv().ledgerDir);
+  const paid = (await ledger.entries()).filter((entry) => entry.taskId === created.taskId);
+  say(`payments ledger ${ledger.dir}: ${paid.length} payment(s) for this task, keys ${paid.map((entry) => entry.key).join(', ')}`);
   await mcp.close();
   await connection.close();
 }

@@ -3,7 +3,7 @@
  * Usage: temporal-mcp-tasks worker [--help] (in a checkout, npm run worker [-- --help])
  */
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
-import { activityConfigFromEnv, createActivities, type ActivityConfig } from './activities';
+import { activityConfigFromEnv, createActivities, importJsonLinesFiles, type ActivityConfig } from './activities';
 import { temporalConfigFromEnv, TASK_QUEUE_ENV, type TemporalConfig } from './shared/temporal-config';
 import { PACKAGE_VERSION } from './version';
 
@@ -36,12 +36,15 @@ Environment:
   TEMPORAL_ADDRESS        Temporal frontend (default 127.0.0.1:7233)
   TEMPORAL_NAMESPACE      namespace (default "default")
   ${TASK_QUEUE_ENV}     task queue (default "temporal-mcp")
-  PAYMENTS_LEDGER         payments ledger file (default .data/payments.jsonl)
-  ERP_REGISTRY            fixture ERP invoice registry (default .data/erp-invoices.jsonl)
+  PAYMENTS_LEDGER         payments ledger directory, one file per payment (default .data/payments)
+  ERP_REGISTRY            fixture ERP invoice registry directory (default .data/erp-invoices)
   ERP_DELAY_MS            simulated ERP latency in ms (default 0)
   PAYMENT_DELAY_MS        simulated payment latency in ms (default 0)
   PAYMENT_FAIL_ATTEMPTS   fail the first N attempts of each payment (default 0)
 Other TEMPORAL_* variables and the Temporal config file are read as the Temporal CLI reads them.
+At start, a JSON-lines ledger or registry of an earlier version (<directory>.jsonl, e.g. .data/payments.jsonl) is
+copied into its directory and renamed to <directory>.jsonl.imported, so that payments made before the upgrade are
+never made again. Stop the workers of the earlier version first.
 `;
 
 async function main(argv: string[]): Promise<void> {
@@ -56,12 +59,17 @@ async function main(argv: string[]): Promise<void> {
   if (argv.length > 0) throw new UsageError(`unknown argument "${argv[0]}"; see --help`);
   const config: TemporalConfig = temporalConfigFromEnv();
   const activities = activityConfigFromEnv();
+  const imported = await importJsonLinesFiles(activities);
+  if (imported.payments !== undefined) console.error(`worker: ${imported.payments} payment(s) imported from ${activities.ledgerDir}.jsonl`);
+  if (imported.registrations !== undefined) {
+    console.error(`worker: ${imported.registrations} registration(s) imported from ${activities.erpRegistryDir}.jsonl`);
+  }
   const connection = await NativeConnection.connect(config.connectionOptions).catch((error: Error) => {
     throw new Error(`cannot reach Temporal at ${config.address}: ${error.message}. Start it with ./temporal-dev.sh start`);
   });
   const worker = await createInvoiceWorker({ connection, namespace: config.namespace, taskQueue: config.taskQueue, activities });
   console.error(
-    `worker: polling task queue "${config.taskQueue}" on ${config.address} (namespace ${config.namespace}); ledger ${activities.ledgerFile}`,
+    `worker: polling task queue "${config.taskQueue}" on ${config.address} (namespace ${config.namespace}); ledger ${activities.ledgerDir}`,
   );
   try {
     await worker.run();

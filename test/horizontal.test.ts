@@ -7,7 +7,7 @@ import { eventually, sampleInvoice, tempActivityConfig, uniqueTaskQueue } from '
 
 const taskQueue = uniqueTaskQueue('horizontal');
 const activities = tempActivityConfig();
-const workerEnv = { PAYMENTS_LEDGER: activities.ledgerFile, ERP_REGISTRY: activities.erpRegistryFile, PAYMENT_DELAY_MS: '1500' };
+const workerEnv = { PAYMENTS_LEDGER: activities.ledgerDir, ERP_REGISTRY: activities.erpRegistryDir, PAYMENT_DELAY_MS: '1500' };
 const processes: { kill(signal?: NodeJS.Signals): Promise<void> }[] = [];
 const clients: { close(): Promise<void> }[] = [];
 
@@ -52,7 +52,7 @@ test('two servers and two workers: a task created through one server is listed, 
 
   expect(b.user.asked).toHaveLength(2);
   expect(a.user.asked).toHaveLength(0);
-  const ledger = await new PaymentsLedger(activities.ledgerFile).entries();
+  const ledger = await new PaymentsLedger(activities.ledgerDir).entries();
   for (const task of tasks) {
     expect(
       ledger

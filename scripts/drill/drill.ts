@@ -29,7 +29,7 @@ export interface DrillCell {
 export interface DrillResult extends DrillCell {
   ok: boolean;
   outcome: string;
-  /** Ledger lines for the task, and whether each line item appears exactly once. */
+  /** Ledger entries for the task, and whether each line item appears exactly once. */
   ledger: string;
   /** How often the human was asked for the approval (must be 1). */
   humanAsks: number;
@@ -165,7 +165,7 @@ async function driveCell(rig: Rig, cell: DrillCell, context: CellContext): Promi
   if (code !== 0) problems.push(`client exit code ${code}: ${client.output.trim().split('\n').slice(-3).join(' | ')}`);
   if (outcome !== 'paid') problems.push(`outcome ${outcome}, expected paid`);
 
-  const entries = (await new PaymentsLedger(rig.ledgerFile).entries()).filter((entry) => entry.taskId === taskId);
+  const entries = (await new PaymentsLedger(rig.ledgerDir).entries()).filter((entry) => entry.taskId === taskId);
   const keys = entries.map((entry) => entry.lineItemId).sort();
   const once = JSON.stringify(keys) === JSON.stringify(LINE_ITEMS);
   if (!once) problems.push(`ledger holds ${keys.join(',') || 'nothing'} for the task`);

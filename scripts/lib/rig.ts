@@ -29,7 +29,7 @@ export interface RigOptions {
 export class Rig {
   readonly dir: string;
   readonly logDir: string;
-  readonly ledgerFile: string;
+  readonly ledgerDir: string;
   readonly taskQueue = `rig-${Date.now().toString(36)}`;
   temporalPort = 0;
   serverPort = 0;
@@ -42,7 +42,7 @@ export class Rig {
     this.dir = mkdtempSync(path.join(os.tmpdir(), `temporal-mcp-${options.name}-`));
     this.logDir = path.join(this.dir, 'logs');
     mkdirSync(this.logDir);
-    this.ledgerFile = path.join(this.dir, 'payments.jsonl');
+    this.ledgerDir = path.join(this.dir, 'payments');
   }
 
   get address(): string {
@@ -64,8 +64,8 @@ export class Rig {
       TEMPORAL_ADDRESS: this.address,
       TEMPORAL_NAMESPACE: 'default',
       TEMPORAL_TASK_QUEUE: this.taskQueue,
-      PAYMENTS_LEDGER: this.ledgerFile,
-      ERP_REGISTRY: path.join(this.dir, 'erp.jsonl'),
+      PAYMENTS_LEDGER: this.ledgerDir,
+      ERP_REGISTRY: path.join(this.dir, 'erp'),
       MCP_TASK_POLL_INTERVAL_MS: '300',
       ...extra,
     };

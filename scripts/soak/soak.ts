@@ -280,7 +280,7 @@ async function historyLength(rig: Rig, taskId: string): Promise<number | undefin
 /** The books: every invoice paid once per line item, nobody asked twice, no workflow nobody knows. */
 async function check(rig: Rig, jobs: Job[], report: SoakReport): Promise<void> {
   report.tasks = jobs.length;
-  const ledger = await new PaymentsLedger(rig.ledgerFile).entries();
+  const ledger = await new PaymentsLedger(rig.ledgerDir).entries();
   const known = new Set<string>();
   for (const job of jobs) {
     const taskId = job.taskId;

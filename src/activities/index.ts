@@ -1,3 +1,4 @@
+import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
@@ -7,10 +8,10 @@ import { PaymentsLedger, type LedgerEntry, type PaymentRequest } from './payment
 
 /** Where the activities keep their files, and how the simulated payment gateway behaves. */
 export interface ActivityConfig {
-  /** The payments ledger (JSON lines). */
-  ledgerFile: string;
-  /** The fixture ERP's invoice registry (JSON lines). */
-  erpRegistryFile: string;
+  /** The payments ledger: a directory of one JSON file per payment. */
+  ledgerDir: string;
+  /** The fixture ERP's invoice registry: a directory of one JSON file per registration and release. */
+  erpRegistryDir: string;
   /** Simulated ERP latency per validation, in ms. */
   erpDelayMs: number;
   /** Simulated gateway latency per payment, in ms. */
@@ -20,15 +21,21 @@ export interface ActivityConfig {
 }
 
 /**
+ * What validateInvoice answers. `registered` is always false: checking registers nothing. (Validations of earlier
+ * versions registered the invoice number and answered without the field; workflows that saw such an answer release it.)
+ */
+export type InvoiceValidation = ErpCheck & { registered?: boolean };
+
+/**
  * Reads {@link ActivityConfig} from the environment: PAYMENTS_LEDGER, ERP_REGISTRY, ERP_DELAY_MS, PAYMENT_DELAY_MS,
- * PAYMENT_FAIL_ATTEMPTS. The files default to `.data/` in the current folder (the checkout, for the npm scripts),
- * never inside an installed package.
+ * PAYMENT_FAIL_ATTEMPTS. The directories default to `.data/` in the current folder (the checkout, for the npm
+ * scripts), never inside an installed package.
  */
 export function activityConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ActivityConfig {
   const dataDir = path.resolve('.data');
   return {
-    ledgerFile: path.resolve(env.PAYMENTS_LEDGER ?? path.join(dataDir, 'payments.jsonl')),
-    erpRegistryFile: path.resolve(env.ERP_REGISTRY ?? path.join(dataDir, 'erp-invoices.jsonl')),
+    ledgerDir: path.resolve(env.PAYMENTS_LEDGER ?? path.join(dataDir, 'payments')),
+    erpRegistryDir: path.resolve(env.ERP_REGISTRY ?? path.join(dataDir, 'erp-invoices')),
     erpDelayMs: nonNegativeInt(env.ERP_DELAY_MS, 'ERP_DELAY_MS'),
     paymentDelayMs: nonNegativeInt(env.PAYMENT_DELAY_MS, 'PAYMENT_DELAY_MS'),
     paymentFailAttempts: nonNegativeInt(env.PAYMENT_FAIL_ATTEMPTS, 'PAYMENT_FAIL_ATTEMPTS'),
@@ -42,15 +49,50 @@ function nonNegativeInt(value: string | undefined, name: string): number {
   return parsed;
 }
 
-/** The invoice activities, bound to their files. */
+/**
+ * Copies what earlier versions kept in JSON-lines files (`<ledgerDir>.jsonl`, `<erpRegistryDir>.jsonl`: the old
+ * defaults) into the directories, so that a payment retried across the upgrade finds its first attempt, and renames
+ * each file to `<file>.imported`. Run it before the first worker of the new version polls, with the old ones stopped.
+ * Returns how many records each file held (undefined: no such file). Throws when a configured directory is a file (a
+ * setting left from an earlier version).
+ */
+export async function importJsonLinesFiles(config: ActivityConfig): Promise<{ payments?: number; registrations?: number }> {
+  for (const [variable, dir] of [
+    ['PAYMENTS_LEDGER', config.ledgerDir],
+    ['ERP_REGISTRY', config.erpRegistryDir],
+  ]) {
+    if ((await fs.stat(dir).catch(() => undefined))?.isFile()) {
+      throw new Error(
+        `${variable} is ${dir}, a file; it names a directory now (one file per record). Point it at a directory: ` +
+          `a JSON-lines file of an earlier version at <directory>.jsonl is imported into it at start`,
+      );
+    }
+  }
+  const payments = await new PaymentsLedger(config.ledgerDir).importJsonLines(`${config.ledgerDir}.jsonl`);
+  const registrations = await new FixtureErp(config.erpRegistryDir).importJsonLines(`${config.erpRegistryDir}.jsonl`);
+  return { payments, registrations };
+}
+
+/** The invoice activities, bound to their directories. */
 export function createActivities(config: ActivityConfig) {
-  const erp = new FixtureErp(config.erpRegistryFile);
-  const ledger = new PaymentsLedger(config.ledgerFile);
+  const erp = new FixtureErp(config.erpRegistryDir);
+  const ledger = new PaymentsLedger(config.ledgerDir);
   return {
-    /** Checks the vendor and the invoice number against the ERP, registering the invoice for this task. */
-    async validateInvoice(taskId: string, invoice: Invoice): Promise<ErpCheck> {
+    /** Checks the vendor and the invoice number against the ERP. Registers nothing. */
+    async validateInvoice(taskId: string, invoice: Invoice): Promise<InvoiceValidation> {
       if (config.erpDelayMs > 0) await heartbeatingSleep(config.erpDelayMs);
-      return erp.validate(taskId, invoice);
+      return { ...(await erp.validate(taskId, invoice)), registered: false };
+    },
+
+    /** Checks the invoice again and registers its number to this task, now that it is approved for payment. */
+    async registerInvoice(taskId: string, invoice: Invoice): Promise<ErpCheck> {
+      if (config.erpDelayMs > 0) await heartbeatingSleep(config.erpDelayMs);
+      return erp.register(taskId, invoice);
+    },
+
+    /** Releases the invoice number if this task holds it (it ends without paying anything). Returns whether it did. */
+    async releaseInvoice(taskId: string, invoice: Invoice): Promise<boolean> {
+      return erp.release(taskId, invoice);
     },
 
     /** Pays one line item exactly once, keyed by task and line item. */
@@ -63,6 +105,12 @@ export function createActivities(config: ActivityConfig) {
       const { entry, created } = await ledger.pay(request);
       log.info(created ? 'paid line item' : 'line item was already paid', { key: entry.key, paymentId: entry.paymentId });
       return entry;
+    },
+
+    /** The ledger's payments of these line items of the task (those that were paid), in the order given. */
+    async findPayments(taskId: string, lineItemIds: string[]): Promise<LedgerEntry[]> {
+      const found = await Promise.all(lineItemIds.map((lineItemId) => ledger.find(taskId, lineItemId)));
+      return found.filter((entry): entry is LedgerEntry => entry !== undefined);
     },
   };
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { JsonlStore } from './jsonl-store';
+import { importJsonLines, RecordStore } from './record-store';
 
 /** What the workflow asks to pay. */
 export interface PaymentRequest {
@@ -11,7 +11,7 @@ export interface PaymentRequest {
   amount: number;
 }
 
-/** One line of the payments ledger. */
+/** One payment in the ledger. */
 export interface LedgerEntry {
   /** Idempotency key: one payment per task and line item, ever. */
   key: string;
@@ -31,20 +31,21 @@ export function paymentKey(taskId: string, lineItemId: string): string {
 }
 
 /**
- * The payments ledger: an append-only JSON-lines file that never holds the same idempotency key twice.
- * Paying an already paid line item returns the original payment.
+ * The payments ledger: a directory with one immutable JSON file per payment, named by a hash of its idempotency key
+ * and created atomically (see {@link RecordStore}), so the same key is never paid twice, by any number of processes,
+ * whatever crashes. Paying an already paid line item returns the original payment.
  */
 export class PaymentsLedger {
-  private readonly store: JsonlStore<LedgerEntry>;
+  private readonly store: RecordStore<LedgerEntry>;
 
-  constructor(readonly file: string) {
-    this.store = new JsonlStore(file);
+  constructor(readonly dir: string) {
+    this.store = new RecordStore(dir);
   }
 
   /** Pays the line item once; returns the ledger entry and whether this call made the payment. */
   async pay(request: PaymentRequest): Promise<{ entry: LedgerEntry; created: boolean }> {
     const key = paymentKey(request.taskId, request.lineItemId);
-    const { record, created } = await this.store.recordOnce(key, () => ({
+    const { record, created } = await this.store.createOnce(key, () => ({
       key,
       ...request,
       paymentId: `PAY-${randomUUID()}`,
@@ -53,8 +54,26 @@ export class PaymentsLedger {
     return { entry: record, created };
   }
 
-  /** Every entry, oldest first. */
-  entries(): Promise<LedgerEntry[]> {
-    return this.store.readAll();
+  /** The payment of a line item, if it was paid. */
+  find(taskId: string, lineItemId: string): Promise<LedgerEntry | undefined> {
+    return this.store.get(paymentKey(taskId, lineItemId));
   }
+
+  /** Every payment, oldest first (by `paidAt`, then key). */
+  async entries(): Promise<LedgerEntry[]> {
+    return (await this.store.all()).sort((a, b) => compare(a.paidAt, b.paidAt) || compare(a.key, b.key));
+  }
+
+  /**
+   * Copies the payments of a JSON-lines ledger written by an earlier version into this one, keeping their payment ids,
+   * so that a retried payment finds them, then renames the file to `<file>.imported`. Returns how many it held, or
+   * undefined when there is no such file.
+   */
+  importJsonLines(file: string): Promise<number | undefined> {
+    return importJsonLines<LedgerEntry>(file, (entry) => this.store.createOnce(entry.key, () => entry));
+  }
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }

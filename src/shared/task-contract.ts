@@ -107,6 +107,12 @@ export interface PublishedTaskState {
   progress?: PublishedProgress;
   /** What may be done to the workflow now (see {@link PublishedAction}); absent or empty when nothing is on offer. */
   actions?: PublishedAction[];
+  /**
+   * Written only by a workflow that saw its cancel request, as it winds down: what it did before it stopped (e.g.
+   * "Cancelled after paying LI-1 (EUR 120.50); LI-2 was not paid."). The bridge shows it as the cancelled task's status
+   * message and in its `tasks/result` error, instead of a bare "Cancelled.".
+   */
+  cancelledStatusMessage?: string;
 }
 
 /** The input requests a published state waits on: `inputs`, or the single `input` of older workflows. */

@@ -1,5 +1,16 @@
-import { allHandlersFinished, condition, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import {
+  ActivityCancellationType,
+  allHandlersFinished,
+  CancellationScope,
+  condition,
+  isCancellation,
+  patched,
+  proxyActivities,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { InvoiceActivities } from '../activities';
+import type { LedgerEntry } from '../activities/payments';
 import {
   APPROVAL_INPUT_KEY,
   approvalRequest,
@@ -12,42 +23,108 @@ import {
   type Payment,
   type ScheduledPayment,
 } from '../shared/invoice';
-import { startWorkflowTask } from './workflow-task';
+import { startWorkflowTask, type WorkflowTask } from './workflow-task';
 
-// Both activities heartbeat while they wait on the outside world, so a worker that dies mid-call is noticed
+/**
+ * Patch: the invoice number is registered with the ERP once the invoice is approved, and a number that the validation
+ * of an earlier version registered is released on reject or decline. Histories that passed the approval without this
+ * marker took no ERP step between the answer and the first payment or the end.
+ */
+const ERP_REGISTERS_ON_APPROVAL = 'erp-registers-on-approval';
+
+/**
+ * Patch: payments started with this marker wait for their cancellation to complete, and a cancelled workflow reads
+ * the ledger and reports what was paid before it rethrows. Histories without it closed as soon as they saw the cancel.
+ */
+const REPORTS_PAYMENTS_ON_CANCEL = 'reports-payments-on-cancel';
+
+// Each ERP call and payment heartbeats while it waits on the outside world, so a worker that dies mid-call is noticed
 // within the heartbeat timeout and the call is retried elsewhere, rather than after the whole start-to-close timeout.
-const { validateInvoice } = proxyActivities<InvoiceActivities>({
+const erpOptions = {
   startToCloseTimeout: '1 minute',
   heartbeatTimeout: '5 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
+} as const;
+const { validateInvoice, releaseInvoice, findPayments } = proxyActivities<InvoiceActivities>(erpOptions);
+// A registration in flight when the cancel comes is waited for, so the workflow knows whether to release the number.
+const { registerInvoice } = proxyActivities<InvoiceActivities>({
+  ...erpOptions,
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
 });
 
 // Payments are idempotent by key, so retrying forever is safe; a stuck gateway shows as a pending activity.
-const { payLineItem } = proxyActivities<InvoiceActivities>({
+const paymentOptions = {
   startToCloseTimeout: '5 minutes',
   heartbeatTimeout: '5 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+} as const;
+const { payLineItem: payLineItemAbandonedOnCancel } = proxyActivities<InvoiceActivities>(paymentOptions);
+// A payment in flight when the cancel comes is waited for: whether it was made belongs in the cancelled task's report.
+const { payLineItem } = proxyActivities<InvoiceActivities>({
+  ...paymentOptions,
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
 });
 
 /**
- * Validates an invoice against the ERP, asks a person to approve it, then pays each line item exactly once,
- * each on its `payOn` date (a durable timer) or at once. Returns the outcome; never fails for business reasons.
+ * Validates an invoice against the ERP, asks a person to approve it, registers its number with the ERP, then pays
+ * each line item exactly once, each on its `payOn` date (a durable timer) or at once. Returns the outcome; never fails
+ * for business reasons. Cancelled, it says in its task state what was paid before the cancel, releases the invoice
+ * number if nothing was, and ends cancelled.
  */
 export async function invoiceWorkflow(invoice: Invoice): Promise<InvoiceResult> {
   const taskId = workflowInfo().workflowId;
   const task = startWorkflowTask(`Checking invoice ${invoice.invoiceNumber} with the ERP`);
+  const state: InvoiceState = {
+    paid: new Map(),
+    releasedEarly: new Set(),
+    inFlight: new Set(),
+    approved: false,
+    payable: false,
+    mayHoldNumber: false,
+  };
+  try {
+    return await processInvoice(invoice, taskId, task, state);
+  } catch (error) {
+    if (!isCancellation(error) || !patched(REPORTS_PAYMENTS_ON_CANCEL)) throw error;
+    await CancellationScope.nonCancellable(async () => {
+      await Promise.allSettled(state.inFlight);
+      // The ledger, not what this run saw: a payment can be made by an attempt whose answer never arrived.
+      const payments = await findPayments(
+        taskId,
+        invoice.lineItems.map((item) => item.lineItemId),
+      );
+      if (payments.length === 0 && state.mayHoldNumber) await releaseInvoice(taskId, invoice);
+      task.reportCancelled(cancelledMessage(invoice, payments, state.approved));
+    });
+    throw error;
+  }
+}
+
+/** What the workflow knows while it runs, kept outside {@link processInvoice} so the cancel handler can read it. */
+interface InvoiceState {
+  paid: Map<string, Payment>;
+  /** Scheduled line items an operator released for payment before their date. */
+  releasedEarly: Set<string>;
+  /** Payments started and not settled. */
+  inFlight: Set<Promise<void>>;
+  /** The approver approved the invoice. */
+  approved: boolean;
+  /** Approved and registered: line items may be paid. */
+  payable: boolean;
+  /** Whether the ERP may hold the invoice number for this task. */
+  mayHoldNumber: boolean;
+}
+
+async function processInvoice(invoice: Invoice, taskId: string, task: WorkflowTask, state: InvoiceState): Promise<InvoiceResult> {
   const total = sumAmounts(invoice.lineItems.map((item) => item.amount));
   const money = (amount: number) => formatAmount(amount, invoice.currency);
   const base = { vendorId: invoice.vendorId, invoiceNumber: invoice.invoiceNumber, currency: invoice.currency, total };
-
-  const paid = new Map<string, Payment>();
-  const released = new Set<string>();
-  let approved = false;
+  const { paid, releasedEarly } = state;
 
   setHandler(
     releaseScheduledPaymentUpdate,
     async ({ lineItemId }) => {
-      released.add(lineItemId);
+      releasedEarly.add(lineItemId);
       await condition(() => paid.has(lineItemId));
       return paid.get(lineItemId)!;
     },
@@ -55,7 +132,7 @@ export async function invoiceWorkflow(invoice: Invoice): Promise<InvoiceResult> 
       validator: ({ lineItemId }) => {
         const item = invoice.lineItems.find((candidate) => candidate.lineItemId === lineItemId);
         if (!item) throw new Error(`invoice ${invoice.invoiceNumber} has no line item "${lineItemId}"`);
-        if (!approved) throw new Error(`invoice ${invoice.invoiceNumber} is not approved, so nothing can be paid yet`);
+        if (!state.payable) throw new Error(`invoice ${invoice.invoiceNumber} is not approved, so nothing can be paid yet`);
         if (paid.has(lineItemId)) throw new Error(`line item ${lineItemId} is already paid`);
         if (!item.payOn) throw new Error(`line item ${lineItemId} is not scheduled; it is paid right after approval`);
       },
@@ -63,6 +140,8 @@ export async function invoiceWorkflow(invoice: Invoice): Promise<InvoiceResult> 
   );
 
   const check = await validateInvoice(taskId, invoice);
+  // Validations of earlier versions registered the number and answered without `registered`.
+  state.mayHoldNumber = check.ok && check.registered !== false;
   if (!check.ok) {
     return {
       ...base,
@@ -76,7 +155,9 @@ export async function invoiceWorkflow(invoice: Invoice): Promise<InvoiceResult> 
 
   const answer = await task.requestInput(APPROVAL_INPUT_KEY, approvalRequest(invoice, total));
   const comment = typeof answer.content?.comment === 'string' && answer.content.comment !== '' ? answer.content.comment : undefined;
+  const registersOnApproval = patched(ERP_REGISTERS_ON_APPROVAL);
   if (answer.action !== 'accept' || answer.content?.decision !== 'approve') {
+    if (registersOnApproval && state.mayHoldNumber) await releaseInvoice(taskId, invoice);
     const decision = answer.action === 'accept' ? 'reject' : 'decline';
     const reason = decision === 'reject' ? 'The approver rejected the invoice.' : 'The approver declined to approve the invoice.';
     return {
@@ -89,18 +170,43 @@ export async function invoiceWorkflow(invoice: Invoice): Promise<InvoiceResult> 
       summary: `Invoice ${invoice.invoiceNumber} (${money(total)}) was rejected; nothing was paid.`,
     };
   }
-  approved = true;
+  state.approved = true;
+  if (registersOnApproval) {
+    task.setStatus(`Approved; registering invoice ${invoice.invoiceNumber} with the ERP`);
+    state.mayHoldNumber = true;
+    const registration = await registerInvoice(taskId, invoice);
+    if (!registration.ok) {
+      return {
+        ...base,
+        outcome: 'invalid',
+        reason: registration.reason,
+        approval: { decision: 'approve', ...(comment && { comment }) },
+        payments: [],
+        scheduled: [],
+        summary: `Invoice ${invoice.invoiceNumber} was approved but not paid: ${registration.reason}`,
+      };
+    }
+  }
+  state.payable = true;
 
   const pay = async (item: LineItem) => {
-    const entry = await payLineItem({
+    const request = {
       taskId,
       vendorId: invoice.vendorId,
       invoiceNumber: invoice.invoiceNumber,
       currency: invoice.currency,
       lineItemId: item.lineItemId,
       amount: item.amount,
+    };
+    const payment = (patched(REPORTS_PAYMENTS_ON_CANCEL) ? payLineItem : payLineItemAbandonedOnCancel)(request).then((entry) => {
+      paid.set(item.lineItemId, { lineItemId: item.lineItemId, amount: entry.amount, paymentId: entry.paymentId, paidAt: entry.paidAt });
     });
-    paid.set(item.lineItemId, { lineItemId: item.lineItemId, amount: entry.amount, paymentId: entry.paymentId, paidAt: entry.paidAt });
+    state.inFlight.add(payment);
+    try {
+      await payment;
+    } finally {
+      state.inFlight.delete(payment);
+    }
   };
   const scheduled = (): ScheduledPayment[] =>
     invoice.lineItems
@@ -134,7 +240,7 @@ export async function invoiceWorkflow(invoice: Invoice): Promise<InvoiceResult> 
       .filter((item) => !dueNow.includes(item))
       .map(async (item) => {
         // A durable timer: survives worker and server restarts, and wakes early on release.
-        await condition(() => released.has(item.lineItemId), Math.max(msUntil(item.payOn), 1));
+        await condition(() => releasedEarly.has(item.lineItemId), Math.max(msUntil(item.payOn), 1));
         await pay(item);
         progress();
       }),
@@ -150,6 +256,21 @@ export async function invoiceWorkflow(invoice: Invoice): Promise<InvoiceResult> 
     scheduled: [],
     summary: `Invoice ${invoice.invoiceNumber} from ${invoice.vendorId} was approved and paid: ${money(total)} in ${payments.length} payment(s).`,
   };
+}
+
+/** The cancelled task's status message: what was paid (per the ledger) and what was not. */
+function cancelledMessage(invoice: Invoice, payments: LedgerEntry[], approved: boolean): string {
+  const byItem = new Map(payments.map((payment) => [payment.lineItemId, payment]));
+  if (byItem.size === 0) {
+    return approved ? 'Cancelled after approval, before any payment; nothing was paid.' : 'Cancelled before approval; nothing was paid.';
+  }
+  const paidText = invoice.lineItems
+    .filter((item) => byItem.has(item.lineItemId))
+    .map((item) => `${item.lineItemId} (${formatAmount(byItem.get(item.lineItemId)!.amount, invoice.currency)})`)
+    .join(', ');
+  const unpaid = invoice.lineItems.filter((item) => !byItem.has(item.lineItemId)).map((item) => item.lineItemId);
+  const rest = unpaid.length === 0 ? 'every line item was paid' : `${unpaid.join(', ')} ${unpaid.length === 1 ? 'was' : 'were'} not paid`;
+  return `Cancelled after paying ${paidText}; ${rest}.`;
 }
 
 function msUntil(payOn: string | undefined): number {

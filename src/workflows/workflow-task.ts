@@ -34,6 +34,12 @@ export interface WorkflowTask {
    * within the workflow.
    */
   requestInput(key: string, request: Omit<FormInputRequest, 'mode'> | UrlInputRequest): Promise<InputResponse>;
+  /**
+   * Says what the work did before it was cancelled; the bridge shows it as the cancelled task's status message and in
+   * its `tasks/result` error. Call it only once the workflow is cancelled, from a non-cancellable scope, before
+   * rethrowing the cancellation. Withdraws every question and action.
+   */
+  reportCancelled(message: string): void;
 }
 
 /** Installs the answer handler and publishes `working`. Call once, at the top of the workflow function. */
@@ -45,16 +51,18 @@ export function startWorkflowTask(initialMessage?: string): WorkflowTask {
   let statusMessage = initialMessage;
   let progress: PublishedProgress | undefined;
   let actions: PublishedAction[] = [];
+  let cancelledStatusMessage: string | undefined;
 
   const publish = (): void => {
-    const waiting = pending.length > 0;
+    const waiting = pending.length > 0 && cancelledStatusMessage === undefined;
     const state: PublishedTaskState = {
       status: waiting ? 'input_required' : 'working',
       updatedAt: new Date().toISOString(),
       ...(statusMessage !== undefined && { statusMessage }),
       ...(waiting && { inputs: [...pending], input: pending[0] }),
       ...(progress && { progress }),
-      ...(actions.length > 0 && { actions }),
+      ...(actions.length > 0 && cancelledStatusMessage === undefined && { actions }),
+      ...(cancelledStatusMessage !== undefined && { cancelledStatusMessage }),
     };
     upsertMemo({ [TASK_STATE_MEMO]: state });
   };
@@ -102,6 +110,11 @@ export function startWorkflowTask(initialMessage?: string): WorkflowTask {
       if (pending.length > 0) statusMessage = pending[0].request.message;
       publish();
       return answers.get(key)!;
+    },
+    reportCancelled(message) {
+      cancelledStatusMessage = message;
+      statusMessage = message;
+      publish();
     },
   };
 }

@@ -168,7 +168,7 @@ async function show(
 }
 
 async function paidLineItems(taskId: string): Promise<string[]> {
-  const entries = (await new PaymentsLedger(activities.ledgerFile).entries()).filter((entry) => entry.taskId === taskId);
+  const entries = (await new PaymentsLedger(activities.ledgerDir).entries()).filter((entry) => entry.taskId === taskId);
   return entries.map((entry) => entry.lineItemId).sort();
 }
 

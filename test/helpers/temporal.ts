@@ -35,8 +35,8 @@ export function uniqueTaskQueue(name: string): string {
 export function tempActivityConfig(overrides: Partial<ActivityConfig> = {}): ActivityConfig {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'temporal-mcp-data-'));
   return {
-    ledgerFile: path.join(dir, 'payments.jsonl'),
-    erpRegistryFile: path.join(dir, 'erp-invoices.jsonl'),
+    ledgerDir: path.join(dir, 'payments'),
+    erpRegistryDir: path.join(dir, 'erp-invoices'),
     erpDelayMs: 0,
     paymentDelayMs: 0,
     paymentFailAttempts: 0,

@@ -118,7 +118,7 @@ async function listenRaw(id: string, taskIds: string[]): Promise<Array<Record<st
 }
 
 async function paidLineItems(taskId: string): Promise<string[]> {
-  const entries = (await new PaymentsLedger(activities.ledgerFile).entries()).filter((entry) => entry.taskId === taskId);
+  const entries = (await new PaymentsLedger(activities.ledgerDir).entries()).filter((entry) => entry.taskId === taskId);
   return entries.map((entry) => entry.lineItemId).sort();
 }
 

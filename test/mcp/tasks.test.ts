@@ -82,7 +82,7 @@ async function withoutWorker(work: () => Promise<void>): Promise<void> {
 }
 
 async function ledgerFor(taskId: string) {
-  return (await new PaymentsLedger(activities.ledgerFile).entries()).filter((entry) => entry.taskId === taskId);
+  return (await new PaymentsLedger(activities.ledgerDir).entries()).filter((entry) => entry.taskId === taskId);
 }
 
 describe('task-augmented tools/call', () => {
@@ -354,6 +354,47 @@ describe('tasks/* errors and state', () => {
     expect((await getTask(client, task.taskId)).status).toBe('cancelled');
     expect(await errorCodeOf(taskResult(client, task.taskId))).toBe(ErrorCode.InternalError);
     expect(user.asked).toHaveLength(0);
+  });
+
+  test('tasks/cancel after a partial payment: tasks/get and tasks/result say LI-1 was paid and LI-2 was not, as the ledger holds', async () => {
+    const { client, user } = await connect();
+    const task = await startInvoiceTask(
+      client,
+      sampleInvoice({
+        lineItems: [
+          { lineItemId: 'LI-1', description: 'Printer paper, 20 boxes', amount: 120.5 },
+          { lineItemId: 'LI-2', description: 'Toner cartridges', amount: 80.25, payOn: daysFromToday(90) },
+        ],
+      }),
+    );
+    // The approval is asked on this tasks/result's stream; it ends once the task reads cancelled.
+    const waiting = taskResult(client, task.taskId).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    await waitForTask(client, task.taskId, (t) => t.status === 'working' && /scheduled:/.test(t.statusMessage ?? ''));
+    expect((await ledgerFor(task.taskId)).map((entry) => entry.lineItemId)).toEqual(['LI-1']);
+
+    expect((await client.experimental.tasks.cancelTask(task.taskId)).status).toBe('cancelled');
+    const report = 'Cancelled after paying LI-1 (EUR 120.50); LI-2 was not paid.';
+    const seen: Task[] = [];
+    const settled = await waitForTask(client, task.taskId, (t) => {
+      seen.push(t);
+      return t.statusMessage === report;
+    });
+    // Cancelled from the cancel on, whatever the message said meanwhile.
+    expect(new Set(seen.map((t) => t.status))).toEqual(new Set(['cancelled']));
+    expect(settled.status).toBe('cancelled');
+    expect(await waiting).toMatchObject({ code: ErrorCode.InternalError });
+
+    const error = await taskResult(client, task.taskId).then(
+      () => undefined,
+      (failure: unknown) => failure,
+    );
+    expect(error).toMatchObject({ code: ErrorCode.InternalError, message: expect.stringContaining(`Task ${task.taskId}: ${report}`) });
+    expect((await ledgerFor(task.taskId)).map((entry) => entry.lineItemId)).toEqual(['LI-1']);
+    expect((await temporal.workflow.getHandle(task.taskId).describe()).status.name).toBe('CANCELLED');
+    expect(user.asked).toHaveLength(1);
   });
 
   test('tasks/cancel: a completed task gets -32602 and stays completed', async () => {

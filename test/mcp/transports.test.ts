@@ -50,7 +50,7 @@ async function httpServer(env: Record<string, string> = {}): Promise<HttpServerP
 }
 
 async function paidOnce(taskId: string): Promise<string[]> {
-  const entries = (await new PaymentsLedger(activities.ledgerFile).entries()).filter((e) => e.taskId === taskId);
+  const entries = (await new PaymentsLedger(activities.ledgerDir).entries()).filter((e) => e.taskId === taskId);
   return entries.map((e) => e.lineItemId).sort();
 }
 

@@ -1,7 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import type { Client } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
+import { FixtureErp } from '../../src/activities/erp';
 import { PaymentsLedger } from '../../src/activities/payments';
 import { INVOICE_WORKFLOW_TYPE, releaseScheduledPaymentUpdate, type Invoice, type InvoiceResult } from '../../src/shared/invoice';
 import { respondSignal, TASK_STATE_MEMO, type PublishedTaskState } from '../../src/shared/task-contract';
@@ -61,6 +65,45 @@ function awaitApprovalRequest(workflowId: string) {
   }, 'the approval request');
 }
 
+const APPROVE = { key: 'approval', action: 'accept', content: { decision: 'approve' } } as const;
+
+/** An invoice whose LI-1 is paid at once and LI-2 in 90 days. */
+function partlyScheduled(overrides: Partial<Invoice> = {}): Invoice {
+  return sampleInvoice({
+    lineItems: [
+      { lineItemId: 'LI-1', description: 'Printer paper, 20 boxes', amount: 120.5 },
+      { lineItemId: 'LI-2', description: 'Toner cartridges', amount: 80.25, payOn: daysFromToday(90) },
+    ],
+    ...overrides,
+  });
+}
+
+async function paidLineItems(taskId: string): Promise<string[]> {
+  return (await new PaymentsLedger(activities.ledgerDir).entries()).filter((e) => e.taskId === taskId).map((e) => e.lineItemId);
+}
+
+/** Cancels the workflow and waits until it has closed. */
+async function cancelAndWait(handle: Awaited<ReturnType<typeof start>>): Promise<void> {
+  await handle.cancel();
+  await expect(handle.result()).rejects.toThrow();
+  expect((await handle.describe()).status.name).toBe('CANCELLED');
+}
+
+/** Approves, then waits until LI-1 is paid and LI-2 waits on its timer. */
+async function approveAndAwaitTimer(handle: Awaited<ReturnType<typeof start>>): Promise<void> {
+  await awaitApprovalRequest(handle.workflowId);
+  await handle.signal(respondSignal, APPROVE);
+  await eventually(
+    async () => ((await published(handle.workflowId))?.statusMessage?.includes('scheduled:') ? true : undefined),
+    'the timer',
+  );
+}
+
+const erp = () => new FixtureErp(activities.erpRegistryDir);
+
+/** An invoice of one line item due now (each payment here fails twice first, so fewer items keep the tests short). */
+const oneItem = () => sampleInvoice({ lineItems: [{ lineItemId: 'LI-1', description: 'Printer paper', amount: 12 }] });
+
 describe('invoiceWorkflow', () => {
   test('publishes an approval request, then pays every line item once despite failing payment attempts', async () => {
     const invoice = sampleInvoice();
@@ -76,7 +119,7 @@ describe('invoiceWorkflow', () => {
     expect(result.outcome).toBe('paid');
     expect(result.total).toBe(200.75);
     expect(result.payments.map((p) => p.lineItemId)).toEqual(['LI-1', 'LI-2']);
-    const entries = (await new PaymentsLedger(activities.ledgerFile).entries()).filter((e) => e.taskId === handle.workflowId);
+    const entries = (await new PaymentsLedger(activities.ledgerDir).entries()).filter((e) => e.taskId === handle.workflowId);
     expect(entries.map((e) => e.key).sort()).toEqual([`${handle.workflowId}/LI-1`, `${handle.workflowId}/LI-2`]);
     expect(entries.map((e) => e.paymentId).sort()).toEqual(result.payments.map((p) => p.paymentId).sort());
     // The recorded history replays without non-determinism against the current workflow code.
@@ -120,13 +163,110 @@ describe('invoiceWorkflow', () => {
     expect(result.reason).toContain(reason);
   });
 
-  test('refuses a second invoice with the same number for the same vendor', async () => {
-    const invoice = sampleInvoice();
+  test('refuses a second invoice with the same number for the same vendor once the first was approved', async () => {
+    const invoice = oneItem();
     const first = await start(invoice);
     await awaitApprovalRequest(first.workflowId);
+    await first.signal(respondSignal, APPROVE);
+    expect(await first.result()).toMatchObject({ outcome: 'paid' });
+    expect(await erp().holder(invoice.vendorId, invoice.invoiceNumber)).toBe(first.workflowId);
     const second = (await (await start(invoice)).result()) as InvoiceResult;
     expect(second).toMatchObject({ outcome: 'invalid', reason: expect.stringContaining('already processed') });
-    await first.terminate('test done');
+  });
+
+  test('validation registers nothing: a second task with a number awaiting approval is asked too, and the ERP refuses whichever is approved second', async () => {
+    const invoice = oneItem();
+    const first = await start(invoice);
+    const second = await start(invoice);
+    await awaitApprovalRequest(first.workflowId);
+    await awaitApprovalRequest(second.workflowId);
+    expect(await erp().holder(invoice.vendorId, invoice.invoiceNumber)).toBeUndefined();
+
+    await second.signal(respondSignal, APPROVE);
+    expect(await second.result()).toMatchObject({ outcome: 'paid' });
+    await first.signal(respondSignal, APPROVE);
+    const refused = (await first.result()) as InvoiceResult;
+    expect(refused).toMatchObject({ outcome: 'invalid', approval: { decision: 'approve' }, payments: [] });
+    expect(refused.reason).toContain('already processed');
+    expect(await paidLineItems(first.workflowId)).toEqual([]);
+    expect(await erp().holder(invoice.vendorId, invoice.invoiceNumber)).toBe(second.workflowId);
+    await Worker.runReplayHistory({ workflowBundle: testWorkflowBundle() }, await first.fetchHistory(), first.workflowId);
+  });
+
+  test.each([
+    ['rejected', { key: 'approval', action: 'accept', content: { decision: 'reject' } }],
+    ['declined', { key: 'approval', action: 'decline' }],
+    ['cancelled before approval', undefined],
+  ] as const)('an invoice %s does not block its number: the same number is paid by the next task', async (_, answer) => {
+    const invoice = oneItem();
+    const first = await start(invoice);
+    await awaitApprovalRequest(first.workflowId);
+    if (answer) {
+      await first.signal(respondSignal, answer);
+      expect(await first.result()).toMatchObject({ outcome: 'rejected' });
+    } else await cancelAndWait(first);
+
+    const next = await start(invoice);
+    await awaitApprovalRequest(next.workflowId);
+    await next.signal(respondSignal, APPROVE);
+    expect(await next.result()).toMatchObject({ outcome: 'paid' });
+  });
+
+  test('cancelled after approval with nothing paid yet, it releases the number and says nothing was paid', async () => {
+    const invoice = sampleInvoice({
+      lineItems: [{ lineItemId: 'LI-1', description: 'Later', amount: 5, payOn: daysFromToday(30) }],
+    });
+    const first = await start(invoice);
+    await awaitApprovalRequest(first.workflowId);
+    await first.signal(respondSignal, APPROVE);
+    await eventually(
+      async () => ((await published(first.workflowId))?.statusMessage?.includes('scheduled:') ? true : undefined),
+      'the timer',
+    );
+    expect(await erp().holder(invoice.vendorId, invoice.invoiceNumber)).toBe(first.workflowId);
+    await cancelAndWait(first);
+    expect((await published(first.workflowId))?.cancelledStatusMessage).toBe(
+      'Cancelled after approval, before any payment; nothing was paid.',
+    );
+    expect(await erp().holder(invoice.vendorId, invoice.invoiceNumber)).toBeUndefined();
+    await Worker.runReplayHistory({ workflowBundle: testWorkflowBundle() }, await first.fetchHistory(), first.workflowId);
+  });
+
+  test('cancelled after paying LI-1, it reports LI-1 paid and LI-2 not, and keeps the number registered', async () => {
+    const invoice = partlyScheduled();
+    const handle = await start(invoice);
+    await approveAndAwaitTimer(handle);
+    await cancelAndWait(handle);
+    const state = await published(handle.workflowId);
+    expect(state?.cancelledStatusMessage).toBe('Cancelled after paying LI-1 (EUR 120.50); LI-2 was not paid.');
+    expect(state?.statusMessage).toBe(state?.cancelledStatusMessage);
+    expect(state?.actions).toBeUndefined();
+    expect(await paidLineItems(handle.workflowId)).toEqual(['LI-1']);
+    // Part of the invoice was paid: the same number must not be paid again by another task.
+    expect(await erp().holder(invoice.vendorId, invoice.invoiceNumber)).toBe(handle.workflowId);
+    expect(await (await start(invoice)).result()).toMatchObject({ outcome: 'invalid' });
+    await Worker.runReplayHistory({ workflowBundle: testWorkflowBundle() }, await handle.fetchHistory(), handle.workflowId);
+  });
+
+  test('a cancel during a payment waits for it to settle, and the report says what the ledger holds', async () => {
+    const handle = await start(partlyScheduled());
+    await awaitApprovalRequest(handle.workflowId);
+    await handle.signal(respondSignal, APPROVE);
+    await eventually(
+      async () => ((await published(handle.workflowId))?.statusMessage?.includes('paying line item LI-1') ? true : undefined),
+      'the payment',
+    );
+    await cancelAndWait(handle);
+    const report = (await published(handle.workflowId))?.cancelledStatusMessage;
+    const paid = await paidLineItems(handle.workflowId);
+    expect(report).toBe(
+      paid.length === 0
+        ? 'Cancelled after approval, before any payment; nothing was paid.'
+        : 'Cancelled after paying LI-1 (EUR 120.50); LI-2 was not paid.',
+    );
+    // No payment attempt is left running that could pay after the report.
+    const pending = (await handle.describe()).raw.pendingActivities ?? [];
+    expect(pending).toEqual([]);
   });
 
   test('waits on a durable timer for a future pay date, and pays early on release', async () => {
@@ -165,16 +305,31 @@ describe('invoiceWorkflow', () => {
     const result = (await handle.result()) as InvoiceResult;
     expect(result.outcome).toBe('paid');
     expect(result.payments.map((p) => p.lineItemId)).toEqual(['NOW', 'PAST', 'LATER']);
-    const ledger = (await new PaymentsLedger(activities.ledgerFile).entries()).filter((e) => e.taskId === handle.workflowId);
+    const ledger = (await new PaymentsLedger(activities.ledgerDir).entries()).filter((e) => e.taskId === handle.workflowId);
     expect(ledger).toHaveLength(3);
     await Worker.runReplayHistory({ workflowBundle: testWorkflowBundle() }, await handle.fetchHistory(), handle.workflowId);
   });
 
-  test('cancellation ends the workflow cancelled while it waits for approval', async () => {
+  test('cancellation ends the workflow cancelled while it waits for approval, saying nothing was paid', async () => {
     const handle = await start(sampleInvoice());
     await awaitApprovalRequest(handle.workflowId);
-    await handle.cancel();
-    await expect(handle.result()).rejects.toThrow();
-    expect((await handle.describe()).status.name).toBe('CANCELLED');
+    await cancelAndWait(handle);
+    const state = await published(handle.workflowId);
+    expect(state).toMatchObject({ status: 'working', cancelledStatusMessage: 'Cancelled before approval; nothing was paid.' });
+    expect(state?.inputs).toBeUndefined();
+    await Worker.runReplayHistory({ workflowBundle: testWorkflowBundle() }, await handle.fetchHistory(), handle.workflowId);
+  });
+});
+
+/**
+ * Histories recorded with the invoice workflow of commit 496b623, before the ERP registered on approval and before a
+ * cancelled invoice reported its payments (test/workflows/histories): workflows of that code still running are
+ * replayed by this one.
+ */
+describe('invoiceWorkflow replays histories of the code before the patches', () => {
+  const dir = path.join(__dirname, 'histories');
+  test.each(readdirSync(dir).filter((name) => name.endsWith('.json')))('%s replays without non-determinism', async (name) => {
+    const history = temporal.api.history.v1.History.fromObject(JSON.parse(readFileSync(path.join(dir, name), 'utf8')));
+    await Worker.runReplayHistory({ workflowBundle: testWorkflowBundle() }, history, `legacy-${name}`);
   });
 });

@@ -117,6 +117,11 @@ export interface TaskView {
   actions?: PublishedAction[];
   /** The length of the workflow's history when this was read (0 when not read from Temporal yet). */
   historyLength: number;
+  /**
+   * Set on a cancelled task whose workflow said, after it saw the cancel request, what it did before it stopped (the
+   * contract's `cancelledStatusMessage`); it is also the task's status message.
+   */
+  cancellationReport?: string;
 }
 
 /**
@@ -314,13 +319,18 @@ export class TemporalTaskBackend {
   /**
    * The tool result of a terminal task, as the original call would have returned it, with related-task `_meta`:
    * a workflow's return value, or its application failure as a tool error. Failed and cancelled tasks throw the
-   * JSON-RPC error the call would have got.
+   * JSON-RPC error the call would have got; a cancelled one's says what the workflow reported having done before it
+   * stopped, when it did.
    */
   async result(view: TaskView): Promise<CallToolResult> {
     const { taskId, status } = view.task;
     const related = { [RELATED_TASK_META_KEY]: { taskId } };
     if (status === 'cancelled') {
-      throw new McpError(ErrorCode.InternalError, `Task ${taskId} was cancelled before it finished`, { taskId, status });
+      const message =
+        view.cancellationReport === undefined
+          ? `Task ${taskId} was cancelled before it finished`
+          : `Task ${taskId}: ${view.cancellationReport}`;
+      throw new McpError(ErrorCode.InternalError, message, { taskId, status });
     }
     const handle = this.client.workflow.getHandle(view.workflowId, view.runId);
     try {
@@ -392,9 +402,19 @@ export class TemporalTaskBackend {
       task: { ...base, status, statusMessage, lastUpdatedAt: closedAt },
     });
 
+    // What the workflow said about the cancel once it saw it; the contract writes the field only then.
+    const report =
+      (cancelRequested || description.status.name === 'CANCELLED') && typeof published?.cancelledStatusMessage === 'string'
+        ? published.cancelledStatusMessage
+        : undefined;
+    const cancelled = (): TaskView => ({
+      ...closed('cancelled', report ?? 'Cancelled.'),
+      ...(report !== undefined && { cancellationReport: report }),
+    });
+
     // Once cancellation was requested the task reads cancelled for good, however the execution ends.
     if (cancelRequested && description.status.name !== 'RUNNING' && description.status.name !== 'CONTINUED_AS_NEW') {
-      return closed('cancelled', 'Cancelled.');
+      return cancelled();
     }
     switch (description.status.name) {
       case 'RUNNING':
@@ -404,10 +424,11 @@ export class TemporalTaskBackend {
           const requestedAt = timestampToIso(description.raw.pendingWorkflowTask?.scheduledTime) ?? updatedAt;
           return {
             ...ids,
+            ...(report !== undefined && { cancellationReport: report }),
             task: {
               ...base,
               status: 'cancelled',
-              statusMessage: 'Cancelled; the workflow is winding down.',
+              statusMessage: report ?? 'Cancelled; the workflow is winding down.',
               lastUpdatedAt: maxIso(updatedAt, requestedAt),
             },
           };
@@ -444,7 +465,7 @@ export class TemporalTaskBackend {
       case 'COMPLETED':
         return closed('completed', 'Completed.');
       case 'CANCELLED':
-        return closed('cancelled', 'Cancelled.');
+        return cancelled();
       case 'FAILED': {
         const failure = await handle.result().then(
           () => undefined,
