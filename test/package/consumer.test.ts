@@ -365,7 +365,9 @@ describe('the package (npm pack, npm install in a scratch project)', () => {
           expect.stringMatching(/^Approve invoice INV-/),
         ]);
         // The sample activities keep their files in the project's folder, not inside the installed package.
-        expect(readFileSync(path.join(scratch, '.data', 'payments.jsonl'), 'utf8')).toContain(invoice.task.taskId);
+        const ledger = path.join(scratch, '.data', 'payments');
+        const records = readdirSync(ledger).filter((name) => name.endsWith('.json'));
+        expect(records.map((name) => readFileSync(path.join(ledger, name), 'utf8')).join('\n')).toContain(invoice.task.taskId);
 
         // The view comes prebuilt: the scratch project has no esbuild to build it with.
         expect(existsSync(path.join(scratch, 'node_modules', 'esbuild'))).toBe(false);
