@@ -105,9 +105,17 @@ test('a task is one trace: the tools/call span, StartWorkflow under it, then the
     expect(validate.attributes.temporalWorkflowId).toBe(taskId);
     expect(named('StartActivity:validateInvoice').map((span) => span.spanContext().spanId)).toContain(validate.parentSpanId);
 
-    // The other requests of the task have spans of their own, naming it.
-    const results = named('tasks/result');
-    expect(results.some((span) => span.attributes[SPAN_ATTRIBUTES.taskId] === taskId)).toBe(true);
+    // The other requests of the task have spans of their own, naming it; the answer is in the trace of the request
+    // that gave it, down to the workflow's handling of the signal.
+    const [result] = named('tasks/result').filter((span) => span.attributes[SPAN_ATTRIBUTES.taskId] === taskId);
+    expect(result).toBeDefined();
+    const [signal] = named('SignalWorkflow:mcp.respond');
+    expect(signal.parentSpanId).toBe(result.spanContext().spanId);
+    const handled = await eventually(
+      async () => named('HandleSignal:mcp.respond').find((span) => span.parentSpanId === signal.spanContext().spanId),
+      'the HandleSignal span',
+    );
+    expect(handled.spanContext().traceId).toBe(result.spanContext().traceId);
   } finally {
     await close();
   }
