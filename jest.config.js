@@ -9,6 +9,7 @@ module.exports = {
     '/node_modules/jose/.+\\.js$': ['ts-jest', { tsconfig: { module: 'commonjs', allowJs: true, isolatedModules: true } }],
   },
   transformIgnorePatterns: ['/node_modules/(?!jose/)'],
+  setupFiles: ['<rootDir>/test/helpers/log-level.ts'],
   globalSetup: '<rootDir>/test/helpers/global-setup.ts',
   globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
   testTimeout: 90_000,

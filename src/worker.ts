@@ -1,10 +1,14 @@
 /**
  * The Temporal worker: runs the invoice workflow and its activities.
- * Usage: temporal-mcp-tasks worker [--help] (in a checkout, npm run worker [-- --help])
+ * Usage: temporal-mcp-tasks worker [--check] [--help] (in a checkout, npm run worker [-- --help])
  */
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import type { Logger as TemporalLogger, LogLevel as TemporalLogLevel, LogMetadata } from '@temporalio/common';
+import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import { activityConfigFromEnv, createActivities, importJsonLinesFiles, type ActivityConfig } from './activities';
-import { temporalConfigFromEnv, TASK_QUEUE_ENV, type TemporalConfig } from './shared/temporal-config';
+import { checkTemporal, describeCheck, TemporalCheckError } from './shared/temporal-check';
+import { msFromEnv, temporalConfigFromEnv, TASK_QUEUE_ENV, type TemporalConfig } from './shared/temporal-config';
+import { startTelemetry, TelemetryConfigError, type Telemetry } from './shared/telemetry';
+import { log, LogConfigError, logOptionsFromEnv, type LogLevel } from './util/log';
 import { PACKAGE_VERSION } from './version';
 
 /** What a worker needs beyond its connection. */
@@ -15,22 +19,42 @@ export interface InvoiceWorkerOptions {
   activities: ActivityConfig;
   /** A prebuilt workflow bundle (tests build one and share it); otherwise the workflows are bundled at start. */
   workflowBundle?: WorkerOptions['workflowBundle'];
+  /**
+   * Tracing: workflow and activity interceptors and the sink that exports workflow spans. A prebuilt bundle must
+   * include the workflow interceptor module itself (`WORKFLOW_INTERCEPTOR_MODULE`).
+   */
+  telemetry?: Telemetry['worker'];
+  /** After `shutdown()`, how long activities under way may run before they are cancelled (Temporal retries them). */
+  shutdownGraceMs?: number;
 }
 
 /** Creates (does not run) a worker for the invoice workflow. */
 export function createInvoiceWorker(options: InvoiceWorkerOptions): Promise<Worker> {
+  const graceMs = options.shutdownGraceMs ?? 10_000;
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     activities: createActivities(options.activities),
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: require.resolve('./workflows') }),
+    ...(options.telemetry && { interceptors: options.telemetry.interceptors, sinks: options.telemetry.sinks }),
+    shutdownGraceTime: graceMs,
+    // An activity that ignores its cancellation does not hold the process for ever.
+    shutdownForceTime: graceMs + 10_000,
   });
 }
 
-const HELP = `Usage: temporal-mcp-tasks worker [--help] [--version]
+const HELP = `Usage: temporal-mcp-tasks worker [--check] [--help] [--version]
 
-Runs the Temporal worker for the sample workflows (the invoice flow and others) and their activities until SIGINT or SIGTERM.
+Runs the Temporal worker for the sample workflows (the invoice flow and others) and their activities until SIGINT or
+SIGTERM. On either it stops polling, lets the activities under way finish for WORKER_SHUTDOWN_GRACE_MS (then they are
+cancelled and Temporal retries them on another worker), and exits 0.
+
+Options:
+  --check        check that Temporal answers, the namespace exists and the McpPrincipal search attribute is
+                 registered; print one line and exit 0 (ok) or 1 (not)
+  -v, --version  print the version
+  -h, --help     show this help
 
 Environment:
   TEMPORAL_ADDRESS        Temporal frontend (default 127.0.0.1:7233)
@@ -41,11 +65,45 @@ Environment:
   ERP_DELAY_MS            simulated ERP latency in ms (default 0)
   PAYMENT_DELAY_MS        simulated payment latency in ms (default 0)
   PAYMENT_FAIL_ATTEMPTS   fail the first N attempts of each payment (default 0)
+  WORKER_SHUTDOWN_GRACE_MS  on SIGTERM/SIGINT, how long activities under way may finish (default 10000)
+  MCP_LOG_FORMAT          text (default) or json: one JSON object a line (time, level, msg, taskId, ...)
+  MCP_LOG_LEVEL           debug, info (default), warn or error
+  OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
+                          turn OpenTelemetry traces of workflows and activities on, over OTLP/HTTP
+                          (OTEL_EXPORTER_OTLP_PROTOCOL http/protobuf or http/json; OTEL_SERVICE_NAME,
+                          default temporal-mcp-worker)
 Other TEMPORAL_* variables and the Temporal config file are read as the Temporal CLI reads them.
 At start, a JSON-lines ledger or registry of an earlier version (<directory>.jsonl, e.g. .data/payments.jsonl) is
 copied into its directory and renamed to <directory>.jsonl.imported, so that payments made before the upgrade are
 never made again. Stop the workers of the earlier version first.
 `;
+
+/** The SDK's log (worker, workflows, activities) in this process's log; a workflow id is the task id. */
+class RuntimeLog implements TemporalLogger {
+  log(level: TemporalLogLevel, message: string, meta: LogMetadata = {}): void {
+    const context: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(meta)) if (value !== undefined) context[key] = value;
+    if (typeof meta.workflowId === 'string') context.taskId = meta.workflowId;
+    log.write(LEVELS[level], message, context);
+  }
+  trace(message: string, meta?: LogMetadata): void {
+    this.log('TRACE', message, meta);
+  }
+  debug(message: string, meta?: LogMetadata): void {
+    this.log('DEBUG', message, meta);
+  }
+  info(message: string, meta?: LogMetadata): void {
+    this.log('INFO', message, meta);
+  }
+  warn(message: string, meta?: LogMetadata): void {
+    this.log('WARN', message, meta);
+  }
+  error(message: string, meta?: LogMetadata): void {
+    this.log('ERROR', message, meta);
+  }
+}
+
+const LEVELS: Record<TemporalLogLevel, LogLevel> = { TRACE: 'debug', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' };
 
 async function main(argv: string[]): Promise<void> {
   if (argv.includes('--help') || argv.includes('-h')) {
@@ -56,37 +114,88 @@ async function main(argv: string[]): Promise<void> {
     process.stdout.write(`${PACKAGE_VERSION}\n`);
     return;
   }
-  if (argv.length > 0) throw new UsageError(`unknown argument "${argv[0]}"; see --help`);
+  const unknown = argv.find((arg) => arg !== '--check');
+  if (unknown !== undefined) throw new UsageError(`unknown argument "${unknown}"; see --help`);
+  log.configure(logOptionsFromEnv());
+  // Signals are handled below, so that a second one (npm passes each on to its child) changes nothing.
+  Runtime.install({ logger: new RuntimeLog(), shutdownSignals: [], telemetryOptions: { logging: { forward: {} } } });
   const config: TemporalConfig = temporalConfigFromEnv();
+  const connect = () =>
+    NativeConnection.connect(config.connectionOptions).catch((error: Error) => {
+      throw new Error(`cannot reach Temporal at ${config.address}: ${error.message}. Start it with ./temporal-dev.sh start`);
+    });
+  if (argv.includes('--check')) {
+    const connection = await connect().catch((error: Error) => {
+      throw new TemporalCheckError(error.message);
+    });
+    try {
+      process.stdout.write(`worker: ok: ${describeCheck(config.address, await checkTemporal(connection, config.namespace, 5_000))}\n`);
+    } finally {
+      await connection.close();
+    }
+    return;
+  }
   const activities = activityConfigFromEnv();
   const imported = await importJsonLinesFiles(activities);
-  if (imported.payments !== undefined) console.error(`worker: ${imported.payments} payment(s) imported from ${activities.ledgerDir}.jsonl`);
+  if (imported.payments !== undefined) log.info(`worker: ${imported.payments} payment(s) imported from ${activities.ledgerDir}.jsonl`);
   if (imported.registrations !== undefined) {
-    console.error(`worker: ${imported.registrations} registration(s) imported from ${activities.erpRegistryDir}.jsonl`);
+    log.info(`worker: ${imported.registrations} registration(s) imported from ${activities.erpRegistryDir}.jsonl`);
   }
-  const connection = await NativeConnection.connect(config.connectionOptions).catch((error: Error) => {
-    throw new Error(`cannot reach Temporal at ${config.address}: ${error.message}. Start it with ./temporal-dev.sh start`);
+  const shutdownGraceMs = msFromEnv(process.env, 'WORKER_SHUTDOWN_GRACE_MS', 10_000);
+  // Signals may come before the worker exists; they find it here once it does.
+  const running: { worker?: Worker } = {};
+  let stopping = false;
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(signal, () => {
+      if (stopping) return;
+      stopping = true;
+      const { worker } = running;
+      if (worker?.getState() !== 'RUNNING') {
+        // Before the worker polls nothing is under way: just go.
+        log.info(`worker: ${signal}: stopped before polling`);
+        process.exit(0);
+      }
+      log.info(
+        `worker: ${signal}: stopping; activities under way have ${shutdownGraceMs} ms to finish, then Temporal retries them elsewhere`,
+      );
+      worker.shutdown();
+    });
+  }
+  const telemetry = startTelemetry({ serviceName: 'temporal-mcp-worker' });
+  const connection = await connect();
+  const worker = await createInvoiceWorker({
+    connection,
+    namespace: config.namespace,
+    taskQueue: config.taskQueue,
+    activities,
+    shutdownGraceMs,
+    ...(telemetry.worker && { telemetry: telemetry.worker }),
   });
-  const worker = await createInvoiceWorker({ connection, namespace: config.namespace, taskQueue: config.taskQueue, activities });
-  console.error(
+  running.worker = worker;
+  if (telemetry.enabled) log.info(`worker: traces to ${telemetry.description}`);
+  log.info(
     `worker: polling task queue "${config.taskQueue}" on ${config.address} (namespace ${config.namespace}); ledger ${activities.ledgerDir}`,
   );
   try {
     await worker.run();
   } finally {
     await connection.close();
+    await telemetry.shutdown();
   }
-  console.error('worker: stopped');
+  log.info('worker: stopped');
 }
 
 class UsageError extends Error {}
 
-/** Runs the worker's command line (`temporal-mcp-tasks worker`); exits the process on errors (2 for usage errors). */
+/** Runs the worker's command line (`temporal-mcp-tasks worker`); exits the process when it ends (2 for usage errors). */
 export function runWorkerCommand(argv: string[]): void {
-  main(argv).catch((error: Error) => {
-    console.error(`worker: ${error.message}`);
-    process.exit(error instanceof UsageError ? 2 : 1);
-  });
+  main(argv).then(
+    () => process.exit(0),
+    (error: Error) => {
+      log.error(`worker: ${error.message}`);
+      process.exit(error instanceof UsageError || error instanceof LogConfigError || error instanceof TelemetryConfigError ? 2 : 1);
+    },
+  );
 }
 
 if (require.main === module) runWorkerCommand(process.argv.slice(2));

@@ -10,7 +10,7 @@ import {
   McpError,
   type Task,
 } from '@modelcontextprotocol/sdk/types.js';
-import { ADOPT_ONLY_META, IDEMPOTENCY_KEY_META, REPLAYED_META } from '../shared/wire';
+import { ADOPT_ONLY_META, IDEMPOTENCY_KEY_META, REPLAYED_META, WEB_UI_META } from '../shared/wire';
 import { retryWithBackoff, sleep } from '../util/wait';
 import { ScriptedAnswers, TerminalAnswers } from './answers';
 import { LocalTaskStore, type StoredCall, type StoredTask } from './store';
@@ -26,6 +26,14 @@ export interface Outcome {
   status: Task['status'];
   result?: CallToolResult;
   error?: string;
+  /** The task's workflow in the Temporal Web UI, when the server links it. */
+  webUi?: string;
+}
+
+/** The Web UI link a server put in a message's `_meta`, if it is an http(s) URL. */
+export function webUiOf(meta: Record<string, unknown> | undefined): string | undefined {
+  const link = meta?.[WEB_UI_META];
+  return typeof link === 'string' && /^https?:\/\/[^\s]+$/.test(link) ? link : undefined;
 }
 
 /** Runs commands against a server: sessions that reconnect, the local store, progress, and following tasks. */
@@ -34,6 +42,8 @@ export class Runner {
   private readonly tokens: ServerTokens;
   readonly progress = new Progress();
   readonly ask: AskContext;
+  /** Tasks whose Web UI link this run has printed. */
+  private readonly linked = new Set<string>();
 
   constructor(readonly options: Options) {
     this.store = new LocalTaskStore(options.stateDir);
@@ -162,7 +172,10 @@ export class Runner {
     this.ask.unanswered = undefined;
     this.ask.onUnanswered = () => stop.abort();
     let last = '';
-    const show = (task: Task) => {
+    let webUi: string | undefined;
+    const show = (task: Task & { _meta?: Record<string, unknown> }) => {
+      webUi ??= webUiOf(task._meta);
+      if (webUi && !quiet) this.printLink(taskId, webUi);
       const line = `${task.status} ${task.statusMessage ?? ''}`;
       if (line === last) return;
       last = line;
@@ -201,7 +214,8 @@ export class Runner {
           });
           const task = await client.experimental.tasks.getTask(taskId);
           show(task);
-          return { taskId, status: task.status, result };
+          webUi ??= webUiOf(result._meta);
+          return { taskId, status: task.status, result, ...(webUi && { webUi }) };
         } catch (error) {
           // Set by the elicitation handler meanwhile; the cast undoes narrowing from the reset above.
           const unanswered = this.ask.unanswered as AskContext['unanswered'];
@@ -215,7 +229,7 @@ export class Runner {
           const status = error instanceof McpError ? (error.data as { status?: Task['status'] } | undefined)?.status : undefined;
           if (status === 'failed' || status === 'cancelled') {
             show(await client.experimental.tasks.getTask(taskId));
-            return { taskId, status, error: (error as Error).message };
+            return { taskId, status, error: (error as Error).message, ...(webUi && { webUi }) };
           }
           throw error;
         }
@@ -226,8 +240,16 @@ export class Runner {
     }
   }
 
+  /** Prints where to see the task's workflow in the Web UI, once per task. */
+  private printLink(taskId: string, webUi: string): void {
+    if (this.linked.has(taskId)) return;
+    this.linked.add(taskId);
+    this.progress.note(`task ${taskId}: ${webUi}`);
+  }
+
   report(outcome: Outcome): number {
     this.progress.end();
+    if (outcome.webUi && !this.options.json) this.printLink(outcome.taskId, outcome.webUi);
     if (this.options.json) process.stdout.write(`${JSON.stringify(outcome)}\n`);
     else if (outcome.result) {
       for (const block of outcome.result.content) {

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
+import { Client, Connection, type ClientInterceptors, type ConnectionOptions } from '@temporalio/client';
 import { createMcpHandler, createRequestStateCodec, type McpHttpHandler } from '@modelcontextprotocol/server';
 import { msFromEnv, type TemporalConfig } from '../shared/temporal-config';
+import { log } from '../util/log';
 import type { InputChannelOptions } from './gen1/input-channel';
 import { createModernServer, type ModernDependencies } from './gen2/server';
 import { TaskSubscriptions, type ListenRequest, type ListenSink } from './gen2/task-subscriptions';
@@ -70,6 +71,8 @@ export interface Bridge {
   modernServer(): ReturnType<typeof createModernServer>;
   /** Serves a 2026-07-28 `subscriptions/listen` for task status; without a principal, for the local one. */
   listenToTasks(request: ListenRequest, principal: string | undefined, sink: ListenSink): Promise<void>;
+  /** Whether Temporal answers a cheap call (DescribeNamespace) within `deadlineMs`: the health check's question. */
+  health(deadlineMs: number): Promise<{ ok: true } | { ok: false; reason: string }>;
   close(): Promise<void>;
 }
 
@@ -85,6 +88,8 @@ export interface CreateBridgeOptions {
   localPrincipal?: string;
   /** Signs and checks the tasks this bridge starts; default {@link markerFromEnv}. */
   marker?: TaskMarker;
+  /** Interceptors of the client this bridge connects (tracing); not used with `client`. */
+  clientInterceptors?: ClientInterceptors;
 }
 
 /**
@@ -101,7 +106,11 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
     connection = await Connection.connect(options.temporal.connectionOptions as ConnectionOptions).catch((error: Error) => {
       throw new Error(`cannot reach Temporal at ${options.temporal.address}: ${error.message}. Start it with ./temporal-dev.sh start`);
     });
-    client = new Client({ connection, namespace: options.temporal.namespace });
+    client = new Client({
+      connection,
+      namespace: options.temporal.namespace,
+      ...(options.clientInterceptors && { interceptors: options.clientInterceptors }),
+    });
   }
   const maxTtlMs = tuning.backend.maxTtlMs ?? (await namespaceRetentionMs(client));
   const backend = new TemporalTaskBackend(
@@ -112,6 +121,7 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
       defaultTtlMs: Math.min(tuning.backend.defaultTtlMs, maxTtlMs),
       taskQueue: options.temporal.taskQueue,
       marker: options.marker ?? markerFromEnv(),
+      ...(options.temporal.webUiUrl && { webUiUrl: options.temporal.webUiUrl }),
     },
     workflowToolsByName(tools),
   );
@@ -137,7 +147,7 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
   };
   const modern = createMcpHandler((context) => createModernServer(modernDependencies, context.authInfo?.clientId ?? local), {
     legacy: 'reject',
-    onerror: (error) => console.error(`mcp (2026-07-28): ${error.message}`),
+    onerror: (error) => log.error(`mcp (2026-07-28): ${error.message}`),
   });
   const subscriptions = new TaskSubscriptions(backend, SERVER_INFO);
   return {
@@ -148,6 +158,16 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
     createServer: () => createBridgeServer(dependencies),
     modern,
     modernServer: () => createModernServer(modernDependencies, local),
+    health: async (deadlineMs) => {
+      try {
+        await client.connection.withDeadline(Date.now() + deadlineMs, () =>
+          client.workflowService.describeNamespace({ namespace: client.options.namespace }),
+        );
+        return { ok: true };
+      } catch (error) {
+        return { ok: false, reason: `Temporal did not answer DescribeNamespace within ${deadlineMs} ms: ${(error as Error).message}` };
+      }
+    },
     close: async () => {
       backend.watch.close();
       await modern.close();

@@ -6,7 +6,7 @@ import { ErrorCode, McpError, RELATED_TASK_META_KEY, type CallToolResult, type T
 import { ADOPT_ONLY_META, IDEMPOTENCY_KEY_META, IDEMPOTENCY_KEY_PATTERN } from '../shared/wire';
 import { taskViewToolMeta } from './app/ui';
 import { describe } from './tools/task-tool-support';
-import type { TaskView } from './tasks/repository';
+import { webUiMeta, type TaskView } from './tasks/repository';
 import type { ToolDefinition } from './tools/types';
 
 /**
@@ -132,7 +132,7 @@ export function pendingTaskResult(view: TaskView, reason: PendingReason): CallTo
         ...(question && { question }),
       },
     },
-    _meta: { [RELATED_TASK_META_KEY]: { taskId } },
+    _meta: { [RELATED_TASK_META_KEY]: { taskId }, ...webUiMeta(view) },
   };
 }
 

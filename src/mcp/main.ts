@@ -1,9 +1,13 @@
 /**
  * The MCP server: `temporal-mcp-tasks serve` (stdio) or `temporal-mcp-tasks serve --http 127.0.0.1:3000` (Streamable
- * HTTP on /mcp); in a checkout, `npm run serve`.
+ * HTTP on /mcp); in a checkout, `npm run serve`. `--check` checks Temporal for a process manager and exits.
  */
 import { createBridge } from './bridge';
+import { Connection, type ConnectionOptions } from '@temporalio/client';
+import { checkTemporal, describeCheck, TemporalCheckError } from '../shared/temporal-check';
 import { msFromEnv, temporalConfigFromEnv, TASK_QUEUE_ENV } from '../shared/temporal-config';
+import { startTelemetry, TelemetryConfigError } from '../shared/telemetry';
+import { log, LogConfigError, logOptionsFromEnv } from '../util/log';
 import { TokenConfigError, tokensFromEnv } from './transports/auth';
 import { DEFAULT_TOOLS } from './tools';
 import { loadToolsFile, ToolsFileError } from './tools/config-file';
@@ -14,15 +18,20 @@ import { createAuthenticator, OAuthConfigError, oauthConfigFromEnv } from './tra
 import { serveStdioForAllGenerations } from './stdio';
 import { PACKAGE_VERSION } from '../version';
 
-const HELP = `Usage: temporal-mcp-tasks serve [--http HOST:PORT [--no-auth]] [--tools FILE] [--help] [--version]
+const HELP = `Usage: temporal-mcp-tasks serve [--http HOST:PORT [--no-auth]] [--tools FILE] [--check] [--help] [--version]
 
 Serves Temporal workflows as MCP tasks. Without --http it speaks MCP on stdin/stdout (for an MCP host to spawn);
-with --http it serves Streamable HTTP on http://HOST:PORT/mcp. Logs go to stderr.
+with --http it serves Streamable HTTP on http://HOST:PORT/mcp, and GET /healthz answers 200 {"status":"ok"} while
+Temporal answers (503 with the reason otherwise; no authentication, an allowed Host). Logs go to stderr. SIGTERM or
+SIGINT stops it gracefully: no new connections, sessions and streams end (clients go on with another replica), exit 0
+within MCP_SHUTDOWN_TIMEOUT_MS.
 
 Options:
   --http HOST:PORT   serve Streamable HTTP instead of stdio, e.g. --http 127.0.0.1:3000
   --no-auth          serve HTTP without authentication on a non-loopback address (every caller is one principal)
   --tools FILE       also serve the workflow tools declared in FILE (JSON or YAML; see examples/tools.yaml)
+  --check            check that Temporal answers, the namespace exists and the McpPrincipal search attribute is
+                     registered; print one line and exit 0 (ok) or 1 (not)
   -v, --version      print the version
   -h, --help         show this help
 
@@ -69,20 +78,40 @@ Environment:
   MCP_OAUTH_RESOURCE              this server's resource URL, the audience tokens must name (default http://HOST:PORT/mcp)
   MCP_OAUTH_SCOPES                scopes every token must carry, space-separated (default none)
   MCP_OAUTH_PRINCIPAL_CLAIM       the claim that names the principal (default sub)
+  MCP_SHUTDOWN_TIMEOUT_MS         on SIGTERM/SIGINT, how long responses under way may take before they are cut (default 10000)
+  MCP_LOG_FORMAT                  text (default) or json: one JSON object a line (time, level, msg, taskId, principal, method, ...)
+  MCP_LOG_LEVEL                   debug, info (default), warn or error
+  TEMPORAL_WEB_UI_URL             the Temporal Web UI, linked from every task in _meta["temporal-mcp-tasks/web-ui"]
+                                  (default http://<Temporal host>:<Temporal port + 1000>, the dev server's; off: no links)
+  OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
+                                  turn OpenTelemetry traces on, exported over OTLP/HTTP (OTEL_EXPORTER_OTLP_PROTOCOL
+                                  http/protobuf, the default, or http/json; OTEL_SERVICE_NAME, default temporal-mcp-serve)
 Other TEMPORAL_* variables and the Temporal config file are read as the Temporal CLI reads them.
 `;
+
+/** How long `--check` and /healthz wait for Temporal. */
+const CHECK_DEADLINE_MS = 5_000;
+const HEALTH_DEADLINE_MS = 2_000;
 
 /** Thrown for command lines that cannot be run; the message says what to change. */
 class UsageError extends Error {}
 
-function parseArgs(argv: string[]): { help: boolean; noAuth: boolean; tools?: string; http?: { host: string; port: number } } {
+function parseArgs(argv: string[]): {
+  help: boolean;
+  check: boolean;
+  noAuth: boolean;
+  tools?: string;
+  http?: { host: string; port: number };
+} {
   let help = false;
+  let check = false;
   let noAuth = false;
   let tools: string | undefined;
   let http: { host: string; port: number } | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--help' || arg === '-h') help = true;
+    else if (arg === '--check') check = true;
     else if (arg === '--no-auth') noAuth = true;
     else if (arg === '--tools' || arg.startsWith('--tools=')) {
       tools = arg === '--tools' ? argv[++i] : arg.slice('--tools='.length);
@@ -96,7 +125,7 @@ function parseArgs(argv: string[]): { help: boolean; noAuth: boolean; tools?: st
     } else throw new UsageError(`unknown argument "${arg}"; see --help`);
   }
   if (noAuth && !http) throw new UsageError('--no-auth goes with --http');
-  return { help, noAuth, tools, http };
+  return { help, check, noAuth, tools, http };
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -105,6 +134,8 @@ async function main(argv: string[]): Promise<void> {
     process.stdout.write(HELP);
     return;
   }
+  log.configure(logOptionsFromEnv());
+  if (args.check) return check();
   const tokens = args.http ? tokensFromEnv() : undefined;
   const oauth = args.http ? oauthConfigFromEnv() : undefined;
   if (args.http && tokens) {
@@ -128,10 +159,41 @@ async function main(argv: string[]): Promise<void> {
   const clash = declared.find((tool) => DEFAULT_TOOLS.some((builtIn) => builtIn.name === tool.name));
   if (clash) throw new ToolsFileError(`${args.tools}: tool "${clash.name}" is already a built-in tool; pick another name`);
   const temporal = temporalConfigFromEnv();
-  const bridge = await createBridge({ temporal, tools: [...DEFAULT_TOOLS, ...declared] });
+  const shutdownTimeoutMs = msFromEnv(process.env, 'MCP_SHUTDOWN_TIMEOUT_MS', 10_000);
+  const telemetry = startTelemetry({ serviceName: 'temporal-mcp-serve' });
+  const bridge = await createBridge({
+    temporal,
+    tools: [...DEFAULT_TOOLS, ...declared],
+    ...(telemetry.clientInterceptors && { clientInterceptors: telemetry.clientInterceptors }),
+  });
   if (declared.length > 0)
-    console.error(`serve: ${declared.length} tool(s) from ${args.tools}: ${declared.map((tool) => tool.name).join(', ')}`);
+    log.info(`serve: ${declared.length} tool(s) from ${args.tools}: ${declared.map((tool) => tool.name).join(', ')}`);
+  if (telemetry.enabled) log.info(`serve: traces to ${telemetry.description}`);
   const target = `Temporal ${temporal.address} (namespace ${temporal.namespace}, task queue ${temporal.taskQueue})`;
+  let stopping = false;
+  /** Ends the process once `drain` is done, or after the bound whatever it is doing; a second signal changes nothing. */
+  const stopOn = (signal: NodeJS.Signals | 'end of input', drain: () => Promise<void>) => {
+    if (stopping) return;
+    stopping = true;
+    if (signal !== 'end of input') log.info(`serve: ${signal}: stopping (at most ${shutdownTimeoutMs} ms)`);
+    setTimeout(() => {
+      log.error(`serve: still stopping after ${shutdownTimeoutMs + 2000} ms; exiting`);
+      process.exit(1);
+    }, shutdownTimeoutMs + 2000).unref();
+    void drain()
+      .then(() => bridge.close())
+      .then(() => telemetry.shutdown())
+      .then(
+        () => {
+          if (signal !== 'end of input') log.info('serve: stopped');
+          process.exit(0);
+        },
+        (error: Error) => {
+          log.error(`serve: stopping failed: ${error.message}`);
+          process.exit(1);
+        },
+      );
+  };
   if (args.http && tokens) {
     const running = await startHttpServer({
       ...args.http,
@@ -143,6 +205,7 @@ async function main(argv: string[]): Promise<void> {
       ...(limits && { limits }),
       origins,
       ...(allowedHosts && { allowedHosts }),
+      health: () => bridge.health(HEALTH_DEADLINE_MS),
     });
     const schemes = [
       ...(tokens.size > 0 ? [`bearer tokens for ${tokens.size} principal(s)`] : []),
@@ -150,22 +213,32 @@ async function main(argv: string[]): Promise<void> {
     ];
     const auth = schemes.length > 0 ? schemes.join(' and ') : `no authentication (principal ${bridge.localPrincipal})`;
     if (oauth && !oauth.resource && !isLoopbackHost(args.http.host)) {
-      console.error(`serve: MCP_OAUTH_RESOURCE is not set: tokens must name ${running.url}; behind a proxy, set it to the public URL`);
+      log.warn(`serve: MCP_OAUTH_RESOURCE is not set: tokens must name ${running.url}; behind a proxy, set it to the public URL`);
     }
-    console.error(`serve: MCP Streamable HTTP on ${running.url}, ${auth}, backed by ${target}`);
-    const stop = async () => {
-      await running.close();
-      await bridge.close();
-      process.exit(0);
-    };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
+    log.info(`serve: MCP Streamable HTTP on ${running.url}, ${auth}, backed by ${target}`);
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => stopOn(signal, () => running.close(shutdownTimeoutMs)));
     return;
   }
-  serveStdioForAllGenerations(bridge, () => {
-    void bridge.close().then(() => process.exit(0));
+  const closeStdio = serveStdioForAllGenerations(bridge, () => stopOn('end of input', async () => undefined));
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => stopOn(signal, closeStdio));
+  log.info(`serve: MCP on stdio for ${bridge.localPrincipal}, backed by ${target}`);
+}
+
+/** `--check`: Temporal answers, the namespace exists, the search attribute is registered; one line, exit 0 or 1. */
+async function check(): Promise<void> {
+  const temporal = temporalConfigFromEnv();
+  const connection = await Connection.connect({
+    ...(temporal.connectionOptions as ConnectionOptions),
+    connectTimeout: CHECK_DEADLINE_MS,
+  }).catch((error: Error) => {
+    throw new TemporalCheckError(`cannot reach Temporal at ${temporal.address}: ${error.message}`);
   });
-  console.error(`serve: MCP on stdio for ${bridge.localPrincipal}, backed by ${target}`);
+  try {
+    const found = await checkTemporal(connection, temporal.namespace, CHECK_DEADLINE_MS);
+    process.stdout.write(`serve: ok: ${describeCheck(temporal.address, found)}\n`);
+  } finally {
+    await connection.close();
+  }
 }
 
 /** Runs the server's command line (`temporal-mcp-tasks serve`); exits the process on errors (2 for usage errors). */
@@ -175,8 +248,16 @@ export function runServeCommand(argv: string[]): void {
     return;
   }
   main(argv).catch((error: Error) => {
-    console.error(`serve: ${error.message}`);
-    const usage = [UsageError, TokenConfigError, OAuthConfigError, ToolsFileError, MarkerKeyError].some((kind) => error instanceof kind);
+    log.error(`serve: ${error.message}`);
+    const usage = [
+      UsageError,
+      TokenConfigError,
+      OAuthConfigError,
+      ToolsFileError,
+      MarkerKeyError,
+      LogConfigError,
+      TelemetryConfigError,
+    ].some((kind) => error instanceof kind);
     process.exit(usage ? 2 : 1);
   });
 }

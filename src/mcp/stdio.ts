@@ -1,6 +1,7 @@
 import { PassThrough, Transform } from 'node:stream';
 import { StdioServerTransport as LegacyStdioTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+import { log } from '../util/log';
 import type { Bridge } from './bridge';
 import { isTaskListen } from './gen2/task-subscriptions';
 
@@ -10,11 +11,15 @@ const PROTOCOL_VERSION_META = 'io.modelcontextprotocol/protocolVersion';
 /**
  * Serves MCP on stdin/stdout for every client generation. The first message decides for the whole connection: an
  * `initialize` (or any message without the 2026-07-28 envelope) opens a 2025-11-25 session; a request with the
- * envelope (a `server/discover` probe, usually) is served as 2026-07-28. Resolves once the connection is served;
- * `onClose` runs when it ends.
+ * envelope (a `server/discover` probe, usually) is served as 2026-07-28. `onClose` runs when the connection ends.
+ * Returns a function that ends it (a shutdown): requests still running, such as a blocked `tasks/result`, are aborted.
  */
-export function serveStdioForAllGenerations(bridge: Bridge, onClose: () => void): void {
+export function serveStdioForAllGenerations(bridge: Bridge, onClose: () => void): () => Promise<void> {
   const input = new PassThrough();
+  let close: () => Promise<void> = async () => {
+    process.stdin.off('data', onData);
+    onClose();
+  };
   let buffered = '';
   const onData = (chunk: Buffer) => {
     buffered += chunk.toString('utf8');
@@ -29,20 +34,23 @@ export function serveStdioForAllGenerations(bridge: Bridge, onClose: () => void)
       const handle = serveStdio(() => bridge.modernServer(), {
         legacy: 'reject',
         transport: new StdioServerTransport(input.pipe(taskListenFilter(bridge)), process.stdout),
-        onerror: (error) => console.error(`mcp (2026-07-28): ${error.message}`),
+        onerror: (error) => log.error(`mcp (2026-07-28): ${error.message}`),
       });
-      input.once('end', () => void handle.close().finally(onClose));
+      close = () => handle.close().finally(onClose);
+      input.once('end', () => void close());
     } else {
       const transport = new LegacyStdioTransport(input, process.stdout);
       transport.onclose = onClose;
       void bridge.createServer().connect(transport);
-      input.once('end', () => void transport.close());
+      close = () => transport.close();
+      input.once('end', () => void close());
     }
   };
   process.stdin.on('data', onData);
   process.stdin.once('end', () => {
     if (buffered.indexOf('\n') < 0) onClose();
   });
+  return () => close();
 }
 
 /**
@@ -86,7 +94,7 @@ function taskListenFilter(bridge: Bridge): Transform {
     bridge
       .listenToTasks(message, undefined, { send, signal: abort.signal })
       .catch((error: Error) => {
-        console.error(`mcp (2026-07-28): subscriptions/listen: ${error.message}`);
+        log.error(`mcp (2026-07-28): subscriptions/listen: ${error.message}`);
         send({ jsonrpc: '2.0', id: message.id, error: { code: -32603, message: 'Internal error' } });
       })
       .finally(() => open.delete(message.id));

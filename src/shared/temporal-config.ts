@@ -16,6 +16,8 @@ export interface TemporalConfig {
   taskQueue: string;
   /** Options for `NativeConnection.connect` (worker) and, cast, `Connection.connect` (client). */
   connectionOptions: ClientConnectConfig['connectionOptions'] & { address: string };
+  /** The Temporal Web UI's base URL, for links to a task's workflow; none when turned off. */
+  webUiUrl?: string;
 }
 
 /**
@@ -30,7 +32,43 @@ export function temporalConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Tem
     namespace: namespace ?? 'default',
     taskQueue: env[TASK_QUEUE_ENV] || DEFAULT_TASK_QUEUE,
     connectionOptions: { ...connectionOptions, address },
+    webUiUrl: webUiUrlFromEnv(address, env),
   };
+}
+
+/** Environment variable naming the Temporal Web UI's base URL (`off` for no links). */
+export const WEB_UI_ENV = 'TEMPORAL_WEB_UI_URL';
+
+/**
+ * The Web UI's base URL: TEMPORAL_WEB_UI_URL (`off` turns links off), else the UI of the frontend at `address` as the
+ * dev server runs it (`./temporal-dev.sh`: the gRPC port + 1000, e.g. 127.0.0.1:7233 → http://127.0.0.1:8233), or
+ * Temporal Cloud's UI for a `*.tmprl.cloud` address. Throws for a value that is not an http(s) URL.
+ */
+export function webUiUrlFromEnv(address: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const configured = env[WEB_UI_ENV]?.trim();
+  if (configured?.toLowerCase() === 'off') return undefined;
+  if (configured) {
+    let url: URL | undefined;
+    try {
+      url = new URL(configured);
+    } catch {
+      url = undefined;
+    }
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+      throw new Error(`${WEB_UI_ENV} must be an http(s) URL or "off", not "${configured}"`);
+    }
+    return configured.replace(/\/+$/, '');
+  }
+  const match = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(address);
+  if (!match) return undefined;
+  const [, host, port] = match;
+  if (/\.tmprl\.cloud$/i.test(host)) return 'https://cloud.temporal.io';
+  return `http://${host}:${Number(port ?? 7233) + 1000}`;
+}
+
+/** The workflow's page in the Web UI at `base`. */
+export function webUiWorkflowUrl(base: string, namespace: string, workflowId: string): string {
+  return `${base}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(workflowId)}`;
 }
 
 /** Reads a positive whole number of milliseconds from the environment, or returns `fallback`. */

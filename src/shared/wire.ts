@@ -21,3 +21,10 @@ export const REPLAYED_META = 'temporal-mcp-tasks/replayed';
 
 /** What an idempotency key may look like. */
 export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,200}$/;
+
+/**
+ * On a task's answers (tools/call, tasks/get, the result, the pending-task answer of a plain call): the workflow in
+ * the Temporal Web UI, `<base>/namespaces/<namespace>/workflows/<workflowId>`. Absent when the server has no Web UI
+ * configured (TEMPORAL_WEB_UI_URL=off).
+ */
+export const WEB_UI_META = 'temporal-mcp-tasks/web-ui';

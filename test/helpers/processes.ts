@@ -15,10 +15,20 @@ export function serverEnv(taskQueue: string, extra: Record<string, string> = {})
   };
 }
 
+/** How a spawned process ended. */
+export interface ProcessExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
 /** A spawned process in its own process group. */
 export interface SpawnedProcess {
   /** Kills the whole process group (npm and node) with `signal`, and waits for the exit. */
   kill(signal?: NodeJS.Signals): Promise<void>;
+  /** Resolves when it has exited, however. */
+  exited: Promise<ProcessExit>;
+  /** Everything it wrote on stderr so far. */
+  stderr(): string;
 }
 
 /** A spawned `npm run -s serve -- --http …` process. */
@@ -30,7 +40,7 @@ export interface HttpServerProcess extends SpawnedProcess {
 function spawnUntilReady(what: string, command: string, args: string[], env: Record<string, string>, ready: RegExp, timeoutMs: number) {
   const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'], detached: true });
   let stderr = '';
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const exited = new Promise<ProcessExit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   const kill = async (signal: NodeJS.Signals = 'SIGTERM') => {
     if (child.exitCode === null && child.signalCode === null) {
       try {
@@ -38,10 +48,10 @@ function spawnUntilReady(what: string, command: string, args: string[], env: Rec
       } catch {
         // already gone
       }
-      await exited;
     }
+    await exited;
   };
-  return new Promise<{ match: RegExpExecArray; kill: SpawnedProcess['kill'] }>((resolve, reject) => {
+  return new Promise<{ match: RegExpExecArray } & SpawnedProcess>((resolve, reject) => {
     const timer = setTimeout(() => {
       void kill('SIGKILL');
       reject(new Error(`${what} did not start within ${timeoutMs} ms:\n${stderr}`));
@@ -51,7 +61,7 @@ function spawnUntilReady(what: string, command: string, args: string[], env: Rec
       const match = ready.exec(stderr);
       if (match) {
         clearTimeout(timer);
-        resolve({ match, kill });
+        resolve({ match, kill, exited, stderr: () => stderr });
       }
     });
     child.once('exit', (code) => {
@@ -61,28 +71,34 @@ function spawnUntilReady(what: string, command: string, args: string[], env: Rec
   });
 }
 
-/** Spawns the HTTP server through npm, as a user would, and waits until it listens (on loopback unless `host` says). */
+/**
+ * Spawns the HTTP server through npm, as a user would, and waits until it listens (on loopback unless `host` says).
+ * With `via: 'node'` the server is the spawned process itself, as a process manager runs it: its own exit code and
+ * its last lines are seen (npm does not wait for its child when it is signalled).
+ */
 export async function spawnHttpServer(
   taskQueue: string,
   port: number,
   extraEnv: Record<string, string> = {},
   extraArgs: string[] = [],
   host = '127.0.0.1',
+  via: 'npm' | 'node' = 'npm',
 ): Promise<HttpServerProcess> {
-  const { match, kill } = await spawnUntilReady(
+  const serve = ['--http', `${host}:${port}`, ...extraArgs];
+  const { match, ...spawned } = await spawnUntilReady(
     'the HTTP server',
-    'npm',
-    ['run', '-s', 'serve', '--', '--http', `${host}:${port}`, ...extraArgs],
+    via === 'npm' ? 'npm' : process.execPath,
+    via === 'npm' ? ['run', '-s', 'serve', '--', ...serve] : ['--import', 'tsx', 'src/mcp/main.ts', ...serve],
     serverEnv(taskQueue, extraEnv),
     /MCP Streamable HTTP on (http:\/\/[^\s,]+)/,
     30_000,
   );
-  return { url: match[1], kill };
+  return { url: match[1], ...spawned };
 }
 
 /** Spawns a worker process for `taskQueue` and waits until it polls. */
 export async function spawnWorker(taskQueue: string, env: Record<string, string>): Promise<SpawnedProcess> {
-  const { kill } = await spawnUntilReady(
+  const { match: _ready, ...spawned } = await spawnUntilReady(
     'the worker',
     process.execPath,
     ['--import', 'tsx', 'src/worker.ts'],
@@ -90,11 +106,18 @@ export async function spawnWorker(taskQueue: string, env: Record<string, string>
     /worker: polling/,
     60_000,
   );
-  return { kill };
+  return spawned;
 }
 
 /** Spawns `python script` (a Temporal worker of another SDK) for `taskQueue` and waits until it says it polls. */
 export async function spawnPythonWorker(python: string, script: string, taskQueue: string): Promise<SpawnedProcess> {
-  const { kill } = await spawnUntilReady('the Python worker', python, [script], serverEnv(taskQueue), /worker: polling/, 60_000);
-  return { kill };
+  const { match: _ready, ...spawned } = await spawnUntilReady(
+    'the Python worker',
+    python,
+    [script],
+    serverEnv(taskQueue),
+    /worker: polling/,
+    60_000,
+  );
+  return spawned;
 }

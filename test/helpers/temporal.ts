@@ -5,8 +5,8 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Runtime, DefaultLogger, type Worker } from '@temporalio/worker';
 import type { ActivityConfig } from '../../src/activities';
-import type { TemporalConfig } from '../../src/shared/temporal-config';
-import { createInvoiceWorker } from '../../src/worker';
+import { webUiUrlFromEnv, type TemporalConfig } from '../../src/shared/temporal-config';
+import { createInvoiceWorker, type InvoiceWorkerOptions } from '../../src/worker';
 import type { Invoice } from '../../src/shared/invoice';
 import { pollUntil } from '../../src/util/wait';
 import { TEST_ENV } from './dev-server';
@@ -23,7 +23,7 @@ export function testAddress(): string {
 /** A Temporal config for the run's dev server and a task queue of the caller's own. */
 export function testTemporalConfig(taskQueue: string): TemporalConfig {
   const address = testAddress();
-  return { address, namespace: 'default', taskQueue, connectionOptions: { address } };
+  return { address, namespace: 'default', taskQueue, connectionOptions: { address }, webUiUrl: webUiUrlFromEnv(address, {}) };
 }
 
 /** A fresh task queue name, so that test files never share workers. */
@@ -72,8 +72,16 @@ export function quietTemporalLogs(): void {
   runtimeInstalled = true;
 }
 
-/** Starts a worker for `taskQueue` with the run's prebuilt workflow bundle, on `shared` or a connection of its own. */
-export async function startWorker(taskQueue: string, activities: ActivityConfig, shared?: NativeConnection): Promise<RunningWorker> {
+/**
+ * Starts a worker for `taskQueue` with the run's prebuilt workflow bundle (or `options.workflowBundle`, e.g. one built
+ * with the tracing interceptors), on `shared` or a connection of its own.
+ */
+export async function startWorker(
+  taskQueue: string,
+  activities: ActivityConfig,
+  shared?: NativeConnection,
+  options: Pick<InvoiceWorkerOptions, 'workflowBundle' | 'telemetry'> = {},
+): Promise<RunningWorker> {
   quietTemporalLogs();
   const connection = shared ?? (await NativeConnection.connect({ address: testAddress() }));
   const worker = await createInvoiceWorker({
@@ -81,7 +89,8 @@ export async function startWorker(taskQueue: string, activities: ActivityConfig,
     namespace: 'default',
     taskQueue,
     activities,
-    workflowBundle: testWorkflowBundle(),
+    workflowBundle: options.workflowBundle ?? testWorkflowBundle(),
+    ...(options.telemetry && { telemetry: options.telemetry }),
   });
   const running = worker.run();
   return {
@@ -133,4 +142,10 @@ export function eventually<T>(check: () => Promise<T | undefined>, what: string,
     maxIntervalMs: 500,
     what: () => `${what} (${timeoutMs} ms)${last ? ` (last error: ${(last as Error).message})` : ''}`,
   });
+}
+
+/** The Web UI link a server of this run gives a task: the dev server's UI, on the gRPC port + 1000. */
+export function expectedWebUiLink(taskId: string): string {
+  const [host, port] = testAddress().split(':');
+  return `http://${host}:${Number(port) + 1000}/namespaces/default/workflows/${taskId}`;
 }

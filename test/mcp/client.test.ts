@@ -9,7 +9,15 @@ import { approvalRequest } from '../../src/shared/invoice';
 import { runClient } from '../helpers/cli';
 import { freePort } from '../helpers/dev-server';
 import { spawnHttpServer, type HttpServerProcess } from '../helpers/processes';
-import { eventually, sampleInvoice, startWorker, tempActivityConfig, uniqueTaskQueue, type RunningWorker } from '../helpers/temporal';
+import {
+  eventually,
+  expectedWebUiLink,
+  sampleInvoice,
+  startWorker,
+  tempActivityConfig,
+  uniqueTaskQueue,
+  type RunningWorker,
+} from '../helpers/temporal';
 
 const taskQueue = uniqueTaskQueue('client');
 let worker: RunningWorker;
@@ -57,6 +65,9 @@ describe('temporal-mcp-client', () => {
     expect(run.code).toBe(EXIT.completed);
     const outcome = JSON.parse(run.stdout);
     expect(outcome).toMatchObject({ status: 'completed', result: { structuredContent: { outcome: 'paid' } } });
+    expect(outcome.webUi).toBe(expectedWebUiLink(outcome.taskId));
+    // The link is printed once, beside the status lines.
+    expect(run.stderr.split(expectedWebUiLink(outcome.taskId))).toHaveLength(2);
     expect(run.stderr).toMatch(/answered accept \{"decision":"approve"\}/);
     const [stored] = new LocalTaskStore(stateDir).tasks();
     expect(stored).toMatchObject({ taskId: outcome.taskId, server: server.url, tool: 'process_invoice', status: 'completed' });
@@ -86,6 +97,7 @@ describe('temporal-mcp-client', () => {
     );
     expect(resumed.code).toBe(EXIT.completed);
     expect(resumed.stdout).toMatch(/was rejected; nothing was paid/);
+    expect(resumed.stderr).toContain(`task ${stored.taskId}: ${expectedWebUiLink(stored.taskId)}`);
   });
 
   test('exit codes: 1 for a tool error, 4 for a cancelled task, 2 for usage errors, 5 for an unreachable server, 7 for an unknown task', async () => {

@@ -13,7 +13,16 @@ import { freePort } from '../helpers/dev-server';
 import { APPROVE, getTask, newMcpClient, ScriptedUser, startInvoiceTask, taskResult } from '../helpers/mcp';
 import { serverEnv, spawnHttpServer, type HttpServerProcess } from '../helpers/processes';
 import { pythonClients, runPythonClient } from '../helpers/python';
-import { eventually, sampleInvoice, startWorker, tempActivityConfig, uniqueTaskQueue, type RunningWorker } from '../helpers/temporal';
+import {
+  eventually,
+  expectedWebUiLink,
+  sampleInvoice,
+  startWorker,
+  tempActivityConfig,
+  uniqueTaskQueue,
+  type RunningWorker,
+} from '../helpers/temporal';
+import { WEB_UI_META } from '../../src/shared/wire';
 
 const TASKS = 'io.modelcontextprotocol/tasks';
 const taskQueue = uniqueTaskQueue('gen2');
@@ -316,6 +325,7 @@ describe('the wire, written by hand', () => {
     );
     expect(result.content).toEqual([]);
     expect(result).toMatchObject({ resultType: 'task', status: 'working' });
+    expect(result._meta[WEB_UI_META]).toBe(expectedWebUiLink(result.taskId));
     expect(result.createdAt).toBe(result.lastUpdatedAt);
     await rpc('tasks/cancel', { taskId: result.taskId });
   });
@@ -324,6 +334,7 @@ describe('the wire, written by hand', () => {
     const taskId = (await rpc('tools/call', { name: 'process_invoice', arguments: sampleInvoice() })).body.result!.taskId as string;
     const waiting = await waitForStatus(taskId, 'input_required');
     expect(Object.keys(waiting.inputRequests)).toEqual(['approval']);
+    expect(waiting._meta[WEB_UI_META]).toBe(expectedWebUiLink(taskId));
     expect(waiting.inputRequests.approval).toMatchObject({ method: 'elicitation/create', params: { mode: 'form' } });
 
     const unknown = await rpc('tasks/update', { taskId, inputResponses: { nonsense: { action: 'accept', content: {} } } });
@@ -345,7 +356,10 @@ describe('the wire, written by hand', () => {
       inputResponses: { approval: { action: 'accept', content: { decision: 'reject' } } },
     });
     expect(again.body.result).toMatchObject({ resultType: 'complete' });
-    expect((await waitForStatus(taskId, 'completed')).result.structuredContent.outcome).toBe('paid');
+    const completed = await waitForStatus(taskId, 'completed');
+    expect(completed.result.structuredContent.outcome).toBe('paid');
+    expect(completed._meta[WEB_UI_META]).toBe(expectedWebUiLink(taskId));
+    expect(completed.result._meta[WEB_UI_META]).toBe(expectedWebUiLink(taskId));
     // tasks/cancel on a terminal task is acknowledged and changes nothing.
     expect((await rpc('tasks/cancel', { taskId })).body.result).toMatchObject({ resultType: 'complete' });
     expect((await rpc('tasks/get', { taskId })).body.result!.status).toBe('completed');
@@ -447,6 +461,7 @@ describe('the wire, written by hand', () => {
     const mute = (await rpc('tools/call', { name: 'process_invoice', arguments: sampleInvoice() }, { capabilities: {} })).body.result!;
     expect(mute.isError).toBeUndefined();
     expect(mute.structuredContent.pendingTask).toMatchObject({ status: 'input_required', question: { key: 'approval', mode: 'form' } });
+    expect(mute._meta[WEB_UI_META]).toBe(expectedWebUiLink(mute.structuredContent.pendingTask.taskId));
     for (const taskId of [forView.structuredContent.pendingTask.taskId, mute.structuredContent.pendingTask.taskId]) {
       await rpc('tasks/cancel', { taskId });
     }

@@ -1,14 +1,37 @@
 import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CallToolResultSchema, ErrorCode, RELATED_TASK_META_KEY } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolResultSchema,
+  CreateTaskResultSchema,
+  ErrorCode,
+  McpError,
+  RELATED_TASK_META_KEY,
+} from '@modelcontextprotocol/sdk/types.js';
+import { Client as TemporalClient, Connection } from '@temporalio/client';
+import { msToTs } from '@temporalio/common/lib/time';
 import { PaymentsLedger } from '../../src/activities/payments';
-import { sleep } from '../../src/util/wait';
-import { freePort, ROOT } from '../helpers/dev-server';
+import { orphanGuardFetch } from '../../src/client/orphan-guard';
+import { WEB_UI_META } from '../../src/shared/wire';
+import { pollUntil, sleep } from '../../src/util/wait';
+import { freePort, ROOT, temporalDev } from '../helpers/dev-server';
 import { APPROVE, errorCodeOf, getTask, newMcpClient, ScriptedUser, startInvoiceTask, taskResult, waitForTask } from '../helpers/mcp';
 import { serverEnv, spawnHttpServer, type HttpServerProcess } from '../helpers/processes';
-import { eventually, sampleInvoice, startWorker, tempActivityConfig, uniqueTaskQueue, type RunningWorker } from '../helpers/temporal';
+import {
+  eventually,
+  expectedWebUiLink,
+  sampleInvoice,
+  startWorker,
+  tempActivityConfig,
+  testAddress,
+  uniqueTaskQueue,
+  type RunningWorker,
+} from '../helpers/temporal';
 
 interface JsonRpcError {
   error: { code: number; message: string };
@@ -43,10 +66,33 @@ async function httpClient(url: string, user = new ScriptedUser(() => APPROVE), t
   return { client, user };
 }
 
-async function httpServer(env: Record<string, string> = {}): Promise<HttpServerProcess> {
-  const server = await spawnHttpServer(taskQueue, await freePort(), env);
+async function httpServer(env: Record<string, string> = {}, via: 'npm' | 'node' = 'npm'): Promise<HttpServerProcess> {
+  const server = await spawnHttpServer(taskQueue, await freePort(), env, [], '127.0.0.1', via);
   servers.push(server);
   return server;
+}
+
+/** `npm run -s serve -- …args` to its end. */
+function runServe(args: string[], env: Record<string, string>) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn('npm', ['run', '-s', 'serve', '--', ...args], { cwd: ROOT, env: serverEnv(taskQueue, env) });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** A GET with a Host header of our choosing (fetch does not let one set it). */
+function getWithHost(url: string, host: string): Promise<{ status: number }> {
+  return new Promise((resolve, reject) => {
+    const request = http.get(url, { headers: { host } }, (response) => {
+      response.resume();
+      resolve({ status: response.statusCode ?? 0 });
+    });
+    request.once('error', reject);
+  });
 }
 
 async function paidOnce(taskId: string): Promise<string[]> {
@@ -139,6 +185,159 @@ describe('Streamable HTTP (npm run -s serve -- --http)', () => {
     expect(user.asked).toHaveLength(1);
     const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
     expect(result.structuredContent).toMatchObject({ outcome: 'paid' });
+  });
+
+  test('every answer about a task links its workflow in the Web UI: the created task, tasks/get, the result, a plain call that stops at a question', async () => {
+    const server = await httpServer();
+    const { client } = await httpClient(server.url);
+    const created = await client.request(
+      { method: 'tools/call', params: { name: 'process_invoice', arguments: sampleInvoice() as never, task: {} } },
+      CreateTaskResultSchema,
+    );
+    const link = expectedWebUiLink(created.task.taskId);
+    expect(created._meta?.[WEB_UI_META]).toBe(link);
+    expect((await client.experimental.tasks.getTask(created.task.taskId))._meta?.[WEB_UI_META]).toBe(link);
+    const result = await taskResult(client, created.task.taskId);
+    expect(result._meta).toMatchObject({ [WEB_UI_META]: link, [RELATED_TASK_META_KEY]: { taskId: created.task.taskId } });
+    // The model reads the text; the link is for people and clients.
+    expect(JSON.stringify(result.content)).not.toContain(link);
+
+    // A client that cannot be asked: its plain call answers with the pending task at the question.
+    const mute = newMcpClient('mute', false);
+    await mute.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+    clients.push(mute);
+    const pending = await mute.callTool({ name: 'process_invoice', arguments: sampleInvoice() });
+    const { pendingTask } = pending.structuredContent as { pendingTask: { taskId: string } };
+    expect(pending._meta?.[WEB_UI_META]).toBe(expectedWebUiLink(pendingTask.taskId));
+    await mute.experimental.tasks.cancelTask(pendingTask.taskId);
+
+    const off = await httpServer({ TEMPORAL_WEB_UI_URL: 'off' });
+    const plain = await httpClient(off.url);
+    expect((await plain.client.experimental.tasks.getTask(created.task.taskId))._meta?.[WEB_UI_META]).toBeUndefined();
+    const custom = await httpServer({ TEMPORAL_WEB_UI_URL: 'https://temporal.example.com/ui/' });
+    const other = await httpClient(custom.url);
+    expect((await other.client.experimental.tasks.getTask(created.task.taskId))._meta?.[WEB_UI_META]).toBe(
+      `https://temporal.example.com/ui/namespaces/default/workflows/${created.task.taskId}`,
+    );
+  });
+
+  test('MCP_LOG_FORMAT=json: stderr holds one JSON object a line, and the lines of a task creation carry its taskId', async () => {
+    const server = await httpServer({ MCP_LOG_FORMAT: 'json', MCP_LOG_LEVEL: 'debug' }, 'node');
+    const { client } = await httpClient(server.url);
+    const task = await startInvoiceTask(client, sampleInvoice());
+    await getTask(client, task.taskId);
+    await client.experimental.tasks.cancelTask(task.taskId);
+    await server.kill('SIGTERM');
+    const lines = server
+      .stderr()
+      .split('\n')
+      .filter((line) => line !== '');
+    const entries = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    for (const entry of entries) {
+      expect(entry).toMatchObject({ time: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), level: expect.any(String), msg: expect.any(String) });
+    }
+    const creation = entries.filter((entry) => entry.method === 'tools/call');
+    expect(creation.map((entry) => entry.msg)).toContain('task created');
+    for (const entry of creation) expect(entry).toMatchObject({ taskId: task.taskId, principal: expect.stringMatching(/^local:/) });
+    expect(entries.find((entry) => entry.msg === 'task cancellation requested')).toMatchObject({
+      taskId: task.taskId,
+      method: 'tasks/cancel',
+    });
+    expect(entries.map((entry) => entry.msg)).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^serve: MCP Streamable HTTP on/), 'serve: stopped']),
+    );
+  });
+
+  test('GET /healthz answers {"status":"ok"} without credentials and only for an allowed Host; 503 with the reason once Temporal is gone', async () => {
+    const tokens = { MCP_AUTH_TOKENS: 'alice=alice-token-0123456789' };
+    const server = await httpServer(tokens);
+    const healthz = server.url.replace(/\/mcp$/, '/healthz');
+    const ok = await fetch(healthz);
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toEqual({ status: 'ok' });
+    expect((await fetch(healthz, { method: 'POST' })).status).toBe(405);
+    expect((await getWithHost(healthz, 'rebinding.example')).status).toBe(403);
+
+    // A dev server of its own, stopped under a running MCP server: /healthz turns 503 and says why.
+    const port = await freePort();
+    const stateDir = mkdtempSync(path.join(os.tmpdir(), 'healthz-'));
+    await temporalDev('start', port, stateDir);
+    try {
+      const orphan = await httpServer({ TEMPORAL_ADDRESS: `127.0.0.1:${port}` });
+      const orphanHealthz = orphan.url.replace(/\/mcp$/, '/healthz');
+      expect((await fetch(orphanHealthz)).status).toBe(200);
+      await temporalDev('stop', port, stateDir);
+      const down = await fetch(orphanHealthz);
+      expect(down.status).toBe(503);
+      expect(await down.json()).toEqual({
+        status: 'unavailable',
+        reason: expect.stringMatching(/^Temporal did not answer DescribeNamespace within 2000 ms/),
+      });
+    } finally {
+      await temporalDev('stop', port, stateDir);
+    }
+  });
+
+  test('SIGTERM: a blocked tasks/result sees its stream end, /healthz stops answering, the server exits 0 within seconds', async () => {
+    const server = await httpServer({ MCP_LOG_LEVEL: 'debug' }, 'node');
+    // A client that cannot be asked: its tasks/result blocks while the task waits for an answer.
+    const client = newMcpClient('blocked', false);
+    await client.connect(new StreamableHTTPClientTransport(new URL(server.url), { fetch: orphanGuardFetch() }));
+    clients.push(client);
+    const task = await startInvoiceTask(client, sampleInvoice());
+    await waitForTask(client, task.taskId, (t) => t.status === 'input_required');
+    const blocked = taskResult(client, task.taskId, 60_000).then(
+      () => 'answered',
+      (error: unknown) => error,
+    );
+    await pollUntil(() => (server.stderr().includes(`waiting for the task to finish method=tasks/result`) ? true : undefined), {
+      timeoutMs: 10_000,
+      what: 'the server to wait in tasks/result',
+    });
+    const signalled = Date.now();
+    await server.kill('SIGTERM');
+    expect(await server.exited).toEqual({ code: 0, signal: null });
+    expect(Date.now() - signalled).toBeLessThan(5_000);
+    const outcome = await blocked;
+    expect(outcome).toBeInstanceOf(McpError);
+    expect((outcome as McpError).code).toBe(ErrorCode.ConnectionClosed);
+    expect(server.stderr()).toMatch(/serve: SIGTERM: stopping[\s\S]*serve: stopped/);
+    await expect(fetch(server.url.replace(/\/mcp$/, '/healthz'))).rejects.toThrow();
+
+    // Nothing was lost: the task lives in Temporal, and another server finishes it.
+    const other = await httpClient((await httpServer()).url);
+    expect((await taskResult(other.client, task.taskId)).structuredContent).toMatchObject({ outcome: 'paid' });
+  });
+
+  test('serve --check: one line and exit 0 when the namespace and the search attribute are there; exit 1 naming what is missing', async () => {
+    const ok = await runServe(['--check'], {});
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toMatch(
+      /^serve: ok: Temporal 127\.0\.0\.1:\d+, namespace default \(retention [\d.]+ h\), search attribute McpPrincipal\n$/,
+    );
+    const missing = await runServe(['--check'], { TEMPORAL_NAMESPACE: 'no-such-namespace' });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/namespace "no-such-namespace" does not exist/);
+
+    // A namespace of its own, without the search attribute.
+    const namespace = `check-${Date.now()}`;
+    const connection = await Connection.connect({ address: testAddress() });
+    try {
+      await new TemporalClient({ connection }).workflowService.registerNamespace({
+        namespace,
+        workflowExecutionRetentionPeriod: msToTs('1 day'),
+      });
+    } finally {
+      await connection.close();
+    }
+    const bare = await eventually(async () => {
+      const run = await runServe(['--check'], { TEMPORAL_NAMESPACE: namespace });
+      return /search attribute/.test(run.stderr) ? run : undefined;
+    }, 'the new namespace to be known');
+    expect(bare.code).toBe(1);
+    expect(bare.stderr).toMatch(
+      /search attribute McpPrincipal is not registered in namespace "check-\d+".*--name McpPrincipal --type Keyword/,
+    );
   });
 
   test('bad HTTP input gets JSON-RPC errors: oversized body 413, broken JSON -32700, unknown session 404, wrong path 404', async () => {

@@ -4,6 +4,7 @@ import { checkFormContent, type InputResponse, type PendingInput } from '../../s
 import { INPUT_KEY_META } from '../../shared/wire';
 import type { TaskView, TemporalTaskBackend } from '../tasks/repository';
 import { addBounded, setBounded } from '../../util/bounded';
+import { log } from '../../util/log';
 
 /** Questions a connection remembers at most (answered, dismissed, refused); the oldest are forgotten first. */
 const PER_CONNECTION_LIMIT = 1000;
@@ -122,7 +123,10 @@ export class InputChannel {
       .catch((error: unknown): AskOutcome => {
         // The answer may not have reached the workflow: read the task afresh and ask again (a client that remembers
         // its answers gives it without asking its user).
-        console.error(`input for task ${view.task.taskId}: ${(error as Error).message}`);
+        log.warn(`input for task ${view.task.taskId}: ${(error as Error).message}`, {
+          taskId: view.task.taskId,
+          principal: this.principal,
+        });
         return { kind: 'superseded' };
       })
       .then((result) => {

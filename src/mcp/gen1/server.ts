@@ -19,13 +19,15 @@ import {
   type Task,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { annotateRequest, traceRequest } from '../../shared/telemetry';
 import { REPLAYED_META } from '../../shared/wire';
 import { APP_RESOURCES, readAppResource, rendersApps } from '../app/ui';
 import { describeTool, idempotencyOf, invalidArgumentsResult, invalidArgumentsText, pendingTaskResult, ttlOf } from '../call-tool';
 import { setBounded } from '../../util/bounded';
+import { log } from '../../util/log';
 import { InputChannel, type InputChannelOptions } from './input-channel';
 import { isTemporalUnavailable, temporalUnavailable } from '../tasks/errors';
-import { TemporalTaskBackend, type TaskView } from '../tasks/repository';
+import { TemporalTaskBackend, webUiMeta, type TaskView } from '../tasks/repository';
 import type { DirectTool, ToolDefinition } from '../tools/types';
 import { PACKAGE_NAME, PACKAGE_VERSION } from '../../version';
 
@@ -85,14 +87,16 @@ export function createBridgeServer(deps: BridgeDependencies): Server {
   });
   const connection = new Gen1Connection(server, deps);
   const descriptors = deps.tools.map(describeTool);
+  const on = <Schema extends RequestSchema>(schema: Schema, handler: Handler<Schema>) =>
+    onRequest(server, schema, handler, deps.principalOf);
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: descriptors }));
   server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: APP_RESOURCES }));
-  onRequest(server, ReadResourceRequestSchema, (request) => readAppResource(request.params.uri));
-  onRequest(server, CallToolRequestSchema, (request, extra) => connection.callTool(request, extra));
-  onRequest(server, GetTaskRequestSchema, (request, extra) => connection.getTask(request.params.taskId, extra));
-  onRequest(server, ListTasksRequestSchema, (request, extra) => connection.listTasks(request.params?.cursor, extra));
-  onRequest(server, CancelTaskRequestSchema, (request, extra) => connection.cancelTask(request.params.taskId, extra));
-  onRequest(server, GetTaskPayloadRequestSchema, async (request, extra) => (await connection.awaitResult(request.params.taskId, extra))!);
+  on(ReadResourceRequestSchema, (request) => readAppResource(request.params.uri));
+  on(CallToolRequestSchema, (request, extra) => connection.callTool(request, extra));
+  on(GetTaskRequestSchema, (request, extra) => connection.getTask(request.params.taskId, extra));
+  on(ListTasksRequestSchema, (request, extra) => connection.listTasks(request.params?.cursor, extra));
+  on(CancelTaskRequestSchema, (request, extra) => connection.cancelTask(request.params.taskId, extra));
+  on(GetTaskPayloadRequestSchema, async (request, extra) => (await connection.awaitResult(request.params.taskId, extra))!);
   return server;
 }
 
@@ -157,12 +161,17 @@ export class Gen1Connection {
       requestedTtl: ttlOf(task),
       ...idempotencyOf(request.params._meta as Record<string, unknown> | undefined),
     });
+    annotateRequest({ taskId: view.task.taskId });
     this.observe(view);
     if (task) {
       const token = extra._meta?.progressToken;
       if (token !== undefined) setBounded(this.progressTokens, view.task.taskId, token, PER_CONNECTION_LIMIT);
       const immediate = tool.immediateResponse?.(parsed.value, view.task.taskId);
-      const meta = { ...(immediate && { [MODEL_IMMEDIATE_RESPONSE_META]: immediate }), ...(view.replayed && { [REPLAYED_META]: true }) };
+      const meta = {
+        ...(immediate && { [MODEL_IMMEDIATE_RESPONSE_META]: immediate }),
+        ...(view.replayed && { [REPLAYED_META]: true }),
+        ...webUiMeta(view),
+      };
       return { task: gen1Task(view), ...(Object.keys(meta).length > 0 && { _meta: meta }) };
     }
     // A host that renders the task view gets the task at once: the view follows it, nothing waits.
@@ -174,13 +183,17 @@ export class Gen1Connection {
     return pendingTaskResult(now, unaskable ? { kind: 'question' } : { kind: 'budget', budgetMs: this.deps.inlineBudgetMs });
   }
 
-  /** tasks/get; a client that only polls is offered the pending question on its standalone stream. */
-  async getTask(taskId: string, extra: Extra): Promise<Task> {
+  /**
+   * tasks/get, with the workflow's Web UI link in `_meta`; a client that only polls is offered the pending question on
+   * its standalone stream.
+   */
+  async getTask(taskId: string, extra: Extra): Promise<Task & { _meta?: Record<string, unknown> }> {
     const principal = this.deps.principalOf(extra);
     const view = await this.deps.backend.get(taskId, principal);
     this.observe(view);
     if (view.input) this.channelFor(principal).offer(view);
-    return gen1Task(view);
+    const meta = webUiMeta(view);
+    return { ...gen1Task(view), ...(Object.keys(meta).length > 0 && { _meta: meta }) };
   }
 
   /** tasks/list: the caller's tasks, a page at a time. */
@@ -203,6 +216,7 @@ export class Gen1Connection {
    */
   async awaitResult(taskId: string, extra: Extra, budgetMs = Infinity): Promise<CallToolResult | undefined> {
     const endWait = this.deps.backend.quotas.beginWait(this.deps.principalOf(extra));
+    log.debug('waiting for the task to finish', { taskId, ...(budgetMs !== Infinity && { budgetMs }) });
     try {
       return await this.waitForResult(taskId, extra, budgetMs);
     } finally {
@@ -287,17 +301,23 @@ export class Gen1Connection {
   }
 }
 
+type RequestSchema = z.ZodObject<{ method: z.ZodLiteral<string> }>;
+type Handler<Schema extends RequestSchema> = (request: z.infer<Schema>, extra: Extra) => Promise<object>;
+
 /**
  * Registers a handler whose malformed params get -32602 Invalid params (the SDK's own parsing would answer
- * -32603), with the problem spelled out, and whose "Temporal unreachable" failures get the retryable error.
+ * -32603), with the problem spelled out, and whose "Temporal unreachable" failures get the retryable error. A
+ * tools/call or tasks/* request runs in its own span and log context (method, principal, tool, task).
  */
-function onRequest<Schema extends z.ZodObject<{ method: z.ZodLiteral<string> }>>(
+function onRequest<Schema extends RequestSchema>(
   server: Server,
   schema: Schema,
-  handler: (request: z.infer<Schema>, extra: Extra) => Promise<object>,
+  handler: Handler<Schema>,
+  principalOf: BridgeDependencies['principalOf'],
 ): void {
   const method = schema.shape.method.value;
   const anyParams = z.looseObject({ method: z.literal(method), params: z.unknown().optional() });
+  const traced = method === 'tools/call' || method.startsWith('tasks/');
   server.setRequestHandler(
     anyParams as never,
     (async (request: unknown, extra: Extra) => {
@@ -305,7 +325,18 @@ function onRequest<Schema extends z.ZodObject<{ method: z.ZodLiteral<string> }>>
       if (!parsed.success) {
         throw new McpError(ErrorCode.InvalidParams, `Invalid params for ${method}: ${z.prettifyError(parsed.error).replace(/\n/g, ' ')}`);
       }
-      return mapTemporalErrors(handler(parsed.data, extra));
+      if (!traced) return mapTemporalErrors(handler(parsed.data, extra));
+      const params = (parsed.data as { params?: { name?: unknown; taskId?: unknown; _meta?: Record<string, unknown> } }).params;
+      return traceRequest(
+        {
+          method,
+          principal: principalOf(extra),
+          ...(typeof params?.name === 'string' && { tool: params.name }),
+          ...(typeof params?.taskId === 'string' && { taskId: params.taskId }),
+          ...(params?._meta && { meta: params._meta }),
+        },
+        () => mapTemporalErrors(handler(parsed.data, extra)),
+      );
     }) as never,
   );
 }

@@ -21,10 +21,11 @@ import {
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { PendingInput } from '../../shared/task-contract';
+import { annotateRequest, traceRequest, type RequestScope } from '../../shared/telemetry';
 import { APP_RESOURCES, readAppResource, rendersApps } from '../app/ui';
 import { describeTool, idempotencyOf, invalidArgumentsResult, invalidArgumentsText, pendingTaskResult } from '../call-tool';
 import { isTemporalUnavailable, temporalUnavailable } from '../tasks/errors';
-import type { TaskView, TemporalTaskBackend } from '../tasks/repository';
+import { webUiMeta, type TaskView, type TemporalTaskBackend } from '../tasks/repository';
 import type { DirectTool, ToolDefinition, WorkflowTool } from '../tools/types';
 
 /** The extension id of MCP tasks in protocol 2026-07-28 (SEP-2663). */
@@ -80,68 +81,88 @@ export function createModernServer(deps: ModernDependencies, principal: string):
   });
   const { backend } = deps;
   const byName = new Map(deps.tools.map((tool) => [tool.name, tool]));
+  /** A tools/call or tasks/* request in its span and log context. */
+  const traced = <T>(method: string, params: { name?: unknown; taskId?: unknown; _meta?: unknown }, work: () => Promise<T>) => {
+    const scope: RequestScope = { method, principal };
+    if (typeof params.name === 'string') scope.tool = params.name;
+    if (typeof params.taskId === 'string') scope.taskId = params.taskId;
+    if (params._meta && typeof params._meta === 'object') scope.meta = params._meta as Record<string, unknown>;
+    return traceRequest(scope, work);
+  };
 
   server.setRequestHandler('tools/list', async () => ({ tools: deps.tools.map(describeTool) as never }));
   server.setRequestHandler('resources/list', async () => ({ resources: APP_RESOURCES }));
   server.setRequestHandler('resources/read', (request) => protocolErrors(() => readAppResource(request.params.uri)) as never);
 
   server.setRequestHandler('tools/call', (request, ctx) =>
-    protocolErrors(async (): Promise<CallToolResult | InputRequiredResult> => {
-      const { name, arguments: rawArgs } = request.params;
-      const tool = byName.get(name);
-      if (!tool) {
-        throw new ProtocolError(
-          ProtocolErrorCode.InvalidParams,
-          `Unknown tool "${name}"; available tools: ${[...byName.keys()].join(', ')}`,
-        );
-      }
-      if (tool.kind === 'direct') {
-        const parsed = tool.input.check(rawArgs ?? {});
-        if (!parsed.ok) return invalidArgumentsResult(name, parsed.problems) as CallToolResult;
-        return runDirectTool(tool, parsed.value, ctx);
-      }
-      return callWorkflowTool(tool, request.params as { arguments?: unknown; _meta?: Record<string, unknown> }, ctx);
-    }),
+    traced('tools/call', request.params, () =>
+      protocolErrors(async (): Promise<CallToolResult | InputRequiredResult> => {
+        const { name, arguments: rawArgs } = request.params;
+        const tool = byName.get(name);
+        if (!tool) {
+          throw new ProtocolError(
+            ProtocolErrorCode.InvalidParams,
+            `Unknown tool "${name}"; available tools: ${[...byName.keys()].join(', ')}`,
+          );
+        }
+        if (tool.kind === 'direct') {
+          const parsed = tool.input.check(rawArgs ?? {});
+          if (!parsed.ok) return invalidArgumentsResult(name, parsed.problems) as CallToolResult;
+          return runDirectTool(tool, parsed.value, ctx);
+        }
+        return callWorkflowTool(tool, request.params as { arguments?: unknown; _meta?: Record<string, unknown> }, ctx);
+      }),
+    ),
   );
 
-  server.setRequestHandler('tasks/get', { params: TaskIdParams }, ({ taskId }, ctx) =>
-    protocolErrors(async () => {
-      requireTasks(ctx);
-      return (await detailedTask(backend, await backend.get(taskId, principal))) as never;
-    }),
+  server.setRequestHandler('tasks/get', { params: TaskIdParams }, (params, ctx) =>
+    traced('tasks/get', params, () =>
+      protocolErrors(async () => {
+        requireTasks(ctx);
+        const view = await backend.get(params.taskId, principal);
+        const meta = webUiMeta(view);
+        return { ...(await detailedTask(backend, view)), ...(Object.keys(meta).length > 0 && { _meta: meta }) } as never;
+      }),
+    ),
   );
 
   // The SDK lifts `inputResponses` out of every request's params into ctx.mcpReq.inputResponses.
-  server.setRequestHandler('tasks/update', { params: TaskIdParams }, ({ taskId }, ctx) =>
-    protocolErrors(async () => {
-      requireTasks(ctx);
-      const view = await backend.get(taskId, principal);
-      const responses = ctx.mcpReq.inputResponses;
-      if (responses === undefined || responses === null || typeof responses !== 'object' || Array.isArray(responses)) {
-        throw new ProtocolError(
-          ProtocolErrorCode.InvalidParams,
-          'tasks/update needs params.inputResponses: an object of answers keyed by input request',
-        );
-      }
-      // Unknown and already answered keys are ignored (SEP-2663); answers that do not fit fail the call, and none is passed on.
-      await backend.answer(view, responses as Record<string, unknown>);
-      return {};
-    }),
+  server.setRequestHandler('tasks/update', { params: TaskIdParams }, (params, ctx) =>
+    traced('tasks/update', params, () =>
+      protocolErrors(async () => {
+        const { taskId } = params;
+        requireTasks(ctx);
+        const view = await backend.get(taskId, principal);
+        const responses = ctx.mcpReq.inputResponses;
+        if (responses === undefined || responses === null || typeof responses !== 'object' || Array.isArray(responses)) {
+          throw new ProtocolError(
+            ProtocolErrorCode.InvalidParams,
+            'tasks/update needs params.inputResponses: an object of answers keyed by input request',
+          );
+        }
+        // Unknown and already answered keys are ignored (SEP-2663); answers that do not fit fail the call, and none is passed on.
+        await backend.answer(view, responses as Record<string, unknown>);
+        return {};
+      }),
+    ),
   );
 
   // Cooperative and acknowledged only; a terminal task is left as it is.
-  server.setRequestHandler('tasks/cancel', { params: TaskIdParams }, ({ taskId }, ctx) =>
-    protocolErrors(async () => {
-      requireTasks(ctx);
-      const view = await backend.get(taskId, principal);
-      if (!isTerminal(view.task.status)) {
-        await backend.cancel(taskId, principal).catch((error: unknown) => {
-          // It ended between the read and the cancel: nothing to do.
-          if (!(error instanceof McpError && error.code === ProtocolErrorCode.InvalidParams)) throw error;
-        });
-      }
-      return {};
-    }),
+  server.setRequestHandler('tasks/cancel', { params: TaskIdParams }, (params, ctx) =>
+    traced('tasks/cancel', params, () =>
+      protocolErrors(async () => {
+        const { taskId } = params;
+        requireTasks(ctx);
+        const view = await backend.get(taskId, principal);
+        if (!isTerminal(view.task.status)) {
+          await backend.cancel(taskId, principal).catch((error: unknown) => {
+            // It ended between the read and the cancel: nothing to do.
+            if (!(error instanceof McpError && error.code === ProtocolErrorCode.InvalidParams)) throw error;
+          });
+        }
+        return {};
+      }),
+    ),
   );
 
   async function callWorkflowTool(
@@ -157,6 +178,7 @@ export function createModernServer(deps: ModernDependencies, principal: string):
     let problem: string | undefined;
     if (resume !== undefined && typeof resume === 'object' && typeof resume.taskId === 'string') {
       // A retried plain call: hand its answers to the workflow, then keep waiting.
+      annotateRequest({ taskId: resume.taskId });
       view = await backend.get(resume.taskId, principal);
       const responses = ctx.mcpReq.inputResponses;
       if (responses && typeof responses === 'object') {
@@ -184,7 +206,15 @@ export function createModernServer(deps: ModernDependencies, principal: string):
         return invalidArgumentsResult(tool.name, parsed.problems) as CallToolResult;
       }
       view = await backend.create(tool, parsed.value, principal, idempotencyOf(params._meta));
-      if (withTasks) return { resultType: 'task', ...modernTask(view) } as unknown as CallToolResult;
+      annotateRequest({ taskId: view.task.taskId });
+      if (withTasks) {
+        const meta = webUiMeta(view);
+        return {
+          resultType: 'task',
+          ...modernTask(view),
+          ...(Object.keys(meta).length > 0 && { _meta: meta }),
+        } as unknown as CallToolResult;
+      }
       // A host that renders the task view gets the task at once: the view follows it, nothing waits.
       if (rendersApps(capabilities)) return pendingTaskResult(view, { kind: 'view' }) as CallToolResult;
     }

@@ -31,6 +31,9 @@ import {
   type PublishedTaskState,
   type TaskMeta,
 } from '../../shared/task-contract';
+import { webUiWorkflowUrl } from '../../shared/temporal-config';
+import { WEB_UI_META } from '../../shared/wire';
+import { log } from '../../util/log';
 import { retryWithBackoff } from '../../util/wait';
 import { isTemporalUnavailable, taskNotFound } from './errors';
 import { HistoryWatch } from './history-watch';
@@ -81,6 +84,8 @@ export interface TaskBackendOptions {
   marker: TaskMarker;
   /** Open tasks and concurrent waits per principal; default 1000 and 64. */
   quotas?: Partial<QuotaOptions>;
+  /** The Temporal Web UI's base URL: every task view links to its workflow there. None: no links. */
+  webUiUrl?: string;
 }
 
 /** How a task is created. */
@@ -122,6 +127,13 @@ export interface TaskView {
    * contract's `cancelledStatusMessage`); it is also the task's status message.
    */
   cancellationReport?: string;
+  /** The workflow in the Temporal Web UI, when the server knows the UI. */
+  webUiUrl?: string;
+}
+
+/** The `_meta` that links a task's answers to its workflow in the Web UI (empty without a Web UI). */
+export function webUiMeta(view: Pick<TaskView, 'webUiUrl'>): Record<string, string> {
+  return view.webUiUrl ? { [WEB_UI_META]: view.webUiUrl } : {};
 }
 
 /**
@@ -149,6 +161,12 @@ export class TemporalTaskBackend {
    */
   changed(view: TaskView, timeoutMs: number, signal?: AbortSignal): Promise<void> {
     return this.watch.changed(view.workflowId, view.historyLength, Math.max(timeoutMs, 0), signal);
+  }
+
+  /** The workflow's page in the Web UI, when there is one. */
+  private webUi(workflowId: string): { webUiUrl?: string } {
+    const base = this.options.webUiUrl;
+    return base ? { webUiUrl: webUiWorkflowUrl(base, this.client.options.namespace, workflowId) } : {};
   }
 
   /** Runs `work` (requests to Temporal) under the RPC deadline. */
@@ -200,10 +218,13 @@ export class TemporalTaskBackend {
       );
     } catch (error) {
       if (error instanceof WorkflowExecutionAlreadyStartedError && idempotencyKey !== undefined) {
-        return this.rpc(() => this.replay(workflowId, principal, tool.name, idempotencyKey, argumentsDigest));
+        const replayed = await this.rpc(() => this.replay(workflowId, principal, tool.name, idempotencyKey, argumentsDigest));
+        log.info('task found again for a repeated idempotency key', { taskId: workflowId, principal, tool: tool.name });
+        return replayed;
       }
       throw error;
     }
+    log.info('task created', { taskId: workflowId, principal, tool: tool.name, workflowType: tool.workflowType, ttl });
     // The answer is built from the start itself: a describe() could already show a later status.
     return {
       workflowId,
@@ -212,6 +233,7 @@ export class TemporalTaskBackend {
       inputs: [],
       historyLength: 0,
       replayed: false,
+      ...this.webUi(workflowId),
       task: { taskId: workflowId, status: 'working', createdAt, lastUpdatedAt: createdAt, ttl, pollInterval: meta.pollInterval },
     };
   }
@@ -299,6 +321,7 @@ export class TemporalTaskBackend {
       }
       throw error;
     }
+    log.info('task cancellation requested', { taskId, principal });
     return this.get(taskId, principal);
   }
 
@@ -312,8 +335,13 @@ export class TemporalTaskBackend {
       {
         isRetryable: isTemporalUnavailable,
         deadline: Date.now() + patienceMs,
+        onRetry: (error, attempt) => {
+          if (attempt === 0)
+            log.warn(`answer waits for Temporal: ${(error as Error).message}`, { taskId: view.task.taskId, key: response.key });
+        },
       },
     );
+    log.info('answer handed to the workflow', { taskId: view.task.taskId, key: response.key, action: response.action });
   }
 
   /**
@@ -324,7 +352,7 @@ export class TemporalTaskBackend {
    */
   async result(view: TaskView): Promise<CallToolResult> {
     const { taskId, status } = view.task;
-    const related = { [RELATED_TASK_META_KEY]: { taskId } };
+    const related = { [RELATED_TASK_META_KEY]: { taskId }, ...webUiMeta(view) };
     if (status === 'cancelled') {
       const message =
         view.cancellationReport === undefined
@@ -395,6 +423,7 @@ export class TemporalTaskBackend {
       tool: meta?.tool,
       inputs: [],
       historyLength: description.historyLength,
+      ...this.webUi(description.workflowId),
     };
     const closed = (status: Task['status'], statusMessage: string, toolError?: string): TaskView => ({
       ...ids,

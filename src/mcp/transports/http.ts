@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { isLegacyRequest, type McpHttpHandler } from '@modelcontextprotocol/server';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { log } from '../../util/log';
+import { sleep } from '../../util/wait';
 import { isTaskListen, type ListenRequest, type ListenSink } from '../gen2/task-subscriptions';
 import { isLoopbackHost, OriginPolicy, type HttpLimits } from './limits';
 import type { RequestAuthenticator } from './oauth';
@@ -29,16 +31,24 @@ export interface HttpServerOptions {
   authenticator?(endpointUrl: string): RequestAuthenticator;
   /** A session with no request for this long is closed (its client re-initializes and finds its tasks again). */
   sessionIdleMs?: number;
+  /** Answers `GET /healthz`: whether the server can do its work (Temporal answers). Without it, /healthz is 404. */
+  health?(): Promise<{ ok: true } | { ok: false; reason: string }>;
 }
 
 /** A running Streamable HTTP endpoint. */
 export interface RunningHttpServer {
   /** The endpoint, e.g. http://127.0.0.1:3000/mcp */
   url: string;
-  close(): Promise<void>;
+  /**
+   * Stops: accepts no more connections, answers 503 to requests on connections still open, ends every session and SSE
+   * stream (open tasks/result waits and subscriptions end; their clients go on elsewhere, since tasks live in
+   * Temporal), lets responses under way finish for up to `graceMs` (default 10 s), then cuts what is left.
+   */
+  close(graceMs?: number): Promise<void>;
 }
 
 const MCP_PATH = '/mcp';
+const HEALTH_PATH = '/healthz';
 const TASK_METHODS = new Set(['tasks/get', 'tasks/update', 'tasks/cancel']);
 
 /**
@@ -66,6 +76,9 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   sweeper.unref();
   let auth: RequestAuthenticator | undefined;
   let allowedHosts: string[] | undefined = options.allowedHosts?.map((host) => host.toLowerCase());
+  let draining = false;
+  /** Requests that end only when told: 2026-07-28 exchanges and task subscriptions, aborted at shutdown. */
+  const openExchanges = new Set<AbortController>();
 
   /** Makes room for a new session of `principal`: the longest idle of theirs, or of all, is closed. */
   const makeRoom = (principal: string | undefined) => {
@@ -86,7 +99,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       res.writeHead(publicAnswer.status, publicAnswer.headers);
       return void res.end(publicAnswer.body);
     }
-    if (url.pathname !== MCP_PATH) return sendJsonRpcError(res, 404, -32600, `Not found: the MCP endpoint is ${MCP_PATH}`);
+    const isHealth = url.pathname === HEALTH_PATH && options.health !== undefined;
+    if (url.pathname !== MCP_PATH && !isHealth) return sendJsonRpcError(res, 404, -32600, `Not found: the MCP endpoint is ${MCP_PATH}`);
     // DNS rebinding and cross-site calls from browsers: only known host names, only allowed origins.
     if (allowedHosts && !hostAllowed(headerValue(req, 'host'), allowedHosts)) {
       return sendJsonRpcError(res, 403, -32600, 'Forbidden: unexpected Host header; list the host in MCP_ALLOWED_HOSTS');
@@ -94,6 +108,18 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     const origin = headerValue(req, 'origin');
     if (!origins.allows(origin)) {
       return sendJsonRpcError(res, 403, -32600, 'Forbidden: this Origin may not call the server; list it in MCP_ALLOWED_ORIGINS');
+    }
+    if (isHealth) return answerHealth(req, res, draining ? undefined : options.health!);
+    if (draining) {
+      // Only requests on connections opened before the shutdown get here; the client tries again, elsewhere.
+      res.setHeader('connection', 'close');
+      res.setHeader('retry-after', '1');
+      return sendJsonRpcError(
+        res,
+        503,
+        -32000,
+        'Service unavailable: this server is shutting down; retry (another replica serves the same tasks)',
+      );
     }
     let principal: string | undefined;
     if (auth) {
@@ -120,10 +146,13 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     if (!sessionId && options.modern && req.method === 'POST') {
       // The version a request speaks decides the path: an initialize opens a 2025-11-25 session, a request with the
       // 2026-07-28 envelope in its _meta is served on its own.
-      const request = toWebRequest(req, res, body);
+      const exchange = new AbortController();
+      const request = toWebRequest(req, res, body, exchange.signal);
       if (!(await isLegacyRequest(request, body))) {
+        openExchanges.add(exchange);
+        res.once('close', () => openExchanges.delete(exchange));
         if (options.listenToTasks && isTaskListen(body) && (headerValue(req, 'mcp-method') ?? body.method) === body.method) {
-          return serveListen(res, (sink) => options.listenToTasks!(body, principal, sink));
+          return serveListen(res, exchange.signal, (sink) => options.listenToTasks!(body, principal, sink));
         }
         const authInfo = principal ? { token: '', clientId: principal, scopes: [] } : undefined;
         return sendWebResponse(res, await options.modern.fetch(request, { parsedBody: body, ...(authInfo && { authInfo }) }));
@@ -168,13 +197,18 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     },
     (req, res) => {
       handle(req, res).catch((error: Error) => {
-        console.error(`http: ${req.method} ${req.url}: ${error.stack ?? error.message}`);
+        log.error(`http: ${req.method} ${req.url}: ${error.stack ?? error.message}`);
         if (!res.headersSent) sendJsonRpcError(res, 500, -32603, 'Internal error');
         else res.end();
       });
     },
   );
   httpServer.maxConnections = options.limits?.maxConnections ?? 512;
+  const sockets = new Set<Socket>();
+  httpServer.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
   await new Promise<void>((resolve, reject) => {
     httpServer.once('error', reject);
     httpServer.listen(options.port, options.host, () => {
@@ -190,11 +224,21 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   if (options.authenticator) auth = options.authenticator(endpointUrl);
   return {
     url: endpointUrl,
-    close: async () => {
+    close: async (graceMs = 10_000) => {
+      draining = true;
       clearInterval(sweeper);
+      const closed = new Promise<void>((resolve) => httpServer.close(() => resolve()));
+      // Ends every session's streams; the SDK aborts the handlers still running on them (blocked tasks/result included).
       await Promise.all([...sessions.values()].map(({ transport }) => transport.close().catch(() => undefined)));
+      sessions.clear();
+      for (const exchange of openExchanges) exchange.abort();
+      const deadline = Date.now() + graceMs;
+      while (sockets.size > 0 && Date.now() < deadline) {
+        httpServer.closeIdleConnections();
+        await sleep(25);
+      }
       httpServer.closeAllConnections();
-      await new Promise<void>((resolve) => httpServer.close(() => resolve()));
+      await closed;
     },
   };
 }
@@ -206,9 +250,10 @@ const KEEP_ALIVE_MS = 15_000;
  * Answers a listen request: a refusal before the acknowledgement is a plain JSON response, anything else opens an SSE
  * stream that carries the acknowledgement, the notifications and the final result, and ends with the subscription.
  */
-async function serveListen(res: ServerResponse, serve: (sink: ListenSink) => Promise<void>): Promise<void> {
+async function serveListen(res: ServerResponse, stop: AbortSignal, serve: (sink: ListenSink) => Promise<void>): Promise<void> {
   const abort = new AbortController();
   res.on('close', () => abort.abort());
+  stop.addEventListener('abort', () => abort.abort(), { once: true });
   let streaming = false;
   let keepAlive: NodeJS.Timeout | undefined;
   const sink: ListenSink = {
@@ -240,13 +285,17 @@ async function serveListen(res: ServerResponse, serve: (sink: ListenSink) => Pro
   }
 }
 
-/** The web-standard Request the 2026-07-28 handler takes, for a node request whose body was already read. */
-function toWebRequest(req: IncomingMessage, res: ServerResponse, body: unknown): Request {
+/**
+ * The web-standard Request the 2026-07-28 handler takes, for a node request whose body was already read; `stop` (the
+ * server shutting down) cancels it like a client that went away.
+ */
+function toWebRequest(req: IncomingMessage, res: ServerResponse, body: unknown, stop?: AbortSignal): Request {
   const abort = new AbortController();
   // Closing the response stream cancels the request (Streamable HTTP, 2026-07-28).
   res.on('close', () => {
     if (!res.writableFinished) abort.abort();
   });
+  stop?.addEventListener('abort', () => abort.abort(), { once: true });
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
     if (Array.isArray(value)) for (const item of value) headers.append(name, item);
@@ -295,6 +344,22 @@ async function sendWebResponse(res: ServerResponse, response: Response): Promise
   } finally {
     res.end();
   }
+}
+
+/**
+ * `GET /healthz`: 200 `{"status":"ok"}` when the server can work (Temporal answers), 503 `{"status":"unavailable",
+ * "reason"}` when not, 503 `{"status":"shutting down"}` while it stops (no `check`). No authentication: it says nothing
+ * about tasks.
+ */
+async function answerHealth(req: IncomingMessage, res: ServerResponse, check: HttpServerOptions['health'] | undefined): Promise<void> {
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'application/json' });
+    return void res.end(JSON.stringify({ status: 'error', reason: 'use GET' }));
+  }
+  const health = check ? await check() : ({ ok: false, reason: 'shutting down' } as const);
+  const body = health.ok ? { status: 'ok' } : check ? { status: 'unavailable', reason: health.reason } : { status: 'shutting down' };
+  res.writeHead(health.ok ? 200 : 503, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+  res.end(req.method === 'HEAD' ? undefined : JSON.stringify(body));
 }
 
 /** True when `host` (a Host header) is listed, with its port or, for an entry without a port, with any. */

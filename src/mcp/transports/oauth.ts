@@ -15,6 +15,7 @@ import {
   type AuthInfo,
   type OAuthTokenVerifier,
 } from '@modelcontextprotocol/server';
+import { log } from '../../util/log';
 import { assertValidPrincipal, isReservedPrincipal } from '../tasks/principal';
 import type { BearerTokens } from './auth';
 
@@ -228,7 +229,7 @@ class OAuthAuthenticator implements RequestAuthenticator {
       return { principal: info.clientId, token, scopes: info.scopes };
     } catch (error) {
       if (error instanceof IssuerUnavailableError) {
-        console.error(`oauth: ${error.message}${error.cause instanceof Error ? ` (${error.cause.message})` : ''}`);
+        log.error(`oauth: ${error.message}${error.cause instanceof Error ? ` (${error.cause.message})` : ''}`);
         return {
           status: 503,
           headers: { 'retry-after': '5' },
@@ -324,7 +325,7 @@ class JwtVerifier implements OAuthTokenVerifier {
     this.keys ??= (async () => {
       const { createRemoteJWKSet } = await loadJose();
       const url = this.config.jwksUrl ?? (await discoverJwksUri(this.config.issuer));
-      if (!this.config.jwksUrl) console.error(`oauth: the signing keys of ${this.config.issuer} are at ${url}`);
+      if (!this.config.jwksUrl) log.info(`oauth: the signing keys of ${this.config.issuer} are at ${url}`);
       return createRemoteJWKSet(new URL(url), { timeoutDuration: FETCH_TIMEOUT_MS });
     })();
     this.keys.catch(() => (this.keys = undefined));

@@ -1,0 +1,68 @@
+/**
+ * What `serve --check` and `worker --check` ask Temporal before a process manager sends traffic: the namespace
+ * exists and the `McpPrincipal` search attribute can be queried in it. Two cheap reads, both under one deadline.
+ */
+import { isGrpcServiceError, type ConnectionLike } from '@temporalio/client';
+import { PRINCIPAL_SEARCH_ATTRIBUTE } from './task-contract';
+
+/** What a passing check found. */
+export interface TemporalCheck {
+  namespace: string;
+  /** The namespace's retention: the longest a task's ttl can be. */
+  retentionMs: number;
+  searchAttribute: string;
+}
+
+/** Thrown when a check fails; the message says what is wrong and how to fix it. */
+export class TemporalCheckError extends Error {}
+
+/** gRPC status codes the check tells apart. */
+const NOT_FOUND = 5;
+const INVALID_ARGUMENT = 3;
+
+/**
+ * Checks the namespace (DescribeNamespace) and the search attribute (a one-row visibility query on it), each within
+ * `deadlineMs`. Throws {@link TemporalCheckError}.
+ */
+export async function checkTemporal(
+  connection: Pick<ConnectionLike, 'workflowService' | 'withDeadline'>,
+  namespace: string,
+  deadlineMs: number,
+): Promise<TemporalCheck> {
+  const within = <T>(work: () => Promise<T>) => connection.withDeadline(Date.now() + deadlineMs, work);
+  let retentionMs: number;
+  try {
+    const { config } = await within(() => connection.workflowService.describeNamespace({ namespace }));
+    const retention = config?.workflowExecutionRetentionTtl;
+    retentionMs = Number(retention?.seconds ?? 0) * 1000 + Math.floor((retention?.nanos ?? 0) / 1e6);
+  } catch (error) {
+    if (isGrpcServiceError(error) && error.code === NOT_FOUND) {
+      throw new TemporalCheckError(`namespace "${namespace}" does not exist (set TEMPORAL_NAMESPACE, or create it)`);
+    }
+    throw new TemporalCheckError(`Temporal did not answer DescribeNamespace within ${deadlineMs} ms: ${(error as Error).message}`);
+  }
+  try {
+    await within(() =>
+      connection.workflowService.listWorkflowExecutions({
+        namespace,
+        query: `${PRINCIPAL_SEARCH_ATTRIBUTE} = '-'`,
+        pageSize: 1,
+      }),
+    );
+  } catch (error) {
+    if (isGrpcServiceError(error) && error.code === INVALID_ARGUMENT) {
+      throw new TemporalCheckError(
+        `search attribute ${PRINCIPAL_SEARCH_ATTRIBUTE} is not registered in namespace "${namespace}" (${error.details}); ` +
+          `register it: temporal operator search-attribute create --namespace ${namespace} --name ${PRINCIPAL_SEARCH_ATTRIBUTE} --type Keyword`,
+      );
+    }
+    throw new TemporalCheckError(`Temporal did not answer a visibility query within ${deadlineMs} ms: ${(error as Error).message}`);
+  }
+  return { namespace, retentionMs, searchAttribute: PRINCIPAL_SEARCH_ATTRIBUTE };
+}
+
+/** One line for a passing check: `Temporal <address>, namespace <ns> (retention 24 h), search attribute McpPrincipal`. */
+export function describeCheck(address: string, found: TemporalCheck): string {
+  const hours = Math.round((found.retentionMs / 3600_000) * 10) / 10;
+  return `Temporal ${address}, namespace ${found.namespace} (retention ${hours} h), search attribute ${found.searchAttribute}`;
+}

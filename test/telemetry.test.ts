@@ -1,0 +1,122 @@
+/**
+ * OpenTelemetry: one trace from the MCP request that creates a task, through Temporal's start, to the workflow and
+ * its activities on the worker, recorded in memory.
+ */
+import path from 'node:path';
+import { SpanKind } from '@opentelemetry/api';
+import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Client, Connection } from '@temporalio/client';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import type { Bridge } from '../src/mcp/bridge';
+import { SPAN_ATTRIBUTES, startTelemetry, WORKFLOW_INTERCEPTOR_MODULE, type Telemetry } from '../src/shared/telemetry';
+import { ROOT } from './helpers/dev-server';
+import { APPROVE, connectInMemory, newMcpClient, ScriptedUser, startBridge, taskResult } from './helpers/mcp';
+import {
+  eventually,
+  sampleInvoice,
+  startWorker,
+  tempActivityConfig,
+  testAddress,
+  uniqueTaskQueue,
+  type RunningWorker,
+} from './helpers/temporal';
+
+const taskQueue = uniqueTaskQueue('telemetry');
+const exporter = new InMemorySpanExporter();
+let telemetry: Telemetry;
+let connection: Connection;
+let worker: RunningWorker;
+let bridge: Bridge;
+
+beforeAll(async () => {
+  telemetry = startTelemetry({ serviceName: 'telemetry-test', spanProcessor: new SimpleSpanProcessor(exporter) });
+  // The run's shared bundle has no tracing: this worker gets one with the workflow interceptors.
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: path.join(ROOT, 'src', 'workflows'),
+    workflowInterceptorModules: [WORKFLOW_INTERCEPTOR_MODULE],
+    logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error },
+  });
+  worker = await startWorker(taskQueue, tempActivityConfig(), undefined, { workflowBundle: { code }, telemetry: telemetry.worker });
+  connection = await Connection.connect({ address: testAddress() });
+  bridge = await startBridge({ client: new Client({ connection, interceptors: telemetry.clientInterceptors }), taskQueue });
+}, 120_000);
+
+afterAll(async () => {
+  await bridge?.close();
+  await worker?.stop();
+  await connection?.close();
+  await telemetry?.shutdown();
+});
+
+const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
+
+test('a task is one trace: the tools/call span, StartWorkflow under it, then the workflow and its activities on the worker', async () => {
+  expect(telemetry.enabled).toBe(true);
+  const client = newMcpClient('traced');
+  new ScriptedUser(() => APPROVE).attach(client);
+  const close = await connectInMemory(bridge, client);
+  try {
+    // The caller's own trace context, passed the MCP way in _meta: the whole task joins that trace.
+    const created = await client.request(
+      {
+        method: 'tools/call',
+        params: {
+          name: 'process_invoice',
+          arguments: sampleInvoice() as unknown as Record<string, unknown>,
+          task: {},
+          _meta: { traceparent: `00-${TRACE_ID}-00f067aa0ba902b7-01` },
+        },
+      },
+      CreateTaskResultSchema,
+    );
+    const { taskId } = created.task;
+    expect((await taskResult(client, taskId)).structuredContent).toMatchObject({ outcome: 'paid' });
+
+    const named = (name: string) => exporter.getFinishedSpans().filter((span) => span.name === name);
+    // The workflow's own span ends with the workflow; it reaches the exporter through the worker's sink.
+    const [run] = await eventually(
+      async () => (named('RunWorkflow:invoiceWorkflow').length > 0 ? named('RunWorkflow:invoiceWorkflow') : undefined),
+      'the RunWorkflow span',
+    );
+    const [request] = named('tools/call process_invoice');
+    expect(request).toBeDefined();
+    expect(request.kind).toBe(SpanKind.SERVER);
+    expect(request.attributes).toMatchObject({
+      [SPAN_ATTRIBUTES.method]: 'tools/call',
+      [SPAN_ATTRIBUTES.tool]: 'process_invoice',
+      [SPAN_ATTRIBUTES.taskId]: taskId,
+    });
+    expect(request.spanContext().traceId).toBe(TRACE_ID);
+    expect(request.parentSpanId).toBe('00f067aa0ba902b7');
+
+    const [start] = named('StartWorkflow:invoiceWorkflow');
+    expect(start.spanContext().traceId).toBe(TRACE_ID);
+    expect(start.parentSpanId).toBe(request.spanContext().spanId);
+    expect(start.attributes.temporalWorkflowId).toBe(taskId);
+
+    expect(run.spanContext().traceId).toBe(TRACE_ID);
+    expect(run.parentSpanId).toBe(start.spanContext().spanId);
+    const inTrace = (span: ReadableSpan) => span.spanContext().traceId === TRACE_ID;
+    for (const name of ['StartActivity:validateInvoice', 'RunActivity:validateInvoice', 'RunActivity:payLineItem']) {
+      expect(named(name).filter(inTrace).length).toBeGreaterThan(0);
+    }
+    const [validate] = named('RunActivity:validateInvoice').filter(inTrace);
+    expect(validate.attributes.temporalWorkflowId).toBe(taskId);
+    expect(named('StartActivity:validateInvoice').map((span) => span.spanContext().spanId)).toContain(validate.parentSpanId);
+
+    // The other requests of the task have spans of their own, naming it; the answer is in the trace of the request
+    // that gave it, down to the workflow's handling of the signal.
+    const [result] = named('tasks/result').filter((span) => span.attributes[SPAN_ATTRIBUTES.taskId] === taskId);
+    expect(result).toBeDefined();
+    const [signal] = named('SignalWorkflow:mcp.respond');
+    expect(signal.parentSpanId).toBe(result.spanContext().spanId);
+    const handled = await eventually(
+      async () => named('HandleSignal:mcp.respond').find((span) => span.parentSpanId === signal.spanContext().spanId),
+      'the HandleSignal span',
+    );
+    expect(handled.spanContext().traceId).toBe(result.spanContext().traceId);
+  } finally {
+    await close();
+  }
+});

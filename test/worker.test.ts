@@ -1,0 +1,100 @@
+/**
+ * The worker process: a graceful stop on SIGTERM, its log, and `--check`.
+ */
+import { spawn } from 'node:child_process';
+import { PaymentsLedger } from '../src/activities/payments';
+import type { Bridge } from '../src/mcp/bridge';
+import { ROOT } from './helpers/dev-server';
+import {
+  APPROVE,
+  connectInMemory,
+  newMcpClient,
+  ScriptedUser,
+  startBridge,
+  startInvoiceTask,
+  taskResult,
+  waitForTask,
+} from './helpers/mcp';
+import { serverEnv, spawnWorker, type SpawnedProcess } from './helpers/processes';
+import { connectClient, sampleInvoice, startWorker, tempActivityConfig, uniqueTaskQueue, type RunningWorker } from './helpers/temporal';
+
+const taskQueue = uniqueTaskQueue('worker');
+const activities = tempActivityConfig();
+let temporal: Awaited<ReturnType<typeof connectClient>>;
+let bridge: Bridge;
+const stops: (() => Promise<unknown>)[] = [];
+
+beforeAll(async () => {
+  temporal = await connectClient();
+  bridge = await startBridge({ client: temporal.client, taskQueue });
+});
+
+afterAll(async () => {
+  for (const stop of stops.reverse()) await stop().catch(() => undefined);
+  await bridge?.close();
+  await temporal?.close();
+});
+
+/** `npm run -s worker -- …args` to its end. */
+function runWorker(args: string[], env: Record<string, string>) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn('npm', ['run', '-s', 'worker', '--', ...args], { cwd: ROOT, env: serverEnv(taskQueue, env) });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+test('SIGTERM during a payment: the payment finishes, the worker exits 0, another worker finishes the task, each line item paid once', async () => {
+  const worker: SpawnedProcess = await spawnWorker(taskQueue, {
+    PAYMENTS_LEDGER: activities.ledgerDir,
+    ERP_REGISTRY: activities.erpRegistryDir,
+    PAYMENT_DELAY_MS: '2000',
+    MCP_LOG_FORMAT: 'json',
+    MCP_LOG_LEVEL: 'debug',
+  });
+  stops.push(() => worker.kill('SIGKILL'));
+  const client = newMcpClient('worker-test');
+  new ScriptedUser(() => APPROVE).attach(client);
+  stops.push(await connectInMemory(bridge, client));
+  const task = await startInvoiceTask(client, sampleInvoice());
+  const finished = taskResult(client, task.taskId, 120_000);
+  await waitForTask(client, task.taskId, (t) => /paying line item/.test(t.statusMessage ?? ''), 30_000);
+
+  await worker.kill('SIGTERM');
+  expect(await worker.exited).toEqual({ code: 0, signal: null });
+  const entries = worker
+    .stderr()
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+  const messages = entries.map((entry) => entry.msg);
+  expect(messages).toEqual(expect.arrayContaining([expect.stringMatching(/^worker: SIGTERM: stopping/), 'worker: stopped']));
+  // The SDK's own lines about the task's workflow and activities name it.
+  const aboutTask = entries.filter((entry) => entry.workflowId === task.taskId);
+  expect(aboutTask.length).toBeGreaterThan(0);
+  for (const entry of aboutTask) expect(entry.taskId).toBe(task.taskId);
+  // The payment under way when the signal came was finished, not dropped.
+  expect((await new PaymentsLedger(activities.ledgerDir).entries()).filter((entry) => entry.taskId === task.taskId).length).toBeGreaterThan(
+    0,
+  );
+
+  const successor: RunningWorker = await startWorker(taskQueue, activities);
+  stops.push(() => successor.stop());
+  expect((await finished).structuredContent).toMatchObject({ outcome: 'paid' });
+  const paid = (await new PaymentsLedger(activities.ledgerDir).entries()).filter((entry) => entry.taskId === task.taskId);
+  expect(paid.map((entry) => entry.lineItemId).sort()).toEqual(['LI-1', 'LI-2']);
+}, 120_000);
+
+test('worker --check: one line and exit 0 when Temporal, the namespace and the search attribute are there; exit 1 otherwise', async () => {
+  const ok = await runWorker(['--check'], {});
+  expect(ok.code).toBe(0);
+  expect(ok.stdout).toMatch(
+    /^worker: ok: Temporal 127\.0\.0\.1:\d+, namespace default \(retention [\d.]+ h\), search attribute McpPrincipal\n$/,
+  );
+  const missing = await runWorker(['--check'], { TEMPORAL_NAMESPACE: 'no-such-namespace' });
+  expect(missing.code).toBe(1);
+  expect(missing.stderr).toMatch(/namespace "no-such-namespace" does not exist/);
+});
