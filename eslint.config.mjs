@@ -37,7 +37,7 @@ export default tseslint.config(
   {
     // The package's workflow entry (`temporal-mcp-tasks/workflow`) is bundled into the same sandbox: it re-exports the
     // workflow side of the contract and nothing else.
-    files: ['src/workflow.ts'],
+    files: ['src/workflow.ts', 'src/contract.ts'],
     rules: {
       'no-restricted-imports': [
         'error',

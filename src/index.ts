@@ -33,28 +33,7 @@ export { MarkerKeyError, markerFromEnv, type TaskMarker } from './mcp/tasks/mark
 export { DEFAULT_ADDRESS, DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV, temporalConfigFromEnv, type TemporalConfig } from './shared/temporal-config';
 
 // The task contract between workflows and the bridge, and the `_meta` keys of this project on the wire.
-export {
-  checkFormContent,
-  pendingInputsOf,
-  PRINCIPAL_SEARCH_ATTRIBUTE,
-  PROTOCOL_ERROR_FAILURE_TYPE,
-  PUBLISHED_STATUSES,
-  RESPOND_SIGNAL_NAME,
-  respondSignal,
-  TASK_META_MEMO,
-  TASK_STATE_MEMO,
-  type FormInputRequest,
-  type FormProperty,
-  type InputContent,
-  type InputResponse,
-  type PendingInput,
-  type PublishedAction,
-  type PublishedProgress,
-  type PublishedStatus,
-  type PublishedTaskState,
-  type TaskMeta,
-  type UrlInputRequest,
-} from './shared/task-contract';
+export * from './contract';
 export { ADOPT_ONLY_META, IDEMPOTENCY_KEY_META, INPUT_KEY_META, REPLAYED_META } from './shared/wire';
 export { TASK_VIEW_URI } from './mcp/app/task-view';
 

@@ -121,3 +121,28 @@ export async function spawnPythonWorker(python: string, script: string, taskQueu
   );
   return spawned;
 }
+
+/**
+ * Runs `npm run -s serve -- ARGS` expecting it to refuse to start: its exit code and stderr. Its stdin stays open, so
+ * a server that starts after all (on stdio) shows as killed after 30 s (`code` null) instead of exiting 0.
+ */
+export function runServeToExit(
+  taskQueue: string,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn('npm', ['run', '-s', 'serve', '--', ...args], {
+      cwd: ROOT,
+      env: serverEnv(taskQueue, env),
+      stdio: ['pipe', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr!.on('data', (chunk) => (stderr += chunk));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stderr });
+    });
+  });
+}

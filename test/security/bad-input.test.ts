@@ -7,11 +7,10 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawn } from 'node:child_process';
 import type { Client } from '@temporalio/client';
 import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../../src/shared/task-contract';
-import { freePort, ROOT } from '../helpers/dev-server';
-import { serverEnv, spawnHttpServer, type HttpServerProcess } from '../helpers/processes';
+import { freePort } from '../helpers/dev-server';
+import { runServeToExit, spawnHttpServer, type HttpServerProcess } from '../helpers/processes';
 import { connectClient, eventually, sampleInvoice, uniqueTaskQueue } from '../helpers/temporal';
 
 const taskQueue = uniqueTaskQueue('bad-input');
@@ -253,20 +252,7 @@ describe('hostile input', () => {
     for (const [name, text] of Object.entries(files)) {
       tried++;
       writeFileSync(path.join(dir, name), text);
-      const refused = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-        const child = spawn('npm', ['run', '-s', 'serve', '--', '--tools', path.join(dir, name)], {
-          cwd: ROOT,
-          env: serverEnv(taskQueue),
-          stdio: ['pipe', 'ignore', 'pipe'],
-        });
-        let stderr = '';
-        child.stderr.on('data', (chunk) => (stderr += chunk));
-        const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-        child.once('exit', (code) => {
-          clearTimeout(timer);
-          resolve({ code, stderr });
-        });
-      });
+      const refused = await runServeToExit(taskQueue, ['--tools', path.join(dir, name)]);
       expect({ name, code: refused.code }).toEqual({ name, code: 2 });
       expect(refused.stderr).toMatch(new RegExp(name.replace('.', '\\.')));
     }

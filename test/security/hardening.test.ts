@@ -2,7 +2,6 @@
  * The security review's findings, one test each, against the real dev server and real HTTP: whose task it is, only
  * tasks this bridge started, bounded resources, Origin and Host, tokens, and what the client prints.
  */
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -18,7 +17,7 @@ import { TASK_META_MEMO, TASK_STATE_MEMO } from '../../src/shared/task-contract'
 import { jsonSchema } from '../../src/mcp/tools/schema';
 import { printable } from '../../src/client/printable';
 import { ServerTokens } from '../../src/client/tokens';
-import { freePort, ROOT } from '../helpers/dev-server';
+import { freePort } from '../helpers/dev-server';
 import {
   APPROVE,
   connectInMemory,
@@ -30,7 +29,7 @@ import {
   startInvoiceTask,
   taskResult,
 } from '../helpers/mcp';
-import { serverEnv, spawnHttpServer, type HttpServerProcess } from '../helpers/processes';
+import { runServeToExit, spawnHttpServer, type HttpServerProcess } from '../helpers/processes';
 import {
   connectClient,
   eventually,
@@ -78,20 +77,7 @@ async function httpClient(url: string, token?: string, headers: Record<string, s
 
 /** Runs `npm run -s serve -- ARGS` expecting it to refuse to start: its exit code and stderr. */
 function serveRefuses(args: string[], env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn('npm', ['run', '-s', 'serve', '--', ...args], {
-      cwd: ROOT,
-      env: serverEnv(taskQueue, env),
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stderr });
-    });
-  });
+  return runServeToExit(taskQueue, args, env);
 }
 
 /** An initialize sent with node's http client, which (unlike fetch) lets a test set the Host header. */

@@ -1,0 +1,27 @@
+/**
+ * The task contract between workflows and the bridge, as the package makes it public: the same names from
+ * `temporal-mcp-tasks` and from `temporal-mcp-tasks/workflow`. Plain definitions only (it is bundled into the workflow
+ * sandbox). Every name here is covered by semantic versioning.
+ */
+export {
+  checkFormContent,
+  pendingInputsOf,
+  PRINCIPAL_SEARCH_ATTRIBUTE,
+  PROTOCOL_ERROR_FAILURE_TYPE,
+  PUBLISHED_STATUSES,
+  RESPOND_SIGNAL_NAME,
+  respondSignal,
+  TASK_META_MEMO,
+  TASK_STATE_MEMO,
+  type FormInputRequest,
+  type FormProperty,
+  type InputContent,
+  type InputResponse,
+  type PendingInput,
+  type PublishedAction,
+  type PublishedProgress,
+  type PublishedStatus,
+  type PublishedTaskState,
+  type TaskMeta,
+  type UrlInputRequest,
+} from './shared/task-contract';
