@@ -325,47 +325,28 @@ function textField(name: string, label: string, schema: FieldSchema, required: b
     ? h('textarea', { id, name, rows: 3, required, 'aria-required': required ? 'true' : undefined })
     : h('input', { id, name, type, required, 'aria-required': required ? 'true' : undefined, autocomplete: 'off' });
   if (typeof schema.default === 'string') control.value = format === 'date-time' ? toLocalDateTime(schema.default) : schema.default;
-  const mark = marker(control, parts);
-  mark(undefined);
-  control.addEventListener('input', () => mark(undefined));
-  const element = h(
-    'div',
-    { class: 'field', 'data-required': String(required) },
-    h('label', { for: id }, label, requiredMark(required)),
-    parts.help,
-    control,
-    parts.error,
-  );
-  return {
-    name,
-    label,
-    element,
-    focus: () => control.focus(),
-    mark,
-    display: (value) => String(value),
-    read() {
-      const raw = control.value;
-      if (control instanceof HTMLInputElement && control.validity.badInput) return { problem: badInputProblem(format) };
-      if (raw.trim() === '') return required ? { problem: 'This field is required.' } : {};
-      const length = [...raw].length;
-      if (minLength !== undefined && length < minLength) return { problem: `Use at least ${minLength} characters (now ${length}).` };
-      if (maxLength !== undefined && length > maxLength) return { problem: `Use at most ${maxLength} characters (now ${length}).` };
-      switch (format) {
-        case 'email':
-          return /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(raw) ? { value: raw } : { problem: 'Enter an email address, like name@example.com.' };
-        case 'uri':
-          return isUri(raw) ? { value: raw } : { problem: 'Enter a full address, like https://example.com.' };
-        case 'date':
-          return isCalendarDate(raw) ? { value: raw } : { problem: 'Enter a date (YYYY-MM-DD).' };
-        case 'date-time': {
-          const time = new Date(raw);
-          return Number.isNaN(time.getTime()) ? { problem: 'Enter a date and time.' } : { value: time.toISOString() };
-        }
-        default:
-          return { value: raw };
+  return labelledField(name, label, required, parts, control, () => {
+    const raw = control.value;
+    if (control instanceof HTMLInputElement && control.validity.badInput) return { problem: badInputProblem(format) };
+    if (raw.trim() === '') return required ? { problem: 'This field is required.' } : {};
+    const length = [...raw].length;
+    if (minLength !== undefined && length < minLength) return { problem: `Use at least ${minLength} characters (now ${length}).` };
+    if (maxLength !== undefined && length > maxLength) return { problem: `Use at most ${maxLength} characters (now ${length}).` };
+    switch (format) {
+      case 'email':
+        return /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(raw) ? { value: raw } : { problem: 'Enter an email address, like name@example.com.' };
+      case 'uri':
+        return isUri(raw) ? { value: raw } : { problem: 'Enter a full address, like https://example.com.' };
+      case 'date':
+        return isCalendarDate(raw) ? { value: raw } : { problem: 'Enter a date (YYYY-MM-DD).' };
+      case 'date-time': {
+        const time = new Date(raw);
+        return Number.isNaN(time.getTime()) ? { problem: 'Enter a date and time.' } : { value: time.toISOString() };
       }
-    },
-  };
+      default:
+        return { value: raw };
+    }
+  });
 }
 
 function numberField(name: string, label: string, schema: FieldSchema, required: boolean): Field {
@@ -395,36 +376,40 @@ function numberField(name: string, label: string, schema: FieldSchema, required:
     'aria-required': required ? 'true' : undefined,
   });
   if (typeof schema.default === 'number') control.value = String(schema.default);
+  return labelledField(name, label, required, parts, control, () => {
+    if (control.validity.badInput) return { problem: 'Enter a number.' };
+    const raw = control.value.trim();
+    if (raw === '') return required ? { problem: 'This field is required.' } : {};
+    const value = Number(raw);
+    if (!Number.isFinite(value)) return { problem: 'Enter a number.' };
+    if (integer && !Number.isInteger(value)) return { problem: 'Enter a whole number.' };
+    if (minimum !== undefined && value < minimum) return { problem: `Enter ${minimum} or more.` };
+    if (maximum !== undefined && value > maximum) return { problem: `Enter ${maximum} or less.` };
+    return { value };
+  });
+}
+
+/** A field of one control under its own label (text, number): marked as it is edited, shown as typed. */
+function labelledField(
+  name: string,
+  label: string,
+  required: boolean,
+  parts: ReturnType<typeof frame>,
+  control: HTMLInputElement | HTMLTextAreaElement,
+  read: () => Reading,
+): Field {
   const mark = marker(control, parts);
   mark(undefined);
   control.addEventListener('input', () => mark(undefined));
   const element = h(
     'div',
     { class: 'field', 'data-required': String(required) },
-    h('label', { for: id }, label, requiredMark(required)),
+    h('label', { for: control.id }, label, requiredMark(required)),
     parts.help,
     control,
     parts.error,
   );
-  return {
-    name,
-    label,
-    element,
-    focus: () => control.focus(),
-    mark,
-    display: (value) => String(value),
-    read() {
-      if (control.validity.badInput) return { problem: 'Enter a number.' };
-      const raw = control.value.trim();
-      if (raw === '') return required ? { problem: 'This field is required.' } : {};
-      const value = Number(raw);
-      if (!Number.isFinite(value)) return { problem: 'Enter a number.' };
-      if (integer && !Number.isInteger(value)) return { problem: 'Enter a whole number.' };
-      if (minimum !== undefined && value < minimum) return { problem: `Enter ${minimum} or more.` };
-      if (maximum !== undefined && value > maximum) return { problem: `Enter ${maximum} or less.` };
-      return { value };
-    },
-  };
+  return { name, label, element, focus: () => control.focus(), mark, display: (value) => String(value), read };
 }
 
 function booleanField(name: string, label: string, schema: FieldSchema): Field {
