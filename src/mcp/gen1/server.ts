@@ -57,9 +57,6 @@ type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 /** Tasks a connection remembers at most (last status, progress token and value); the oldest are forgotten first. */
 const PER_CONNECTION_LIMIT = 1000;
 
-/** Tasks one connection follows at most for status notifications (the rest are announced when the client reads them). */
-const FOLLOWED_PER_CONNECTION = 100;
-
 /** Longest wait for a task's next event before it is read again anyway. */
 const WAIT_SLICE_MS = 60_000;
 
@@ -89,7 +86,6 @@ export function createBridgeServer(deps: BridgeDependencies): Server {
     instructions: SERVER_INSTRUCTIONS,
   });
   const connection = new Gen1Connection(server, deps);
-  server.onclose = () => connection.close();
   const descriptors = deps.tools.map(describeTool);
   const on = <Schema extends RequestSchema>(schema: Schema, handler: Handler<Schema>) =>
     onRequest(server, schema, handler, deps.principalOf);
@@ -117,8 +113,6 @@ export class Gen1Connection {
   /** Last progress value sent per progress token: successive tasks/result calls on one token never go back. */
   private readonly progressSent = new Map<string | number, number>();
   private readonly byName: ReadonlyMap<string, ToolDefinition>;
-  /** Tasks this connection created and follows for status notifications, with what stops each. */
-  private readonly following = new Map<string, AbortController>();
 
   constructor(
     private readonly server: Server,
@@ -170,8 +164,6 @@ export class Gen1Connection {
     annotateRequest({ taskId: view.task.taskId });
     this.observe(view);
     if (task) {
-      // Its status changes are announced to this connection as they happen, whether or not the client polls.
-      this.follow(view, principal);
       const token = extra._meta?.progressToken;
       if (token !== undefined) setBounded(this.progressTokens, view.task.taskId, token, PER_CONNECTION_LIMIT);
       const immediate = tool.immediateResponse?.(parsed.value, view.task.taskId);
@@ -290,41 +282,6 @@ export class Gen1Connection {
       this.channels.set(principal, channel);
     }
     return channel;
-  }
-
-  /**
-   * Follows a task this connection created until it ends or the connection closes, woken by the task's history
-   * events (the shared watch), so that each status change is announced with notifications/tasks/status.
-   */
-  private follow(created: TaskView, principal: string): void {
-    const taskId = created.task.taskId;
-    if (this.following.has(taskId) || this.following.size >= FOLLOWED_PER_CONNECTION) return;
-    const stop = new AbortController();
-    this.following.set(taskId, stop);
-    void (async () => {
-      let view = created;
-      try {
-        while (!stop.signal.aborted && !isTerminal(gen1Task(view).status)) {
-          await this.deps.backend.changed(view, 60_000, stop.signal);
-          if (stop.signal.aborted) return;
-          try {
-            view = await this.deps.backend.get(taskId, principal);
-          } catch (error) {
-            if (isTemporalUnavailable(error)) continue;
-            return;
-          }
-          this.observe(view);
-        }
-      } finally {
-        this.following.delete(taskId);
-      }
-    })();
-  }
-
-  /** The connection closed: stop following its tasks. */
-  close(): void {
-    for (const stop of this.following.values()) stop.abort();
-    this.following.clear();
   }
 
   /** Records what this connection saw of a task; announces a status change; forgets a finished task. */
