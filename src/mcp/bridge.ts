@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Client, Connection, type ClientInterceptors, type ConnectionOptions } from '@temporalio/client';
 import { createMcpHandler, createRequestStateCodec, type McpHttpHandler } from '@modelcontextprotocol/server';
-import { msFromEnv, type TemporalConfig } from '../shared/temporal-config';
+import { countFromEnv, msFromEnv, type TemporalConfig } from '../shared/temporal-config';
 import { log } from '../util/log';
 import type { InputChannelOptions } from './gen1/input-channel';
 import { createModernServer, type ModernDependencies } from './gen2/server';
@@ -36,8 +36,8 @@ export function tuningFromEnv(env: NodeJS.ProcessEnv = process.env): BridgeTunin
       pageSize: msFromEnv(env, 'MCP_TASK_PAGE_SIZE', 20),
       rpcTimeoutMs: msFromEnv(env, 'MCP_TEMPORAL_RPC_TIMEOUT_MS', 5000),
       quotas: {
-        maxOpenTasks: quota(env, 'MCP_MAX_OPEN_TASKS_PER_PRINCIPAL', 1000),
-        maxWaits: quota(env, 'MCP_MAX_WAITS_PER_PRINCIPAL', 64),
+        maxOpenTasks: countFromEnv(env, 'MCP_MAX_OPEN_TASKS_PER_PRINCIPAL', 1000, 0),
+        maxWaits: countFromEnv(env, 'MCP_MAX_WAITS_PER_PRINCIPAL', 64, 0),
       },
     },
     input: {
@@ -47,15 +47,6 @@ export function tuningFromEnv(env: NodeJS.ProcessEnv = process.env): BridgeTunin
     },
     inlineBudgetMs: msFromEnv(env, 'MCP_INLINE_BUDGET_MS', 50_000),
   };
-}
-
-/** A whole number, 0 or more, from `env[name]` (0 turns a quota off), or `fallback`. */
-function quota(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value < 0) throw new Error(`${name} must be a whole number, 0 or more, not "${raw}"`);
-  return value;
 }
 
 /** A connected bridge: make one server per MCP connection with {@link Bridge.createServer}. */

@@ -79,3 +79,17 @@ export function msFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number
   if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a whole number of milliseconds above 0, not "${raw}"`);
   return value;
 }
+
+/**
+ * A whole number from `env[name]`, at least `min` (0 or 1), or `fallback` when unset; throws naming the variable
+ * otherwise.
+ */
+export function countFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number, min: 0 | 1 = 1): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < min) {
+    throw new Error(`${name} must be a whole number${min === 0 ? ', 0 or more' : ' above 0'}, not "${raw}"`);
+  }
+  return value;
+}

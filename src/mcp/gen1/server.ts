@@ -24,6 +24,7 @@ import { REPLAYED_META } from '../../shared/wire';
 import { APP_RESOURCES, readAppResource, rendersApps } from '../app/ui';
 import { describeTool, idempotencyOf, invalidArgumentsResult, invalidArgumentsText, pendingTaskResult, ttlOf } from '../call-tool';
 import { setBounded } from '../../util/bounded';
+import { sleep } from '../../util/wait';
 import { log } from '../../util/log';
 import { InputChannel, type InputChannelOptions } from './input-channel';
 import { isTemporalUnavailable, temporalUnavailable } from '../tasks/errors';
@@ -387,16 +388,4 @@ async function mapTemporalErrors<T>(work: Promise<T>): Promise<T> {
     if (!(error instanceof McpError) && isTemporalUnavailable(error)) throw temporalUnavailable(error);
     throw error;
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

@@ -41,8 +41,6 @@ export interface TaskSubscriptionOptions {
   maxSubscriptions?: number;
   /** Task ids one subscription may name at most; more is refused with -32602. */
   maxTaskIds?: number;
-  /** Pause between two reads of a task when it names no poll interval of its own. */
-  pollIntervalMs?: number;
 }
 
 /** True for a `subscriptions/listen` request that asks for task status: the ones {@link TaskSubscriptions} serves. */

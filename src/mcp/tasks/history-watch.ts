@@ -6,6 +6,7 @@
  */
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
+import { sleep } from '../../util/wait';
 import { isTemporalUnavailable } from './errors';
 
 const EventType = temporal.api.enums.v1.EventType;
@@ -157,7 +158,7 @@ export class HistoryWatch {
           // read the task and learn what is wrong) and try again shortly.
           if (!(isTemporalUnavailable(error) && /DEADLINE/i.test(String((error as Error).message)))) {
             this.wakeAll(watch);
-            await pause(this.retryMs, watch.stop.signal);
+            await sleep(this.retryMs, watch.stop.signal);
           }
           continue;
         }
@@ -181,16 +182,4 @@ export class HistoryWatch {
   private wakeAll(watch: Watch): void {
     for (const waiter of [...watch.waiters]) waiter.wake();
   }
-}
-
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-  });
 }

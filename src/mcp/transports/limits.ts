@@ -2,6 +2,7 @@
  * What one HTTP endpoint lets its callers hold, and which browsers and host names it answers: each bound has a
  * default and an environment variable, and a caller who hits one gets an error that says which.
  */
+import { countFromEnv } from '../../shared/temporal-config';
 
 /** Bounds on the HTTP endpoint. */
 export interface HttpLimits {
@@ -22,22 +23,13 @@ export interface HttpLimits {
 /** Reads the limits from MCP_HTTP_* variables (see the README's Configuration). */
 export function httpLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): HttpLimits {
   return {
-    maxSessions: count(env, 'MCP_HTTP_MAX_SESSIONS', 1000),
-    maxSessionsPerPrincipal: count(env, 'MCP_HTTP_MAX_SESSIONS_PER_PRINCIPAL', 32),
-    maxConnections: count(env, 'MCP_HTTP_MAX_CONNECTIONS', 512),
-    requestTimeoutMs: count(env, 'MCP_HTTP_REQUEST_TIMEOUT_MS', 30_000),
-    headersTimeoutMs: count(env, 'MCP_HTTP_HEADERS_TIMEOUT_MS', 10_000),
-    maxBodyBytes: count(env, 'MCP_HTTP_MAX_BODY_BYTES', 2 * 1024 * 1024),
+    maxSessions: countFromEnv(env, 'MCP_HTTP_MAX_SESSIONS', 1000),
+    maxSessionsPerPrincipal: countFromEnv(env, 'MCP_HTTP_MAX_SESSIONS_PER_PRINCIPAL', 32),
+    maxConnections: countFromEnv(env, 'MCP_HTTP_MAX_CONNECTIONS', 512),
+    requestTimeoutMs: countFromEnv(env, 'MCP_HTTP_REQUEST_TIMEOUT_MS', 30_000),
+    headersTimeoutMs: countFromEnv(env, 'MCP_HTTP_HEADERS_TIMEOUT_MS', 10_000),
+    maxBodyBytes: countFromEnv(env, 'MCP_HTTP_MAX_BODY_BYTES', 2 * 1024 * 1024),
   };
-}
-
-/** A whole number above 0 from `env[name]`, or `fallback`; throws naming the variable otherwise. */
-export function count(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value <= 0) throw new Error(`${name} must be a whole number above 0, not "${raw}"`);
-  return value;
 }
 
 const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
