@@ -103,7 +103,7 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['../tools', '../tools/*', '../gen1/*', '../gen2/*'], message: 'the task layer must not import its callers' },
+            { group: ['../tools', '../tools/*', '../mcp2025/*', '../mcp2026/*'], message: 'the task layer must not import its callers' },
           ],
         },
       ],

@@ -16,6 +16,7 @@ export { loadToolsFile, ToolsFileError, type ToolEntry } from './mcp/tools/confi
 
 // Serving: stdio for every client generation, or Streamable HTTP with its bounds and authentication.
 export { serveStdioForAllGenerations } from './mcp/stdio';
+export type { ListenRequest, ListenSink, McpEndpoints, TaskListenEndpoint } from './mcp/endpoints';
 export { startHttpServer, type HttpServerOptions, type RunningHttpServer } from './mcp/transports/http';
 export { allowedHostsFromEnv, httpLimitsFromEnv, OriginPolicy, type HttpLimits } from './mcp/transports/limits';
 export { BearerTokens, TokenConfigError, tokensFromEnv } from './mcp/transports/auth';

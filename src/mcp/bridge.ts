@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { Client, Connection, type ClientInterceptors, type ConnectionOptions } from '@temporalio/client';
-import { createMcpHandler, createRequestStateCodec, type McpHttpHandler } from '@modelcontextprotocol/server';
+import { createMcpHandler, createRequestStateCodec } from '@modelcontextprotocol/server';
 import { countFromEnv, msFromEnv, type TemporalConfig } from '../shared/temporal-config';
 import { log } from '../util/log';
-import type { InputChannelOptions } from './gen1/input-channel';
-import { createModernServer, type ModernDependencies } from './gen2/server';
-import { TaskSubscriptions, type ListenRequest, type ListenSink } from './gen2/task-subscriptions';
-import { createBridgeServer, SERVER_INFO, SERVER_INSTRUCTIONS, type BridgeDependencies } from './gen1/server';
+import type { InputChannelOptions } from './mcp2025/input-channel';
+import { createMcp2026Server, type Mcp2026Dependencies } from './mcp2026/server';
+import { isTaskListen, TaskSubscriptions } from './mcp2026/task-subscriptions';
+import type { McpEndpoints } from './endpoints';
+import { createMcp2025Server, SERVER_INFO, SERVER_INSTRUCTIONS, type Mcp2025Dependencies } from './mcp2025/server';
 import { markerFromEnv, type TaskMarker } from './tasks/marker';
 import { localPrincipal } from './tasks/principal';
 import { TemporalTaskBackend, type TaskBackendOptions } from './tasks/repository';
@@ -49,19 +50,15 @@ export function tuningFromEnv(env: NodeJS.ProcessEnv = process.env): BridgeTunin
   };
 }
 
-/** A connected bridge: make one server per MCP connection with {@link Bridge.createServer}. */
-export interface Bridge {
+/**
+ * A connected bridge: the endpoints of every protocol generation (hand it to {@link startHttpServer} or
+ * {@link serveStdioForAllGenerations}) over one Temporal-backed task layer.
+ */
+export interface Bridge extends McpEndpoints {
   backend: TemporalTaskBackend;
-  dependencies: BridgeDependencies;
-  createServer(): ReturnType<typeof createBridgeServer>;
-  /** Serves MCP 2026-07-28 requests over HTTP, each on its own (no session). */
-  modern: McpHttpHandler;
+  dependencies: Mcp2025Dependencies;
   /** The principal of requests without credentials. */
   localPrincipal: string;
-  /** A 2026-07-28 server for the local principal (stdio). */
-  modernServer(): ReturnType<typeof createModernServer>;
-  /** Serves a 2026-07-28 `subscriptions/listen` for task status; without a principal, for the local one. */
-  listenToTasks(request: ListenRequest, principal: string | undefined, sink: ListenSink): Promise<void>;
   /** Whether Temporal answers a cheap call (DescribeNamespace) within `deadlineMs`: the health check's question. */
   health(deadlineMs: number): Promise<{ ok: true } | { ok: false; reason: string }>;
   close(): Promise<void>;
@@ -74,7 +71,7 @@ export interface CreateBridgeOptions {
   tools?: readonly ToolDefinition[];
   /** An existing client to use; otherwise one is connected from `temporal` and closed by {@link Bridge.close}. */
   client?: Client;
-  principalOf?: BridgeDependencies['principalOf'];
+  principalOf?: Mcp2025Dependencies['principalOf'];
   /** The principal of requests without credentials (stdio, HTTP without authentication); default {@link localPrincipal}. */
   localPrincipal?: string;
   /** Signs and checks the tasks this bridge starts; default {@link markerFromEnv}. */
@@ -116,14 +113,14 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
     },
     workflowToolsByName(tools),
   );
-  const dependencies: BridgeDependencies = {
+  const dependencies: Mcp2025Dependencies = {
     backend,
     tools,
     principalOf: options.principalOf ?? ((extra) => extra.authInfo?.clientId ?? local),
     input: tuning.input,
     inlineBudgetMs: tuning.inlineBudgetMs,
   };
-  const modernDependencies: ModernDependencies = {
+  const mcp2026Dependencies: Mcp2026Dependencies = {
     backend,
     tools,
     inlineBudgetMs: tuning.inlineBudgetMs,
@@ -136,7 +133,7 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
     serverInfo: SERVER_INFO,
     instructions: SERVER_INSTRUCTIONS,
   };
-  const modern = createMcpHandler((context) => createModernServer(modernDependencies, context.authInfo?.clientId ?? local), {
+  const mcp2026 = createMcpHandler((context) => createMcp2026Server(mcp2026Dependencies, context.authInfo?.clientId ?? local), {
     legacy: 'reject',
     onerror: (error) => log.error(`mcp (2026-07-28): ${error.message}`),
   });
@@ -145,10 +142,13 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
     backend,
     dependencies,
     localPrincipal: local,
-    listenToTasks: (request, principal, sink) => subscriptions.serve(request, principal ?? local, sink),
-    createServer: () => createBridgeServer(dependencies),
-    modern,
-    modernServer: () => createModernServer(modernDependencies, local),
+    createMcp2025Server: () => createMcp2025Server(dependencies),
+    mcp2026,
+    createMcp2026Server: () => createMcp2026Server(mcp2026Dependencies, local),
+    taskSubscriptions: {
+      accepts: isTaskListen,
+      serve: (request, principal, sink) => subscriptions.serve(request, principal ?? local, sink),
+    },
     health: async (deadlineMs) => {
       try {
         await client.connection.withDeadline(Date.now() + deadlineMs, () =>
@@ -161,7 +161,7 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
     },
     close: async () => {
       backend.watch.close();
-      await modern.close();
+      await mcp2026.close();
       await connection?.close();
     },
   };

@@ -197,9 +197,7 @@ async function main(argv: string[]): Promise<void> {
   if (args.http && tokens) {
     const running = await startHttpServer({
       ...args.http,
-      createServer: bridge.createServer,
-      modern: bridge.modern,
-      listenToTasks: bridge.listenToTasks,
+      endpoints: bridge,
       ...((tokens.size > 0 || oauth) && { authenticator: (endpointUrl: string) => createAuthenticator({ tokens, oauth, endpointUrl }) }),
       sessionIdleMs: msFromEnv(process.env, 'MCP_HTTP_SESSION_IDLE_MS', 3_600_000),
       ...(limits && { limits }),

@@ -2,8 +2,7 @@ import { PassThrough, Transform } from 'node:stream';
 import { StdioServerTransport as LegacyStdioTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { log } from '../util/log';
-import type { Bridge } from './bridge';
-import { isTaskListen } from './gen2/task-subscriptions';
+import type { McpEndpoints } from './endpoints';
 
 /** `_meta` key every MCP 2026-07-28 request carries. */
 const PROTOCOL_VERSION_META = 'io.modelcontextprotocol/protocolVersion';
@@ -14,7 +13,7 @@ const PROTOCOL_VERSION_META = 'io.modelcontextprotocol/protocolVersion';
  * envelope (a `server/discover` probe, usually) is served as 2026-07-28. `onClose` runs when the connection ends.
  * Returns a function that ends it (a shutdown): requests still running, such as a blocked `tasks/result`, are aborted.
  */
-export function serveStdioForAllGenerations(bridge: Bridge, onClose: () => void): () => Promise<void> {
+export function serveStdioForAllGenerations(endpoints: McpEndpoints, onClose: () => void): () => Promise<void> {
   const input = new PassThrough();
   let close: () => Promise<void> = async () => {
     process.stdin.off('data', onData);
@@ -27,13 +26,13 @@ export function serveStdioForAllGenerations(bridge: Bridge, onClose: () => void)
     if (newline < 0) return;
     process.stdin.off('data', onData);
     process.stdin.pause();
-    const modern = isModern(buffered.slice(0, newline));
+    const mcp2026 = isMcp2026(buffered.slice(0, newline));
     input.write(buffered);
     process.stdin.pipe(input);
-    if (modern) {
-      const handle = serveStdio(() => bridge.modernServer(), {
+    if (mcp2026) {
+      const handle = serveStdio(() => endpoints.createMcp2026Server(), {
         legacy: 'reject',
-        transport: new StdioServerTransport(input.pipe(taskListenFilter(bridge)), process.stdout),
+        transport: new StdioServerTransport(input.pipe(taskListenFilter(endpoints)), process.stdout),
         onerror: (error) => log.error(`mcp (2026-07-28): ${error.message}`),
       });
       close = () => handle.close().finally(onClose);
@@ -41,7 +40,7 @@ export function serveStdioForAllGenerations(bridge: Bridge, onClose: () => void)
     } else {
       const transport = new LegacyStdioTransport(input, process.stdout);
       transport.onclose = onClose;
-      void bridge.createServer().connect(transport);
+      void endpoints.createMcp2025Server().connect(transport);
       close = () => transport.close();
       input.once('end', () => void close());
     }
@@ -57,7 +56,7 @@ export function serveStdioForAllGenerations(bridge: Bridge, onClose: () => void)
  * Takes the task status subscriptions (and their cancellations) out of a 2026-07-28 stdio stream and serves them
  * beside the SDK, which serves everything else; their messages go to stdout a whole line at a time.
  */
-function taskListenFilter(bridge: Bridge): Transform {
+function taskListenFilter(endpoints: McpEndpoints): Transform {
   const open = new Map<string | number, AbortController>();
   let partial = '';
   const filter = new Transform({
@@ -85,14 +84,14 @@ function taskListenFilter(bridge: Bridge): Transform {
       subscription?.abort();
       return subscription !== undefined;
     }
-    if (!isTaskListen(message) || open.has(message.id)) return false;
+    if (!endpoints.taskSubscriptions.accepts(message) || open.has(message.id)) return false;
     const abort = new AbortController();
     open.set(message.id, abort);
     const send = (reply: object) => {
       if (!abort.signal.aborted) process.stdout.write(`${JSON.stringify(reply)}\n`);
     };
-    bridge
-      .listenToTasks(message, undefined, { send, signal: abort.signal })
+    endpoints.taskSubscriptions
+      .serve(message, undefined, { send, signal: abort.signal })
       .catch((error: Error) => {
         log.error(`mcp (2026-07-28): subscriptions/listen: ${error.message}`);
         send({ jsonrpc: '2.0', id: message.id, error: { code: -32603, message: 'Internal error' } });
@@ -104,7 +103,7 @@ function taskListenFilter(bridge: Bridge): Transform {
   return filter;
 }
 
-function isModern(line: string): boolean {
+function isMcp2026(line: string): boolean {
   try {
     const message = JSON.parse(line) as { method?: string; params?: { _meta?: Record<string, unknown> } };
     return message.method !== 'initialize' && typeof message.params?._meta?.[PROTOCOL_VERSION_META] === 'string';

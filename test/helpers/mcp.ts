@@ -67,7 +67,7 @@ export function newMcpClient(name = 'test-client', withElicitation = true): McpC
 /** Connects `client` to a fresh server of `bridge` over the in-memory transport. */
 export async function connectInMemory(bridge: Bridge, client: McpClient): Promise<() => Promise<void>> {
   const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
-  const server = bridge.createServer();
+  const server = bridge.createMcp2025Server();
   await server.connect(serverTransport);
   await client.connect(clientTransport as Transport);
   return async () => {

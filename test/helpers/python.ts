@@ -9,7 +9,7 @@ import { ROOT } from './dev-server';
 const run = promisify(execFile);
 const CLIENTS_LOCK = path.join(ROOT, 'test/python/requirements.lock');
 const WORKER_LOCK = path.join(ROOT, 'test/python/worker-requirements.lock');
-const CLIENT = path.join(ROOT, 'test/python/gen2_client.py');
+const CLIENT = path.join(ROOT, 'test/python/mcp2026_client.py');
 
 /**
  * The Python of a virtual environment holding exactly the packages of `lock`, built from the package index on first
@@ -34,7 +34,7 @@ async function pythonEnvironment(name: string, lock: string): Promise<string> {
   return python;
 }
 
-/** The Python of a virtual environment holding the generation-2 clients of test/python/requirements.lock. */
+/** The Python of a virtual environment holding the 2026-07-28 clients of test/python/requirements.lock. */
 export function pythonClients(): Promise<string> {
   return pythonEnvironment('python-clients', CLIENTS_LOCK);
 }
@@ -44,7 +44,7 @@ export function pythonWorkerEnvironment(): Promise<string> {
   return pythonEnvironment('python-worker', WORKER_LOCK);
 }
 
-/** Runs one scenario of test/python/gen2_client.py against `url` (or "stdio": it spawns the server) and returns the JSON it prints. */
+/** Runs one scenario of test/python/mcp2026_client.py against `url` (or "stdio": it spawns the server) and returns the JSON it prints. */
 export async function runPythonClient<T = Record<string, unknown>>(
   python: string,
   url: string,
@@ -60,7 +60,7 @@ export async function runPythonClient<T = Record<string, unknown>>(
     child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.on('close', (code) =>
-      code === 0 ? resolve(stdout) : reject(new Error(`gen2_client.py ${args.join(' ')} exited ${code}: ${stderr.slice(-2000)}`)),
+      code === 0 ? resolve(stdout) : reject(new Error(`mcp2026_client.py ${args.join(' ')} exited ${code}: ${stderr.slice(-2000)}`)),
     );
   });
   return JSON.parse(out.trim().split('\n').pop()!) as T;

@@ -122,7 +122,7 @@ describe('tools declared in a configuration file', () => {
     expect(formUser.asked).toHaveLength(0);
   });
 
-  test('generation 1: an application failure of the workflow is a tool error, its task failed with the message, tasks/result the isError result', async () => {
+  test('2025-11-25: an application failure of the workflow is a tool error, its task failed with the message, tasks/result the isError result', async () => {
     const { client } = await connect(await bridgeWith());
     const task = await startTask(client, 'request_time_off', { employee: 'Ada', days: 30 });
     const done = await waitForTask(client, task.taskId, (t) => t.status === 'failed');
@@ -134,7 +134,7 @@ describe('tools declared in a configuration file', () => {
     expect(result.content[0]).toMatchObject({ text: expect.stringMatching(/split it/) });
   });
 
-  test('generation 1 asks two questions a workflow has open at once one after the other, on one tasks/result', async () => {
+  test('2025-11-25 asks two questions a workflow has open at once one after the other, on one tasks/result', async () => {
     const answers: Record<string, Record<string, string>> = {
       'tax id': { taxId: 'DE123456789' },
       IBAN: { iban: 'DE89370400440532013000' },

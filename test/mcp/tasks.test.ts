@@ -542,7 +542,7 @@ describe('tasks/* errors and state', () => {
   });
 });
 
-describe('generation 1 (2025-11-25) to the letter', () => {
+describe('2025-11-25 to the letter', () => {
   function callWithParams(client: Awaited<ReturnType<typeof connect>>['client'], params: Record<string, unknown>) {
     return client.request({ method: 'tools/call', params: params as never }, CreateTaskResultSchema);
   }

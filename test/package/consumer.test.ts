@@ -133,9 +133,7 @@ async function main(): Promise<void> {
   const http = await startHttpServer({
     host: '127.0.0.1',
     port: Number(process.env.PORT),
-    createServer: bridge.createServer,
-    modern: bridge.modern,
-    listenToTasks: bridge.listenToTasks,
+    endpoints: bridge,
   });
   console.error(\`greeting server: \${http.url}\`);
 }

@@ -35,7 +35,7 @@ afterAll(async () => {
   await closeTemporal?.();
 });
 
-const MODERN_META = {
+const MCP2026_META = {
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',
   'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } },
 };
@@ -65,8 +65,8 @@ async function post(body: string, headers: Record<string, string> = {}): Promise
 }
 
 /** A 2026-07-28 request with the given method and params (params may be anything, even not an object). */
-function modern(method: unknown, params: unknown, id: unknown = 1, headers: Record<string, string> = {}) {
-  const withMeta = params && typeof params === 'object' && !Array.isArray(params) ? { ...(params as object), _meta: MODERN_META } : params;
+function mcp2026(method: unknown, params: unknown, id: unknown = 1, headers: Record<string, string> = {}) {
+  const withMeta = params && typeof params === 'object' && !Array.isArray(params) ? { ...(params as object), _meta: MCP2026_META } : params;
   const name = (params as { taskId?: unknown; name?: unknown } | null)?.taskId ?? (params as { name?: unknown } | null)?.name;
   return post(JSON.stringify({ jsonrpc: '2.0', id, method, params: withMeta }), {
     'mcp-protocol-version': '2026-07-28',
@@ -157,7 +157,7 @@ describe('hostile input', () => {
       for (const method of ['tasks/get', 'tasks/cancel', 'tasks/result'])
         expectRefused(await legacy(method, { taskId }), `${method} ${String(taskId).slice(0, 30)}`);
       for (const method of ['tasks/get', 'tasks/cancel', 'tasks/update']) {
-        expectRefused(await modern(method, { taskId, inputResponses: {} }), `2026 ${method} ${String(taskId).slice(0, 30)}`);
+        expectRefused(await mcp2026(method, { taskId, inputResponses: {} }), `2026 ${method} ${String(taskId).slice(0, 30)}`);
       }
     }
     for (const cursor of [7, {}, '', 'garbage', 'A'.repeat(100_000), Buffer.from('{"t":1e308,"id":"x"}').toString('base64url')]) {
@@ -171,18 +171,18 @@ describe('hostile input', () => {
     }
     for (const id of [{ a: 1 }, [1], 1.5, hugeId, true]) {
       expectRefused(await legacy('tools/call', { name: 'nope', arguments: {} }, id), `id ${JSON.stringify(id).slice(0, 20)}`);
-      expectRefused(await modern('tools/call', { name: 'nope', arguments: {} }, id), `2026 id ${JSON.stringify(id).slice(0, 20)}`);
+      expectRefused(await mcp2026('tools/call', { name: 'nope', arguments: {} }, id), `2026 id ${JSON.stringify(id).slice(0, 20)}`);
     }
     for (const method of ['', 'x'.repeat(100_000), 'tasks/../tools/call', '__proto__', 'constructor']) {
       expectRefused(await legacy(method, {}), `method ${method.slice(0, 20)}`);
-      expectRefused(await modern(method, {}), `2026 method ${method.slice(0, 20)}`);
+      expectRefused(await mcp2026(method, {}), `2026 method ${method.slice(0, 20)}`);
     }
     // Headers that disagree with the body.
     expectRefused(
-      await modern('tasks/get', { taskId: 'invoice-00000000-0000-4000-8000-000000000000' }, 1, { 'mcp-name': 'other' }),
+      await mcp2026('tasks/get', { taskId: 'invoice-00000000-0000-4000-8000-000000000000' }, 1, { 'mcp-name': 'other' }),
       'Mcp-Name mismatch',
     );
-    expectRefused(await modern('tools/list', {}, 1, { 'mcp-method': 'tools/call' }), 'Mcp-Method mismatch');
+    expectRefused(await mcp2026('tools/list', {}, 1, { 'mcp-method': 'tools/call' }), 'Mcp-Method mismatch');
   });
 
   test('hostile tool arguments and answers', async () => {
@@ -213,7 +213,7 @@ describe('hostile input', () => {
         `plain call ${JSON.stringify(args)?.slice(0, 40)}`,
       );
       expectRefused(
-        await modern('tools/call', { name: 'process_invoice', arguments: args }),
+        await mcp2026('tools/call', { name: 'process_invoice', arguments: args }),
         `2026 call ${JSON.stringify(args)?.slice(0, 40)}`,
       );
     }
@@ -233,7 +233,7 @@ describe('hostile input', () => {
         `task_respond ${JSON.stringify(answer)?.slice(0, 30)}`,
       );
       expectRefused(
-        await modern('tasks/update', { taskId: 'invoice-00000000-0000-4000-8000-000000000000', inputResponses: { approval: answer } }),
+        await mcp2026('tasks/update', { taskId: 'invoice-00000000-0000-4000-8000-000000000000', inputResponses: { approval: answer } }),
         `tasks/update ${JSON.stringify(answer)?.slice(0, 30)}`,
       );
     }

@@ -84,7 +84,7 @@ async function initialize(url: string, authorization?: string) {
 }
 
 /** One stateless 2026-07-28 request written by hand. */
-async function modernRpc(url: string, method: string, params: Record<string, unknown>, token?: string) {
+async function mcp2026Rpc(url: string, method: string, params: Record<string, unknown>, token?: string) {
   const response = await fetch(url, {
     method: 'POST',
     headers: {
@@ -210,19 +210,19 @@ describe('tasks belong to the token’s principal', () => {
 
   test('2026-07-28: a valid token creates and reads a task, another subject gets -32602, no token gets 401', async () => {
     const alice = await tokenFor('alice');
-    const created = await modernRpc(server.url, 'tools/call', { name: 'process_invoice', arguments: sampleInvoice() }, alice);
+    const created = await mcp2026Rpc(server.url, 'tools/call', { name: 'process_invoice', arguments: sampleInvoice() }, alice);
     expect(created.status).toBe(200);
     expect(created.body.result).toMatchObject({ resultType: 'task', taskId: expect.any(String) });
     const { taskId } = created.body.result as { taskId: string };
-    expect((await modernRpc(server.url, 'tasks/get', { taskId }, alice)).body.result).toMatchObject({ taskId });
-    const bob = await modernRpc(server.url, 'tasks/get', { taskId }, await tokenFor('bob'));
+    expect((await mcp2026Rpc(server.url, 'tasks/get', { taskId }, alice)).body.result).toMatchObject({ taskId });
+    const bob = await mcp2026Rpc(server.url, 'tasks/get', { taskId }, await tokenFor('bob'));
     expect(bob.body.error).toMatchObject({ code: -32602, message: expect.stringMatching(/Task not found/) });
 
-    const anonymous = await modernRpc(server.url, 'tasks/get', { taskId });
+    const anonymous = await mcp2026Rpc(server.url, 'tasks/get', { taskId });
     expect(anonymous.status).toBe(401);
     expect(anonymous.challenge).toBe(`Bearer resource_metadata="${prmUrl}", scope="${SCOPE}"`);
     expect(anonymous.body.error.code).toBe(-32001);
-    await modernRpc(server.url, 'tasks/cancel', { taskId }, alice);
+    await mcp2026Rpc(server.url, 'tasks/cancel', { taskId }, alice);
   });
 });
 

@@ -1,13 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { isLegacyRequest, type McpHttpHandler } from '@modelcontextprotocol/server';
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { isLegacyRequest } from '@modelcontextprotocol/server';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { log } from '../../util/log';
 import { sleep } from '../../util/wait';
-import { isTaskListen, type ListenRequest, type ListenSink } from '../gen2/task-subscriptions';
+import type { ListenSink, McpEndpoints } from '../endpoints';
 import { isLoopbackHost, OriginPolicy, type HttpLimits } from './limits';
 import type { RequestAuthenticator } from './oauth';
 
@@ -15,12 +14,8 @@ import type { RequestAuthenticator } from './oauth';
 export interface HttpServerOptions {
   host: string;
   port: number;
-  /** Makes the MCP server of a new 2025-11-25 (or older) session. */
-  createServer(): Server;
-  /** Serves 2026-07-28 requests (stateless: protocol version and capabilities in each request's `_meta`). */
-  modern?: McpHttpHandler;
-  /** Serves a 2026-07-28 `subscriptions/listen` for task status (the SDK's handler serves the other listen requests). */
-  listenToTasks?(request: ListenRequest, principal: string | undefined, sink: ListenSink): Promise<void>;
+  /** The protocol generations served: a {@link Bridge} (2025-11-25 sessions, 2026-07-28 requests, task subscriptions). */
+  endpoints: McpEndpoints;
   /** Bounds on sessions, connections, request times and body size (see {@link HttpLimits}). */
   limits?: Partial<HttpLimits>;
   /** Which browser origins may call; default loopback origins only. */
@@ -143,7 +138,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       }
       body = read.body;
     }
-    if (!sessionId && options.modern && req.method === 'POST') {
+    const { endpoints } = options;
+    if (!sessionId && req.method === 'POST') {
       // The version a request speaks decides the path: an initialize opens a 2025-11-25 session, a request with the
       // 2026-07-28 envelope in its _meta is served on its own.
       const exchange = new AbortController();
@@ -151,11 +147,11 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       if (!(await isLegacyRequest(request, body))) {
         openExchanges.add(exchange);
         res.once('close', () => openExchanges.delete(exchange));
-        if (options.listenToTasks && isTaskListen(body) && (headerValue(req, 'mcp-method') ?? body.method) === body.method) {
-          return serveListen(res, exchange.signal, (sink) => options.listenToTasks!(body, principal, sink));
+        if (endpoints.taskSubscriptions.accepts(body) && (headerValue(req, 'mcp-method') ?? body.method) === body.method) {
+          return serveListen(res, exchange.signal, (sink) => endpoints.taskSubscriptions.serve(body, principal, sink));
         }
         const authInfo = principal ? { token: '', clientId: principal, scopes: [] } : undefined;
-        return sendWebResponse(res, await options.modern.fetch(request, { parsedBody: body, ...(authInfo && { authInfo }) }));
+        return sendWebResponse(res, await endpoints.mcp2026.fetch(request, { parsedBody: body, ...(authInfo && { authInfo }) }));
       }
     }
     if (sessionId) {
@@ -183,7 +179,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     transport.onclose = () => {
       if (transport.sessionId) sessions.delete(transport.sessionId);
     };
-    await options.createServer().connect(transport);
+    await endpoints.createMcp2025Server().connect(transport);
     await transport.handleRequest(req, res, body);
   };
 

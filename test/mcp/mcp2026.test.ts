@@ -1,10 +1,10 @@
 /**
- * Generation 2 (MCP 2026-07-28 with the tasks extension, SEP-2663) on the same endpoint as generation 1, driven by
+ * MCP 2026-07-28 with the tasks extension, SEP-2663) on the same endpoint as 2025-11-25, driven by
  * real clients this project did not write: FastMCP 4.1 with fastmcp-tasks, the MCP Python SDK 2.3 and the MCP
  * TypeScript SDK v2 client.
  */
-import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttpTransport } from '@modelcontextprotocol/client';
-import { StdioClientTransport as ModernStdioTransport } from '@modelcontextprotocol/client/stdio';
+import { Client as Mcp2026Client, StreamableHTTPClientTransport as Mcp2026HttpTransport } from '@modelcontextprotocol/client';
+import { StdioClientTransport as Mcp2026StdioTransport } from '@modelcontextprotocol/client/stdio';
 import { ROOT } from '../helpers/dev-server';
 import { z } from 'zod';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -25,7 +25,7 @@ import {
 import { WEB_UI_META } from '../../src/shared/wire';
 
 const TASKS = 'io.modelcontextprotocol/tasks';
-const taskQueue = uniqueTaskQueue('gen2');
+const taskQueue = uniqueTaskQueue('mcp2026');
 const activities = tempActivityConfig();
 let worker: RunningWorker;
 let server: HttpServerProcess;
@@ -131,8 +131,8 @@ async function paidLineItems(taskId: string): Promise<string[]> {
   return entries.map((entry) => entry.lineItemId).sort();
 }
 
-async function gen1Client() {
-  const client = newMcpClient('gen1-client');
+async function mcp2025Client() {
+  const client = newMcpClient('mcp2025-client');
   const user = new ScriptedUser(() => APPROVE);
   user.attach(client);
   await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
@@ -195,8 +195,8 @@ describe('MCP Python SDK 2.3 without the tasks extension', () => {
 });
 
 describe('one task core, two generations', () => {
-  test('a task a generation-1 client created is finished by a generation-2 client', async () => {
-    const { client } = await gen1Client();
+  test('a task a 2025-11-25 client created is finished by a 2026-07-28 client', async () => {
+    const { client } = await mcp2025Client();
     try {
       const task = await startInvoiceTask(client, sampleInvoice());
       const out = await runPythonClient<TaskOutcome>(python, server.url, ['finish', task.taskId]);
@@ -208,9 +208,9 @@ describe('one task core, two generations', () => {
     }
   });
 
-  test('a task a generation-2 client created is finished by a generation-1 client through tasks/result', async () => {
+  test('a task a 2026-07-28 client created is finished by a 2025-11-25 client through tasks/result', async () => {
     const created = await runPythonClient<TaskOutcome>(python, server.url, ['create'], sampleInvoice());
-    const { client, user } = await gen1Client();
+    const { client, user } = await mcp2025Client();
     try {
       const result = await taskResult(client, created.taskId);
       expect(result.structuredContent).toMatchObject({ outcome: 'paid' });
@@ -223,8 +223,8 @@ describe('one task core, two generations', () => {
 });
 
 describe('MCP TypeScript SDK v2 client: task status on subscriptions/listen', () => {
-  async function modernClient(withTasks = true, over: 'http' | 'stdio' = 'http') {
-    const client = new ModernClient(
+  async function mcp2026Client(withTasks = true, over: 'http' | 'stdio' = 'http') {
+    const client = new Mcp2026Client(
       { name: 'ts-v2-client', version: '1.0.0' },
       {
         capabilities: { elicitation: { form: {} }, ...(withTasks && { extensions: { [TASKS]: {} } }) },
@@ -234,8 +234,8 @@ describe('MCP TypeScript SDK v2 client: task status on subscriptions/listen', ()
     );
     await client.connect(
       over === 'http'
-        ? new ModernHttpTransport(new URL(server.url))
-        : new ModernStdioTransport({
+        ? new Mcp2026HttpTransport(new URL(server.url))
+        : new Mcp2026StdioTransport({
             command: 'npm',
             args: ['run', '-s', 'serve'],
             cwd: ROOT,
@@ -255,7 +255,7 @@ describe('MCP TypeScript SDK v2 client: task status on subscriptions/listen', ()
   }
 
   test('notifications/tasks carry each change as tasks/get would show it, to the end of the task', async () => {
-    const { client, notes } = await modernClient();
+    const { client, notes } = await mcp2026Client();
     try {
       // The SDK's client has no tasks of its own: the task is made by hand, followed through the client's listen().
       const created = (await rpc('tools/call', { name: 'process_invoice', arguments: sampleInvoice() })).body.result as { taskId: string };
@@ -281,7 +281,7 @@ describe('MCP TypeScript SDK v2 client: task status on subscriptions/listen', ()
   });
 
   test('over stdio: the subscription follows the task to its end beside ordinary requests', async () => {
-    const { client, notes } = await modernClient(true, 'stdio');
+    const { client, notes } = await mcp2026Client(true, 'stdio');
     try {
       const created = (await rpc('tools/call', { name: 'process_invoice', arguments: sampleInvoice({ vendorId: 'V-666' }) })).body
         .result as { taskId: string };
@@ -299,8 +299,8 @@ describe('MCP TypeScript SDK v2 client: task status on subscriptions/listen', ()
   });
 
   test('closing the subscription ends it; a client without the extension is refused with -32021', async () => {
-    const { client } = await modernClient();
-    const plain = await modernClient(false);
+    const { client } = await mcp2026Client();
+    const plain = await mcp2026Client(false);
     try {
       const created = (await rpc('tools/call', { name: 'process_invoice', arguments: sampleInvoice() })).body.result as { taskId: string };
       const subscription = await client.listen({ taskIds: [created.taskId] } as never);

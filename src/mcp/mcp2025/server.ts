@@ -44,11 +44,11 @@ export const SERVER_INSTRUCTIONS =
 export const SERVER_INFO = { name: PACKAGE_NAME, version: PACKAGE_VERSION };
 
 /**
- * The task as generation 1 (MCP 2025-11-25) reports it: a tool result with `isError: true` makes the task `failed`
+ * The task as MCP 2025-11-25 reports it: a tool result with `isError: true` makes the task `failed`
  * ("For tool calls specifically, this includes cases where the tool call result has isError set to true"), with the
  * error text as its status message. tasks/result still returns that CallToolResult.
  */
-export function gen1Task(view: TaskView): Task {
+export function mcp2025Task(view: TaskView): Task {
   if (view.toolError === undefined) return view.task;
   return { ...view.task, status: 'failed', statusMessage: view.toolError };
 }
@@ -62,7 +62,7 @@ const PER_CONNECTION_LIMIT = 1000;
 const WAIT_SLICE_MS = 60_000;
 
 /** Everything one MCP server instance needs; shared by all connections of a process. */
-export interface BridgeDependencies {
+export interface Mcp2025Dependencies {
   backend: TemporalTaskBackend;
   tools: readonly ToolDefinition[];
   /** The principal a request acts for; one local principal unless the transport authenticates. */
@@ -75,9 +75,9 @@ export interface BridgeDependencies {
 /**
  * Creates an MCP server for one connection: tools/list and tools/call for the declared tools, and tasks/* answered
  * from Temporal. Call once per connection (per Streamable HTTP session, or once for stdio). The server only registers
- * handlers; what the connection holds lives in its {@link Gen1Connection}.
+ * handlers; what the connection holds lives in its {@link Mcp2025Connection}.
  */
-export function createBridgeServer(deps: BridgeDependencies): Server {
+export function createMcp2025Server(deps: Mcp2025Dependencies): Server {
   const server = new Server(SERVER_INFO, {
     capabilities: {
       tools: {},
@@ -86,7 +86,7 @@ export function createBridgeServer(deps: BridgeDependencies): Server {
     },
     instructions: SERVER_INSTRUCTIONS,
   });
-  const connection = new Gen1Connection(server, deps);
+  const connection = new Mcp2025Connection(server, deps);
   const descriptors = deps.tools.map(describeTool);
   const on = <Schema extends RequestSchema>(schema: Schema, handler: Handler<Schema>) =>
     onRequest(server, schema, handler, deps.principalOf);
@@ -105,7 +105,7 @@ export function createBridgeServer(deps: BridgeDependencies): Server {
  * What one 2025-11-25 connection holds: its open questions (an {@link InputChannel} per principal), the progress
  * tokens of the tasks it created, the last status and progress it reported. Tasks themselves live in Temporal.
  */
-export class Gen1Connection {
+export class Mcp2025Connection {
   private readonly channels = new Map<string, InputChannel>();
   /** The progress token of a task-augmented call stays valid for the task's life (MCP 2025-11-25). */
   private readonly progressTokens = new Map<string, string | number>();
@@ -117,7 +117,7 @@ export class Gen1Connection {
 
   constructor(
     private readonly server: Server,
-    private readonly deps: BridgeDependencies,
+    private readonly deps: Mcp2025Dependencies,
   ) {
     this.byName = new Map(deps.tools.map((tool) => [tool.name, tool]));
   }
@@ -173,7 +173,7 @@ export class Gen1Connection {
         ...(view.replayed && { [REPLAYED_META]: true }),
         ...webUiMeta(view),
       };
-      return { task: gen1Task(view), ...(Object.keys(meta).length > 0 && { _meta: meta }) };
+      return { task: mcp2025Task(view), ...(Object.keys(meta).length > 0 && { _meta: meta }) };
     }
     // A host that renders the task view gets the task at once: the view follows it, nothing waits.
     if (rendersApps(this.server.getClientCapabilities())) return pendingTaskResult(view, { kind: 'view' });
@@ -194,20 +194,20 @@ export class Gen1Connection {
     this.observe(view);
     if (view.input) this.channelFor(principal).offer(view);
     const meta = webUiMeta(view);
-    return { ...gen1Task(view), ...(Object.keys(meta).length > 0 && { _meta: meta }) };
+    return { ...mcp2025Task(view), ...(Object.keys(meta).length > 0 && { _meta: meta }) };
   }
 
   /** tasks/list: the caller's tasks, a page at a time. */
   async listTasks(cursor: string | undefined, extra: Extra): Promise<{ tasks: Task[]; nextCursor?: string }> {
     const page = await this.deps.backend.list(this.deps.principalOf(extra), cursor);
-    return { tasks: page.views.map(gen1Task), ...(page.nextCursor !== undefined && { nextCursor: page.nextCursor }) };
+    return { tasks: page.views.map(mcp2025Task), ...(page.nextCursor !== undefined && { nextCursor: page.nextCursor }) };
   }
 
   /** tasks/cancel: the task reads cancelled before this returns; a terminal one gets -32602. */
   async cancelTask(taskId: string, extra: Extra): Promise<Task> {
     const view = await this.deps.backend.cancel(taskId, this.deps.principalOf(extra));
     this.observe(view);
-    return gen1Task(view);
+    return mcp2025Task(view);
   }
 
   /**
@@ -287,7 +287,7 @@ export class Gen1Connection {
 
   /** Records what this connection saw of a task; announces a status change; forgets a finished task. */
   private observe(view: TaskView): void {
-    const task = gen1Task(view);
+    const task = mcp2025Task(view);
     const before = this.seen.get(task.taskId);
     if (isTerminal(task.status)) {
       this.seen.delete(task.taskId);
@@ -314,7 +314,7 @@ function onRequest<Schema extends RequestSchema>(
   server: Server,
   schema: Schema,
   handler: Handler<Schema>,
-  principalOf: BridgeDependencies['principalOf'],
+  principalOf: Mcp2025Dependencies['principalOf'],
 ): void {
   const method = schema.shape.method.value;
   const anyParams = z.looseObject({ method: z.literal(method), params: z.unknown().optional() });

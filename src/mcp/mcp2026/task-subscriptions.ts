@@ -17,23 +17,10 @@ import {
   SUBSCRIPTION_ID_META_KEY,
   type ClientCapabilities,
 } from '@modelcontextprotocol/server';
+import type { ListenRequest, ListenSink } from '../endpoints';
 import { isTemporalUnavailable } from '../tasks/errors';
 import type { TaskView, TemporalTaskBackend } from '../tasks/repository';
 import { detailedTask, TASKS_EXTENSION } from './server';
-
-/** A JSON-RPC request as it came off the wire. */
-export interface ListenRequest {
-  jsonrpc: '2.0';
-  id: string | number;
-  method: 'subscriptions/listen';
-  params?: { notifications?: { taskIds?: unknown }; _meta?: Record<string, unknown> };
-}
-
-/** Where a subscription writes: one JSON-RPC message at a time, until `signal` aborts (the client went away or cancelled). */
-export interface ListenSink {
-  send(message: object): void;
-  signal: AbortSignal;
-}
 
 /** Options of {@link TaskSubscriptions}. */
 export interface TaskSubscriptionOptions {

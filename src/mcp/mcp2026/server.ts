@@ -1,6 +1,6 @@
 /**
- * Generation 2: MCP 2026-07-28 requests (stateless, per-request `_meta`) and the tasks extension
- * `io.modelcontextprotocol/tasks` (SEP-2663), over the same Temporal-backed task layer as generation 1.
+ * MCP 2026-07-28 requests (stateless, per-request `_meta`) and the tasks extension
+ * `io.modelcontextprotocol/tasks` (SEP-2663), over the same Temporal-backed task layer as 2025-11-25.
  *
  * The SDK (v2) serves the base protocol: `server/discover`, the per-request envelope, header checks, `resultType`,
  * `-32601` for `tasks/result` and `tasks/list`. This module adds the tools and the three task methods.
@@ -36,8 +36,8 @@ export interface ResumeState {
   taskId: string;
 }
 
-/** Everything the generation-2 front-end needs; shared by all requests of a process. */
-export interface ModernDependencies {
+/** Everything the 2026-07-28 front-end needs; shared by all requests of a process. */
+export interface Mcp2026Dependencies {
   backend: TemporalTaskBackend;
   tools: readonly ToolDefinition[];
   /** How long a plain call of a task tool waits before it answers with the task id. */
@@ -51,7 +51,7 @@ export interface ModernDependencies {
 const TaskIdParams = z.looseObject({ taskId: z.string() });
 
 /** A flat SEP-2663 task: what `tools/call` answers with (`resultType: "task"`) and the core of `tasks/get`. */
-export function modernTask(view: TaskView) {
+export function mcp2026Task(view: TaskView) {
   const { taskId, status, statusMessage, createdAt, lastUpdatedAt, ttl, pollInterval } = view.task;
   return {
     taskId,
@@ -70,10 +70,10 @@ export function inputRequestsOf(inputs: readonly PendingInput[]) {
 }
 
 /**
- * Makes the MCP server that answers one generation-2 request for `principal`. Called per request by the SDK's
+ * Makes the MCP server that answers one 2026-07-28 request for `principal`. Called per request by the SDK's
  * handler; holds no state between requests (the tasks live in Temporal).
  */
-export function createModernServer(deps: ModernDependencies, principal: string): Server {
+export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string): Server {
   const server = new Server(deps.serverInfo, {
     capabilities: { tools: {}, resources: {}, extensions: { [TASKS_EXTENSION]: {} } },
     instructions: deps.instructions,
@@ -211,7 +211,7 @@ export function createModernServer(deps: ModernDependencies, principal: string):
         const meta = webUiMeta(view);
         return {
           resultType: 'task',
-          ...modernTask(view),
+          ...mcp2026Task(view),
           ...(Object.keys(meta).length > 0 && { _meta: meta }),
         } as unknown as CallToolResult;
       }
@@ -305,7 +305,7 @@ export function createModernServer(deps: ModernDependencies, principal: string):
  * error inline.
  */
 export async function detailedTask(backend: TemporalTaskBackend, view: TaskView) {
-  const task = modernTask(view);
+  const task = mcp2026Task(view);
   switch (view.task.status) {
     case 'input_required':
       return { ...task, inputRequests: inputRequestsOf(view.inputs) };

@@ -1,6 +1,6 @@
 """Drives the bridge with real MCP 2026-07-28 clients: FastMCP 4 with fastmcp-tasks, and the Python SDK 2.x.
 
-Usage: gen2_client.py URL SCENARIO [ARG]. Prints one JSON object on stdout; exits 1 on an unexpected error.
+Usage: mcp2026_client.py URL SCENARIO [ARG]. Prints one JSON object on stdout; exits 1 on an unexpected error.
 
 Scenarios:
   task DECISION        call process_invoice as a task (FastMCP call_tool_task), answer its approval with DECISION

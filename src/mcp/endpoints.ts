@@ -1,0 +1,40 @@
+/**
+ * What a transport needs of the protocol generations it carries: one interface, so that stdio and Streamable HTTP
+ * know nothing of how each generation is served. A {@link Bridge} is one.
+ */
+import type { Server as Mcp2025Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { McpHttpHandler, Server as Mcp2026Server } from '@modelcontextprotocol/server';
+
+/** A JSON-RPC `subscriptions/listen` request as it came off the wire. */
+export interface ListenRequest {
+  jsonrpc: '2.0';
+  id: string | number;
+  method: 'subscriptions/listen';
+  params?: { notifications?: { taskIds?: unknown }; _meta?: Record<string, unknown> };
+}
+
+/** Where a subscription writes: one JSON-RPC message at a time, until `signal` aborts (the client went away or cancelled). */
+export interface ListenSink {
+  send(message: object): void;
+  signal: AbortSignal;
+}
+
+/** Task status subscriptions (2026-07-28), served beside the SDK, which knows only the base protocol's. */
+export interface TaskListenEndpoint {
+  /** True for a listen request this endpoint serves (one that names task ids). */
+  accepts(message: unknown): message is ListenRequest;
+  /** Serves one listen request for `principal` (the local principal when undefined) until it ends. */
+  serve(request: ListenRequest, principal: string | undefined, sink: ListenSink): Promise<void>;
+}
+
+/** Every generation a transport may carry. */
+export interface McpEndpoints {
+  /** The MCP server of one new 2025-11-25 (or older) session. */
+  createMcp2025Server(): Mcp2025Server;
+  /** Serves 2026-07-28 requests over HTTP, each on its own (no session). */
+  mcp2026: McpHttpHandler;
+  /** A 2026-07-28 server for the local principal (stdio). */
+  createMcp2026Server(): Mcp2026Server;
+  /** Task status subscriptions of 2026-07-28. */
+  taskSubscriptions: TaskListenEndpoint;
+}
