@@ -12,6 +12,8 @@ import { markerFromEnv, type TaskMarker } from './tasks/marker';
 import { localPrincipal } from './tasks/principal';
 import { TemporalTaskBackend, type TaskBackendOptions } from './tasks/repository';
 import { DEFAULT_TOOLS, workflowToolsByName } from './tools';
+import { confirmStartTool } from './tools/confirm-start';
+import { CallSeal } from './signed-call';
 import type { ToolDefinition } from './tools/types';
 
 /** Task and input tuning, from MCP_* environment variables. */
@@ -39,6 +41,7 @@ export function tuningFromEnv(env: NodeJS.ProcessEnv = process.env): BridgeTunin
       quotas: {
         maxOpenTasks: countFromEnv(env, 'MCP_MAX_OPEN_TASKS_PER_PRINCIPAL', 1000, 0),
         maxWaits: countFromEnv(env, 'MCP_MAX_WAITS_PER_PRINCIPAL', 64, 0),
+        operationsPerSecond: countFromEnv(env, 'MCP_TASK_OPS_PER_SECOND', 50, 0),
       },
     },
     input: {
@@ -86,7 +89,7 @@ export interface CreateBridgeOptions {
  */
 export async function createBridge(options: CreateBridgeOptions): Promise<Bridge> {
   const tuning = options.tuning ?? tuningFromEnv();
-  const tools = options.tools ?? DEFAULT_TOOLS;
+  let tools = options.tools ?? DEFAULT_TOOLS;
   const local = options.localPrincipal ?? localPrincipal();
   let connection: Connection | undefined;
   let client = options.client;
@@ -113,25 +116,32 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
     },
     workflowToolsByName(tools),
   );
+  const stateKey = requestStateKey();
+  const stateTtlMs = msFromEnv(process.env, 'MCP_REQUEST_STATE_TTL_MS', 15 * 60_000);
+  const seal = new CallSeal(stateKey, stateTtlMs);
+  const confirms = tools.some((tool) => tool.kind === 'workflow' && tool.confirm !== undefined);
+  if (confirms && !tools.some((tool) => tool.name === confirmStartTool.name)) tools = [...tools, confirmStartTool];
   const dependencies: Mcp2025Dependencies = {
     backend,
     tools,
     principalOf: options.principalOf ?? ((extra) => extra.authInfo?.clientId ?? local),
     input: tuning.input,
     inlineBudgetMs: tuning.inlineBudgetMs,
+    seal,
   };
   const mcp2026Dependencies: Mcp2026Dependencies = {
     backend,
     tools,
     inlineBudgetMs: tuning.inlineBudgetMs,
     requestState: createRequestStateCodec({
-      key: requestStateKey(),
-      ttlSeconds: 24 * 3600,
+      key: stateKey,
+      ttlSeconds: Math.max(1, Math.round(stateTtlMs / 1000)),
       // A round's state resumes only for the principal it was issued to.
       bind: (ctx) => ctx.http?.authInfo?.clientId ?? local,
     }),
     serverInfo: SERVER_INFO,
     instructions: SERVER_INSTRUCTIONS,
+    seal,
   };
   const mcp2026 = createMcpHandler((context) => createMcp2026Server(mcp2026Dependencies, context.authInfo?.clientId ?? local), {
     legacy: 'reject',

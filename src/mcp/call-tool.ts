@@ -5,8 +5,9 @@
 import { ErrorCode, McpError, RELATED_TASK_META_KEY, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { ADOPT_ONLY_META, IDEMPOTENCY_KEY_META, IDEMPOTENCY_KEY_PATTERN } from '../shared/wire';
 import { taskViewToolMeta } from './app/ui';
+import { PENDING_CONFIRMATION_SCHEMA } from './confirmation';
 import { describe } from './tools/task-tool-support';
-import { webUiMeta, type TaskView } from './tasks/repository';
+import { webUiMeta, type TaskView } from './tasks/task-view';
 import type { ToolDefinition } from './tools/types';
 
 /**
@@ -45,20 +46,20 @@ export function describeTool(tool: ToolDefinition): Tool {
     title: tool.title,
     description: tool.description,
     inputSchema: tool.input.jsonSchema,
-    ...(workflow && tool.output && { outputSchema: withPendingTask(tool.output.jsonSchema) }),
+    ...(workflow && tool.output && { outputSchema: withPendingTask(tool.output.jsonSchema, tool.confirm !== undefined) }),
     ...(tool.annotations && { annotations: tool.annotations }),
     execution: { taskSupport: workflow ? tool.taskSupport : 'forbidden' },
     ...(workflow && { _meta: taskViewToolMeta() }),
   };
 }
 
-/** `{ type: "object", anyOf: [the tool's own output, the pending task] }`. */
-function withPendingTask(schema: Tool['inputSchema']): NonNullable<Tool['outputSchema']> {
+/** `{ type: "object", anyOf: [the tool's own output, the pending task, (the pending confirmation)] }`. */
+function withPendingTask(schema: Tool['inputSchema'], confirms: boolean): NonNullable<Tool['outputSchema']> {
   const { $schema, ...own } = schema as Record<string, unknown>;
   return {
     ...($schema !== undefined && { $schema }),
     type: 'object',
-    anyOf: [own, PENDING_TASK_SCHEMA],
+    anyOf: [own, PENDING_TASK_SCHEMA, ...(confirms ? [PENDING_CONFIRMATION_SCHEMA] : [])],
   } as NonNullable<Tool['outputSchema']>;
 }
 

@@ -15,7 +15,8 @@ export interface ListenRequest {
 
 /** Where a subscription writes: one JSON-RPC message at a time, until `signal` aborts (the client went away or cancelled). */
 export interface ListenSink {
-  send(message: object): void;
+  /** Writes one message; resolves once the transport can take more (back-pressure), or at once after the end. */
+  send(message: object): Promise<void>;
   signal: AbortSignal;
 }
 

@@ -67,6 +67,9 @@ Environment:
   MCP_TEMPORAL_RPC_TIMEOUT_MS     deadline of each request to Temporal (default 5000)
   MCP_MAX_OPEN_TASKS_PER_PRINCIPAL  open tasks one principal may have (default 1000)
   MCP_MAX_WAITS_PER_PRINCIPAL     concurrent waits (tasks/result, inline calls, subscriptions) of one principal (default 64)
+  MCP_TASK_OPS_PER_SECOND         task requests (tools/call, tasks/*) one principal may make per second, bursts of
+                                  twice as many (default 50; 0 turns it off)
+  MCP_REQUEST_STATE_TTL_MS        how long the requestState of a 2026-07-28 input_required round is honoured (default 900000)
   MCP_ALLOWED_HOSTS               Host header values answered, comma-separated (needed for a non-loopback address)
   MCP_ALLOWED_ORIGINS             browser origins allowed besides loopback ones, comma-separated, or *
   MCP_HTTP_MAX_SESSIONS, MCP_HTTP_MAX_SESSIONS_PER_PRINCIPAL   open sessions (default 1000, 32; the longest idle goes)

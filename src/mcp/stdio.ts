@@ -2,7 +2,11 @@ import { PassThrough, Transform } from 'node:stream';
 import { StdioServerTransport as LegacyStdioTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { log } from '../util/log';
+import { drained } from '../util/wait';
 import type { McpEndpoints } from './endpoints';
+
+/** Longest first message read before the generation is decided (the HTTP body limit's default). */
+const MAX_FIRST_LINE = 2 * 1024 * 1024;
 
 /** `_meta` key every MCP 2026-07-28 request carries. */
 const PROTOCOL_VERSION_META = 'io.modelcontextprotocol/protocolVersion';
@@ -23,7 +27,19 @@ export function serveStdioForAllGenerations(endpoints: McpEndpoints, onClose: ()
   const onData = (chunk: Buffer) => {
     buffered += chunk.toString('utf8');
     const newline = buffered.indexOf('\n');
-    if (newline < 0) return;
+    if (newline < 0) {
+      // The first message decides the generation; one that never ends is not held in memory.
+      if (buffered.length > MAX_FIRST_LINE) {
+        process.stdin.off('data', onData);
+        process.stdout.write(
+          `${JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: `Invalid request: the first message is longer than ${MAX_FIRST_LINE} bytes` } })}\n`,
+        );
+        log.error(`stdio: the first message is longer than ${MAX_FIRST_LINE} bytes; closing`);
+        buffered = '';
+        onClose();
+      }
+      return;
+    }
     process.stdin.off('data', onData);
     process.stdin.pause();
     const mcp2026 = isMcp2026(buffered.slice(0, newline));
@@ -87,14 +103,16 @@ function taskListenFilter(endpoints: McpEndpoints): Transform {
     if (!endpoints.taskSubscriptions.accepts(message) || open.has(message.id)) return false;
     const abort = new AbortController();
     open.set(message.id, abort);
-    const send = (reply: object) => {
-      if (!abort.signal.aborted) process.stdout.write(`${JSON.stringify(reply)}\n`);
+    const send = async (reply: object) => {
+      if (abort.signal.aborted) return;
+      // Respect back-pressure: a client that reads slowly slows the subscription instead of growing a buffer here.
+      if (!process.stdout.write(`${JSON.stringify(reply)}\n`)) await drained(process.stdout, abort.signal);
     };
     endpoints.taskSubscriptions
       .serve(message, undefined, { send, signal: abort.signal })
       .catch((error: Error) => {
         log.error(`mcp (2026-07-28): subscriptions/listen: ${error.message}`);
-        send({ jsonrpc: '2.0', id: message.id, error: { code: -32603, message: 'Internal error' } });
+        void send({ jsonrpc: '2.0', id: message.id, error: { code: -32603, message: 'Internal error' } });
       })
       .finally(() => open.delete(message.id));
     return true;

@@ -16,6 +16,19 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
+/** Resolves once `stream` wants more data after a write that filled its buffer (back-pressure), or when `signal` aborts. */
+export function drained(stream: NodeJS.WritableStream, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      stream.off('drain', done);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    stream.once('drain', done);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
 /** Options of {@link pollUntil}. */
 export interface PollOptions {
   /** Give up once this long has passed since the first check. */

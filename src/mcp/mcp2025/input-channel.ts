@@ -2,7 +2,9 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ErrorCode, McpError, RELATED_TASK_META_KEY, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { checkFormContent, type InputResponse, type PendingInput } from '../../shared/task-contract';
 import { INPUT_KEY_META } from '../../shared/wire';
-import type { TaskView, TemporalTaskBackend } from '../tasks/repository';
+import { plainMessage } from '../tasks/errors';
+import type { TemporalTaskBackend } from '../tasks/repository';
+import type { TaskView } from '../tasks/task-view';
 import { addBounded, setBounded } from '../../util/bounded';
 import { log } from '../../util/log';
 
@@ -46,6 +48,9 @@ export class InputChannel {
   private readonly problems = new Map<string, string>();
   /** Inputs answered through this connection; never asked again here. */
   private readonly answered = new Set<string>();
+  /** Pushes waiting for their grace period to pass. */
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private closed = false;
 
   constructor(
     private readonly server: Server,
@@ -99,7 +104,8 @@ export class InputChannel {
     if (!view.input || !this.canAsk(view.input)) return;
     const slot = slotOf(view);
     if (!this.mayPush(slot)) return;
-    setTimeout(() => {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
       if (!this.mayPush(slot)) return;
       // Read again: the input may have been answered during the grace period.
       this.backend.get(view.task.taskId, this.principal).then(
@@ -108,11 +114,13 @@ export class InputChannel {
         },
         () => undefined,
       );
-    }, this.options.pushGraceMs).unref();
+    }, this.options.pushGraceMs);
+    timer.unref();
+    this.timers.add(timer);
   }
 
   private mayPush(slot: string): boolean {
-    return !this.open.has(slot) && !this.answered.has(slot) && (this.dismissedUntil.get(slot) ?? 0) <= Date.now();
+    return !this.closed && !this.open.has(slot) && !this.answered.has(slot) && (this.dismissedUntil.get(slot) ?? 0) <= Date.now();
   }
 
   private start(view: TaskView, relatedRequestId: RequestId | undefined, signal?: AbortSignal): Asking {
@@ -169,9 +177,10 @@ export class InputChannel {
         response.content = result.content as InputResponse['content'];
       }
       if (withdraw.signal.aborted) return { kind: 'superseded' };
-      // Re-read under the answer: a second channel may have answered while this one was open.
+      // Re-read under the answer: a second channel may have answered while this one was open. Any question still
+      // open takes its answer, not only the first of several.
       const current = await this.backend.get(view.task.taskId, this.principal);
-      if (current.input?.key !== input.key) return { kind: 'superseded' };
+      if (!current.inputs.some((open) => open.key === input.key)) return { kind: 'superseded' };
       await this.backend.respond(view, response);
       this.problems.delete(slot);
       return { kind: 'answered' };
@@ -179,7 +188,7 @@ export class InputChannel {
       if (withdraw.signal.aborted) return { kind: 'superseded' };
       if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) return { kind: 'dismissed' };
       if (error instanceof McpError && error.code === ErrorCode.InvalidParams) {
-        return this.invalid(slot, error.message.replace(/^MCP error -?\d+: /, ''));
+        return this.invalid(slot, plainMessage(error));
       }
       throw error;
     } finally {
@@ -194,28 +203,30 @@ export class InputChannel {
   }
 
   /**
-   * Withdraws the elicitation when its input is no longer pending (answered elsewhere, task cancelled or done),
-   * woken by the task's events.
+   * Withdraws the elicitation when its input is no longer pending (answered elsewhere, task cancelled or done, task
+   * gone), woken by the task's events.
    */
   private watch(view: TaskView, withdraw: AbortController): () => void {
     const key = view.input!.key;
     const stop = new AbortController();
+    const follower = this.backend.follow(view.task.taskId, this.principal, { from: view, signal: AbortSignal.any([stop.signal, withdraw.signal]) });
     void (async () => {
-      let seen = view;
-      while (!stop.signal.aborted && !withdraw.signal.aborted) {
-        await this.backend.changed(seen, 60_000, stop.signal);
-        if (stop.signal.aborted) return;
-        try {
-          seen = await this.backend.get(view.task.taskId, this.principal);
-        } catch (error) {
-          // Gone (not found): withdraw. Unreachable: wait for the next event or the next minute.
-          if (error instanceof McpError && error.code === ErrorCode.InvalidParams) return withdraw.abort();
-          continue;
-        }
-        if (!seen.inputs.some((input) => input.key === key)) return withdraw.abort();
+      try {
+        for await (const seen of follower) if (!seen.inputs.some((input) => input.key === key)) return withdraw.abort();
+      } catch {
+        // Gone (not found): nothing left to answer.
+        withdraw.abort();
       }
     })();
     return () => stop.abort();
+  }
+
+  /** Ends what this channel has under way: pending pushes and open elicitations (the connection closed). */
+  close(): void {
+    this.closed = true;
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    for (const asking of this.open.values()) asking.withdraw.abort();
   }
 }
 

@@ -12,6 +12,7 @@ import {
   ListToolsRequestSchema,
   ReadResourceRequestSchema,
   McpError,
+  RELATED_TASK_META_KEY,
   type CallToolRequest,
   type CallToolResult,
   type ServerNotification,
@@ -24,12 +25,16 @@ import { REPLAYED_META } from '../../shared/wire';
 import { APP_RESOURCES, readAppResource, rendersApps } from '../app/ui';
 import { describeTool, idempotencyOf, invalidArgumentsResult, invalidArgumentsText, pendingTaskResult, ttlOf } from '../call-tool';
 import { setBounded } from '../../util/bounded';
-import { sleep } from '../../util/wait';
 import { log } from '../../util/log';
 import { InputChannel, type InputChannelOptions } from './input-channel';
 import { isTemporalUnavailable, temporalUnavailable } from '../tasks/errors';
-import { TemporalTaskBackend, webUiMeta, type TaskView } from '../tasks/repository';
-import type { DirectTool, ToolDefinition } from '../tools/types';
+import { TemporalTaskBackend } from '../tasks/repository';
+import { webUiMeta, type TaskView } from '../tasks/task-view';
+import type { DirectTool, ToolDefinition, WorkflowTool } from '../tools/types';
+import { workflowToolsByName } from '../tools';
+import { applyConfirmation, confirmationRequest, declinedResult, pendingConfirmationResult } from '../confirmation';
+import type { CallSeal } from '../signed-call';
+import { sleep } from '../../util/wait';
 import { PACKAGE_NAME, PACKAGE_VERSION } from '../../version';
 
 /** Key of the line a host may hand the model as soon as a task exists (MCP 2025-11-25). */
@@ -58,8 +63,10 @@ type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 /** Tasks a connection remembers at most (last status, progress token and value); the oldest are forgotten first. */
 const PER_CONNECTION_LIMIT = 1000;
 
-/** Longest wait for a task's next event before it is read again anyway. */
-const WAIT_SLICE_MS = 60_000;
+/** The pause before a question whose last answer was refused is asked again: 1 s, doubling, at most 30 s. */
+export function refusalBackoffMs(refusalsInARow: number): number {
+  return Math.min(1000 * 2 ** Math.max(0, refusalsInARow - 1), 30_000);
+}
 
 /** Everything one MCP server instance needs; shared by all connections of a process. */
 export interface Mcp2025Dependencies {
@@ -70,6 +77,8 @@ export interface Mcp2025Dependencies {
   input: InputChannelOptions;
   /** How long a plain (not task-augmented) call of a task tool waits before it answers with the task id. */
   inlineBudgetMs: number;
+  /** Seals the calls that wait for a confirmation before they start (`confirm_start`). */
+  seal: CallSeal;
 }
 
 /**
@@ -87,9 +96,9 @@ export function createMcp2025Server(deps: Mcp2025Dependencies): Server {
     instructions: SERVER_INSTRUCTIONS,
   });
   const connection = new Mcp2025Connection(server, deps);
+  server.onclose = () => connection.close();
   const descriptors = deps.tools.map(describeTool);
-  const on = <Schema extends RequestSchema>(schema: Schema, handler: Handler<Schema>) =>
-    onRequest(server, schema, handler, deps.principalOf);
+  const on = <Schema extends RequestSchema>(schema: Schema, handler: Handler<Schema>) => onRequest(server, schema, handler, deps);
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: descriptors }));
   server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: APP_RESOURCES }));
   on(ReadResourceRequestSchema, (request) => readAppResource(request.params.uri));
@@ -114,12 +123,14 @@ export class Mcp2025Connection {
   /** Last progress value sent per progress token: successive tasks/result calls on one token never go back. */
   private readonly progressSent = new Map<string | number, number>();
   private readonly byName: ReadonlyMap<string, ToolDefinition>;
+  private readonly workflowTools: ReadonlyMap<string, WorkflowTool<any, any>>;
 
   constructor(
     private readonly server: Server,
     private readonly deps: Mcp2025Dependencies,
   ) {
     this.byName = new Map(deps.tools.map((tool) => [tool.name, tool]));
+    this.workflowTools = workflowToolsByName(deps.tools);
   }
 
   /** tools/call: a task-augmented call answers with the task; a plain one waits for the result inline. */
@@ -158,7 +169,13 @@ export class Mcp2025Connection {
       if (task) throw new McpError(ErrorCode.InvalidParams, invalidArgumentsText(name, parsed.problems));
       return invalidArgumentsResult(name, parsed.problems);
     }
-    const view = await this.deps.backend.create(tool, parsed.value, principal, {
+    let input: unknown = parsed.value;
+    if (tool.confirm) {
+      const confirmed = await this.confirm(tool, parsed.value, principal, extra, task !== undefined);
+      if (confirmed.kind !== 'start') return confirmed.result;
+      input = confirmed.input;
+    }
+    const view = await this.deps.backend.create(tool, input, principal, {
       requestedTtl: ttlOf(task),
       ...idempotencyOf(request.params._meta as Record<string, unknown> | undefined),
     });
@@ -182,6 +199,44 @@ export class Mcp2025Connection {
     const now = await this.deps.backend.get(view.task.taskId, principal);
     const unaskable = now.input !== undefined && !this.channelFor(principal).canAsk(now.input);
     return pendingTaskResult(now, unaskable ? { kind: 'question' } : { kind: 'budget', budgetMs: this.deps.inlineBudgetMs });
+  }
+
+  /**
+   * Asks the tool's confirmation on the call's own stream before anything starts. A client that cannot be asked gets
+   * the question and a `confirm_start` token instead (a task-augmented call: -32600 carrying them). A bad answer is
+   * asked again, saying why; a declined one starts nothing (a tool error, or -32600 for a task-augmented call).
+   */
+  private async confirm(
+    tool: WorkflowTool<any, any>,
+    args: unknown,
+    principal: string,
+    extra: Extra,
+    augmented: boolean,
+  ): Promise<{ kind: 'start'; input: unknown } | { kind: 'answered'; result: CallToolResult }> {
+    const confirmation = tool.confirm!;
+    const question = confirmationRequest(confirmation, args);
+    if (!this.channelFor(principal).canAsk(question)) {
+      const pending = pendingConfirmationResult(tool, question, this.deps.seal.seal({ principal, tool: tool.name, args }));
+      if (augmented) throw new McpError(ErrorCode.InvalidRequest, textOf(pending), pending.structuredContent);
+      return { kind: 'answered', result: pending };
+    }
+    let why = '';
+    for (let refusals = 1; ; refusals++) {
+      const answer = await this.server.elicitInput(
+        { ...question.request, message: why + question.request.message },
+        { relatedRequestId: extra.requestId, signal: extra.signal, timeout: this.deps.input.elicitationTimeoutMs },
+      );
+      const outcome = applyConfirmation(confirmation, args, answer);
+      if (outcome.kind === 'start') return outcome;
+      if (outcome.kind === 'declined') {
+        const result = declinedResult(tool, outcome.action);
+        if (augmented) throw new McpError(ErrorCode.InvalidRequest, textOf(result), { declined: true });
+        return { kind: 'answered', result };
+      }
+      why = `Your previous answer could not be used: ${outcome.problem}.\n\n`;
+      await sleep(refusalBackoffMs(refusals), extra.signal);
+      if (extra.signal.aborted) throw new McpError(ErrorCode.ConnectionClosed, 'Request was cancelled');
+    }
   }
 
   /**
@@ -229,39 +284,33 @@ export class Mcp2025Connection {
     const principal = this.deps.principalOf(extra);
     const { backend } = this.deps;
     const channel = this.channelFor(principal);
-    const deadline = Date.now() + budgetMs;
-    const progress = progressReporter(extra, this.progressTokens.get(taskId), this.progressSent);
+    const progress = progressReporter(taskId, extra, this.progressTokens.get(taskId), this.progressSent);
+    // tasks/result keeps blocking through a Temporal outage (the follower waits it out); a bounded wait ends at its budget.
+    const follower = backend.follow(taskId, principal, { signal: extra.signal, deadline: Date.now() + budgetMs });
     let dismissedKey: string | undefined;
-    for (;;) {
-      if (extra.signal.aborted) throw new McpError(ErrorCode.ConnectionClosed, 'Request was cancelled');
-      if (Date.now() >= deadline) return undefined;
-      let view: TaskView;
-      try {
-        view = await backend.get(taskId, principal);
-      } catch (error) {
-        // tasks/result keeps blocking through a Temporal outage instead of failing the wait.
-        if (!isTemporalUnavailable(error)) throw error;
-        await sleep(backend.options.pollIntervalMs, extra.signal);
-        continue;
-      }
+    let refusals = 0;
+    for await (const view of follower) {
       this.observe(view);
       progress(view);
       if (isTerminal(view.task.status)) return backend.result(view);
       // One question at a time, in the order the workflow asked them; never one this connection already answered.
       const input = view.inputs.find((candidate) => candidate.key !== dismissedKey && !channel.answeredHere(taskId, candidate.key));
+      if (!input) continue;
       // A bounded wait (a plain call, task_result) ends at a question this client cannot be asked: it is answered
       // with task_respond. tasks/result keeps blocking (the question may be answered elsewhere).
-      if (input && !channel.canAsk(input) && budgetMs !== Infinity) return undefined;
-      if (input && channel.canAsk(input)) {
-        // A bad answer is asked again (with what was wrong): tasks/result blocks until the task is terminal.
-        const outcome = await channel.ask({ ...view, input }, extra.requestId, extra.signal);
-        if (outcome.kind === 'dismissed') dismissedKey = input.key;
-        if (outcome.kind === 'superseded') await backend.changed(view, WAIT_SLICE_MS, extra.signal);
+      if (!channel.canAsk(input)) {
+        if (budgetMs !== Infinity) return undefined;
         continue;
       }
-      // Woken by the workflow's next event (a status, an answer, the end), not by a timer.
-      await backend.changed(view, Math.min(WAIT_SLICE_MS, deadline - Date.now()), extra.signal);
+      const outcome = await channel.ask({ ...view, input }, extra.requestId, extra.signal);
+      if (outcome.kind === 'dismissed') dismissedKey = input.key;
+      // A bad answer is asked again, saying what was wrong (tasks/result blocks until the task is terminal), after a
+      // pause that grows with each refusal in a row: a client that keeps answering badly is not asked in a hot loop.
+      if (outcome.kind === 'invalid') follower.readAgainIn(refusalBackoffMs(++refusals));
+      else refusals = 0;
     }
+    if (extra.signal.aborted) throw new McpError(ErrorCode.ConnectionClosed, 'Request was cancelled');
+    return undefined;
   }
 
   private runDirectTool(tool: DirectTool<any>, input: unknown, principal: string, extra: Extra) {
@@ -273,7 +322,14 @@ export class Mcp2025Connection {
       ownedWorkflowId: (taskId) => backend.ownedWorkflowId(taskId, principal),
       task: (taskId) => backend.get(taskId, principal),
       awaitResult: (taskId, budgetMs) => this.awaitResult(taskId, extra, budgetMs),
+      confirmations: { open: (token, caller) => this.deps.seal.open(token, caller), tool: (name) => this.workflowTools.get(name) },
     });
+  }
+
+  /** Ends what the connection has under way once it closed: pushed questions, their timers and watches. */
+  close(): void {
+    for (const channel of this.channels.values()) channel.close();
+    this.channels.clear();
   }
 
   private channelFor(principal: string): InputChannel {
@@ -308,13 +364,14 @@ type Handler<Schema extends RequestSchema> = (request: z.infer<Schema>, extra: E
 /**
  * Registers a handler whose malformed params get -32602 Invalid params (the SDK's own parsing would answer
  * -32603), with the problem spelled out, and whose "Temporal unreachable" failures get the retryable error. A
- * tools/call or tasks/* request runs in its own span and log context (method, principal, tool, task).
+ * tools/call or tasks/* request counts against its principal's rate and runs in its own span and log context
+ * (method, principal, tool, task).
  */
 function onRequest<Schema extends RequestSchema>(
   server: Server,
   schema: Schema,
   handler: Handler<Schema>,
-  principalOf: Mcp2025Dependencies['principalOf'],
+  { principalOf, backend }: Pick<Mcp2025Dependencies, 'principalOf' | 'backend'>,
 ): void {
   const method = schema.shape.method.value;
   const anyParams = z.looseObject({ method: z.literal(method), params: z.unknown().optional() });
@@ -327,6 +384,7 @@ function onRequest<Schema extends RequestSchema>(
         throw new McpError(ErrorCode.InvalidParams, `Invalid params for ${method}: ${z.prettifyError(parsed.error).replace(/\n/g, ' ')}`);
       }
       if (!traced) return mapTemporalErrors(handler(parsed.data, extra));
+      backend.quotas.takeOperation(principalOf(extra));
       const params = (parsed.data as { params?: { name?: unknown; taskId?: unknown; _meta?: Record<string, unknown> } }).params;
       return traceRequest(
         {
@@ -348,6 +406,7 @@ function onRequest<Schema extends RequestSchema>(
  * has some, otherwise a keep-alive with the status message at most every 10 s. Values only ever increase.
  */
 function progressReporter(
+  taskId: string,
   extra: Extra,
   taskToken: string | number | undefined,
   sent: Map<string | number, number>,
@@ -374,10 +433,17 @@ function progressReporter(
           progress: value,
           ...(published?.total !== undefined && { total: published.total }),
           ...(message && { message }),
+          // Everything related to a task carries its related-task _meta (MCP 2025-11-25, tasks).
+          _meta: { [RELATED_TASK_META_KEY]: { taskId } },
         },
       })
       .catch(() => undefined);
   };
+}
+
+/** The text of a tool result. */
+function textOf(result: CallToolResult): string {
+  return result.content.map((part) => (part.type === 'text' ? part.text : '')).join(' ');
 }
 
 /** Turns "Temporal unreachable" into a retryable JSON-RPC error that says so. */

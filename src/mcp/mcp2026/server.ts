@@ -23,18 +23,25 @@ import { z } from 'zod';
 import type { PendingInput } from '../../shared/task-contract';
 import { annotateRequest, traceRequest, type RequestScope } from '../../shared/telemetry';
 import { APP_RESOURCES, readAppResource, rendersApps } from '../app/ui';
-import { describeTool, idempotencyOf, invalidArgumentsResult, invalidArgumentsText, pendingTaskResult } from '../call-tool';
-import { isTemporalUnavailable, temporalUnavailable } from '../tasks/errors';
-import { webUiMeta, type TaskView, type TemporalTaskBackend } from '../tasks/repository';
+import { describeTool, idempotencyOf, invalidArgumentsResult, pendingTaskResult } from '../call-tool';
+import { isInvalidParams, isTemporalUnavailable, plainMessage, temporalUnavailable } from '../tasks/errors';
+import { argumentsDigest } from '../tasks/idempotency';
+import { applyConfirmation, CONFIRMATION_KEY, confirmationRequest, declinedResult, pendingConfirmationResult } from '../confirmation';
+import type { CallSeal } from '../signed-call';
+import { workflowToolsByName } from '../tools';
+import type { TemporalTaskBackend } from '../tasks/repository';
+import { webUiMeta, type TaskView } from '../tasks/task-view';
 import type { DirectTool, ToolDefinition, WorkflowTool } from '../tools/types';
 
 /** The extension id of MCP tasks in protocol 2026-07-28 (SEP-2663). */
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 
-/** What a plain call that waits for an answer carries through the client between rounds (signed, see below). */
-export interface ResumeState {
-  taskId: string;
-}
+/**
+ * What a plain call carries through the client between `input_required` rounds (sealed by the SDK's codec, bound to
+ * the principal, short-lived): the round's origin (the tool and a digest of its arguments: a state is honoured only
+ * on a retry of the same call) and what the round waits on, a task's questions or the confirmation asked before start.
+ */
+export type ResumeState = { tool: string; args: string } & ({ kind: 'task'; taskId: string } | { kind: 'confirm' });
 
 /** Everything the 2026-07-28 front-end needs; shared by all requests of a process. */
 export interface Mcp2026Dependencies {
@@ -44,6 +51,8 @@ export interface Mcp2026Dependencies {
   inlineBudgetMs: number;
   /** Seals the `requestState` of an input_required round; bound to the principal, so no one else can resume it. */
   requestState: RequestStateCodec<ResumeState>;
+  /** Seals the calls that wait for a confirmation before they start (`confirm_start`). */
+  seal: CallSeal;
   serverInfo: { name: string; version: string };
   instructions: string;
 }
@@ -81,13 +90,19 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
   });
   const { backend } = deps;
   const byName = new Map(deps.tools.map((tool) => [tool.name, tool]));
+  const workflowTools = workflowToolsByName(deps.tools);
   /** A tools/call or tasks/* request in its span and log context. */
   const traced = <T>(method: string, params: { name?: unknown; taskId?: unknown; _meta?: unknown }, work: () => Promise<T>) => {
     const scope: RequestScope = { method, principal };
     if (typeof params.name === 'string') scope.tool = params.name;
     if (typeof params.taskId === 'string') scope.taskId = params.taskId;
     if (params._meta && typeof params._meta === 'object') scope.meta = params._meta as Record<string, unknown>;
-    return traceRequest(scope, work);
+    return traceRequest(scope, () =>
+      protocolErrors(() => {
+        backend.quotas.takeOperation(principal);
+        return work();
+      }),
+    );
   };
 
   server.setRequestHandler('tools/list', async () => ({ tools: deps.tools.map(describeTool) as never }));
@@ -173,10 +188,19 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
     const capabilities = capabilitiesOf(ctx);
     // The server decides per call (SEP-2663): a tool that never runs as a task answers inline even to a task client.
     const withTasks = capabilities.extensions?.[TASKS_EXTENSION] !== undefined && tool.taskSupport !== 'forbidden';
+    const rawArgs = params.arguments ?? {};
+    const origin = { tool: tool.name, args: argumentsDigest(rawArgs) };
     const resume = ctx.mcpReq.requestState<ResumeState>();
+    if (resume !== undefined && (resume?.tool !== origin.tool || resume.args !== origin.args)) {
+      // A state is the server's promise for one call: replayed on another tool or other arguments it is refused.
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        `requestState was issued for another call; retry the call that received it with the same tool and arguments, or call afresh without it`,
+      );
+    }
     let view: TaskView;
     let problem: string | undefined;
-    if (resume !== undefined && typeof resume === 'object' && typeof resume.taskId === 'string') {
+    if (resume?.kind === 'task') {
       // A retried plain call: hand its answers to the workflow, then keep waiting.
       annotateRequest({ taskId: resume.taskId });
       view = await backend.get(resume.taskId, principal);
@@ -185,9 +209,9 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
         try {
           await backend.answer(view, responses as Record<string, unknown>);
         } catch (error) {
-          if (!(error instanceof McpError && error.code === ProtocolErrorCode.InvalidParams)) throw error;
+          if (!isInvalidParams(error)) throw error;
           // An answer that does not fit is asked again, saying what was wrong.
-          problem = error.message.replace(/^MCP error -?\d+: /, '');
+          problem = plainMessage(error);
         }
         // Read again: the answers just given are no longer outstanding.
         view = await backend.get(resume.taskId, principal);
@@ -200,12 +224,29 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
           { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
         );
       }
-      const parsed = tool.input.check(params.arguments ?? {});
-      if (!parsed.ok) {
-        if (withTasks) throw new ProtocolError(ProtocolErrorCode.InvalidParams, invalidArgumentsText(tool.name, parsed.problems));
-        return invalidArgumentsResult(tool.name, parsed.problems) as CallToolResult;
+      // Arguments that do not fit are a tool error the model can correct (2026-07-28), task client or not.
+      const parsed = tool.input.check(rawArgs);
+      if (!parsed.ok) return invalidArgumentsResult(tool.name, parsed.problems) as CallToolResult;
+      let input: unknown = parsed.value;
+      if (tool.confirm) {
+        const answer = resume?.kind === 'confirm' ? (ctx.mcpReq.inputResponses as Record<string, unknown> | undefined)?.[CONFIRMATION_KEY] : undefined;
+        const outcome = answer === undefined ? undefined : applyConfirmation(tool.confirm, parsed.value, answer);
+        if (outcome?.kind === 'declined') return declinedResult(tool, outcome.action) as CallToolResult;
+        if (outcome?.kind !== 'start') {
+          const question = confirmationRequest(tool.confirm, parsed.value);
+          if (!canElicit(capabilities, question)) {
+            return pendingConfirmationResult(tool, question, deps.seal.seal({ principal, tool: tool.name, args: parsed.value })) as CallToolResult;
+          }
+          const why = outcome?.kind === 'invalid' ? `Your previous answer could not be used: ${outcome.problem}\n\n` : '';
+          return {
+            resultType: 'input_required',
+            inputRequests: inputRequestsOf([{ ...question, request: { ...question.request, message: why + question.request.message } }]),
+            requestState: await deps.requestState.mint({ kind: 'confirm', ...origin }, ctx),
+          } as InputRequiredResult;
+        }
+        input = outcome.input;
       }
-      view = await backend.create(tool, parsed.value, principal, idempotencyOf(params._meta));
+      view = await backend.create(tool, input, principal, idempotencyOf(params._meta));
       annotateRequest({ taskId: view.task.taskId });
       if (withTasks) {
         const meta = webUiMeta(view);
@@ -220,7 +261,7 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
     }
     const endWait = backend.quotas.beginWait(principal);
     try {
-      return await awaitPlainCall(view, capabilities, ctx, problem);
+      return await awaitPlainCall(view, capabilities, ctx, origin, problem);
     } finally {
       endWait();
     }
@@ -234,12 +275,15 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
     created: TaskView,
     capabilities: ClientCapabilities,
     ctx: ServerContext,
+    origin: { tool: string; args: string },
     problem?: string,
   ): Promise<CallToolResult | InputRequiredResult> {
-    const { taskId } = created.task;
-    const deadline = Date.now() + deps.inlineBudgetMs;
-    let view = created;
-    for (;;) {
+    const follower = backend.follow(created.task.taskId, principal, {
+      from: created,
+      signal: ctx.mcpReq.signal,
+      deadline: Date.now() + deps.inlineBudgetMs,
+    });
+    for await (const view of follower) {
       if (isTerminal(view.task.status)) return (await backend.result(view)) as CallToolResult;
       const askable = view.inputs.filter((input) => canElicit(capabilities, input));
       if (view.inputs.length > 0 && askable.length === view.inputs.length) {
@@ -252,20 +296,13 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
         return {
           resultType: 'input_required',
           inputRequests: inputRequestsOf(inputs),
-          requestState: await deps.requestState.mint({ taskId }, ctx),
+          requestState: await deps.requestState.mint({ kind: 'task', taskId: view.task.taskId, ...origin }, ctx),
         } as InputRequiredResult;
       }
       if (view.inputs.length > 0) return pendingTaskResult(view, { kind: 'question' }) as CallToolResult;
-      if (Date.now() >= deadline) return pendingTaskResult(view, { kind: 'budget', budgetMs: deps.inlineBudgetMs }) as CallToolResult;
-      // Woken by the workflow's next event (a status, an answer, the end), not by a timer.
-      await backend.changed(view, deadline - Date.now(), ctx.mcpReq.signal);
-      if (ctx.mcpReq.signal.aborted) throw new ProtocolError(ProtocolErrorCode.InternalError, 'Request was cancelled');
-      try {
-        view = await backend.get(taskId, principal);
-      } catch (error) {
-        if (!isTemporalUnavailable(error)) throw error;
-      }
     }
+    if (ctx.mcpReq.signal.aborted) throw new ProtocolError(ProtocolErrorCode.InternalError, 'Request was cancelled');
+    return pendingTaskResult(follower.latest ?? created, { kind: 'budget', budgetMs: deps.inlineBudgetMs }) as CallToolResult;
   }
 
   function runDirectTool(tool: DirectTool<any>, input: unknown, ctx: ServerContext): Promise<CallToolResult> {
@@ -275,6 +312,7 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
       principal,
       ownedWorkflowId: (taskId) => backend.ownedWorkflowId(taskId, principal),
       task: (taskId) => backend.get(taskId, principal),
+      confirmations: { open: (token, caller) => deps.seal.open(token, caller), tool: (name) => workflowTools.get(name) },
       // No server-to-client requests in this generation: wait without asking; a question is answered with task_respond.
       awaitResult: async (taskId, budgetMs) => {
         const endWait = backend.quotas.beginWait(principal);
@@ -287,13 +325,12 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
     }) as Promise<CallToolResult>;
 
     async function waitInline(taskId: string, budgetMs: number) {
-      const deadline = Date.now() + budgetMs;
-      for (;;) {
-        const view = await backend.get(taskId, principal);
+      const follower = backend.follow(taskId, principal, { signal: ctx.mcpReq.signal, deadline: Date.now() + budgetMs });
+      for await (const view of follower) {
         if (isTerminal(view.task.status)) return backend.result(view);
-        if (view.inputs.length > 0 || Date.now() >= deadline || ctx.mcpReq.signal.aborted) return undefined;
-        await backend.changed(view, deadline - Date.now(), ctx.mcpReq.signal);
+        if (view.inputs.length > 0) return undefined;
       }
+      return undefined;
     }
   }
 
@@ -322,7 +359,7 @@ export async function detailedTask(backend: TemporalTaskBackend, view: TaskView)
         ...task,
         error: {
           code: error?.code ?? ProtocolErrorCode.InternalError,
-          message: error?.message.replace(/^MCP error -?\d+: /, '') ?? task.statusMessage ?? 'The task failed',
+          message: (error && plainMessage(error)) ?? task.statusMessage ?? 'The task failed',
         },
       };
     }
@@ -371,7 +408,7 @@ async function protocolErrors<T>(work: () => Promise<T>): Promise<T> {
   } catch (error) {
     if (error instanceof ProtocolError) throw error;
     const mapped = error instanceof McpError ? error : isTemporalUnavailable(error) ? temporalUnavailable(error) : undefined;
-    if (mapped) throw new ProtocolError(mapped.code, mapped.message.replace(/^MCP error -?\d+: /, ''), mapped.data);
+    if (mapped) throw new ProtocolError(mapped.code, plainMessage(mapped), mapped.data);
     throw error;
   }
 }

@@ -8,7 +8,6 @@
  * here, by the transports, before a request reaches the SDK. Nothing is kept but the open streams: the tasks are read
  * from Temporal.
  */
-import { isTerminal } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import {
   CLIENT_CAPABILITIES_META_KEY,
@@ -18,8 +17,9 @@ import {
   type ClientCapabilities,
 } from '@modelcontextprotocol/server';
 import type { ListenRequest, ListenSink } from '../endpoints';
-import { isTemporalUnavailable } from '../tasks/errors';
-import type { TaskView, TemporalTaskBackend } from '../tasks/repository';
+import { isTemporalUnavailable, plainMessage } from '../tasks/errors';
+import type { TemporalTaskBackend } from '../tasks/repository';
+import type { TaskView } from '../tasks/task-view';
 import { detailedTask, TASKS_EXTENSION } from './server';
 
 /** Options of {@link TaskSubscriptions}. */
@@ -88,10 +88,11 @@ export class TaskSubscriptions {
     if (this.open >= this.maxSubscriptions) return refuse(ProtocolErrorCode.InternalError, 'Subscription limit reached');
     let endWait: () => void;
     try {
+      this.backend.quotas.takeOperation(principal);
       endWait = this.backend.quotas.beginWait(principal);
     } catch (error) {
-      const { code, message, data } = error as McpError;
-      return refuse(code, message.replace(/^MCP error -?\d+: /, ''), data);
+      const { code, data } = error as McpError;
+      return refuse(code, plainMessage(error), data);
     }
 
     this.open++;
@@ -102,14 +103,14 @@ export class TaskSubscriptions {
         if (view) first.set(taskId, view);
       }
       const stamp = { [SUBSCRIPTION_ID_META_KEY]: request.id };
-      sink.send({
+      await sink.send({
         jsonrpc: '2.0',
         method: 'notifications/subscriptions/acknowledged',
         params: { notifications: { taskIds: [...first.keys()] }, _meta: stamp },
       });
       await Promise.all([...first.values()].map((view) => this.follow(view, principal, sink, stamp)));
       if (!sink.signal.aborted) {
-        sink.send({
+        await sink.send({
           jsonrpc: '2.0',
           id: request.id,
           result: { resultType: 'complete', _meta: { ...stamp, [SERVER_INFO_META_KEY]: this.serverInfo } },
@@ -121,43 +122,38 @@ export class TaskSubscriptions {
     }
   }
 
-  /** Sends the task as it is now, then each change of it, until it is terminal or the client goes away. */
+  /** Sends the task as it is now, then each change of it, until it is terminal, gone, or the client goes away. */
   private async follow(view: TaskView, principal: string, sink: ListenSink, stamp: Record<string, unknown>): Promise<void> {
-    let current: TaskView | undefined = view;
-    let sent: string | undefined;
-    for (;;) {
-      if (sink.signal.aborted) return;
-      if (current) {
-        const seen = fingerprint(current);
-        if (seen !== sent) {
-          const task = await detailedTask(this.backend, current).catch((error: unknown) => {
-            if (isTemporalUnavailable(error)) return undefined;
-            throw error;
-          });
-          if (task !== undefined) {
-            sent = seen;
-            sink.send({ jsonrpc: '2.0', method: 'notifications/tasks', params: { ...task, _meta: stamp } });
-            if (isTerminal(current.task.status)) return;
-          }
+    const follower = this.backend.follow(view.task.taskId, principal, { from: view, signal: sink.signal, changeKey: fingerprint });
+    let pause = 500;
+    try {
+      for await (const current of follower) {
+        const task = await detailedTask(this.backend, current).catch((error: unknown) => {
+          if (isTemporalUnavailable(error)) return undefined;
+          throw error;
+        });
+        if (task === undefined) {
+          // The result could not be read (Temporal unreachable): read the task again after a pause that grows.
+          follower.readAgainIn(pause);
+          pause = Math.min(pause * 2, 30_000);
+          continue;
         }
+        pause = 500;
+        await sink.send({ jsonrpc: '2.0', method: 'notifications/tasks', params: { ...task, _meta: stamp } });
       }
-      // Woken by the workflow's next event; read again at least every minute in case one was missed.
-      await this.backend.changed(current ?? view, 60_000, sink.signal);
-      if (sink.signal.aborted) return;
-      const next = await this.read(view.task.taskId, principal, current);
-      // Gone (its retention passed): nothing more will change.
-      if (next === null) return;
-      current = next;
+    } catch (error) {
+      // Gone (its retention passed, say): nothing more will change.
+      if (!(error instanceof McpError && error.code === ProtocolErrorCode.InvalidParams)) throw error;
     }
   }
 
-  /** The task, `undefined` while Temporal is unreachable (`previous` then), `null` when the principal may not see it. */
-  private async read(taskId: string, principal: string, previous?: TaskView): Promise<TaskView | undefined | null> {
+  /** The task, `undefined` when the principal may not see it (or Temporal cannot say now). */
+  private async read(taskId: string, principal: string): Promise<TaskView | undefined> {
     try {
       return await this.backend.get(taskId, principal);
     } catch (error) {
-      if (isTemporalUnavailable(error)) return previous;
-      if (error instanceof McpError && error.code === ProtocolErrorCode.InvalidParams) return null;
+      if (isTemporalUnavailable(error)) return undefined;
+      if (error instanceof McpError && error.code === ProtocolErrorCode.InvalidParams) return undefined;
       throw error;
     }
   }

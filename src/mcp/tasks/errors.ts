@@ -1,20 +1,25 @@
-/** The errors the task layer answers with, and how it recognises an unreachable Temporal. */
+/** The errors the task layer answers with, and how it recognises Temporal's answers by their gRPC status. */
+import { status as GrpcStatus } from '@grpc/grpc-js';
 import { isGrpcServiceError, ServiceError } from '@temporalio/client';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+
+export { GrpcStatus };
 
 /** The error every tasks/* method returns for an id the caller may not see: unknown, expired or someone else's. */
 export function taskNotFound(taskId: string): McpError {
   return new McpError(ErrorCode.InvalidParams, `Task not found: ${taskId}`);
 }
 
-/** gRPC codes that mean Temporal cannot be reached right now: UNAVAILABLE, DEADLINE_EXCEEDED. */
-export const UNREACHABLE_CODES = new Set([14, 4]);
-
-/** True when `error` means Temporal cannot be reached right now, so the same call may succeed later. */
-export function isTemporalUnavailable(error: unknown): boolean {
+/** The gRPC status of a failed call to Temporal (the SDK wraps some in a `ServiceError`), if it is one. */
+export function grpcStatusOf(error: unknown): GrpcStatus | undefined {
   const cause = error instanceof ServiceError ? error.cause : error;
-  if (isGrpcServiceError(cause)) return UNREACHABLE_CODES.has(cause.code);
-  return /UNAVAILABLE|DEADLINE_EXCEEDED|ECONNREFUSED|Connection refused|transport error/i.test((error as Error)?.message ?? '');
+  return isGrpcServiceError(cause) ? (cause.code as GrpcStatus) : undefined;
+}
+
+/** True when `error` means Temporal cannot be reached right now (UNAVAILABLE, DEADLINE_EXCEEDED): the same call may succeed later. */
+export function isTemporalUnavailable(error: unknown): boolean {
+  const code = grpcStatusOf(error);
+  return code === GrpcStatus.UNAVAILABLE || code === GrpcStatus.DEADLINE_EXCEEDED;
 }
 
 /** The error a request gets while Temporal is unreachable; `data.retryable` tells clients to try again. */
@@ -22,4 +27,15 @@ export function temporalUnavailable(error: unknown): McpError {
   return new McpError(ErrorCode.InternalError, `Temporal is unavailable right now (${(error as Error).message}); retry shortly`, {
     retryable: true,
   });
+}
+
+/** True for the -32602 an id the caller may not see gets ({@link taskNotFound}) and every other invalid-params refusal. */
+export function isInvalidParams(error: unknown): error is McpError {
+  return error instanceof McpError && error.code === ErrorCode.InvalidParams;
+}
+
+/** An error's message as a person should read it: without the "MCP error -32602: " prefix the SDK puts before it. */
+export function plainMessage(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return error instanceof McpError ? message.replace(/^MCP error -?\d+: /, '') : message;
 }

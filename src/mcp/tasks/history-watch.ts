@@ -7,7 +7,7 @@
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { sleep } from '../../util/wait';
-import { isTemporalUnavailable } from './errors';
+import { grpcStatusOf, GrpcStatus } from './errors';
 
 const EventType = temporal.api.enums.v1.EventType;
 
@@ -46,6 +46,8 @@ interface Watch {
   stop: AbortController;
   /** Ends the poll unless a waiter comes back first. */
   linger?: NodeJS.Timeout;
+  /** The long poll under way. */
+  poll?: AbortController;
 }
 
 /** Counts of what the watches did, for benchmarks. */
@@ -93,7 +95,9 @@ export class HistoryWatch {
       watch.linger = undefined;
     }
     if (!watch) {
-      watch = { waiters: new Set(), latest: 0, closed: false, stop: new AbortController() };
+      const created: Watch = { waiters: new Set(), latest: 0, closed: false, stop: new AbortController() };
+      created.stop.signal.addEventListener('abort', () => created.poll?.abort(), { once: true });
+      watch = created;
       this.watches.set(workflowId, watch);
       void this.run(workflowId, watch);
     }
@@ -139,7 +143,11 @@ export class HistoryWatch {
         let events: temporal.api.history.v1.IHistoryEvent[];
         try {
           this.polls++;
-          const page = await connection.withAbortSignal(watch.stop.signal, () =>
+          // One poll, one abort controller: the watch's stop signal gets a single listener for its whole life
+          // instead of one per poll.
+          const poll = new AbortController();
+          watch.poll = poll;
+          const page = await connection.withAbortSignal(poll.signal, () =>
             connection.withDeadline(Date.now() + this.longPollMs, () =>
               connection.workflowService.getWorkflowExecutionHistory({
                 namespace: options.namespace,
@@ -156,7 +164,7 @@ export class HistoryWatch {
           if (watch.stop.signal.aborted) return;
           // A long poll that outlived its deadline is an idle one: poll again. Anything else: wake the waiters (they
           // read the task and learn what is wrong) and try again shortly.
-          if (!(isTemporalUnavailable(error) && /DEADLINE/i.test(String((error as Error).message)))) {
+          if (grpcStatusOf(error) !== GrpcStatus.DEADLINE_EXCEEDED) {
             this.wakeAll(watch);
             await sleep(this.retryMs, watch.stop.signal);
           }

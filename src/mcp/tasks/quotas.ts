@@ -1,6 +1,7 @@
 /**
  * What one principal may hold at once: open tasks, and requests waiting on tasks (blocked `tasks/result`, plain calls
- * waiting inline, status subscriptions). A caller over a quota gets an error that names it; nothing else changes.
+ * waiting inline, status subscriptions); and how fast it may ask: task operations per second. A caller over a quota
+ * gets an error that names it; nothing else changes.
  */
 import type { Client } from '@temporalio/client';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
@@ -13,7 +14,15 @@ export interface QuotaOptions {
   maxOpenTasks: number;
   /** Concurrent waits per principal in this process (`MCP_MAX_WAITS_PER_PRINCIPAL`, default 64). */
   maxWaits: number;
+  /**
+   * Task operations (tools/call, tasks/*, subscriptions) per principal per second in this process, sustained
+   * (`MCP_TASK_OPS_PER_SECOND`, default 50; 0 turns it off); a burst of twice as many is let through.
+   */
+  operationsPerSecond: number;
 }
+
+/** The defaults of {@link QuotaOptions}. */
+export const DEFAULT_QUOTAS: QuotaOptions = { maxOpenTasks: 1000, maxWaits: 64, operationsPerSecond: 50 };
 
 /** How long a count of open tasks is trusted before it is asked again (tasks started meanwhile are added). */
 const COUNT_FRESH_MS = 5000;
@@ -22,11 +31,41 @@ const COUNT_FRESH_MS = 5000;
 export class Quotas {
   private readonly waits = new Map<string, number>();
   private readonly counts = new Map<string, { open: number; at: number }>();
+  /** Token buckets of task operations: tokens left and when they were counted. */
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  readonly options: QuotaOptions;
 
   constructor(
     private readonly client: Client,
-    readonly options: QuotaOptions,
-  ) {}
+    options: Partial<QuotaOptions> = {},
+  ) {
+    this.options = { ...DEFAULT_QUOTAS, ...options };
+  }
+
+  /**
+   * Counts one task operation of `principal`. Throws -32603 with `data.retryable` and `data.retryAfterMs` once the
+   * principal asks faster than `operationsPerSecond` (after a burst of twice that): a client polling in a tight loop
+   * is slowed to the rate instead of costing Temporal a read per poll.
+   */
+  takeOperation(principal: string): void {
+    const rate = this.options.operationsPerSecond;
+    if (rate <= 0) return;
+    const burst = rate * 2;
+    const now = Date.now();
+    const bucket = this.buckets.get(principal) ?? { tokens: burst, at: now };
+    const tokens = Math.min(burst, bucket.tokens + ((now - bucket.at) / 1000) * rate);
+    if (tokens < 1) {
+      const retryAfterMs = Math.ceil(((1 - tokens) / rate) * 1000);
+      setBounded(this.buckets, principal, { tokens, at: now }, 10_000);
+      throw new McpError(
+        ErrorCode.InternalError,
+        `Too many task requests: this caller may make ${rate} per second (bursts of ${burst}); retry in ${retryAfterMs} ms, ` +
+          'and poll tasks/get no faster than the task\'s pollInterval',
+        { retryable: true, retryAfterMs, limit: rate },
+      );
+    }
+    setBounded(this.buckets, principal, { tokens: tokens - 1, at: now }, 10_000);
+  }
 
   /**
    * Takes one wait slot of `principal`; call the returned function when the wait ends. Throws -32603 with

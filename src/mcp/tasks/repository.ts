@@ -1,8 +1,9 @@
 /**
  * The MCP task layer over Temporal: a task is a workflow execution, its id the workflow id. It knows no wire
- * generation; the protocol front-ends and the tools call it.
+ * generation; the protocol front-ends and the tools call it. What a workflow's state means as a task is the pure
+ * mapping of `task-view.ts`; this module makes the Temporal calls.
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import {
   WorkflowExecutionAlreadyStartedError,
   WorkflowFailedError,
@@ -13,7 +14,7 @@ import {
 import { ApplicationFailure, TerminatedFailure, TimeoutFailure } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { isTerminal } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
-import { ErrorCode, McpError, RELATED_TASK_META_KEY, type CallToolResult, type Task } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, RELATED_TASK_META_KEY, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import {
   PRINCIPAL_SEARCH_ATTRIBUTE,
   PROTOCOL_ERROR_FAILURE_TYPE,
@@ -25,22 +26,22 @@ import {
   pendingInputsOf,
   type FormInputRequest,
   type InputResponse,
-  type PendingInput,
-  type PublishedAction,
-  type PublishedProgress,
   type PublishedTaskState,
   type TaskMeta,
 } from '../../shared/task-contract';
 import { webUiWorkflowUrl } from '../../shared/temporal-config';
-import { WEB_UI_META } from '../../shared/wire';
+import { setBounded } from '../../util/bounded';
 import { log } from '../../util/log';
 import { retryWithBackoff } from '../../util/wait';
 import { isTemporalUnavailable, taskNotFound } from './errors';
+import { TaskFollower, type FollowOptions } from './follow';
 import { HistoryWatch } from './history-watch';
+import { argumentsDigest, derivedUuid } from './idempotency';
 import type { TaskMarker } from './marker';
 import { Quotas, type QuotaOptions } from './quotas';
 import { decodeCursor, encodeCursor, listBinding } from './list-cursor';
 import { assertValidPrincipal, PRINCIPAL_KEY } from './principal';
+import { taskViewOf, webUiMeta, type TaskView, type WorkflowFailure, type WorkflowSnapshot } from './task-view';
 
 /**
  * What the task layer needs of a tool that starts a workflow: how to start it, and how to turn its return value into
@@ -66,6 +67,15 @@ const TASK_ID_PATTERN = /^[a-z][a-z0-9-]{0,40}-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]
 
 const EventType = temporal.api.enums.v1.EventType;
 
+/** Results of completed runs kept per process (a closed run never changes). */
+const COMPLETED_RESULTS_KEPT = 1000;
+
+/**
+ * How long a task this process created is listed even if the visibility store does not show it yet: the store lags
+ * the start by up to a second or so, and a task `tasks/get` can read must be found by `tasks/list`.
+ */
+const RECENT_CREATION_MS = 60_000;
+
 /** Tuning of the task layer. */
 export interface TaskBackendOptions {
   /** Task queue the workflows are started on. */
@@ -82,7 +92,7 @@ export interface TaskBackendOptions {
   rpcTimeoutMs?: number;
   /** Signs the tasks this bridge starts and checks them on every read. */
   marker: TaskMarker;
-  /** Open tasks and concurrent waits per principal; default 1000 and 64. */
+  /** Open tasks, concurrent waits and task operations per principal (see {@link QuotaOptions}). */
   quotas?: Partial<QuotaOptions>;
   /** The Temporal Web UI's base URL: every task view links to its workflow there. None: no links. */
   webUiUrl?: string;
@@ -101,41 +111,6 @@ export interface CreateOptions {
 /** A task just created, or found again for a retried call (`replayed`). */
 export type CreatedTask = TaskView & { replayed: boolean };
 
-/** A task as the bridge sees it: the MCP Task plus what the server needs to serve it. */
-export interface TaskView {
-  task: Task;
-  workflowId: string;
-  runId: string;
-  tool?: string;
-  /** The first outstanding input request, when the task is `input_required`: the one to ask one at a time. */
-  input?: PendingInput;
-  /** Every outstanding input request (empty unless `input_required`), in the order the workflow asked them. */
-  inputs: PendingInput[];
-  /**
-   * Set when the task completed with a tool error (the workflow's application failure): its message. Such a task reads
-   * `completed` here; each protocol generation maps it by its own rule.
-   */
-  toolError?: string;
-  /** Progress the workflow published, if any. */
-  progress?: PublishedProgress;
-  /** What the workflow offers to do now (running tasks only). */
-  actions?: PublishedAction[];
-  /** The length of the workflow's history when this was read (0 when not read from Temporal yet). */
-  historyLength: number;
-  /**
-   * Set on a cancelled task whose workflow said, after it saw the cancel request, what it did before it stopped (the
-   * contract's `cancelledStatusMessage`); it is also the task's status message.
-   */
-  cancellationReport?: string;
-  /** The workflow in the Temporal Web UI, when the server knows the UI. */
-  webUiUrl?: string;
-}
-
-/** The `_meta` that links a task's answers to its workflow in the Web UI (empty without a Web UI). */
-export function webUiMeta(view: Pick<TaskView, 'webUiUrl'>): Record<string, string> {
-  return view.webUiUrl ? { [WEB_UI_META]: view.webUiUrl } : {};
-}
-
 /**
  * The MCP task layer over Temporal. Holds no task state: every answer is read from Temporal, so any server process
  * serves any task.
@@ -143,8 +118,12 @@ export function webUiMeta(view: Pick<TaskView, 'webUiUrl'>): Record<string, stri
 export class TemporalTaskBackend {
   /** The shared history long polls that wake waiting requests. */
   readonly watch: HistoryWatch;
-  /** What each principal may hold at once. */
+  /** What each principal may hold at once, and how fast it may ask. */
   readonly quotas: Quotas;
+  /** Tool results of completed runs, by run id. */
+  private readonly completed = new Map<string, CallToolResult>();
+  /** Tasks created here lately, per principal (task id → creation time): listed while visibility catches up. */
+  private readonly recent = new Map<string, Map<string, number>>();
 
   constructor(
     readonly client: Client,
@@ -152,7 +131,7 @@ export class TemporalTaskBackend {
     private readonly tools: ReadonlyMap<string, TaskTool>,
   ) {
     this.watch = new HistoryWatch(client);
-    this.quotas = new Quotas(client, { maxOpenTasks: 1000, maxWaits: 64, ...options.quotas });
+    this.quotas = new Quotas(client, options.quotas);
   }
 
   /**
@@ -161,6 +140,11 @@ export class TemporalTaskBackend {
    */
   changed(view: TaskView, timeoutMs: number, signal?: AbortSignal): Promise<void> {
     return this.watch.changed(view.workflowId, view.historyLength, Math.max(timeoutMs, 0), signal);
+  }
+
+  /** Follows a task as it changes: see {@link TaskFollower}. */
+  follow(taskId: string, principal: string, options: FollowOptions = {}): TaskFollower {
+    return new TaskFollower(this, taskId, principal, options);
   }
 
   /** The workflow's page in the Web UI, when there is one. */
@@ -186,10 +170,10 @@ export class TemporalTaskBackend {
     assertValidPrincipal(principal);
     const { idempotencyKey } = options;
     const workflowId = `${tool.idPrefix}-${idempotencyKey === undefined ? randomUUID() : derivedUuid(principal, tool.name, idempotencyKey)}`;
-    const argumentsDigest = idempotencyKey === undefined ? undefined : digest(canonicalJson(input));
+    const digest = idempotencyKey === undefined ? undefined : argumentsDigest(input);
     if (options.adoptOnly) {
       if (idempotencyKey === undefined) throw new McpError(ErrorCode.InvalidParams, 'adopt-only needs an idempotency key');
-      return this.rpc(() => this.replay(workflowId, principal, tool.name, idempotencyKey, argumentsDigest));
+      return this.rpc(() => this.replay(workflowId, principal, tool.name, idempotencyKey, digest));
     }
     await this.rpc(() => this.quotas.beginTask(principal));
     const ttl = Math.min(options.requestedTtl ?? tool.ttlMs ?? this.options.defaultTtlMs, this.options.maxTtlMs);
@@ -199,7 +183,7 @@ export class TemporalTaskBackend {
       ttl,
       pollInterval: tool.pollIntervalMs ?? this.options.pollIntervalMs,
       createdAt,
-      ...(argumentsDigest && { argumentsDigest }),
+      ...(digest && { argumentsDigest: digest }),
       marker: this.options.marker.sign(workflowId, principal, tool.name),
     };
     let handle;
@@ -218,13 +202,14 @@ export class TemporalTaskBackend {
       );
     } catch (error) {
       if (error instanceof WorkflowExecutionAlreadyStartedError && idempotencyKey !== undefined) {
-        const replayed = await this.rpc(() => this.replay(workflowId, principal, tool.name, idempotencyKey, argumentsDigest));
+        const replayed = await this.rpc(() => this.replay(workflowId, principal, tool.name, idempotencyKey, digest));
         log.info('task found again for a repeated idempotency key', { taskId: workflowId, principal, tool: tool.name });
         return replayed;
       }
       throw error;
     }
     log.info('task created', { taskId: workflowId, principal, tool: tool.name, workflowType: tool.workflowType, ttl });
+    this.remember(principal, workflowId);
     // The answer is built from the start itself: a describe() could already show a later status.
     return {
       workflowId,
@@ -288,7 +273,9 @@ export class TemporalTaskBackend {
       }),
     );
     // A workflow that continued as new is listed once per run; the task is the workflow.
-    const ids = [...new Set((page.executions ?? []).map((info) => info.execution?.workflowId).filter((id): id is string => !!id))];
+    const listed = [...new Set((page.executions ?? []).map((info) => info.execution?.workflowId).filter((id): id is string => !!id))];
+    // The first page also names what this process created lately and the store does not show yet (newest first).
+    const ids = cursor === undefined ? [...this.notYetListed(principal, listed), ...listed] : listed;
     // A task deleted by retention between the listing and the read is left out; an outage is reported.
     const views = await Promise.all(
       ids.map((id) =>
@@ -360,13 +347,8 @@ export class TemporalTaskBackend {
           : `Task ${taskId}: ${view.cancellationReport}`;
       throw new McpError(ErrorCode.InternalError, message, { taskId, status });
     }
-    const handle = this.client.workflow.getHandle(view.workflowId, view.runId);
     try {
-      const output = await this.rpc(() => handle.result());
-      const tool = view.tool ? this.tools.get(view.tool) : undefined;
-      const result: CallToolResult = tool
-        ? tool.toResult(output)
-        : { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output as Record<string, unknown> };
+      const result = view.result ?? (await this.rpc(() => this.completedResult(view.workflowId, view.runId, view.tool)));
       return { ...result, _meta: { ...result._meta, ...related } };
     } catch (error) {
       if (error instanceof WorkflowFailedError && error.cause instanceof ApplicationFailure) {
@@ -383,6 +365,30 @@ export class TemporalTaskBackend {
       }
       throw error;
     }
+  }
+
+  /** Notes a task this process just created for `principal`, so that {@link list} finds it before the store does. */
+  private remember(principal: string, taskId: string): void {
+    let own = this.recent.get(principal);
+    if (!own) {
+      own = new Map();
+      setBounded(this.recent, principal, own, 10_000);
+    }
+    setBounded(own, taskId, Date.now(), 1000);
+  }
+
+  /** Tasks created here for `principal` within {@link RECENT_CREATION_MS} that `listed` lacks, newest first; forgets the rest. */
+  private notYetListed(principal: string, listed: readonly string[]): string[] {
+    const own = this.recent.get(principal);
+    if (!own) return [];
+    const seen = new Set(listed);
+    const missing: string[] = [];
+    for (const [taskId, at] of own) {
+      if (seen.has(taskId) || Date.now() - at > RECENT_CREATION_MS) own.delete(taskId);
+      else missing.push(taskId);
+    }
+    if (own.size === 0) this.recent.delete(principal);
+    return missing.reverse();
   }
 
   private async describeOwned(taskId: string, principal: string): Promise<WorkflowExecutionDescription> {
@@ -405,116 +411,65 @@ export class TemporalTaskBackend {
     return description;
   }
 
+  /** The task a described workflow is: what its status calls for is read too, then mapped by {@link taskViewOf}. */
   private async view(description: WorkflowExecutionDescription): Promise<TaskView> {
     const meta = description.memo?.[TASK_META_MEMO] as TaskMeta | undefined;
     const published = description.memo?.[TASK_STATE_MEMO] as PublishedTaskState | undefined;
     const cancelRequested = description.raw.workflowExtendedInfo?.cancelRequested === true;
-    const handle = this.client.workflow.getHandle(description.workflowId, description.runId);
-    const base = {
-      taskId: description.workflowId,
-      createdAt: meta?.createdAt ?? description.startTime.toISOString(),
-      ttl: meta?.ttl ?? null,
-      pollInterval: meta?.pollInterval ?? this.options.pollIntervalMs,
-    };
-    const closedAt = (description.closeTime ?? description.startTime).toISOString();
-    const ids = {
+    const status = description.status.name;
+    const snapshot: WorkflowSnapshot = {
       workflowId: description.workflowId,
       runId: description.runId,
-      tool: meta?.tool,
-      inputs: [],
+      status,
+      startTime: description.startTime,
+      ...(description.closeTime && { closeTime: description.closeTime }),
       historyLength: description.historyLength,
+      ...(meta && { meta }),
+      ...(published && { published }),
+      cancelRequested,
+      ...(cancelRequested && { cancelRequestedAt: timestampToIso(description.raw.pendingWorkflowTask?.scheduledTime) }),
       ...this.webUi(description.workflowId),
     };
-    const closed = (status: Task['status'], statusMessage: string, toolError?: string): TaskView => ({
-      ...ids,
-      ...(toolError !== undefined && { toolError }),
-      task: { ...base, status, statusMessage, lastUpdatedAt: closedAt },
-    });
-
-    // What the workflow said about the cancel once it saw it; the contract writes the field only then.
-    const report =
-      (cancelRequested || description.status.name === 'CANCELLED') && typeof published?.cancelledStatusMessage === 'string'
-        ? published.cancelledStatusMessage
-        : undefined;
-    const cancelled = (): TaskView => ({
-      ...closed('cancelled', report ?? 'Cancelled.'),
-      ...(report !== undefined && { cancellationReport: report }),
-    });
-
-    // Once cancellation was requested the task reads cancelled for good, however the execution ends.
-    if (cancelRequested && description.status.name !== 'RUNNING' && description.status.name !== 'CONTINUED_AS_NEW') {
-      return cancelled();
+    const running = status === 'RUNNING' || status === 'CONTINUED_AS_NEW';
+    if (running && !cancelRequested && pendingInputsOf(published).length > 0) {
+      snapshot.answersAwaitingWorker = await this.answersAwaitingWorker(description, description.historyLength);
     }
-    switch (description.status.name) {
-      case 'RUNNING':
-      case 'CONTINUED_AS_NEW': {
-        const updatedAt = published?.updatedAt ?? base.createdAt;
-        if (cancelRequested) {
-          const requestedAt = timestampToIso(description.raw.pendingWorkflowTask?.scheduledTime) ?? updatedAt;
-          return {
-            ...ids,
-            ...(report !== undefined && { cancellationReport: report }),
-            task: {
-              ...base,
-              status: 'cancelled',
-              statusMessage: report ?? 'Cancelled; the workflow is winding down.',
-              lastUpdatedAt: maxIso(updatedAt, requestedAt),
-            },
-          };
-        }
-        const asked = pendingInputsOf(published);
-        // Answers signalled but not yet taken by the workflow (the worker may be down) are not asked again.
-        const received = asked.length > 0 ? await this.answersAwaitingWorker(ids, description.historyLength) : undefined;
-        const inputs = asked.filter((input) => !received?.keys.has(input.key));
-        const lastUpdatedAt = received?.at ? maxIso(updatedAt, received.at) : updatedAt;
-        const progress = published?.progress && { progress: published.progress };
-        if (asked.length > 0 && inputs.length === 0) {
-          return {
-            ...ids,
-            ...progress,
-            task: { ...base, status: 'working', statusMessage: 'Answer received; resuming.', lastUpdatedAt },
-          };
-        }
-        const statusMessage = inputs.length > 0 && inputs.length < asked.length ? inputs[0].request.message : published?.statusMessage;
-        const actions = Array.isArray(published?.actions) && published.actions.length > 0 ? { actions: published.actions } : undefined;
-        return {
-          ...ids,
-          ...actions,
-          inputs,
-          ...(inputs.length > 0 && { input: inputs[0] }),
-          ...progress,
-          task: {
-            ...base,
-            status: inputs.length > 0 ? 'input_required' : 'working',
-            ...(statusMessage !== undefined && { statusMessage }),
-            lastUpdatedAt,
-          },
-        };
-      }
-      case 'COMPLETED':
-        return closed('completed', 'Completed.');
-      case 'CANCELLED':
-        return cancelled();
-      case 'FAILED': {
-        const failure = await handle.result().then(
-          () => undefined,
-          (error: unknown) => error,
-        );
-        // Reading the failure itself failed (e.g. Temporal unreachable): say so rather than report a status.
-        if (failure !== undefined && !(failure instanceof WorkflowFailedError)) throw failure;
-        if (failure instanceof WorkflowFailedError && failure.cause instanceof ApplicationFailure) {
-          if (failure.cause.type === PROTOCOL_ERROR_FAILURE_TYPE) return closed('failed', failure.cause.message);
-          return closed('completed', `Completed with an error: ${failure.cause.message}`, failure.cause.message);
-        }
-        return closed('failed', failure instanceof WorkflowFailedError ? describeFailure(failure) : 'The workflow failed.');
-      }
-      case 'TERMINATED':
-        return closed('failed', 'The workflow was terminated by an operator.');
-      case 'TIMED_OUT':
-        return closed('failed', 'The workflow ran past its execution timeout.');
-      default:
-        return closed('failed', `The workflow ended as ${description.status.name}.`);
+    if (!cancelRequested && status === 'COMPLETED') snapshot.result = await this.completedResult(description.workflowId, description.runId, meta?.tool);
+    if (!cancelRequested && status === 'FAILED') snapshot.failure = await this.failureOf(description.workflowId, description.runId);
+    return taskViewOf(snapshot, { pollIntervalMs: this.options.pollIntervalMs });
+  }
+
+  /**
+   * The tool result of a completed run: the workflow's return value through the tool's `toResult`. Read once per
+   * process and kept (a closed run never changes).
+   */
+  private async completedResult(workflowId: string, runId: string, toolName: string | undefined): Promise<CallToolResult> {
+    const known = this.completed.get(runId);
+    if (known) return known;
+    const output = await this.client.workflow.getHandle(workflowId, runId).result();
+    const tool = toolName ? this.tools.get(toolName) : undefined;
+    const full: CallToolResult = tool
+      ? tool.toResult(output)
+      : { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output as Record<string, unknown> };
+    const { _meta: _dropped, ...result } = full;
+    setBounded(this.completed, runId, result, COMPLETED_RESULTS_KEPT);
+    return result;
+  }
+
+  /** How a failed run failed. Reading the failure itself may fail (Temporal unreachable): that is thrown. */
+  private async failureOf(workflowId: string, runId: string): Promise<WorkflowFailure> {
+    const failure = await this.client.workflow
+      .getHandle(workflowId, runId)
+      .result()
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    if (failure !== undefined && !(failure instanceof WorkflowFailedError)) throw failure;
+    if (failure instanceof WorkflowFailedError && failure.cause instanceof ApplicationFailure) {
+      return { kind: failure.cause.type === PROTOCOL_ERROR_FAILURE_TYPE ? 'protocol' : 'application', message: failure.cause.message };
     }
+    return { kind: 'other', message: failure instanceof WorkflowFailedError ? describeFailure(failure) : 'The workflow failed.' };
   }
 
   /**
@@ -600,29 +555,8 @@ function formFieldsOf(schema: FormInputRequest['requestedSchema'], content: unkn
   return Object.fromEntries(Object.entries(content).filter(([name]) => name in schema.properties));
 }
 
-/** A UUID v4-shaped id from a digest of principal, tool and key: the same call always maps to the same task id. */
-function derivedUuid(principal: string, tool: string, key: string): string {
-  const bytes = createHash('sha256').update(`${principal}\0${tool}\0${key}`).digest().subarray(0, 16);
-  bytes[6] = (bytes[6] & 0x0f) | 0x40;
-  bytes[8] = (bytes[8] & 0x3f) | 0x80;
-  const hex = bytes.toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-}
 
-function digest(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
-}
 
-/** JSON with object keys sorted, so equal arguments give equal text whatever order they were sent in. */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
-    entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
 
 function describeFailure(error: WorkflowFailedError): string {
   const cause = error.cause;
@@ -636,6 +570,3 @@ function timestampToIso(timestamp: temporal.api.workflow.v1.IPendingWorkflowTask
   return new Date(Number(timestamp.seconds) * 1000 + Math.floor((timestamp.nanos ?? 0) / 1e6)).toISOString();
 }
 
-function maxIso(a: string, b: string): string {
-  return a > b ? a : b;
-}

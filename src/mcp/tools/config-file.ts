@@ -4,6 +4,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { defineWorkflowTool, ToolDeclarationError } from './define';
 import { InvalidJsonSchemaError, jsonSchema } from './schema';
+import type { StartConfirmation } from '../confirmation';
 import type { WorkflowTool } from './types';
 
 /** Thrown for a tools file that cannot be used; the message names the file and the field. */
@@ -28,6 +29,19 @@ const ToolEntrySchema = z.strictObject({
   ttlMs: z.number().int().positive().optional(),
   pollIntervalMs: z.number().int().positive().optional(),
   idPrefix: z.string().optional(),
+  confirm: z
+    .strictObject({
+      message: z.string().min(1),
+      requestedSchema: z
+        .strictObject({
+          type: z.literal('object'),
+          properties: z.record(z.string(), z.record(z.string(), z.unknown())),
+          required: z.array(z.string()).optional(),
+        })
+        .optional(),
+      into: z.string().min(1).optional(),
+    })
+    .optional(),
   annotations: z
     .strictObject({
       title: z.string().optional(),
@@ -86,9 +100,10 @@ export function loadToolsFile(file: string): WorkflowTool<unknown, unknown>[] {
       }
     };
     try {
-      const { inputSchema: _input, outputSchema, ...rest } = entry;
+      const { inputSchema: _input, outputSchema, confirm, ...rest } = entry;
       return defineWorkflowTool<unknown, unknown>({
         ...rest,
+        ...(confirm && { confirm: confirm as StartConfirmation }),
         inputSchema: schema('inputSchema'),
         ...(outputSchema && { outputSchema: schema('outputSchema') }),
       });

@@ -1,6 +1,7 @@
 import { CallToolResultSchema, type CallToolResult, type ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
 import { zodSchema, type ToolSchema } from './schema';
+import type { StartConfirmation } from '../confirmation';
 import type { WorkflowTool } from './types';
 
 const TOOL_NAME = /^[a-zA-Z0-9_.-]{1,128}$/;
@@ -25,6 +26,8 @@ export interface WorkflowToolDeclaration<Input, Output> {
   /** Default: {@link defaultToolResult}. */
   toResult?(output: Output): CallToolResult;
   immediateResponse?(input: Input, taskId: string): string;
+  /** A question asked on the call itself before the workflow starts (see {@link StartConfirmation}). */
+  confirm?: StartConfirmation;
 }
 
 /** Thrown for a declaration that cannot work; the message names the field. */
@@ -59,6 +62,16 @@ export function defineWorkflowTool<Input, Output = unknown>(
         ? declaration.outputSchema
         : zodSchema(declaration.outputSchema, 'output');
   if (input.jsonSchema.type !== 'object') throw new ToolDeclarationError(`${declaration.name}: inputSchema must describe an object`);
+  const confirm = declaration.confirm;
+  if (confirm !== undefined) {
+    if (typeof confirm.message !== 'string' || confirm.message.trim() === '') {
+      throw new ToolDeclarationError(`${declaration.name}: confirm.message must be the question to ask`);
+    }
+    const schema = confirm.requestedSchema;
+    if (schema !== undefined && (schema.type !== 'object' || typeof schema.properties !== 'object' || schema.properties === null)) {
+      throw new ToolDeclarationError(`${declaration.name}: confirm.requestedSchema must be { type: "object", properties: {...} }`);
+    }
+  }
   return {
     kind: 'workflow',
     name: declaration.name,
@@ -75,6 +88,7 @@ export function defineWorkflowTool<Input, Output = unknown>(
     idPrefix,
     toResult: declaration.toResult ?? defaultToolResult,
     ...(declaration.immediateResponse && { immediateResponse: declaration.immediateResponse }),
+    ...(declaration.confirm && { confirm: declaration.confirm }),
   };
 }
 

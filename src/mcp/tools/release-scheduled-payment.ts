@@ -1,6 +1,7 @@
 import { WorkflowUpdateFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { z } from 'zod';
 import { releaseScheduledPaymentUpdate, type InvoiceResult, type Payment } from '../../shared/invoice';
+import { grpcStatusOf, GrpcStatus } from '../tasks/errors';
 import { zodSchema } from './schema';
 import type { DirectTool } from './types';
 
@@ -34,7 +35,7 @@ export const releaseScheduledPaymentTool: DirectTool<z.infer<typeof ReleaseArgsS
       // One update id per line item: a repeated call (a retry after a lost answer) is applied once and answered alike.
       return paid(await handle.executeUpdate(releaseScheduledPaymentUpdate, { args: [{ lineItemId }], updateId: `release/${lineItemId}` }));
     } catch (error) {
-      const closed = error instanceof WorkflowNotFoundError || /already completed/i.test((error as Error).message);
+      const closed = error instanceof WorkflowNotFoundError || grpcStatusOf(error) === GrpcStatus.NOT_FOUND;
       if (closed) {
         // The release may have been the workflow's last step: a repeated call gets the payment it made.
         const result = (await handle.result().catch(() => undefined)) as InvoiceResult | undefined;

@@ -1,7 +1,8 @@
 /** What the companion tools (task_status, task_result, task_respond, task_cancel) share. */
 import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import type { TaskView } from '../tasks/repository';
+import { plainMessage } from '../tasks/errors';
+import type { TaskView } from '../tasks/task-view';
 import type { DirectToolContext } from './types';
 
 /** The task id argument of every companion tool. */
@@ -14,7 +15,7 @@ export function text(message: string, extra: Partial<CallToolResult> = {}): Call
 
 /** A JSON-RPC error as a tool error the model can read. */
 export function errorResult(error: McpError, hint = ''): CallToolResult {
-  return text(`${error.message.replace(/^MCP error -?\d+: /, '')}${hint}`, { isError: true });
+  return text(`${plainMessage(error)}${hint}`, { isError: true });
 }
 
 /**

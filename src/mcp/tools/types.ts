@@ -1,6 +1,9 @@
 import type { Client } from '@temporalio/client';
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
-import type { TaskTool, TaskView, TemporalTaskBackend } from '../tasks/repository';
+import type { TaskTool, TemporalTaskBackend } from '../tasks/repository';
+import type { TaskView } from '../tasks/task-view';
+import type { StartConfirmation } from '../confirmation';
+import type { SealedCall } from '../signed-call';
 import type { ToolSchema } from './schema';
 
 /** A tool whose call starts a workflow; the workflow id is the task id. Make one with `defineWorkflowTool`. */
@@ -18,6 +21,8 @@ export interface WorkflowTool<Input = unknown, Output = unknown> extends TaskToo
   annotations?: ToolAnnotations;
   /** A short line a host may hand the model as soon as the task exists. */
   immediateResponse?(input: Input, taskId: string): string;
+  /** A question asked on the call itself before the workflow starts; nothing starts unless it is accepted. */
+  confirm?: StartConfirmation;
 }
 
 /** What a direct tool's handler may use. */
@@ -31,6 +36,13 @@ export interface DirectToolContext {
   task(taskId: string): Promise<TaskView>;
   /** Waits up to `budgetMs` for the task to end, asking its questions on this call's stream; undefined if it did not end. */
   awaitResult(taskId: string, budgetMs: number): Promise<CallToolResult | undefined>;
+  /** Calls waiting for a confirmation before they start (see `confirm_start`). */
+  confirmations: {
+    /** The call a confirmation token stands for, if it is valid and the caller's. */
+    open(token: string, principal: string): SealedCall | undefined;
+    /** A declared workflow tool by name. */
+    tool(name: string): WorkflowTool<any, any> | undefined;
+  };
 }
 
 /** A tool that runs at once, without a task. */

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { isLegacyRequest } from '@modelcontextprotocol/server';
+import { classifyInboundRequest, isLegacyRequest, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { log } from '../../util/log';
-import { sleep } from '../../util/wait';
-import type { ListenSink, McpEndpoints } from '../endpoints';
+import { drained, sleep } from '../../util/wait';
+import type { ListenRequest, ListenSink, McpEndpoints } from '../endpoints';
 import { isLoopbackHost, OriginPolicy, type HttpLimits } from './limits';
 import type { RequestAuthenticator } from './oauth';
 
@@ -147,7 +147,10 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       if (!(await isLegacyRequest(request, body))) {
         openExchanges.add(exchange);
         res.once('close', () => openExchanges.delete(exchange));
-        if (endpoints.taskSubscriptions.accepts(body) && (headerValue(req, 'mcp-method') ?? body.method) === body.method) {
+        if (endpoints.taskSubscriptions.accepts(body)) {
+          // Served beside the SDK, so it gets the same standard-header checks here that every other request gets there.
+          const refused = listenHeaderProblem(req, body);
+          if (refused) return sendJsonRpcError(res, refused.httpStatus, refused.code, refused.message, body.id, refused.data);
           return serveListen(res, exchange.signal, (sink) => endpoints.taskSubscriptions.serve(body, principal, sink));
         }
         const authInfo = principal ? { token: '', clientId: principal, scopes: [] } : undefined;
@@ -239,6 +242,11 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   };
 }
 
+/** JSON-RPC codes of 2026-07-28 that go out with HTTP 400: a missing client capability, a header that disagrees. */
+const MISSING_CAPABILITY = -32021;
+const HEADER_MISMATCH = -32020;
+const UNSUPPORTED_VERSION = -32022;
+
 /** SSE comment sent this often on an open subscription, so proxies and clients see it alive. */
 const KEEP_ALIVE_MS = 15_000;
 
@@ -254,10 +262,12 @@ async function serveListen(res: ServerResponse, stop: AbortSignal, serve: (sink:
   let keepAlive: NodeJS.Timeout | undefined;
   const sink: ListenSink = {
     signal: abort.signal,
-    send(message) {
+    async send(message) {
       if (res.writableEnded) return;
       if (!streaming && 'error' in message) {
-        res.writeHead(200, { 'content-type': 'application/json' });
+        // A refusal before the acknowledgement is a plain JSON answer; -32021 and header errors are HTTP 400 (2026-07-28).
+        const code = (message as { error: { code?: number } }).error.code;
+        res.writeHead(code === MISSING_CAPABILITY || code === HEADER_MISMATCH ? 400 : 200, { 'content-type': 'application/json' });
         return void res.end(JSON.stringify(message));
       }
       if (!streaming) {
@@ -270,7 +280,7 @@ async function serveListen(res: ServerResponse, stop: AbortSignal, serve: (sink:
         });
         keepAlive = setInterval(() => res.write(': keepalive\n\n'), KEEP_ALIVE_MS);
       }
-      res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+      if (!res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`)) await drained(res, abort.signal);
     },
   };
   try {
@@ -410,7 +420,48 @@ function nestedDeeperThan(value: unknown, limit: number): boolean {
   return false;
 }
 
-function sendJsonRpcError(res: ServerResponse, status: number, code: number, message: string): void {
+function sendJsonRpcError(
+  res: ServerResponse,
+  status: number,
+  code: number,
+  message: string,
+  id: string | number | null = null,
+  data?: unknown,
+): void {
   res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message, ...(data !== undefined && { data }) }, id }));
+}
+
+/**
+ * The 2026-07-28 standard-header checks for a `subscriptions/listen` request (SEP-2243): `MCP-Protocol-Version` and
+ * `Mcp-Method` present, a supported version that agrees with the body's, a method that agrees with the body's. The
+ * SDK's classifier judges agreement and support; presence is checked here, as the SDK's own entry does.
+ */
+function listenHeaderProblem(req: IncomingMessage, body: ListenRequest): { httpStatus: number; code: number; message: string; data?: unknown } | undefined {
+  const protocolVersionHeader = headerValue(req, 'mcp-protocol-version');
+  const mcpMethodHeader = headerValue(req, 'mcp-method');
+  const missing = (header: string) => ({
+    httpStatus: 400,
+    code: HEADER_MISMATCH,
+    message: `Bad Request: the request headers and body disagree: the body names method ${body.method} but the required ${header} header is absent`,
+    data: { mismatch: { header: '(missing)', body: body.method } },
+  });
+  const outcome = classifyInboundRequest({
+    httpMethod: 'POST',
+    body,
+    ...(protocolVersionHeader !== undefined && { protocolVersionHeader }),
+    ...(mcpMethodHeader !== undefined && { mcpMethodHeader }),
+  });
+  if (outcome.kind === 'reject') return { httpStatus: outcome.httpStatus, code: outcome.code, message: outcome.message, data: outcome.data };
+  if (protocolVersionHeader === undefined) return missing('MCP-Protocol-Version');
+  if (mcpMethodHeader === undefined) return missing('Mcp-Method');
+  if (!SUPPORTED_PROTOCOL_VERSIONS.includes(protocolVersionHeader)) {
+    return {
+      httpStatus: 400,
+      code: UNSUPPORTED_VERSION,
+      message: `Unsupported protocol version ${protocolVersionHeader}`,
+      data: { supported: SUPPORTED_PROTOCOL_VERSIONS, requested: protocolVersionHeader },
+    };
+  }
+  return undefined;
 }
