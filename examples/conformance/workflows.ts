@@ -10,9 +10,9 @@ type TextResult = { content: { type: 'text'; text: string }[] };
 
 const text = (value: string): TextResult => ({ content: [{ type: 'text', text: value }] });
 
-/** `greet`: answers at once; never runs as a task. */
-export async function greetWorkflow(args: { name?: string }): Promise<TextResult> {
-  return text(`Hello, ${args.name ?? 'world'}!`);
+/** `greet`: answers at once; never runs as a task. `test_tool_with_task` runs it with the name asked before start. */
+export async function greetWorkflow(args: { name?: string; asked?: { name?: string } }): Promise<TextResult> {
+  return text(`Hello, ${args.name ?? args.asked?.name ?? 'world'}!`);
 }
 
 /** `slow_compute`: takes `seconds` on a durable timer (cancellable), then reports. */

@@ -256,8 +256,10 @@ export class Runner {
         if (block.type === 'text') process.stdout.write(`${printable(block.text)}\n`);
       }
     } else process.stdout.write(`${printable(`task ${outcome.taskId} ${outcome.status}: ${outcome.error ?? ''}`)}\n`);
+    // A tool error is a failed task in 2025-11-25 and a completed one in 2026-07-28: either way it has an isError result.
+    if (outcome.result?.isError) return EXIT.toolError;
     if (outcome.status === 'failed') return EXIT.failed;
     if (outcome.status === 'cancelled') return EXIT.cancelled;
-    return outcome.result?.isError ? EXIT.toolError : EXIT.completed;
+    return EXIT.completed;
   }
 }

@@ -197,14 +197,17 @@ describe('task-augmented tools/call', () => {
     expect(result.structuredContent).toMatchObject({ outcome: 'paid' });
   });
 
-  test('ERP rejection: the task completes with isError and an actionable message', async () => {
+  test('ERP rejection: the task is failed with the reason as its status message; tasks/result gives the isError result', async () => {
     const { client, user } = await connect();
     const task = await startInvoiceTask(client, sampleInvoice({ vendorId: 'V-666' }));
     const result = await taskResult(client, task.taskId);
     expect(result.isError).toBe(true);
     expect(result.content[0]).toMatchObject({ type: 'text', text: expect.stringMatching(/on hold/) });
     expect(result.structuredContent).toMatchObject({ outcome: 'invalid' });
-    expect((await getTask(client, task.taskId)).status).toBe('completed');
+    // MCP 2025-11-25: a tool result with isError makes the task failed, whatever way the workflow ended.
+    const read = await getTask(client, task.taskId);
+    expect(read.status).toBe('failed');
+    expect(read.statusMessage).toMatch(/on hold/);
     expect(user.asked).toHaveLength(0);
   });
 
@@ -397,12 +400,12 @@ describe('tasks/* errors and state', () => {
     expect(user.asked).toHaveLength(1);
   });
 
-  test('tasks/cancel: a completed task gets -32602 and stays completed', async () => {
+  test('tasks/cancel: a terminal task gets -32602 and stays as it was', async () => {
     const { client } = await connect();
     const task = await startInvoiceTask(client, sampleInvoice({ vendorId: 'V-404' }));
-    await waitForTask(client, task.taskId, (t) => t.status === 'completed');
+    await waitForTask(client, task.taskId, (t) => t.status === 'failed');
     expect(await errorCodeOf(client.experimental.tasks.cancelTask(task.taskId))).toBe(ErrorCode.InvalidParams);
-    expect((await getTask(client, task.taskId)).status).toBe('completed');
+    expect((await getTask(client, task.taskId)).status).toBe('failed');
   });
 
   test('a cancelled task stays cancelled even if the workflow finishes its work afterwards', async () => {

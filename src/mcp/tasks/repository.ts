@@ -275,7 +275,7 @@ export class TemporalTaskBackend {
     // A workflow that continued as new is listed once per run; the task is the workflow.
     const listed = [...new Set((page.executions ?? []).map((info) => info.execution?.workflowId).filter((id): id is string => !!id))];
     // The first page also names what this process created lately and the store does not show yet (newest first).
-    const ids = cursor === undefined ? [...this.notYetListed(principal, listed), ...listed] : listed;
+    const ids = cursor === undefined ? [...(await this.notYetVisible(principal, listed)), ...listed] : listed;
     // A task deleted by retention between the listing and the read is left out; an outage is reported.
     const views = await Promise.all(
       ids.map((id) =>
@@ -377,18 +377,30 @@ export class TemporalTaskBackend {
     setBounded(own, taskId, Date.now(), 1000);
   }
 
-  /** Tasks created here for `principal` within {@link RECENT_CREATION_MS} that `listed` lacks, newest first; forgets the rest. */
-  private notYetListed(principal: string, listed: readonly string[]): string[] {
+  /**
+   * Tasks created here for `principal` within {@link RECENT_CREATION_MS} that the visibility store does not show yet,
+   * newest first. Costs one visibility request, and only while such tasks exist; the ones the store shows are forgotten
+   * (they are listed on their own page).
+   */
+  private async notYetVisible(principal: string, listed: readonly string[]): Promise<string[]> {
     const own = this.recent.get(principal);
     if (!own) return [];
-    const seen = new Set(listed);
-    const missing: string[] = [];
-    for (const [taskId, at] of own) {
-      if (seen.has(taskId) || Date.now() - at > RECENT_CREATION_MS) own.delete(taskId);
-      else missing.push(taskId);
+    for (const [taskId, at] of own) if (listed.includes(taskId) || Date.now() - at > RECENT_CREATION_MS) own.delete(taskId);
+    if (own.size === 0) {
+      this.recent.delete(principal);
+      return [];
     }
-    if (own.size === 0) this.recent.delete(principal);
-    return missing.reverse();
+    const candidates = [...own.keys()];
+    const ids = candidates.map((id) => `'${id}'`).join(', ');
+    const page = await this.rpc(() =>
+      this.client.workflowService.listWorkflowExecutions({
+        namespace: this.client.options.namespace,
+        query: `${PRINCIPAL_SEARCH_ATTRIBUTE} = '${principal}' AND WorkflowId IN (${ids})`,
+        pageSize: candidates.length,
+      }),
+    );
+    for (const info of page.executions ?? []) if (info.execution?.workflowId) own.delete(info.execution.workflowId);
+    return candidates.filter((id) => own.has(id)).reverse();
   }
 
   private async describeOwned(taskId: string, principal: string): Promise<WorkflowExecutionDescription> {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { classifyInboundRequest, isLegacyRequest, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
+import { classifyInboundRequest, isLegacyRequest } from '@modelcontextprotocol/server';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { log } from '../../util/log';
@@ -245,7 +245,6 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
 /** JSON-RPC codes of 2026-07-28 that go out with HTTP 400: a missing client capability, a header that disagrees. */
 const MISSING_CAPABILITY = -32021;
 const HEADER_MISMATCH = -32020;
-const UNSUPPORTED_VERSION = -32022;
 
 /** SSE comment sent this often on an open subscription, so proxies and clients see it alive. */
 const KEEP_ALIVE_MS = 15_000;
@@ -434,8 +433,8 @@ function sendJsonRpcError(
 
 /**
  * The 2026-07-28 standard-header checks for a `subscriptions/listen` request (SEP-2243): `MCP-Protocol-Version` and
- * `Mcp-Method` present, a supported version that agrees with the body's, a method that agrees with the body's. The
- * SDK's classifier judges agreement and support; presence is checked here, as the SDK's own entry does.
+ * `Mcp-Method` present, and agreeing with the body's version and method. The SDK's classifier judges agreement;
+ * presence is checked here, as the SDK's own entry does.
  */
 function listenHeaderProblem(req: IncomingMessage, body: ListenRequest): { httpStatus: number; code: number; message: string; data?: unknown } | undefined {
   const protocolVersionHeader = headerValue(req, 'mcp-protocol-version');
@@ -455,13 +454,5 @@ function listenHeaderProblem(req: IncomingMessage, body: ListenRequest): { httpS
   if (outcome.kind === 'reject') return { httpStatus: outcome.httpStatus, code: outcome.code, message: outcome.message, data: outcome.data };
   if (protocolVersionHeader === undefined) return missing('MCP-Protocol-Version');
   if (mcpMethodHeader === undefined) return missing('Mcp-Method');
-  if (!SUPPORTED_PROTOCOL_VERSIONS.includes(protocolVersionHeader)) {
-    return {
-      httpStatus: 400,
-      code: UNSUPPORTED_VERSION,
-      message: `Unsupported protocol version ${protocolVersionHeader}`,
-      data: { supported: SUPPORTED_PROTOCOL_VERSIONS, requested: protocolVersionHeader },
-    };
-  }
   return undefined;
 }

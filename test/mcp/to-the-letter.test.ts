@@ -1,0 +1,354 @@
+/**
+ * Rules of the MCP texts (2025-11-25 tasks, the 2026-07-28 base, SEP-2663), each held on a real dev server through
+ * real SDK clients (in memory for 2025-11-25) and hand-written 2026-07-28 requests over Streamable HTTP.
+ */
+import { getEventListeners } from 'node:events';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  CallToolResultSchema,
+  CreateTaskResultSchema,
+  RELATED_TASK_META_KEY,
+  type ElicitResult,
+  type JSONRPCMessage,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@temporalio/client';
+import { createBridge, type Bridge } from '../../src/mcp/bridge';
+import { HistoryWatch } from '../../src/mcp/tasks/history-watch';
+import { loadToolsFile } from '../../src/mcp/tools/config-file';
+import { DEFAULT_TOOLS } from '../../src/mcp/tools';
+import { sleep } from '../../src/util/wait';
+import { FAST_TUNING, newMcpClient, ScriptedUser, taskResult, waitForTask } from '../helpers/mcp';
+import { freePort } from '../helpers/dev-server';
+import { spawnHttpServer, type HttpServerProcess } from '../helpers/processes';
+import {
+  connectClient,
+  sampleInvoice,
+  startWorker,
+  tempActivityConfig,
+  testTemporalConfig,
+  uniqueTaskQueue,
+  type RunningWorker,
+} from '../helpers/temporal';
+
+const TASKS = 'io.modelcontextprotocol/tasks';
+const taskQueue = uniqueTaskQueue('letter');
+const activities = tempActivityConfig();
+const tools = [...DEFAULT_TOOLS, ...loadToolsFile('examples/tools.yaml')];
+let temporal: { client: Client; close(): Promise<void> };
+let worker: RunningWorker;
+let bridge: Bridge;
+let server: HttpServerProcess;
+
+beforeAll(async () => {
+  temporal = await connectClient();
+  [worker, bridge, server] = await Promise.all([
+    startWorker(taskQueue, activities),
+    createBridge({ temporal: testTemporalConfig(taskQueue), client: temporal.client, tuning: FAST_TUNING, tools, principalOf: () => 'letter' }),
+    freePort().then((port) => spawnHttpServer(taskQueue, port, { MCP_TASK_OPS_PER_SECOND: '5' }, ['--tools', 'examples/tools.yaml'])),
+  ]);
+}, 120_000);
+
+afterAll(async () => {
+  await server?.kill();
+  await bridge?.close();
+  await worker?.stop();
+  await temporal?.close();
+});
+
+/** An SDK client on a fresh 2025-11-25 connection of the bridge, with every message the server sent it. */
+async function connect(withElicitation = true) {
+  const client = newMcpClient('letter', withElicitation);
+  const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
+  const received: JSONRPCMessage[] = [];
+  const mcp = bridge.createMcp2025Server();
+  await mcp.connect(serverTransport);
+  await client.connect(clientTransport as Transport);
+  const sdkHandler = clientTransport.onmessage!;
+  clientTransport.onmessage = (message, extra) => {
+    received.push(message);
+    sdkHandler(message, extra);
+  };
+  return {
+    client,
+    received,
+    close: async () => {
+      await client.close();
+      await mcp.close();
+    },
+  };
+}
+
+/** One 2026-07-28 request written by hand; `headers` replaces or (with undefined) removes standard headers. */
+async function rpc(method: string, params: Record<string, unknown>, options: { tasks?: boolean; headers?: Record<string, string | undefined> } = {}) {
+  const capabilities = { elicitation: { form: {} }, ...(options.tasks !== false && { extensions: { [TASKS]: {} } }) };
+  const { requestState, inputResponses, ...rest } = params;
+  const body = {
+    jsonrpc: '2.0',
+    id: 1,
+    method,
+    params: {
+      ...rest,
+      ...(requestState !== undefined && { requestState }),
+      ...(inputResponses !== undefined && { inputResponses }),
+      _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': capabilities },
+    },
+  };
+  const name = (params.taskId ?? params.name) as string | undefined;
+  const headers: Record<string, string | undefined> = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': '2026-07-28',
+    'mcp-method': method,
+    ...(name !== undefined && { 'mcp-name': name }),
+    ...options.headers,
+  };
+  const response = await fetch(server.url, {
+    method: 'POST',
+    headers: Object.fromEntries(Object.entries(headers).filter((entry): entry is [string, string] => entry[1] !== undefined)),
+    body: JSON.stringify(body),
+  });
+  const text = await response.text();
+  const json = text.startsWith('{') ? JSON.parse(text) : JSON.parse(text.split('\n').find((line) => line.startsWith('data: '))!.slice(6));
+  return { status: response.status, contentType: response.headers.get('content-type'), body: json as { result?: any; error?: any } };
+}
+
+describe('2025-11-25', () => {
+  test('two questions open at once: dismissing the first and answering the second records the second once', async () => {
+    const { client, close } = await connect();
+    try {
+      let dismissed = false;
+      const user = new ScriptedUser((params): ElicitResult => {
+        const key = (params._meta as Record<string, unknown>)['temporal-mcp-tasks/input-key'];
+        if (!dismissed && user.asked.length === 1) {
+          dismissed = true;
+          return { action: 'cancel' };
+        }
+        return key === 'tax-id' ? { action: 'accept', content: { taxId: 'DE123456789' } } : { action: 'accept', content: { iban: 'DE89370400440532013000' } };
+      }).attach(client);
+      const created = await client.request(
+        { method: 'tools/call', params: { name: 'onboard_vendor', arguments: { vendorName: 'Initech' }, task: {} } },
+        CreateTaskResultSchema,
+      );
+      const result = await taskResult(client, created.task.taskId);
+      expect(result.isError).toBeFalsy();
+      const keys = user.asked.map((params) => (params._meta as Record<string, unknown>)['temporal-mcp-tasks/input-key']);
+      // The first dismissed, the second answered once, the first asked again: no question answered twice.
+      expect(keys.length).toBe(3);
+      expect(keys[0]).toBe(keys[2]);
+      expect(keys[1]).not.toBe(keys[0]);
+    } finally {
+      await close();
+    }
+  });
+
+  test('a workflow that returns a result with isError is a failed task, with the error as its status message; tasks/result gives the result', async () => {
+    const { client, close } = await connect();
+    try {
+      new ScriptedUser(() => ({ action: 'cancel' })).attach(client);
+      const created = await client.request(
+        { method: 'tools/call', params: { name: 'process_invoice', arguments: { ...sampleInvoice({ vendorId: 'V-666' }) }, task: {} } },
+        CreateTaskResultSchema,
+      );
+      const task = await waitForTask(client, created.task.taskId, (candidate) => candidate.status !== 'working');
+      expect(task.status).toBe('failed');
+      expect(task.statusMessage).toMatch(/on hold/);
+      const result = await taskResult(client, created.task.taskId);
+      expect(result.isError).toBe(true);
+      expect(result._meta?.[RELATED_TASK_META_KEY]).toEqual({ taskId: created.task.taskId });
+    } finally {
+      await close();
+    }
+  });
+
+  test('progress notifications of a task carry the related-task _meta', async () => {
+    const { client, received, close } = await connect();
+    try {
+      const created = await client.request(
+        { method: 'tools/call', params: { name: 'sales_report', arguments: { region: 'north' }, task: {}, _meta: { progressToken: 'p-1' } } },
+        CreateTaskResultSchema,
+      );
+      await taskResult(client, created.task.taskId);
+      const progress = received.filter((message) => 'method' in message && message.method === 'notifications/progress');
+      expect(progress.length).toBeGreaterThan(0);
+      for (const message of progress) {
+        expect((message as { params: { _meta?: Record<string, unknown> } }).params._meta?.[RELATED_TASK_META_KEY]).toEqual({
+          taskId: created.task.taskId,
+        });
+      }
+    } finally {
+      await close();
+    }
+  });
+
+  test('a task is found by tasks/list as soon as tasks/get can read it', async () => {
+    const { client, close } = await connect();
+    try {
+      const created = await client.request(
+        { method: 'tools/call', params: { name: 'sales_report', arguments: { region: 'south' }, task: {} } },
+        CreateTaskResultSchema,
+      );
+      const listed = await client.experimental.tasks.listTasks();
+      expect(listed.tasks.map((task) => task.taskId)).toContain(created.task.taskId);
+    } finally {
+      await close();
+    }
+  });
+
+  test('a client that keeps answering badly is asked again after a growing pause, not in a hot loop', async () => {
+    const { client, close } = await connect();
+    try {
+      const user = new ScriptedUser(() => ({ action: 'accept', content: { decision: 'maybe' } })).attach(client);
+      const created = await client.request(
+        { method: 'tools/call', params: { name: 'process_invoice', arguments: { ...sampleInvoice() }, task: {} } },
+        CreateTaskResultSchema,
+      );
+      const waiting = taskResult(client, created.task.taskId, 8_000).catch(() => undefined);
+      await sleep(6_000);
+      // Pauses of 1, 2 and 4 s: four questions at most in 6 s (thousands without them).
+      expect(user.asked.length).toBeGreaterThanOrEqual(2);
+      expect(user.asked.length).toBeLessThanOrEqual(4);
+      expect(user.asked[1].message).toMatch(/Your previous answer could not be used/);
+      await client.experimental.tasks.cancelTask(created.task.taskId);
+      await waiting;
+    } finally {
+      await close();
+    }
+  });
+
+  test('a confirmation is asked on the call before anything starts; no starts nothing, yes starts the task with the answer', async () => {
+    const { client, close } = await connect();
+    try {
+      let answer: ElicitResult = { action: 'decline' };
+      const user = new ScriptedUser(() => answer).attach(client);
+      const declined = await client.callTool({ name: 'refresh_sales_report', arguments: { region: 'east' } }, CallToolResultSchema);
+      expect(declined.isError).toBe(true);
+      expect(JSON.stringify(declined.content)).toMatch(/Not started/);
+      expect(user.asked[0].message).toBe('Rebuild the east sales report now? It replaces the published one.');
+      const before = (await client.experimental.tasks.listTasks()).tasks.length;
+      answer = { action: 'accept', content: { reason: 'late orders' } };
+      const done = await client.callTool({ name: 'refresh_sales_report', arguments: { region: 'east' } }, CallToolResultSchema);
+      expect(done.structuredContent).toMatchObject({ region: 'east' });
+      const after = (await client.experimental.tasks.listTasks()).tasks.length;
+      expect(after).toBe(before + 1);
+    } finally {
+      await close();
+    }
+  });
+
+  test('a client that cannot be asked gets the confirmation and answers it with confirm_start', async () => {
+    const { client, close } = await connect(false);
+    try {
+      const pending = await client.callTool({ name: 'refresh_sales_report', arguments: { region: 'west' } }, CallToolResultSchema);
+      const token = (pending.structuredContent as { pendingConfirmation: { confirmation: string } }).pendingConfirmation.confirmation;
+      const refused = await client.callTool({ name: 'confirm_start', arguments: { confirmation: token, action: 'accept', content: { reason: 'x' } } });
+      expect(refused.isError).toBe(true);
+      const started = await client.callTool({
+        name: 'confirm_start',
+        arguments: { confirmation: token, action: 'accept', content: { reason: 'quarter closed' } },
+      });
+      const taskId = (started.structuredContent as { taskId: string }).taskId;
+      const task = await waitForTask(client, taskId, (candidate) => candidate.status === 'completed');
+      expect(task.status).toBe('completed');
+      const forged = await client.callTool({ name: 'confirm_start', arguments: { confirmation: `${token}x`, action: 'accept' } });
+      expect(forged.isError).toBe(true);
+    } finally {
+      await close();
+    }
+  });
+});
+
+describe('2026-07-28 over HTTP', () => {
+  test('subscriptions/listen gets the standard header checks: HTTP 400 with -32020, and -32021 as HTTP 400', async () => {
+    const listen = { notifications: { taskIds: ['invoice-00000000-0000-4000-8000-000000000000'] } };
+    const noMethod = await rpc('subscriptions/listen', listen, { headers: { 'mcp-method': undefined } });
+    expect([noMethod.status, noMethod.body.error?.code]).toEqual([400, -32020]);
+    const noVersion = await rpc('subscriptions/listen', listen, { headers: { 'mcp-protocol-version': undefined } });
+    expect([noVersion.status, noVersion.body.error?.code]).toEqual([400, -32020]);
+    const otherVersion = await rpc('subscriptions/listen', listen, { headers: { 'mcp-protocol-version': '2025-11-25' } });
+    expect(otherVersion.status).toBe(400);
+    const otherMethod = await rpc('subscriptions/listen', listen, { headers: { 'mcp-method': 'tools/list' } });
+    expect([otherMethod.status, otherMethod.body.error?.code]).toEqual([400, -32020]);
+    const noExtension = await rpc('subscriptions/listen', listen, { tasks: false });
+    expect([noExtension.status, noExtension.body.error?.code]).toEqual([400, -32021]);
+  });
+
+  test('arguments that do not fit the input schema are a tool error, for task clients too', async () => {
+    const answer = await rpc('tools/call', { name: 'process_invoice', arguments: { vendorId: 42 } });
+    expect(answer.status).toBe(200);
+    expect(answer.body.result?.isError).toBe(true);
+    expect(JSON.stringify(answer.body.result?.content)).toMatch(/Invalid arguments/);
+  });
+
+  test('a requestState is honoured only on a retry of the call it was issued for', async () => {
+    const args = { ...sampleInvoice() };
+    const round = await rpc('tools/call', { name: 'process_invoice', arguments: args }, { tasks: false });
+    expect(round.body.result?.resultType).toBe('input_required');
+    const state = round.body.result.requestState as string;
+    const otherTool = await rpc('tools/call', { name: 'sales_report', arguments: { region: 'north' }, requestState: state }, { tasks: false });
+    expect(otherTool.body.error?.code).toBe(-32602);
+    const otherArgs = await rpc('tools/call', { name: 'process_invoice', arguments: { ...args, currency: 'USD' }, requestState: state }, { tasks: false });
+    expect(otherArgs.body.error?.code).toBe(-32602);
+    const same = await rpc(
+      'tools/call',
+      { name: 'process_invoice', arguments: args, requestState: state, inputResponses: { approval: { action: 'decline' } } },
+      { tasks: false },
+    );
+    expect(same.body.error).toBeUndefined();
+  });
+
+  test('a confirmation before start is an input_required round; its answer starts the task the client asked for', async () => {
+    const first = await rpc('tools/call', { name: 'refresh_sales_report', arguments: { region: 'north' } });
+    expect(first.body.result?.resultType).toBe('input_required');
+    expect(first.body.result).not.toHaveProperty('taskId');
+    const [key] = Object.keys(first.body.result.inputRequests);
+    const second = await rpc('tools/call', {
+      name: 'refresh_sales_report',
+      arguments: { region: 'north' },
+      requestState: first.body.result.requestState,
+      inputResponses: { [key]: { action: 'accept', content: { reason: 'audit' } } },
+    });
+    expect(second.body.result?.resultType).toBe('task');
+    expect(second.body.result).not.toHaveProperty('requestState');
+  });
+
+  test('a principal polling in a tight loop is slowed with a retryable error', async () => {
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, () => rpc('tasks/get', { taskId: 'invoice-00000000-0000-4000-8000-000000000000' })),
+    );
+    const limited = answers.filter((answer) => answer.body.error?.data?.retryAfterMs !== undefined);
+    expect(limited.length).toBeGreaterThan(0);
+    expect(limited[0].body.error.data.retryable).toBe(true);
+    await sleep(2_000);
+  });
+});
+
+describe('the history watch', () => {
+  test('long polls leave no abort listeners behind', async () => {
+    const handle = await temporal.client.workflow.start('salesReportWorkflow', {
+      taskQueue: `${taskQueue}-idle`,
+      workflowId: `letter-watch-${Date.now()}`,
+      args: [{ region: 'north' }],
+    });
+    const watch = new HistoryWatch(temporal.client, { longPollMs: 100, lingerMs: 50 });
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on('warning', onWarning);
+    try {
+      const stop = new AbortController();
+      const waited = watch.changed(handle.workflowId, 1_000_000, 3_000, stop.signal);
+      await sleep(2_500);
+      const signals = (watch as unknown as { watches: Map<string, { stop: AbortController }> }).watches;
+      const own = signals.get(handle.workflowId)!;
+      expect(getEventListeners(own.stop.signal, 'abort').length).toBeLessThanOrEqual(1);
+      stop.abort();
+      await waited;
+      expect(watch.stats().polls).toBeGreaterThan(11);
+      expect(warnings).not.toContain('MaxListenersExceededWarning');
+    } finally {
+      process.off('warning', onWarning);
+      watch.close();
+      await handle.terminate();
+    }
+  });
+});
