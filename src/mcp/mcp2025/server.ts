@@ -303,7 +303,11 @@ export class Mcp2025Connection {
         continue;
       }
       const outcome = await channel.ask({ ...view, input }, extra.requestId, extra.signal);
-      if (outcome.kind === 'dismissed') dismissedKey = input.key;
+      // Dismissed: the other open questions are asked at once (nothing changed in Temporal to wake the follower).
+      if (outcome.kind === 'dismissed') {
+        dismissedKey = input.key;
+        follower.readAgainIn(0);
+      }
       // A bad answer is asked again, saying what was wrong (tasks/result blocks until the task is terminal), after a
       // pause that grows with each refusal in a row: a client that keeps answering badly is not asked in a hot loop.
       if (outcome.kind === 'invalid') follower.readAgainIn(refusalBackoffMs(++refusals));

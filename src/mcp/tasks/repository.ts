@@ -264,6 +264,8 @@ export class TemporalTaskBackend {
     const query = `${PRINCIPAL_SEARCH_ATTRIBUTE} = '${principal}'`;
     const binding = listBinding(principal, query);
     const token = cursor === undefined ? undefined : decodeCursor(cursor, binding);
+    // Asked before the page, so that a task the store shows by then is on one of its pages (visibility only catches up).
+    const unseen = cursor === undefined ? await this.notYetVisible(principal) : [];
     const page = await this.rpc(() =>
       this.client.workflowService.listWorkflowExecutions({
         namespace: this.client.options.namespace,
@@ -275,7 +277,7 @@ export class TemporalTaskBackend {
     // A workflow that continued as new is listed once per run; the task is the workflow.
     const listed = [...new Set((page.executions ?? []).map((info) => info.execution?.workflowId).filter((id): id is string => !!id))];
     // The first page also names what this process created lately and the store does not show yet (newest first).
-    const ids = cursor === undefined ? [...(await this.notYetVisible(principal, listed)), ...listed] : listed;
+    const ids = [...unseen.filter((id) => !listed.includes(id)), ...listed];
     // A task deleted by retention between the listing and the read is left out; an outage is reported.
     const views = await Promise.all(
       ids.map((id) =>
@@ -380,12 +382,12 @@ export class TemporalTaskBackend {
   /**
    * Tasks created here for `principal` within {@link RECENT_CREATION_MS} that the visibility store does not show yet,
    * newest first. Costs one visibility request, and only while such tasks exist; the ones the store shows are forgotten
-   * (they are listed on their own page).
+   * (the listing made after this request has them, on their own page).
    */
-  private async notYetVisible(principal: string, listed: readonly string[]): Promise<string[]> {
+  private async notYetVisible(principal: string): Promise<string[]> {
     const own = this.recent.get(principal);
     if (!own) return [];
-    for (const [taskId, at] of own) if (listed.includes(taskId) || Date.now() - at > RECENT_CREATION_MS) own.delete(taskId);
+    for (const [taskId, at] of own) if (Date.now() - at > RECENT_CREATION_MS) own.delete(taskId);
     if (own.size === 0) {
       this.recent.delete(principal);
       return [];
