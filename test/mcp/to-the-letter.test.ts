@@ -313,6 +313,14 @@ describe('2026-07-28 over HTTP', () => {
     expect(second.body.result).not.toHaveProperty('requestState');
   });
 
+  test('tasks/get is answered with a JSON response, not an SSE stream', async () => {
+    const created = await rpc('tools/call', { name: 'sales_report', arguments: { region: 'west' } });
+    const read = await rpc('tasks/get', { taskId: created.body.result.taskId });
+    expect(read.body.result?.taskId).toBe(created.body.result.taskId);
+    expect(read.contentType).toMatch(/^application\/json/);
+    await sleep(1_000);
+  });
+
   test('a principal polling in a tight loop is slowed with a retryable error', async () => {
     const answers = await Promise.all(
       Array.from({ length: 40 }, () => rpc('tasks/get', { taskId: 'invoice-00000000-0000-4000-8000-000000000000' })),
