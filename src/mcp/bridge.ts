@@ -7,7 +7,7 @@ import type { InputChannelOptions } from './mcp2025/input-channel';
 import { createMcp2026Server, type Mcp2026Dependencies } from './mcp2026/server';
 import { isTaskListen, TaskSubscriptions } from './mcp2026/task-subscriptions';
 import type { McpEndpoints } from './endpoints';
-import { createMcp2025Server, SERVER_INFO, SERVER_INSTRUCTIONS, type Mcp2025Dependencies } from './mcp2025/server';
+import { answerPollingRequest, createMcp2025Server, SERVER_INFO, SERVER_INSTRUCTIONS, type Mcp2025Dependencies } from './mcp2025/server';
 import { markerFromEnv, type TaskMarker } from './tasks/marker';
 import { localPrincipal } from './tasks/principal';
 import { TemporalTaskBackend, type TaskBackendOptions } from './tasks/repository';
@@ -153,6 +153,7 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
     dependencies,
     localPrincipal: local,
     createMcp2025Server: () => createMcp2025Server(dependencies),
+    answerPollingRequest,
     mcp2026,
     createMcp2026Server: () => createMcp2026Server(mcp2026Dependencies, local),
     taskSubscriptions: {

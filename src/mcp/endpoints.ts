@@ -3,6 +3,7 @@
  * know nothing of how each generation is served. A {@link Bridge} is one.
  */
 import type { Server as Mcp2025Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { McpHttpHandler, Server as Mcp2026Server } from '@modelcontextprotocol/server';
 
 /** A JSON-RPC `subscriptions/listen` request as it came off the wire. */
@@ -32,6 +33,11 @@ export interface TaskListenEndpoint {
 export interface McpEndpoints {
   /** The MCP server of one new 2025-11-25 (or older) session. */
   createMcp2025Server(): Mcp2025Server;
+  /**
+   * The JSON-RPC response to a session's polling request (`tasks/get`, `tasks/list`, `tasks/cancel`), answered without
+   * a stream, so the transport can send it as JSON; undefined for any other message.
+   */
+  answerPollingRequest?(server: Mcp2025Server, message: unknown, authInfo: AuthInfo | undefined, sessionId: string | undefined): Promise<object | undefined>;
   /** Serves 2026-07-28 requests over HTTP, each on its own (no session). */
   mcp2026: McpHttpHandler;
   /** A 2026-07-28 server for the local principal (stdio). */

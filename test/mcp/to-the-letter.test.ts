@@ -5,6 +5,7 @@
 import { getEventListeners } from 'node:events';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   CallToolResultSchema,
   CreateTaskResultSchema,
@@ -18,7 +19,7 @@ import { HistoryWatch } from '../../src/mcp/tasks/history-watch';
 import { loadToolsFile } from '../../src/mcp/tools/config-file';
 import { DEFAULT_TOOLS } from '../../src/mcp/tools';
 import { sleep } from '../../src/util/wait';
-import { FAST_TUNING, newMcpClient, ScriptedUser, taskResult, waitForTask } from '../helpers/mcp';
+import { errorCodeOf, FAST_TUNING, newMcpClient, ScriptedUser, taskResult, waitForTask } from '../helpers/mcp';
 import { freePort } from '../helpers/dev-server';
 import { spawnHttpServer, type HttpServerProcess } from '../helpers/processes';
 import {
@@ -256,6 +257,40 @@ describe('2025-11-25', () => {
     } finally {
       await close();
     }
+  });
+});
+
+describe('2025-11-25 over HTTP', () => {
+  test('tasks/get, tasks/list and tasks/cancel are answered with JSON; tasks/result streams', async () => {
+    const seen: Array<{ method: string; contentType: string | null }> = [];
+    const recording: typeof fetch = async (input, init) => {
+      const response = await fetch(input, init);
+      const body = typeof init?.body === 'string' ? (JSON.parse(init.body) as { method?: string }) : undefined;
+      if (init?.method === 'POST' && body?.method) seen.push({ method: body.method, contentType: response.headers.get('content-type') });
+      return response;
+    };
+    const client = newMcpClient('letter-http');
+    await client.connect(new StreamableHTTPClientTransport(new URL(server.url), { fetch: recording }));
+    try {
+      const created = await client.request(
+        { method: 'tools/call', params: { name: 'sales_report', arguments: { region: 'north' }, task: {} } },
+        CreateTaskResultSchema,
+      );
+      const taskId = created.task.taskId;
+      expect((await client.experimental.tasks.getTask(taskId)).taskId).toBe(taskId);
+      await client.experimental.tasks.listTasks();
+      await taskResult(client, taskId);
+      expect(await errorCodeOf(client.experimental.tasks.cancelTask(taskId))).toBe(-32602);
+      expect(await errorCodeOf(client.experimental.tasks.getTask('sales-report-00000000-0000-4000-8000-000000000000'))).toBe(-32602);
+      const typeOf = (method: string) => [...new Set(seen.filter((entry) => entry.method === method).map((entry) => entry.contentType?.split(';')[0]))];
+      expect(typeOf('tasks/get')).toEqual(['application/json']);
+      expect(typeOf('tasks/list')).toEqual(['application/json']);
+      expect(typeOf('tasks/cancel')).toEqual(['application/json']);
+      expect(typeOf('tasks/result')).toEqual(['text/event-stream']);
+    } finally {
+      await client.close();
+    }
+    await sleep(2_000);
   });
 });
 

@@ -380,9 +380,7 @@ function onRequest<Schema extends RequestSchema>(
   const method = schema.shape.method.value;
   const anyParams = z.looseObject({ method: z.literal(method), params: z.unknown().optional() });
   const traced = method === 'tools/call' || method.startsWith('tasks/');
-  server.setRequestHandler(
-    anyParams as never,
-    (async (request: unknown, extra: Extra) => {
+  const handle = async (request: unknown, extra: Extra) => {
       const parsed = schema.safeParse(request);
       if (!parsed.success) {
         throw new McpError(ErrorCode.InvalidParams, `Invalid params for ${method}: ${z.prettifyError(parsed.error).replace(/\n/g, ' ')}`);
@@ -400,8 +398,60 @@ function onRequest<Schema extends RequestSchema>(
         },
         () => mapTemporalErrors(handler(parsed.data, extra)),
       );
-    }) as never,
-  );
+  };
+  server.setRequestHandler(anyParams as never, handle as never);
+  if (POLLING_METHODS.has(method)) {
+    let own = pollingHandlers.get(server);
+    if (!own) pollingHandlers.set(server, (own = new Map()));
+    own.set(method, handle);
+  }
+}
+
+/** Requests that never send anything on their own stream: an HTTP transport may answer them with plain JSON. */
+const POLLING_METHODS = new Set(['tasks/get', 'tasks/list', 'tasks/cancel']);
+
+/** The polling handlers of each server, for {@link answerPollingRequest}. */
+const pollingHandlers = new WeakMap<Server, Map<string, (request: unknown, extra: Extra) => Promise<object>>>();
+
+/**
+ * Answers a `tasks/get`, `tasks/list` or `tasks/cancel` of a 2025-11-25 session directly, as the JSON-RPC response
+ * object, so that the HTTP transport can send it as a JSON response: the client polls, and "servers SHOULD NOT upgrade
+ * to an SSE stream in response to a tasks/get request" (MCP 2025-11-25, tasks). The SDK's session transport answers
+ * every request with a stream; undefined for anything else, which the transport handles as usual.
+ */
+export async function answerPollingRequest(
+  server: Server,
+  message: unknown,
+  authInfo: Extra['authInfo'],
+  sessionId: string | undefined,
+): Promise<object | undefined> {
+  const request = message as { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: { _meta?: Record<string, unknown> } } | null;
+  if (request?.jsonrpc !== '2.0' || typeof request.method !== 'string' || !(typeof request.id === 'string' || typeof request.id === 'number')) {
+    return undefined;
+  }
+  const handle = pollingHandlers.get(server)?.get(request.method);
+  if (!handle) return undefined;
+  const extra = {
+    signal: new AbortController().signal,
+    requestId: request.id,
+    ...(authInfo && { authInfo }),
+    ...(sessionId !== undefined && { sessionId }),
+    ...(request.params?._meta && { _meta: request.params._meta }),
+    sendNotification: (notification: ServerNotification) => server.notification(notification),
+    sendRequest: () => Promise.reject(new McpError(ErrorCode.InternalError, 'A polling request sends no requests')),
+  } as unknown as Extra;
+  try {
+    return { jsonrpc: '2.0', id: request.id, result: await handle(request, extra) };
+  } catch (error) {
+    const failure = error instanceof McpError ? error : new McpError(ErrorCode.InternalError, 'Internal error');
+    if (!(error instanceof McpError)) log.error(`mcp (2025-11-25): ${request.method}: ${(error as Error).stack ?? error}`);
+    return {
+      jsonrpc: '2.0',
+      id: request.id,
+      // The message as the SDK's own transport would send it, so a client sees the same text on either path.
+      error: { code: failure.code, message: failure.message, ...(failure.data !== undefined && { data: failure.data }) },
+    };
+  }
 }
 
 /**

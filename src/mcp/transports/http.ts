@@ -3,7 +3,9 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { classifyInboundRequest, isLegacyRequest } from '@modelcontextprotocol/server';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { isInitializeRequest, SUPPORTED_PROTOCOL_VERSIONS as LEGACY_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
+import type { Server as Mcp2025Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { log } from '../../util/log';
 import { drained, sleep } from '../../util/wait';
 import type { ListenRequest, ListenSink, McpEndpoints } from '../endpoints';
@@ -55,7 +57,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   const maxSessions = options.limits?.maxSessions ?? 1000;
   const maxSessionsPerPrincipal = options.limits?.maxSessionsPerPrincipal ?? 32;
   const origins = options.origins ?? new OriginPolicy([]);
-  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; principal?: string; lastSeen: number }>();
+  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: Mcp2025Server; principal?: string; lastSeen: number }>();
   const sessionIdleMs = options.sessionIdleMs ?? 3_600_000;
   const sweeper = setInterval(
     () => {
@@ -164,16 +166,27 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
         return sendJsonRpcError(res, 404, -32001, 'Session not found: it expired or the server restarted; initialize a new session');
       }
       session.lastSeen = Date.now();
+      // A poll is answered with plain JSON, not a stream (MCP 2025-11-25: SHOULD NOT upgrade tasks/get to SSE);
+      // anything unusual about it is left to the SDK's transport, which answers it as it should.
+      if (req.method === 'POST' && endpoints.answerPollingRequest && acceptsJson(req) && knownLegacyVersion(req)) {
+        const authInfo = (req as IncomingMessage & { auth?: AuthInfo }).auth;
+        const answer = await endpoints.answerPollingRequest(session.server, body, authInfo, sessionId);
+        if (answer) {
+          res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': sessionId });
+          return void res.end(JSON.stringify(answer));
+        }
+      }
       return session.transport.handleRequest(req, res, body);
     }
     if (req.method !== 'POST' || !isInitializeRequest(body)) {
       return sendJsonRpcError(res, 400, -32000, 'Bad request: send an initialize request first, then the Mcp-Session-Id header it returns');
     }
     makeRoom(principal);
+    const server = endpoints.createMcp2025Server();
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
-        sessions.set(id, { transport, principal, lastSeen: Date.now() });
+        sessions.set(id, { transport, server, principal, lastSeen: Date.now() });
       },
       onsessionclosed: (id) => {
         sessions.delete(id);
@@ -182,7 +195,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     transport.onclose = () => {
       if (transport.sessionId) sessions.delete(transport.sessionId);
     };
-    await endpoints.createMcp2025Server().connect(transport);
+    await server.connect(transport);
     await transport.handleRequest(req, res, body);
   };
 
@@ -373,6 +386,17 @@ function hostAllowed(host: string | undefined, allowed: readonly string[]): bool
   const value = host.toLowerCase();
   const name = value.replace(/:\d+$/, '');
   return allowed.some((entry) => entry === value || (!/:\d+$/.test(entry) && entry === name));
+}
+
+/** True when the request's Accept header takes a JSON response. */
+function acceptsJson(req: IncomingMessage): boolean {
+  return /application\/json|\*\/\*/.test(headerValue(req, 'accept') ?? '');
+}
+
+/** True when the request names no protocol version, or one of the versions of a 2025-11-25 (or older) session. */
+function knownLegacyVersion(req: IncomingMessage): boolean {
+  const version = headerValue(req, 'mcp-protocol-version');
+  return version === undefined || LEGACY_PROTOCOL_VERSIONS.includes(version);
 }
 
 function headerValue(req: IncomingMessage, name: string): string | undefined {
