@@ -9,14 +9,14 @@ export interface Vendor {
 }
 
 /** The fixture ERP's vendor master data. */
-export const VENDORS: readonly Vendor[] = [
+const VENDORS: readonly Vendor[] = [
   { vendorId: 'V-100', name: 'Acme Office Supplies', status: 'active' },
   { vendorId: 'V-200', name: 'Northwind Logistics', status: 'active' },
   { vendorId: 'V-666', name: 'Globex Consulting', status: 'on_hold' },
 ];
 
 /** Invoices the fixture ERP booked before this bridge ran. */
-export const BOOKED_INVOICES: readonly { vendorId: string; invoiceNumber: string }[] = [{ vendorId: 'V-100', invoiceNumber: 'INV-0001' }];
+const BOOKED_INVOICES: readonly { vendorId: string; invoiceNumber: string }[] = [{ vendorId: 'V-100', invoiceNumber: 'INV-0001' }];
 
 /**
  * The registration of an invoice number to the task that pays it. Registrations of one vendor and invoice number are

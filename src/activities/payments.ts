@@ -26,7 +26,7 @@ export interface LedgerEntry {
 }
 
 /** The idempotency key of a line item's payment. */
-export function paymentKey(taskId: string, lineItemId: string): string {
+function paymentKey(taskId: string, lineItemId: string): string {
   return `${taskId}/${lineItemId}`;
 }
 

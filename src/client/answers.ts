@@ -24,7 +24,7 @@ export interface AnswerProvider {
  * Parses one scripted answer: an ElicitResult ({"action": "accept", "content": {...}}) or bare form content, which
  * means accept.
  */
-export function parseAnswer(value: unknown, where: string): ElicitResult {
+function parseAnswer(value: unknown, where: string): ElicitResult {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new AnswerError(`${where}: an answer is a JSON object`);
   const record = value as Record<string, unknown>;
   if (typeof record.action === 'string') {

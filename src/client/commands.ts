@@ -46,7 +46,7 @@ export async function call(runner: Runner, tool: string | undefined, options: Op
 }
 
 /** Every task of the caller's on `target`, all pages of tasks/list (re-read after a lost connection). */
-export function serverTasks(runner: Runner, target: Target): Promise<Task[]> {
+function serverTasks(runner: Runner, target: Target): Promise<Task[]> {
   return runner.retrying(target, 'tasks/list', async (session) => {
     const tasks: Task[] = [];
     let cursor: string | undefined;
@@ -117,13 +117,13 @@ export async function listTasks(runner: Runner, options: Options): Promise<numbe
 }
 
 /** How long after sending a call "no task for this key" may still mean "its start is under way". */
-export const ADOPT_GRACE_MS = 120_000;
+const ADOPT_GRACE_MS = 120_000;
 
 /**
  * Finds the tasks of calls that never got their answer (the client or the server died in between) by asking the
  * server for the task of each call's idempotency key, without starting anything. Returns the adopted task ids.
  */
-export async function adoptUnfinishedCalls(runner: Runner): Promise<Map<string, Target>> {
+async function adoptUnfinishedCalls(runner: Runner): Promise<Map<string, Target>> {
   const adopted = new Map<string, Target>();
   for (const call of runner.store.unfinishedCalls()) {
     const where = runner.target(call);

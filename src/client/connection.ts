@@ -87,7 +87,7 @@ export async function openSession(target: Target, ask: AskContext): Promise<Sess
 }
 
 /** Answers one elicitation: from the remembered or scripted answers, at the terminal, or not at all. */
-export async function answerElicitation(params: ElicitRequest['params'], ask: AskContext): Promise<ElicitResult> {
+async function answerElicitation(params: ElicitRequest['params'], ask: AskContext): Promise<ElicitResult> {
   const taskId = (params._meta?.[RELATED_TASK_META_KEY] as { taskId?: string } | undefined)?.taskId;
   const key = typeof params._meta?.[INPUT_KEY_META] === 'string' ? (params._meta[INPUT_KEY_META] as string) : undefined;
   const at = () => new Date().toISOString();

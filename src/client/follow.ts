@@ -31,7 +31,7 @@ export interface Outcome {
 }
 
 /** The Web UI link a server put in a message's `_meta`, if it is an http(s) URL. */
-export function webUiOf(meta: Record<string, unknown> | undefined): string | undefined {
+function webUiOf(meta: Record<string, unknown> | undefined): string | undefined {
   const link = meta?.[WEB_UI_META];
   return typeof link === 'string' && /^https?:\/\/[^\s]+$/.test(link) ? link : undefined;
 }

@@ -14,7 +14,7 @@ import type { ToolDefinition } from './tools/types';
  * The structured content of a plain call that answers before its task has finished (see {@link pendingTaskResult}):
  * every workflow tool's output schema admits it beside the tool's own result.
  */
-export const PENDING_TASK_SCHEMA = {
+const PENDING_TASK_SCHEMA = {
   type: 'object',
   properties: {
     pendingTask: {

@@ -23,7 +23,7 @@ export function isCalendarDate(value: string): boolean {
 }
 
 /** True for an ISO 4217 code this runtime knows. */
-export function isCurrencyCode(value: string): boolean {
+function isCurrencyCode(value: string): boolean {
   return /^[A-Z]{3}$/.test(value) && Intl.supportedValuesOf('currency').includes(value);
 }
 

@@ -37,7 +37,7 @@ export function temporalConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Tem
 }
 
 /** Environment variable naming the Temporal Web UI's base URL (`off` for no links). */
-export const WEB_UI_ENV = 'TEMPORAL_WEB_UI_URL';
+const WEB_UI_ENV = 'TEMPORAL_WEB_UI_URL';
 
 /**
  * The Web UI's base URL: TEMPORAL_WEB_UI_URL (`off` turns links off), else the UI of the frontend at `address` as the

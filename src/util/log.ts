@@ -6,11 +6,11 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 
 /** Levels, least severe first. */
-export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** Line formats: `text` for people, `json` for log shippers. */
-export const LOG_FORMATS = ['text', 'json'] as const;
+const LOG_FORMATS = ['text', 'json'] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
 
 /** What a line is about. `taskId` is the workflow id; the rest is free-form. */

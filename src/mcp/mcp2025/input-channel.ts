@@ -19,7 +19,7 @@ interface Asking {
 }
 
 /** How an elicitation for a pending input ended. */
-export type AskOutcome =
+type AskOutcome =
   | { kind: 'answered' }
   /** The user dismissed it (`cancel`), or it timed out: the request stays pending. */
   | { kind: 'dismissed' }

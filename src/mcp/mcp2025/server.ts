@@ -38,7 +38,7 @@ import { sleep } from '../../util/wait';
 import { PACKAGE_NAME, PACKAGE_VERSION } from '../../version';
 
 /** Key of the line a host may hand the model as soon as a task exists (MCP 2025-11-25). */
-export const MODEL_IMMEDIATE_RESPONSE_META = 'io.modelcontextprotocol/model-immediate-response';
+const MODEL_IMMEDIATE_RESPONSE_META = 'io.modelcontextprotocol/model-immediate-response';
 
 /** What the server tells a client about itself, in every generation. */
 export const SERVER_INSTRUCTIONS =

@@ -60,7 +60,7 @@ export interface Mcp2026Dependencies {
 const TaskIdParams = z.looseObject({ taskId: z.string() });
 
 /** A flat SEP-2663 task: what `tools/call` answers with (`resultType: "task"`) and the core of `tasks/get`. */
-export function mcp2026Task(view: TaskView) {
+function mcp2026Task(view: TaskView) {
   const { taskId, status, statusMessage, createdAt, lastUpdatedAt, ttl, pollInterval } = view.task;
   return {
     taskId,
@@ -74,7 +74,7 @@ export function mcp2026Task(view: TaskView) {
 }
 
 /** The `inputRequests` of a task waiting for input: one `elicitation/create` per outstanding key. */
-export function inputRequestsOf(inputs: readonly PendingInput[]) {
+function inputRequestsOf(inputs: readonly PendingInput[]) {
   return Object.fromEntries(inputs.map((input) => [input.key, { method: 'elicitation/create' as const, params: input.request }]));
 }
 

@@ -7,7 +7,7 @@ import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../../shared/task-contract';
 export const PRINCIPAL_KEY = defineSearchAttributeKey(PRINCIPAL_SEARCH_ATTRIBUTE, SearchAttributeType.KEYWORD);
 
 /** Principals are quoted into visibility queries, so they are kept to a safe alphabet. */
-export const PRINCIPAL_PATTERN = /^[A-Za-z0-9._:@+-]{1,200}$/;
+const PRINCIPAL_PATTERN = /^[A-Za-z0-9._:@+-]{1,200}$/;
 
 /** Checks that a principal can be stored and queried; throws otherwise. */
 export function assertValidPrincipal(principal: string): void {
@@ -17,7 +17,7 @@ export function assertValidPrincipal(principal: string): void {
 }
 
 /** Prefix of every local principal; names with it (and the bare name `local`) are refused for tokens. */
-export const LOCAL_PRINCIPAL_PREFIX = 'local:';
+const LOCAL_PRINCIPAL_PREFIX = 'local:';
 
 /** True for names reserved to local callers: a token or a claim cannot take them. */
 export function isReservedPrincipal(principal: string): boolean {

@@ -14,7 +14,7 @@ export function text(message: string, extra: Partial<CallToolResult> = {}): Call
 }
 
 /** A JSON-RPC error as a tool error the model can read. */
-export function errorResult(error: McpError, hint = ''): CallToolResult {
+function errorResult(error: McpError, hint = ''): CallToolResult {
   return text(`${plainMessage(error)}${hint}`, { isError: true });
 }
 

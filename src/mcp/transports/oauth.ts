@@ -28,7 +28,7 @@ export class OAuthConfigError extends Error {
 }
 
 /** Thrown when the issuer's metadata or key set cannot be fetched: no token can be checked until they can. */
-export class IssuerUnavailableError extends Error {
+class IssuerUnavailableError extends Error {
   constructor(
     message: string,
     readonly issuer: string,
