@@ -5,12 +5,13 @@ import { classifyInboundRequest, isLegacyRequest } from '@modelcontextprotocol/s
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest, SUPPORTED_PROTOCOL_VERSIONS as LEGACY_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
-import type { Server as Mcp2025Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { log } from '../../util/log';
 import { drained, sleep } from '../../util/wait';
 import type { ListenRequest, ListenSink, McpEndpoints } from '../endpoints';
 import { isLoopbackHost, OriginPolicy, type HttpLimits } from './limits';
 import type { RequestAuthenticator } from './oauth';
+import { SessionStore } from './sessions';
+import { sendWebResponse, toWebRequest } from './web-bridge';
 
 /** Options of {@link startHttpServer}. */
 export interface HttpServerOptions {
@@ -46,7 +47,6 @@ export interface RunningHttpServer {
 
 const MCP_PATH = '/mcp';
 const HEALTH_PATH = '/healthz';
-const TASK_METHODS = new Set(['tasks/get', 'tasks/update', 'tasks/cancel']);
 
 /**
  * Serves MCP over Streamable HTTP on `/mcp`, one MCP server per session. Sessions hold connections only: tasks live
@@ -54,40 +54,17 @@ const TASK_METHODS = new Set(['tasks/get', 'tasks/update', 'tasks/cancel']);
  */
 export async function startHttpServer(options: HttpServerOptions): Promise<RunningHttpServer> {
   const maxBodyBytes = options.limits?.maxBodyBytes ?? 2 * 1024 * 1024;
-  const maxSessions = options.limits?.maxSessions ?? 1000;
-  const maxSessionsPerPrincipal = options.limits?.maxSessionsPerPrincipal ?? 32;
   const origins = options.origins ?? new OriginPolicy([]);
-  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: Mcp2025Server; principal?: string; lastSeen: number }>();
-  const sessionIdleMs = options.sessionIdleMs ?? 3_600_000;
-  const sweeper = setInterval(
-    () => {
-      for (const [id, session] of sessions) {
-        if (Date.now() - session.lastSeen > sessionIdleMs) {
-          sessions.delete(id);
-          void session.transport.close().catch(() => undefined);
-        }
-      }
-    },
-    Math.min(sessionIdleMs, 60_000),
-  );
-  sweeper.unref();
+  const sessions = new SessionStore({
+    maxSessions: options.limits?.maxSessions ?? 1000,
+    maxSessionsPerPrincipal: options.limits?.maxSessionsPerPrincipal ?? 32,
+    idleMs: options.sessionIdleMs ?? 3_600_000,
+  });
   let auth: RequestAuthenticator | undefined;
   let allowedHosts: string[] | undefined = options.allowedHosts?.map((host) => host.toLowerCase());
   let draining = false;
   /** Requests that end only when told: 2026-07-28 exchanges and task subscriptions, aborted at shutdown. */
   const openExchanges = new Set<AbortController>();
-
-  /** Makes room for a new session of `principal`: the longest idle of theirs, or of all, is closed. */
-  const makeRoom = (principal: string | undefined) => {
-    const evict = (candidates: [string, { transport: StreamableHTTPServerTransport; lastSeen: number }][]) => {
-      const [id, oldest] = candidates.reduce((a, b) => (b[1].lastSeen < a[1].lastSeen ? b : a));
-      sessions.delete(id);
-      void oldest.transport.close().catch(() => undefined);
-    };
-    const own = [...sessions].filter(([, session]) => session.principal === principal);
-    if (own.length >= maxSessionsPerPrincipal) evict(own);
-    if (sessions.size >= maxSessions) evict([...sessions]);
-  };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
@@ -160,12 +137,11 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       }
     }
     if (sessionId) {
-      const session = sessions.get(sessionId);
       // A session belongs to the principal that opened it: another token cannot use it.
-      if (!session || session.principal !== principal) {
+      const session = sessions.use(sessionId, principal);
+      if (!session) {
         return sendJsonRpcError(res, 404, -32001, 'Session not found: it expired or the server restarted; initialize a new session');
       }
-      session.lastSeen = Date.now();
       // A poll is answered with plain JSON, not a stream (MCP 2025-11-25: SHOULD NOT upgrade tasks/get to SSE);
       // anything unusual about it is left to the SDK's transport, which answers it as it should.
       if (req.method === 'POST' && endpoints.answerPollingRequest && acceptsJson(req) && knownLegacyVersion(req)) {
@@ -181,19 +157,19 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     if (req.method !== 'POST' || !isInitializeRequest(body)) {
       return sendJsonRpcError(res, 400, -32000, 'Bad request: send an initialize request first, then the Mcp-Session-Id header it returns');
     }
-    makeRoom(principal);
+    sessions.makeRoom(principal);
     const server = endpoints.createMcp2025Server();
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
-        sessions.set(id, { transport, server, principal, lastSeen: Date.now() });
+        sessions.add(id, { transport, server, ...(principal !== undefined && { principal }) });
       },
       onsessionclosed: (id) => {
-        sessions.delete(id);
+        sessions.remove(id);
       },
     });
     transport.onclose = () => {
-      if (transport.sessionId) sessions.delete(transport.sessionId);
+      if (transport.sessionId) sessions.remove(transport.sessionId);
     };
     await server.connect(transport);
     await transport.handleRequest(req, res, body);
@@ -238,11 +214,9 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     url: endpointUrl,
     close: async (graceMs = 10_000) => {
       draining = true;
-      clearInterval(sweeper);
       const closed = new Promise<void>((resolve) => httpServer.close(() => resolve()));
       // Ends every session's streams; the SDK aborts the handlers still running on them (blocked tasks/result included).
-      await Promise.all([...sessions.values()].map(({ transport }) => transport.close().catch(() => undefined)));
-      sessions.clear();
+      await sessions.closeAll();
       for (const exchange of openExchanges) exchange.abort();
       const deadline = Date.now() + graceMs;
       while (sockets.size > 0 && Date.now() < deadline) {
@@ -300,67 +274,6 @@ async function serveListen(res: ServerResponse, stop: AbortSignal, serve: (sink:
   } finally {
     clearInterval(keepAlive);
     if (!res.writableEnded) res.end();
-  }
-}
-
-/**
- * The web-standard Request the 2026-07-28 handler takes, for a node request whose body was already read; `stop` (the
- * server shutting down) cancels it like a client that went away.
- */
-function toWebRequest(req: IncomingMessage, res: ServerResponse, body: unknown, stop?: AbortSignal): Request {
-  const abort = new AbortController();
-  // Closing the response stream cancels the request (Streamable HTTP, 2026-07-28).
-  res.on('close', () => {
-    if (!res.writableFinished) abort.abort();
-  });
-  stop?.addEventListener('abort', () => abort.abort(), { once: true });
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (Array.isArray(value)) for (const item of value) headers.append(name, item);
-    else if (value !== undefined) headers.set(name, value);
-  }
-  // SEP-2663 asks clients for `Mcp-Name: <taskId>` on tasks/get, tasks/update and tasks/cancel; some clients in use
-  // (FastMCP 4.1) leave it out. A missing one is taken from the body; one that disagrees is still refused (-32020).
-  const { method, params } = (body ?? {}) as { method?: unknown; params?: { taskId?: unknown } };
-  if (
-    typeof method === 'string' &&
-    TASK_METHODS.has(method) &&
-    !headers.has('mcp-name') &&
-    typeof params?.taskId === 'string' &&
-    // Only what a header can carry; anything else is left to the SDK's own checks.
-    /^[\x21-\x7e]{1,1000}$/.test(params.taskId)
-  ) {
-    headers.set('mcp-name', params.taskId);
-  }
-  return new Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`, {
-    method: 'POST',
-    headers,
-    body: JSON.stringify(body),
-    signal: abort.signal,
-  });
-}
-
-/** Writes a web-standard Response (JSON or an SSE stream) to the node response, chunk by chunk. */
-async function sendWebResponse(res: ServerResponse, response: Response): Promise<void> {
-  const headers: Record<string, string> = {};
-  response.headers.forEach((value, name) => {
-    headers[name] = value;
-  });
-  res.writeHead(response.status, headers);
-  if (!response.body) return void res.end();
-  res.flushHeaders();
-  const reader = response.body.getReader();
-  res.on('close', () => void reader.cancel().catch(() => undefined));
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      res.write(value);
-    }
-  } catch {
-    // The client went away; the handler was told through the request's signal.
-  } finally {
-    res.end();
   }
 }
 

@@ -1,0 +1,70 @@
+/**
+ * Between Node's HTTP server and the web-standard Request/Response the 2026-07-28 handler speaks: a request whose body
+ * was already read becomes a Request (cancelled when the response closes), and a Response (JSON or an SSE stream) is
+ * written back chunk by chunk.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/** The 2026-07-28 methods whose `Mcp-Name` header carries the task id (SEP-2663). */
+const TASK_METHODS = new Set(['tasks/get', 'tasks/update', 'tasks/cancel']);
+
+/**
+ * The web-standard Request the 2026-07-28 handler takes, for a node request whose body was already read; `stop` (the
+ * server shutting down) cancels it like a client that went away.
+ */
+export function toWebRequest(req: IncomingMessage, res: ServerResponse, body: unknown, stop?: AbortSignal): Request {
+  const abort = new AbortController();
+  // Closing the response stream cancels the request (Streamable HTTP, 2026-07-28).
+  res.on('close', () => {
+    if (!res.writableFinished) abort.abort();
+  });
+  stop?.addEventListener('abort', () => abort.abort(), { once: true });
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (Array.isArray(value)) for (const item of value) headers.append(name, item);
+    else if (value !== undefined) headers.set(name, value);
+  }
+  // SEP-2663 asks clients for `Mcp-Name: <taskId>` on tasks/get, tasks/update and tasks/cancel; some clients in use
+  // (FastMCP 4.1) leave it out. A missing one is taken from the body; one that disagrees is still refused (-32020).
+  const { method, params } = (body ?? {}) as { method?: unknown; params?: { taskId?: unknown } };
+  if (
+    typeof method === 'string' &&
+    TASK_METHODS.has(method) &&
+    !headers.has('mcp-name') &&
+    typeof params?.taskId === 'string' &&
+    // Only what a header can carry; anything else is left to the SDK's own checks.
+    /^[\x21-\x7e]{1,1000}$/.test(params.taskId)
+  ) {
+    headers.set('mcp-name', params.taskId);
+  }
+  return new Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify(body),
+    signal: abort.signal,
+  });
+}
+
+/** Writes a web-standard Response (JSON or an SSE stream) to the node response, chunk by chunk. */
+export async function sendWebResponse(res: ServerResponse, response: Response): Promise<void> {
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, name) => {
+    headers[name] = value;
+  });
+  res.writeHead(response.status, headers);
+  if (!response.body) return void res.end();
+  res.flushHeaders();
+  const reader = response.body.getReader();
+  res.on('close', () => void reader.cancel().catch(() => undefined));
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      res.write(value);
+    }
+  } catch {
+    // The client went away; the handler was told through the request's signal.
+  } finally {
+    res.end();
+  }
+}
