@@ -222,7 +222,7 @@ class Stack {
       'npm',
       () => ['run', '-s', 'serve', '--', '--http', `127.0.0.1:${this.serverPort}`, '--no-auth', '--tools', toolsFile],
       // N open tasks of one principal is the point of the list rows: the open-task quota is off for the bench.
-      { ...env, MCP_TASK_PAGE_SIZE: String(this.pageSize), MCP_MAX_OPEN_TASKS_PER_PRINCIPAL: '0' },
+      { ...env, MCP_TASK_PAGE_SIZE: String(this.pageSize), MCP_MAX_OPEN_TASKS_PER_PRINCIPAL: '0', MCP_TASK_OPS_PER_SECOND: '0' },
       path.join(this.dir, 'server.log'),
     );
     await Promise.all([this.worker.start().waitFor(/worker: polling/, 180_000), this.server.start().waitFor(/MCP Streamable HTTP on/)]);

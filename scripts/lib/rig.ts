@@ -67,6 +67,8 @@ export class Rig {
       PAYMENTS_LEDGER: this.ledgerDir,
       ERP_REGISTRY: path.join(this.dir, 'erp'),
       MCP_TASK_POLL_INTERVAL_MS: '300',
+      // Every simulated client acts for one local principal: its rate limit would measure the crowd, not the faults.
+      MCP_TASK_OPS_PER_SECOND: '0',
       ...extra,
     };
   }
