@@ -106,22 +106,39 @@ export class Logger {
     }
     const time = new Date().toISOString();
     this.options.write(
-      this.options.format === 'json' ? `${JSON.stringify({ time, level, msg, ...fields })}\n` : `${textLine(time, level, msg, fields)}\n`,
+      this.options.format === 'json'
+        ? `${jsonLine({ time, level, msg, ...fields })}\n`
+        : `${textLine(time, level, msg, fields)}\n`,
     );
   }
 }
 
-/** `2026-01-01T00:00:00.000Z INFO  msg key=value key="a value"`, on one line whatever the message holds. */
+/**
+ * `2026-01-01T00:00:00.000Z INFO  msg key=value key="a value"`, on one line whatever the message holds: every control
+ * character (a line break, a carriage return, a terminal escape) is written as an escape, so text from a client can
+ * neither forge a log line nor drive the terminal that shows it.
+ */
 function textLine(time: string, level: LogLevel, msg: string, fields: Record<string, unknown>): string {
   const pairs = Object.entries(fields).map(([key, value]) => {
-    const text = typeof value === 'string' ? value : JSON.stringify(value);
-    return `${key}=${/^[^\s"=]+$/.test(text) ? text : JSON.stringify(text)}`;
+    const text = escapeControls(typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value)));
+    return `${escapeControls(key)}=${/^[^\s"=]+$/.test(text) ? text : `"${text.replace(/["\\]/g, (c) => `\\${c}`)}"`}`;
   });
-  return [time, level.toUpperCase().padEnd(5), oneLine(msg), ...pairs].join(' ');
+  return [time, level.toUpperCase().padEnd(5), escapeControls(msg), ...pairs].join(' ');
 }
 
-function oneLine(text: string): string {
-  return text.replace(/\r?\n/g, '\\n');
+/** One JSON object a line; the control characters JSON.stringify leaves as they are (DEL, C1, U+2028/9) are escaped too. */
+function jsonLine(entry: Record<string, unknown>): string {
+  return JSON.stringify(entry).replace(/[\u007f-\u009f\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** `text` with every control character (C0, DEL, C1, line and paragraph separators) written as an escape. */
+export function escapeControls(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => {
+    if (c === '\n') return '\\n';
+    if (c === '\r') return '\\r';
+    if (c === '\t') return '\\t';
+    return `\\x${c.charCodeAt(0) > 0xff ? `{${c.charCodeAt(0).toString(16)}}` : c.charCodeAt(0).toString(16).padStart(2, '0')}`;
+  });
 }
 
 /** The process's logger, configured from the environment when it is valid (a process's main checks it with {@link logOptionsFromEnv}). */
