@@ -133,6 +133,8 @@ function jsonLine(entry: Record<string, unknown>): string {
 
 /** `text` with every control character (C0, DEL, C1, line and paragraph separators) written as an escape. */
 export function escapeControls(text: string): string {
+  // Matching control characters is the point here.
+  // eslint-disable-next-line no-control-regex
   return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => {
     if (c === '\n') return '\\n';
     if (c === '\r') return '\\r';
