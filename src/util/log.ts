@@ -121,7 +121,7 @@ export class Logger {
 function textLine(time: string, level: LogLevel, msg: string, fields: Record<string, unknown>): string {
   const pairs = Object.entries(fields).map(([key, value]) => {
     const text = escapeControls(typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value)));
-    return `${escapeControls(key)}=${/^[^\s"=]+$/.test(text) ? text : `"${text.replace(/["\\]/g, (c) => `\\${c}`)}"`}`;
+    return `${escapeControls(key)}=${/^[^\s"=]+$/.test(text) ? text : `"${text.replace(/"/g, '\\"')}"`}`;
   });
   return [time, level.toUpperCase().padEnd(5), escapeControls(msg), ...pairs].join(' ');
 }

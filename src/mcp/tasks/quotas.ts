@@ -31,6 +31,8 @@ const COUNT_FRESH_MS = 5000;
 export class Quotas {
   private readonly waits = new Map<string, number>();
   private readonly counts = new Map<string, { open: number; at: number }>();
+  /** Counts under way, shared by every create of the principal that needs one. */
+  private readonly counting = new Map<string, Promise<{ open: number; at: number }>>();
   /** Token buckets of task operations: tokens left and when they were counted. */
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
   readonly options: QuotaOptions;
@@ -92,16 +94,27 @@ export class Quotas {
     };
   }
 
-  /** Throws -32600 when `principal` already has `maxOpenTasks` running tasks; counts the new one otherwise. */
-  async beginTask(principal: string): Promise<void> {
-    if (this.options.maxOpenTasks <= 0) return;
+  /**
+   * Reserves a place for one more running task of `principal`, or throws -32600 when it already has `maxOpenTasks`.
+   * Call the returned function if the task was not started after all. Atomic: concurrent calls share one count from
+   * Temporal and then check and reserve without a pause between, so a burst cannot pass the quota.
+   */
+  async beginTask(principal: string): Promise<() => void> {
+    if (this.options.maxOpenTasks <= 0) return () => undefined;
     let known = this.counts.get(principal);
     if (!known || Date.now() - known.at > COUNT_FRESH_MS) {
-      const { count } = await this.client.workflowService.countWorkflowExecutions({
-        namespace: this.client.options.namespace,
-        query: `${PRINCIPAL_SEARCH_ATTRIBUTE} = '${principal}' AND ExecutionStatus = 'Running'`,
-      });
-      known = { open: Number(count ?? 0), at: Date.now() };
+      let counting = this.counting.get(principal);
+      if (!counting) {
+        counting = this.countOpen(principal).finally(() => this.counting.delete(principal));
+        this.counting.set(principal, counting);
+      }
+      const fresh = await counting;
+      // Everyone who waited on the same count shares one record; only a newer count replaces it.
+      known = this.counts.get(principal);
+      if (!known || known.at < fresh.at) {
+        known = fresh;
+        setBounded(this.counts, principal, known, 10_000);
+      }
     }
     if (known.open >= this.options.maxOpenTasks) {
       throw new McpError(
@@ -111,6 +124,22 @@ export class Quotas {
         { limit: this.options.maxOpenTasks },
       );
     }
-    setBounded(this.counts, principal, { open: known.open + 1, at: known.at }, 10_000);
+    const record = known;
+    record.open++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      record.open = Math.max(0, record.open - 1);
+    };
+  }
+
+  /** Running tasks of `principal`, as Temporal's visibility counts them now. */
+  private async countOpen(principal: string): Promise<{ open: number; at: number }> {
+    const { count } = await this.client.workflowService.countWorkflowExecutions({
+      namespace: this.client.options.namespace,
+      query: `${PRINCIPAL_SEARCH_ATTRIBUTE} = '${principal}' AND ExecutionStatus = 'Running'`,
+    });
+    return { open: Number(count ?? 0), at: Date.now() };
   }
 }

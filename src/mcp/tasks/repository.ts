@@ -175,7 +175,7 @@ export class TemporalTaskBackend {
       if (idempotencyKey === undefined) throw new McpError(ErrorCode.InvalidParams, 'adopt-only needs an idempotency key');
       return this.rpc(() => this.replay(workflowId, principal, tool.name, idempotencyKey, digest));
     }
-    await this.rpc(() => this.quotas.beginTask(principal));
+    const release = await this.rpc(() => this.quotas.beginTask(principal));
     const ttl = Math.min(options.requestedTtl ?? tool.ttlMs ?? this.options.defaultTtlMs, this.options.maxTtlMs);
     const createdAt = new Date().toISOString();
     const meta: TaskMeta = {
@@ -201,6 +201,8 @@ export class TemporalTaskBackend {
         }),
       );
     } catch (error) {
+      // Nothing started: the place reserved under the quota is free again.
+      release();
       if (error instanceof WorkflowExecutionAlreadyStartedError && idempotencyKey !== undefined) {
         const replayed = await this.rpc(() => this.replay(workflowId, principal, tool.name, idempotencyKey, digest));
         log.info('task found again for a repeated idempotency key', { taskId: workflowId, principal, tool: tool.name });

@@ -1,0 +1,89 @@
+/**
+ * Limits that a burst or a stranger cannot get around, and logs a client cannot write into; each against a real dev
+ * server through real SDK clients.
+ */
+import { randomUUID } from 'node:crypto';
+import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@temporalio/client';
+import { createBridge, type Bridge } from '../../src/mcp/bridge';
+import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../../src/shared/task-contract';
+import { Logger } from '../../src/util/log';
+import { connectInMemory, FAST_TUNING, newMcpClient } from '../helpers/mcp';
+import { connectClient, eventually, sampleInvoice, testTemporalConfig, uniqueTaskQueue } from '../helpers/temporal';
+
+let temporal: { client: Client; close(): Promise<void> };
+
+beforeAll(async () => {
+  temporal = await connectClient();
+});
+
+afterAll(async () => {
+  await temporal?.close();
+});
+
+describe('the open-task quota', () => {
+  test('15 concurrent creates against a cap of 3 make 3 tasks; the others are refused with -32600', async () => {
+    // No worker polls this queue: every task stays running, so each counts against the quota.
+    const taskQueue = uniqueTaskQueue('burst');
+    const principal = `burst-${randomUUID().slice(0, 8)}`;
+    const bridge: Bridge = await createBridge({
+      temporal: testTemporalConfig(taskQueue),
+      client: temporal.client,
+      tuning: { ...FAST_TUNING, backend: { ...FAST_TUNING.backend, quotas: { maxOpenTasks: 3 } } },
+      principalOf: () => principal,
+    });
+    const client = newMcpClient('burst');
+    const close = await connectInMemory(bridge, client);
+    try {
+      const calls = await Promise.allSettled(
+        Array.from({ length: 15 }, () =>
+          client.request(
+            { method: 'tools/call', params: { name: 'process_invoice', arguments: { ...sampleInvoice() }, task: {} } },
+            CreateTaskResultSchema,
+          ),
+        ),
+      );
+      const made = calls.filter((call) => call.status === 'fulfilled');
+      const refused = calls.filter((call): call is PromiseRejectedResult => call.status === 'rejected');
+      expect(made).toHaveLength(3);
+      expect(refused.map((call) => (call.reason as { code?: number }).code)).toEqual(Array(12).fill(-32600));
+      const running = await eventually(async () => {
+        const { count } = await temporal.client.workflowService.countWorkflowExecutions({
+          namespace: 'default',
+          query: `${PRINCIPAL_SEARCH_ATTRIBUTE} = '${principal}'`,
+        });
+        return Number(count) === 3 ? Number(count) : undefined;
+      }, 'visibility to count the three tasks');
+      expect(running).toBe(3);
+    } finally {
+      await close();
+      for await (const info of temporal.client.workflow.list({ query: `${PRINCIPAL_SEARCH_ATTRIBUTE} = '${principal}'` })) {
+        await temporal.client.workflow.getHandle(info.workflowId).terminate().catch(() => undefined);
+      }
+      await bridge.close();
+    }
+  });
+});
+
+describe('logs', () => {
+  test('a client text with a carriage return, a forged line and a terminal escape stays one escaped line', () => {
+    const lines: string[] = [];
+    const log = new Logger({ format: 'text', level: 'info', write: (line) => lines.push(line) });
+    log.info('client said: ok\r2026-01-01T00:00:00.000Z INFO  payment released principal=bob\n\x1b[2J\u009b31m', {
+      principal: 'alice\rINFO forged',
+    });
+    expect(lines).toHaveLength(1);
+    const [line] = lines;
+    expect(line.endsWith('\n')).toBe(true);
+    // eslint-disable-next-line no-control-regex
+    expect(line.slice(0, -1)).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
+    expect(line).toContain('ok\\r2026-01-01T00:00:00.000Z INFO  payment released principal=bob\\n\\x1b[2J\\x9b31m');
+    expect(line).toContain('principal="alice\\rINFO forged"');
+
+    const json: string[] = [];
+    new Logger({ format: 'json', level: 'info', write: (entry) => json.push(entry) }).info('a\u009bb\u2028c', { v: 'x\x1by' });
+    // eslint-disable-next-line no-control-regex
+    expect(json[0].slice(0, -1)).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/);
+    expect(JSON.parse(json[0])).toMatchObject({ msg: 'a\u009bb\u2028c', v: 'x\x1by' });
+  });
+});
