@@ -3,13 +3,22 @@
  * server through real SDK clients.
  */
 import { randomUUID } from 'node:crypto';
-import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, CreateTaskResultSchema, ElicitRequestSchema, RELATED_TASK_META_KEY } from '@modelcontextprotocol/sdk/types.js';
 import type { Client } from '@temporalio/client';
 import { createBridge, type Bridge } from '../../src/mcp/bridge';
 import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../../src/shared/task-contract';
 import { Logger } from '../../src/util/log';
-import { connectInMemory, FAST_TUNING, newMcpClient } from '../helpers/mcp';
-import { connectClient, eventually, sampleInvoice, testTemporalConfig, uniqueTaskQueue } from '../helpers/temporal';
+import { connectInMemory, errorCodeOf, FAST_TUNING, getTask, newMcpClient, startInvoiceTask, waitForTask } from '../helpers/mcp';
+import { sleep } from '../../src/util/wait';
+import {
+  connectClient,
+  eventually,
+  sampleInvoice,
+  startWorker,
+  tempActivityConfig,
+  testTemporalConfig,
+  uniqueTaskQueue,
+} from '../helpers/temporal';
 
 let temporal: { client: Client; close(): Promise<void> };
 
@@ -61,6 +70,43 @@ describe('the open-task quota', () => {
         await temporal.client.workflow.getHandle(info.workflowId).terminate().catch(() => undefined);
       }
       await bridge.close();
+    }
+  });
+});
+
+describe('waits', () => {
+  test('questions pushed to a client count against its waits: with a limit of 2, two are held and a third tasks/result is refused', async () => {
+    const taskQueue = uniqueTaskQueue('waits');
+    const worker = await startWorker(taskQueue, tempActivityConfig());
+    const principal = `waits-${randomUUID().slice(0, 8)}`;
+    const bridge = await createBridge({
+      temporal: testTemporalConfig(taskQueue),
+      client: temporal.client,
+      tuning: { ...FAST_TUNING, backend: { ...FAST_TUNING.backend, quotas: { maxWaits: 2 } } },
+      principalOf: () => principal,
+    });
+    const client = newMcpClient('waits');
+    const pushed: string[] = [];
+    // A person who never answers: every pushed question stays open.
+    client.setRequestHandler(ElicitRequestSchema, (request) => {
+      pushed.push(JSON.stringify((request.params._meta as Record<string, unknown>)?.[RELATED_TASK_META_KEY]));
+      return new Promise(() => undefined);
+    });
+    const close = await connectInMemory(bridge, client);
+    try {
+      const ids: string[] = [];
+      for (let i = 0; i < 6; i++) ids.push((await startInvoiceTask(client, sampleInvoice())).taskId);
+      for (const id of ids) await waitForTask(client, id, (task) => task.status === 'input_required');
+      // Polls that see input_required offer the question on the standalone stream after the grace period.
+      for (const id of ids) await getTask(client, id);
+      await eventually(async () => (pushed.length >= 2 ? true : undefined), 'two pushed questions');
+      await sleep(1_000);
+      expect(pushed).toHaveLength(2);
+      expect(await errorCodeOf(client.experimental.tasks.getTaskResult(ids[5], CallToolResultSchema))).toBe(-32603);
+    } finally {
+      await close();
+      await bridge.close();
+      await worker.stop();
     }
   });
 });

@@ -110,7 +110,16 @@ export class InputChannel {
       // Read again: the input may have been answered during the grace period.
       this.backend.get(view.task.taskId, this.principal).then(
         (now) => {
-          if (now.input && slotOf(now) === slot && this.mayPush(slot)) void this.start(now, undefined);
+          if (!now.input || slotOf(now) !== slot || !this.mayPush(slot)) return;
+          // A pushed question is held open like a blocked tasks/result: it counts against the principal's waits, and
+          // is not pushed while they are all taken (the client still sees it in tasks/get).
+          let endWait: () => void;
+          try {
+            endWait = this.backend.quotas.beginWait(this.principal);
+          } catch {
+            return;
+          }
+          void this.start(now, undefined).outcome.finally(endWait);
         },
         () => undefined,
       );
