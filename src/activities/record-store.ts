@@ -75,7 +75,8 @@ export class RecordStore<T extends KeyedRecord> {
     if (record.key !== key) throw new Error(`record key ${record.key} does not match ${key}`);
     const temp = `${file.slice(0, -'.json'.length)}.${randomUUID()}${TEMP_SUFFIX}`;
     try {
-      const handle = await fs.open(temp, 'wx');
+      // Readable by the worker's user only: a record names invoices, amounts and payment ids.
+      const handle = await fs.open(temp, 'wx', 0o600);
       try {
         await handle.writeFile(`${JSON.stringify(record)}\n`, 'utf8');
         await handle.sync();
@@ -151,7 +152,7 @@ export class RecordStore<T extends KeyedRecord> {
     });
     if (stat && !stat.isDirectory()) throw new NotAStoreDirectoryError(this.dir);
     if (!stat) {
-      await fs.mkdir(this.dir, { recursive: true });
+      await fs.mkdir(this.dir, { recursive: true, mode: 0o700 });
       // The new directory's own name must survive a crash too.
       await syncDirectory(path.dirname(this.dir));
     }

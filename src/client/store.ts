@@ -59,13 +59,14 @@ export class LocalTaskStore {
   readonly file: string;
 
   constructor(stateDir: string) {
-    mkdirSync(stateDir, { recursive: true });
+    mkdirSync(stateDir, { recursive: true, mode: 0o700 });
     this.file = path.join(stateDir, 'tasks.jsonl');
   }
 
   /** Appends an event durably. */
   append(event: StoreEvent): void {
-    const fd = openSync(this.file, 'a');
+    // Readable by its user only: the store holds task ids and the answers given.
+    const fd = openSync(this.file, 'a', 0o600);
     try {
       writeSync(fd, `${JSON.stringify(event)}\n`);
       fsyncSync(fd);

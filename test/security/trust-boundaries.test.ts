@@ -3,6 +3,11 @@
  * server through real SDK clients.
  */
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readdirSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { RecordStore } from '../../src/activities/record-store';
+import { LocalTaskStore } from '../../src/client/store';
 import { CallToolResultSchema, CreateTaskResultSchema, ElicitRequestSchema, RELATED_TASK_META_KEY } from '@modelcontextprotocol/sdk/types.js';
 import type { Client } from '@temporalio/client';
 import { createBridge, type Bridge } from '../../src/mcp/bridge';
@@ -108,6 +113,23 @@ describe('waits', () => {
       await bridge.close();
       await worker.stop();
     }
+  });
+});
+
+describe('files', () => {
+  test('ledger and ERP record files, and the client store, are readable by their owner only', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'modes-'));
+    const records = new RecordStore<{ key: string; amount: number }>(path.join(dir, 'payments'));
+    await records.createOnce('LI-1', () => ({ key: 'LI-1', amount: 1 }));
+    expect(statSync(records.dir).mode & 0o777).toBe(0o700);
+    const files = readdirSync(records.dir);
+    expect(files.length).toBe(1);
+    expect(statSync(path.join(records.dir, files[0])).mode & 0o777).toBe(0o600);
+    const stateDir = path.join(dir, 'client');
+    const store = new LocalTaskStore(stateDir);
+    store.append({ type: 'status', taskId: 'invoice-1', status: 'working', at: new Date().toISOString() });
+    expect(statSync(stateDir).mode & 0o777).toBe(0o700);
+    for (const file of readdirSync(stateDir)) expect(statSync(path.join(stateDir, file)).mode & 0o777).toBe(0o600);
   });
 });
 
