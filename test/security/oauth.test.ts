@@ -203,6 +203,14 @@ describe('tasks belong to the token’s principal', () => {
     const carol = await connect(server.url, STATIC_TOKEN);
     expect((await getTaskError(carol, task.taskId)).code).toBe(ErrorCode.InvalidParams);
 
+    // A JWT whose subject is the static token's principal is another principal (oauth:carol): it sees none of carol's
+    // tasks. So is one whose subject names a local principal: OAuth principals have a name space of their own.
+    const carolsTask = await startInvoiceTask(carol, sampleInvoice());
+    const jwtCarol = await connect(server.url, await tokenFor('carol'));
+    expect((await getTaskError(jwtCarol, carolsTask.taskId)).code).toBe(ErrorCode.InvalidParams);
+    expect((await jwtCarol.experimental.tasks.listTasks()).tasks.map((t) => t.taskId)).not.toContain(carolsTask.taskId);
+    await carol.experimental.tasks.cancelTask(carolsTask.taskId);
+
     // A new token of the same subject, in a new session, finishes the task.
     const again = await connect(server.url, await tokenFor('alice'));
     expect((await taskResult(again, task.taskId)).structuredContent).toMatchObject({ outcome: 'paid' });
@@ -240,7 +248,6 @@ describe('refused tokens', () => {
     ['a token that is no JWT', async () => 'not-a-jwt-0123456789abcdef', /not a well-formed JWT/],
     ['no subject', () => tokenFor('alice', { sub: undefined }), /sub claim is missing/],
     ['a subject that is no usable principal', () => tokenFor('alice smith'), /not a usable principal/],
-    ['the reserved local principal', () => tokenFor('local'), /reserved/],
   ];
 
   test.each(cases)('%s: 401 invalid_token with a description and the metadata URL, and the token is never echoed', async (_, make, why) => {

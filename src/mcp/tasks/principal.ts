@@ -19,9 +19,15 @@ export function assertValidPrincipal(principal: string): void {
 /** Prefix of every local principal; names with it (and the bare name `local`) are refused for tokens. */
 const LOCAL_PRINCIPAL_PREFIX = 'local:';
 
-/** True for names reserved to local callers: a token or a claim cannot take them. */
+/**
+ * Prefix of every principal an OAuth access token stands for: `oauth:<claim>`. Static tokens and local callers cannot
+ * take such names, so a JWT whose subject is "alice" never acts for the static token's "alice".
+ */
+export const OAUTH_PRINCIPAL_PREFIX = 'oauth:';
+
+/** True for names reserved to local callers or to OAuth tokens: a static token cannot take them. */
 export function isReservedPrincipal(principal: string): boolean {
-  return principal === 'local' || principal.startsWith(LOCAL_PRINCIPAL_PREFIX);
+  return principal === 'local' || principal.startsWith(LOCAL_PRINCIPAL_PREFIX) || principal.startsWith(OAUTH_PRINCIPAL_PREFIX);
 }
 
 /**
@@ -33,6 +39,9 @@ export function localPrincipal(env: NodeJS.ProcessEnv = process.env): string {
   const configured = env.MCP_LOCAL_PRINCIPAL?.trim();
   if (configured) {
     assertValidPrincipal(configured);
+    if (configured.startsWith(OAUTH_PRINCIPAL_PREFIX)) {
+      throw new Error(`MCP_LOCAL_PRINCIPAL "${configured}" must not start with "${OAUTH_PRINCIPAL_PREFIX}": those names belong to OAuth tokens`);
+    }
     return configured;
   }
   let user: string;

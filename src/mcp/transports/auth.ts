@@ -30,7 +30,9 @@ export class BearerTokens {
       );
     }
     if (isReservedPrincipal(principal)) {
-      throw new TokenConfigError(`${where}: "${principal}" is reserved for local callers; give the token another principal`);
+      throw new TokenConfigError(
+        `${where}: "${principal}" is reserved for local callers and OAuth tokens (local:, oauth:); give the token another principal`,
+      );
     }
     if (token.length < MIN_TOKEN_LENGTH)
       throw new TokenConfigError(`${where}: the token of "${principal}" is shorter than ${MIN_TOKEN_LENGTH} characters`);

@@ -5,7 +5,7 @@
  */
 import { OAuthError, OAuthErrorCode, type AuthInfo, type OAuthTokenVerifier } from '@modelcontextprotocol/server';
 import { log } from '../../util/log';
-import { assertValidPrincipal, isReservedPrincipal } from '../tasks/principal';
+import { assertValidPrincipal, OAUTH_PRINCIPAL_PREFIX } from '../tasks/principal';
 import type { OAuthConfig } from './oauth';
 
 /** Thrown when the issuer's metadata or key set cannot be fetched: no token can be checked until they can. */
@@ -75,13 +75,14 @@ export class JwtVerifier implements OAuthTokenVerifier {
     const value = payload[claim];
     const invalid = (why: string) => new OAuthError(OAuthErrorCode.InvalidToken, `the token's ${claim} claim ${why}`);
     if (typeof value !== 'string') throw invalid(value === undefined ? 'is missing' : 'is not a string');
+    // Principals of OAuth tokens have a name space of their own, apart from static tokens and local callers.
+    const principal = `${OAUTH_PRINCIPAL_PREFIX}${value}`;
     try {
-      assertValidPrincipal(value);
+      assertValidPrincipal(principal);
     } catch {
-      throw invalid('is not a usable principal: 1-200 characters of letters, digits and . _ : @ + -');
+      throw invalid(`is not a usable principal: 1-${200 - OAUTH_PRINCIPAL_PREFIX.length} characters of letters, digits and . _ : @ + -`);
     }
-    if (isReservedPrincipal(value)) throw invalid('names a principal reserved for unauthenticated use');
-    return value;
+    return principal;
   }
 
   /** The issuer's key set, fetched (and refreshed) by jose; a failed discovery is tried again on the next token. */
