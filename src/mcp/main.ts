@@ -74,6 +74,9 @@ Environment:
   MCP_ALLOWED_ORIGINS             browser origins allowed besides loopback ones, comma-separated, or *
   MCP_HTTP_MAX_SESSIONS, MCP_HTTP_MAX_SESSIONS_PER_PRINCIPAL   open sessions (default 1000, 32; the longest idle goes)
   MCP_HTTP_MAX_CONNECTIONS        open connections (default 512)
+  MCP_HTTP_MAX_CONNECTIONS_PER_ADDRESS  open connections from one remote address (default 64; 0 turns it off,
+                                  as behind a balancer)
+  MCP_HTTP_FIRST_REQUEST_TIMEOUT_MS  a connection with no request this long after it opened is closed (default 5000)
   MCP_HTTP_REQUEST_TIMEOUT_MS, MCP_HTTP_HEADERS_TIMEOUT_MS     time to receive a request, its headers (30000, 10000)
   MCP_HTTP_MAX_BODY_BYTES         largest request body (default 2097152)
   MCP_OAUTH_ISSUER                the authorization server whose JWT access tokens are accepted (turns OAuth on)

@@ -4,6 +4,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, statSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { RecordStore } from '../../src/activities/record-store';
@@ -15,6 +17,8 @@ import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../../src/shared/task-contract';
 import { Logger } from '../../src/util/log';
 import { connectInMemory, errorCodeOf, FAST_TUNING, getTask, newMcpClient, startInvoiceTask, waitForTask } from '../helpers/mcp';
 import { sleep } from '../../src/util/wait';
+import { freePort } from '../helpers/dev-server';
+import { spawnHttpServer } from '../helpers/processes';
 import {
   connectClient,
   eventually,
@@ -112,6 +116,42 @@ describe('waits', () => {
       await close();
       await bridge.close();
       await worker.stop();
+    }
+  });
+});
+
+describe('connections', () => {
+  test('520 idle sockets from one address leave a second address served, and are closed once they stay silent', async () => {
+    const server = await freePort().then((port) =>
+      spawnHttpServer(uniqueTaskQueue('sockets'), port, { MCP_HTTP_FIRST_REQUEST_TIMEOUT_MS: '2000' }),
+    );
+    const { port } = new URL(server.url);
+    const idle: net.Socket[] = [];
+    let closed = 0;
+    try {
+      for (let i = 0; i < 520; i++) {
+        const socket = net.connect({ host: '127.0.0.1', port: Number(port), localAddress: '127.0.0.2' });
+        socket.on('error', () => undefined);
+        socket.on('close', () => closed++);
+        idle.push(socket);
+      }
+      await sleep(300);
+      const status = await new Promise<number>((resolve, reject) => {
+        const request = http.get(
+          { host: '127.0.0.1', port: Number(port), path: '/healthz', localAddress: '127.0.0.3', headers: { host: `127.0.0.1:${port}` } },
+          (response) => {
+            response.resume();
+            resolve(response.statusCode ?? 0);
+          },
+        );
+        request.on('error', reject);
+      });
+      expect(status).toBe(200);
+      // Beyond 64 from one address they are closed at once; the rest once they sent no request for 2 s.
+      await eventually(async () => (closed === 520 ? closed : undefined), 'every idle socket to be closed', 10_000);
+    } finally {
+      for (const socket of idle) socket.destroy();
+      await server.kill();
     }
   });
 });

@@ -192,10 +192,31 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     },
   );
   httpServer.maxConnections = options.limits?.maxConnections ?? 512;
+  const maxPerAddress = options.limits?.maxConnectionsPerAddress ?? 64;
+  const firstRequestTimeoutMs = options.limits?.firstRequestTimeoutMs ?? 5000;
   const sockets = new Set<Socket>();
+  const perAddress = new Map<string, number>();
+  const silentSockets = new WeakMap<Socket, NodeJS.Timeout>();
+  // The first request's headers arrived: the connection is no longer silent.
+  httpServer.on('request', (req: IncomingMessage) => clearTimeout(silentSockets.get(req.socket)));
   httpServer.on('connection', (socket: Socket) => {
+    const address = socket.remoteAddress ?? '';
+    const open = (perAddress.get(address) ?? 0) + 1;
+    // Counted before any request is read: one address cannot take the places every other caller needs.
+    if (maxPerAddress > 0 && open > maxPerAddress) return void socket.destroy();
+    perAddress.set(address, open);
     sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
+    // A connection that sends no request is closed early rather than held until the headers timeout.
+    const silent = setTimeout(() => socket.destroy(), firstRequestTimeoutMs);
+    silent.unref();
+    silentSockets.set(socket, silent);
+    socket.once('close', () => {
+      clearTimeout(silent);
+      sockets.delete(socket);
+      const left = (perAddress.get(address) ?? 1) - 1;
+      if (left > 0) perAddress.set(address, left);
+      else perAddress.delete(address);
+    });
   });
   await new Promise<void>((resolve, reject) => {
     httpServer.once('error', reject);

@@ -12,6 +12,13 @@ export interface HttpLimits {
   maxSessionsPerPrincipal: number;
   /** Open TCP connections; more are refused by the server socket. */
   maxConnections: number;
+  /**
+   * Open TCP connections from one remote address; more are closed at once, so one stranger cannot take every
+   * connection. 0 turns it off (behind a balancer every connection comes from the balancer's address).
+   */
+  maxConnectionsPerAddress: number;
+  /** A connection whose first request has not arrived this long after it opened is closed: silent sockets hold no places. */
+  firstRequestTimeoutMs: number;
   /** Time to receive a whole request (headers and body); a request that trickles in longer is cut off. */
   requestTimeoutMs: number;
   /** Time to receive a request's headers. */
@@ -26,6 +33,8 @@ export function httpLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): HttpLim
     maxSessions: countFromEnv(env, 'MCP_HTTP_MAX_SESSIONS', 1000),
     maxSessionsPerPrincipal: countFromEnv(env, 'MCP_HTTP_MAX_SESSIONS_PER_PRINCIPAL', 32),
     maxConnections: countFromEnv(env, 'MCP_HTTP_MAX_CONNECTIONS', 512),
+    maxConnectionsPerAddress: countFromEnv(env, 'MCP_HTTP_MAX_CONNECTIONS_PER_ADDRESS', 64, 0),
+    firstRequestTimeoutMs: countFromEnv(env, 'MCP_HTTP_FIRST_REQUEST_TIMEOUT_MS', 5000),
     requestTimeoutMs: countFromEnv(env, 'MCP_HTTP_REQUEST_TIMEOUT_MS', 30_000),
     headersTimeoutMs: countFromEnv(env, 'MCP_HTTP_HEADERS_TIMEOUT_MS', 10_000),
     maxBodyBytes: countFromEnv(env, 'MCP_HTTP_MAX_BODY_BYTES', 2 * 1024 * 1024),
