@@ -82,7 +82,9 @@ export function pendingConfirmationResult(tool: WorkflowTool<any, any>, question
       ? `ask the user, then call confirm_start with this confirmation, action "accept" and content {${fields.join(', ')}} (or action "decline")`
       : 'ask the user, then call confirm_start with this confirmation and action "accept" or "decline"';
   return {
-    content: [{ type: 'text', text: `${tool.name} needs a confirmation before it starts: "${request.message}" Nothing has started yet; ${how}.` }],
+    content: [
+      { type: 'text', text: `${tool.name} needs a confirmation before it starts: "${request.message}" Nothing has started yet; ${how}.` },
+    ],
     structuredContent: { pendingConfirmation: { confirmation: token, question: { key: question.key, ...request } } },
   };
 }

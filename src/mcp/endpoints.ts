@@ -37,7 +37,12 @@ export interface McpEndpoints {
    * The JSON-RPC response to a session's polling request (`tasks/get`, `tasks/list`, `tasks/cancel`), answered without
    * a stream, so the transport can send it as JSON; undefined for any other message.
    */
-  answerPollingRequest?(server: Mcp2025Server, message: unknown, authInfo: AuthInfo | undefined, sessionId: string | undefined): Promise<object | undefined>;
+  answerPollingRequest?(
+    server: Mcp2025Server,
+    message: unknown,
+    authInfo: AuthInfo | undefined,
+    sessionId: string | undefined,
+  ): Promise<object | undefined>;
   /** Serves 2026-07-28 requests over HTTP, each on its own (no session). */
   mcp2026: McpHttpHandler;
   /** A 2026-07-28 server for the local principal (stdio). */

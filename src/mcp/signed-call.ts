@@ -36,8 +36,20 @@ export class CallSeal {
     const expected = Buffer.from(this.mac(body), 'base64url');
     if (mac.length !== expected.length || !timingSafeEqual(mac, expected)) return undefined;
     try {
-      const parsed = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as { v?: unknown; p?: unknown; t?: unknown; a?: unknown; e?: unknown };
-      if (parsed.v !== 1 || parsed.p !== principal || typeof parsed.t !== 'string' || typeof parsed.e !== 'number' || parsed.e < Date.now()) {
+      const parsed = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as {
+        v?: unknown;
+        p?: unknown;
+        t?: unknown;
+        a?: unknown;
+        e?: unknown;
+      };
+      if (
+        parsed.v !== 1 ||
+        parsed.p !== principal ||
+        typeof parsed.t !== 'string' ||
+        typeof parsed.e !== 'number' ||
+        parsed.e < Date.now()
+      ) {
         return undefined;
       }
       return { principal, tool: parsed.t, args: parsed.a };

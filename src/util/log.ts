@@ -106,9 +106,7 @@ export class Logger {
     }
     const time = new Date().toISOString();
     this.options.write(
-      this.options.format === 'json'
-        ? `${jsonLine({ time, level, msg, ...fields })}\n`
-        : `${textLine(time, level, msg, fields)}\n`,
+      this.options.format === 'json' ? `${jsonLine({ time, level, msg, ...fields })}\n` : `${textLine(time, level, msg, fields)}\n`,
     );
   }
 }

@@ -45,7 +45,13 @@ beforeAll(async () => {
   temporal = await connectClient();
   [worker, bridge, server] = await Promise.all([
     startWorker(taskQueue, activities),
-    createBridge({ temporal: testTemporalConfig(taskQueue), client: temporal.client, tuning: FAST_TUNING, tools, principalOf: () => 'letter' }),
+    createBridge({
+      temporal: testTemporalConfig(taskQueue),
+      client: temporal.client,
+      tuning: FAST_TUNING,
+      tools,
+      principalOf: () => 'letter',
+    }),
     freePort().then((port) => spawnHttpServer(taskQueue, port, { MCP_TASK_OPS_PER_SECOND: '5' }, ['--tools', 'examples/tools.yaml'])),
   ]);
 }, 120_000);
@@ -81,7 +87,11 @@ async function connect(withElicitation = true) {
 }
 
 /** One 2026-07-28 request written by hand; `headers` replaces or (with undefined) removes standard headers. */
-async function rpc(method: string, params: Record<string, unknown>, options: { tasks?: boolean; headers?: Record<string, string | undefined> } = {}) {
+async function rpc(
+  method: string,
+  params: Record<string, unknown>,
+  options: { tasks?: boolean; headers?: Record<string, string | undefined> } = {},
+) {
   const capabilities = { elicitation: { form: {} }, ...(options.tasks !== false && { extensions: { [TASKS]: {} } }) };
   const { requestState, inputResponses, ...rest } = params;
   const body = {
@@ -110,7 +120,14 @@ async function rpc(method: string, params: Record<string, unknown>, options: { t
     body: JSON.stringify(body),
   });
   const text = await response.text();
-  const json = text.startsWith('{') ? JSON.parse(text) : JSON.parse(text.split('\n').find((line) => line.startsWith('data: '))!.slice(6));
+  const json = text.startsWith('{')
+    ? JSON.parse(text)
+    : JSON.parse(
+        text
+          .split('\n')
+          .find((line) => line.startsWith('data: '))!
+          .slice(6),
+      );
   return { status: response.status, contentType: response.headers.get('content-type'), body: json as { result?: any; error?: any } };
 }
 
@@ -125,7 +142,9 @@ describe('2025-11-25', () => {
           dismissed = true;
           return { action: 'cancel' };
         }
-        return key === 'tax-id' ? { action: 'accept', content: { taxId: 'DE123456789' } } : { action: 'accept', content: { iban: 'DE89370400440532013000' } };
+        return key === 'tax-id'
+          ? { action: 'accept', content: { taxId: 'DE123456789' } }
+          : { action: 'accept', content: { iban: 'DE89370400440532013000' } };
       }).attach(client);
       const created = await client.request(
         { method: 'tools/call', params: { name: 'onboard_vendor', arguments: { vendorName: 'Initech' }, task: {} } },
@@ -167,7 +186,10 @@ describe('2025-11-25', () => {
     const { client, received, close } = await connect();
     try {
       const created = await client.request(
-        { method: 'tools/call', params: { name: 'sales_report', arguments: { region: 'north' }, task: {}, _meta: { progressToken: 'p-1' } } },
+        {
+          method: 'tools/call',
+          params: { name: 'sales_report', arguments: { region: 'north' }, task: {}, _meta: { progressToken: 'p-1' } },
+        },
         CreateTaskResultSchema,
       );
       await taskResult(client, created.task.taskId);
@@ -243,7 +265,10 @@ describe('2025-11-25', () => {
     try {
       const pending = await client.callTool({ name: 'refresh_sales_report', arguments: { region: 'west' } }, CallToolResultSchema);
       const token = (pending.structuredContent as { pendingConfirmation: { confirmation: string } }).pendingConfirmation.confirmation;
-      const refused = await client.callTool({ name: 'confirm_start', arguments: { confirmation: token, action: 'accept', content: { reason: 'x' } } });
+      const refused = await client.callTool({
+        name: 'confirm_start',
+        arguments: { confirmation: token, action: 'accept', content: { reason: 'x' } },
+      });
       expect(refused.isError).toBe(true);
       const started = await client.callTool({
         name: 'confirm_start',
@@ -282,7 +307,9 @@ describe('2025-11-25 over HTTP', () => {
       await taskResult(client, taskId);
       expect(await errorCodeOf(client.experimental.tasks.cancelTask(taskId))).toBe(-32602);
       expect(await errorCodeOf(client.experimental.tasks.getTask('sales-report-00000000-0000-4000-8000-000000000000'))).toBe(-32602);
-      const typeOf = (method: string) => [...new Set(seen.filter((entry) => entry.method === method).map((entry) => entry.contentType?.split(';')[0]))];
+      const typeOf = (method: string) => [
+        ...new Set(seen.filter((entry) => entry.method === method).map((entry) => entry.contentType?.split(';')[0])),
+      ];
       expect(typeOf('tasks/get')).toEqual(['application/json']);
       expect(typeOf('tasks/list')).toEqual(['application/json']);
       expect(typeOf('tasks/cancel')).toEqual(['application/json']);
@@ -321,9 +348,17 @@ describe('2026-07-28 over HTTP', () => {
     const round = await rpc('tools/call', { name: 'process_invoice', arguments: args }, { tasks: false });
     expect(round.body.result?.resultType).toBe('input_required');
     const state = round.body.result.requestState as string;
-    const otherTool = await rpc('tools/call', { name: 'sales_report', arguments: { region: 'north' }, requestState: state }, { tasks: false });
+    const otherTool = await rpc(
+      'tools/call',
+      { name: 'sales_report', arguments: { region: 'north' }, requestState: state },
+      { tasks: false },
+    );
     expect(otherTool.body.error?.code).toBe(-32602);
-    const otherArgs = await rpc('tools/call', { name: 'process_invoice', arguments: { ...args, currency: 'USD' }, requestState: state }, { tasks: false });
+    const otherArgs = await rpc(
+      'tools/call',
+      { name: 'process_invoice', arguments: { ...args, currency: 'USD' }, requestState: state },
+      { tasks: false },
+    );
     expect(otherArgs.body.error?.code).toBe(-32602);
     const same = await rpc(
       'tools/call',

@@ -10,7 +10,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { RecordStore } from '../../src/activities/record-store';
 import { LocalTaskStore } from '../../src/client/store';
-import { CallToolResultSchema, CreateTaskResultSchema, ElicitRequestSchema, RELATED_TASK_META_KEY } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolResultSchema,
+  CreateTaskResultSchema,
+  ElicitRequestSchema,
+  RELATED_TASK_META_KEY,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { Client } from '@temporalio/client';
 import { createBridge, type Bridge } from '../../src/mcp/bridge';
 import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../../src/shared/task-contract';
@@ -76,7 +81,10 @@ describe('the open-task quota', () => {
     } finally {
       await close();
       for await (const info of temporal.client.workflow.list({ query: `${PRINCIPAL_SEARCH_ATTRIBUTE} = '${principal}'` })) {
-        await temporal.client.workflow.getHandle(info.workflowId).terminate().catch(() => undefined);
+        await temporal.client.workflow
+          .getHandle(info.workflowId)
+          .terminate()
+          .catch(() => undefined);
       }
       await bridge.close();
     }

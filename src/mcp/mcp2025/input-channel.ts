@@ -218,7 +218,10 @@ export class InputChannel {
   private watch(view: TaskView, withdraw: AbortController): () => void {
     const key = view.input!.key;
     const stop = new AbortController();
-    const follower = this.backend.follow(view.task.taskId, this.principal, { from: view, signal: AbortSignal.any([stop.signal, withdraw.signal]) });
+    const follower = this.backend.follow(view.task.taskId, this.principal, {
+      from: view,
+      signal: AbortSignal.any([stop.signal, withdraw.signal]),
+    });
     void (async () => {
       try {
         for await (const seen of follower) if (!seen.inputs.some((input) => input.key === key)) return withdraw.abort();

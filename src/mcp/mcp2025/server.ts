@@ -381,23 +381,23 @@ function onRequest<Schema extends RequestSchema>(
   const anyParams = z.looseObject({ method: z.literal(method), params: z.unknown().optional() });
   const traced = method === 'tools/call' || method.startsWith('tasks/');
   const handle = async (request: unknown, extra: Extra) => {
-      const parsed = schema.safeParse(request);
-      if (!parsed.success) {
-        throw new McpError(ErrorCode.InvalidParams, `Invalid params for ${method}: ${z.prettifyError(parsed.error).replace(/\n/g, ' ')}`);
-      }
-      if (!traced) return mapTemporalErrors(handler(parsed.data, extra));
-      backend.quotas.takeOperation(principalOf(extra));
-      const params = (parsed.data as { params?: { name?: unknown; taskId?: unknown; _meta?: Record<string, unknown> } }).params;
-      return traceRequest(
-        {
-          method,
-          principal: principalOf(extra),
-          ...(typeof params?.name === 'string' && { tool: params.name }),
-          ...(typeof params?.taskId === 'string' && { taskId: params.taskId }),
-          ...(params?._meta && { meta: params._meta }),
-        },
-        () => mapTemporalErrors(handler(parsed.data, extra)),
-      );
+    const parsed = schema.safeParse(request);
+    if (!parsed.success) {
+      throw new McpError(ErrorCode.InvalidParams, `Invalid params for ${method}: ${z.prettifyError(parsed.error).replace(/\n/g, ' ')}`);
+    }
+    if (!traced) return mapTemporalErrors(handler(parsed.data, extra));
+    backend.quotas.takeOperation(principalOf(extra));
+    const params = (parsed.data as { params?: { name?: unknown; taskId?: unknown; _meta?: Record<string, unknown> } }).params;
+    return traceRequest(
+      {
+        method,
+        principal: principalOf(extra),
+        ...(typeof params?.name === 'string' && { tool: params.name }),
+        ...(typeof params?.taskId === 'string' && { taskId: params.taskId }),
+        ...(params?._meta && { meta: params._meta }),
+      },
+      () => mapTemporalErrors(handler(parsed.data, extra)),
+    );
   };
   server.setRequestHandler(anyParams as never, handle as never);
   if (POLLING_METHODS.has(method)) {
@@ -426,7 +426,11 @@ export async function answerPollingRequest(
   sessionId: string | undefined,
 ): Promise<object | undefined> {
   const request = message as { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: { _meta?: Record<string, unknown> } } | null;
-  if (request?.jsonrpc !== '2.0' || typeof request.method !== 'string' || !(typeof request.id === 'string' || typeof request.id === 'number')) {
+  if (
+    request?.jsonrpc !== '2.0' ||
+    typeof request.method !== 'string' ||
+    !(typeof request.id === 'string' || typeof request.id === 'number')
+  ) {
     return undefined;
   }
   const handle = pollingHandlers.get(server)?.get(request.method);

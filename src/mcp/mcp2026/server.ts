@@ -229,13 +229,18 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
       if (!parsed.ok) return invalidArgumentsResult(tool.name, parsed.problems) as CallToolResult;
       let input: unknown = parsed.value;
       if (tool.confirm) {
-        const answer = resume?.kind === 'confirm' ? (ctx.mcpReq.inputResponses as Record<string, unknown> | undefined)?.[CONFIRMATION_KEY] : undefined;
+        const answer =
+          resume?.kind === 'confirm' ? (ctx.mcpReq.inputResponses as Record<string, unknown> | undefined)?.[CONFIRMATION_KEY] : undefined;
         const outcome = answer === undefined ? undefined : applyConfirmation(tool.confirm, parsed.value, answer);
         if (outcome?.kind === 'declined') return declinedResult(tool, outcome.action) as CallToolResult;
         if (outcome?.kind !== 'start') {
           const question = confirmationRequest(tool.confirm, parsed.value);
           if (!canElicit(capabilities, question)) {
-            return pendingConfirmationResult(tool, question, deps.seal.seal({ principal, tool: tool.name, args: parsed.value })) as CallToolResult;
+            return pendingConfirmationResult(
+              tool,
+              question,
+              deps.seal.seal({ principal, tool: tool.name, args: parsed.value }),
+            ) as CallToolResult;
           }
           const why = outcome?.kind === 'invalid' ? `Your previous answer could not be used: ${outcome.problem}\n\n` : '';
           return {

@@ -40,7 +40,9 @@ export function localPrincipal(env: NodeJS.ProcessEnv = process.env): string {
   if (configured) {
     assertValidPrincipal(configured);
     if (configured.startsWith(OAUTH_PRINCIPAL_PREFIX)) {
-      throw new Error(`MCP_LOCAL_PRINCIPAL "${configured}" must not start with "${OAUTH_PRINCIPAL_PREFIX}": those names belong to OAuth tokens`);
+      throw new Error(
+        `MCP_LOCAL_PRINCIPAL "${configured}" must not start with "${OAUTH_PRINCIPAL_PREFIX}": those names belong to OAuth tokens`,
+      );
     }
     return configured;
   }

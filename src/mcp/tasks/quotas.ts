@@ -62,7 +62,7 @@ export class Quotas {
       throw new McpError(
         ErrorCode.InternalError,
         `Too many task requests: this caller may make ${rate} per second (bursts of ${burst}); retry in ${retryAfterMs} ms, ` +
-          'and poll tasks/get no faster than the task\'s pollInterval',
+          "and poll tasks/get no faster than the task's pollInterval",
         { retryable: true, retryAfterMs, limit: rate },
       );
     }

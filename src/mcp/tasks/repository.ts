@@ -450,7 +450,8 @@ export class TemporalTaskBackend {
     if (running && !cancelRequested && pendingInputsOf(published).length > 0) {
       snapshot.answersAwaitingWorker = await this.answersAwaitingWorker(description, description.historyLength);
     }
-    if (!cancelRequested && status === 'COMPLETED') snapshot.result = await this.completedResult(description.workflowId, description.runId, meta?.tool);
+    if (!cancelRequested && status === 'COMPLETED')
+      snapshot.result = await this.completedResult(description.workflowId, description.runId, meta?.tool);
     if (!cancelRequested && status === 'FAILED') snapshot.failure = await this.failureOf(description.workflowId, description.runId);
     return taskViewOf(snapshot, { pollIntervalMs: this.options.pollIntervalMs });
   }
@@ -571,9 +572,6 @@ function formFieldsOf(schema: FormInputRequest['requestedSchema'], content: unkn
   return Object.fromEntries(Object.entries(content).filter(([name]) => name in schema.properties));
 }
 
-
-
-
 function describeFailure(error: WorkflowFailedError): string {
   const cause = error.cause;
   if (cause instanceof TerminatedFailure) return 'the workflow was terminated';
@@ -585,4 +583,3 @@ function timestampToIso(timestamp: temporal.api.workflow.v1.IPendingWorkflowTask
   if (!timestamp?.seconds) return undefined;
   return new Date(Number(timestamp.seconds) * 1000 + Math.floor((timestamp.nanos ?? 0) / 1e6)).toISOString();
 }
-

@@ -5,7 +5,11 @@ import { text } from './task-tool-support';
 import type { DirectTool } from './types';
 
 const ConfirmSchema = z.object({
-  confirmation: z.string().min(1).max(1_000_000).describe('The confirmation token the tool call answered with (pendingConfirmation.confirmation).'),
+  confirmation: z
+    .string()
+    .min(1)
+    .max(1_000_000)
+    .describe('The confirmation token the tool call answered with (pendingConfirmation.confirmation).'),
   action: z.enum(['accept', 'decline']).describe('accept to start the work, decline to leave it unstarted.'),
   content: z
     .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.array(z.string())]))
@@ -35,7 +39,9 @@ export const confirmStartTool: DirectTool<z.infer<typeof ConfirmSchema>> = {
     if (outcome.kind === 'declined') return declinedResult(tool, outcome.action);
     if (outcome.kind === 'invalid') {
       const question = confirmationRequest(tool.confirm, call.args);
-      return text(`The answer does not fit the question "${question.request.message}": ${outcome.problem}. Nothing was started.`, { isError: true });
+      return text(`The answer does not fit the question "${question.request.message}": ${outcome.problem}. Nothing was started.`, {
+        isError: true,
+      });
     }
     return startedResult(await context.backend.create(tool, outcome.input, context.principal));
   },

@@ -394,7 +394,10 @@ function sendJsonRpcError(
  * `Mcp-Method` present, and agreeing with the body's version and method. The SDK's classifier judges agreement;
  * presence is checked here, as the SDK's own entry does.
  */
-function listenHeaderProblem(req: IncomingMessage, body: ListenRequest): { httpStatus: number; code: number; message: string; data?: unknown } | undefined {
+function listenHeaderProblem(
+  req: IncomingMessage,
+  body: ListenRequest,
+): { httpStatus: number; code: number; message: string; data?: unknown } | undefined {
   const protocolVersionHeader = headerValue(req, 'mcp-protocol-version');
   const mcpMethodHeader = headerValue(req, 'mcp-method');
   const missing = (header: string) => ({
@@ -409,7 +412,8 @@ function listenHeaderProblem(req: IncomingMessage, body: ListenRequest): { httpS
     ...(protocolVersionHeader !== undefined && { protocolVersionHeader }),
     ...(mcpMethodHeader !== undefined && { mcpMethodHeader }),
   });
-  if (outcome.kind === 'reject') return { httpStatus: outcome.httpStatus, code: outcome.code, message: outcome.message, data: outcome.data };
+  if (outcome.kind === 'reject')
+    return { httpStatus: outcome.httpStatus, code: outcome.code, message: outcome.message, data: outcome.data };
   if (protocolVersionHeader === undefined) return missing('MCP-Protocol-Version');
   if (mcpMethodHeader === undefined) return missing('Mcp-Method');
   return undefined;

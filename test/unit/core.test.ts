@@ -1,0 +1,202 @@
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { applyConfirmation, confirmationRequest, declinedResult, pendingConfirmationResult } from '../../src/mcp/confirmation';
+import { refusalBackoffMs } from '../../src/mcp/mcp2025/server';
+import { CallSeal } from '../../src/mcp/signed-call';
+import { argumentsDigest, canonicalJson, derivedUuid } from '../../src/mcp/tasks/idempotency';
+import { decodeCursor, encodeCursor, listBinding } from '../../src/mcp/tasks/list-cursor';
+import { TaskMarker } from '../../src/mcp/tasks/marker';
+import { Quotas } from '../../src/mcp/tasks/quotas';
+import type { WorkflowTool } from '../../src/mcp/tools/types';
+import { checkFormContent } from '../../src/shared/task-contract';
+import { escapeControls } from '../../src/util/log';
+
+describe('idempotency', () => {
+  test('derivedUuid: the same call maps to the same UUID v4-shaped id; another principal, tool or key to another', () => {
+    const id = derivedUuid('alice', 'process_invoice', 'k-1');
+    expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(derivedUuid('alice', 'process_invoice', 'k-1')).toBe(id);
+    expect(
+      new Set([
+        derivedUuid('bob', 'process_invoice', 'k-1'),
+        derivedUuid('alice', 'other', 'k-1'),
+        derivedUuid('alice', 'process_invoice', 'k-2'),
+      ]).has(id),
+    ).toBe(false);
+  });
+
+  test('canonicalJson and argumentsDigest: key order and undefined values do not matter, array order does', () => {
+    expect(canonicalJson({ b: 1, a: [2, 1], c: undefined })).toBe('{"a":[2,1],"b":1}');
+    expect(argumentsDigest({ a: 1, b: { d: 2, c: 3 } })).toBe(argumentsDigest({ b: { c: 3, d: 2 }, a: 1 }));
+    expect(argumentsDigest({ a: [1, 2] })).not.toBe(argumentsDigest({ a: [2, 1] }));
+  });
+});
+
+describe('list cursors', () => {
+  test('a cursor round-trips for its principal and query, and is -32602 for another principal, made up or oversized', () => {
+    const binding = listBinding('alice', "McpPrincipal = 'alice'");
+    const cursor = encodeCursor(Buffer.from('page-2'), binding);
+    expect(Buffer.from(decodeCursor(cursor, binding)).toString()).toBe('page-2');
+    const code = (attempt: () => unknown) => {
+      try {
+        attempt();
+      } catch (error) {
+        return (error as McpError).code;
+      }
+      return 'accepted';
+    };
+    expect(code(() => decodeCursor(cursor, listBinding('bob', "McpPrincipal = 'bob'")))).toBe(ErrorCode.InvalidParams);
+    expect(code(() => decodeCursor('not-a-cursor', binding))).toBe(ErrorCode.InvalidParams);
+    expect(code(() => decodeCursor('x'.repeat(5000), binding))).toBe(ErrorCode.InvalidParams);
+  });
+});
+
+describe('the task mark', () => {
+  test('verifies what it signed and nothing else', () => {
+    const marker = new TaskMarker(Buffer.alloc(32, 7));
+    const mark = marker.sign('invoice-1', 'alice', 'process_invoice');
+    expect(marker.verify(mark, 'invoice-1', 'alice', 'process_invoice')).toBe(true);
+    expect(marker.verify(mark, 'invoice-2', 'alice', 'process_invoice')).toBe(false);
+    expect(marker.verify(mark, 'invoice-1', 'bob', 'process_invoice')).toBe(false);
+    expect(marker.verify(mark, 'invoice-1', 'alice', 'other')).toBe(false);
+    expect(marker.verify(`${mark}x`, 'invoice-1', 'alice', 'process_invoice')).toBe(false);
+    expect(marker.verify(undefined, 'invoice-1', 'alice', 'process_invoice')).toBe(false);
+    expect(new TaskMarker(Buffer.alloc(32, 8)).verify(mark, 'invoice-1', 'alice', 'process_invoice')).toBe(false);
+  });
+});
+
+describe('confirmations', () => {
+  const confirm = {
+    message: 'Pay run of {{count}} invoices for {{ team }}{{missing}}?',
+    requestedSchema: { type: 'object' as const, properties: { reason: { type: 'string' as const, minLength: 3 } }, required: ['reason'] },
+    into: 'confirmation',
+  };
+  const tool = { name: 'pay_run' } as WorkflowTool<any, any>;
+
+  test('the question fills in the call’s arguments; a missing one is empty; without fields it is a plain yes or no', () => {
+    expect(confirmationRequest(confirm, { count: 42, team: 'AP' }).request).toMatchObject({
+      mode: 'form',
+      message: 'Pay run of 42 invoices for AP?',
+    });
+    expect(confirmationRequest({ message: 'Go?' }, {}).request).toEqual({
+      mode: 'form',
+      message: 'Go?',
+      requestedSchema: { type: 'object', properties: {} },
+    });
+  });
+
+  test('accept with fitting fields starts with them in the input; extra fields are dropped; without into the input is unchanged', () => {
+    expect(applyConfirmation(confirm, { count: 1 }, { action: 'accept', content: { reason: 'month end', extra: 1 } })).toEqual({
+      kind: 'start',
+      input: { count: 1, confirmation: { reason: 'month end' } },
+    });
+    expect(applyConfirmation({ message: 'Go?' }, { count: 1 }, { action: 'accept' })).toEqual({ kind: 'start', input: { count: 1 } });
+  });
+
+  test('decline and cancel start nothing; a bad action or fields that do not fit are asked again', () => {
+    expect(applyConfirmation(confirm, {}, { action: 'decline' })).toEqual({ kind: 'declined', action: 'decline' });
+    expect(applyConfirmation(confirm, {}, { action: 'cancel' })).toEqual({ kind: 'declined', action: 'cancel' });
+    expect(applyConfirmation(confirm, {}, { action: 'maybe' })).toMatchObject({ kind: 'invalid' });
+    expect(applyConfirmation(confirm, {}, { action: 'accept', content: { reason: 'x' } })).toMatchObject({ kind: 'invalid' });
+    expect(applyConfirmation(confirm, {}, undefined)).toMatchObject({ kind: 'invalid' });
+  });
+
+  test('a declined call is a tool error saying nothing started; a pending one carries its token and question', () => {
+    expect(declinedResult(tool, 'decline')).toMatchObject({ isError: true, content: [{ text: expect.stringMatching(/^Not started/) }] });
+    const pending = pendingConfirmationResult(tool, confirmationRequest(confirm, { count: 2 }), 'token-1');
+    expect(pending.structuredContent).toMatchObject({
+      pendingConfirmation: { confirmation: 'token-1', question: { key: 'confirm_start', mode: 'form' } },
+    });
+    expect(pending.isError).toBeUndefined();
+  });
+});
+
+describe('CallSeal', () => {
+  test('opens what it sealed for the same principal only, until it expires; anything changed is refused', async () => {
+    const seal = new CallSeal('k'.repeat(32), 60_000);
+    const token = seal.seal({ principal: 'alice', tool: 'pay_run', args: { count: 2 } });
+    expect(seal.open(token, 'alice')).toEqual({ principal: 'alice', tool: 'pay_run', args: { count: 2 } });
+    expect(seal.open(token, 'bob')).toBeUndefined();
+    expect(seal.open(`${token}x`, 'alice')).toBeUndefined();
+    const [body, mac] = token.split('.');
+    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(body, 'base64url').toString()), a: { count: 999 } })).toString(
+      'base64url',
+    );
+    expect(seal.open(`${forged}.${mac}`, 'alice')).toBeUndefined();
+    expect(new CallSeal('j'.repeat(32), 60_000).open(token, 'alice')).toBeUndefined();
+    expect(seal.open(42, 'alice')).toBeUndefined();
+    const short = new CallSeal('k'.repeat(32), 1);
+    const soon = short.seal({ principal: 'alice', tool: 'pay_run', args: {} });
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(short.open(soon, 'alice')).toBeUndefined();
+  });
+});
+
+describe('quotas', () => {
+  test('task operations: a burst of twice the rate passes, the next is -32603 with retryable and retryAfterMs; principals apart; 0 is off', () => {
+    let now = 1_000_000;
+    const clock = jest.spyOn(Date, 'now').mockImplementation(() => now);
+    try {
+      const quotas = new Quotas({} as never, { operationsPerSecond: 5 });
+      for (let i = 0; i < 10; i++) quotas.takeOperation('alice');
+      let refused: McpError | undefined;
+      try {
+        quotas.takeOperation('alice');
+      } catch (error) {
+        refused = error as McpError;
+      }
+      expect(refused?.code).toBe(ErrorCode.InternalError);
+      expect(refused?.data).toMatchObject({ retryable: true, limit: 5 });
+      expect((refused?.data as { retryAfterMs: number }).retryAfterMs).toBeGreaterThan(0);
+      quotas.takeOperation('bob');
+      now += 1_000;
+      for (let i = 0; i < 5; i++) quotas.takeOperation('alice');
+      expect(() => quotas.takeOperation('alice')).toThrow(McpError);
+      const off = new Quotas({} as never, { operationsPerSecond: 0 });
+      for (let i = 0; i < 1000; i++) off.takeOperation('alice');
+    } finally {
+      clock.mockRestore();
+    }
+  });
+
+  test('waits: at most the limit at once; ending one (twice changes nothing) frees one place', () => {
+    const quotas = new Quotas({} as never, { maxWaits: 2 });
+    const first = quotas.beginWait('alice');
+    quotas.beginWait('alice');
+    expect(() => quotas.beginWait('alice')).toThrow(/Too many waits/);
+    first();
+    first();
+    const third = quotas.beginWait('alice');
+    expect(() => quotas.beginWait('alice')).toThrow(McpError);
+    third();
+  });
+});
+
+describe('pauses and checks', () => {
+  test('a refused answer is asked again after 1 s, 2 s, 4 s … at most 30 s', () => {
+    expect([1, 2, 3, 4, 5, 6, 7, 20].map(refusalBackoffMs)).toEqual([1000, 2000, 4000, 8000, 16000, 30000, 30000, 30000]);
+  });
+
+  test('checkFormContent: required fields, types, enums, lengths and bounds', () => {
+    const schema = {
+      type: 'object' as const,
+      properties: {
+        decision: { type: 'string' as const, enum: ['approve', 'reject'] },
+        comment: { type: 'string' as const, maxLength: 5 },
+        amount: { type: 'number' as const, minimum: 1, maximum: 10 },
+        urgent: { type: 'boolean' as const },
+      },
+      required: ['decision'],
+    };
+    expect(checkFormContent(schema, { decision: 'approve', comment: 'ok', amount: 5, urgent: true })).toBeUndefined();
+    expect(checkFormContent(schema, {})).toBeDefined();
+    expect(checkFormContent(schema, { decision: 'maybe' })).toBeDefined();
+    expect(checkFormContent(schema, { decision: 'approve', comment: 'too long' })).toBeDefined();
+    expect(checkFormContent(schema, { decision: 'approve', amount: 11 })).toBeDefined();
+    expect(checkFormContent(schema, { decision: 'approve', urgent: 'yes' })).toBeDefined();
+    expect(checkFormContent(schema, 'approve')).toBe('the answer must be an object');
+  });
+
+  test('escapeControls writes every control character as an escape and leaves other text alone', () => {
+    expect(escapeControls('a\r\nb\tc\x1b[2J\u009b\u2028é')).toBe('a\\r\\nb\\tc\\x1b[2J\\x9b\\x{2028}é');
+  });
+});
