@@ -17,6 +17,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CallToolResultSchema, CreateTaskResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { Client, Connection } from '@temporalio/client';
 import { PaymentsLedger } from '../src/activities/payments';
+import { argumentsDigest } from '../src/mcp/tasks/idempotency';
 import { markerFromEnv } from '../src/mcp/tasks/marker';
 import { localPrincipal } from '../src/mcp/tasks/principal';
 import { PRINCIPAL_KEY } from '../src/mcp/tasks/principal';
@@ -389,17 +390,21 @@ async function startHoldWorkflow(stack: Stack, n: number): Promise<string> {
   const workflowId = `${HOLD_ID_PREFIX}-${randomUUID()}`;
   // What the server writes too: its principal for this user and host, and its HMAC mark.
   const principal = localPrincipal();
+  const input = { n };
+  const createdAt = new Date().toISOString();
+  const digest = argumentsDigest(input);
   const meta: TaskMeta = {
     tool: HOLD_TOOL,
     ttl: DEFAULT_TTL_MS,
     pollInterval: 1000,
-    createdAt: new Date().toISOString(),
-    marker: RAW_MARKER.sign(workflowId, principal, HOLD_TOOL),
+    createdAt,
+    argumentsDigest: digest,
+    marker: RAW_MARKER.sign({ workflowId, principal, tool: HOLD_TOOL, argumentsDigest: digest, createdAt }),
   };
   await stack.client.workflow.start(HOLD_WORKFLOW_TYPE, {
     taskQueue: stack.holdQueue,
     workflowId,
-    args: [{ n }],
+    args: [input],
     memo: { [TASK_META_MEMO]: meta },
     typedSearchAttributes: [{ key: PRINCIPAL_KEY, value: principal }],
     workflowIdConflictPolicy: 'FAIL',

@@ -18,6 +18,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Client } from '@temporalio/client';
 import { createBridge, type Bridge } from '../../src/mcp/bridge';
+import { PRINCIPAL_KEY } from '../../src/mcp/tasks/principal';
 import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../../src/shared/task-contract';
 import { Logger } from '../../src/util/log';
 import { connectInMemory, errorCodeOf, FAST_TUNING, getTask, newMcpClient, startInvoiceTask, waitForTask } from '../helpers/mcp';
@@ -42,6 +43,79 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await temporal?.close();
+});
+
+describe('the task mark binds the run', () => {
+  test('a mark copied onto a new run (after the task finished, or replacing it while it runs) is "Task not found" and never asks', async () => {
+    const taskQueue = uniqueTaskQueue('mark');
+    const worker = await startWorker(taskQueue, tempActivityConfig());
+    const principal = `mark-${randomUUID().slice(0, 8)}`;
+    const bridge = await createBridge({
+      temporal: testTemporalConfig(taskQueue),
+      client: temporal.client,
+      tuning: FAST_TUNING,
+      principalOf: () => principal,
+    });
+    const client = newMcpClient('mark');
+    const asked: string[] = [];
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      asked.push(request.params.message);
+      return { action: 'cancel' };
+    });
+    const close = await connectInMemory(bridge, client);
+    const plant = async (workflowId: string, conflict: 'FAIL' | 'TERMINATE_EXISTING') => {
+      const original = await temporal.client.workflow.getHandle(workflowId).describe();
+      await temporal.client.workflow.start('invoiceWorkflow', {
+        taskQueue,
+        workflowId,
+        args: [
+          sampleInvoice({
+            invoiceNumber: 'EVIL-999',
+            vendorId: 'V-200',
+            lineItems: [{ lineItemId: 'LI-1', description: 'x', amount: 99_999 }],
+          }),
+        ],
+        memo: original.memo,
+        typedSearchAttributes: [{ key: PRINCIPAL_KEY, value: principal }],
+        workflowIdConflictPolicy: conflict,
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+      });
+    };
+    try {
+      // A finished task, its memo copied onto a new run of the same id with other arguments.
+      const finished = await startInvoiceTask(client, sampleInvoice({ vendorId: 'V-666' }));
+      await waitForTask(client, finished.taskId, (task) => task.status === 'failed');
+      await plant(finished.taskId, 'FAIL');
+      await eventually(
+        async () => ((await temporal.client.workflow.getHandle(finished.taskId).describe()).status.name === 'RUNNING' ? true : undefined),
+        'the planted run',
+      );
+      expect(await errorCodeOf(getTask(client, finished.taskId))).toBe(-32602);
+
+      // A running task waiting for approval, replaced with TERMINATE_EXISTING by a run with a bigger invoice.
+      const running = await startInvoiceTask(client, sampleInvoice());
+      await waitForTask(client, running.taskId, (task) => task.status === 'input_required');
+      await plant(running.taskId, 'TERMINATE_EXISTING');
+      expect(await errorCodeOf(getTask(client, running.taskId))).toBe(-32602);
+      expect(await errorCodeOf(client.experimental.tasks.getTaskResult(running.taskId, CallToolResultSchema))).toBe(-32602);
+      const listed = (await client.experimental.tasks.listTasks()).tasks.map((task) => task.taskId);
+      expect(listed).not.toContain(running.taskId);
+      expect(listed).not.toContain(finished.taskId);
+      expect(asked.some((message) => message.includes('EVIL-999'))).toBe(false);
+    } finally {
+      await close();
+      for await (const info of temporal.client.workflow.list({
+        query: `${PRINCIPAL_SEARCH_ATTRIBUTE} = '${principal}' AND ExecutionStatus = 'Running'`,
+      })) {
+        await temporal.client.workflow
+          .getHandle(info.workflowId)
+          .terminate()
+          .catch(() => undefined);
+      }
+      await bridge.close();
+      await worker.stop();
+    }
+  });
 });
 
 describe('the open-task quota', () => {

@@ -51,16 +51,32 @@ describe('list cursors', () => {
 });
 
 describe('the task mark', () => {
-  test('verifies what it signed and nothing else', () => {
+  test('verifies what it signed (task, principal, tool, input digest, creation) and nothing else; older marks do not pass', () => {
     const marker = new TaskMarker(Buffer.alloc(32, 7));
-    const mark = marker.sign('invoice-1', 'alice', 'process_invoice');
-    expect(marker.verify(mark, 'invoice-1', 'alice', 'process_invoice')).toBe(true);
-    expect(marker.verify(mark, 'invoice-2', 'alice', 'process_invoice')).toBe(false);
-    expect(marker.verify(mark, 'invoice-1', 'bob', 'process_invoice')).toBe(false);
-    expect(marker.verify(mark, 'invoice-1', 'alice', 'other')).toBe(false);
-    expect(marker.verify(`${mark}x`, 'invoice-1', 'alice', 'process_invoice')).toBe(false);
-    expect(marker.verify(undefined, 'invoice-1', 'alice', 'process_invoice')).toBe(false);
-    expect(new TaskMarker(Buffer.alloc(32, 8)).verify(mark, 'invoice-1', 'alice', 'process_invoice')).toBe(false);
+    const start = {
+      workflowId: 'invoice-1',
+      principal: 'alice',
+      tool: 'process_invoice',
+      argumentsDigest: 'd1',
+      createdAt: '2026-01-01T00:00:00.000Z',
+    };
+    const mark = marker.sign(start);
+    expect(marker.verify(mark, start)).toBe(true);
+    for (const change of [
+      { workflowId: 'invoice-2' },
+      { principal: 'bob' },
+      { tool: 'other' },
+      { argumentsDigest: 'd2' },
+      { createdAt: '2026-01-01T00:00:01.000Z' },
+      { argumentsDigest: undefined },
+    ]) {
+      expect(marker.verify(mark, { ...start, ...change })).toBe(false);
+    }
+    expect(marker.verify(`${mark}x`, start)).toBe(false);
+    expect(marker.verify(undefined, start)).toBe(false);
+    expect(new TaskMarker(Buffer.alloc(32, 8)).verify(mark, start)).toBe(false);
+    // A version-1 mark (workflow id, principal and tool only) is refused.
+    expect(marker.verify(mark.replace(/^v2\./, ''), start)).toBe(false);
   });
 });
 

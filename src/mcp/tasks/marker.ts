@@ -1,8 +1,10 @@
 /**
- * The mark of a task this bridge started: an HMAC over the workflow id, the principal and the tool, kept in the
- * `mcpMeta` memo at start and checked on every read. Anyone who can write the namespace can start a workflow with any
- * memo and search attributes; without the key they cannot make a mark that passes, so what they plant is "Task not
- * found" like a task that does not exist. Every replica needs the same key.
+ * The mark of a task this bridge started: an HMAC over the workflow id, the principal, the tool, the digest of the
+ * workflow's input and the creation time, kept in the `mcpMeta` memo at start and checked on every read, together with
+ * what Temporal reports of the run (its input and its start time: see the repository). Anyone who can write the
+ * namespace can start a workflow with any memo and search attributes; without the key they cannot make a mark that
+ * passes, and a mark copied onto another run (other arguments, another start) does not pass either, so what they plant
+ * is "Task not found" like a task that does not exist. Every replica needs the same key.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { mkdirSync, openSync, readFileSync, writeSync, closeSync, fsyncSync } from 'node:fs';
@@ -19,21 +21,35 @@ export class MarkerKeyError extends Error {
 
 const MIN_KEY_LENGTH = 32;
 
+/** What a mark binds: the task, whose it is, and the start that made it. */
+export interface MarkedStart {
+  workflowId: string;
+  principal: string;
+  tool: string;
+  /** SHA-256 of the workflow's input (canonical JSON). */
+  argumentsDigest: string;
+  /** The creation time the bridge announced (ISO 8601), close to the run's start time in Temporal. */
+  createdAt: string;
+}
+
 /** Signs and checks task marks with one key. */
 export class TaskMarker {
   constructor(private readonly key: Buffer) {
     if (key.length < MIN_KEY_LENGTH) throw new MarkerKeyError(`the task marker key must be at least ${MIN_KEY_LENGTH} bytes`);
   }
 
-  /** The mark of the task `workflowId` started for `principal` by `tool`. */
-  sign(workflowId: string, principal: string, tool: string): string {
-    return createHmac('sha256', this.key).update(`v1\n${workflowId}\n${principal}\n${tool}`).digest('base64url');
+  /** The mark of the task `start` describes. */
+  sign(start: MarkedStart): string {
+    const { workflowId, principal, tool, argumentsDigest, createdAt } = start;
+    const mac = createHmac('sha256', this.key).update(`v2\n${workflowId}\n${principal}\n${tool}\n${argumentsDigest}\n${createdAt}`);
+    return `v2.${mac.digest('base64url')}`;
   }
 
-  /** True when `mark` is the mark of that task (constant-time comparison). */
-  verify(mark: unknown, workflowId: string, principal: string, tool: string): boolean {
+  /** True when `mark` is the mark of the task `start` describes (constant-time comparison); marks of older versions are not. */
+  verify(mark: unknown, start: Partial<MarkedStart> & Pick<MarkedStart, 'workflowId' | 'principal' | 'tool'>): boolean {
     if (typeof mark !== 'string' || mark.length > 100) return false;
-    const expected = Buffer.from(this.sign(workflowId, principal, tool));
+    if (typeof start.argumentsDigest !== 'string' || typeof start.createdAt !== 'string') return false;
+    const expected = Buffer.from(this.sign(start as MarkedStart));
     const given = Buffer.from(mark);
     return given.length === expected.length && timingSafeEqual(given, expected);
   }

@@ -67,6 +67,15 @@ const TASK_ID_PATTERN = /^[a-z][a-z0-9-]{0,40}-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]
 
 const EventType = temporal.api.enums.v1.EventType;
 
+/** Run chain starts kept per process. */
+const CHAIN_STARTS_KEPT = 10_000;
+
+/**
+ * How far the run's start in Temporal may be from the creation time in its mark: the bridge's clock and Temporal's may
+ * differ a little. A mark copied onto a run started later than this is not that run's.
+ */
+const MARK_START_TOLERANCE_MS = 120_000;
+
 /** Results of completed runs kept per process (a closed run never changes). */
 const COMPLETED_RESULTS_KEPT = 1000;
 
@@ -122,6 +131,8 @@ export class TemporalTaskBackend {
   readonly quotas: Quotas;
   /** Tool results of completed runs, by run id. */
   private readonly completed = new Map<string, CallToolResult>();
+  /** When each run chain started and the digest of its input, by first run id (they never change). */
+  private readonly chainStarts = new Map<string, { startedAt: number; argumentsDigest: string }>();
   /** Tasks created here lately, per principal (task id → creation time): listed while visibility catches up. */
   private readonly recent = new Map<string, Map<string, number>>();
 
@@ -170,7 +181,7 @@ export class TemporalTaskBackend {
     assertValidPrincipal(principal);
     const { idempotencyKey } = options;
     const workflowId = `${tool.idPrefix}-${idempotencyKey === undefined ? randomUUID() : derivedUuid(principal, tool.name, idempotencyKey)}`;
-    const digest = idempotencyKey === undefined ? undefined : argumentsDigest(input);
+    const digest = argumentsDigest(input);
     if (options.adoptOnly) {
       if (idempotencyKey === undefined) throw new McpError(ErrorCode.InvalidParams, 'adopt-only needs an idempotency key');
       return this.rpc(() => this.replay(workflowId, principal, tool.name, idempotencyKey, digest));
@@ -183,8 +194,8 @@ export class TemporalTaskBackend {
       ttl,
       pollInterval: tool.pollIntervalMs ?? this.options.pollIntervalMs,
       createdAt,
-      ...(digest && { argumentsDigest: digest }),
-      marker: this.options.marker.sign(workflowId, principal, tool.name),
+      argumentsDigest: digest,
+      marker: this.options.marker.sign({ workflowId, principal, tool: tool.name, argumentsDigest: digest, createdAt }),
     };
     let handle;
     try {
@@ -421,10 +432,43 @@ export class TemporalTaskBackend {
     // the namespace is "not found", exactly like a task that does not exist.
     const meta = description.memo?.[TASK_META_MEMO] as TaskMeta | undefined;
     const tool = typeof meta?.tool === 'string' ? this.tools.get(meta.tool) : undefined;
-    if (!tool || tool.workflowType !== description.type || !this.options.marker.verify(meta?.marker, taskId, principal, tool.name)) {
+    const marked = {
+      workflowId: taskId,
+      principal,
+      tool: meta?.tool ?? '',
+      argumentsDigest: meta?.argumentsDigest,
+      createdAt: meta?.createdAt,
+    };
+    if (!tool || tool.workflowType !== description.type || !this.options.marker.verify(meta?.marker, marked)) {
       throw taskNotFound(taskId);
     }
+    // The mark must also be the run's own: a copy on another run (other arguments, a later start) is not the task.
+    const start = await this.chainStart(description);
+    const startedNear = Math.abs(start.startedAt - Date.parse(meta!.createdAt!)) <= MARK_START_TOLERANCE_MS;
+    if (start.argumentsDigest !== meta!.argumentsDigest || !startedNear) throw taskNotFound(taskId);
     return description;
+  }
+
+  /**
+   * The start of the run chain a described run belongs to (its first run: a workflow that continued as new or retried
+   * keeps its chain): when it started and the digest of its input, read from its first history event once per process.
+   */
+  private async chainStart(description: WorkflowExecutionDescription): Promise<{ startedAt: number; argumentsDigest: string }> {
+    const firstRunId = description.raw.workflowExecutionInfo?.firstRunId || description.runId;
+    const known = this.chainStarts.get(firstRunId);
+    if (known) return known;
+    const page = await this.client.workflowService.getWorkflowExecutionHistory({
+      namespace: this.client.options.namespace,
+      execution: { workflowId: description.workflowId, runId: firstRunId },
+      maximumPageSize: 1,
+      skipArchival: true,
+    });
+    const event = page.history?.events?.[0];
+    const payload = event?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+    const input = payload ? this.client.options.loadedDataConverter.payloadConverter.fromPayload(payload) : undefined;
+    const start = { startedAt: timestampToMs(event?.eventTime) ?? 0, argumentsDigest: argumentsDigest(input) };
+    setBounded(this.chainStarts, firstRunId, start, CHAIN_STARTS_KEPT);
+    return start;
   }
 
   /** The task a described workflow is: what its status calls for is read too, then mapped by {@link taskViewOf}. */
@@ -577,6 +621,11 @@ function describeFailure(error: WorkflowFailedError): string {
   if (cause instanceof TerminatedFailure) return 'the workflow was terminated';
   if (cause instanceof TimeoutFailure) return 'the workflow timed out';
   return cause?.message ?? error.message;
+}
+
+function timestampToMs(timestamp: temporal.api.workflow.v1.IPendingWorkflowTaskInfo['scheduledTime']): number | undefined {
+  if (!timestamp?.seconds) return undefined;
+  return Number(timestamp.seconds) * 1000 + Math.floor((timestamp.nanos ?? 0) / 1e6);
 }
 
 function timestampToIso(timestamp: temporal.api.workflow.v1.IPendingWorkflowTaskInfo['scheduledTime']): string | undefined {
