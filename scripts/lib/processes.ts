@@ -62,7 +62,13 @@ export class Managed {
 
   /** Appends a line to the log file (a marker between drill cells, for example). */
   log(text: string): void {
-    if (this.logFile) appendFileSync(this.logFile, text);
+    if (!this.logFile) return;
+    try {
+      appendFileSync(this.logFile, text);
+    } catch (error) {
+      // Output still in the pipe of a process killed after its run's folder was removed: nobody reads it any more.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
   }
 
   get running(): boolean {
