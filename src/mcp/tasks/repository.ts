@@ -223,6 +223,13 @@ export class TemporalTaskBackend {
     }
     log.info('task created', { taskId: workflowId, principal, tool: tool.name, workflowType: tool.workflowType, ttl });
     this.remember(principal, workflowId);
+    // This process made the start: its reads need not fetch it from history to check the mark against it.
+    setBounded(
+      this.chainStarts,
+      handle.firstExecutionRunId,
+      { startedAt: Date.parse(createdAt), argumentsDigest: digest },
+      CHAIN_STARTS_KEPT,
+    );
     // The answer is built from the start itself: a describe() could already show a later status.
     return {
       workflowId,
