@@ -396,7 +396,8 @@ export class TemporalTaskBackend {
       own = new Map();
       setBounded(this.recent, principal, own, 10_000);
     }
-    setBounded(own, taskId, Date.now(), 1000);
+    // The newest hundred: older ones are in the store by the time that many were created (it lags by about a second).
+    setBounded(own, taskId, Date.now(), 100);
   }
 
   /**
