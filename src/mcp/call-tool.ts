@@ -8,7 +8,9 @@ import { taskViewToolMeta } from './app/ui';
 import { PENDING_CONFIRMATION_SCHEMA } from './confirmation';
 import { describe } from './tools/task-tool-support';
 import { webUiMeta, type TaskView } from './tasks/task-view';
-import type { ToolDefinition } from './tools/types';
+import type { CallSeal } from './signed-call';
+import type { TemporalTaskBackend } from './tasks/repository';
+import type { DirectToolContext, ToolDefinition, WorkflowTool } from './tools/types';
 
 /**
  * The structured content of a plain call that answers before its task has finished (see {@link pendingTaskResult}):
@@ -143,4 +145,22 @@ export function invalidArgumentsText(name: string, problems: string[]): string {
 
 export function invalidArgumentsResult(name: string, problems: string[]): CallToolResult {
   return { content: [{ type: 'text', text: `${invalidArgumentsText(name, problems)}. Fix them and call again.` }], isError: true };
+}
+
+/** What a direct tool may use, for `principal`: the same in every generation but for how it waits. */
+export function directToolContext(
+  deps: { backend: TemporalTaskBackend; seal: CallSeal; workflowTools: ReadonlyMap<string, WorkflowTool<any, any>> },
+  principal: string,
+  awaitResult: DirectToolContext['awaitResult'],
+): DirectToolContext {
+  const { backend, seal, workflowTools } = deps;
+  return {
+    client: backend.client,
+    backend,
+    principal,
+    ownedWorkflowId: (taskId) => backend.ownedWorkflowId(taskId, principal),
+    task: (taskId) => backend.get(taskId, principal),
+    awaitResult,
+    confirmations: { open: (token, caller) => seal.open(token, caller), tool: (name) => workflowTools.get(name) },
+  };
 }

@@ -23,6 +23,7 @@ import {
   type RunningWorker,
 } from '../helpers/temporal';
 import { WEB_UI_META } from '../../src/shared/wire';
+import { mcp2026Request, type RawRequestOptions } from '../helpers/mcp2026';
 
 const TASKS = 'io.modelcontextprotocol/tasks';
 const taskQueue = uniqueTaskQueue('mcp2026');
@@ -53,54 +54,9 @@ interface TaskOutcome {
   protocolVersion?: string;
 }
 
-interface RawAnswer {
-  status: number;
-  body: { result?: Record<string, any>; error?: { code: number; message: string; data?: any } };
-}
-
-/** One 2026-07-28 request, written by hand, with the headers a conforming client sends unless `headers` says otherwise. */
-async function rpc(
-  method: string,
-  params: Record<string, unknown>,
-  options: { tasks?: boolean; headers?: Record<string, string>; capabilities?: Record<string, unknown> } = {},
-) {
-  const capabilities = options.capabilities ?? {
-    elicitation: { form: {} },
-    ...(options.tasks !== false && { extensions: { [TASKS]: {} } }),
-  };
-  const body = {
-    jsonrpc: '2.0',
-    id: 1,
-    method,
-    params: {
-      ...params,
-      _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': capabilities },
-    },
-  };
-  const name = (params.taskId ?? params.name ?? params.uri) as string | undefined;
-  const response = await fetch(server.url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': method,
-      ...(name !== undefined && { 'mcp-name': name }),
-      ...options.headers,
-    },
-    body: JSON.stringify(body),
-  });
-  const text = await response.text();
-  const json = text.startsWith('{')
-    ? JSON.parse(text)
-    : JSON.parse(
-        text
-          .split('\n')
-          .find((line) => line.startsWith('data: '))!
-          .slice(6),
-      );
-  return { status: response.status, body: json } as RawAnswer;
-}
+/** One 2026-07-28 request written by hand, with the headers a conforming client sends unless `headers` says otherwise. */
+const rpc = (method: string, params: Record<string, unknown>, options: RawRequestOptions = {}) =>
+  mcp2026Request(server.url, method, params, options);
 
 /** Opens a subscriptions/listen by hand and reads its stream to the end: every JSON-RPC message, in order. */
 async function listenRaw(id: string, taskIds: string[]): Promise<Array<Record<string, any>>> {

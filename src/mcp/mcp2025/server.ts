@@ -23,7 +23,15 @@ import { z } from 'zod';
 import { annotateRequest, traceRequest } from '../../shared/telemetry';
 import { REPLAYED_META } from '../../shared/wire';
 import { APP_RESOURCES, readAppResource, rendersApps } from '../app/ui';
-import { describeTool, idempotencyOf, invalidArgumentsResult, invalidArgumentsText, pendingTaskResult, ttlOf } from '../call-tool';
+import {
+  describeTool,
+  directToolContext,
+  idempotencyOf,
+  invalidArgumentsResult,
+  invalidArgumentsText,
+  pendingTaskResult,
+  ttlOf,
+} from '../call-tool';
 import { setBounded } from '../../util/bounded';
 import { log } from '../../util/log';
 import { InputChannel, type InputChannelOptions } from './input-channel';
@@ -318,16 +326,11 @@ export class Mcp2025Connection {
   }
 
   private runDirectTool(tool: DirectTool<any>, input: unknown, principal: string, extra: Extra) {
-    const { backend } = this.deps;
-    return tool.handler(input, {
-      client: backend.client,
-      backend,
-      principal,
-      ownedWorkflowId: (taskId) => backend.ownedWorkflowId(taskId, principal),
-      task: (taskId) => backend.get(taskId, principal),
-      awaitResult: (taskId, budgetMs) => this.awaitResult(taskId, extra, budgetMs),
-      confirmations: { open: (token, caller) => this.deps.seal.open(token, caller), tool: (name) => this.workflowTools.get(name) },
-    });
+    const context = { backend: this.deps.backend, seal: this.deps.seal, workflowTools: this.workflowTools };
+    return tool.handler(
+      input,
+      directToolContext(context, principal, (taskId, budgetMs) => this.awaitResult(taskId, extra, budgetMs)),
+    );
   }
 
   /** Ends what the connection has under way once it closed: pushed questions, their timers and watches. */

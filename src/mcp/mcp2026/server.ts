@@ -23,7 +23,7 @@ import { z } from 'zod';
 import type { PendingInput } from '../../shared/task-contract';
 import { annotateRequest, traceRequest, type RequestScope } from '../../shared/telemetry';
 import { APP_RESOURCES, readAppResource, rendersApps } from '../app/ui';
-import { describeTool, idempotencyOf, invalidArgumentsResult, pendingTaskResult } from '../call-tool';
+import { describeTool, directToolContext, idempotencyOf, invalidArgumentsResult, pendingTaskResult } from '../call-tool';
 import { isInvalidParams, isTemporalUnavailable, plainMessage, temporalUnavailable } from '../tasks/errors';
 import { argumentsDigest } from '../tasks/idempotency';
 import { applyConfirmation, CONFIRMATION_KEY, confirmationRequest, declinedResult, pendingConfirmationResult } from '../confirmation';
@@ -311,23 +311,19 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
   }
 
   function runDirectTool(tool: DirectTool<any>, input: unknown, ctx: ServerContext): Promise<CallToolResult> {
-    return tool.handler(input, {
-      client: backend.client,
-      backend,
-      principal,
-      ownedWorkflowId: (taskId) => backend.ownedWorkflowId(taskId, principal),
-      task: (taskId) => backend.get(taskId, principal),
-      confirmations: { open: (token, caller) => deps.seal.open(token, caller), tool: (name) => workflowTools.get(name) },
-      // No server-to-client requests in this generation: wait without asking; a question is answered with task_respond.
-      awaitResult: async (taskId, budgetMs) => {
-        const endWait = backend.quotas.beginWait(principal);
-        try {
-          return await waitInline(taskId, budgetMs);
-        } finally {
-          endWait();
-        }
-      },
-    }) as Promise<CallToolResult>;
+    // No server-to-client requests in this generation: wait without asking; a question is answered with task_respond.
+    const awaitResult = async (taskId: string, budgetMs: number) => {
+      const endWait = backend.quotas.beginWait(principal);
+      try {
+        return await waitInline(taskId, budgetMs);
+      } finally {
+        endWait();
+      }
+    };
+    return tool.handler(
+      input,
+      directToolContext({ backend, seal: deps.seal, workflowTools }, principal, awaitResult),
+    ) as Promise<CallToolResult>;
 
     async function waitInline(taskId: string, budgetMs: number) {
       const follower = backend.follow(taskId, principal, { signal: ctx.mcpReq.signal, deadline: Date.now() + budgetMs });

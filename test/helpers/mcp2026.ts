@@ -1,0 +1,63 @@
+/** One MCP 2026-07-28 request written by hand over Streamable HTTP, with the headers a conforming client sends. */
+
+export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+
+/** What a hand-written request got back. */
+export interface RawAnswer {
+  status: number;
+  contentType: string | null;
+  body: { result?: Record<string, any>; error?: { code: number; message: string; data?: any } };
+}
+
+/** How to shape the request: without the tasks extension, other capabilities, headers replaced or (undefined) removed. */
+export interface RawRequestOptions {
+  tasks?: boolean;
+  capabilities?: Record<string, unknown>;
+  headers?: Record<string, string | undefined>;
+}
+
+/** Sends `method` with `params` to `url` as a 2026-07-28 client would and reads the JSON or SSE answer. */
+export async function mcp2026Request(
+  url: string,
+  method: string,
+  params: Record<string, unknown>,
+  options: RawRequestOptions = {},
+): Promise<RawAnswer> {
+  const capabilities = options.capabilities ?? {
+    elicitation: { form: {} },
+    ...(options.tasks !== false && { extensions: { [TASKS_EXTENSION]: {} } }),
+  };
+  const body = {
+    jsonrpc: '2.0',
+    id: 1,
+    method,
+    params: {
+      ...params,
+      _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': capabilities },
+    },
+  };
+  const name = (params.taskId ?? params.name ?? params.uri) as string | undefined;
+  const headers: Record<string, string | undefined> = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': '2026-07-28',
+    'mcp-method': method,
+    ...(name !== undefined && { 'mcp-name': name }),
+    ...options.headers,
+  };
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: Object.fromEntries(Object.entries(headers).filter((entry): entry is [string, string] => entry[1] !== undefined)),
+    body: JSON.stringify(body),
+  });
+  const text = await response.text();
+  const json = text.startsWith('{')
+    ? JSON.parse(text)
+    : JSON.parse(
+        text
+          .split('\n')
+          .find((line) => line.startsWith('data: '))!
+          .slice(6),
+      );
+  return { status: response.status, contentType: response.headers.get('content-type'), body: json };
+}
