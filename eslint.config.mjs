@@ -16,9 +16,10 @@ export default tseslint.config(
   },
   {
     // Workflow code runs in Temporal's deterministic sandbox: no Node built-ins, no MCP, no server code. The shared
-    // definitions are bundled with it, all but the Temporal connection settings.
+    // definitions are bundled with it, all but the Temporal connection settings and the bridge's key and answer seals
+    // (used by the bridge and by the activities that check answers, never by workflow code).
     files: ['src/workflows/**/*.ts', 'src/shared/**/*.ts'],
-    ignores: ['src/shared/temporal-config.ts'],
+    ignores: ['src/shared/temporal-config.ts', 'src/shared/task-key.ts', 'src/shared/answer-proof.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -56,6 +57,8 @@ export default tseslint.config(
                 './activities',
                 './activities/*',
                 './shared/temporal-config',
+                './shared/task-key',
+                './shared/answer-proof',
                 './index',
                 './cli',
                 './worker',

@@ -19,6 +19,7 @@ import { Client, Connection } from '@temporalio/client';
 import { PaymentsLedger } from '../src/activities/payments';
 import { argumentsDigest } from '../src/mcp/tasks/idempotency';
 import { markerFromEnv } from '../src/mcp/tasks/marker';
+import { answerSealFromEnv } from '../src/shared/answer-proof';
 import { localPrincipal } from '../src/mcp/tasks/principal';
 import { PRINCIPAL_KEY } from '../src/mcp/tasks/principal';
 import {
@@ -384,6 +385,7 @@ async function createHoldTask(mcp: McpClient, n: number): Promise<string> {
 }
 
 const RAW_MARKER = markerFromEnv();
+const RAW_SEAL = answerSealFromEnv();
 
 /** The same start the server makes for the hold tool, made directly. */
 async function startHoldWorkflow(stack: Stack, n: number): Promise<string> {
@@ -577,11 +579,14 @@ async function run(args: Args, stack: Stack, rows: Map<RowKey, string>): Promise
         });
       });
       const rawTask = rawAnswered[i];
+      const handle = stack.client.workflow.getHandle(rawTask);
       const [input] = pendingInputsOf(await publishedState(stack, rawTask));
+      // Never reset here: the original run id is the run id.
+      const run = { workflowId: rawTask, originalRunId: (await handle.describe()).runId };
       await timed(viaSignal, async () => {
-        await timed(signalCall, () =>
-          stack.client.workflow.getHandle(rawTask).signal(respondSignal, { key: input.key, action: 'accept', content: APPROVE }),
-        );
+        // The baseline is the signal a bridge sends: the answer sealed for the run.
+        const answer = RAW_SEAL.seal(run, { key: input.key, action: 'accept', content: APPROVE }, { principal: 'bench' });
+        await timed(signalCall, () => handle.signal(respondSignal, answer));
         await pollUntil(async () => ((await publishedState(stack, rawTask))?.status !== 'input_required' ? true : undefined), {
           ...whatFor,
           what: `the memo of ${rawTask} to change`,

@@ -29,6 +29,7 @@ export {
   type RequestAuthenticator,
 } from './mcp/transports/oauth';
 export { MarkerKeyError, markerFromEnv, type TaskMarker } from './mcp/tasks/marker';
+export { AnswerSeal, answerSealFromEnv, createAnswerActivities } from './shared/answer-proof';
 
 // Configuration.
 export { DEFAULT_ADDRESS, DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV, temporalConfigFromEnv, type TemporalConfig } from './shared/temporal-config';

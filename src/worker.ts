@@ -4,6 +4,7 @@
  */
 import type { Logger as TemporalLogger, LogLevel as TemporalLogLevel, LogMetadata } from '@temporalio/common';
 import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
+import { answerSealFromEnv, createAnswerActivities, type AnswerSeal } from './shared/answer-proof';
 import { activityConfigFromEnv, createActivities, importJsonLinesFiles, type ActivityConfig } from './activities';
 import { checkTemporal, describeCheck, TemporalCheckError } from './shared/temporal-check';
 import { msFromEnv, temporalConfigFromEnv, TASK_QUEUE_ENV, type TemporalConfig } from './shared/temporal-config';
@@ -26,6 +27,8 @@ export interface InvoiceWorkerOptions {
   telemetry?: Telemetry['worker'];
   /** After `shutdown()`, how long activities under way may run before they are cancelled (Temporal retries them). */
   shutdownGraceMs?: number;
+  /** Checks the seals of answers (the bridge's key); default {@link answerSealFromEnv}. */
+  answerSeal?: AnswerSeal;
 }
 
 /** Creates (does not run) a worker for the invoice workflow. */
@@ -35,7 +38,7 @@ export function createInvoiceWorker(options: InvoiceWorkerOptions): Promise<Work
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
-    activities: createActivities(options.activities),
+    activities: { ...createAnswerActivities(options.answerSeal), ...createActivities(options.activities) },
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: require.resolve('./workflows') }),
     ...(options.telemetry && { interceptors: options.telemetry.interceptors, sinks: options.telemetry.sinks }),
     shutdownGraceTime: graceMs,
@@ -65,6 +68,9 @@ Environment:
   ERP_DELAY_MS            simulated ERP latency in ms (default 0)
   PAYMENT_DELAY_MS        simulated payment latency in ms (default 0)
   PAYMENT_FAIL_ATTEMPTS   fail the first N attempts of each payment (default 0)
+  MCP_TASK_MARKER_KEY     the bridge's secret key (32+ characters), which workflows need to check that an answer
+                          came from a bridge; the same as the bridge's (MCP_TASK_MARKER_KEY_FILE names a file
+                          instead; default: the key file every local process shares, see the bridge's --help)
   WORKER_SHUTDOWN_GRACE_MS  on SIGTERM/SIGINT, how long activities under way may finish (default 10000)
   MCP_LOG_FORMAT          text (default) or json: one JSON object a line (time, level, msg, taskId, ...)
   MCP_LOG_LEVEL           debug, info (default), warn or error
@@ -136,6 +142,8 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   const activities = activityConfigFromEnv();
+  // Read before polling: a worker without the bridge's key would refuse every answer.
+  const answerSeal = answerSealFromEnv();
   const imported = await importJsonLinesFiles(activities);
   if (imported.payments !== undefined) log.info(`worker: ${imported.payments} payment(s) imported from ${activities.ledgerDir}.jsonl`);
   if (imported.registrations !== undefined) {
@@ -168,13 +176,14 @@ async function main(argv: string[]): Promise<void> {
     namespace: config.namespace,
     taskQueue: config.taskQueue,
     activities,
+    answerSeal,
     shutdownGraceMs,
     ...(telemetry.worker && { telemetry: telemetry.worker }),
   });
   running.worker = worker;
   if (telemetry.enabled) log.info(`worker: traces to ${telemetry.description}`);
   log.info(
-    `worker: polling task queue "${config.taskQueue}" on ${config.address} (namespace ${config.namespace}); ledger ${activities.ledgerDir}`,
+    `worker: polling task queue "${config.taskQueue}" on ${config.address} (namespace ${config.namespace}); ledger ${activities.ledgerDir}; answer key ${answerSeal.keyId}`,
   );
   try {
     await worker.run();

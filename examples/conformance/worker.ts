@@ -3,6 +3,7 @@
  * Usage: node --import tsx examples/conformance/worker.ts [--help]
  */
 import { NativeConnection, Worker } from '@temporalio/worker';
+import { createAnswerActivities } from '../../src/shared/answer-proof';
 import { temporalConfigFromEnv } from '../../src/shared/temporal-config';
 
 const HELP = `Usage: node --import tsx examples/conformance/worker.ts [--help]
@@ -16,7 +17,13 @@ async function main(argv: string[]): Promise<void> {
   const config = temporalConfigFromEnv();
   const taskQueue = process.env.CONFORMANCE_TASK_QUEUE ?? 'conformance';
   const connection = await NativeConnection.connect(config.connectionOptions);
-  const worker = await Worker.create({ connection, namespace: config.namespace, taskQueue, workflowsPath: require.resolve('./workflows') });
+  const worker = await Worker.create({
+    connection,
+    namespace: config.namespace,
+    taskQueue,
+    workflowsPath: require.resolve('./workflows'),
+    activities: createAnswerActivities(),
+  });
   console.error(`conformance worker: polling task queue "${taskQueue}" on ${config.address}`);
   process.once('SIGINT', () => worker.shutdown());
   process.once('SIGTERM', () => worker.shutdown());

@@ -3,12 +3,17 @@
 The contract (README, "The task contract, in any SDK language") is three things, the same in every SDK:
   - the workflow keeps its task state in the memo key "mcpTask" and rewrites it on every change;
   - a question is an entry of "inputs" there: a unique key and an MCP elicitation request (a form here);
-  - the answer arrives as the signal "mcp.respond" with a JSON object {key, action, content?}.
+  - the answer arrives as the signal "mcp.respond" with a JSON object {key, action, content?, sealed, proof}; the
+    workflow acts on the copy in "sealed" once the local activity "mcpVerifyAnswer" (answer_seal.py) has found the
+    proof to be the bridge's, so a signal from anyone else who can write the namespace answers nothing.
 """
 
-from typing import Any
+import json
+from datetime import timedelta
+from typing import Any, Optional
 
 from temporalio import workflow
+from temporalio.exceptions import ActivityError
 
 # A form-mode elicitation request (MCP 2025-11-25): a flat object schema of primitive and enum fields.
 APPROVAL_FORM = {
@@ -57,6 +62,9 @@ class PurchaseRequestWorkflow:
 
         # The return value is the tool result: a dict becomes its structuredContent, shaped as the outputSchema says.
         result = {"item": item, "amount": amount, "requester": requester, "decidedAt": self.now()}
+        decided_by = (answer.get("answeredBy") or {}).get("principal")
+        if decided_by:
+            result["decidedBy"] = decided_by
         if answer["action"] == "decline":
             return {**result, "approved": False, "decision": "declined"}
         decision, comment = answer["content"]["decision"], answer["content"].get("comment")
@@ -72,7 +80,13 @@ class PurchaseRequestWorkflow:
         return self.answers[key]
 
     @workflow.signal(name="mcp.respond")
-    def respond(self, answer: dict[str, Any]) -> None:
+    async def respond(self, incoming: dict[str, Any]) -> None:
+        if incoming.get("key") not in self.pending:
+            return
+        # Runs that started before answers were sealed took them as they came, and replay that way.
+        answer = await self.unseal(incoming) if workflow.patched("mcp-sealed-answers") else incoming
+        if answer is None:
+            return
         # Take an answer only for a pending key (not another key, not a repeat), and only a decline or an accept
         # whose content fits the form (this workflow asks one form; check each against its own requestedSchema);
         # "cancel" and anything else leave the question open.
@@ -83,6 +97,38 @@ class PurchaseRequestWorkflow:
             # Upserted in the same workflow task that takes the answer: the bridge reads an answer signalled after the
             # last completed workflow task as received, so the question must be gone from the memo by then.
             self.publish("Recording the decision")
+
+    async def unseal(self, incoming: dict[str, Any]) -> Optional[dict[str, Any]]:
+        """The answer as the bridge sealed it, for this run, once a worker with the bridge's key vouches for it."""
+        sealed = incoming.get("sealed")
+        try:
+            answer = json.loads(sealed) if isinstance(sealed, str) else None
+        except ValueError:
+            answer = None
+        info = workflow.info()
+        # The original run id is the run's own, kept across resets (a reset run takes the answers it took before).
+        if (
+            not isinstance(answer, dict)
+            or answer.get("workflowId") != info.workflow_id
+            or answer.get("originalRunId") != info.original_execution_run_id
+        ):
+            workflow.logger.warning("refused an answer that carries no seal of this run")
+            return None
+        try:
+            verdict = await workflow.execute_local_activity(
+                "mcpVerifyAnswer",
+                {"sealed": sealed, "proof": incoming.get("proof")},
+                start_to_close_timeout=timedelta(seconds=10),
+                result_type=dict,
+            )
+        except ActivityError as error:
+            # Raised out of a signal handler, it would fail the whole workflow: the answer is refused instead.
+            workflow.logger.warning("refused an answer whose seal could not be checked: %s", error)
+            return None
+        if not verdict.get("ok"):
+            workflow.logger.warning("refused an answer whose seal does not hold: %s", verdict.get("reason"))
+            return None
+        return answer
 
     def publish(self, status_message: str) -> None:
         """Writes the task state to the memo: input_required with the open questions, or working."""

@@ -1,7 +1,8 @@
 """Runs the purchase request workflow on a Temporal task queue until SIGTERM or Ctrl-C.
 
 TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE (default "default") and TEMPORAL_TASK_QUEUE
-(default "purchase-requests", the queue examples/python/tools.yaml names) say where.
+(default "purchase-requests", the queue examples/python/tools.yaml names) say where. MCP_TASK_MARKER_KEY (or its file,
+see answer_seal.py) is the bridge's key, with which the workflow checks that an answer came from a bridge.
 """
 
 import asyncio
@@ -12,6 +13,7 @@ import sys
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+from answer_seal import AnswerVerifier, bridge_key_from_env
 from purchase_request import PurchaseRequestWorkflow
 
 
@@ -19,6 +21,8 @@ async def main() -> None:
     address = os.environ.get("TEMPORAL_ADDRESS", "localhost:7233")
     namespace = os.environ.get("TEMPORAL_NAMESPACE", "default")
     task_queue = os.environ.get("TEMPORAL_TASK_QUEUE", "purchase-requests")
+    # Read before polling: without the bridge's key every answer would be refused.
+    verifier = AnswerVerifier(bridge_key_from_env())
     client = await Client.connect(address, namespace=namespace)
 
     stop = asyncio.Event()
@@ -26,11 +30,15 @@ async def main() -> None:
         asyncio.get_running_loop().add_signal_handler(signum, stop.set)
 
     # Leaving the block shuts the worker down: it stops polling and finishes the workflow tasks it holds.
-    async with Worker(client, task_queue=task_queue, workflows=[PurchaseRequestWorkflow]):
-        print(f"worker: polling {task_queue} on {address} ({namespace})", file=sys.stderr, flush=True)
+    async with Worker(client, task_queue=task_queue, workflows=[PurchaseRequestWorkflow], activities=[verifier.verify_answer]):
+        print(f"worker: polling {task_queue} on {address} ({namespace}); answer key {verifier.key_id}", file=sys.stderr, flush=True)
         await stop.wait()
     print("worker: stopped", file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    try:
+        asyncio.run(main())
+    except RuntimeError as error:
+        print(f"worker: {error}", file=sys.stderr)
+        sys.exit(1)

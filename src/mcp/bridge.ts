@@ -8,6 +8,7 @@ import { createMcp2026Server, type Mcp2026Dependencies } from './mcp2026/server'
 import { isTaskListen, TaskSubscriptions } from './mcp2026/task-subscriptions';
 import type { McpEndpoints } from './endpoints';
 import { answerPollingRequest, createMcp2025Server, SERVER_INFO, SERVER_INSTRUCTIONS, type Mcp2025Dependencies } from './mcp2025/server';
+import { answerSealFromEnv, type AnswerSeal } from '../shared/answer-proof';
 import { markerFromEnv, type TaskMarker } from './tasks/marker';
 import { localPrincipal } from './tasks/principal';
 import { TemporalTaskBackend, type TaskBackendOptions } from './tasks/repository';
@@ -18,7 +19,7 @@ import type { ToolDefinition } from './tools/types';
 
 /** Task and input tuning, from MCP_* environment variables. */
 export interface BridgeTuning {
-  backend: Omit<TaskBackendOptions, 'taskQueue' | 'maxTtlMs' | 'marker'> & { maxTtlMs?: number };
+  backend: Omit<TaskBackendOptions, 'taskQueue' | 'maxTtlMs' | 'marker' | 'answerSeal'> & { maxTtlMs?: number };
   input: InputChannelOptions;
   /** How long a plain call of a task tool waits before answering with the task id (below common host timeouts). */
   inlineBudgetMs: number;
@@ -79,6 +80,8 @@ export interface CreateBridgeOptions {
   localPrincipal?: string;
   /** Signs and checks the tasks this bridge starts; default {@link markerFromEnv}. */
   marker?: TaskMarker;
+  /** Seals the answers this bridge hands to workflows (workers check them); default {@link answerSealFromEnv}. */
+  answerSeal?: AnswerSeal;
   /** Interceptors of the client this bridge connects (tracing); not used with `client`. */
   clientInterceptors?: ClientInterceptors;
 }
@@ -112,6 +115,7 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
       defaultTtlMs: Math.min(tuning.backend.defaultTtlMs, maxTtlMs),
       taskQueue: options.temporal.taskQueue,
       marker: options.marker ?? markerFromEnv(),
+      answerSeal: options.answerSeal ?? answerSealFromEnv(),
       ...(options.temporal.webUiUrl && { webUiUrl: options.temporal.webUiUrl }),
     },
     workflowToolsByName(tools),

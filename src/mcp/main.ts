@@ -13,6 +13,7 @@ import { DEFAULT_TOOLS } from './tools';
 import { loadToolsFile, ToolsFileError } from './tools/config-file';
 import { startHttpServer } from './transports/http';
 import { allowedHostsFromEnv, httpLimitsFromEnv, isLoopbackHost, OriginPolicy } from './transports/limits';
+import { answerSealFromEnv } from '../shared/answer-proof';
 import { MarkerKeyError } from './tasks/marker';
 import { createAuthenticator, OAuthConfigError, oauthConfigFromEnv } from './transports/oauth';
 import { serveStdioForAllGenerations } from './stdio';
@@ -62,8 +63,9 @@ Environment:
   MCP_AUTH_TOKENS                 bearer tokens for HTTP: "principal=token,principal=token"
   MCP_AUTH_TOKENS_FILE            a file of bearer tokens, one "principal token" pair a line (# comments)
   MCP_LOCAL_PRINCIPAL             principal of requests without credentials (default local:<os user>@<host>)
-  MCP_TASK_MARKER_KEY             HMAC key (32+ characters) marking the tasks this bridge starts; the same on every
-                                  replica (default: a key generated once in ~/.config/temporal-mcp-tasks)
+  MCP_TASK_MARKER_KEY             HMAC key (32+ characters) marking the tasks this bridge starts and sealing the answers
+                                  it hands to workflows; the same on every replica and every worker (default: a key
+                                  generated once in ~/.config/temporal-mcp-tasks; MCP_TASK_MARKER_KEY_FILE: a file)
   MCP_TEMPORAL_RPC_TIMEOUT_MS     deadline of each request to Temporal (default 5000)
   MCP_MAX_OPEN_TASKS_PER_PRINCIPAL  open tasks one principal may have (default 1000)
   MCP_MAX_WAITS_PER_PRINCIPAL     concurrent waits (tasks/result, inline calls, subscriptions) of one principal (default 64)
@@ -167,15 +169,18 @@ async function main(argv: string[]): Promise<void> {
   const temporal = temporalConfigFromEnv();
   const shutdownTimeoutMs = msFromEnv(process.env, 'MCP_SHUTDOWN_TIMEOUT_MS', 10_000);
   const telemetry = startTelemetry({ serviceName: 'temporal-mcp-serve' });
+  const answerSeal = answerSealFromEnv();
   const bridge = await createBridge({
     temporal,
+    answerSeal,
     tools: [...DEFAULT_TOOLS, ...declared],
     ...(telemetry.clientInterceptors && { clientInterceptors: telemetry.clientInterceptors }),
   });
   if (declared.length > 0)
     log.info(`serve: ${declared.length} tool(s) from ${args.tools}: ${declared.map((tool) => tool.name).join(', ')}`);
   if (telemetry.enabled) log.info(`serve: traces to ${telemetry.description}`);
-  const target = `Temporal ${temporal.address} (namespace ${temporal.namespace}, task queue ${temporal.taskQueue})`;
+  // Workers log the same id: answers sealed with another key are refused by the workflows.
+  const target = `Temporal ${temporal.address} (namespace ${temporal.namespace}, task queue ${temporal.taskQueue}; answer key ${answerSeal.keyId})`;
   let stopping = false;
   /** Ends the process once `drain` is done, or after the bound whatever it is doing; a second signal changes nothing. */
   const stopOn = (signal: NodeJS.Signals | 'end of input', drain: () => Promise<void>) => {

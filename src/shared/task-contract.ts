@@ -113,6 +113,8 @@ export interface PublishedTaskState {
    * message and in its `tasks/result` error, instead of a bare "Cancelled.".
    */
   cancelledStatusMessage?: string;
+  /** The last few answers the workflow refused for want of a valid seal, newest last: a record for operators. */
+  refusedAnswers?: RefusedAnswer[];
 }
 
 /** The input requests a published state waits on: `inputs`, or the single `input` of older workflows. */
@@ -125,11 +127,96 @@ export function pendingInputsOf(state: PublishedTaskState | undefined): PendingI
 /** Content of an accepted form: the values keyed by property name. */
 export type InputContent = Record<string, string | number | boolean | string[]>;
 
-/** The answer to an input request, shaped after the MCP `ElicitResult`. */
+/** Who gave an answer, as the bridge that took it knows them. */
+export interface AnswerOrigin {
+  /** The principal the bridge authenticated (e.g. `static:alice`, `oauth:…`, `local`). */
+  principal: string;
+  /** How the answer came: `elicitation`, `input_required` (a 2026-07-28 retried call), `task_respond`. */
+  via?: string;
+}
+
+/**
+ * The answer to an input request, shaped after the MCP `ElicitResult`. The bridge also sends who gave it and a seal:
+ * `sealed` is the JSON text of a {@link SealedAnswer} and `proof` a MAC over it that only holders of the bridge's key
+ * can make. A workflow acts on the sealed copy once a worker has checked the proof ({@link VERIFY_ANSWER_ACTIVITY});
+ * the plain fields are there for readers of the history.
+ */
 export interface InputResponse {
   key: string;
   action: 'accept' | 'decline' | 'cancel';
   content?: InputContent;
+  answeredBy?: AnswerOrigin;
+  /** ISO 8601 time the bridge took the answer. */
+  answeredAt?: string;
+  sealed?: string;
+  proof?: string;
+}
+
+/** What the bridge seals: one answer, for one key of one run. */
+export interface SealedAnswer {
+  v: 1;
+  workflowId: string;
+  /**
+   * The run's original run id (`originalExecutionRunId` of its start event): its run id, kept across resets, so that a
+   * reset run replays the answers it took before and takes those Temporal reapplies; another run's differs.
+   */
+  originalRunId: string;
+  key: string;
+  action: 'accept' | 'decline';
+  content?: InputContent;
+  answeredBy: AnswerOrigin;
+  answeredAt: string;
+}
+
+/**
+ * Name of the local activity a worker registers to check an answer's proof: input {@link VerifyAnswerInput}, result
+ * {@link VerifyAnswerResult}. The proof is `v1.<key id>.<mac>`, `mac` the unpadded base64url HMAC-SHA256 of the
+ * `sealed` text (UTF-8) under the answer key, which is HMAC-SHA256(bridge key, "temporal-mcp-tasks answer key v1");
+ * the key id is the first 8 characters of the unpadded base64url SHA-256 of the answer key. Every SDK can implement it.
+ */
+export const VERIFY_ANSWER_ACTIVITY = 'mcpVerifyAnswer';
+
+/** Patch id under which a workflow checks seals; histories from before it took answers unchecked and still replay. */
+export const SEALED_ANSWERS_PATCH = 'mcp-sealed-answers';
+
+export interface VerifyAnswerInput {
+  sealed: string;
+  proof: string;
+}
+
+export interface VerifyAnswerResult {
+  ok: boolean;
+  /** Why not, when not. */
+  reason?: string;
+}
+
+/** An answer the workflow refused (no seal, a bad proof, another run's), as kept in the published state. */
+export interface RefusedAnswer {
+  key: string;
+  reason: string;
+  /** ISO 8601, workflow time. */
+  at: string;
+}
+
+/**
+ * Reads a seal's text: the answer it carries when it is well formed and made for this run, or why not. Pure and
+ * deterministic; the proof is checked apart, by {@link VERIFY_ANSWER_ACTIVITY}.
+ */
+export function openSealedAnswer(sealed: unknown, run: { workflowId: string; originalRunId: string }): SealedAnswer | string {
+  if (typeof sealed !== 'string') return 'it carries no seal';
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(sealed);
+  } catch {
+    return 'its seal is not JSON';
+  }
+  const answer = parsed as Partial<SealedAnswer> | null;
+  if (typeof answer !== 'object' || answer === null || answer.v !== 1) return 'its seal is of an unknown version';
+  if (answer.workflowId !== run.workflowId || answer.originalRunId !== run.originalRunId) return 'its seal was made for another run';
+  if (typeof answer.key !== 'string' || (answer.action !== 'accept' && answer.action !== 'decline')) return 'its seal has no answer';
+  if (typeof answer.answeredBy?.principal !== 'string' || typeof answer.answeredAt !== 'string')
+    return 'its seal does not say who answered';
+  return answer as SealedAnswer;
 }
 
 /** What the bridge stores in {@link TASK_META_MEMO} when it starts a workflow. */

@@ -1,9 +1,20 @@
 /**
  * A workflow that speaks the bridge's task contract with plain Temporal primitives only, as a Go, Java or Python
- * workflow would: it writes its state to the memo key "mcpTask" and takes answers from the signal "mcp.respond".
+ * workflow would: it writes its state to the memo key "mcpTask" and takes answers from the signal "mcp.respond", each
+ * only once the local activity "mcpVerifyAnswer" has found its seal to be the bridge's.
  * It deliberately imports nothing from ../shared/task-contract or ./workflow-task.
  */
-import { ApplicationFailure, condition, defineSignal, setHandler, upsertMemo } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  condition,
+  defineSignal,
+  log,
+  patched,
+  proxyLocalActivities,
+  setHandler,
+  upsertMemo,
+  workflowInfo,
+} from '@temporalio/workflow';
 
 /** Workflow type name; stored in histories, never rename. */
 export const TIME_OFF_WORKFLOW_TYPE = 'timeOffRequestWorkflow';
@@ -12,9 +23,39 @@ interface Answer {
   key: string;
   action: 'accept' | 'decline' | 'cancel';
   content?: Record<string, unknown>;
+  /** JSON text of the answer as the bridge sealed it, with the run it is for, and the MAC over that text. */
+  sealed?: string;
+  proof?: string;
 }
 
 const respond = defineSignal<[Answer]>('mcp.respond');
+
+// Registered by every worker of bridge-served workflows (in TypeScript, createAnswerActivities()).
+const { mcpVerifyAnswer } = proxyLocalActivities<{
+  mcpVerifyAnswer(input: { sealed: string; proof: string }): Promise<{ ok: boolean; reason?: string }>;
+}>({ startToCloseTimeout: '10 seconds' });
+
+/** The answer the seal carries, when it is made for this run and a worker holding the bridge's key vouches for it. */
+async function unsealed(incoming: Answer): Promise<Answer | undefined> {
+  let answer: (Answer & { workflowId?: string; originalRunId?: string }) | undefined;
+  try {
+    answer = typeof incoming.sealed === 'string' ? JSON.parse(incoming.sealed) : undefined;
+  } catch {
+    answer = undefined;
+  }
+  // The original run id is the run's own, kept across resets (so a reset run takes the answers it took before).
+  const { workflowId, originalExecutionRunId } = workflowInfo();
+  if (answer?.workflowId !== workflowId || answer.originalRunId !== originalExecutionRunId) {
+    log.warn('refused an answer that carries no seal of this run', { key: incoming.key });
+    return undefined;
+  }
+  const verdict = await mcpVerifyAnswer({ sealed: incoming.sealed!, proof: String(incoming.proof) }).catch(() => ({ ok: false }));
+  if (!verdict.ok) {
+    log.warn('refused an answer whose seal does not hold', { key: incoming.key });
+    return undefined;
+  }
+  return answer;
+}
 
 /** Asks a manager to approve days off; refuses more than 20 days as an application error (a tool error). */
 export async function timeOffRequestWorkflow(request: {
@@ -25,8 +66,11 @@ export async function timeOffRequestWorkflow(request: {
     throw ApplicationFailure.nonRetryable(`${request.days} days is more than the 20 days one request may take; split it`, 'TooManyDays');
   }
   let answer: Answer | undefined;
-  setHandler(respond, (incoming) => {
-    if (incoming.key === 'manager' && incoming.action !== 'cancel' && !answer) answer = incoming;
+  setHandler(respond, async (incoming) => {
+    if (incoming?.key !== 'manager' || answer) return;
+    // Runs that started before answers were sealed took them as they came, and replay that way.
+    const taken = patched('mcp-sealed-answers') ? await unsealed(incoming) : incoming;
+    if (taken?.key === 'manager' && taken.action !== 'cancel' && !answer) answer = taken;
   });
   upsertMemo({
     mcpTask: {

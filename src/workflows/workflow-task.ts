@@ -2,19 +2,32 @@
  * Workflow-side helpers that speak the task contract of ../shared/task-contract: publish status, ask for input.
  * Import only from workflow code.
  */
-import { condition, setHandler, upsertMemo } from '@temporalio/workflow';
+import { condition, log, patched, proxyLocalActivities, setHandler, upsertMemo, workflowInfo } from '@temporalio/workflow';
 import {
   checkFormContent,
+  openSealedAnswer,
   respondSignal,
+  SEALED_ANSWERS_PATCH,
   TASK_STATE_MEMO,
+  VERIFY_ANSWER_ACTIVITY,
   type FormInputRequest,
   type InputResponse,
   type PendingInput,
   type PublishedAction,
   type PublishedProgress,
   type PublishedTaskState,
+  type RefusedAnswer,
   type UrlInputRequest,
+  type VerifyAnswerInput,
+  type VerifyAnswerResult,
 } from '../shared/task-contract';
+
+const answerCheck = proxyLocalActivities<Record<typeof VERIFY_ANSWER_ACTIVITY, (input: VerifyAnswerInput) => Promise<VerifyAnswerResult>>>({
+  startToCloseTimeout: '10 seconds',
+});
+
+/** How many refused answers the published state keeps. */
+const REFUSED_ANSWERS_KEPT = 5;
 
 /** The task as seen from inside one workflow run. */
 export interface WorkflowTask {
@@ -30,8 +43,9 @@ export interface WorkflowTask {
    * content; a URL request (`mode: 'url'`) with the user's action only. The task shows `input_required` while any
    * request waits. Several requests may wait at once (start them without awaiting each, e.g. with `Promise.all`);
    * each is answered on its own, in any order. `cancel` answers, answers to keys not pending and form content that
-   * does not fit the schema are ignored, so the request stays pending and is asked again. `key` must never be reused
-   * within the workflow.
+   * does not fit the schema are ignored, so the request stays pending and is asked again. So is an answer without a
+   * valid seal of the bridge (the worker checks it with the activity of `createAnswerActivities()`): it is kept in the
+   * published `refusedAnswers`. The answer says who gave it and when. `key` must never be reused within the workflow.
    */
   requestInput(key: string, request: Omit<FormInputRequest, 'mode'> | UrlInputRequest): Promise<InputResponse>;
   /**
@@ -52,6 +66,7 @@ export function startWorkflowTask(initialMessage?: string): WorkflowTask {
   let progress: PublishedProgress | undefined;
   let actions: PublishedAction[] = [];
   let cancelledStatusMessage: string | undefined;
+  let refusedAnswers: RefusedAnswer[] = [];
 
   const publish = (): void => {
     const waiting = pending.length > 0 && cancelledStatusMessage === undefined;
@@ -63,24 +78,60 @@ export function startWorkflowTask(initialMessage?: string): WorkflowTask {
       ...(progress && { progress }),
       ...(actions.length > 0 && cancelledStatusMessage === undefined && { actions }),
       ...(cancelledStatusMessage !== undefined && { cancelledStatusMessage }),
+      ...(refusedAnswers.length > 0 && { refusedAnswers }),
     };
     upsertMemo({ [TASK_STATE_MEMO]: state });
   };
 
-  setHandler(respondSignal, (response) => {
-    const input = pending.find((candidate) => candidate.key === response?.key);
-    if (!input || answers.has(input.key)) return;
+  const openInput = (key: unknown): PendingInput | undefined =>
+    answers.has(key as string) ? undefined : pending.find((candidate) => candidate.key === key);
+
+  const refuse = (key: unknown, reason: string): undefined => {
+    log.warn('refused an answer', { key, reason });
+    const at = new Date().toISOString();
+    refusedAnswers = [...refusedAnswers, { key: String(key).slice(0, 200), reason, at }].slice(-REFUSED_ANSWERS_KEPT);
+    publish();
+    return undefined;
+  };
+
+  // The answer as the bridge sealed it, once the worker has checked the seal; undefined (and recorded) otherwise.
+  const unseal = async (response: InputResponse): Promise<InputResponse | undefined> => {
+    const { workflowId, originalExecutionRunId } = workflowInfo();
+    const opened = openSealedAnswer(response.sealed, { workflowId, originalRunId: originalExecutionRunId });
+    if (typeof opened === 'string') return refuse(response.key, opened);
+    let verdict: VerifyAnswerResult;
+    try {
+      verdict = await answerCheck[VERIFY_ANSWER_ACTIVITY]({ sealed: response.sealed!, proof: String(response.proof) });
+    } catch (error) {
+      return refuse(response.key, `its seal could not be checked: ${(error as Error).message}`);
+    }
+    if (!verdict.ok) return refuse(response.key, `its seal does not hold (${verdict.reason ?? 'no reason given'})`);
+    const { key, action, content, answeredBy, answeredAt } = opened;
+    return { key, action, ...(content !== undefined && { content }), answeredBy, answeredAt };
+  };
+
+  setHandler(respondSignal, async (incoming) => {
+    if (!openInput(incoming?.key)) return;
+    let response: InputResponse | undefined = incoming;
+    // Histories from before seals took answers as they came; they replay that way.
+    if (patched(SEALED_ANSWERS_PATCH)) response = await unseal(incoming);
+    const input = openInput(response?.key);
+    if (!response || !input) return;
     const { request } = input;
+    const origin = {
+      ...(response.answeredBy && { answeredBy: response.answeredBy }),
+      ...(response.answeredAt && { answeredAt: response.answeredAt }),
+    };
     if (response.action === 'decline') {
-      answers.set(input.key, { key: input.key, action: 'decline' });
+      answers.set(input.key, { key: input.key, action: 'decline', ...origin });
     } else if (response.action === 'accept' && request.mode === 'url') {
-      answers.set(input.key, { key: input.key, action: 'accept' });
+      answers.set(input.key, { key: input.key, action: 'accept', ...origin });
     } else if (
       response.action === 'accept' &&
       request.mode === 'form' &&
       checkFormContent(request.requestedSchema, response.content) === undefined
     ) {
-      answers.set(input.key, { key: input.key, action: 'accept', content: response.content });
+      answers.set(input.key, { key: input.key, action: 'accept', content: response.content, ...origin });
     }
   });
 

@@ -2,9 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { NativeConnection, Runtime, DefaultLogger, type Worker } from '@temporalio/worker';
 import type { ActivityConfig } from '../../src/activities';
+import { answerSealFromEnv } from '../../src/shared/answer-proof';
+import { respondSignal, type InputContent } from '../../src/shared/task-contract';
 import { webUiUrlFromEnv, type TemporalConfig } from '../../src/shared/temporal-config';
 import { createInvoiceWorker, type InvoiceWorkerOptions } from '../../src/worker';
 import type { Invoice } from '../../src/shared/invoice';
@@ -148,4 +150,27 @@ export function eventually<T>(check: () => Promise<T | undefined>, what: string,
 export function expectedWebUiLink(taskId: string): string {
   const [host, port] = testAddress().split(':');
   return `http://${host}:${Number(port) + 1000}/namespaces/default/workflows/${taskId}`;
+}
+
+const testSeal = answerSealFromEnv();
+
+/**
+ * Answers past the bridge, as a bridge would: the answer sealed with the bridge's key (the one every local process
+ * shares) for the run that is running now (see {@link originalRunIdOf}). `cancel` answers are sent as they are (a workflow ignores them anyway).
+ */
+export async function sendAnswer(
+  handle: WorkflowHandle,
+  response: { key: string; action: 'accept' | 'decline' | 'cancel'; content?: InputContent },
+  principal = 'test:approver',
+): Promise<void> {
+  if (response.action === 'cancel') return handle.signal(respondSignal, response);
+  const { action } = response;
+  const run = { workflowId: handle.workflowId, originalRunId: await originalRunIdOf(handle) };
+  await handle.signal(respondSignal, testSeal.seal(run, { ...response, action }, { principal }));
+}
+
+/** The current run's original run id (kept across resets), from its start event: what answers are sealed for. */
+export async function originalRunIdOf(handle: WorkflowHandle): Promise<string> {
+  const { events } = await handle.fetchHistory();
+  return events![0].workflowExecutionStartedEventAttributes!.originalExecutionRunId!;
 }

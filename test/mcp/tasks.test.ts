@@ -11,7 +11,7 @@ import type { Client } from '@temporalio/client';
 import { APP_MIME_TYPE, TASK_VIEW_URI, UI_EXTENSION } from '../../src/mcp/app/ui';
 import type { Bridge } from '../../src/mcp/bridge';
 import { PaymentsLedger } from '../../src/activities/payments';
-import { respondSignal, TASK_STATE_MEMO } from '../../src/shared/task-contract';
+import { TASK_STATE_MEMO } from '../../src/shared/task-contract';
 import {
   APPROVE,
   FAST_TUNING,
@@ -32,6 +32,7 @@ import {
   daysFromToday,
   eventually,
   sampleInvoice,
+  sendAnswer,
   startWorker,
   tempActivityConfig,
   uniqueTaskQueue,
@@ -539,7 +540,7 @@ describe('tasks/* errors and state', () => {
     };
     expect(seen.statusMessage).toBe(memo.statusMessage);
     expect(seen.lastUpdatedAt).toBe(memo.updatedAt);
-    await temporal.workflow.getHandle(task.taskId).signal(respondSignal, { key: 'approval', action: 'decline' });
+    await sendAnswer(temporal.workflow.getHandle(task.taskId), { key: 'approval', action: 'decline' });
     const done = await waitForTask(client, task.taskId, (t) => t.status === 'completed');
     expect(new Date(done.lastUpdatedAt).getTime()).toBeGreaterThanOrEqual(new Date(seen.lastUpdatedAt).getTime());
   });
@@ -581,9 +582,7 @@ describe('2025-11-25 to the letter', () => {
     const task = await startInvoiceTask(client, sampleInvoice());
     const waiting = await waitForTask(client, task.taskId, (t) => t.status === 'input_required');
     await withoutWorker(async () => {
-      await temporal.workflow
-        .getHandle(task.taskId)
-        .signal(respondSignal, { key: 'approval', action: 'accept', content: { decision: 'approve' } });
+      await sendAnswer(temporal.workflow.getHandle(task.taskId), { key: 'approval', action: 'accept', content: { decision: 'approve' } });
       const received = await getTask(client, task.taskId);
       expect(received.status).toBe('working');
       expect(received.statusMessage).toMatch(/Answer received/);

@@ -95,7 +95,7 @@ export async function greetingWorkflow(input: GreetingInput): Promise<{ greeting
 }
 `,
   'src/worker.ts': `import { NativeConnection, Worker } from '@temporalio/worker';
-import { temporalConfigFromEnv } from 'temporal-mcp-tasks';
+import { createAnswerActivities, temporalConfigFromEnv } from 'temporal-mcp-tasks';
 
 async function main(): Promise<void> {
   const temporal = temporalConfigFromEnv();
@@ -106,6 +106,8 @@ async function main(): Promise<void> {
     namespace: temporal.namespace,
     taskQueue,
     workflowsPath: require.resolve('./workflows'),
+    // Lets the workflow check that an answer came from a bridge (the same MCP_TASK_MARKER_KEY as the server's).
+    activities: createAnswerActivities(),
   });
   console.error(\`greeting worker: polling \${taskQueue}\`);
   await worker.run();

@@ -14,7 +14,7 @@ import { freePort, ROOT } from '../helpers/dev-server';
 import { getTask, newMcpClient, ScriptedUser, taskResult, waitForTask } from '../helpers/mcp';
 import { spawnHttpServer, spawnPythonWorker, type HttpServerProcess, type SpawnedProcess } from '../helpers/processes';
 import { pythonWorkerEnvironment } from '../helpers/python';
-import { connectClient, eventually, uniqueTaskQueue } from '../helpers/temporal';
+import { connectClient, eventually, sendAnswer, uniqueTaskQueue } from '../helpers/temporal';
 
 // The Python worker polls a queue of its own; the server's default queue has no worker, so a task that runs at all
 // ran on the queue the tools file names.
@@ -102,6 +102,7 @@ test('request_purchase: the Python workflow asks its approval form over MCP and 
     decision: 'approve',
     comment: 'within budget',
     decidedAt: expect.stringMatching(ISO_INSTANT),
+    decidedBy: expect.stringMatching(/^local:/),
   });
   expect((await getTask(client, task.taskId)).status).toBe('completed');
 });
@@ -118,6 +119,7 @@ test('request_purchase: a declined approval form ends the Python workflow with a
     approved: false,
     decision: 'declined',
     decidedAt: expect.stringMatching(ISO_INSTANT),
+    decidedBy: expect.stringMatching(/^local:/),
   });
 });
 
@@ -126,16 +128,19 @@ test('request_purchase: the Python workflow ignores answers for other keys, canc
   const task = await startPurchaseTask(client);
   await waitForTask(client, task.taskId, (t) => t.status === 'input_required');
 
-  // Signalled past the bridge, straight to the workflow, which must check them itself.
+  // Signalled past the bridge, straight to the workflow, which must check them itself: sealed as a bridge seals them,
+  // and one plain approval, as anyone who can write the namespace could send it, which must answer nothing.
   const handle = temporal!.client.workflow.getHandle(task.taskId);
-  for (const answer of [
+  const answers: Parameters<typeof sendAnswer>[1][] = [
     { key: 'another', action: 'accept', content: { decision: 'approve' } },
     { key: 'approval', action: 'cancel' },
     { key: 'approval', action: 'accept', content: { decision: 'maybe' } },
     { key: 'approval', action: 'accept', content: { decision: 'approve', budget: 'unlimited' } },
-  ]) {
-    await handle.signal('mcp.respond', answer);
+  ];
+  for (const answer of answers) {
+    await sendAnswer(handle, answer);
   }
+  await handle.signal('mcp.respond', { key: 'approval', action: 'accept', content: { decision: 'approve' } });
   await eventually(async () => {
     const { events } = await handle.fetchHistory();
     const signalled = events!.map((event) => !!event.workflowExecutionSignaledEventAttributes).lastIndexOf(true);

@@ -19,7 +19,14 @@ import {
 import type { Client } from '@temporalio/client';
 import { createBridge, type Bridge } from '../../src/mcp/bridge';
 import { PRINCIPAL_KEY } from '../../src/mcp/tasks/principal';
-import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../../src/shared/task-contract';
+import {
+  PRINCIPAL_SEARCH_ATTRIBUTE,
+  RESPOND_SIGNAL_NAME,
+  TASK_STATE_MEMO,
+  type InputResponse,
+  type PublishedTaskState,
+} from '../../src/shared/task-contract';
+import { PaymentsLedger } from '../../src/activities/payments';
 import { Logger } from '../../src/util/log';
 import { connectInMemory, errorCodeOf, FAST_TUNING, getTask, newMcpClient, startInvoiceTask, waitForTask } from '../helpers/mcp';
 import { sleep } from '../../src/util/wait';
@@ -109,6 +116,83 @@ describe('the task mark binds the run', () => {
       })) {
         await temporal.client.workflow
           .getHandle(info.workflowId)
+          .terminate()
+          .catch(() => undefined);
+      }
+      await bridge.close();
+      await worker.stop();
+    }
+  });
+});
+
+describe('answers only a bridge can give', () => {
+  test('a plain Temporal client approves nothing, and a sealed answer copied onto another task is refused', async () => {
+    const taskQueue = uniqueTaskQueue('seal');
+    const activities = tempActivityConfig();
+    const worker = await startWorker(taskQueue, activities);
+    const principal = `seal-${randomUUID().slice(0, 8)}`;
+    const bridge = await createBridge({
+      temporal: testTemporalConfig(taskQueue),
+      client: temporal.client,
+      tuning: FAST_TUNING,
+      principalOf: () => principal,
+    });
+    const client = newMcpClient('seal');
+    const close = await connectInMemory(bridge, client);
+    const started: string[] = [];
+    const ledger = new PaymentsLedger(activities.ledgerDir);
+    const paidFor = async (taskId: string) => (await ledger.entries()).filter((entry) => entry.taskId === taskId);
+    /** Waits until the workflow has published this many refused answers, and returns its state. */
+    const refusals = (taskId: string, count: number) =>
+      eventually(async () => {
+        const memo = (await temporal.client.workflow.getHandle(taskId).describe()).memo?.[TASK_STATE_MEMO] as PublishedTaskState;
+        return (memo?.refusedAnswers?.length ?? 0) >= count ? memo : undefined;
+      }, `${count} refused answer(s) of ${taskId}`);
+    try {
+      const first = await startInvoiceTask(client, sampleInvoice());
+      const second = await startInvoiceTask(client, sampleInvoice());
+      started.push(first.taskId, second.taskId);
+      await waitForTask(client, first.taskId, (task) => task.status === 'input_required');
+      await waitForTask(client, second.taskId, (task) => task.status === 'input_required');
+
+      // The namespace writer's approval, as `temporal workflow signal` sends it.
+      await temporal.client.workflow
+        .getHandle(first.taskId)
+        .signal(RESPOND_SIGNAL_NAME, { key: 'approval', action: 'accept', content: { decision: 'approve' } });
+      expect((await refusals(first.taskId, 1)).refusedAnswers).toEqual([
+        { key: 'approval', reason: 'it carries no seal', at: expect.any(String) },
+      ]);
+      expect((await getTask(client, first.taskId)).status).toBe('input_required');
+      expect(await paidFor(first.taskId)).toEqual([]);
+
+      // The owner approves through the bridge; the sealed signal it sent is then copied onto the other task.
+      const answered = await client.callTool({
+        name: 'task_respond',
+        arguments: { taskId: first.taskId, action: 'accept', content: { decision: 'approve' } },
+      });
+      expect(answered.isError).toBeFalsy();
+      await waitForTask(client, first.taskId, (task) => task.status === 'completed');
+      expect((await paidFor(first.taskId)).length).toBe(2);
+      const { events } = await temporal.client.workflow.getHandle(first.taskId).fetchHistory();
+      const sealedAnswers = events!
+        .map((event) => event.workflowExecutionSignaledEventAttributes)
+        .filter((signal) => signal?.signalName === RESPOND_SIGNAL_NAME)
+        .map(
+          (signal) =>
+            temporal.client.options.loadedDataConverter.payloadConverter.fromPayload(signal!.input!.payloads![0]) as InputResponse,
+        )
+        .filter((answer) => answer.sealed !== undefined);
+      expect(sealedAnswers).toHaveLength(1);
+      expect(sealedAnswers[0].answeredBy).toEqual({ principal, via: 'task_respond' });
+      await temporal.client.workflow.getHandle(second.taskId).signal(RESPOND_SIGNAL_NAME, sealedAnswers[0]);
+      expect((await refusals(second.taskId, 1)).refusedAnswers?.[0].reason).toBe('its seal was made for another run');
+      expect((await getTask(client, second.taskId)).status).toBe('input_required');
+      expect(await paidFor(second.taskId)).toEqual([]);
+    } finally {
+      await close();
+      for (const taskId of started) {
+        await temporal.client.workflow
+          .getHandle(taskId)
           .terminate()
           .catch(() => undefined);
       }

@@ -7,7 +7,8 @@ import { decodeCursor, encodeCursor, listBinding } from '../../src/mcp/tasks/lis
 import { TaskMarker } from '../../src/mcp/tasks/marker';
 import { Quotas } from '../../src/mcp/tasks/quotas';
 import type { WorkflowTool } from '../../src/mcp/tools/types';
-import { checkFormContent } from '../../src/shared/task-contract';
+import { AnswerSeal } from '../../src/shared/answer-proof';
+import { checkFormContent, openSealedAnswer } from '../../src/shared/task-contract';
 import { escapeControls } from '../../src/util/log';
 
 describe('idempotency', () => {
@@ -47,6 +48,43 @@ describe('list cursors', () => {
     expect(code(() => decodeCursor(cursor, listBinding('bob', "McpPrincipal = 'bob'")))).toBe(ErrorCode.InvalidParams);
     expect(code(() => decodeCursor('not-a-cursor', binding))).toBe(ErrorCode.InvalidParams);
     expect(code(() => decodeCursor('x'.repeat(5000), binding))).toBe(ErrorCode.InvalidParams);
+  });
+});
+
+describe('answer seals', () => {
+  const run = { workflowId: 'invoice-1', originalRunId: 'run-1' };
+  const seal = new AnswerSeal(Buffer.alloc(32, 7));
+  const answer = { key: 'approval', action: 'accept' as const, content: { decision: 'approve', note: 'ok ✓' } };
+  const sealed = seal.seal(run, answer, { principal: 'static:alice', via: 'task_respond' }, new Date('2026-01-01T00:00:00Z'));
+
+  test('the sealed text carries the answer, its run and who gave it; the proof holds for it and for nothing else', () => {
+    expect(openSealedAnswer(sealed.sealed, run)).toEqual({
+      v: 1,
+      ...run,
+      ...answer,
+      answeredBy: { principal: 'static:alice', via: 'task_respond' },
+      answeredAt: '2026-01-01T00:00:00.000Z',
+    });
+    expect(sealed).toMatchObject({ ...answer, answeredBy: { principal: 'static:alice' }, proof: expect.stringMatching(/^v1\.\S{8}\./) });
+    expect(seal.check({ sealed: sealed.sealed!, proof: sealed.proof! })).toEqual({ ok: true });
+    expect(seal.check({ sealed: sealed.sealed!.replace('alice', 'bob'), proof: sealed.proof! })).toEqual({
+      ok: false,
+      reason: 'a proof that does not match',
+    });
+    expect(new AnswerSeal(Buffer.alloc(32, 8)).check({ sealed: sealed.sealed!, proof: sealed.proof! })).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/^a proof made with key \S+, not this worker's key \S+$/),
+    });
+    expect(seal.check({ sealed: sealed.sealed!, proof: 'v2.x.y' })).toMatchObject({ ok: false });
+    expect(seal.check({ sealed: sealed.sealed!, proof: undefined as unknown as string })).toEqual({ ok: false, reason: 'no proof' });
+  });
+
+  test('a seal of another run, of another version, or without an answer does not open', () => {
+    expect(openSealedAnswer(sealed.sealed, { ...run, originalRunId: 'run-2' })).toBe('its seal was made for another run');
+    expect(openSealedAnswer(undefined, run)).toBe('it carries no seal');
+    expect(openSealedAnswer('{', run)).toBe('its seal is not JSON');
+    expect(openSealedAnswer(sealed.sealed!.replace('"v":1', '"v":2'), run)).toBe('its seal is of an unknown version');
+    expect(openSealedAnswer(sealed.sealed!.replace('"accept"', '"cancel"'), run)).toBe('its seal has no answer');
   });
 });
 

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
@@ -7,13 +7,16 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { FixtureErp } from '../../src/activities/erp';
 import { PaymentsLedger } from '../../src/activities/payments';
+import { AnswerSeal, answerSealFromEnv } from '../../src/shared/answer-proof';
 import { INVOICE_WORKFLOW_TYPE, releaseScheduledPaymentUpdate, type Invoice, type InvoiceResult } from '../../src/shared/invoice';
 import { respondSignal, TASK_STATE_MEMO, type PublishedTaskState } from '../../src/shared/task-contract';
 import {
   daysFromToday,
   eventually,
+  originalRunIdOf,
   quietTemporalLogs,
   sampleInvoice,
+  sendAnswer,
   startWorker,
   tempActivityConfig,
   testAddress,
@@ -22,6 +25,7 @@ import {
   type RunningWorker,
 } from '../helpers/temporal';
 
+const { EventType } = temporal.api.enums.v1;
 const taskQueue = uniqueTaskQueue('invoice-wf');
 const activities = tempActivityConfig({ paymentFailAttempts: 2 });
 let env: TestWorkflowEnvironment;
@@ -67,6 +71,9 @@ function awaitApprovalRequest(workflowId: string) {
 
 const APPROVE = { key: 'approval', action: 'accept', content: { decision: 'approve' } } as const;
 
+/** The seal of the bridge's key: the one the test workers check answers with. */
+const bridgeSeal = answerSealFromEnv();
+
 /** An invoice whose LI-1 is paid at once and LI-2 in 90 days. */
 function partlyScheduled(overrides: Partial<Invoice> = {}): Invoice {
   return sampleInvoice({
@@ -92,7 +99,7 @@ async function cancelAndWait(handle: Awaited<ReturnType<typeof start>>): Promise
 /** Approves, then waits until LI-1 is paid and LI-2 waits on its timer. */
 async function approveAndAwaitTimer(handle: Awaited<ReturnType<typeof start>>): Promise<void> {
   await awaitApprovalRequest(handle.workflowId);
-  await handle.signal(respondSignal, APPROVE);
+  await sendAnswer(handle, APPROVE);
   await eventually(
     async () => ((await published(handle.workflowId))?.statusMessage?.includes('scheduled:') ? true : undefined),
     'the timer',
@@ -113,7 +120,7 @@ describe('invoiceWorkflow', () => {
     expect(state.input?.request).toMatchObject({ mode: 'form', requestedSchema: { required: ['decision'] } });
     expect(state.statusMessage).toContain(invoice.invoiceNumber);
 
-    await handle.signal(respondSignal, { key: 'approval', action: 'accept', content: { decision: 'approve' } });
+    await sendAnswer(handle, { key: 'approval', action: 'accept', content: { decision: 'approve' } });
     const result = (await handle.result()) as InvoiceResult;
 
     expect(result.outcome).toBe('paid');
@@ -126,18 +133,87 @@ describe('invoiceWorkflow', () => {
     await Worker.runReplayHistory({ workflowBundle: testWorkflowBundle() }, await handle.fetchHistory(), handle.workflowId);
   });
 
+  test('takes only answers a bridge sealed for this run, and keeps a record of those it refused', async () => {
+    const handle = await start(oneItem());
+    await awaitApprovalRequest(handle.workflowId);
+    const run = { workflowId: handle.workflowId, originalRunId: await originalRunIdOf(handle) };
+    const by = { principal: 'static:mallory' };
+    const tampered = bridgeSeal.seal(run, { key: 'approval', action: 'decline' }, by);
+    const forgeries = [
+      // A plain Temporal client with write access to the namespace, as the CLI would send it.
+      APPROVE,
+      // Sealed by a bridge, but for another run of the same workflow id.
+      bridgeSeal.seal({ ...run, originalRunId: randomUUID() }, APPROVE, by),
+      // A sealed decline turned into an approval.
+      { ...tampered, action: 'accept', content: APPROVE.content, sealed: tampered.sealed!.replace('"decline"', '"accept"') },
+      // Sealed with a key that is not the bridge's.
+      new AnswerSeal(randomBytes(32)).seal(run, APPROVE, by),
+    ];
+    for (const forged of forgeries) await handle.signal(respondSignal, forged);
+    const state = await eventually(async () => {
+      const current = await published(handle.workflowId);
+      return (current?.refusedAnswers?.length ?? 0) >= forgeries.length ? current : undefined;
+    }, 'four refusals');
+    expect(state.status).toBe('input_required');
+    expect(state.refusedAnswers!.map((refused) => refused.reason)).toEqual([
+      'it carries no seal',
+      'its seal was made for another run',
+      'its seal does not hold (a proof that does not match)',
+      expect.stringMatching(/^its seal does not hold \(a proof made with key \S+, not this worker's key \S+\)$/),
+    ]);
+    expect(await paidLineItems(handle.workflowId)).toEqual([]);
+
+    await sendAnswer(handle, APPROVE, 'static:alice');
+    expect(((await handle.result()) as InvoiceResult).outcome).toBe('paid');
+    await Worker.runReplayHistory({ workflowBundle: testWorkflowBundle() }, await handle.fetchHistory(), handle.workflowId);
+  });
+
+  test('a reset run takes the answer again, or replays it, and pays nothing twice', async () => {
+    const handle = await start(partlyScheduled());
+    await approveAndAwaitTimer(handle);
+    const { events } = await handle.fetchHistory();
+    const completions = events!.filter((event) => event.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED);
+    const answeredAt = Number(events!.find((event) => event.workflowExecutionSignaledEventAttributes)!.eventId);
+    // Reset to the workflow task that took the answer: the reset run takes it again (its seal names the original run);
+    // reset to the last one: the reset run replays it.
+    const takingAnswer = completions.find((event) => Number(event.eventId) > answeredAt)!.eventId;
+    const afterAnswer = completions.at(-1)!.eventId;
+    for (const eventId of [afterAnswer, takingAnswer]) {
+      const current = (await handle.describe()).runId;
+      const { runId } = await client.workflowService.resetWorkflowExecution({
+        namespace: 'default',
+        workflowExecution: { workflowId: handle.workflowId, runId: current },
+        reason: 'test',
+        workflowTaskFinishEventId: eventId,
+        requestId: randomUUID(),
+      });
+      const reset = client.workflow.getHandle(handle.workflowId, runId!);
+      // A workflow task that failed (a non-determinism) stays pending and is retried: the timer is never reached.
+      await eventually(async () => {
+        const description = await reset.describe();
+        const state = description.memo?.[TASK_STATE_MEMO] as PublishedTaskState | undefined;
+        const settled = !description.raw.pendingWorkflowTask && description.historyLength > Number(eventId) + 1;
+        return settled && state?.statusMessage?.includes('scheduled:') ? true : undefined;
+      }, 'the reset run to reach the timer');
+      expect((await published(handle.workflowId))?.refusedAnswers).toBeUndefined();
+      await Worker.runReplayHistory({ workflowBundle: testWorkflowBundle() }, await reset.fetchHistory(), handle.workflowId);
+    }
+    expect(await paidLineItems(handle.workflowId)).toEqual(['LI-1']);
+    await handle.terminate();
+  });
+
   test('ignores answers for other keys, cancel answers and content that does not fit the form', async () => {
     const handle = await start(sampleInvoice());
     await awaitApprovalRequest(handle.workflowId);
-    await handle.signal(respondSignal, { key: 'other', action: 'accept', content: { decision: 'approve' } });
-    await handle.signal(respondSignal, { key: 'approval', action: 'cancel' });
-    await handle.signal(respondSignal, { key: 'approval', action: 'accept', content: { decision: 'maybe' } });
-    await handle.signal(respondSignal, { key: 'approval', action: 'accept', content: {} });
+    await sendAnswer(handle, { key: 'other', action: 'accept', content: { decision: 'approve' } });
+    await sendAnswer(handle, { key: 'approval', action: 'cancel' });
+    await sendAnswer(handle, { key: 'approval', action: 'accept', content: { decision: 'maybe' } });
+    await sendAnswer(handle, { key: 'approval', action: 'accept', content: {} });
     // Wait until the worker has processed all four signals, then check that the request is still pending.
     await eventually(async () => ((await handle.describe()).raw.pendingWorkflowTask ? undefined : true), 'the signals to be processed');
     expect((await published(handle.workflowId))?.status).toBe('input_required');
 
-    await handle.signal(respondSignal, { key: 'approval', action: 'accept', content: { decision: 'reject', comment: 'wrong PO' } });
+    await sendAnswer(handle, { key: 'approval', action: 'accept', content: { decision: 'reject', comment: 'wrong PO' } });
     const result = (await handle.result()) as InvoiceResult;
     expect(result.outcome).toBe('rejected');
     expect(result.reason).toContain('wrong PO');
@@ -147,7 +223,7 @@ describe('invoiceWorkflow', () => {
   test('a decline ends the invoice rejected, with nothing paid', async () => {
     const handle = await start(sampleInvoice());
     await awaitApprovalRequest(handle.workflowId);
-    await handle.signal(respondSignal, { key: 'approval', action: 'decline' });
+    await sendAnswer(handle, { key: 'approval', action: 'decline' });
     const result = (await handle.result()) as InvoiceResult;
     expect(result).toMatchObject({ outcome: 'rejected', approval: { decision: 'decline' }, payments: [] });
   });
@@ -167,7 +243,7 @@ describe('invoiceWorkflow', () => {
     const invoice = oneItem();
     const first = await start(invoice);
     await awaitApprovalRequest(first.workflowId);
-    await first.signal(respondSignal, APPROVE);
+    await sendAnswer(first, APPROVE);
     expect(await first.result()).toMatchObject({ outcome: 'paid' });
     expect(await erp().holder(invoice.vendorId, invoice.invoiceNumber)).toBe(first.workflowId);
     const second = (await (await start(invoice)).result()) as InvoiceResult;
@@ -182,9 +258,9 @@ describe('invoiceWorkflow', () => {
     await awaitApprovalRequest(second.workflowId);
     expect(await erp().holder(invoice.vendorId, invoice.invoiceNumber)).toBeUndefined();
 
-    await second.signal(respondSignal, APPROVE);
+    await sendAnswer(second, APPROVE);
     expect(await second.result()).toMatchObject({ outcome: 'paid' });
-    await first.signal(respondSignal, APPROVE);
+    await sendAnswer(first, APPROVE);
     const refused = (await first.result()) as InvoiceResult;
     expect(refused).toMatchObject({ outcome: 'invalid', approval: { decision: 'approve' }, payments: [] });
     expect(refused.reason).toContain('already processed');
@@ -202,13 +278,13 @@ describe('invoiceWorkflow', () => {
     const first = await start(invoice);
     await awaitApprovalRequest(first.workflowId);
     if (answer) {
-      await first.signal(respondSignal, answer);
+      await sendAnswer(first, answer);
       expect(await first.result()).toMatchObject({ outcome: 'rejected' });
     } else await cancelAndWait(first);
 
     const next = await start(invoice);
     await awaitApprovalRequest(next.workflowId);
-    await next.signal(respondSignal, APPROVE);
+    await sendAnswer(next, APPROVE);
     expect(await next.result()).toMatchObject({ outcome: 'paid' });
   });
 
@@ -218,7 +294,7 @@ describe('invoiceWorkflow', () => {
     });
     const first = await start(invoice);
     await awaitApprovalRequest(first.workflowId);
-    await first.signal(respondSignal, APPROVE);
+    await sendAnswer(first, APPROVE);
     await eventually(
       async () => ((await published(first.workflowId))?.statusMessage?.includes('scheduled:') ? true : undefined),
       'the timer',
@@ -251,7 +327,7 @@ describe('invoiceWorkflow', () => {
   test('a cancel during a payment waits for it to settle, and the report says what the ledger holds', async () => {
     const handle = await start(partlyScheduled());
     await awaitApprovalRequest(handle.workflowId);
-    await handle.signal(respondSignal, APPROVE);
+    await sendAnswer(handle, APPROVE);
     await eventually(
       async () => ((await published(handle.workflowId))?.statusMessage?.includes('paying line item LI-1') ? true : undefined),
       'the payment',
@@ -283,7 +359,7 @@ describe('invoiceWorkflow', () => {
     expect(await updateRejection(handle.executeUpdate(releaseScheduledPaymentUpdate, { args: [{ lineItemId: 'LATER' }] }))).toMatch(
       /not approved/,
     );
-    await handle.signal(respondSignal, { key: 'approval', action: 'accept', content: { decision: 'approve' } });
+    await sendAnswer(handle, { key: 'approval', action: 'accept', content: { decision: 'approve' } });
 
     const waiting = await eventually(async () => {
       const state = await published(handle.workflowId);

@@ -179,7 +179,7 @@ export class InputChannel {
         { relatedRequestId, signal: withdraw.signal, timeout: this.options.elicitationTimeoutMs },
       );
       if (result.action === 'cancel') return { kind: 'dismissed' };
-      const response: InputResponse = { key: input.key, action: result.action };
+      const response: InputResponse & { action: 'accept' | 'decline' } = { key: input.key, action: result.action };
       if (result.action === 'accept' && input.request.mode === 'form') {
         const contentProblem = checkFormContent(input.request.requestedSchema, result.content ?? {});
         if (contentProblem) return this.invalid(slot, contentProblem);
@@ -190,7 +190,7 @@ export class InputChannel {
       // open takes its answer, not only the first of several.
       const current = await this.backend.get(view.task.taskId, this.principal);
       if (!current.inputs.some((open) => open.key === input.key)) return { kind: 'superseded' };
-      await this.backend.respond(view, response);
+      await this.backend.respond(view, response, { principal: this.principal, via: 'elicitation' });
       this.problems.delete(slot);
       return { kind: 'answered' };
     } catch (error) {

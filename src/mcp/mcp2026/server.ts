@@ -156,7 +156,7 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
           );
         }
         // Unknown and already answered keys are ignored (SEP-2663); answers that do not fit fail the call, and none is passed on.
-        await backend.answer(view, responses as Record<string, unknown>);
+        await backend.answer(view, responses as Record<string, unknown>, { principal, via: 'tasks/update' });
         return {};
       }),
     ),
@@ -207,7 +207,7 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
       const responses = ctx.mcpReq.inputResponses;
       if (responses && typeof responses === 'object') {
         try {
-          await backend.answer(view, responses as Record<string, unknown>);
+          await backend.answer(view, responses as Record<string, unknown>, { principal, via: 'input_required' });
         } catch (error) {
           if (!isInvalidParams(error)) throw error;
           // An answer that does not fit is asked again, saying what was wrong.

@@ -24,6 +24,7 @@ import {
   TASK_STATE_MEMO,
   checkFormContent,
   pendingInputsOf,
+  type AnswerOrigin,
   type FormInputRequest,
   type InputResponse,
   type PublishedTaskState,
@@ -37,6 +38,7 @@ import { isTemporalUnavailable, taskNotFound } from './errors';
 import { TaskFollower, type FollowOptions } from './follow';
 import { HistoryWatch } from './history-watch';
 import { argumentsDigest, derivedUuid } from './idempotency';
+import type { AnswerSeal } from '../../shared/answer-proof';
 import type { TaskMarker } from './marker';
 import { Quotas, type QuotaOptions } from './quotas';
 import { decodeCursor, encodeCursor, listBinding } from './list-cursor';
@@ -101,6 +103,8 @@ export interface TaskBackendOptions {
   rpcTimeoutMs?: number;
   /** Signs the tasks this bridge starts and checks them on every read. */
   marker: TaskMarker;
+  /** Seals every answer handed to a workflow, so that the workflow can tell it came from a bridge. */
+  answerSeal: AnswerSeal;
   /** Open tasks, concurrent waits and task operations per principal (see {@link QuotaOptions}). */
   quotas?: Partial<QuotaOptions>;
   /** The Temporal Web UI's base URL: every task view links to its workflow there. None: no links. */
@@ -135,6 +139,8 @@ export class TemporalTaskBackend {
   private readonly chainStarts = new Map<string, { startedAt: number; argumentsDigest: string }>();
   /** Tasks created here lately, per principal (task id → creation time): listed while visibility catches up. */
   private readonly recent = new Map<string, Map<string, number>>();
+  /** The original run id (kept across resets) of each run answered lately: what answers are sealed for. */
+  private readonly originalRunIds = new Map<string, string>();
 
   constructor(
     readonly client: Client,
@@ -335,12 +341,22 @@ export class TemporalTaskBackend {
   }
 
   /**
-   * Hands an answer to the workflow. A signal: durable as soon as this returns, even with no worker running. While
-   * Temporal is unreachable it keeps trying for `patienceMs`, so an answer the user gave is not dropped by an outage.
+   * Hands an answer to the workflow, sealed with who gave it (see answer-proof). A signal: durable as soon as this
+   * returns, even with no worker running. While Temporal is unreachable it keeps trying for `patienceMs`, so an answer
+   * the user gave is not dropped by an outage.
    */
-  async respond(view: TaskView, response: InputResponse, patienceMs = 120_000): Promise<void> {
+  async respond(
+    view: TaskView,
+    response: InputResponse & { action: 'accept' | 'decline' },
+    answeredBy: AnswerOrigin,
+    patienceMs = 120_000,
+  ): Promise<void> {
     await retryWithBackoff(
-      () => this.rpc(() => this.client.workflow.getHandle(view.workflowId, view.runId).signal(respondSignal, response)),
+      async () => {
+        const originalRunId = await this.originalRunIdOf(view);
+        const sealed = this.options.answerSeal.seal({ workflowId: view.workflowId, originalRunId }, response, answeredBy);
+        await this.rpc(() => this.client.workflow.getHandle(view.workflowId, view.runId).signal(respondSignal, sealed));
+      },
       {
         isRetryable: isTemporalUnavailable,
         deadline: Date.now() + patienceMs,
@@ -350,7 +366,28 @@ export class TemporalTaskBackend {
         },
       },
     );
-    log.info('answer handed to the workflow', { taskId: view.task.taskId, key: response.key, action: response.action });
+    log.info('answer handed to the workflow', {
+      taskId: view.task.taskId,
+      key: response.key,
+      action: response.action,
+      principal: answeredBy.principal,
+    });
+  }
+
+  /** The run's original run id, from its start event (a reset run's is the run it was reset from first); cached. */
+  private async originalRunIdOf(view: TaskView): Promise<string> {
+    const cached = this.originalRunIds.get(view.runId);
+    if (cached) return cached;
+    const page = await this.rpc(() =>
+      this.client.workflowService.getWorkflowExecutionHistory({
+        namespace: this.client.options.namespace,
+        execution: { workflowId: view.workflowId, runId: view.runId },
+        maximumPageSize: 1,
+      }),
+    );
+    const original = page.history?.events?.[0]?.workflowExecutionStartedEventAttributes?.originalExecutionRunId || view.runId;
+    setBounded(this.originalRunIds, view.runId, original, 10_000);
+    return original;
   }
 
   /**
@@ -586,8 +623,8 @@ export class TemporalTaskBackend {
    * asked, already answered, or answered meanwhile) are ignored. `cancel` answers are ignored too: the request stays.
    * Returns the keys handed over.
    */
-  async answer(view: TaskView, responses: Record<string, unknown>): Promise<string[]> {
-    const accepted: InputResponse[] = [];
+  async answer(view: TaskView, responses: Record<string, unknown>, answeredBy: AnswerOrigin): Promise<string[]> {
+    const accepted: (InputResponse & { action: 'accept' | 'decline' })[] = [];
     const problems: string[] = [];
     for (const [key, raw] of Object.entries(responses)) {
       const input = view.inputs.find((candidate) => candidate.key === key);
@@ -613,7 +650,7 @@ export class TemporalTaskBackend {
     if (problems.length > 0) {
       throw new McpError(ErrorCode.InvalidParams, `Answers that do not fit the request: ${problems.join('; ')}. Nothing was passed on.`);
     }
-    for (const response of accepted) await this.respond(view, response);
+    for (const response of accepted) await this.respond(view, response, answeredBy);
     return accepted.map((response) => response.key);
   }
 }

@@ -1,0 +1,110 @@
+/**
+ * Answers only a bridge can give. The bridge seals each answer it hands to a workflow: the answer, the run it is for
+ * and who gave it, as JSON text, with a MAC under a key derived from its secret key. Workers hold the same key and check
+ * the MAC in the local activity {@link VERIFY_ANSWER_ACTIVITY} before the workflow acts, so a signal sent by anyone
+ * else who can write the namespace (a plain Temporal client, the CLI) answers nothing. Node only: never imported by
+ * workflow code.
+ */
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { log } from '@temporalio/activity';
+import { taskKeyFromEnv } from './task-key';
+import {
+  VERIFY_ANSWER_ACTIVITY,
+  type AnswerOrigin,
+  type InputResponse,
+  type SealedAnswer,
+  type VerifyAnswerInput,
+  type VerifyAnswerResult,
+} from './task-contract';
+
+const ANSWER_KEY_LABEL = 'temporal-mcp-tasks answer key v1';
+
+/** Seals answers and checks seals with one key. */
+export class AnswerSeal {
+  private readonly key: Buffer;
+  /** Names the key without revealing it, so a worker can tell a seal of another key from a forged one. */
+  readonly keyId: string;
+
+  /** `taskKey`: the bridge's secret key (see task-key); the answer key is derived from it. */
+  constructor(taskKey: Buffer) {
+    this.key = createHmac('sha256', taskKey).update(ANSWER_KEY_LABEL).digest();
+    this.keyId = createHash('sha256').update(this.key).digest('base64url').slice(0, 8);
+  }
+
+  /** The answer as the bridge sends it: plain fields, who gave it, and the seal over the answer and its run. */
+  /** `run`: the workflow id and the run's original run id (see {@link SealedAnswer}). */
+  seal(
+    run: { workflowId: string; originalRunId: string },
+    response: InputResponse & { action: 'accept' | 'decline' },
+    answeredBy: AnswerOrigin,
+    now = new Date(),
+  ): InputResponse {
+    const answeredAt = now.toISOString();
+    const sealedAnswer: SealedAnswer = {
+      v: 1,
+      workflowId: run.workflowId,
+      originalRunId: run.originalRunId,
+      key: response.key,
+      action: response.action,
+      ...(response.content !== undefined && { content: response.content }),
+      answeredBy,
+      answeredAt,
+    };
+    const sealed = JSON.stringify(sealedAnswer);
+    return {
+      key: response.key,
+      action: response.action,
+      ...(response.content !== undefined && { content: response.content }),
+      answeredBy,
+      answeredAt,
+      sealed,
+      proof: `v1.${this.keyId}.${this.mac(sealed)}`,
+    };
+  }
+
+  /** Whether `proof` is this key's MAC of `sealed` (constant-time), and if not, why. */
+  check(input: VerifyAnswerInput): VerifyAnswerResult {
+    const { sealed, proof } = input ?? ({} as VerifyAnswerInput);
+    if (typeof sealed !== 'string' || typeof proof !== 'string' || proof.length > 200) return { ok: false, reason: 'no proof' };
+    const [version, keyId, mac] = proof.split('.');
+    if (version !== 'v1' || mac === undefined) return { ok: false, reason: 'a proof of an unknown version' };
+    if (keyId !== this.keyId) {
+      return { ok: false, reason: `a proof made with key ${keyId}, not this worker's key ${this.keyId}` };
+    }
+    const expected = Buffer.from(this.mac(sealed));
+    const given = Buffer.from(mac);
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return { ok: false, reason: 'a proof that does not match' };
+    return { ok: true };
+  }
+
+  private mac(text: string): string {
+    return createHmac('sha256', this.key).update(text, 'utf8').digest('base64url');
+  }
+}
+
+/** The seal of the key in the environment: MCP_TASK_MARKER_KEY, its file, or the local default (see task-key). */
+export function answerSealFromEnv(env: NodeJS.ProcessEnv = process.env): AnswerSeal {
+  return new AnswerSeal(taskKeyFromEnv(env));
+}
+
+/**
+ * The activity every worker of bridge-served workflows registers beside its own, so that workflows can check the
+ * answers they are given (`Worker.create({ activities: { ...createAnswerActivities(), ...yours } })`). Without it an
+ * answer waits in the history, unprocessed, until a worker that has it takes the workflow.
+ */
+export function createAnswerActivities(seal: AnswerSeal = answerSealFromEnv()): {
+  [VERIFY_ANSWER_ACTIVITY]: (input: VerifyAnswerInput) => Promise<VerifyAnswerResult>;
+} {
+  return {
+    async [VERIFY_ANSWER_ACTIVITY](input: VerifyAnswerInput): Promise<VerifyAnswerResult> {
+      const result = seal.check(input);
+      if (!result.ok) {
+        const hint = result.reason?.startsWith('a proof made with key')
+          ? ": give this worker the bridge's MCP_TASK_MARKER_KEY"
+          : ': it did not come from a bridge';
+        log.warn(`refused an answer with ${result.reason}${hint}`);
+      }
+      return result;
+    },
+  };
+}
