@@ -11,7 +11,7 @@ export { createBridge, tuningFromEnv, type Bridge, type BridgeTuning, type Creat
 export { defaultToolResult, defineWorkflowTool, ToolDeclarationError, type WorkflowToolDeclaration } from './mcp/tools/define';
 export type { DirectTool, DirectToolContext, ToolDefinition, WorkflowTool } from './mcp/tools/types';
 export { InvalidJsonSchemaError, jsonSchema, type Checked, type ToolSchema } from './mcp/tools/schema';
-export { COMPANION_TOOLS, DEFAULT_TOOLS } from './mcp/tools';
+export { APPROVAL_TOOLS, COMPANION_TOOLS, DEFAULT_TOOLS } from './mcp/tools';
 export { loadToolsFile, ToolsFileError, type ToolEntry } from './mcp/tools/config-file';
 
 // Serving: stdio for every client generation, or Streamable HTTP with its bounds and authentication.

@@ -10,7 +10,8 @@ import type { McpEndpoints } from './endpoints';
 import { answerPollingRequest, createMcp2025Server, SERVER_INFO, SERVER_INSTRUCTIONS, type Mcp2025Dependencies } from './mcp2025/server';
 import { answerSealFromEnv, type AnswerSeal } from '../shared/answer-proof';
 import { markerFromEnv, type TaskMarker } from './tasks/marker';
-import { localPrincipal } from './tasks/principal';
+import { rolesInAuthInfo } from './call-tool';
+import { localPrincipal, parseRoles } from './tasks/principal';
 import { TemporalTaskBackend, type TaskBackendOptions } from './tasks/repository';
 import { DEFAULT_TOOLS, workflowToolsByName } from './tools';
 import { confirmStartTool } from './tools/confirm-start';
@@ -76,6 +77,10 @@ export interface CreateBridgeOptions {
   /** An existing client to use; otherwise one is connected from `temporal` and closed by {@link Bridge.close}. */
   client?: Client;
   principalOf?: Mcp2025Dependencies['principalOf'];
+  /** The caller's roles; default: from the credentials (see the HTTP transport), {@link localRoles} without them. */
+  rolesOf?: Mcp2025Dependencies['rolesOf'];
+  /** The roles of requests without credentials; default `MCP_LOCAL_ROLES` (comma-separated). */
+  localRoles?: string[];
   /** The principal of requests without credentials (stdio, HTTP without authentication); default {@link localPrincipal}. */
   localPrincipal?: string;
   /** Signs and checks the tasks this bridge starts; default {@link markerFromEnv}. */
@@ -94,6 +99,7 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
   const tuning = options.tuning ?? tuningFromEnv();
   let tools = options.tools ?? DEFAULT_TOOLS;
   const local = options.localPrincipal ?? localPrincipal();
+  const localRoles = options.localRoles ?? parseRoles(process.env.MCP_LOCAL_ROLES, 'MCP_LOCAL_ROLES');
   let connection: Connection | undefined;
   let client = options.client;
   if (!client) {
@@ -129,6 +135,7 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
     backend,
     tools,
     principalOf: options.principalOf ?? ((extra) => extra.authInfo?.clientId ?? local),
+    rolesOf: options.rolesOf ?? ((extra) => (extra.authInfo ? rolesInAuthInfo(extra.authInfo) : localRoles)),
     input: tuning.input,
     inlineBudgetMs: tuning.inlineBudgetMs,
     seal,
@@ -147,10 +154,16 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
     instructions: SERVER_INSTRUCTIONS,
     seal,
   };
-  const mcp2026 = createMcpHandler((context) => createMcp2026Server(mcp2026Dependencies, context.authInfo?.clientId ?? local), {
-    legacy: 'reject',
-    onerror: (error) => log.error(`mcp (2026-07-28): ${error.message}`),
-  });
+  const mcp2026 = createMcpHandler(
+    (context) =>
+      context.authInfo
+        ? createMcp2026Server(mcp2026Dependencies, context.authInfo.clientId, rolesInAuthInfo(context.authInfo))
+        : createMcp2026Server(mcp2026Dependencies, local, localRoles),
+    {
+      legacy: 'reject',
+      onerror: (error) => log.error(`mcp (2026-07-28): ${error.message}`),
+    },
+  );
   const subscriptions = new TaskSubscriptions(backend, SERVER_INFO);
   return {
     backend,
@@ -159,7 +172,7 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
     createMcp2025Server: () => createMcp2025Server(dependencies),
     answerPollingRequest,
     mcp2026,
-    createMcp2026Server: () => createMcp2026Server(mcp2026Dependencies, local),
+    createMcp2026Server: () => createMcp2026Server(mcp2026Dependencies, local, localRoles),
     taskSubscriptions: {
       accepts: isTaskListen,
       serve: (request, principal, sink) => subscriptions.serve(request, principal ?? local, sink),

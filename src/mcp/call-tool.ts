@@ -150,17 +150,25 @@ export function invalidArgumentsResult(name: string, problems: string[]): CallTo
 /** What a direct tool may use, for `principal`: the same in every generation but for how it waits. */
 export function directToolContext(
   deps: { backend: TemporalTaskBackend; seal: CallSeal; workflowTools: ReadonlyMap<string, WorkflowTool<any, any>> },
-  principal: string,
+  caller: { principal: string; roles: readonly string[] },
   awaitResult: DirectToolContext['awaitResult'],
 ): DirectToolContext {
   const { backend, seal, workflowTools } = deps;
+  const { principal, roles } = caller;
   return {
     client: backend.client,
     backend,
     principal,
+    roles,
     ownedWorkflowId: (taskId) => backend.ownedWorkflowId(taskId, principal),
     task: (taskId) => backend.get(taskId, principal),
     awaitResult,
     confirmations: { open: (token, caller) => seal.open(token, caller), tool: (name) => workflowTools.get(name) },
   };
+}
+
+/** The roles an authInfo carries in `extra.roles` (set by the HTTP transport from the caller's credentials). */
+export function rolesInAuthInfo(authInfo: { extra?: Record<string, unknown> } | undefined): string[] {
+  const roles = authInfo?.extra?.roles;
+  return Array.isArray(roles) ? roles.filter((role): role is string => typeof role === 'string') : [];
 }

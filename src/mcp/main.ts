@@ -61,8 +61,10 @@ Environment:
   MCP_INLINE_BUDGET_MS            how long a plain call of a task tool waits before it answers with the task id (default 50000)
   MCP_HTTP_SESSION_IDLE_MS        an HTTP session with no request for this long is closed (default 3600000)
   MCP_AUTH_TOKENS                 bearer tokens for HTTP: "principal=token,principal=token"
-  MCP_AUTH_TOKENS_FILE            a file of bearer tokens, one "principal token" pair a line (# comments)
+  MCP_AUTH_TOKENS_FILE            a file of bearer tokens, one "principal token [role,role]" line each (# comments);
+                                  the roles decide which addressed questions (approvals_inbox) the principal may answer
   MCP_LOCAL_PRINCIPAL             principal of requests without credentials (default local:<os user>@<host>)
+  MCP_LOCAL_ROLES                 roles of requests without credentials, comma-separated (default none)
   MCP_TASK_MARKER_KEY             HMAC key (32+ characters) marking the tasks this bridge starts and sealing the answers
                                   it hands to workflows; the same on every replica and every worker (default: a key
                                   generated once in ~/.config/temporal-mcp-tasks; MCP_TASK_MARKER_KEY_FILE: a file)
@@ -86,6 +88,7 @@ Environment:
   MCP_OAUTH_RESOURCE              this server's resource URL, the audience tokens must name (default http://HOST:PORT/mcp)
   MCP_OAUTH_SCOPES                scopes every token must carry, space-separated (default none)
   MCP_OAUTH_PRINCIPAL_CLAIM       the claim that names the principal (default sub)
+  MCP_OAUTH_ROLES_CLAIM           the claim that lists the principal's roles, e.g. roles or groups (default: no roles)
   MCP_SHUTDOWN_TIMEOUT_MS         on SIGTERM/SIGINT, how long responses under way may take before they are cut (default 10000)
   MCP_LOG_FORMAT                  text (default) or json: one JSON object a line (time, level, msg, taskId, principal, method, ...)
   MCP_LOG_LEVEL                   debug, info (default), warn or error

@@ -47,6 +47,7 @@ export class AnswerSeal {
       key: response.key,
       action: response.action,
       ...(response.content !== undefined && { content: response.content }),
+      ...(response.comment !== undefined && { comment: response.comment }),
       answeredBy,
       answeredAt,
     };
@@ -55,6 +56,7 @@ export class AnswerSeal {
       key: response.key,
       action: response.action,
       ...(response.content !== undefined && { content: response.content }),
+      ...(response.comment !== undefined && { comment: response.comment }),
       answeredBy,
       answeredAt,
       sealed,

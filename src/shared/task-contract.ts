@@ -18,6 +18,15 @@ export const TASK_META_MEMO = 'mcpMeta';
 export const PRINCIPAL_SEARCH_ATTRIBUTE = 'McpPrincipal';
 
 /**
+ * KeywordList search attribute a workflow keeps while questions addressed to others are open: `principal:<name>` and
+ * `role:<name>` for each audience, so an approver's inbox is one visibility query. Empty when nothing is open.
+ */
+export const AWAITING_SEARCH_ATTRIBUTE = 'McpAwaiting';
+
+/** Update name carrying an answer to an addressed question ({@link AddressedInput}); validated, then sealed-checked. */
+export const ANSWER_UPDATE_NAME = 'mcp.answer';
+
+/**
  * `ApplicationFailure` type a workflow fails with when its call should end with a JSON-RPC error (the task `failed`)
  * instead of a tool error; `details[0].code` is the JSON-RPC code (`-32603` when absent), the message its message.
  */
@@ -115,6 +124,11 @@ export interface PublishedTaskState {
   cancelledStatusMessage?: string;
   /** The last few answers the workflow refused for want of a valid seal, newest last: a record for operators. */
   refusedAnswers?: RefusedAnswer[];
+  /**
+   * Questions addressed to others that are open (see {@link AddressedInput}): the task stays `working` while only these
+   * wait; the bridge shows them in the inboxes of those they are addressed to, never to the requester.
+   */
+  awaiting?: AddressedInput[];
 }
 
 /** The input requests a published state waits on: `inputs`, or the single `input` of older workflows. */
@@ -131,6 +145,8 @@ export type InputContent = Record<string, string | number | boolean | string[]>;
 export interface AnswerOrigin {
   /** The principal the bridge authenticated (e.g. `static:alice`, `oauth:…`, `local`). */
   principal: string;
+  /** The principal's roles at that moment, from its credentials (addressed questions only). */
+  roles?: string[];
   /** How the answer came: `elicitation`, `input_required` (a 2026-07-28 retried call), `task_respond`. */
   via?: string;
 }
@@ -148,8 +164,70 @@ export interface InputResponse {
   answeredBy?: AnswerOrigin;
   /** ISO 8601 time the bridge took the answer. */
   answeredAt?: string;
+  /** A note the person gave with the answer (addressed questions), at most 2,000 characters. */
+  comment?: string;
   sealed?: string;
   proof?: string;
+}
+
+/**
+ * Who may answer a question addressed to someone other than the task's principal: anyone named in `principals` or
+ * holding one of `roles`, except those in `exclude` and, unless `allowRequester`, the task's own principal.
+ */
+export interface InputAudience {
+  principals?: string[];
+  roles?: string[];
+  exclude?: string[];
+  allowRequester?: boolean;
+  /** Distinct people whose acceptance closes the question: 1 (any one, the default) or more. */
+  required?: number;
+}
+
+/** One person's answer to an addressed question, as the workflow recorded it. */
+export interface AnswerRecord {
+  principal: string;
+  roles: string[];
+  action: 'accept' | 'decline';
+  content?: InputContent;
+  comment?: string;
+  /** ISO 8601: when the bridge took it. */
+  at: string;
+  /** How it came (see {@link AnswerOrigin}). */
+  via?: string;
+}
+
+/** A question the workflow addressed to others, as published in {@link PublishedTaskState.awaiting}. */
+export interface AddressedInput {
+  key: string;
+  request: FormInputRequest;
+  audience: InputAudience;
+  /** The principal whose task this is (excluded unless `audience.allowRequester`). */
+  requester: string;
+  /** Answers taken so far, oldest first. */
+  answers: AnswerRecord[];
+  /** ISO 8601: when the question was asked, and when it is due (if it is). */
+  askedAt: string;
+  dueAt?: string;
+}
+
+/**
+ * Why `principal` with `roles` may not answer `input` now, or undefined when they may. Pure: the workflow's Update
+ * validator, its handler (on the sealed identity) and the bridge's inbox all use it.
+ */
+export function answerRefusal(input: AddressedInput, principal: string, roles: readonly string[]): string | undefined {
+  const { audience } = input;
+  const named = audience.principals?.includes(principal) ?? false;
+  const inRole = roles.some((role) => audience.roles?.includes(role));
+  if (!named && !inRole) return 'this question is not addressed to you';
+  if (audience.exclude?.includes(principal)) return 'you are excluded from answering this question';
+  if (principal === input.requester && !audience.allowRequester) return 'you asked for this, so someone else must answer it';
+  if (input.answers.some((answer) => answer.principal === principal)) return 'you have answered this question already';
+  return undefined;
+}
+
+/** The search attribute values an open addressed question stands for (see {@link AWAITING_SEARCH_ATTRIBUTE}). */
+export function awaitingKeywords(audience: InputAudience): string[] {
+  return [...(audience.principals ?? []).map((name) => `principal:${name}`), ...(audience.roles ?? []).map((name) => `role:${name}`)];
 }
 
 /** What the bridge seals: one answer, for one key of one run. */
@@ -164,6 +242,7 @@ export interface SealedAnswer {
   key: string;
   action: 'accept' | 'decline';
   content?: InputContent;
+  comment?: string;
   answeredBy: AnswerOrigin;
   answeredAt: string;
 }

@@ -5,3 +5,4 @@ export { timeOffRequestWorkflow } from './raw-contract';
 export { salesReportWorkflow } from './plain';
 export { contractSignatureWorkflow } from './signature';
 export { vendorOnboardingWorkflow } from './onboarding';
+export { spendApprovalWorkflow } from './spend';

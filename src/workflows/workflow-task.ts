@@ -2,15 +2,35 @@
  * Workflow-side helpers that speak the task contract of ../shared/task-contract: publish status, ask for input.
  * Import only from workflow code.
  */
-import { condition, log, patched, proxyLocalActivities, setHandler, upsertMemo, workflowInfo } from '@temporalio/workflow';
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import {
+  ApplicationFailure,
+  condition,
+  defineUpdate,
+  log,
+  patched,
+  proxyLocalActivities,
+  setHandler,
+  upsertMemo,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import {
+  ANSWER_UPDATE_NAME,
+  answerRefusal,
+  AWAITING_SEARCH_ATTRIBUTE,
+  awaitingKeywords,
   checkFormContent,
   openSealedAnswer,
+  PRINCIPAL_SEARCH_ATTRIBUTE,
   respondSignal,
   SEALED_ANSWERS_PATCH,
   TASK_STATE_MEMO,
   VERIFY_ANSWER_ACTIVITY,
+  type AddressedInput,
+  type AnswerRecord,
   type FormInputRequest,
+  type InputAudience,
   type InputResponse,
   type PendingInput,
   type PublishedAction,
@@ -28,6 +48,30 @@ const answerCheck = proxyLocalActivities<Record<typeof VERIFY_ANSWER_ACTIVITY, (
 
 /** How many refused answers the published state keeps. */
 const REFUSED_ANSWERS_KEPT = 5;
+
+const PRINCIPAL = defineSearchAttributeKey(PRINCIPAL_SEARCH_ATTRIBUTE, SearchAttributeType.KEYWORD);
+const AWAITING = defineSearchAttributeKey(AWAITING_SEARCH_ATTRIBUTE, SearchAttributeType.KEYWORD_LIST);
+const MAX_COMMENT_LENGTH = 2_000;
+
+/** The answer to an addressed question, sent by the bridge: validated, then checked for the bridge's seal. */
+export const answerUpdate = defineUpdate<AnswerRecord, [InputResponse]>(ANSWER_UPDATE_NAME);
+
+/** A question for people other than the task's principal (see {@link WorkflowTask.requestDecision}). */
+export interface DecisionRequest extends Omit<FormInputRequest, 'mode'> {
+  audience: InputAudience;
+  /** When the question is due: past it, the wait ends with outcome `overdue` and the question is withdrawn. */
+  dueAt?: Date;
+  /** Roles or counts, never names: how the requester's status message names who is asked (default the roles). */
+  describedAs?: string;
+}
+
+/** How an addressed question ended, with every answer it took (who, their roles, when, through what, what). */
+export interface Decision {
+  key: string;
+  /** `accepted`: the required number accepted; `declined`: someone declined or `closesOn` said so; `overdue`. */
+  outcome: 'accepted' | 'declined' | 'overdue';
+  answers: AnswerRecord[];
+}
 
 /** The task as seen from inside one workflow run. */
 export interface WorkflowTask {
@@ -49,6 +93,15 @@ export interface WorkflowTask {
    */
   requestInput(key: string, request: Omit<FormInputRequest, 'mode'> | UrlInputRequest): Promise<InputResponse>;
   /**
+   * Asks people other than the task's principal: those `request.audience` names by principal or role, never the
+   * requester unless `allowRequester`. Each answers through the bridge (their inbox), once; an answer is validated
+   * against this state (open, in the audience, not excluded, not answered before, content fits the form) and taken
+   * only with the bridge's seal. Ends when `audience.required` (default 1) distinct people accepted, at the first
+   * decline or answer for which `closesOn` is true, or at `dueAt`. Meanwhile the task stays `working` with a status
+   * message in roles and counts.
+   */
+  requestDecision(key: string, request: DecisionRequest, closesOn?: (answer: AnswerRecord) => boolean): Promise<Decision>;
+  /**
    * Says what the work did before it was cancelled; the bridge shows it as the cancelled task's status message and in
    * its `tasks/result` error. Call it only once the workflow is cancelled, from a non-cancellable scope, before
    * rethrowing the cancellation. Withdraws every question and action.
@@ -67,6 +120,14 @@ export function startWorkflowTask(initialMessage?: string): WorkflowTask {
   let actions: PublishedAction[] = [];
   let cancelledStatusMessage: string | undefined;
   let refusedAnswers: RefusedAnswer[] = [];
+  // Questions addressed to others, open, in the order asked; with how each is described to the requester.
+  const addressed: {
+    input: AddressedInput;
+    describedAs: string;
+    closesOn?: (answer: AnswerRecord) => boolean;
+    closed?: Decision['outcome'];
+  }[] = [];
+  let awaitingPublished: string[] = [];
 
   const publish = (): void => {
     const waiting = pending.length > 0 && cancelledStatusMessage === undefined;
@@ -79,8 +140,14 @@ export function startWorkflowTask(initialMessage?: string): WorkflowTask {
       ...(actions.length > 0 && cancelledStatusMessage === undefined && { actions }),
       ...(cancelledStatusMessage !== undefined && { cancelledStatusMessage }),
       ...(refusedAnswers.length > 0 && { refusedAnswers }),
+      ...(addressed.length > 0 && { awaiting: addressed.map((entry) => entry.input) }),
     };
     upsertMemo({ [TASK_STATE_MEMO]: state });
+    const keywords = [...new Set(addressed.flatMap((entry) => awaitingKeywords(entry.input.audience)))].sort();
+    if (keywords.join('\n') !== awaitingPublished.join('\n')) {
+      upsertSearchAttributes([{ key: AWAITING, value: keywords.length > 0 ? keywords : null }]);
+      awaitingPublished = keywords;
+    }
   };
 
   const openInput = (key: unknown): PendingInput | undefined =>
@@ -135,6 +202,78 @@ export function startWorkflowTask(initialMessage?: string): WorkflowTask {
     }
   });
 
+  const openAddressed = (key: unknown) => addressed.find((entry) => entry.input.key === key && entry.closed === undefined);
+
+  /** Why this answer cannot be taken now, judged by the identity it carries; undefined when it can. */
+  const decisionRefusal = (response: InputResponse | undefined): string | undefined => {
+    const entry = openAddressed(response?.key);
+    if (!response || !entry) return `no question "${String(response?.key)}" is open on this task`;
+    const by = response.answeredBy;
+    if (typeof by?.principal !== 'string') return 'the answer does not say who gave it';
+    const refusal = answerRefusal(entry.input, by.principal, by.roles ?? []);
+    if (refusal) return refusal;
+    if (response.action !== 'accept' && response.action !== 'decline') return 'the action must be accept or decline';
+    if (response.action === 'accept') {
+      const problem = checkFormContent(entry.input.request.requestedSchema, response.content);
+      if (problem) return `the answer does not fit the question: ${problem}`;
+    }
+    if (response.comment !== undefined && (typeof response.comment !== 'string' || response.comment.length > MAX_COMMENT_LENGTH)) {
+      return `the comment must be text of at most ${MAX_COMMENT_LENGTH} characters`;
+    }
+    return undefined;
+  };
+
+  setHandler(
+    answerUpdate,
+    async (incoming) => {
+      const { workflowId, originalExecutionRunId } = workflowInfo();
+      const opened = openSealedAnswer(incoming.sealed, { workflowId, originalRunId: originalExecutionRunId });
+      if (typeof opened === 'string') throw ApplicationFailure.nonRetryable(`Answer refused: ${opened}`, 'AnswerRefused');
+      const verdict = await answerCheck[VERIFY_ANSWER_ACTIVITY]({ sealed: incoming.sealed!, proof: String(incoming.proof) });
+      if (!verdict.ok) throw ApplicationFailure.nonRetryable(`Answer refused: its seal does not hold (${verdict.reason})`, 'AnswerRefused');
+      // Judged again on the sealed identity, and on the state now (another answer may have come while the seal was checked).
+      const refusal = decisionRefusal(opened);
+      if (refusal) throw ApplicationFailure.nonRetryable(`Answer refused: ${refusal}`, 'AnswerRefused');
+      const entry = openAddressed(opened.key)!;
+      const record: AnswerRecord = {
+        principal: opened.answeredBy.principal,
+        roles: [...(opened.answeredBy.roles ?? [])],
+        action: opened.action,
+        ...(opened.content !== undefined && { content: opened.content }),
+        ...(opened.comment !== undefined && { comment: opened.comment }),
+        at: opened.answeredAt,
+        ...(opened.answeredBy.via !== undefined && { via: opened.answeredBy.via }),
+      };
+      entry.input.answers.push(record);
+      const accepted = entry.input.answers.filter((taken) => taken.action === 'accept').length;
+      if (record.action === 'decline' || entry.closesOn?.(record)) entry.closed = 'declined';
+      else if (accepted >= (entry.input.audience.required ?? 1)) entry.closed = 'accepted';
+      const still = waitingFor();
+      if (still && pending.length === 0) statusMessage = `Waiting for ${still}`;
+      publish();
+      return record;
+    },
+    {
+      validator: (response) => {
+        const refusal = decisionRefusal(response);
+        if (refusal) throw new Error(refusal);
+      },
+    },
+  );
+
+  const waitingFor = (): string | undefined => {
+    const open = addressed.filter((entry) => entry.closed === undefined);
+    if (open.length === 0) return undefined;
+    return open
+      .map(({ input, describedAs }) => {
+        const required = input.audience.required ?? 1;
+        const accepted = input.answers.filter((answer) => answer.action === 'accept').length;
+        const due = input.dueAt ? `, due ${input.dueAt.slice(0, 16).replace('T', ' ')} UTC` : '';
+        return `${required - accepted} of ${required} approval(s) by ${describedAs}${due}`;
+      })
+      .join('; ');
+  };
+
   publish();
   return {
     setStatus(message, offered) {
@@ -161,6 +300,40 @@ export function startWorkflowTask(initialMessage?: string): WorkflowTask {
       if (pending.length > 0) statusMessage = pending[0].request.message;
       publish();
       return answers.get(key)!;
+    },
+    async requestDecision(key, request, closesOn) {
+      if (used.has(key)) throw new Error(`input key "${key}" was used before; keys are never reused`);
+      const { audience, dueAt, describedAs, ...form } = request;
+      const required = audience.required ?? 1;
+      if (!Number.isInteger(required) || required < 1) throw new Error(`audience.required must be a whole number of 1 or more`);
+      if (!audience.principals?.length && !audience.roles?.length) throw new Error('a decision must name principals or roles');
+      used.add(key);
+      const requester = workflowInfo().typedSearchAttributes.get(PRINCIPAL) ?? '';
+      const entry: (typeof addressed)[number] = {
+        input: {
+          key,
+          request: { mode: 'form', ...form },
+          audience: { ...audience, required, exclude: [...(audience.exclude ?? [])] },
+          requester,
+          answers: [],
+          askedAt: new Date().toISOString(),
+          ...(dueAt && { dueAt: dueAt.toISOString() }),
+        },
+        describedAs: describedAs ?? (audience.roles?.length ? audience.roles.join(' or ') : 'the named approvers'),
+        ...(closesOn && { closesOn }),
+      };
+      addressed.push(entry);
+      statusMessage = `Waiting for ${waitingFor()}`;
+      publish();
+      const timeoutMs = dueAt ? Math.max(dueAt.getTime() - Date.now(), 0) : undefined;
+      const isClosed = () => entry.closed !== undefined;
+      const closed = timeoutMs === undefined ? (await condition(isClosed), true) : await condition(isClosed, timeoutMs);
+      if (!closed) entry.closed = 'overdue';
+      addressed.splice(addressed.indexOf(entry), 1);
+      const still = waitingFor();
+      if (still) statusMessage = `Waiting for ${still}`;
+      publish();
+      return { key, outcome: entry.closed!, answers: [...entry.input.answers] };
     },
     reportCancelled(message) {
       cancelledStatusMessage = message;

@@ -8,7 +8,12 @@ import { TaskMarker } from '../../src/mcp/tasks/marker';
 import { Quotas } from '../../src/mcp/tasks/quotas';
 import type { WorkflowTool } from '../../src/mcp/tools/types';
 import { AnswerSeal } from '../../src/shared/answer-proof';
-import { checkFormContent, openSealedAnswer } from '../../src/shared/task-contract';
+import { answerRefusal, awaitingKeywords, checkFormContent, openSealedAnswer } from '../../src/shared/task-contract';
+import { parseRoles } from '../../src/mcp/tasks/principal';
+import { tokensFromEnv } from '../../src/mcp/transports/auth';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { escapeControls } from '../../src/util/log';
 
 describe('idempotency', () => {
@@ -85,6 +90,44 @@ describe('answer seals', () => {
     expect(openSealedAnswer('{', run)).toBe('its seal is not JSON');
     expect(openSealedAnswer(sealed.sealed!.replace('"v":1', '"v":2'), run)).toBe('its seal is of an unknown version');
     expect(openSealedAnswer(sealed.sealed!.replace('"accept"', '"cancel"'), run)).toBe('its seal has no answer');
+  });
+});
+
+describe('addressed questions', () => {
+  const input = {
+    key: 'approval',
+    request: { mode: 'form' as const, message: 'Approve?', requestedSchema: { type: 'object' as const, properties: {} } },
+    audience: { roles: ['approver'], principals: ['static:ops'], exclude: ['static:bob'], required: 2 },
+    requester: 'static:alice',
+    answers: [{ principal: 'static:carol', roles: ['approver'], action: 'accept' as const, at: '2026-01-01T00:00:00.000Z' }],
+    askedAt: '2026-01-01T00:00:00.000Z',
+  };
+
+  test('who may answer: named or in a role; not excluded, not the requester, not twice', () => {
+    expect(answerRefusal(input, 'static:erin', ['approver'])).toBeUndefined();
+    expect(answerRefusal(input, 'static:ops', [])).toBeUndefined();
+    expect(answerRefusal(input, 'static:dave', ['viewer'])).toBe('this question is not addressed to you');
+    expect(answerRefusal(input, 'static:bob', ['approver'])).toBe('you are excluded from answering this question');
+    expect(answerRefusal(input, 'static:alice', ['approver'])).toBe('you asked for this, so someone else must answer it');
+    expect(
+      answerRefusal({ ...input, audience: { ...input.audience, allowRequester: true } }, 'static:alice', ['approver']),
+    ).toBeUndefined();
+    expect(answerRefusal(input, 'static:carol', ['approver'])).toBe('you have answered this question already');
+    expect(awaitingKeywords(input.audience)).toEqual(['principal:static:ops', 'role:approver']);
+  });
+
+  test('roles come from a comma-separated list of queryable names, and from a token file third column', () => {
+    expect(parseRoles(' a, b ,a,, ', 'X')).toEqual(['a', 'b']);
+    expect(parseRoles(undefined, 'X')).toEqual([]);
+    expect(() => parseRoles("x,it's", 'MCP_LOCAL_ROLES')).toThrow(`MCP_LOCAL_ROLES: role "it's" must be 1-100 characters`);
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'roles-'));
+    const file = path.join(dir, 'tokens');
+    writeFileSync(file, 'carol carol-token-0123456789 approver,controller\nbob bob-token-0123456789\n');
+    const tokens = tokensFromEnv({ MCP_AUTH_TOKENS_FILE: file });
+    expect(tokens.callerOf('carol-token-0123456789')).toEqual({ principal: 'carol', roles: ['approver', 'controller'] });
+    expect(tokens.callerOf('bob-token-0123456789')).toEqual({ principal: 'bob', roles: [] });
+    writeFileSync(file, 'carol carol-token-0123456789 approver bad\n');
+    expect(() => tokensFromEnv({ MCP_AUTH_TOKENS_FILE: file })).toThrow(/line 1: write "principal token" or "principal token role,role"/);
   });
 });
 

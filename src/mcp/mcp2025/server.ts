@@ -82,6 +82,8 @@ export interface Mcp2025Dependencies {
   tools: readonly ToolDefinition[];
   /** The principal a request acts for; one local principal unless the transport authenticates. */
   principalOf(extra: Extra): string;
+  /** The caller's roles, from its credentials. */
+  rolesOf(extra: Extra): string[];
   input: InputChannelOptions;
   /** How long a plain (not task-augmented) call of a task tool waits before it answers with the task id. */
   inlineBudgetMs: number;
@@ -329,7 +331,9 @@ export class Mcp2025Connection {
     const context = { backend: this.deps.backend, seal: this.deps.seal, workflowTools: this.workflowTools };
     return tool.handler(
       input,
-      directToolContext(context, principal, (taskId, budgetMs) => this.awaitResult(taskId, extra, budgetMs)),
+      directToolContext(context, { principal, roles: this.deps.rolesOf(extra) }, (taskId, budgetMs) =>
+        this.awaitResult(taskId, extra, budgetMs),
+      ),
     );
   }
 

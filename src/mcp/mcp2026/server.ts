@@ -82,7 +82,7 @@ function inputRequestsOf(inputs: readonly PendingInput[]) {
  * Makes the MCP server that answers one 2026-07-28 request for `principal`. Called per request by the SDK's
  * handler; holds no state between requests (the tasks live in Temporal).
  */
-export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string): Server {
+export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string, roles: readonly string[] = []): Server {
   const server = new Server(deps.serverInfo, {
     capabilities: { tools: {}, resources: {}, extensions: { [TASKS_EXTENSION]: {} } },
     instructions: deps.instructions,
@@ -322,7 +322,7 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
     };
     return tool.handler(
       input,
-      directToolContext({ backend, seal: deps.seal, workflowTools }, principal, awaitResult),
+      directToolContext({ backend, seal: deps.seal, workflowTools }, { principal, roles }, awaitResult),
     ) as Promise<CallToolResult>;
 
     async function waitInline(taskId: string, budgetMs: number) {

@@ -16,6 +16,25 @@ export function assertValidPrincipal(principal: string): void {
   }
 }
 
+/** Role names are quoted into visibility queries too: the same alphabet, shorter. */
+const ROLE_PATTERN = /^[A-Za-z0-9._:@+-]{1,100}$/;
+
+/** True for a role name that can be stored and queried. */
+export function isValidRole(role: unknown): role is string {
+  return typeof role === 'string' && ROLE_PATTERN.test(role);
+}
+
+/** Parses a comma-separated role list (`MCP_LOCAL_ROLES`, a token file's third column); throws naming a bad role. */
+export function parseRoles(text: string | undefined, where: string): string[] {
+  const roles = (text ?? '')
+    .split(',')
+    .map((role) => role.trim())
+    .filter((role) => role !== '');
+  const bad = roles.find((role) => !isValidRole(role));
+  if (bad !== undefined) throw new Error(`${where}: role "${bad}" must be 1-100 characters of letters, digits and . _ : @ + -`);
+  return [...new Set(roles)];
+}
+
 /** Prefix of every local principal; names with it (and the bare name `local`) are refused for tokens. */
 const LOCAL_PRINCIPAL_PREFIX = 'local:';
 

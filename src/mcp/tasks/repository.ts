@@ -8,6 +8,8 @@ import {
   WorkflowExecutionAlreadyStartedError,
   WorkflowFailedError,
   WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  WorkflowUpdateRPCTimeoutOrCancelledError,
   type Client,
   type WorkflowExecutionDescription,
 } from '@temporalio/client';
@@ -16,6 +18,9 @@ import { temporal } from '@temporalio/proto';
 import { isTerminal } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import { ErrorCode, McpError, RELATED_TASK_META_KEY, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import {
+  ANSWER_UPDATE_NAME,
+  answerRefusal,
+  AWAITING_SEARCH_ATTRIBUTE,
   PRINCIPAL_SEARCH_ATTRIBUTE,
   PROTOCOL_ERROR_FAILURE_TYPE,
   RESPOND_SIGNAL_NAME,
@@ -24,8 +29,11 @@ import {
   TASK_STATE_MEMO,
   checkFormContent,
   pendingInputsOf,
+  type AddressedInput,
   type AnswerOrigin,
+  type AnswerRecord,
   type FormInputRequest,
+  type InputContent,
   type InputResponse,
   type PublishedTaskState,
   type TaskMeta,
@@ -34,7 +42,7 @@ import { webUiWorkflowUrl } from '../../shared/temporal-config';
 import { setBounded } from '../../util/bounded';
 import { log } from '../../util/log';
 import { retryWithBackoff } from '../../util/wait';
-import { isTemporalUnavailable, taskNotFound } from './errors';
+import { GrpcStatus, grpcStatusOf, isTemporalUnavailable, plainMessage, taskNotFound } from './errors';
 import { TaskFollower, type FollowOptions } from './follow';
 import { HistoryWatch } from './history-watch';
 import { argumentsDigest, derivedUuid } from './idempotency';
@@ -42,7 +50,7 @@ import type { AnswerSeal } from '../../shared/answer-proof';
 import type { TaskMarker } from './marker';
 import { Quotas, type QuotaOptions } from './quotas';
 import { decodeCursor, encodeCursor, listBinding } from './list-cursor';
-import { assertValidPrincipal, PRINCIPAL_KEY } from './principal';
+import { assertValidPrincipal, isValidRole, PRINCIPAL_KEY } from './principal';
 import { taskViewOf, webUiMeta, type TaskView, type WorkflowFailure, type WorkflowSnapshot } from './task-view';
 
 /**
@@ -375,7 +383,7 @@ export class TemporalTaskBackend {
   }
 
   /** The run's original run id, from its start event (a reset run's is the run it was reset from first); cached. */
-  private async originalRunIdOf(view: TaskView): Promise<string> {
+  private async originalRunIdOf(view: { workflowId: string; runId: string }): Promise<string> {
     const cached = this.originalRunIds.get(view.runId);
     if (cached) return cached;
     const page = await this.rpc(() =>
@@ -464,6 +472,14 @@ export class TemporalTaskBackend {
   }
 
   private async describeOwned(taskId: string, principal: string): Promise<WorkflowExecutionDescription> {
+    return this.describeMarked(taskId, principal);
+  }
+
+  /**
+   * Describes a task this bridge started (its mark holds for its run); of `principal` when given, of anyone otherwise
+   * (an approver reads a task that is not theirs). Throws {@link taskNotFound} for anything else.
+   */
+  private async describeMarked(taskId: string, owner?: string): Promise<WorkflowExecutionDescription> {
     if (typeof taskId !== 'string' || !TASK_ID_PATTERN.test(taskId)) throw taskNotFound(String(taskId));
     let description: WorkflowExecutionDescription;
     try {
@@ -472,7 +488,8 @@ export class TemporalTaskBackend {
       if (error instanceof WorkflowNotFoundError) throw taskNotFound(taskId);
       throw error;
     }
-    if (description.typedSearchAttributes.get(PRINCIPAL_KEY) !== principal) throw taskNotFound(taskId);
+    const principal = description.typedSearchAttributes.get(PRINCIPAL_KEY);
+    if (principal === undefined || (owner !== undefined && principal !== owner)) throw taskNotFound(taskId);
     // Only what this bridge started, for a tool it declares, running that tool's workflow: anything else planted in
     // the namespace is "not found", exactly like a task that does not exist.
     const meta = description.memo?.[TASK_META_MEMO] as TaskMeta | undefined;
@@ -514,6 +531,101 @@ export class TemporalTaskBackend {
     const start = { startedAt: timestampToMs(event?.eventTime) ?? 0, argumentsDigest: argumentsDigest(input) };
     setBounded(this.chainStarts, firstRunId, start, CHAIN_STARTS_KEPT);
     return start;
+  }
+
+  /**
+   * The open questions addressed to `principal` or one of `roles` that they may answer now, across every task in the
+   * namespace, newest first as the visibility store keeps them: one visibility query a page (on the
+   * {@link AWAITING_SEARCH_ATTRIBUTE} the workflows keep), then each task read and checked as any task read is.
+   */
+  async inbox(principal: string, roles: readonly string[], cursor?: string): Promise<{ items: InboxItem[]; nextCursor?: string }> {
+    assertValidPrincipal(principal);
+    const keywords = [`principal:${principal}`, ...roles.filter(isValidRole).map((role) => `role:${role}`)];
+    const query = `${AWAITING_SEARCH_ATTRIBUTE} IN (${keywords.map((keyword) => `'${keyword}'`).join(', ')}) AND ExecutionStatus = 'Running'`;
+    const binding = listBinding(`inbox:${principal}`, query);
+    const token = cursor === undefined ? undefined : decodeCursor(cursor, binding);
+    const page = await this.rpc(() =>
+      this.client.workflowService.listWorkflowExecutions({
+        namespace: this.client.options.namespace,
+        query,
+        pageSize: this.options.pageSize,
+        ...(token && { nextPageToken: token }),
+      }),
+    );
+    const ids = [...new Set((page.executions ?? []).map((info) => info.execution?.workflowId).filter((id): id is string => !!id))];
+    const found = await Promise.all(
+      ids.map((id) =>
+        this.rpc(() => this.describeMarked(id)).catch((error: unknown) => {
+          if (isTemporalUnavailable(error)) throw error;
+          return undefined;
+        }),
+      ),
+    );
+    const items: InboxItem[] = [];
+    for (const description of found) {
+      if (!description || description.status.name !== 'RUNNING') continue;
+      const published = description.memo?.[TASK_STATE_MEMO] as PublishedTaskState | undefined;
+      const meta = description.memo?.[TASK_META_MEMO] as TaskMeta | undefined;
+      for (const input of published?.awaiting ?? []) {
+        if (answerRefusal(input, principal, roles) !== undefined) continue;
+        items.push(inboxItemOf(description.workflowId, meta?.tool, input));
+      }
+    }
+    const next = page.nextPageToken && page.nextPageToken.length > 0 ? page.nextPageToken : undefined;
+    return { items, ...(next && { nextCursor: encodeCursor(next, binding) }) };
+  }
+
+  /**
+   * Hands one person's answer to an addressed question to the workflow, sealed with who they are (principal, roles at
+   * this moment, the way it came) and their comment, as a Temporal Update the workflow validates against its own state.
+   * Resolves with what the workflow recorded, or rejects with {@link AnswerRefusedError} saying why nothing was.
+   * A question the caller may not see at all is {@link taskNotFound}, as for a task that does not exist.
+   */
+  async decide(
+    taskId: string,
+    key: string,
+    response: { action: 'accept' | 'decline'; content?: InputContent; comment?: string },
+    by: AnswerOrigin & { roles: string[] },
+    patienceMs = 30_000,
+  ): Promise<AnswerRecord> {
+    const description = await this.rpc(() => this.describeMarked(taskId));
+    const published = description.memo?.[TASK_STATE_MEMO] as PublishedTaskState | undefined;
+    const input = description.status.name === 'RUNNING' ? published?.awaiting?.find((candidate) => candidate.key === key) : undefined;
+    const refusal = input ? answerRefusal(input, by.principal, by.roles) : 'not addressed';
+    // Who is not in the audience learns nothing of the task.
+    if (!input || refusal === 'this question is not addressed to you') {
+      throw input ? taskNotFound(taskId) : new AnswerRefusedError(`Task ${taskId} has no open question "${key}" for you`);
+    }
+    if (refusal) throw new AnswerRefusedError(`${refusal[0].toUpperCase()}${refusal.slice(1)}`);
+    if (response.action === 'accept') {
+      const content = formFieldsOf(input.request.requestedSchema, response.content ?? {});
+      const problem = checkFormContent(input.request.requestedSchema, content);
+      if (problem) throw new AnswerRefusedError(`The answer does not fit the question: ${problem}`);
+      response = { ...response, content: content as InputContent };
+    }
+    const originalRunId = await this.rpc(() => this.originalRunIdOf({ workflowId: description.workflowId, runId: description.runId }));
+    const sealed = this.options.answerSeal.seal({ workflowId: description.workflowId, originalRunId }, { key, ...response }, by);
+    try {
+      const record = await this.client.connection.withDeadline(Date.now() + patienceMs, () =>
+        this.client.workflow
+          .getHandle(description.workflowId, description.runId)
+          .executeUpdate<AnswerRecord, [InputResponse]>(ANSWER_UPDATE_NAME, {
+            args: [sealed],
+          }),
+      );
+      log.info('decision recorded', { taskId, key, action: response.action, principal: by.principal });
+      return record;
+    } catch (error) {
+      if (error instanceof WorkflowUpdateFailedError) {
+        throw new AnswerRefusedError(plainMessage(error.cause ?? error).replace(/^Answer refused: /, ''));
+      }
+      if (error instanceof WorkflowUpdateRPCTimeoutOrCancelledError || isDeadlineExceeded(error)) {
+        throw new AnswerRefusedError(
+          `The workflow did not take the answer within ${Math.round(patienceMs / 1000)} s (is its worker running?); it may be recorded later: see the inbox`,
+        );
+      }
+      throw error;
+    }
   }
 
   /** The task a described workflow is: what its status calls for is read too, then mapped by {@link taskViewOf}. */
@@ -676,4 +788,44 @@ function timestampToMs(timestamp: temporal.api.workflow.v1.IPendingWorkflowTaskI
 function timestampToIso(timestamp: temporal.api.workflow.v1.IPendingWorkflowTaskInfo['scheduledTime']): string | undefined {
   if (!timestamp?.seconds) return undefined;
   return new Date(Number(timestamp.seconds) * 1000 + Math.floor((timestamp.nanos ?? 0) / 1e6)).toISOString();
+}
+
+/** An answer the workflow (or the bridge, on its behalf) refused: nothing was recorded; the message says why. */
+export class AnswerRefusedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'AnswerRefusedError';
+  }
+}
+
+/** One open question in an approver's inbox: what the workflow chose to show, no more. */
+export interface InboxItem {
+  taskId: string;
+  key: string;
+  tool?: string;
+  message: string;
+  requestedSchema: FormInputRequest['requestedSchema'];
+  /** Distinct acceptances the question needs, and how many it has. */
+  required: number;
+  accepted: number;
+  askedAt: string;
+  dueAt?: string;
+}
+
+function inboxItemOf(taskId: string, tool: string | undefined, input: AddressedInput): InboxItem {
+  return {
+    taskId,
+    key: input.key,
+    ...(tool && { tool }),
+    message: input.request.message,
+    requestedSchema: input.request.requestedSchema,
+    required: input.audience.required ?? 1,
+    accepted: input.answers.filter((answer) => answer.action === 'accept').length,
+    askedAt: input.askedAt,
+    ...(input.dueAt && { dueAt: input.dueAt }),
+  };
+}
+
+function isDeadlineExceeded(error: unknown): boolean {
+  return grpcStatusOf(error) === GrpcStatus.DEADLINE_EXCEEDED;
 }

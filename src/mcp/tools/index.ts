@@ -1,4 +1,6 @@
+import { approvalsAnswerTool, approvalsInboxTool } from './approvals';
 import { processInvoiceTool } from './process-invoice';
+import { requestSpendApprovalTool } from './request-spend-approval';
 import { releaseScheduledPaymentTool } from './release-scheduled-payment';
 import { submitExpenseReportTool } from './submit-expense-report';
 import { taskCancelTool } from './task-cancel';
@@ -10,12 +12,17 @@ import type { ToolDefinition, WorkflowTool } from './types';
 /** The companion tools that let any client, and the model itself, finish a task. */
 export const COMPANION_TOOLS = [taskStatusTool, taskResultTool, taskRespondTool, taskCancelTool];
 
+/** The approver's tools: questions addressed to the caller by principal or role, across every task. */
+export const APPROVAL_TOOLS = [approvalsInboxTool, approvalsAnswerTool];
+
 /** The tools this server offers unless told otherwise. */
 export const DEFAULT_TOOLS: readonly ToolDefinition[] = [
   processInvoiceTool,
   releaseScheduledPaymentTool,
   submitExpenseReportTool,
+  requestSpendApprovalTool,
   ...COMPANION_TOOLS,
+  ...APPROVAL_TOOLS,
 ];
 
 /** The workflow tools of `tools`, by name. */

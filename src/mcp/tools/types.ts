@@ -30,6 +30,8 @@ export interface DirectToolContext {
   client: Client;
   backend: TemporalTaskBackend;
   principal: string;
+  /** The caller's roles, from its credentials only (never from arguments). */
+  roles: readonly string[];
   /** Resolves a task id the caller owns to its workflow id; throws the tasks/* "not found" error otherwise. */
   ownedWorkflowId(taskId: string): Promise<string>;
   /** Reads a task the caller owns; throws the tasks/* "not found" error otherwise. */

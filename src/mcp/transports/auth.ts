@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { assertValidPrincipal, isReservedPrincipal } from '../tasks/principal';
+import { assertValidPrincipal, isReservedPrincipal, parseRoles } from '../tasks/principal';
 
 /** Thrown when the token configuration cannot be used; the message names the entry to fix. */
 export class TokenConfigError extends Error {
@@ -17,10 +17,10 @@ const MIN_TOKEN_LENGTH = 16;
  * time.
  */
 export class BearerTokens {
-  private readonly digests: { digest: Buffer; principal: string }[] = [];
+  private readonly digests: { digest: Buffer; principal: string; roles: string[] }[] = [];
 
-  /** Adds `token` for `principal`; throws {@link TokenConfigError} for a short token or a bad principal. */
-  add(principal: string, token: string, where: string): void {
+  /** Adds `token` for `principal` with `roles`; throws {@link TokenConfigError} for a short token or a bad principal. */
+  add(principal: string, token: string, where: string, roles: string[] = []): void {
     try {
       assertValidPrincipal(principal);
     } catch {
@@ -39,7 +39,7 @@ export class BearerTokens {
     const digest = sha256(token);
     if (this.digests.some((entry) => timingSafeEqual(entry.digest, digest)))
       throw new TokenConfigError(`${where}: a token is listed twice`);
-    this.digests.push({ digest, principal });
+    this.digests.push({ digest, principal, roles });
   }
 
   /** How many tokens are configured. */
@@ -49,10 +49,15 @@ export class BearerTokens {
 
   /** The principal a token belongs to, or undefined. */
   principalOf(token: string): string | undefined {
+    return this.callerOf(token)?.principal;
+  }
+
+  /** The principal a token belongs to and its roles, or undefined. */
+  callerOf(token: string): { principal: string; roles: string[] } | undefined {
     const digest = sha256(token);
-    let principal: string | undefined;
-    for (const entry of this.digests) if (timingSafeEqual(entry.digest, digest)) principal = entry.principal;
-    return principal;
+    let found: { principal: string; roles: string[] } | undefined;
+    for (const entry of this.digests) if (timingSafeEqual(entry.digest, digest)) found = { principal: entry.principal, roles: entry.roles };
+    return found;
   }
 }
 
@@ -62,8 +67,8 @@ function sha256(value: string): Buffer {
 
 /**
  * Reads tokens from MCP_AUTH_TOKENS ("principal=token,principal=token") and from the file MCP_AUTH_TOKENS_FILE (one
- * "principal token" pair a line; a line starting with # is a comment, and # inside a token is part of it). Returns an
- * empty set when neither is set.
+ * "principal token [roles]" line each, roles comma-separated, e.g. "carol 0123…cdef ap-approver,controller"; a line
+ * starting with # is a comment, and # inside a token is part of it). Returns an empty set when neither is set.
  */
 export function tokensFromEnv(env: NodeJS.ProcessEnv = process.env): BearerTokens {
   const tokens = new BearerTokens();
@@ -87,8 +92,17 @@ export function tokensFromEnv(env: NodeJS.ProcessEnv = process.env): BearerToken
       const line = raw.trim();
       if (!line || line.startsWith('#')) return;
       const parts = line.split(/\s+/);
-      if (parts.length !== 2) throw new TokenConfigError(`${file} line ${index + 1}: write "principal token" (a # comment starts a line)`);
-      tokens.add(parts[0], parts[1], `${file} line ${index + 1}`);
+      const where = `${file} line ${index + 1}`;
+      if (parts.length !== 2 && parts.length !== 3) {
+        throw new TokenConfigError(`${where}: write "principal token" or "principal token role,role" (a # comment starts a line)`);
+      }
+      let roles: string[];
+      try {
+        roles = parseRoles(parts[2], where);
+      } catch (error) {
+        throw new TokenConfigError((error as Error).message);
+      }
+      tokens.add(parts[0], parts[1], where, roles);
     });
   }
   return tokens;

@@ -96,6 +96,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       );
     }
     let principal: string | undefined;
+    let roles: string[] = [];
     if (auth) {
       const caller = await auth.authenticate(req);
       if ('status' in caller) {
@@ -103,8 +104,14 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
         return sendJsonRpcError(res, caller.status, -32001, caller.message);
       }
       principal = caller.principal;
+      roles = caller.roles;
       // The SDK hands req.auth to request handlers as extra.authInfo.
-      (req as IncomingMessage & { auth?: unknown }).auth = { token: caller.token, clientId: principal, scopes: caller.scopes };
+      (req as IncomingMessage & { auth?: unknown }).auth = {
+        token: caller.token,
+        clientId: principal,
+        scopes: caller.scopes,
+        extra: { roles },
+      };
     }
     const sessionId = headerValue(req, 'mcp-session-id');
     let body: unknown;
@@ -132,7 +139,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
           if (refused) return sendJsonRpcError(res, refused.httpStatus, refused.code, refused.message, body.id, refused.data);
           return serveListen(res, exchange.signal, (sink) => endpoints.taskSubscriptions.serve(body, principal, sink));
         }
-        const authInfo = principal ? { token: '', clientId: principal, scopes: [] } : undefined;
+        const authInfo = principal ? { token: '', clientId: principal, scopes: [], extra: { roles } } : undefined;
         return sendWebResponse(res, await endpoints.mcp2026.fetch(request, { parsedBody: body, ...(authInfo && { authInfo }) }));
       }
     }

@@ -5,7 +5,7 @@
  */
 import { OAuthError, OAuthErrorCode, type AuthInfo, type OAuthTokenVerifier } from '@modelcontextprotocol/server';
 import { log } from '../../util/log';
-import { assertValidPrincipal, OAUTH_PRINCIPAL_PREFIX } from '../tasks/principal';
+import { assertValidPrincipal, isValidRole, OAUTH_PRINCIPAL_PREFIX } from '../tasks/principal';
 import type { OAuthConfig } from './oauth';
 
 /** Thrown when the issuer's metadata or key set cannot be fetched: no token can be checked until they can. */
@@ -67,7 +67,17 @@ export class JwtVerifier implements OAuthTokenVerifier {
         OAuthErrorCode.InsufficientScope,
         `the token lacks the scope${missing.length > 1 ? 's' : ''} ${missing.join(' ')}`,
       );
-    return { token, clientId: principal, scopes, expiresAt: payload.exp, resource: new URL(this.resource) };
+    const roles = this.rolesOf(payload);
+    return { token, clientId: principal, scopes, expiresAt: payload.exp, resource: new URL(this.resource), extra: { roles } };
+  }
+
+  /** The roles the configured claim lists (an array of names, or one space-separated string); names that cannot be queried are left out. */
+  private rolesOf(payload: Record<string, unknown>): string[] {
+    const claim = this.config.rolesClaim;
+    if (!claim) return [];
+    const value = payload[claim];
+    const listed = Array.isArray(value) ? value : typeof value === 'string' ? value.split(' ') : [];
+    return [...new Set(listed.filter(isValidRole))];
   }
 
   private principalOf(payload: Record<string, unknown>): string {

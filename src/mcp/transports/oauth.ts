@@ -36,6 +36,8 @@ export interface OAuthConfig {
   scopes: string[];
   /** The claim that names the principal. */
   principalClaim: string;
+  /** The claim that lists the principal's roles (a string array, or a space-separated string); none: no roles. */
+  rolesClaim?: string;
 }
 
 /** The authenticated caller of a request. */
@@ -43,6 +45,8 @@ export interface Caller {
   principal: string;
   token: string;
   scopes: string[];
+  /** The principal's roles, from its credentials (a token file's third column, the OAuth roles claim). */
+  roles: string[];
 }
 
 /** A refused request: the HTTP status, its headers (`WWW-Authenticate`), and the message of the JSON-RPC error body. */
@@ -79,7 +83,13 @@ export function oauthConfigFromEnv(env: NodeJS.ProcessEnv = process.env): OAuthC
   const value = (name: string) => env[name]?.trim() || undefined;
   const issuer = value('MCP_OAUTH_ISSUER');
   if (!issuer) {
-    const stray = ['MCP_OAUTH_JWKS_URL', 'MCP_OAUTH_RESOURCE', 'MCP_OAUTH_SCOPES', 'MCP_OAUTH_PRINCIPAL_CLAIM'].find(value);
+    const stray = [
+      'MCP_OAUTH_JWKS_URL',
+      'MCP_OAUTH_RESOURCE',
+      'MCP_OAUTH_SCOPES',
+      'MCP_OAUTH_PRINCIPAL_CLAIM',
+      'MCP_OAUTH_ROLES_CLAIM',
+    ].find(value);
     if (stray) throw new OAuthConfigError(`${stray} is set but MCP_OAUTH_ISSUER is not: set the issuer to turn OAuth on`);
     return undefined;
   }
@@ -96,7 +106,15 @@ export function oauthConfigFromEnv(env: NodeJS.ProcessEnv = process.env): OAuthC
   const scopes = (value('MCP_OAUTH_SCOPES') ?? '').split(/[\s,]+/).filter(Boolean);
   const badScope = scopes.find((scope) => !SCOPE_TOKEN.test(scope));
   if (badScope !== undefined) throw new OAuthConfigError(`MCP_OAUTH_SCOPES: "${badScope}" is not a scope token`);
-  return { issuer, jwksUrl, resource, scopes, principalClaim: value('MCP_OAUTH_PRINCIPAL_CLAIM') ?? 'sub' };
+  const rolesClaim = value('MCP_OAUTH_ROLES_CLAIM');
+  return {
+    issuer,
+    jwksUrl,
+    resource,
+    scopes,
+    principalClaim: value('MCP_OAUTH_PRINCIPAL_CLAIM') ?? 'sub',
+    ...(rolesClaim && { rolesClaim }),
+  };
 }
 
 function checkUrl(name: string, value: string, httpsOutsideLoopback: boolean): void {
@@ -141,8 +159,8 @@ class StaticTokenAuthenticator implements RequestAuthenticator {
 
   async authenticate(req: IncomingMessage): Promise<Caller | Refusal> {
     const token = bearerToken(req);
-    const principal = token ? this.tokens?.principalOf(token) : undefined;
-    if (token && principal) return { principal, token, scopes: [] };
+    const caller = token ? this.tokens?.callerOf(token) : undefined;
+    if (token && caller) return { ...caller, token, scopes: [] };
     return {
       status: 401,
       headers: { 'www-authenticate': `Bearer realm="temporal-mcp"${token ? ', error="invalid_token"' : ''}` },
@@ -198,8 +216,8 @@ class OAuthAuthenticator implements RequestAuthenticator {
         message: `Unauthorized: send Authorization: Bearer <access token of ${this.config.issuer}>`,
       };
     }
-    const principal = this.tokens?.principalOf(token);
-    if (principal) return { principal, token, scopes: [] };
+    const caller = this.tokens?.callerOf(token);
+    if (caller) return { ...caller, token, scopes: [] };
     const challenge = { requiredScopes: this.config.scopes, resourceMetadataUrl: this.metadataUrl };
     try {
       const info = await verifyBearerToken(`Bearer ${token}`, {
@@ -207,7 +225,8 @@ class OAuthAuthenticator implements RequestAuthenticator {
         expectedResource: new URL(this.resource),
         ...challenge,
       });
-      return { principal: info.clientId, token, scopes: info.scopes };
+      const roles = Array.isArray(info.extra?.roles) ? (info.extra.roles as string[]) : [];
+      return { principal: info.clientId, token, scopes: info.scopes, roles };
     } catch (error) {
       if (error instanceof IssuerUnavailableError) {
         log.error(`oauth: ${error.message}${error.cause instanceof Error ? ` (${error.cause.message})` : ''}`);

@@ -1,0 +1,16 @@
+import { SPEND_WORKFLOW_TYPE, SpendRequestSchema, type SpendOutcome, type SpendRequest } from '../../shared/spend';
+import { defineWorkflowTool } from './define';
+
+/** `request_spend_approval`: the sample of approvals by others (roles, four eyes, no self-approval). */
+export const requestSpendApprovalTool = defineWorkflowTool<SpendRequest, SpendOutcome>({
+  name: 'request_spend_approval',
+  title: 'Request a spend approval',
+  description:
+    'Asks the spend approvers (role spend-approver; two of them above 1,000) to approve spending an amount for a ' +
+    'purpose. You cannot approve your own request: the task stays working until they decide, and its result lists ' +
+    'who approved or rejected.',
+  workflowType: SPEND_WORKFLOW_TYPE,
+  inputSchema: SpendRequestSchema,
+  idPrefix: 'spend',
+  annotations: { destructiveHint: false, openWorldHint: true },
+});

@@ -1,0 +1,36 @@
+import type { SpendApprover, SpendOutcome, SpendRequest } from '../shared/spend';
+import { FOUR_EYES_THRESHOLD, SPEND_APPROVER_ROLE } from '../shared/spend';
+import { startWorkflowTask } from './workflow-task';
+
+/**
+ * A request that people other than the requester approve: one holder of the approver role, two distinct ones above
+ * the four-eyes threshold; the requester never approves their own. Any rejection ends it. The result says who decided.
+ */
+export async function spendApprovalWorkflow(request: SpendRequest): Promise<SpendOutcome> {
+  const task = startWorkflowTask(`Received the request for ${request.currency} ${request.amount.toFixed(2)}`);
+  const required = request.amount > FOUR_EYES_THRESHOLD ? 2 : 1;
+  const decision = await task.requestDecision(
+    'approval',
+    {
+      message: `Approve ${request.currency} ${request.amount.toFixed(2)} for "${request.purpose}"?`,
+      requestedSchema: {
+        type: 'object',
+        properties: { decision: { type: 'string', title: 'Decision', enum: ['approve', 'reject'] } },
+        required: ['decision'],
+      },
+      audience: { roles: [SPEND_APPROVER_ROLE], required },
+    },
+    (answer) => answer.content?.decision === 'reject',
+  );
+  const approvers: SpendApprover[] = decision.answers.map((answer) => ({
+    principal: answer.principal,
+    roles: answer.roles,
+    decision: answer.action === 'accept' && answer.content?.decision === 'approve' ? 'approve' : 'reject',
+    ...(answer.comment !== undefined && { comment: answer.comment }),
+    at: answer.at,
+  }));
+  const approved = decision.outcome === 'accepted' && approvers.every((approver) => approver.decision === 'approve');
+  const outcome = decision.outcome === 'overdue' ? 'overdue' : approved ? 'approved' : 'rejected';
+  task.setStatus(approved ? 'Approved' : `Not approved (${outcome}); nothing was spent`);
+  return { purpose: request.purpose, amount: request.amount, currency: request.currency, approved, outcome, approvers };
+}

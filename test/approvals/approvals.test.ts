@@ -1,0 +1,224 @@
+/**
+ * Approvals by the right people: a spend request addressed to a role, over a real HTTP server whose callers hold static
+ * tokens with roles, answered by distinct approvers through their inbox, on both client generations; the requester
+ * never approves their own, outsiders see nothing, and a namespace writer's Update is refused by the workflow.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CreateTaskResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@temporalio/client';
+import { ANSWER_UPDATE_NAME, TASK_STATE_MEMO, type PublishedTaskState } from '../../src/shared/task-contract';
+import { freePort } from '../helpers/dev-server';
+import { getTask, taskResult, waitForTask } from '../helpers/mcp';
+import { mcp2026Request } from '../helpers/mcp2026';
+import { spawnHttpServer, type HttpServerProcess } from '../helpers/processes';
+import { connectClient, startWorker, tempActivityConfig, uniqueTaskQueue, type RunningWorker } from '../helpers/temporal';
+
+const taskQueue = uniqueTaskQueue('approvals');
+const suffix = randomUUID().slice(0, 6);
+// alice asks (and holds the approver role too: she still may not approve her own); carol and erin approve; dave has no role.
+const people = {
+  alice: { principal: `alice-${suffix}`, token: `alice-token-${randomUUID()}`, roles: 'spend-approver' },
+  carol: { principal: `carol-${suffix}`, token: `carol-token-${randomUUID()}`, roles: 'spend-approver,controller' },
+  erin: { principal: `erin-${suffix}`, token: `erin-token-${randomUUID()}`, roles: 'spend-approver' },
+  dave: { principal: `dave-${suffix}`, token: `dave-token-${randomUUID()}`, roles: '' },
+};
+type Person = keyof typeof people;
+
+let temporal: { client: Client; close(): Promise<void> };
+let worker: RunningWorker;
+let server: HttpServerProcess;
+const clients: McpClient[] = [];
+
+beforeAll(async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'temporal-mcp-approvals-'));
+  const tokensFile = path.join(dir, 'tokens');
+  writeFileSync(
+    tokensFile,
+    Object.values(people)
+      .map((p) => `${p.principal} ${p.token} ${p.roles}`.trim())
+      .join('\n') + '\n',
+    { mode: 0o600 },
+  );
+  [temporal, worker, server] = await Promise.all([
+    connectClient(),
+    startWorker(taskQueue, tempActivityConfig()),
+    freePort().then((port) => spawnHttpServer(taskQueue, port, { MCP_AUTH_TOKENS_FILE: tokensFile, MCP_TASK_OPS_PER_SECOND: '0' })),
+  ]);
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all(clients.map((client) => client.close().catch(() => undefined)));
+  await server?.kill();
+  await worker?.stop();
+  await temporal?.close();
+});
+
+/** A 2025-11-25 SDK client acting as `who`, with task support. */
+async function connectAs(who: Person): Promise<McpClient> {
+  const client = new McpClient({ name: `approvals-${who}`, version: '1.0.0' }, { capabilities: { tasks: { requests: {} } } });
+  const headers = { authorization: `Bearer ${people[who].token}` };
+  await client.connect(new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers } }));
+  clients.push(client);
+  return client;
+}
+
+function textOf(result: CallToolResult): string {
+  return (result.content[0] as { text: string }).text;
+}
+
+async function inbox(client: McpClient): Promise<{ taskId: string; key: string; accepted: number; required: number; message: string }[]> {
+  const result = (await client.callTool({ name: 'approvals_inbox', arguments: {} })) as CallToolResult;
+  expect(result.isError).toBeFalsy();
+  return (result.structuredContent as { items: any[] }).items;
+}
+
+function answer(client: McpClient, taskId: string, decision: 'approve' | 'reject', extra: Record<string, unknown> = {}) {
+  return client.callTool({
+    name: 'approvals_answer',
+    arguments: { taskId, key: 'approval', action: 'accept', content: { decision }, ...extra },
+  }) as Promise<CallToolResult>;
+}
+
+/** Polls `who`'s inbox until the task shows there (visibility lags), and returns its item. */
+async function awaitInInbox(client: McpClient, taskId: string) {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const item = (await inbox(client)).find((candidate) => candidate.taskId === taskId);
+    if (item) return item;
+    if (Date.now() > deadline) throw new Error(`task ${taskId} never reached the inbox`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+test('two distinct approvers by role, on both generations; the requester, a repeat and an outsider are refused; the result says who decided', async () => {
+  const [alice, carol, dave] = await Promise.all([connectAs('alice'), connectAs('carol'), connectAs('dave')]);
+  const created = await alice.request(
+    {
+      method: 'tools/call',
+      params: { name: 'request_spend_approval', arguments: { purpose: 'GPU server', amount: 4200, currency: 'EUR' }, task: {} },
+    },
+    CreateTaskResultSchema,
+  );
+  const { taskId } = created.task;
+  const waiting = await waitForTask(alice, taskId, (task) => task.statusMessage?.startsWith('Waiting for') ?? false);
+  // The requester's task works while others are asked; its status names roles and counts, never people.
+  expect(waiting.status).toBe('working');
+  expect(waiting.statusMessage).toBe('Waiting for 2 of 2 approval(s) by spend-approver');
+
+  const item = await awaitInInbox(carol, taskId);
+  expect(item).toMatchObject({ key: 'approval', required: 2, accepted: 0, message: 'Approve EUR 4200.00 for "GPU server"?' });
+  // alice holds the role but asked for it: not in her inbox, and her own approval is refused.
+  expect((await inbox(alice)).some((entry) => entry.taskId === taskId)).toBe(false);
+  const own = await answer(alice, taskId, 'approve');
+  expect(own.isError).toBe(true);
+  expect(textOf(own)).toBe('You asked for this, so someone else must answer it. Nothing was recorded.');
+  // dave is not addressed: he sees nothing, and the task does not exist for him.
+  expect((await inbox(dave)).some((entry) => entry.taskId === taskId)).toBe(false);
+  const outsider = await answer(dave, taskId, 'approve');
+  expect(outsider.isError).toBe(true);
+  expect(textOf(outsider)).toMatch(/^Task not found: /);
+  // Roles come from credentials: a role or principal in the arguments changes nothing.
+  const forged = await dave.callTool({
+    name: 'approvals_answer',
+    arguments: {
+      taskId,
+      key: 'approval',
+      action: 'accept',
+      content: { decision: 'approve' },
+      roles: ['spend-approver'],
+      principal: people.carol.principal,
+    },
+  });
+  expect(forged.isError).toBe(true);
+  // Content that does not fit the form, and an oversized comment: refused, nothing recorded.
+  expect(textOf(await answer(carol, taskId, 'maybe' as 'approve'))).toMatch(/does not fit the question.*Nothing was recorded/);
+  expect((await answer(carol, taskId, 'approve', { comment: 'x'.repeat(2_001) })).isError).toBe(true);
+
+  const first = await answer(carol, taskId, 'approve', { comment: 'within budget' });
+  expect(first.isError).toBeFalsy();
+  expect(first.structuredContent).toMatchObject({
+    recorded: {
+      principal: people.carol.principal,
+      roles: ['spend-approver', 'controller'],
+      action: 'accept',
+      comment: 'within budget',
+      via: 'approvals_answer',
+    },
+  });
+  const again = await answer(carol, taskId, 'approve');
+  expect(textOf(again)).toBe('You have answered this question already. Nothing was recorded.');
+  await waitForTask(alice, taskId, (task) => task.statusMessage === 'Waiting for 1 of 2 approval(s) by spend-approver');
+
+  // The second approver on 2026-07-28, with a plain request of the tool.
+  const erinAuth = { authorization: `Bearer ${people.erin.token}` };
+  const listed = await mcp2026Request(server.url, 'tools/call', { name: 'approvals_inbox', arguments: {} }, { headers: erinAuth });
+  expect(listed.body.result?.structuredContent.items.map((entry: { taskId: string }) => entry.taskId)).toContain(taskId);
+  const second = await mcp2026Request(
+    server.url,
+    'tools/call',
+    { name: 'approvals_answer', arguments: { taskId, key: 'approval', action: 'accept', content: { decision: 'approve' } } },
+    { headers: erinAuth },
+  );
+  expect(second.body.result?.isError).toBeFalsy();
+
+  const result = await taskResult(alice, taskId);
+  expect(result.isError).toBeFalsy();
+  expect(result.structuredContent).toMatchObject({
+    approved: true,
+    outcome: 'approved',
+    approvers: [
+      { principal: people.carol.principal, roles: ['spend-approver', 'controller'], decision: 'approve', comment: 'within budget' },
+      { principal: people.erin.principal, roles: ['spend-approver'], decision: 'approve' },
+    ],
+  });
+  expect((await getTask(alice, taskId)).status).toBe('completed');
+  expect((await inbox(carol)).some((entry) => entry.taskId === taskId)).toBe(false);
+});
+
+test('a rejection ends the request; an Update sent past the bridge with a forged identity is refused by the workflow', async () => {
+  const [alice, carol] = await Promise.all([connectAs('alice'), connectAs('carol')]);
+  const created = await alice.request(
+    {
+      method: 'tools/call',
+      params: { name: 'request_spend_approval', arguments: { purpose: 'Team lunch', amount: 80, currency: 'EUR' }, task: {} },
+    },
+    CreateTaskResultSchema,
+  );
+  const { taskId } = created.task;
+  await awaitInInbox(carol, taskId);
+
+  // A namespace writer calls the Update with an identity that passes the validator but carries no seal of the bridge.
+  const handle = temporal.client.workflow.getHandle(taskId);
+  await expect(
+    handle.executeUpdate(ANSWER_UPDATE_NAME, {
+      args: [
+        {
+          key: 'approval',
+          action: 'accept',
+          content: { decision: 'approve' },
+          answeredBy: { principal: 'mallory', roles: ['spend-approver'] },
+        },
+      ],
+    }),
+  ).rejects.toMatchObject({ cause: { message: expect.stringMatching(/^Answer refused: it carries no seal/) } });
+  const memo = (await handle.describe()).memo?.[TASK_STATE_MEMO] as PublishedTaskState;
+  expect(memo.awaiting?.[0].answers).toEqual([]);
+
+  const rejected = await answer(carol, taskId, 'reject', { comment: 'not this month' });
+  expect(rejected.isError).toBeFalsy();
+  const result = await taskResult(alice, taskId);
+  expect(result.structuredContent).toMatchObject({
+    approved: false,
+    outcome: 'rejected',
+    approvers: [{ principal: people.carol.principal, decision: 'reject', comment: 'not this month' }],
+  });
+  expect((await getTask(alice, taskId)).status).toBe('completed');
+  expect(await temporal.client.workflow.getHandle(taskId).describe()).toMatchObject({
+    memo: { [TASK_STATE_MEMO]: { statusMessage: 'Not approved (rejected); nothing was spent' } },
+  });
+});
