@@ -39,29 +39,17 @@ export class AnswerSeal {
     answeredBy: AnswerOrigin,
     now = new Date(),
   ): InputResponse {
-    const answeredAt = now.toISOString();
-    const sealedAnswer: SealedAnswer = {
-      v: 1,
-      workflowId: run.workflowId,
-      originalRunId: run.originalRunId,
+    const answer = {
       key: response.key,
       action: response.action,
       ...(response.content !== undefined && { content: response.content }),
       ...(response.comment !== undefined && { comment: response.comment }),
       answeredBy,
-      answeredAt,
+      answeredAt: now.toISOString(),
     };
+    const sealedAnswer: SealedAnswer = { v: 1, workflowId: run.workflowId, originalRunId: run.originalRunId, ...answer };
     const sealed = JSON.stringify(sealedAnswer);
-    return {
-      key: response.key,
-      action: response.action,
-      ...(response.content !== undefined && { content: response.content }),
-      ...(response.comment !== undefined && { comment: response.comment }),
-      answeredBy,
-      answeredAt,
-      sealed,
-      proof: `v1.${this.keyId}.${this.mac(sealed)}`,
-    };
+    return { ...answer, sealed, proof: `v1.${this.keyId}.${this.mac(sealed)}` };
   }
 
   /** Whether `proof` is this key's MAC of `sealed` (constant-time), and if not, why. */

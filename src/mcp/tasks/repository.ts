@@ -300,16 +300,7 @@ export class TemporalTaskBackend {
     const token = cursor === undefined ? undefined : decodeCursor(cursor, binding);
     // Asked before the page, so that a task the store shows by then is on one of its pages (visibility only catches up).
     const unseen = cursor === undefined ? await this.notYetVisible(principal) : [];
-    const page = await this.rpc(() =>
-      this.client.workflowService.listWorkflowExecutions({
-        namespace: this.client.options.namespace,
-        query,
-        pageSize: this.options.pageSize,
-        ...(token && { nextPageToken: token }),
-      }),
-    );
-    // A workflow that continued as new is listed once per run; the task is the workflow.
-    const listed = [...new Set((page.executions ?? []).map((info) => info.execution?.workflowId).filter((id): id is string => !!id))];
+    const { ids: listed, next } = await this.visiblePage(query, token);
     // The first page also names what this process created lately and the store does not show yet (newest first).
     const ids = [...unseen.filter((id) => !listed.includes(id)), ...listed];
     // A task deleted by retention between the listing and the read is left out; an outage is reported.
@@ -321,7 +312,6 @@ export class TemporalTaskBackend {
         }),
       ),
     );
-    const next = page.nextPageToken && page.nextPageToken.length > 0 ? page.nextPageToken : undefined;
     return {
       views: views.filter((view): view is TaskView => view !== undefined),
       ...(next && { nextCursor: encodeCursor(next, binding) }),
@@ -446,6 +436,24 @@ export class TemporalTaskBackend {
   }
 
   /**
+   * One page of a visibility query: the workflow ids on it (a workflow that continued as new is listed once per run;
+   * the task is the workflow), and the store's token of the next page, if any.
+   */
+  private async visiblePage(query: string, token: Uint8Array | undefined): Promise<{ ids: string[]; next?: Uint8Array }> {
+    const page = await this.rpc(() =>
+      this.client.workflowService.listWorkflowExecutions({
+        namespace: this.client.options.namespace,
+        query,
+        pageSize: this.options.pageSize,
+        ...(token && { nextPageToken: token }),
+      }),
+    );
+    const ids = [...new Set((page.executions ?? []).map((info) => info.execution?.workflowId).filter((id): id is string => !!id))];
+    const next = page.nextPageToken && page.nextPageToken.length > 0 ? page.nextPageToken : undefined;
+    return { ids, ...(next && { next }) };
+  }
+
+  /**
    * Tasks created here for `principal` within {@link RECENT_CREATION_MS} that the visibility store does not show yet,
    * newest first. Costs one visibility request, and only while such tasks exist; the ones the store shows are forgotten
    * (the listing made after this request has them, on their own page).
@@ -544,15 +552,7 @@ export class TemporalTaskBackend {
     const query = `${AWAITING_SEARCH_ATTRIBUTE} IN (${keywords.map((keyword) => `'${keyword}'`).join(', ')}) AND ExecutionStatus = 'Running'`;
     const binding = listBinding(`inbox:${principal}`, query);
     const token = cursor === undefined ? undefined : decodeCursor(cursor, binding);
-    const page = await this.rpc(() =>
-      this.client.workflowService.listWorkflowExecutions({
-        namespace: this.client.options.namespace,
-        query,
-        pageSize: this.options.pageSize,
-        ...(token && { nextPageToken: token }),
-      }),
-    );
-    const ids = [...new Set((page.executions ?? []).map((info) => info.execution?.workflowId).filter((id): id is string => !!id))];
+    const { ids, next } = await this.visiblePage(query, token);
     const found = await Promise.all(
       ids.map((id) =>
         this.rpc(() => this.describeMarked(id)).catch((error: unknown) => {
@@ -571,7 +571,6 @@ export class TemporalTaskBackend {
         items.push(inboxItemOf(description.workflowId, meta?.tool, input));
       }
     }
-    const next = page.nextPageToken && page.nextPageToken.length > 0 ? page.nextPageToken : undefined;
     return { items, ...(next && { nextCursor: encodeCursor(next, binding) }) };
   }
 
@@ -603,7 +602,7 @@ export class TemporalTaskBackend {
       if (problem) throw new AnswerRefusedError(`The answer does not fit the question: ${problem}`);
       response = { ...response, content: content as InputContent };
     }
-    const originalRunId = await this.rpc(() => this.originalRunIdOf({ workflowId: description.workflowId, runId: description.runId }));
+    const originalRunId = await this.originalRunIdOf(description);
     const sealed = this.options.answerSeal.seal({ workflowId: description.workflowId, originalRunId }, { key, ...response }, by);
     try {
       const record = await this.client.connection.withDeadline(Date.now() + patienceMs, () =>
