@@ -11,7 +11,7 @@ import { CreateTaskResultSchema, type ElicitResult, type Task } from '@modelcont
 import type { Client } from '@temporalio/client';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { freePort, ROOT } from '../helpers/dev-server';
-import { getTask, newMcpClient, ScriptedUser, taskResult, waitForTask } from '../helpers/mcp';
+import { getTask, newMcpClient, ScriptedUser, taskResult, waitForTask, type Answerer } from '../helpers/mcp';
 import { spawnHttpServer, spawnPythonWorker, type HttpServerProcess, type SpawnedProcess } from '../helpers/processes';
 import { pythonWorkerEnvironment } from '../helpers/python';
 import { connectClient, eventually, sendAnswer, uniqueTaskQueue } from '../helpers/temporal';
@@ -60,9 +60,9 @@ afterAll(async () => {
 });
 
 /** An MCP client on the spawned server whose user answers every question with `answer`. */
-async function connect(answer: ElicitResult): Promise<{ client: McpClient; user: ScriptedUser }> {
+async function connect(answer: ElicitResult | Answerer): Promise<{ client: McpClient; user: ScriptedUser }> {
   const client = newMcpClient('python-workflow');
-  const user = new ScriptedUser(() => answer).attach(client);
+  const user = new ScriptedUser(typeof answer === 'function' ? answer : () => answer).attach(client);
   await client.connect(new StreamableHTTPClientTransport(new URL(server!.url)));
   clients.push(client);
   return { client, user };
@@ -124,7 +124,13 @@ test('request_purchase: a declined approval form ends the Python workflow with a
 });
 
 test('request_purchase: the Python workflow ignores answers for other keys, cancel, and content that does not fit its form', async () => {
-  const { client, user } = await connect({ action: 'accept', content: { decision: 'reject', comment: 'buy it used' } });
+  // The user answers only once the checks below are done: the server may put the question to them at any time.
+  let release: () => void = () => undefined;
+  const checked = new Promise<void>((resolve) => (release = resolve));
+  const { client, user } = await connect(async () => {
+    await checked;
+    return { action: 'accept', content: { decision: 'reject', comment: 'buy it used' } };
+  });
   const task = await startPurchaseTask(client);
   await waitForTask(client, task.taskId, (t) => t.status === 'input_required');
 
@@ -153,6 +159,7 @@ test('request_purchase: the Python workflow ignores answers for other keys, canc
   expect(new Date(published.updatedAt).toISOString()).toBe(published.updatedAt);
   expect((await getTask(client, task.taskId)).status).toBe('input_required');
 
+  release();
   const result = await taskResult(client, task.taskId);
   expect(user.asked).toHaveLength(1);
   expect(result.structuredContent).toMatchObject({ approved: false, decision: 'reject', comment: 'buy it used' });
