@@ -216,6 +216,8 @@ class Stack {
         ERP_DELAY_MS: '0',
         PAYMENT_DELAY_MS: '0',
         PAYMENT_FAIL_ATTEMPTS: '0',
+        // The bench answers approvals as the submitter: it measures the bridge, not how long approvers take.
+        INVOICE_APPROVER_ROLE: 'requester',
       },
       path.join(this.dir, 'worker.log'),
     );

@@ -1,8 +1,10 @@
 /**
  * The invoice flow end to end: npm run demo [-- --help]
  *
- * Starts what is not running (Temporal dev server, worker), spawns the MCP server on stdio, submits an invoice as a
- * task through a real MCP client, answers the approval, releases the scheduled line item, and prints every status change.
+ * Starts what is not running (Temporal dev server, worker), then plays three people, each with a real MCP client of
+ * their own and an MCP server on stdio acting as them: a submitter who submits an invoice as a task, and two approvers
+ * of the ap-approver role who find it in their inbox and approve it (four eyes: the submitter may not). Releases the
+ * scheduled line item and prints every status change.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
@@ -13,30 +15,43 @@ import {
   CreateTaskResultSchema,
   ElicitRequestSchema,
   type CallToolResult,
+  type ElicitRequest,
+  type ElicitResult,
   type Task,
 } from '@modelcontextprotocol/sdk/types.js';
 import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { activityConfigFromEnv } from '../src/activities';
+import { readNotifications } from '../src/activities/notifications';
 import { PaymentsLedger } from '../src/activities/payments';
 import { DEFAULT_ADDRESS, temporalConfigFromEnv, type TemporalConfig } from '../src/shared/temporal-config';
 import type { InvoiceResult } from '../src/shared/invoice';
 import { pollUntil, sleep } from '../src/util/wait';
 
 const ROOT = path.resolve(__dirname, '..');
+
+const SUBMITTER = 'demo-submitter';
+const APPROVERS = ['demo-approver-ann', 'demo-approver-bob'] as const;
+
+const started: ChildProcess[] = [];
+
 const HELP = `Usage: npm run demo [-- --help]
 
-Runs the invoice flow through a real MCP client:
+Runs the invoice flow with three people, each through a real MCP client of their own and an MCP server on stdio
+(npm run -s serve) acting as them (MCP_LOCAL_PRINCIPAL, MCP_LOCAL_ROLES):
+  - ${SUBMITTER}, who submits the invoice (of the ap-approver role too, yet never for their own invoices),
+  - ${APPROVERS[0]} and ${APPROVERS[1]}, both of the ap-approver role.
   1. starts the Temporal dev server (./temporal-dev.sh start) unless one answers at TEMPORAL_ADDRESS,
   2. starts a worker (npm run worker) unless one polls the task queue,
-  3. spawns the MCP server on stdio (npm run -s serve) and submits an invoice with process_invoice as a task,
-  4. answers the approval elicitation, pays one line item now and releases the one scheduled for later,
-  5. prints each status change, the result, and the payments ledger entries of the task.
+  3. the submitter calls process_invoice as a task: EUR 11,380.00, above the 10,000 threshold, so two approvers,
+  4. the submitter's own approval is refused (four eyes); the first approver finds the invoice in approvals_inbox and
+     approves it with approvals_answer; the second is shown the form on their own call (elicitation) and approves,
+  5. pays one line item now and releases the one scheduled for later,
+  6. prints each status change, who approved, and the payments ledger entries of the task.
+A worker started with INVOICE_APPROVER_ROLE=requester asks the submitter instead; the demo then answers as them.
 It stops the worker it started; the dev server keeps running (./temporal-dev.sh stop stops it).
 Environment: the same TEMPORAL_* variables as npm run serve and npm run worker.
 `;
-
-const started: ChildProcess[] = [];
 
 function say(message: string): void {
   process.stdout.write(`${new Date().toISOString().slice(11, 19)}  ${message}\n`);
@@ -102,6 +117,56 @@ async function startWorker(config: TemporalConfig): Promise<void> {
   say('worker started');
 }
 
+/** A client of `principal` holding `roles`, through an MCP server on stdio of its own; `forms` answers elicitations. */
+async function connectAs(principal: string, roles: string, forms?: (request: ElicitRequest) => Promise<ElicitResult>): Promise<McpClient> {
+  const capabilities = { tasks: {}, ...(forms && { elicitation: { form: {} } }) };
+  const client = new McpClient({ name: `invoice-demo-${principal}`, version: '1.0.0' }, { capabilities });
+  if (forms) client.setRequestHandler(ElicitRequestSchema, forms);
+  say(`spawning the MCP server on stdio for ${principal}${roles ? ` (role ${roles})` : ''}`);
+  const env = { ...(process.env as Record<string, string>), MCP_LOCAL_PRINCIPAL: principal, MCP_LOCAL_ROLES: roles };
+  await client.connect(new StdioClientTransport({ command: 'npm', args: ['run', '-s', 'serve'], cwd: ROOT, env, stderr: 'ignore' }));
+  return client;
+}
+
+/** Four eyes: the submitter's own approval is refused; then each approver approves, one from the inbox, one by form. */
+async function approve(submitter: McpClient, ann: McpClient, bob: McpClient, taskId: string): Promise<void> {
+  const own = (await submitter.callTool({
+    name: 'approvals_answer',
+    arguments: { taskId, key: 'approval', action: 'accept', content: { decision: 'approve' } },
+  })) as CallToolResult;
+  say(`${SUBMITTER} tries to approve their own invoice: ${textOf(own)}`);
+  const item = await pollUntil(
+    async () => {
+      const inbox = (await ann.callTool({ name: 'approvals_inbox', arguments: {} })) as CallToolResult;
+      return (inbox.structuredContent as { items: { taskId: string; message: string }[] }).items.find((entry) => entry.taskId === taskId);
+    },
+    { timeoutMs: 30_000, intervalMs: 500, what: () => `the invoice in ${APPROVERS[0]}'s inbox` },
+  );
+  say(`${APPROVERS[0]} finds it in approvals_inbox:\n${indent(item.message)}`);
+  const first = (await ann.callTool({
+    name: 'approvals_answer',
+    arguments: { taskId, key: 'approval', action: 'accept', content: { decision: 'approve', comment: 'Prices match the contract' } },
+  })) as CallToolResult;
+  say(`${APPROVERS[0]} approves with approvals_answer: ${textOf(first)}`);
+  const second = (await bob.callTool({ name: 'approvals_answer', arguments: { taskId, key: 'approval' } })) as CallToolResult;
+  say(`${APPROVERS[1]} calls approvals_answer with the question only: ${textOf(second)}`);
+}
+
+function textOf(result: CallToolResult): string {
+  return (result.content as { text: string }[])[0].text;
+}
+
+function firstLine(text: string): string {
+  return text.split('\n')[0];
+}
+
+function indent(text: string): string {
+  return text
+    .split('\n')
+    .map((line) => `            ${line}`)
+    .join('\n');
+}
+
 function describe(task: Task): string {
   return `task ${task.status}${task.statusMessage ? ` — ${task.statusMessage}` : ''}`;
 }
@@ -118,15 +183,20 @@ async function main(argv: string[]): Promise<void> {
   const client = new Client({ connection, namespace: config.namespace });
   await ensureWorker(client, config);
 
-  const mcp = new McpClient({ name: 'invoice-demo', version: '1.0.0' }, { capabilities: { elicitation: { form: {} }, tasks: {} } });
-  mcp.setRequestHandler(ElicitRequestSchema, async (request) => {
-    say(`elicitation received: "${request.params.message}"`);
-    const answer = { decision: 'approve', comment: 'Approved by the demo' };
-    say(`answering accept ${JSON.stringify(answer)}`);
-    return { action: 'accept', content: answer };
+  // Each person runs their own client and MCP server; the server knows them from its environment, not from arguments.
+  const submitter = await connectAs(SUBMITTER, 'ap-approver', async (request) => {
+    say(`${SUBMITTER} is asked: "${firstLine(request.params.message)}" (this worker lets the submitter approve)`);
+    return { action: 'accept', content: { decision: 'approve', comment: 'Approved by the demo' } };
   });
-  say('spawning the MCP server on stdio (npm run -s serve)');
-  await mcp.connect(new StdioClientTransport({ command: 'npm', args: ['run', '-s', 'serve'], cwd: ROOT, stderr: 'ignore' }));
+  const [ann, bob] = await Promise.all([
+    connectAs(APPROVERS[0], 'ap-approver'),
+    connectAs(APPROVERS[1], 'ap-approver', async (request) => {
+      say(`${APPROVERS[1]} is shown the form on their own call:\n${indent(request.params.message)}`);
+      const answer = { decision: 'approve', comment: 'Checked against the purchase order' };
+      say(`${APPROVERS[1]} answers accept ${JSON.stringify(answer)}`);
+      return { action: 'accept', content: answer };
+    }),
+  ]);
 
   const payOn = new Date(Date.now() + 90 * 86_400_000).toISOString().slice(0, 10);
   const invoice = {
@@ -134,53 +204,66 @@ async function main(argv: string[]): Promise<void> {
     invoiceNumber: `INV-DEMO-${Date.now().toString(36).toUpperCase()}`,
     currency: 'EUR',
     lineItems: [
-      { lineItemId: 'LI-1', description: 'Printer paper, 20 boxes', amount: 120.5 },
-      { lineItemId: 'LI-2', description: 'Annual maintenance, due in three months', amount: 980, payOn },
+      { lineItemId: 'LI-1', description: 'Laptops, 6 units', amount: 8_400 },
+      { lineItemId: 'LI-2', description: 'Annual maintenance, due in three months', amount: 2_980, payOn },
     ],
   };
-  say(`calling process_invoice as a task for ${invoice.invoiceNumber} (LI-2 scheduled for ${payOn})`);
-  const { task: created } = await mcp.request(
+  say(`${SUBMITTER} calls process_invoice as a task for ${invoice.invoiceNumber}: EUR 11,380.00, LI-2 scheduled for ${payOn}`);
+  const { task: created } = await submitter.request(
     { method: 'tools/call', params: { name: 'process_invoice', arguments: invoice, task: { ttl: 3_600_000 } } },
     CreateTaskResultSchema,
   );
-  say(`task created: ${created.taskId}`);
+  const taskId = created.taskId;
+  say(`task created: ${taskId}`);
 
-  // Poll tasks/get; open tasks/result once input is required, so the elicitation arrives on its stream.
+  // The submitter polls tasks/get; the approvers act once their question is open.
   let last = '';
   let result: Promise<CallToolResult> | undefined;
   let released = false;
+  let approving: Promise<void> | undefined;
   let stalledSince = Date.now();
   for (;;) {
-    const task = await mcp.experimental.tasks.getTask(created.taskId);
+    const task = await submitter.experimental.tasks.getTask(taskId);
     if (task.lastUpdatedAt !== created.lastUpdatedAt) stalledSince = Infinity;
     if (Date.now() - stalledSince > 10_000 && started.length === 0) {
       say('nothing has picked the task up for 10 s');
       await startWorker(config);
       stalledSince = Infinity;
     }
-    if (describe(task) !== last) say((last = describe(task)));
+    if (describe(task) !== last) say(`${SUBMITTER} sees ${(last = describe(task))}`);
     if (task.status === 'input_required' && !result) {
-      say('calling tasks/result: it blocks until the task ends, and carries the approval question');
-      result = mcp.experimental.tasks.getTaskResult(created.taskId, CallToolResultSchema, { timeout: 600_000 });
+      say(`${SUBMITTER} calls tasks/result: it blocks until the task ends, and carries the approval question`);
+      result = submitter.experimental.tasks.getTaskResult(taskId, CallToolResultSchema, { timeout: 600_000 });
+    }
+    if (task.status === 'working' && task.statusMessage?.startsWith('Waiting for') && !approving) {
+      approving = approve(submitter, ann, bob, taskId);
     }
     if (task.status === 'working' && /scheduled:/.test(task.statusMessage ?? '') && !released) {
       released = true;
       say('LI-2 waits on a durable timer; releasing it early with release_scheduled_payment');
-      const release = await mcp.callTool({ name: 'release_scheduled_payment', arguments: { taskId: created.taskId, lineItemId: 'LI-2' } });
-      say(`release_scheduled_payment: ${(release.content as { text: string }[])[0].text}`);
+      const release = await submitter.callTool({ name: 'release_scheduled_payment', arguments: { taskId, lineItemId: 'LI-2' } });
+      say(`release_scheduled_payment: ${textOf(release as CallToolResult)}`);
     }
     if (task.status === 'completed' || task.status === 'failed' || task.status === 'cancelled') break;
     await sleep(task.pollInterval ?? 1000);
   }
-  const final = await (result ?? mcp.experimental.tasks.getTaskResult(created.taskId, CallToolResultSchema));
+  await approving;
+  const final = await (result ?? submitter.experimental.tasks.getTaskResult(taskId, CallToolResultSchema));
   const outcome = final.structuredContent as InvoiceResult;
-  say(`result: ${(final.content as { text: string }[])[0].text}`);
+  say(`result: ${textOf(final)}`);
+  for (const approver of outcome.approval?.approvers ?? [])
+    say(`  ${approver.decision} by ${approver.principal} (roles ${approver.roles.join(', ')}) at ${approver.at} via ${approver.via}`);
   for (const payment of outcome.payments)
     say(`  paid ${payment.lineItemId}: ${payment.amount.toFixed(2)} ${outcome.currency} as ${payment.paymentId}`);
   const ledger = new PaymentsLedger(activityConfigFromEnv().ledgerDir);
-  const paid = (await ledger.entries()).filter((entry) => entry.taskId === created.taskId);
+  const paid = (await ledger.entries()).filter((entry) => entry.taskId === taskId);
   say(`payments ledger ${ledger.dir}: ${paid.length} payment(s) for this task, keys ${paid.map((entry) => entry.key).join(', ')}`);
-  await mcp.close();
+  const outbox = activityConfigFromEnv().notificationOutbox;
+  const notifications = (await readNotifications(outbox)).filter((notification) => notification.taskId === taskId);
+  say(
+    `notification outbox ${outbox} (for mail or chat): ${notifications.map((n) => `${n.kind} ${n.audience.roles?.join(', ')}`).join('; ') || 'nothing'}`,
+  );
+  await Promise.all([submitter, ann, bob].map((client) => client.close()));
   await connection.close();
 }
 

@@ -30,6 +30,7 @@ export {
 } from './mcp/transports/oauth';
 export { MarkerKeyError, markerFromEnv, type TaskMarker } from './mcp/tasks/marker';
 export { AnswerSeal, answerSealFromEnv, createAnswerActivities } from './shared/answer-proof';
+export { createNotificationActivities, notificationOutboxFromEnv, readNotifications } from './activities/notifications';
 
 // Configuration.
 export { DEFAULT_ADDRESS, DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV, temporalConfigFromEnv, type TemporalConfig } from './shared/temporal-config';

@@ -68,6 +68,15 @@ Environment:
   ERP_DELAY_MS            simulated ERP latency in ms (default 0)
   PAYMENT_DELAY_MS        simulated payment latency in ms (default 0)
   PAYMENT_FAIL_ATTEMPTS   fail the first N attempts of each payment (default 0)
+  INVOICE_APPROVER_ROLE   who approves invoices: holders of this role (from their credentials), never the
+                          submitter (default ap-approver); "requester": the submitter approves their own
+  INVOICE_SECOND_APPROVER_ABOVE  above this total two distinct approvers must approve (default 10000)
+  INVOICE_APPROVAL_REMIND_AFTER_MS    remind the approvers after this long (default 86400000, a day; "never")
+  INVOICE_APPROVAL_ESCALATE_AFTER_MS  then ask INVOICE_ESCALATION_ROLE too (default 259200000, three days; "never")
+  INVOICE_ESCALATION_ROLE the role an unanswered approval escalates to (default ap-manager; "none")
+  INVOICE_APPROVAL_EXPIRE_AFTER_MS    end the invoice unpaid after this long without approval (default never)
+  NOTIFICATION_OUTBOX     JSON-lines file of approval notifications (asked, reminder, escalated, delegated) for
+                          mail or chat to pick up (default .data/notifications.jsonl)
   MCP_TASK_MARKER_KEY     the bridge's secret key (32+ characters), which workflows need to check that an answer
                           came from a bridge; the same as the bridge's (MCP_TASK_MARKER_KEY_FILE names a file
                           instead; default: the key file every local process shares, see the bridge's --help)
@@ -107,6 +116,13 @@ class RuntimeLog implements TemporalLogger {
   error(message: string, meta?: LogMetadata): void {
     this.log('ERROR', message, meta);
   }
+}
+
+/** The invoice approval policy in one phrase, for the start-up log. */
+function describePolicy(policy: ActivityConfig['invoiceApproval']): string {
+  if (policy.approvers === 'requester') return 'their submitter (INVOICE_APPROVER_ROLE=requester)';
+  const escalation = policy.escalateTo ? `, escalated to ${policy.escalateTo} after ${policy.escalateAfterMs} ms` : '';
+  return `role ${policy.role}, never the submitter, two above ${policy.secondApproverAbove}${escalation}`;
 }
 
 const LEVELS: Record<TemporalLogLevel, LogLevel> = { TRACE: 'debug', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' };
@@ -182,6 +198,7 @@ async function main(argv: string[]): Promise<void> {
   });
   running.worker = worker;
   if (telemetry.enabled) log.info(`worker: traces to ${telemetry.description}`);
+  log.info(`worker: invoices approved by ${describePolicy(activities.invoiceApproval)}; notifications to ${activities.notificationOutbox}`);
   log.info(
     `worker: polling task queue "${config.taskQueue}" on ${config.address} (namespace ${config.namespace}); ledger ${activities.ledgerDir}; answer key ${answerSeal.keyId}`,
   );

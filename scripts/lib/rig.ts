@@ -98,7 +98,8 @@ export class Rig {
       'worker',
       node,
       () => ['--import', 'tsx', 'src/worker.ts'],
-      this.env(this.options.workerEnv ?? WORKER_ENV),
+      // The drill and the soak answer every approval as the submitter, so the books count one question per invoice.
+      this.env({ INVOICE_APPROVER_ROLE: 'requester', ...(this.options.workerEnv ?? WORKER_ENV) }),
       path.join(this.logDir, 'worker.log'),
     );
     this.server = new Managed(

@@ -2,7 +2,8 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { Invoice } from '../shared/invoice';
+import { DEFAULT_INVOICE_APPROVER_ROLE, type Invoice, type InvoiceApprovalPolicy } from '../shared/invoice';
+import { createNotificationActivities, notificationOutboxFromEnv } from './notifications';
 import { FixtureErp, type ErpCheck } from './erp';
 import { PaymentsLedger, type LedgerEntry, type PaymentRequest } from './payments';
 
@@ -18,6 +19,10 @@ export interface ActivityConfig {
   paymentDelayMs: number;
   /** The first N attempts of each payment fail, as a flaky gateway would. */
   paymentFailAttempts: number;
+  /** Who approves invoices. */
+  invoiceApproval: InvoiceApprovalPolicy;
+  /** The JSON-lines file notifications about approvals go to. */
+  notificationOutbox: string;
 }
 
 /**
@@ -28,8 +33,9 @@ export type InvoiceValidation = ErpCheck & { registered?: boolean };
 
 /**
  * Reads {@link ActivityConfig} from the environment: PAYMENTS_LEDGER, ERP_REGISTRY, ERP_DELAY_MS, PAYMENT_DELAY_MS,
- * PAYMENT_FAIL_ATTEMPTS. The directories default to `.data/` in the current folder (the checkout, for the npm
- * scripts), never inside an installed package.
+ * PAYMENT_FAIL_ATTEMPTS, NOTIFICATION_OUTBOX and the INVOICE_* approval settings (see
+ * {@link invoiceApprovalPolicyFromEnv}). The directories default to `.data/` in the current folder (the checkout, for
+ * the npm scripts), never inside an installed package.
  */
 export function activityConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ActivityConfig {
   const dataDir = path.resolve('.data');
@@ -39,7 +45,58 @@ export function activityConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Act
     erpDelayMs: nonNegativeInt(env.ERP_DELAY_MS, 'ERP_DELAY_MS'),
     paymentDelayMs: nonNegativeInt(env.PAYMENT_DELAY_MS, 'PAYMENT_DELAY_MS'),
     paymentFailAttempts: nonNegativeInt(env.PAYMENT_FAIL_ATTEMPTS, 'PAYMENT_FAIL_ATTEMPTS'),
+    invoiceApproval: invoiceApprovalPolicyFromEnv(env),
+    notificationOutbox: notificationOutboxFromEnv(env),
   };
+}
+
+const ROLE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,99}$/;
+
+/**
+ * Who approves invoices, from INVOICE_APPROVER_ROLE (default `ap-approver`; `requester`: the submitter approves their
+ * own), INVOICE_SECOND_APPROVER_ABOVE (default 10000), INVOICE_APPROVAL_REMIND_AFTER_MS (default one day),
+ * INVOICE_APPROVAL_ESCALATE_AFTER_MS with INVOICE_ESCALATION_ROLE (default three days to `ap-manager`; `none`: no
+ * escalation) and INVOICE_APPROVAL_EXPIRE_AFTER_MS (default never). Throws naming a bad setting.
+ */
+export function invoiceApprovalPolicyFromEnv(env: NodeJS.ProcessEnv = process.env): InvoiceApprovalPolicy {
+  const role = env.INVOICE_APPROVER_ROLE?.trim() || DEFAULT_INVOICE_APPROVER_ROLE;
+  if (role === 'requester') return { approvers: 'requester' };
+  const escalateTo = env.INVOICE_ESCALATION_ROLE?.trim() || 'ap-manager';
+  for (const [name, value] of [
+    ['INVOICE_APPROVER_ROLE', role],
+    ['INVOICE_ESCALATION_ROLE', escalateTo],
+  ]) {
+    if (!ROLE_PATTERN.test(value)) throw new Error(`${name} "${value}" is not a role name (letters, digits, . _ : @ / -)`);
+  }
+  const above = env.INVOICE_SECOND_APPROVER_ABOVE?.trim() ? Number(env.INVOICE_SECOND_APPROVER_ABOVE) : 10_000;
+  if (!Number.isFinite(above) || above < 0) {
+    throw new Error(`INVOICE_SECOND_APPROVER_ABOVE must be an amount of 0 or more, not "${env.INVOICE_SECOND_APPROVER_ABOVE}"`);
+  }
+  const remindAfterMs = optionalMs(env, 'INVOICE_APPROVAL_REMIND_AFTER_MS', 86_400_000);
+  const escalateAfterMs = optionalMs(env, 'INVOICE_APPROVAL_ESCALATE_AFTER_MS', 3 * 86_400_000);
+  const expireAfterMs = optionalMs(env, 'INVOICE_APPROVAL_EXPIRE_AFTER_MS', undefined);
+  if (expireAfterMs !== undefined && escalateAfterMs !== undefined && escalateTo !== 'none' && expireAfterMs <= escalateAfterMs) {
+    throw new Error('INVOICE_APPROVAL_EXPIRE_AFTER_MS must be longer than INVOICE_APPROVAL_ESCALATE_AFTER_MS');
+  }
+  return {
+    approvers: 'role',
+    role,
+    secondApproverAbove: above,
+    ...(remindAfterMs !== undefined && { remindAfterMs }),
+    ...(escalateAfterMs !== undefined && escalateTo !== 'none' && { escalateAfterMs, escalateTo }),
+    ...(expireAfterMs !== undefined && { expireAfterMs }),
+  };
+}
+
+/** A duration in ms from `env[name]`: `fallback` when unset, none when `never`; throws naming a bad value. */
+function optionalMs(env: NodeJS.ProcessEnv, name: string, fallback: number | undefined): number | undefined {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'never') return undefined;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value <= 0)
+    throw new Error(`${name} must be a whole number of milliseconds above 0 or "never", not "${raw}"`);
+  return value;
 }
 
 function nonNegativeInt(value: string | undefined, name: string): number {
@@ -78,6 +135,13 @@ export function createActivities(config: ActivityConfig) {
   const erp = new FixtureErp(config.erpRegistryDir);
   const ledger = new PaymentsLedger(config.ledgerDir);
   return {
+    ...createNotificationActivities(config.notificationOutbox),
+
+    /** Who approves invoices on this worker's deployment (read once per invoice, kept in its history). */
+    async invoiceApprovalPolicy(): Promise<InvoiceApprovalPolicy> {
+      return config.invoiceApproval;
+    },
+
     /** Checks the vendor and the invoice number against the ERP. Registers nothing. */
     async validateInvoice(taskId: string, invoice: Invoice): Promise<InvoiceValidation> {
       if (config.erpDelayMs > 0) await heartbeatingSleep(config.erpDelayMs);

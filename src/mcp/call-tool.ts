@@ -152,6 +152,7 @@ export function directToolContext(
   deps: { backend: TemporalTaskBackend; seal: CallSeal; workflowTools: ReadonlyMap<string, WorkflowTool<any, any>> },
   caller: { principal: string; roles: readonly string[] },
   awaitResult: DirectToolContext['awaitResult'],
+  ask?: DirectToolContext['ask'],
 ): DirectToolContext {
   const { backend, seal, workflowTools } = deps;
   const { principal, roles } = caller;
@@ -163,6 +164,7 @@ export function directToolContext(
     ownedWorkflowId: (taskId) => backend.ownedWorkflowId(taskId, principal),
     task: (taskId) => backend.get(taskId, principal),
     awaitResult,
+    ...(ask && { ask }),
     confirmations: { open: (token, caller) => seal.open(token, caller), tool: (name) => workflowTools.get(name) },
   };
 }

@@ -35,7 +35,7 @@ export class AnswerSeal {
   /** `run`: the workflow id and the run's original run id (see {@link SealedAnswer}). */
   seal(
     run: { workflowId: string; originalRunId: string },
-    response: InputResponse & { action: 'accept' | 'decline' },
+    response: InputResponse & { action: 'accept' | 'decline' | 'delegate' },
     answeredBy: AnswerOrigin,
     now = new Date(),
   ): InputResponse {

@@ -107,6 +107,18 @@ export const ScheduledPaymentSchema = z.object({
 });
 export type ScheduledPayment = z.infer<typeof ScheduledPaymentSchema>;
 
+/** One approver's answer, as the workflow recorded it. */
+export const ApproverSchema = z.object({
+  principal: z.string(),
+  roles: z.array(z.string()).describe('Their roles when they answered'),
+  decision: z.enum(['approve', 'reject', 'decline', 'delegate']),
+  delegatedTo: z.string().optional(),
+  comment: z.string().optional(),
+  at: z.string().describe('ISO 8601 time the answer was taken'),
+  via: z.string().optional().describe('The tool or request it came through'),
+});
+export type Approver = z.infer<typeof ApproverSchema>;
+
 /** Outcomes of an invoice: paid in full, rejected by the approver, or refused by the ERP check. */
 export const INVOICE_OUTCOMES = ['paid', 'rejected', 'invalid'] as const;
 
@@ -118,7 +130,16 @@ export const InvoiceResultSchema = z.object({
   currency: z.string(),
   total: z.number().describe('Sum of all line items'),
   reason: z.string().optional().describe('Why the invoice was refused or rejected'),
-  approval: z.object({ decision: z.enum(['approve', 'reject', 'decline']), comment: z.string().optional() }).optional(),
+  approval: z
+    .object({
+      decision: z.enum(['approve', 'reject', 'decline', 'overdue']),
+      comment: z.string().optional(),
+      approvers: z
+        .array(ApproverSchema)
+        .optional()
+        .describe('Who answered the approval (by role), when and through what, as the workflow recorded it'),
+    })
+    .optional(),
   payments: z.array(PaymentSchema),
   scheduled: z.array(ScheduledPaymentSchema).describe('Line items still waiting for their pay date'),
   summary: z.string(),
@@ -133,15 +154,50 @@ export interface ReleasePaymentRequest {
 /** Pays a scheduled line item now instead of on its date; completes with the payment. */
 export const releaseScheduledPaymentUpdate = defineUpdate<Payment, [ReleasePaymentRequest]>('releaseScheduledPayment');
 
-/** The approval form: a required decision and an optional comment. */
-export function approvalRequest(invoice: Invoice, total: number): Omit<FormInputRequest, 'mode'> {
+/**
+ * Who approves invoices: holders of a role, never the submitter, two distinct ones above an amount, with a reminder,
+ * an escalation to another role, and an expiry on durable timers; or `requester`: the submitter approves (one person
+ * running everything). The worker's setting; the workflow reads it once per invoice and keeps it in its history.
+ */
+export type InvoiceApprovalPolicy =
+  | { approvers: 'requester' }
+  | {
+      approvers: 'role';
+      role: string;
+      /** Above this total (in the invoice's currency), two distinct approvers. */
+      secondApproverAbove: number;
+      remindAfterMs?: number;
+      /** With `escalateTo`: after this long, holders of `escalateTo` are asked too. */
+      escalateAfterMs?: number;
+      escalateTo?: string;
+      /** After this long (counted from the question, escalation included), the invoice ends unpaid as overdue. */
+      expireAfterMs?: number;
+    };
+
+/** The role whose holders approve invoices unless INVOICE_APPROVER_ROLE says otherwise. */
+export const DEFAULT_INVOICE_APPROVER_ROLE = 'ap-approver';
+
+/**
+ * The approval form: a required decision and an optional comment. The question shows what is approved: the vendor
+ * as the ERP knows it, each line item with its amount and when it is paid, and the ERP's check.
+ */
+export function approvalRequest(invoice: Invoice, total: number, vendorName?: string): Omit<FormInputRequest, 'mode'> {
   const scheduled = invoice.lineItems.filter((item) => item.payOn).length;
+  const vendor = vendorName ? `${invoice.vendorId} (${vendorName})` : invoice.vendorId;
+  const lines = invoice.lineItems.map(
+    (item) =>
+      `- ${item.lineItemId} ${item.description}: ${formatAmount(item.amount, invoice.currency)}, ` +
+      (item.payOn ? `scheduled for ${item.payOn}` : 'paid on approval'),
+  );
   return {
     message:
-      `Approve invoice ${invoice.invoiceNumber} from vendor ${invoice.vendorId}: ` +
+      `Approve invoice ${invoice.invoiceNumber} from vendor ${vendor}: ` +
       `${formatAmount(total, invoice.currency)} in ${invoice.lineItems.length} line item(s)` +
       (scheduled ? `, ${scheduled} of them scheduled for later` : '') +
-      '?',
+      '?' +
+      (vendorName
+        ? `\n${lines.join('\n')}\nERP check: vendor ${vendor} is active and invoice ${invoice.invoiceNumber} is not booked yet.`
+        : ''),
     requestedSchema: {
       type: 'object',
       properties: {

@@ -159,7 +159,8 @@ export interface AnswerOrigin {
  */
 export interface InputResponse {
   key: string;
-  action: 'accept' | 'decline' | 'cancel';
+  /** `delegate` (addressed questions only): hands the question to the principal named in `content.to`. */
+  action: 'accept' | 'decline' | 'cancel' | 'delegate';
   content?: InputContent;
   answeredBy?: AnswerOrigin;
   /** ISO 8601 time the bridge took the answer. */
@@ -179,15 +180,31 @@ export interface InputAudience {
   roles?: string[];
   exclude?: string[];
   allowRequester?: boolean;
-  /** Distinct people whose acceptance closes the question: 1 (any one, the default) or more. */
+  /**
+   * Distinct people whose acceptance closes the question: 1 (any one, the default) or more. "All named" is the number
+   * of `principals`, with no `roles`.
+   */
   required?: number;
+}
+
+/**
+ * Who else is asked once an addressed question is due and still open: added to its audience (those asked first may
+ * still answer), with a new due time or none.
+ */
+export interface InputEscalation {
+  principals?: string[];
+  roles?: string[];
+  /** ISO 8601: when the escalated question is due; past it the question ends `overdue`. */
+  dueAt?: string;
 }
 
 /** One person's answer to an addressed question, as the workflow recorded it. */
 export interface AnswerRecord {
   principal: string;
   roles: string[];
-  action: 'accept' | 'decline';
+  /** `delegate`: the person handed the question to `delegatedTo`, who is asked in their place. */
+  action: 'accept' | 'decline' | 'delegate';
+  delegatedTo?: string;
   content?: InputContent;
   comment?: string;
   /** ISO 8601: when the bridge took it. */
@@ -208,6 +225,39 @@ export interface AddressedInput {
   /** ISO 8601: when the question was asked, and when it is due (if it is). */
   askedAt: string;
   dueAt?: string;
+  /** ISO 8601: when the audience is reminded (a notification), if nobody closed the question by then. */
+  followUpAt?: string;
+  /** Who is added when the question is due; once they are, `escalated` is true and `dueAt` is the escalation's. */
+  escalation?: InputEscalation;
+  escalated?: boolean;
+}
+
+/**
+ * Name of the activity a workflow calls to tell people about an addressed question (asked, reminded, escalated,
+ * delegated): input {@link DecisionNotification}. The worker decides where it goes (the sample writes JSON lines to an
+ * outbox an operator wires to mail or chat). Delivery is at least once: `id` is the same on every retry.
+ */
+export const NOTIFY_ACTIVITY = 'mcpNotify';
+
+/** Patch id under which a workflow sends {@link NOTIFY_ACTIVITY} notifications for its addressed questions. */
+export const DECISION_NOTIFICATIONS_PATCH = 'mcp-decision-notifications';
+
+/** One notification about an addressed question. */
+export interface DecisionNotification {
+  /** Stable across retries: `<taskId>/<key>/<kind>/<n>`. */
+  id: string;
+  kind: 'asked' | 'reminder' | 'escalated' | 'delegated';
+  taskId: string;
+  key: string;
+  /** The question as the workflow asked it. */
+  message: string;
+  /** Who is asked now (after an escalation or delegation, with those added). */
+  audience: InputAudience;
+  accepted: number;
+  required: number;
+  dueAt?: string;
+  /** ISO 8601, workflow time. */
+  at: string;
 }
 
 /**
@@ -222,6 +272,19 @@ export function answerRefusal(input: AddressedInput, principal: string, roles: r
   if (audience.exclude?.includes(principal)) return 'you are excluded from answering this question';
   if (principal === input.requester && !audience.allowRequester) return 'you asked for this, so someone else must answer it';
   if (input.answers.some((answer) => answer.principal === principal)) return 'you have answered this question already';
+  return undefined;
+}
+
+/**
+ * Why `from` may not hand `input` to `to`, or undefined when they may: the person handed it must be someone else who
+ * is not excluded, not the requester (unless allowed), and has not answered or handed it on already.
+ */
+export function delegationRefusal(input: AddressedInput, from: string, to: unknown): string | undefined {
+  if (typeof to !== 'string' || to.trim() === '' || to.length > 200) return 'say whom to hand the question to (content.to, a principal)';
+  if (to === from) return 'you cannot hand a question to yourself';
+  if (input.audience.exclude?.includes(to)) return `cannot hand it to ${to}: they are excluded from answering it`;
+  if (to === input.requester && !input.audience.allowRequester) return `cannot hand it to ${to}: they asked for this and may not answer it`;
+  if (input.answers.some((answer) => answer.principal === to)) return `cannot hand it to ${to}: they have answered or handed it on already`;
   return undefined;
 }
 
@@ -240,7 +303,7 @@ export interface SealedAnswer {
    */
   originalRunId: string;
   key: string;
-  action: 'accept' | 'decline';
+  action: 'accept' | 'decline' | 'delegate';
   content?: InputContent;
   comment?: string;
   answeredBy: AnswerOrigin;
@@ -292,7 +355,8 @@ export function openSealedAnswer(sealed: unknown, run: { workflowId: string; ori
   const answer = parsed as Partial<SealedAnswer> | null;
   if (typeof answer !== 'object' || answer === null || answer.v !== 1) return 'its seal is of an unknown version';
   if (answer.workflowId !== run.workflowId || answer.originalRunId !== run.originalRunId) return 'its seal was made for another run';
-  if (typeof answer.key !== 'string' || (answer.action !== 'accept' && answer.action !== 'decline')) return 'its seal has no answer';
+  if (typeof answer.key !== 'string' || !['accept', 'decline', 'delegate'].includes(answer.action as string))
+    return 'its seal has no answer';
   if (typeof answer.answeredBy?.principal !== 'string' || typeof answer.answeredAt !== 'string')
     return 'its seal does not say who answered';
   return answer as SealedAnswer;

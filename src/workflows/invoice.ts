@@ -6,6 +6,7 @@ import {
   isCancellation,
   patched,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -17,12 +18,15 @@ import {
   formatAmount,
   releaseScheduledPaymentUpdate,
   sumAmounts,
+  type Approver,
   type Invoice,
+  type InvoiceApprovalPolicy,
   type InvoiceResult,
   type LineItem,
   type Payment,
   type ScheduledPayment,
 } from '../shared/invoice';
+import type { AnswerRecord } from '../shared/task-contract';
 import { startWorkflowTask, type WorkflowTask } from './workflow-task';
 
 /**
@@ -37,6 +41,14 @@ const ERP_REGISTERS_ON_APPROVAL = 'erp-registers-on-approval';
  * the ledger and reports what was paid before it rethrows. Histories without it closed as soon as they saw the cancel.
  */
 const REPORTS_PAYMENTS_ON_CANCEL = 'reports-payments-on-cancel';
+
+/**
+ * Patch: the worker's approval policy decides who approves (holders of a role, never the submitter, two above an
+ * amount). Histories without it asked the submitter.
+ */
+const APPROVERS_BY_POLICY = 'invoice-approvers-by-policy';
+
+const { invoiceApprovalPolicy } = proxyLocalActivities<InvoiceActivities>({ startToCloseTimeout: '10 seconds' });
 
 // Each ERP call and payment heartbeats while it waits on the outside world, so a worker that dies mid-call is noticed
 // within the heartbeat timeout and the call is retried elsewhere, rather than after the whole start-to-close timeout.
@@ -153,21 +165,29 @@ async function processInvoice(invoice: Invoice, taskId: string, task: WorkflowTa
     };
   }
 
-  const answer = await task.requestInput(APPROVAL_INPUT_KEY, approvalRequest(invoice, total));
-  const comment = typeof answer.content?.comment === 'string' && answer.content.comment !== '' ? answer.content.comment : undefined;
+  const policy: InvoiceApprovalPolicy = patched(APPROVERS_BY_POLICY) ? await invoiceApprovalPolicy() : { approvers: 'requester' };
+  const approval = await askForApproval(task, policy, approvalRequest(invoice, total, check.vendorName), total);
+  const { comment } = approval;
+  const recorded = { ...(comment && { comment }), ...(approval.approvers && { approvers: approval.approvers }) };
   const registersOnApproval = patched(ERP_REGISTERS_ON_APPROVAL);
-  if (answer.action !== 'accept' || answer.content?.decision !== 'approve') {
+  if (approval.decision !== 'approve') {
     if (registersOnApproval && state.mayHoldNumber) await releaseInvoice(taskId, invoice);
-    const decision = answer.action === 'accept' ? 'reject' : 'decline';
-    const reason = decision === 'reject' ? 'The approver rejected the invoice.' : 'The approver declined to approve the invoice.';
+    const reason = {
+      reject: 'The approver rejected the invoice.',
+      decline: 'The approver declined to approve the invoice.',
+      overdue: 'Nobody approved the invoice in time.',
+    }[approval.decision];
     return {
       ...base,
       outcome: 'rejected',
       reason: comment ? `${reason} Comment: ${comment}` : reason,
-      approval: { decision, ...(comment && { comment }) },
+      approval: { decision: approval.decision, ...recorded },
       payments: [],
       scheduled: [],
-      summary: `Invoice ${invoice.invoiceNumber} (${money(total)}) was rejected; nothing was paid.`,
+      summary:
+        approval.decision === 'overdue'
+          ? `Invoice ${invoice.invoiceNumber} (${money(total)}) was not approved in time; nothing was paid.`
+          : `Invoice ${invoice.invoiceNumber} (${money(total)}) was rejected; nothing was paid.`,
     };
   }
   state.approved = true;
@@ -180,7 +200,7 @@ async function processInvoice(invoice: Invoice, taskId: string, task: WorkflowTa
         ...base,
         outcome: 'invalid',
         reason: registration.reason,
-        approval: { decision: 'approve', ...(comment && { comment }) },
+        approval: { decision: 'approve', ...recorded },
         payments: [],
         scheduled: [],
         summary: `Invoice ${invoice.invoiceNumber} was approved but not paid: ${registration.reason}`,
@@ -251,10 +271,86 @@ async function processInvoice(invoice: Invoice, taskId: string, task: WorkflowTa
   return {
     ...base,
     outcome: 'paid',
-    approval: { decision: 'approve', ...(comment && { comment }) },
+    approval: { decision: 'approve', ...recorded },
     payments,
     scheduled: [],
     summary: `Invoice ${invoice.invoiceNumber} from ${invoice.vendorId} was approved and paid: ${money(total)} in ${payments.length} payment(s).`,
+  };
+}
+
+interface ApprovalOutcome {
+  decision: 'approve' | 'reject' | 'decline' | 'overdue';
+  comment?: string;
+  /** Who answered, when the policy addresses approvers by role. */
+  approvers?: Approver[];
+}
+
+/**
+ * Puts the approval question to whom the policy names: the submitter (their answer on their own task), or holders of
+ * the approver role other than the submitter, two distinct ones above the policy's amount, reminded, escalated and
+ * expired on durable timers. Any rejection ends it.
+ */
+async function askForApproval(
+  task: WorkflowTask,
+  policy: InvoiceApprovalPolicy,
+  request: ReturnType<typeof approvalRequest>,
+  total: number,
+): Promise<ApprovalOutcome> {
+  if (policy.approvers === 'requester') {
+    const answer = await task.requestInput(APPROVAL_INPUT_KEY, request);
+    const comment = typeof answer.content?.comment === 'string' && answer.content.comment !== '' ? answer.content.comment : undefined;
+    const decision = answer.action !== 'accept' ? 'decline' : answer.content?.decision === 'approve' ? 'approve' : 'reject';
+    return { decision, ...(comment && { comment }) };
+  }
+  const asked = Date.now();
+  const after = (ms: number | undefined) => (ms === undefined ? undefined : new Date(asked + ms));
+  const escalates = policy.escalateTo !== undefined && policy.escalateAfterMs !== undefined;
+  const dueAt = after(escalates ? policy.escalateAfterMs : policy.expireAfterMs);
+  const followUpAt = after(policy.remindAfterMs);
+  const outcome = await task.requestDecision(
+    APPROVAL_INPUT_KEY,
+    {
+      ...request,
+      audience: { roles: [policy.role], required: total > policy.secondApproverAbove ? 2 : 1 },
+      ...(dueAt && { dueAt }),
+      ...(followUpAt && { followUpAt }),
+      ...(escalates && {
+        escalation: { roles: [policy.escalateTo!], ...(policy.expireAfterMs !== undefined && { dueAt: after(policy.expireAfterMs) }) },
+      }),
+    },
+    (answer) => answer.action === 'accept' && answer.content?.decision === 'reject',
+  );
+  const approvers = outcome.answers.map(approverOf);
+  if (outcome.outcome === 'accepted') return { decision: 'approve', approvers };
+  if (outcome.outcome === 'overdue') return { decision: 'overdue', approvers };
+  // Declined: the last answer closed it, with a rejection or a refusal to answer.
+  const closing = approvers[approvers.length - 1];
+  return {
+    decision: closing.decision === 'decline' ? 'decline' : 'reject',
+    ...(closing.comment && { comment: closing.comment }),
+    approvers,
+  };
+}
+
+function approverOf(answer: AnswerRecord): Approver {
+  const decision =
+    answer.action === 'delegate'
+      ? 'delegate'
+      : answer.action === 'decline'
+        ? 'decline'
+        : answer.content?.decision === 'approve'
+          ? 'approve'
+          : 'reject';
+  const comment =
+    answer.comment ?? (typeof answer.content?.comment === 'string' && answer.content.comment !== '' ? answer.content.comment : undefined);
+  return {
+    principal: answer.principal,
+    roles: answer.roles,
+    decision,
+    ...(answer.delegatedTo !== undefined && { delegatedTo: answer.delegatedTo }),
+    ...(comment !== undefined && { comment }),
+    at: answer.at,
+    ...(answer.via !== undefined && { via: answer.via }),
   };
 }
 

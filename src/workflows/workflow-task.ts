@@ -9,6 +9,7 @@ import {
   defineUpdate,
   log,
   patched,
+  proxyActivities,
   proxyLocalActivities,
   setHandler,
   upsertMemo,
@@ -21,6 +22,9 @@ import {
   AWAITING_SEARCH_ATTRIBUTE,
   awaitingKeywords,
   checkFormContent,
+  DECISION_NOTIFICATIONS_PATCH,
+  delegationRefusal,
+  NOTIFY_ACTIVITY,
   openSealedAnswer,
   PRINCIPAL_SEARCH_ATTRIBUTE,
   respondSignal,
@@ -29,6 +33,7 @@ import {
   VERIFY_ANSWER_ACTIVITY,
   type AddressedInput,
   type AnswerRecord,
+  type DecisionNotification,
   type FormInputRequest,
   type InputAudience,
   type InputResponse,
@@ -46,6 +51,12 @@ const answerCheck = proxyLocalActivities<Record<typeof VERIFY_ANSWER_ACTIVITY, (
   startToCloseTimeout: '10 seconds',
 });
 
+// Notifications are best effort: a worker without the activity, or an outbox that stays down, never holds the question.
+const notifier = proxyActivities<Record<typeof NOTIFY_ACTIVITY, (notification: DecisionNotification) => Promise<void>>>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute', maximumAttempts: 20 },
+});
+
 /** How many refused answers the published state keeps. */
 const REFUSED_ANSWERS_KEPT = 5;
 
@@ -59,8 +70,15 @@ export const answerUpdate = defineUpdate<AnswerRecord, [InputResponse]>(ANSWER_U
 /** A question for people other than the task's principal (see {@link WorkflowTask.requestDecision}). */
 export interface DecisionRequest extends Omit<FormInputRequest, 'mode'> {
   audience: InputAudience;
-  /** When the question is due: past it, the wait ends with outcome `overdue` and the question is withdrawn. */
+  /**
+   * When the question is due: past it, the question escalates (with `escalation`) or the wait ends with outcome
+   * `overdue` and the question is withdrawn.
+   */
   dueAt?: Date;
+  /** When the audience is reminded (a {@link NOTIFY_ACTIVITY} notification) if the question is still open. */
+  followUpAt?: Date;
+  /** Who is added at `dueAt` (those asked first may still answer), and when the escalated question is due. */
+  escalation?: { principals?: string[]; roles?: string[]; dueAt?: Date };
   /** Roles or counts, never names: how the requester's status message names who is asked (default the roles). */
   describedAs?: string;
 }
@@ -70,7 +88,10 @@ export interface Decision {
   key: string;
   /** `accepted`: the required number accepted; `declined`: someone declined or `closesOn` said so; `overdue`. */
   outcome: 'accepted' | 'declined' | 'overdue';
+  /** Every answer and hand-over, oldest first. */
   answers: AnswerRecord[];
+  /** Whether the question was escalated at its due time. */
+  escalated: boolean;
 }
 
 /** The task as seen from inside one workflow run. */
@@ -97,8 +118,10 @@ export interface WorkflowTask {
    * requester unless `allowRequester`. Each answers through the bridge (their inbox), once; an answer is validated
    * against this state (open, in the audience, not excluded, not answered before, content fits the form) and taken
    * only with the bridge's seal. Ends when `audience.required` (default 1) distinct people accepted, at the first
-   * decline or answer for which `closesOn` is true, or at `dueAt`. Meanwhile the task stays `working` with a status
-   * message in roles and counts.
+   * decline or answer for which `closesOn` is true, or at `dueAt` (unless it escalates then). Meanwhile the task stays
+   * `working` with a status message in roles and counts. Someone asked may hand the question to another person
+   * (`delegate`), who is then asked in their place; the hand-over is recorded like an answer. The audience is told
+   * through {@link NOTIFY_ACTIVITY} when it is asked, reminded at `followUpAt`, escalated, or handed a question.
    */
   requestDecision(key: string, request: DecisionRequest, closesOn?: (answer: AnswerRecord) => boolean): Promise<Decision>;
   /**
@@ -107,6 +130,59 @@ export interface WorkflowTask {
    * rethrowing the cancellation. Withdraws every question and action.
    */
   reportCancelled(message: string): void;
+}
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/** "25 Nov 14:00 UTC": a due time as the requester's status message shows it. */
+function dueText(iso: string): string {
+  const at = new Date(iso);
+  return `${at.getUTCDate()} ${MONTHS[at.getUTCMonth()]} ${iso.slice(11, 16)} UTC`;
+}
+
+/** How the requester's status message names an audience: its roles, or a count, never names. */
+function describeAudience(audience: { principals?: string[]; roles?: string[] }): string {
+  return audience.roles?.length ? audience.roles.join(' or ') : 'the named approvers';
+}
+
+/** Adds the escalation's people to the question's audience and moves its due time to the escalation's. */
+function escalate(entry: { input: AddressedInput; describedAs: string }): void {
+  const { input } = entry;
+  const escalation = input.escalation!;
+  const union = (a: string[] | undefined, b: string[] | undefined) => (a || b ? [...new Set([...(a ?? []), ...(b ?? [])])] : undefined);
+  const principals = union(input.audience.principals, escalation.principals);
+  const roles = union(input.audience.roles, escalation.roles);
+  input.audience = { ...input.audience, ...(principals && { principals }), ...(roles && { roles }) };
+  input.escalated = true;
+  if (escalation.dueAt) input.dueAt = escalation.dueAt;
+  else delete input.dueAt;
+  entry.describedAs = describeAudience(input.audience);
+}
+
+/** Sends notifications about `input` without waiting for them; each kind counts its own ids so retries dedupe. */
+function notificationsOf(input: AddressedInput): (kind: DecisionNotification['kind']) => void {
+  const sent = new Map<string, number>();
+  const { workflowId } = workflowInfo();
+  return (kind) => {
+    const n = (sent.get(kind) ?? 0) + 1;
+    sent.set(kind, n);
+    const accepted = input.answers.filter((answer) => answer.action === 'accept').length;
+    const notification: DecisionNotification = {
+      id: `${workflowId}/${input.key}/${kind}/${n}`,
+      kind,
+      taskId: workflowId,
+      key: input.key,
+      message: input.request.message,
+      audience: { ...input.audience },
+      accepted,
+      required: input.audience.required ?? 1,
+      ...(input.dueAt && { dueAt: input.dueAt }),
+      at: new Date().toISOString(),
+    };
+    notifier[NOTIFY_ACTIVITY](notification).catch((error: unknown) =>
+      log.warn('a notification was not delivered', { id: notification.id, error: (error as Error).message }),
+    );
+  };
 }
 
 /** Installs the answer handler and publishes `working`. Call once, at the top of the workflow function. */
@@ -126,6 +202,7 @@ export function startWorkflowTask(initialMessage?: string): WorkflowTask {
     describedAs: string;
     closesOn?: (answer: AnswerRecord) => boolean;
     closed?: Decision['outcome'];
+    notify?: (kind: DecisionNotification['kind']) => void;
   }[] = [];
   let awaitingPublished: string[] = [];
 
@@ -212,7 +289,10 @@ export function startWorkflowTask(initialMessage?: string): WorkflowTask {
     if (typeof by?.principal !== 'string') return 'the answer does not say who gave it';
     const refusal = answerRefusal(entry.input, by.principal, by.roles ?? []);
     if (refusal) return refusal;
-    if (response.action !== 'accept' && response.action !== 'decline') return 'the action must be accept or decline';
+    if (response.action !== 'accept' && response.action !== 'decline' && response.action !== 'delegate') {
+      return 'the action must be accept, decline or delegate';
+    }
+    if (response.action === 'delegate') return delegationRefusal(entry.input, by.principal, response.content?.to);
     if (response.action === 'accept') {
       const problem = checkFormContent(entry.input.request.requestedSchema, response.content);
       if (problem) return `the answer does not fit the question: ${problem}`;
@@ -244,12 +324,19 @@ export function startWorkflowTask(initialMessage?: string): WorkflowTask {
         at: opened.answeredAt,
         ...(opened.answeredBy.via !== undefined && { via: opened.answeredBy.via }),
       };
+      if (opened.action === 'delegate') {
+        const to = String(opened.content!.to);
+        delete record.content;
+        record.delegatedTo = to;
+        const { audience } = entry.input;
+        audience.principals = [...new Set([...(audience.principals ?? []), to])];
+      }
       entry.input.answers.push(record);
       const accepted = entry.input.answers.filter((taken) => taken.action === 'accept').length;
-      if (record.action === 'decline' || entry.closesOn?.(record)) entry.closed = 'declined';
+      if (record.action === 'delegate') entry.notify?.('delegated');
+      else if (record.action === 'decline' || entry.closesOn?.(record)) entry.closed = 'declined';
       else if (accepted >= (entry.input.audience.required ?? 1)) entry.closed = 'accepted';
-      const still = waitingFor();
-      if (still && pending.length === 0) statusMessage = `Waiting for ${still}`;
+      refreshWaiting();
       publish();
       return record;
     },
@@ -268,10 +355,16 @@ export function startWorkflowTask(initialMessage?: string): WorkflowTask {
       .map(({ input, describedAs }) => {
         const required = input.audience.required ?? 1;
         const accepted = input.answers.filter((answer) => answer.action === 'accept').length;
-        const due = input.dueAt ? `, due ${input.dueAt.slice(0, 16).replace('T', ' ')} UTC` : '';
-        return `${required - accepted} of ${required} approval(s) by ${describedAs}${due}`;
+        const count = required === 1 ? '1 approval' : `${required - accepted} of ${required} approvals`;
+        return `${count} by ${describedAs}${input.dueAt ? `, due ${dueText(input.dueAt)}` : ''}`;
       })
       .join('; ');
+  };
+
+  // The requester's status names what addressed questions still wait for, unless a question of their own is open.
+  const refreshWaiting = (): void => {
+    const still = waitingFor();
+    if (still && pending.length === 0) statusMessage = `Waiting for ${still}`;
   };
 
   publish();
@@ -303,10 +396,11 @@ export function startWorkflowTask(initialMessage?: string): WorkflowTask {
     },
     async requestDecision(key, request, closesOn) {
       if (used.has(key)) throw new Error(`input key "${key}" was used before; keys are never reused`);
-      const { audience, dueAt, describedAs, ...form } = request;
+      const { audience, dueAt, followUpAt, escalation, describedAs, ...form } = request;
       const required = audience.required ?? 1;
       if (!Number.isInteger(required) || required < 1) throw new Error(`audience.required must be a whole number of 1 or more`);
       if (!audience.principals?.length && !audience.roles?.length) throw new Error('a decision must name principals or roles');
+      if (escalation && !dueAt) throw new Error('an escalation happens at dueAt: give dueAt too');
       used.add(key);
       const requester = workflowInfo().typedSearchAttributes.get(PRINCIPAL) ?? '';
       const entry: (typeof addressed)[number] = {
@@ -318,22 +412,55 @@ export function startWorkflowTask(initialMessage?: string): WorkflowTask {
           answers: [],
           askedAt: new Date().toISOString(),
           ...(dueAt && { dueAt: dueAt.toISOString() }),
+          ...(followUpAt && { followUpAt: followUpAt.toISOString() }),
+          ...(escalation && {
+            escalation: {
+              ...(escalation.principals && { principals: [...escalation.principals] }),
+              ...(escalation.roles && { roles: [...escalation.roles] }),
+              ...(escalation.dueAt && { dueAt: escalation.dueAt.toISOString() }),
+            },
+          }),
         },
-        describedAs: describedAs ?? (audience.roles?.length ? audience.roles.join(' or ') : 'the named approvers'),
+        describedAs: describedAs ?? describeAudience(audience),
         ...(closesOn && { closesOn }),
       };
+      // Histories from before notifications never called the activity; they replay without it.
+      if (patched(DECISION_NOTIFICATIONS_PATCH)) entry.notify = notificationsOf(entry.input);
       addressed.push(entry);
       statusMessage = `Waiting for ${waitingFor()}`;
       publish();
-      const timeoutMs = dueAt ? Math.max(dueAt.getTime() - Date.now(), 0) : undefined;
+      entry.notify?.('asked');
+
       const isClosed = () => entry.closed !== undefined;
-      const closed = timeoutMs === undefined ? (await condition(isClosed), true) : await condition(isClosed, timeoutMs);
-      if (!closed) entry.closed = 'overdue';
+      let reminded = false;
+      for (;;) {
+        const { input } = entry;
+        const next = [!reminded && input.followUpAt, input.dueAt].filter((at): at is string => typeof at === 'string').map(Date.parse);
+        if (next.length === 0) {
+          await condition(isClosed);
+          break;
+        }
+        if (await condition(isClosed, Math.max(Math.min(...next) - Date.now(), 1))) break;
+        if (!reminded && input.followUpAt && Date.parse(input.followUpAt) <= Date.now()) {
+          reminded = true;
+          entry.notify?.('reminder');
+        }
+        if (input.dueAt && Date.parse(input.dueAt) <= Date.now()) {
+          if (!input.escalation || input.escalated) {
+            entry.closed = 'overdue';
+            break;
+          }
+          escalate(entry);
+          refreshWaiting();
+          publish();
+          entry.notify?.('escalated');
+        }
+      }
       addressed.splice(addressed.indexOf(entry), 1);
       const still = waitingFor();
       if (still) statusMessage = `Waiting for ${still}`;
       publish();
-      return { key, outcome: entry.closed!, answers: [...entry.input.answers] };
+      return { key, outcome: entry.closed!, answers: [...entry.input.answers], escalated: entry.input.escalated === true };
     },
     reportCancelled(message) {
       cancelledStatusMessage = message;

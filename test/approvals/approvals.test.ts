@@ -3,15 +3,11 @@
  * tokens with roles, answered by distinct approvers through their inbox, on both client generations; the requester
  * never approves their own, outsiders see nothing, and a namespace writer's Update is refused by the workflow.
  */
-import { randomUUID } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CreateTaskResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Client } from '@temporalio/client';
 import { ANSWER_UPDATE_NAME, TASK_STATE_MEMO, type PublishedTaskState } from '../../src/shared/task-contract';
+import { answer, ApprovalClients, awaitInInbox, inbox, makePeople, textOf, writeTokensFile } from '../helpers/approvals';
 import { freePort } from '../helpers/dev-server';
 import { getTask, taskResult, waitForTask } from '../helpers/mcp';
 import { mcp2026Request } from '../helpers/mcp2026';
@@ -19,31 +15,17 @@ import { spawnHttpServer, type HttpServerProcess } from '../helpers/processes';
 import { connectClient, startWorker, tempActivityConfig, uniqueTaskQueue, type RunningWorker } from '../helpers/temporal';
 
 const taskQueue = uniqueTaskQueue('approvals');
-const suffix = randomUUID().slice(0, 6);
 // alice asks (and holds the approver role too: she still may not approve her own); carol and erin approve; dave has no role.
-const people = {
-  alice: { principal: `alice-${suffix}`, token: `alice-token-${randomUUID()}`, roles: 'spend-approver' },
-  carol: { principal: `carol-${suffix}`, token: `carol-token-${randomUUID()}`, roles: 'spend-approver,controller' },
-  erin: { principal: `erin-${suffix}`, token: `erin-token-${randomUUID()}`, roles: 'spend-approver' },
-  dave: { principal: `dave-${suffix}`, token: `dave-token-${randomUUID()}`, roles: '' },
-};
+const people = makePeople({ alice: 'spend-approver', carol: 'spend-approver,controller', erin: 'spend-approver', dave: '' });
 type Person = keyof typeof people;
 
 let temporal: { client: Client; close(): Promise<void> };
 let worker: RunningWorker;
 let server: HttpServerProcess;
-const clients: McpClient[] = [];
+const clients = new ApprovalClients();
 
 beforeAll(async () => {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'temporal-mcp-approvals-'));
-  const tokensFile = path.join(dir, 'tokens');
-  writeFileSync(
-    tokensFile,
-    Object.values(people)
-      .map((p) => `${p.principal} ${p.token} ${p.roles}`.trim())
-      .join('\n') + '\n',
-    { mode: 0o600 },
-  );
+  const tokensFile = writeTokensFile(people);
   [temporal, worker, server] = await Promise.all([
     connectClient(),
     startWorker(taskQueue, tempActivityConfig()),
@@ -52,47 +34,14 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await Promise.all(clients.map((client) => client.close().catch(() => undefined)));
+  await clients.closeAll();
   await server?.kill();
   await worker?.stop();
   await temporal?.close();
 });
 
-/** A 2025-11-25 SDK client acting as `who`, with task support. */
-async function connectAs(who: Person): Promise<McpClient> {
-  const client = new McpClient({ name: `approvals-${who}`, version: '1.0.0' }, { capabilities: { tasks: { requests: {} } } });
-  const headers = { authorization: `Bearer ${people[who].token}` };
-  await client.connect(new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers } }));
-  clients.push(client);
-  return client;
-}
-
-function textOf(result: CallToolResult): string {
-  return (result.content[0] as { text: string }).text;
-}
-
-async function inbox(client: McpClient): Promise<{ taskId: string; key: string; accepted: number; required: number; message: string }[]> {
-  const result = (await client.callTool({ name: 'approvals_inbox', arguments: {} })) as CallToolResult;
-  expect(result.isError).toBeFalsy();
-  return (result.structuredContent as { items: any[] }).items;
-}
-
-function answer(client: McpClient, taskId: string, decision: 'approve' | 'reject', extra: Record<string, unknown> = {}) {
-  return client.callTool({
-    name: 'approvals_answer',
-    arguments: { taskId, key: 'approval', action: 'accept', content: { decision }, ...extra },
-  }) as Promise<CallToolResult>;
-}
-
-/** Polls `who`'s inbox until the task shows there (visibility lags), and returns its item. */
-async function awaitInInbox(client: McpClient, taskId: string) {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const item = (await inbox(client)).find((candidate) => candidate.taskId === taskId);
-    if (item) return item;
-    if (Date.now() > deadline) throw new Error(`task ${taskId} never reached the inbox`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
+function connectAs(who: Person): Promise<McpClient> {
+  return clients.connect(server.url, people[who]);
 }
 
 test('two distinct approvers by role, on both generations; the requester, a repeat and an outsider are refused; the result says who decided', async () => {
@@ -108,7 +57,7 @@ test('two distinct approvers by role, on both generations; the requester, a repe
   const waiting = await waitForTask(alice, taskId, (task) => task.statusMessage?.startsWith('Waiting for') ?? false);
   // The requester's task works while others are asked; its status names roles and counts, never people.
   expect(waiting.status).toBe('working');
-  expect(waiting.statusMessage).toBe('Waiting for 2 of 2 approval(s) by spend-approver');
+  expect(waiting.statusMessage).toBe('Waiting for 2 of 2 approvals by spend-approver');
 
   const item = await awaitInInbox(carol, taskId);
   expect(item).toMatchObject({ key: 'approval', required: 2, accepted: 0, message: 'Approve EUR 4200.00 for "GPU server"?' });
@@ -152,7 +101,7 @@ test('two distinct approvers by role, on both generations; the requester, a repe
   });
   const again = await answer(carol, taskId, 'approve');
   expect(textOf(again)).toBe('You have answered this question already. Nothing was recorded.');
-  await waitForTask(alice, taskId, (task) => task.statusMessage === 'Waiting for 1 of 2 approval(s) by spend-approver');
+  await waitForTask(alice, taskId, (task) => task.statusMessage === 'Waiting for 1 of 2 approvals by spend-approver');
 
   // The second approver on 2026-07-28, with a plain request of the tool.
   const erinAuth = { authorization: `Bearer ${people.erin.token}` };
@@ -212,12 +161,15 @@ test('a rejection ends the request; an Update sent past the bridge with a forged
   const rejected = await answer(carol, taskId, 'reject', { comment: 'not this month' });
   expect(rejected.isError).toBeFalsy();
   const result = await taskResult(alice, taskId);
+  // A final denial is a tool error saying the work did not run: the task is failed in 2025-11-25.
+  expect(result.isError).toBe(true);
+  expect(textOf(result)).toBe('Not approved (rejected): EUR 80.00 for "Team lunch"; nothing was spent.');
   expect(result.structuredContent).toMatchObject({
     approved: false,
     outcome: 'rejected',
     approvers: [{ principal: people.carol.principal, decision: 'reject', comment: 'not this month' }],
   });
-  expect((await getTask(alice, taskId)).status).toBe('completed');
+  expect((await getTask(alice, taskId)).status).toBe('failed');
   expect(await temporal.client.workflow.getHandle(taskId).describe()).toMatchObject({
     memo: { [TASK_STATE_MEMO]: { statusMessage: 'Not approved (rejected); nothing was spent' } },
   });

@@ -33,7 +33,11 @@ export function uniqueTaskQueue(name: string): string {
   return `test-${name}-${randomUUID().slice(0, 8)}`;
 }
 
-/** Files of the activities, in a fresh temporary directory. */
+/**
+ * Files of the activities, in a fresh temporary directory. Invoices are approved by their submitter (the setting
+ * `INVOICE_APPROVER_ROLE=requester`), as the tests of the question mechanics on every client generation need; the
+ * approval tests pass a role policy.
+ */
 export function tempActivityConfig(overrides: Partial<ActivityConfig> = {}): ActivityConfig {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'temporal-mcp-data-'));
   return {
@@ -42,6 +46,8 @@ export function tempActivityConfig(overrides: Partial<ActivityConfig> = {}): Act
     erpDelayMs: 0,
     paymentDelayMs: 0,
     paymentFailAttempts: 0,
+    invoiceApproval: { approvers: 'requester' },
+    notificationOutbox: path.join(dir, 'notifications.jsonl'),
     ...overrides,
   };
 }

@@ -95,8 +95,9 @@ describe('temporal-mcp-client', () => {
       ['resume', stored.taskId, '--answer', '{"action":"accept","content":{"decision":"reject"}}', '--state-dir', stateDir],
       taskQueue,
     );
-    expect(resumed.code).toBe(EXIT.completed);
-    expect(resumed.stdout).toMatch(/was rejected; nothing was paid/);
+    // A rejection is a tool error: the work did not run.
+    expect(resumed.code).toBe(EXIT.toolError);
+    expect(resumed.stdout + resumed.stderr).toMatch(/was rejected; nothing was paid/);
     expect(resumed.stderr).toContain(`task ${stored.taskId}: ${expectedWebUiLink(stored.taskId)}`);
   });
 

@@ -168,16 +168,18 @@ describe('task-augmented tools/call', () => {
     await client.experimental.tasks.cancelTask(created.task.taskId);
   });
 
-  test('reject: the task completes with a rejected outcome, not an error, and nothing is paid', async () => {
+  test('reject: a tool error saying nothing was paid, so the task is failed (2025-11-25), and nothing is paid', async () => {
     const { client } = await connect(() => REJECT);
     const task = await startInvoiceTask(client, sampleInvoice());
     const result = await taskResult(client, task.taskId);
-    expect(result.isError).toBe(false);
+    expect(result.isError).toBe(true);
+    expect(result.content[0]).toMatchObject({ text: expect.stringMatching(/was rejected; nothing was paid\.$/) });
+    expect((await getTask(client, task.taskId)).status).toBe('failed');
     expect(result.structuredContent).toMatchObject({ outcome: 'rejected', approval: { decision: 'reject', comment: 'wrong totals' } });
     expect(await ledgerFor(task.taskId)).toEqual([]);
   });
 
-  test('decline: the task completes with a rejected outcome', async () => {
+  test('decline: the task fails with a rejected outcome', async () => {
     const { client } = await connect(() => ({ action: 'decline' }));
     const task = await startInvoiceTask(client, sampleInvoice());
     const result = await taskResult(client, task.taskId);
@@ -541,7 +543,7 @@ describe('tasks/* errors and state', () => {
     expect(seen.statusMessage).toBe(memo.statusMessage);
     expect(seen.lastUpdatedAt).toBe(memo.updatedAt);
     await sendAnswer(temporal.workflow.getHandle(task.taskId), { key: 'approval', action: 'decline' });
-    const done = await waitForTask(client, task.taskId, (t) => t.status === 'completed');
+    const done = await waitForTask(client, task.taskId, (t) => t.status === 'failed');
     expect(new Date(done.lastUpdatedAt).getTime()).toBeGreaterThanOrEqual(new Date(seen.lastUpdatedAt).getTime());
   });
 });

@@ -336,7 +336,10 @@ describe('the package (npm pack, npm install in a scratch project)', () => {
       const samples = `samples-${queueSuffix}`;
       await Promise.all([
         startGreetingWorker(),
-        start('sample worker', 'npx', ['temporal-mcp-tasks', 'worker'], /worker: polling task queue/, { TEMPORAL_TASK_QUEUE: samples }),
+        start('sample worker', 'npx', ['temporal-mcp-tasks', 'worker'], /worker: polling task queue/, {
+          TEMPORAL_TASK_QUEUE: samples,
+          INVOICE_APPROVER_ROLE: 'requester',
+        }),
       ]);
       const client = newMcpClient('package-stdio');
       const user = new ScriptedUser(answer).attach(client);

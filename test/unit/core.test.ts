@@ -8,7 +8,8 @@ import { TaskMarker } from '../../src/mcp/tasks/marker';
 import { Quotas } from '../../src/mcp/tasks/quotas';
 import type { WorkflowTool } from '../../src/mcp/tools/types';
 import { AnswerSeal } from '../../src/shared/answer-proof';
-import { answerRefusal, awaitingKeywords, checkFormContent, openSealedAnswer } from '../../src/shared/task-contract';
+import { answerRefusal, awaitingKeywords, checkFormContent, delegationRefusal, openSealedAnswer } from '../../src/shared/task-contract';
+import { invoiceApprovalPolicyFromEnv } from '../../src/activities';
 import { parseRoles } from '../../src/mcp/tasks/principal';
 import { tokensFromEnv } from '../../src/mcp/transports/auth';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -114,6 +115,48 @@ describe('addressed questions', () => {
     ).toBeUndefined();
     expect(answerRefusal(input, 'static:carol', ['approver'])).toBe('you have answered this question already');
     expect(awaitingKeywords(input.audience)).toEqual(['principal:static:ops', 'role:approver']);
+  });
+
+  test('a hand-over goes to someone else who may answer: not oneself, not the requester, not excluded, not twice', () => {
+    expect(delegationRefusal(input, 'static:erin', 'static:frank')).toBeUndefined();
+    expect(delegationRefusal(input, 'static:erin', 'static:erin')).toBe('you cannot hand a question to yourself');
+    expect(delegationRefusal(input, 'static:erin', 'static:alice')).toBe(
+      'cannot hand it to static:alice: they asked for this and may not answer it',
+    );
+    expect(delegationRefusal(input, 'static:erin', 'static:bob')).toBe('cannot hand it to static:bob: they are excluded from answering it');
+    expect(delegationRefusal(input, 'static:erin', 'static:carol')).toBe(
+      'cannot hand it to static:carol: they have answered or handed it on already',
+    );
+    for (const to of [undefined, '', ' ', 'x'.repeat(201), 42]) {
+      expect(delegationRefusal(input, 'static:erin', to)).toBe('say whom to hand the question to (content.to, a principal)');
+    }
+  });
+
+  test('the invoice approval policy: a role by default, the submitter on request, and clear errors for bad settings', () => {
+    expect(invoiceApprovalPolicyFromEnv({})).toEqual({
+      approvers: 'role',
+      role: 'ap-approver',
+      secondApproverAbove: 10_000,
+      remindAfterMs: 86_400_000,
+      escalateAfterMs: 259_200_000,
+      escalateTo: 'ap-manager',
+    });
+    expect(invoiceApprovalPolicyFromEnv({ INVOICE_APPROVER_ROLE: 'requester' })).toEqual({ approvers: 'requester' });
+    expect(
+      invoiceApprovalPolicyFromEnv({
+        INVOICE_APPROVER_ROLE: 'finance',
+        INVOICE_SECOND_APPROVER_ABOVE: '500',
+        INVOICE_APPROVAL_REMIND_AFTER_MS: 'never',
+        INVOICE_ESCALATION_ROLE: 'none',
+        INVOICE_APPROVAL_EXPIRE_AFTER_MS: '60000',
+      }),
+    ).toEqual({ approvers: 'role', role: 'finance', secondApproverAbove: 500, expireAfterMs: 60_000 });
+    expect(() => invoiceApprovalPolicyFromEnv({ INVOICE_APPROVER_ROLE: 'a b' })).toThrow('INVOICE_APPROVER_ROLE "a b" is not a role name');
+    expect(() => invoiceApprovalPolicyFromEnv({ INVOICE_SECOND_APPROVER_ABOVE: 'lots' })).toThrow(/INVOICE_SECOND_APPROVER_ABOVE must be/);
+    expect(() => invoiceApprovalPolicyFromEnv({ INVOICE_APPROVAL_REMIND_AFTER_MS: '1.5' })).toThrow(/whole number of milliseconds/);
+    expect(() => invoiceApprovalPolicyFromEnv({ INVOICE_APPROVAL_EXPIRE_AFTER_MS: '1000' })).toThrow(
+      'INVOICE_APPROVAL_EXPIRE_AFTER_MS must be longer than INVOICE_APPROVAL_ESCALATE_AFTER_MS',
+    );
   });
 
   test('roles come from a comma-separated list of queryable names, and from a token file third column', () => {

@@ -38,7 +38,8 @@ import { InputChannel, type InputChannelOptions } from './input-channel';
 import { isTemporalUnavailable, temporalUnavailable } from '../tasks/errors';
 import { TemporalTaskBackend } from '../tasks/repository';
 import { webUiMeta, type TaskView } from '../tasks/task-view';
-import type { DirectTool, ToolDefinition, WorkflowTool } from '../tools/types';
+import type { DirectTool, DirectToolContext, ToolDefinition, WorkflowTool } from '../tools/types';
+import type { InputContent } from '../../shared/task-contract';
 import { workflowToolsByName } from '../tools';
 import { applyConfirmation, confirmationRequest, declinedResult, pendingConfirmationResult } from '../confirmation';
 import type { CallSeal } from '../signed-call';
@@ -329,10 +330,20 @@ export class Mcp2025Connection {
 
   private runDirectTool(tool: DirectTool<any>, input: unknown, principal: string, extra: Extra) {
     const context = { backend: this.deps.backend, seal: this.deps.seal, workflowTools: this.workflowTools };
+    const ask: DirectToolContext['ask'] = async (request) => {
+      const answer = await this.server.elicitInput(
+        { mode: 'form', ...request },
+        { relatedRequestId: extra.requestId, signal: extra.signal, timeout: this.deps.input.elicitationTimeoutMs },
+      );
+      return { action: answer.action, ...(answer.content && { content: answer.content as InputContent }) };
+    };
     return tool.handler(
       input,
-      directToolContext(context, { principal, roles: this.deps.rolesOf(extra) }, (taskId, budgetMs) =>
-        this.awaitResult(taskId, extra, budgetMs),
+      directToolContext(
+        context,
+        { principal, roles: this.deps.rolesOf(extra) },
+        (taskId, budgetMs) => this.awaitResult(taskId, extra, budgetMs),
+        this.channelFor(principal).canAsk() ? ask : undefined,
       ),
     );
   }

@@ -20,6 +20,7 @@ import { ErrorCode, McpError, RELATED_TASK_META_KEY, type CallToolResult } from 
 import {
   ANSWER_UPDATE_NAME,
   answerRefusal,
+  delegationRefusal,
   AWAITING_SEARCH_ATTRIBUTE,
   PRINCIPAL_SEARCH_ATTRIBUTE,
   PROTOCOL_ERROR_FAILURE_TYPE,
@@ -580,13 +581,15 @@ export class TemporalTaskBackend {
    * Resolves with what the workflow recorded, or rejects with {@link AnswerRefusedError} saying why nothing was.
    * A question the caller may not see at all is {@link taskNotFound}, as for a task that does not exist.
    */
-  async decide(
+  /**
+   * The question `key` of `taskId` as `by` may answer it now, or a refusal: "not found" for who is not in its audience
+   * (as for a task that does not exist), {@link AnswerRefusedError} saying why otherwise.
+   */
+  async openQuestion(
     taskId: string,
     key: string,
-    response: { action: 'accept' | 'decline'; content?: InputContent; comment?: string },
-    by: AnswerOrigin & { roles: string[] },
-    patienceMs = 30_000,
-  ): Promise<AnswerRecord> {
+    by: { principal: string; roles: readonly string[] },
+  ): Promise<{ description: WorkflowExecutionDescription; input: AddressedInput }> {
     const description = await this.rpc(() => this.describeMarked(taskId));
     const published = description.memo?.[TASK_STATE_MEMO] as PublishedTaskState | undefined;
     const input = description.status.name === 'RUNNING' ? published?.awaiting?.find((candidate) => candidate.key === key) : undefined;
@@ -596,6 +599,22 @@ export class TemporalTaskBackend {
       throw input ? taskNotFound(taskId) : new AnswerRefusedError(`Task ${taskId} has no open question "${key}" for you`);
     }
     if (refusal) throw new AnswerRefusedError(`${refusal[0].toUpperCase()}${refusal.slice(1)}`);
+    return { description, input };
+  }
+
+  async decide(
+    taskId: string,
+    key: string,
+    response: { action: 'accept' | 'decline' | 'delegate'; content?: InputContent; comment?: string },
+    by: AnswerOrigin & { roles: string[] },
+    patienceMs = 30_000,
+  ): Promise<AnswerRecord> {
+    const { description, input } = await this.openQuestion(taskId, key, by);
+    if (response.action === 'delegate') {
+      const problem = delegationRefusal(input, by.principal, response.content?.to);
+      if (problem) throw new AnswerRefusedError(`${problem[0].toUpperCase()}${problem.slice(1)}`);
+      response = { ...response, content: { to: response.content!.to } };
+    }
     if (response.action === 'accept') {
       const content = formFieldsOf(input.request.requestedSchema, response.content ?? {});
       const problem = checkFormContent(input.request.requestedSchema, content);

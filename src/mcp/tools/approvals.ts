@@ -46,12 +46,24 @@ function describeItem(item: InboxItem): string {
 const AnswerSchema = z.object({
   taskId: TaskIdSchema,
   key: z.string().min(1).max(200).describe('The question, as approvals_inbox lists it.'),
-  action: z.enum(['accept', 'decline']).describe('accept to answer with content (e.g. an approval), decline to refuse the question.'),
+  action: z
+    .enum(['accept', 'decline', 'delegate'])
+    .optional()
+    .describe(
+      'accept to answer with content (e.g. an approval), decline to refuse the question, delegate to hand it to someone ' +
+        'else. Omit it to have the question put to you as a form, where your client can show one.',
+    ),
   content: z
     .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.array(z.string())]))
     .optional()
     .describe('The answer, field by field, as approvals_inbox lists the fields (accept only).'),
   comment: z.string().max(2_000).optional().describe('A note recorded with your answer.'),
+  delegateTo: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe('delegate only: the principal who is asked in your place (not the requester, not someone who answered).'),
 });
 
 /** `approvals_answer`: one person's decision on a question addressed to them. */
@@ -62,17 +74,48 @@ export const approvalsAnswerTool: DirectTool<z.infer<typeof AnswerSchema>> = {
   description:
     'Answers a question from approvals_inbox as yourself. The workflow checks that the question is open, that it is ' +
     'addressed to you, that you did not ask for it and have not answered it, and records who answered, when and with ' +
-    'what; a refused answer changes nothing.',
+    'what; a refused answer changes nothing. With action delegate and delegateTo, hands the question to that person ' +
+    'instead (recorded like an answer).',
   input: zodSchema(AnswerSchema),
-  handler: async ({ taskId, key, action, content, comment }, context) => {
+  handler: async ({ taskId, key, action, content, comment, delegateTo }, context) => {
+    if ((action === 'delegate') !== (delegateTo !== undefined)) {
+      return text('Give delegateTo with action delegate, and only then. Nothing was recorded.', { isError: true });
+    }
+    const by = { principal: context.principal, roles: [...context.roles] };
+    let via = 'approvals_answer';
     try {
+      if (action === undefined) {
+        // The form goes to the caller on this call, once the question is known to be theirs to answer.
+        const { input } = await context.backend.openQuestion(taskId, key, by);
+        if (!context.ask) {
+          return text(
+            `Your client cannot show a form: call again with action (accept, decline or delegate)` +
+              ` and content with the fields ${Object.keys(input.request.requestedSchema.properties).join(', ')}. Nothing was recorded.`,
+            { isError: true },
+          );
+        }
+        const { message, requestedSchema } = input.request;
+        const answer = await context.ask({
+          message: `${message}\n\n(You answer as ${context.principal}; your answer is recorded with your name.)`,
+          requestedSchema,
+        });
+        if (answer.action === 'cancel') return text(`You dismissed the question "${key}" on task ${taskId}. Nothing was recorded.`);
+        action = answer.action;
+        content = answer.content as typeof content;
+        via = 'approvals_answer (form)';
+      }
       const record = await context.backend.decide(
         taskId,
         key,
-        { action, ...(content && { content }), ...(comment !== undefined && { comment }) },
-        { principal: context.principal, roles: [...context.roles], via: 'approvals_answer' },
+        {
+          action,
+          ...(action === 'delegate' ? { content: { to: delegateTo! } } : content && { content }),
+          ...(comment !== undefined && { comment }),
+        },
+        { ...by, via },
       );
-      return text(`Your ${record.action === 'accept' ? 'answer' : 'refusal'} to "${key}" on task ${taskId} is recorded.`, {
+      const what = { accept: 'answer', decline: 'refusal', delegate: `hand-over to ${delegateTo}` }[record.action];
+      return text(`Your ${what} to "${key}" on task ${taskId} is recorded.`, {
         structuredContent: { taskId, key, recorded: record },
       });
     } catch (error) {

@@ -14,9 +14,11 @@ export const processInvoiceTool = defineWorkflowTool<Invoice, InvoiceResult>({
   name: 'process_invoice',
   title: 'Process an invoice',
   description:
-    'Checks a supplier invoice against the ERP, asks a person to approve it, then pays each line item exactly once ' +
-    '(line items with a payOn date are paid on that date). Runs as a long-lived task: it may wait for approval and for ' +
-    'scheduled pay dates. The result lists the payments made.',
+    'Checks a supplier invoice against the ERP, has it approved, then pays each line item exactly once (line items ' +
+    'with a payOn date are paid on that date). Approvers are people of the accounts-payable approver role other than ' +
+    'the submitter (two of them above a threshold), who answer through approvals_inbox; a deployment may let the ' +
+    'submitter approve instead. Runs as a long-lived task: it may wait for approval and for scheduled pay dates. The ' +
+    'result lists who approved and the payments made; a rejection is an error saying nothing was paid.',
   inputSchema: InvoiceSchema,
   outputSchema: InvoiceResultSchema,
   taskSupport: 'optional',
@@ -26,9 +28,10 @@ export const processInvoiceTool = defineWorkflowTool<Invoice, InvoiceResult>({
   toResult: (result) => ({
     content: [{ type: 'text', text: result.summary }],
     structuredContent: result,
-    isError: result.outcome === 'invalid',
+    // Refused by the ERP or not approved: the work did not run, a tool error.
+    isError: result.outcome !== 'paid',
   }),
   immediateResponse: (invoice, taskId) =>
     `Invoice ${invoice.invoiceNumber} (${formatAmount(sumAmounts(invoice.lineItems.map((i) => i.amount)), invoice.currency)}) ` +
-    `is being processed as task ${taskId}; it will need a person's approval before anything is paid.`,
+    `is being processed as task ${taskId}; it needs approval before anything is paid.`,
 });

@@ -13,4 +13,17 @@ export const requestSpendApprovalTool = defineWorkflowTool<SpendRequest, SpendOu
   inputSchema: SpendRequestSchema,
   idPrefix: 'spend',
   annotations: { destructiveHint: false, openWorldHint: true },
+  // Not approved: the spending did not happen, a tool error (SEP-2848: a final denial says the work did not run).
+  toResult: (outcome) => ({
+    content: [
+      {
+        type: 'text',
+        text: outcome.approved
+          ? `Approved: ${outcome.currency} ${outcome.amount.toFixed(2)} for "${outcome.purpose}", by ${outcome.approvers.length} approver(s).`
+          : `Not approved (${outcome.outcome}): ${outcome.currency} ${outcome.amount.toFixed(2)} for "${outcome.purpose}"; nothing was spent.`,
+      },
+    ],
+    structuredContent: outcome as unknown as Record<string, unknown>,
+    isError: !outcome.approved,
+  }),
 });

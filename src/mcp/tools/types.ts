@@ -3,6 +3,7 @@ import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/
 import type { TaskTool, TemporalTaskBackend } from '../tasks/repository';
 import type { TaskView } from '../tasks/task-view';
 import type { StartConfirmation } from '../confirmation';
+import type { FormInputRequest, InputContent } from '../../shared/task-contract';
 import type { SealedCall } from '../signed-call';
 import type { ToolSchema } from './schema';
 
@@ -36,6 +37,11 @@ export interface DirectToolContext {
   ownedWorkflowId(taskId: string): Promise<string>;
   /** Reads a task the caller owns; throws the tasks/* "not found" error otherwise. */
   task(taskId: string): Promise<TaskView>;
+  /**
+   * Puts a form to the caller on this call's own stream (an elicitation of a 2025-11-25 client that declared forms) and
+   * returns their answer; absent when the caller's client cannot be asked.
+   */
+  ask?(request: Omit<FormInputRequest, 'mode'>): Promise<{ action: 'accept' | 'decline' | 'cancel'; content?: InputContent }>;
   /** Waits up to `budgetMs` for the task to end, asking its questions on this call's stream; undefined if it did not end. */
   awaitResult(taskId: string, budgetMs: number): Promise<CallToolResult | undefined>;
   /** Calls waiting for a confirmation before they start (see `confirm_start`). */

@@ -1,0 +1,260 @@
+/**
+ * The invoice sample approved by the right people: holders of `ap-approver` other than the submitter, two distinct ones
+ * above the threshold, over real HTTP servers whose callers hold static tokens with roles. Two server replicas take
+ * answers at the same moment; an approver hands a question on; a question nobody answers is reminded and escalates on
+ * durable timers, with each notification in the outbox.
+ */
+import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { readNotifications } from '../../src/activities/notifications';
+import { PaymentsLedger } from '../../src/activities/payments';
+import type { InvoiceApprovalPolicy, InvoiceResult } from '../../src/shared/invoice';
+import {
+  answer,
+  ApprovalClients,
+  callAnswer,
+  awaitInInbox,
+  inbox,
+  makePeople,
+  textOf,
+  writeTokensFile,
+  type Person,
+} from '../helpers/approvals';
+import { freePort } from '../helpers/dev-server';
+import { getTask, taskResult, waitForTask } from '../helpers/mcp';
+import { spawnHttpServer, type HttpServerProcess } from '../helpers/processes';
+import { daysFromToday, sampleInvoice, startWorker, tempActivityConfig, uniqueTaskQueue, type RunningWorker } from '../helpers/temporal';
+
+// sam submits (and holds the approver role: still not for his own invoices); ann and bob approve; mia manages; olga has no role.
+const people = makePeople({ sam: 'ap-approver', ann: 'ap-approver', bob: 'ap-approver,auditor', mia: 'ap-manager', olga: '' });
+
+const THRESHOLD = 1_000;
+const plain: InvoiceApprovalPolicy = { approvers: 'role', role: 'ap-approver', secondApproverAbove: THRESHOLD };
+// Reminded after 1.5 s, escalated to ap-manager after 4 s.
+const hurried: InvoiceApprovalPolicy = { ...plain, remindAfterMs: 1_500, escalateAfterMs: 4_000, escalateTo: 'ap-manager' };
+
+interface Deployment {
+  activities: ReturnType<typeof tempActivityConfig>;
+  worker: RunningWorker;
+  servers: HttpServerProcess[];
+}
+const deployments: Deployment[] = [];
+const clients = new ApprovalClients();
+let main: Deployment;
+let timed: Deployment;
+
+/** A task queue with a worker of `policy` and `replicas` HTTP servers sharing the token file. */
+async function deploy(policy: InvoiceApprovalPolicy, replicas: number, tokensFile: string): Promise<Deployment> {
+  const taskQueue = uniqueTaskQueue('invoice-approvals');
+  const activities = tempActivityConfig({ invoiceApproval: policy });
+  const env = { MCP_AUTH_TOKENS_FILE: tokensFile, MCP_TASK_OPS_PER_SECOND: '0' };
+  const [worker, ...servers] = await Promise.all([
+    startWorker(taskQueue, activities),
+    ...Array.from({ length: replicas }, () => freePort().then((port) => spawnHttpServer(taskQueue, port, env))),
+  ]);
+  const deployment = { activities, worker: worker as RunningWorker, servers: servers as HttpServerProcess[] };
+  deployments.push(deployment);
+  return deployment;
+}
+
+beforeAll(async () => {
+  const tokensFile = writeTokensFile(people);
+  [main, timed] = await Promise.all([deploy(plain, 2, tokensFile), deploy(hurried, 1, tokensFile)]);
+}, 120_000);
+
+afterAll(async () => {
+  await clients.closeAll();
+  await Promise.all(deployments.flatMap((d) => [...d.servers.map((s) => s.kill()), d.worker.stop()]));
+});
+
+function connectAs(person: Person, deployment = main, replica = 0): Promise<McpClient> {
+  return clients.connect(deployment.servers[replica].url, person);
+}
+
+async function submit(client: McpClient, invoice = sampleInvoice()): Promise<string> {
+  const created = await client.request(
+    { method: 'tools/call', params: { name: 'process_invoice', arguments: invoice as unknown as Record<string, unknown>, task: {} } },
+    CreateTaskResultSchema,
+  );
+  return created.task.taskId;
+}
+
+async function paidLineItems(deployment: Deployment, taskId: string): Promise<string[]> {
+  const entries = await new PaymentsLedger(deployment.activities.ledgerDir).entries();
+  return entries
+    .filter((entry) => entry.taskId === taskId)
+    .map((entry) => entry.lineItemId)
+    .sort();
+}
+
+/** An invoice above the threshold: LI-1 paid at once, LI-2 in three months. */
+function largeInvoice() {
+  return sampleInvoice({
+    lineItems: [
+      { lineItemId: 'LI-1', description: 'Laptops, 4 units', amount: 5_600 },
+      { lineItemId: 'LI-2', description: 'Support contract, second half', amount: 1_200, payOn: daysFromToday(90) },
+    ],
+  });
+}
+
+test('above the threshold two distinct approvers, answering at the same moment through two replicas; never the submitter; the result lists who approved', async () => {
+  const [sam, ann, bob, olga] = await Promise.all([
+    connectAs(people.sam),
+    connectAs(people.ann, main, 0),
+    connectAs(people.bob, main, 1),
+    connectAs(people.olga),
+  ]);
+  const invoice = largeInvoice();
+  const taskId = await submit(sam, invoice);
+  const waiting = await waitForTask(sam, taskId, (task) => task.statusMessage?.startsWith('Waiting for') ?? false);
+  // The submitter's task works while approvers are asked; roles and counts, never names.
+  expect(waiting.status).toBe('working');
+  expect(waiting.statusMessage).toBe('Waiting for 2 of 2 approvals by ap-approver');
+
+  // The question shows what is approved: vendor as the ERP knows it, line items, amounts, dates and the ERP check.
+  const entry = await awaitInInbox(ann, taskId);
+  expect(entry).toMatchObject({ key: 'approval', required: 2, accepted: 0 });
+  expect(entry.message).toContain(`Approve invoice ${invoice.invoiceNumber} from vendor V-100 (Acme Office Supplies): EUR 6,800.00`);
+  expect(entry.message).toContain('- LI-1 Laptops, 4 units: EUR 5,600.00, paid on approval');
+  expect(entry.message).toContain(`- LI-2 Support contract, second half: EUR 1,200.00, scheduled for ${daysFromToday(90)}`);
+  expect(entry.message).toMatch(/ERP check: vendor V-100 .* is active/);
+
+  // Four eyes: sam holds the role but submitted it; olga is not addressed and learns nothing.
+  expect((await inbox(sam)).some((item) => item.taskId === taskId)).toBe(false);
+  expect(textOf(await answer(sam, taskId, 'approve'))).toBe('You asked for this, so someone else must answer it. Nothing was recorded.');
+  expect((await inbox(olga)).some((item) => item.taskId === taskId)).toBe(false);
+  expect(textOf(await answer(olga, taskId, 'approve'))).toMatch(/^Task not found: /);
+
+  // ann and bob answer at the same moment, through different replicas: both are counted.
+  await awaitInInbox(bob, taskId);
+  const [first, second] = await Promise.all([
+    answer(ann, taskId, 'approve', { comment: 'matches the PO' }),
+    answer(bob, taskId, 'approve'),
+  ]);
+  expect([first.isError, second.isError]).toEqual([undefined, undefined]);
+  // A repeat counts once, and is refused once the question is closed.
+  expect((await answer(ann, taskId, 'approve')).isError).toBe(true);
+
+  await waitForTask(sam, taskId, (task) => /scheduled: LI-2/.test(task.statusMessage ?? ''));
+  expect(await paidLineItems(main, taskId)).toEqual(['LI-1']);
+  const release = await sam.callTool({ name: 'release_scheduled_payment', arguments: { taskId, lineItemId: 'LI-2' } });
+  expect(release.isError).toBeFalsy();
+  const result = await taskResult(sam, taskId);
+  expect(result.isError).toBeFalsy();
+  const outcome = result.structuredContent as InvoiceResult;
+  expect(outcome.outcome).toBe('paid');
+  const approvers = [...outcome.approval!.approvers!].sort((a, b) => a.principal.localeCompare(b.principal));
+  expect(approvers).toEqual([
+    expect.objectContaining({
+      principal: people.ann.principal,
+      roles: ['ap-approver'],
+      decision: 'approve',
+      comment: 'matches the PO',
+      via: 'approvals_answer',
+    }),
+    expect.objectContaining({ principal: people.bob.principal, roles: ['ap-approver', 'auditor'], decision: 'approve' }),
+  ]);
+  expect(await paidLineItems(main, taskId)).toEqual(['LI-1', 'LI-2']);
+});
+
+test('a rejection ends the task as a tool error saying nothing was paid (2025-11-25: failed)', async () => {
+  const [sam, ann] = await Promise.all([connectAs(people.sam), connectAs(people.ann)]);
+  const taskId = await submit(sam);
+  const waiting = await waitForTask(sam, taskId, (task) => task.statusMessage?.startsWith('Waiting for') ?? false);
+  expect(waiting.statusMessage).toBe('Waiting for 1 approval by ap-approver');
+  await awaitInInbox(ann, taskId);
+  expect((await answer(ann, taskId, 'reject', { comment: 'duplicate of last month' })).isError).toBeFalsy();
+  const result = await taskResult(sam, taskId);
+  expect(result.isError).toBe(true);
+  expect(textOf(result)).toMatch(/was rejected; nothing was paid\.$/);
+  expect(result.structuredContent).toMatchObject({
+    outcome: 'rejected',
+    reason: 'The approver rejected the invoice. Comment: duplicate of last month',
+    approval: { decision: 'reject', approvers: [{ principal: people.ann.principal, decision: 'reject' }] },
+  });
+  expect((await getTask(sam, taskId)).status).toBe('failed');
+  expect(await paidLineItems(main, taskId)).toEqual([]);
+});
+
+test('an approver hands the question to someone else, who approves through a form on their own call; both are recorded', async () => {
+  const approve = () => ({ action: 'accept' as const, content: { decision: 'approve', comment: 'checked the contract' } });
+  const [sam, ann, bob, mia] = await Promise.all([
+    connectAs(people.sam),
+    connectAs(people.ann),
+    connectAs(people.bob),
+    clients.connect(main.servers[0].url, people.mia, approve),
+  ]);
+  const taskId = await submit(sam);
+  await awaitInInbox(ann, taskId);
+  // Not to the submitter, not to oneself, and only with a name.
+  const toSubmitter = await callAnswer(ann, { taskId, key: 'approval', action: 'delegate', delegateTo: people.sam.principal });
+  expect(textOf(toSubmitter)).toBe(
+    `Cannot hand it to ${people.sam.principal}: they asked for this and may not answer it. Nothing was recorded.`,
+  );
+  const toSelf = await callAnswer(ann, { taskId, key: 'approval', action: 'delegate', delegateTo: people.ann.principal });
+  expect(toSelf.isError).toBe(true);
+  expect((await callAnswer(ann, { taskId, key: 'approval', action: 'delegate' })).isError).toBe(true);
+
+  const handed = await callAnswer(ann, {
+    taskId,
+    key: 'approval',
+    action: 'delegate',
+    delegateTo: people.mia.principal,
+    comment: 'on leave',
+  });
+  expect(handed.isError).toBeFalsy();
+  // mia holds no ap-approver role but is named now; ann has handed it on and cannot answer any more.
+  await awaitInInbox(mia, taskId);
+  expect(textOf(await answer(ann, taskId, 'approve'))).toBe('You have answered this question already. Nothing was recorded.');
+  // A client that shows no forms is told how to answer with a plain call; nothing is recorded.
+  const plainCall = await callAnswer(bob, { taskId, key: 'approval' });
+  expect(textOf(plainCall)).toBe(
+    'Your client cannot show a form: call again with action (accept, decline or delegate) and content with the fields ' +
+      'decision, comment. Nothing was recorded.',
+  );
+  // mia's client shows forms: she calls with the question only, and it is put to her on that call.
+  const formed = await callAnswer(mia, { taskId, key: 'approval' });
+  expect(formed.isError).toBeFalsy();
+  expect(clients.asked).toHaveLength(1);
+  expect(clients.asked[0].message).toMatch(/^Approve invoice INV-/);
+  expect(clients.asked[0].message).toContain(`(You answer as ${people.mia.principal}; your answer is recorded with your name.)`);
+  const result = await taskResult(sam, taskId);
+  expect(result.structuredContent).toMatchObject({
+    outcome: 'paid',
+    approval: {
+      decision: 'approve',
+      approvers: [
+        { principal: people.ann.principal, decision: 'delegate', delegatedTo: people.mia.principal, comment: 'on leave' },
+        { principal: people.mia.principal, roles: ['ap-manager'], decision: 'approve', comment: 'checked the contract' },
+      ],
+    },
+  });
+  expect(await paidLineItems(main, taskId)).toEqual(['LI-1', 'LI-2']);
+});
+
+test('nobody answers: a reminder on a durable timer, then the question escalates to ap-manager; every step in the outbox', async () => {
+  const [sam, ann, mia] = await Promise.all([connectAs(people.sam, timed), connectAs(people.ann, timed), connectAs(people.mia, timed)]);
+  const taskId = await submit(sam);
+  await awaitInInbox(ann, taskId);
+  // Before the escalation the manager is not asked.
+  expect((await inbox(mia)).some((item) => item.taskId === taskId)).toBe(false);
+  const escalated = await waitForTask(sam, taskId, (task) => /ap-approver or ap-manager/.test(task.statusMessage ?? ''), 30_000);
+  expect(escalated.status).toBe('working');
+  await awaitInInbox(mia, taskId);
+  expect((await answer(mia, taskId, 'approve', { comment: 'approved on escalation' })).isError).toBeFalsy();
+  const result = await taskResult(sam, taskId);
+  expect(result.structuredContent).toMatchObject({
+    outcome: 'paid',
+    approval: { approvers: [{ principal: people.mia.principal, decision: 'approve', comment: 'approved on escalation' }] },
+  });
+
+  const notifications = (await readNotifications(timed.activities.notificationOutbox)).filter((n) => n.taskId === taskId);
+  expect(notifications.map((n) => n.kind)).toEqual(['asked', 'reminder', 'escalated']);
+  expect(notifications[0]).toMatchObject({ key: 'approval', audience: { roles: ['ap-approver'] }, accepted: 0, required: 1 });
+  expect(notifications[2].audience.roles).toEqual(['ap-approver', 'ap-manager']);
+  expect(notifications.map((n) => n.id)).toEqual([
+    `${taskId}/approval/asked/1`,
+    `${taskId}/approval/reminder/1`,
+    `${taskId}/approval/escalated/1`,
+  ]);
+});
