@@ -54,8 +54,8 @@ SIGTERM. On either it stops polling, lets the activities under way finish for WO
 cancelled and Temporal retries them on another worker), and exits 0.
 
 Options:
-  --check        check that Temporal answers, the namespace exists and the McpPrincipal search attribute is
-                 registered; print one line and exit 0 (ok) or 1 (not)
+  --check        check that Temporal answers, the namespace exists and the search attributes McpPrincipal and
+                 McpAwaiting are registered; print one line and exit 0 (ok) or 1 (not)
   -v, --version  print the version
   -h, --help     show this help
 

@@ -1,4 +1,4 @@
-"""Runs the purchase request workflow on a Temporal task queue until SIGTERM or Ctrl-C.
+"""Runs the purchase request and budget approval workflows on a Temporal task queue until SIGTERM or Ctrl-C.
 
 TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE (default "default") and TEMPORAL_TASK_QUEUE
 (default "purchase-requests", the queue examples/python/tools.yaml names) say where. MCP_TASK_MARKER_KEY (or its file,
@@ -14,6 +14,7 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from answer_seal import AnswerVerifier, bridge_key_from_env
+from budget_approval import BudgetApprovalWorkflow
 from purchase_request import PurchaseRequestWorkflow
 
 
@@ -30,7 +31,7 @@ async def main() -> None:
         asyncio.get_running_loop().add_signal_handler(signum, stop.set)
 
     # Leaving the block shuts the worker down: it stops polling and finishes the workflow tasks it holds.
-    async with Worker(client, task_queue=task_queue, workflows=[PurchaseRequestWorkflow], activities=[verifier.verify_answer]):
+    async with Worker(client, task_queue=task_queue, workflows=[PurchaseRequestWorkflow, BudgetApprovalWorkflow], activities=[verifier.verify_answer]):
         print(f"worker: polling {task_queue} on {address} ({namespace}); answer key {verifier.key_id}", file=sys.stderr, flush=True)
         await stop.wait()
     print("worker: stopped", file=sys.stderr, flush=True)

@@ -31,8 +31,8 @@ Options:
   --http HOST:PORT   serve Streamable HTTP instead of stdio, e.g. --http 127.0.0.1:3000
   --no-auth          serve HTTP without authentication on a non-loopback address (every caller is one principal)
   --tools FILE       also serve the workflow tools declared in FILE (JSON or YAML; see examples/tools.yaml)
-  --check            check that Temporal answers, the namespace exists and the McpPrincipal search attribute is
-                     registered; print one line and exit 0 (ok) or 1 (not)
+  --check            check that Temporal answers, the namespace exists and the search attributes McpPrincipal
+                     and McpAwaiting are registered; print one line and exit 0 (ok) or 1 (not)
   -v, --version      print the version
   -h, --help         show this help
 

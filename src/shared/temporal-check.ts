@@ -1,15 +1,23 @@
 /**
  * What `serve --check` and `worker --check` ask Temporal before a process manager sends traffic: the namespace
- * exists and the `McpPrincipal` search attribute can be queried in it. Two cheap reads, both under one deadline.
+ * exists and the search attributes `McpPrincipal` (whose task it is) and `McpAwaiting` (whom its open questions
+ * await) can be queried in it. Three cheap reads, each under the deadline.
  */
 import { isGrpcServiceError, type ConnectionLike } from '@temporalio/client';
-import { PRINCIPAL_SEARCH_ATTRIBUTE } from './task-contract';
+import { AWAITING_SEARCH_ATTRIBUTE, PRINCIPAL_SEARCH_ATTRIBUTE } from './task-contract';
+
+/** The search attributes the bridge and the workflows need, with their types. */
+const SEARCH_ATTRIBUTES = [
+  [PRINCIPAL_SEARCH_ATTRIBUTE, 'Keyword'],
+  [AWAITING_SEARCH_ATTRIBUTE, 'KeywordList'],
+] as const;
 
 /** What a passing check found. */
 export interface TemporalCheck {
   namespace: string;
   /** The namespace's retention: the longest a task's ttl can be. */
   retentionMs: number;
+  /** The search attributes found, comma-separated. */
   searchAttribute: string;
 }
 
@@ -41,28 +49,24 @@ export async function checkTemporal(
     }
     throw new TemporalCheckError(`Temporal did not answer DescribeNamespace within ${deadlineMs} ms: ${(error as Error).message}`);
   }
-  try {
-    await within(() =>
-      connection.workflowService.listWorkflowExecutions({
-        namespace,
-        query: `${PRINCIPAL_SEARCH_ATTRIBUTE} = '-'`,
-        pageSize: 1,
-      }),
-    );
-  } catch (error) {
-    if (isGrpcServiceError(error) && error.code === INVALID_ARGUMENT) {
-      throw new TemporalCheckError(
-        `search attribute ${PRINCIPAL_SEARCH_ATTRIBUTE} is not registered in namespace "${namespace}" (${error.details}); ` +
-          `register it: temporal operator search-attribute create --namespace ${namespace} --name ${PRINCIPAL_SEARCH_ATTRIBUTE} --type Keyword`,
-      );
+  for (const [name, type] of SEARCH_ATTRIBUTES) {
+    try {
+      await within(() => connection.workflowService.listWorkflowExecutions({ namespace, query: `${name} = '-'`, pageSize: 1 }));
+    } catch (error) {
+      if (isGrpcServiceError(error) && error.code === INVALID_ARGUMENT) {
+        throw new TemporalCheckError(
+          `search attribute ${name} is not registered in namespace "${namespace}" (${error.details}); ` +
+            `register it: temporal operator search-attribute create --namespace ${namespace} --name ${name} --type ${type}`,
+        );
+      }
+      throw new TemporalCheckError(`Temporal did not answer a visibility query within ${deadlineMs} ms: ${(error as Error).message}`);
     }
-    throw new TemporalCheckError(`Temporal did not answer a visibility query within ${deadlineMs} ms: ${(error as Error).message}`);
   }
-  return { namespace, retentionMs, searchAttribute: PRINCIPAL_SEARCH_ATTRIBUTE };
+  return { namespace, retentionMs, searchAttribute: SEARCH_ATTRIBUTES.map(([name]) => name).join(', ') };
 }
 
-/** One line for a passing check: `Temporal <address>, namespace <ns> (retention 24 h), search attribute McpPrincipal`. */
+/** One line for a passing check: `Temporal <address>, namespace <ns> (retention 24 h), search attributes McpPrincipal, McpAwaiting`. */
 export function describeCheck(address: string, found: TemporalCheck): string {
   const hours = Math.round((found.retentionMs / 3600_000) * 10) / 10;
-  return `Temporal ${address}, namespace ${found.namespace} (retention ${hours} h), search attribute ${found.searchAttribute}`;
+  return `Temporal ${address}, namespace ${found.namespace} (retention ${hours} h), search attributes ${found.searchAttribute}`;
 }

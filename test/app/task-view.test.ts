@@ -128,6 +128,7 @@ async function show(
   result: CallToolResult,
   theme: 'light' | 'dark',
   taskId: string,
+  embedding: 'document' | 'body' = 'document',
 ) {
   const resource = await client.readResource({ uri: TASK_VIEW_URI });
   const { text: html, mimeType } = resource.contents[0] as { text: string; mimeType: string };
@@ -142,6 +143,7 @@ async function show(
       toolInput: args,
       toolResult: result,
       theme,
+      embedding,
     } as never);
   };
   await mount();
@@ -241,14 +243,45 @@ describe('the task view in a real browser', () => {
     }
   });
 
-  test('a reject completes the task with the rejected outcome and pays nothing (dark theme)', async () => {
+  test('a host that puts the view in its own body and follows the task itself: styled, and the final result alone is shown', async () => {
+    const client = await hostClient();
+    const tool = (await client.listTools()).tools.find((candidate) => candidate.name === 'process_invoice') as Tool;
+    const invoice = sampleInvoice({ vendorId: 'V-666' });
+    const started = (await client.callTool({ name: 'process_invoice', arguments: invoice })) as CallToolResult;
+    const taskId = (started.structuredContent as { pendingTask: { taskId: string } }).pendingTask.taskId;
+    // The host waited for the end itself: it hands the view the final result, which names no task.
+    const final = (await client.callTool({ name: 'task_result', arguments: { taskId, waitSeconds: 30 } })) as CallToolResult;
+    expect(final.isError).toBe(true);
+    const { _meta: _dropped, ...bare } = final;
+    expect(JSON.stringify(bare)).not.toContain(taskId);
+    const chat = await show(client, tool, invoice, bare, 'light', taskId, 'body');
+    try {
+      await chat.view.getByText('Failed').first().waitFor({ timeout: LONG });
+      await chat.view.getByRole('heading', { name: 'Result' }).waitFor({ timeout: LONG });
+      await containsText(chat.view.locator('body'), 'on hold');
+      expect(await chat.view.locator('body').innerText()).not.toMatch(/Waiting for the task/);
+      // The view's own styles survived the host's embedding: the badge is a rounded pill with padding.
+      const badge = chat.view.locator('.badge').first();
+      const style = await badge.evaluate((element) => {
+        type Computed = Record<'borderTopLeftRadius' | 'paddingLeft' | 'display', string>;
+        const view = element.ownerDocument.defaultView as unknown as { getComputedStyle(target: unknown): Computed };
+        const computed = view.getComputedStyle(element);
+        return { radius: computed.borderTopLeftRadius, padding: computed.paddingLeft, display: computed.display };
+      });
+      expect(style).toEqual({ radius: '999px', padding: '10px', display: 'inline-block' });
+    } finally {
+      await chat.close();
+    }
+  });
+
+  test('a reject ends the task as a tool error that says nothing was paid (dark theme)', async () => {
     const chat = await chatCall('process_invoice', sampleInvoice(), 'dark');
     try {
       await chat.view.getByText('Input required').first().waitFor({ timeout: LONG });
       await chat.view.getByRole('radio', { name: 'Reject' }).check();
       await chat.view.getByRole('button', { name: 'Submit' }).click();
       await chat.view.getByRole('heading', { name: 'Result' }).waitFor({ timeout: LONG });
-      await containsText(chat.view.locator('body'), 'rejected');
+      await containsText(chat.view.locator('body'), 'nothing was paid');
       expect(await paidLineItems(chat.taskId)).toEqual([]);
     } finally {
       await chat.close();

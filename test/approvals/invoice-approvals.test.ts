@@ -22,6 +22,7 @@ import {
 } from '../helpers/approvals';
 import { freePort } from '../helpers/dev-server';
 import { getTask, taskResult, waitForTask } from '../helpers/mcp';
+import { mcp2026Request } from '../helpers/mcp2026';
 import { spawnHttpServer, type HttpServerProcess } from '../helpers/processes';
 import { daysFromToday, sampleInvoice, startWorker, tempActivityConfig, uniqueTaskQueue, type RunningWorker } from '../helpers/temporal';
 
@@ -257,4 +258,55 @@ test('nobody answers: a reminder on a durable timer, then the question escalates
     `${taskId}/approval/reminder/1`,
     `${taskId}/approval/escalated/1`,
   ]);
+});
+
+test('an approver on 2026-07-28 is put the form through an input_required round on their own call', async () => {
+  const sam = await connectAs(people.sam);
+  const ann = await connectAs(people.ann);
+  const taskId = await submit(sam);
+  await awaitInInbox(ann, taskId);
+  const url = main.servers[1].url;
+  const asBob = { headers: { authorization: `Bearer ${people.bob.token}` } };
+  const call = { name: 'approvals_answer', arguments: { taskId, key: 'approval' } };
+
+  // A client that declares no elicitation is told how to answer with a plain call.
+  const formless = await mcp2026Request(url, 'tools/call', call, { ...asBob, capabilities: {} });
+  expect(formless.body.result?.isError).toBe(true);
+  expect(formless.body.result?.content[0].text).toMatch(/^Your client cannot show a form/);
+
+  const round = await mcp2026Request(url, 'tools/call', call, asBob);
+  expect(round.body.result).toMatchObject({ resultType: 'input_required', requestState: expect.any(String) });
+  const form = round.body.result!.inputRequests.form;
+  expect(form).toMatchObject({ method: 'elicitation/create', params: { mode: 'form', requestedSchema: { required: ['decision'] } } });
+  expect(form.params.message).toMatch(/^Approve invoice INV-/);
+  const { requestState } = round.body.result!;
+  // The state stands for this call only: another task's id, or another person, is refused.
+  const replayed = await mcp2026Request(
+    url,
+    'tools/call',
+    { ...call, arguments: { taskId: `${taskId}x`, key: 'approval' }, requestState, inputResponses: { form: { action: 'accept' } } },
+    asBob,
+  );
+  expect(replayed.body.error?.code).toBe(-32602);
+  const stolen = await mcp2026Request(
+    url,
+    'tools/call',
+    { ...call, requestState, inputResponses: { form: { action: 'accept', content: { decision: 'approve' } } } },
+    { headers: { authorization: `Bearer ${people.ann.token}` } },
+  );
+  expect(stolen.body.error ?? stolen.body.result?.isError).toBeTruthy();
+
+  const answered = await mcp2026Request(
+    url,
+    'tools/call',
+    { ...call, requestState, inputResponses: { form: { action: 'accept', content: { decision: 'approve', comment: 'ok from 2026' } } } },
+    asBob,
+  );
+  expect(answered.body.result?.isError).toBeFalsy();
+  expect(answered.body.result?.content[0].text).toBe(`Your answer to "approval" on task ${taskId} is recorded.`);
+  const result = await taskResult(sam, taskId);
+  expect(result.structuredContent).toMatchObject({
+    outcome: 'paid',
+    approval: { approvers: [{ principal: people.bob.principal, decision: 'approve', via: 'approvals_answer (form)' }] },
+  });
 });

@@ -15,6 +15,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { Client as TemporalClient, Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
+import { temporal } from '@temporalio/proto';
 import { PaymentsLedger } from '../../src/activities/payments';
 import { orphanGuardFetch } from '../../src/client/orphan-guard';
 import { WEB_UI_META } from '../../src/shared/wire';
@@ -314,7 +315,7 @@ describe('Streamable HTTP (npm run -s serve -- --http)', () => {
     const ok = await runServe(['--check'], {});
     expect(ok.code).toBe(0);
     expect(ok.stdout).toMatch(
-      /^serve: ok: Temporal 127\.0\.0\.1:\d+, namespace default \(retention [\d.]+ h\), search attribute McpPrincipal\n$/,
+      /^serve: ok: Temporal 127\.0\.0\.1:\d+, namespace default \(retention [\d.]+ h\), search attributes McpPrincipal, McpAwaiting\n$/,
     );
     const missing = await runServe(['--check'], { TEMPORAL_NAMESPACE: 'no-such-namespace' });
     expect(missing.code).toBe(1);
@@ -338,6 +339,25 @@ describe('Streamable HTTP (npm run -s serve -- --http)', () => {
     expect(bare.code).toBe(1);
     expect(bare.stderr).toMatch(
       /search attribute McpPrincipal is not registered in namespace "check-\d+".*--name McpPrincipal --type Keyword/,
+    );
+
+    // With McpPrincipal registered, the check names the next one missing.
+    const operator = await Connection.connect({ address: testAddress() });
+    try {
+      await operator.operatorService.addSearchAttributes({
+        namespace,
+        searchAttributes: { McpPrincipal: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD },
+      });
+    } finally {
+      await operator.close();
+    }
+    const half = await eventually(async () => {
+      const run = await runServe(['--check'], { TEMPORAL_NAMESPACE: namespace });
+      return /McpAwaiting/.test(run.stderr) ? run : undefined;
+    }, 'McpPrincipal to be known in the new namespace');
+    expect(half.code).toBe(1);
+    expect(half.stderr).toMatch(
+      /search attribute McpAwaiting is not registered in namespace "check-\d+".*--name McpAwaiting --type KeywordList/,
     );
   });
 

@@ -10,6 +10,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CreateTaskResultSchema, type ElicitResult, type Task } from '@modelcontextprotocol/sdk/types.js';
 import type { Client } from '@temporalio/client';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
+import { answer, ApprovalClients, awaitInInbox, inbox, makePeople, textOf, writeTokensFile } from '../helpers/approvals';
 import { freePort, ROOT } from '../helpers/dev-server';
 import { getTask, newMcpClient, ScriptedUser, taskResult, waitForTask, type Answerer } from '../helpers/mcp';
 import { spawnHttpServer, spawnPythonWorker, type HttpServerProcess, type SpawnedProcess } from '../helpers/processes';
@@ -163,4 +164,56 @@ test('request_purchase: the Python workflow ignores answers for other keys, canc
   const result = await taskResult(client, task.taskId);
   expect(user.asked).toHaveLength(1);
   expect(result.structuredContent).toMatchObject({ approved: false, decision: 'reject', comment: 'buy it used' });
+});
+
+test('request_budget: a Python workflow addresses its question to a role; the requester is not asked, a budget owner answers through the inbox', async () => {
+  // ada asks (and holds the role: still not for her own request); ben owns budgets; cy has no role.
+  const people = makePeople({ ada: 'budget-owner', ben: 'budget-owner', cy: '' });
+  const withTokens = await spawnHttpServer(serverQueue, await freePort(), { MCP_AUTH_TOKENS_FILE: writeTokensFile(people) }, [
+    '--tools',
+    toolsFileFor(pythonQueue),
+  ]);
+  const approvals = new ApprovalClients();
+  try {
+    const [ada, ben, cy] = await Promise.all(
+      [people.ada, people.ben, people.cy].map((person) => approvals.connect(withTokens.url, person)),
+    );
+    const created = await ada.request(
+      { method: 'tools/call', params: { name: 'request_budget', arguments: { purpose: 'team offsite', amount: 4200 }, task: {} } },
+      CreateTaskResultSchema,
+    );
+    const { taskId } = created.task;
+    const waiting = await waitForTask(ada, taskId, (task) => task.statusMessage === 'Waiting for 1 approval by budget-owner');
+    expect(waiting.status).toBe('working');
+
+    const entry = await awaitInInbox(ben, taskId);
+    expect(entry).toMatchObject({
+      key: 'approval',
+      required: 1,
+      accepted: 0,
+      message: 'Approve a budget of 4200.00 EUR for team offsite?',
+    });
+    expect((await inbox(ada)).some((item) => item.taskId === taskId)).toBe(false);
+    expect(textOf(await answer(ada, taskId, 'approve'))).toBe('You asked for this, so someone else must answer it. Nothing was recorded.');
+    expect(textOf(await answer(cy, taskId, 'approve'))).toMatch(/^Task not found: /);
+    expect(textOf(await answer(ben, taskId, 'maybe' as 'approve'))).toMatch(/does not fit the question.*Nothing was recorded/);
+
+    const approved = await answer(ben, taskId, 'approve', { comment: 'fits the plan' });
+    expect(approved.isError).toBeFalsy();
+    expect(textOf(await answer(ben, taskId, 'approve'))).toMatch(/has no open question "approval"/);
+    const result = await taskResult(ada, taskId);
+    expect(result.structuredContent).toEqual({
+      purpose: 'team offsite',
+      amount: 4200,
+      approved: true,
+      decidedBy: people.ben.principal,
+      roles: ['budget-owner'],
+      decidedAt: expect.stringMatching(ISO_INSTANT),
+      comment: 'fits the plan',
+    });
+    expect((await inbox(ben)).some((item) => item.taskId === taskId)).toBe(false);
+  } finally {
+    await approvals.closeAll();
+    await withTokens.kill();
+  }
 });

@@ -108,6 +108,7 @@ export async function buildTaskViewHtml(): Promise<string> {
     `<style>${inline(css.code, 'style')}</style>`,
     '</head>',
     '<body>',
+    '<div id="task-view"></div>',
     `<script>${inline(script, 'script')}</script>`,
     '</body>',
     '</html>',

@@ -20,7 +20,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import type { PendingInput } from '../../shared/task-contract';
+import type { FormInputRequest, InputContent, PendingInput } from '../../shared/task-contract';
 import { annotateRequest, traceRequest, type RequestScope } from '../../shared/telemetry';
 import { APP_RESOURCES, readAppResource, rendersApps } from '../app/ui';
 import { describeTool, directToolContext, idempotencyOf, invalidArgumentsResult, pendingTaskResult } from '../call-tool';
@@ -31,7 +31,7 @@ import type { CallSeal } from '../signed-call';
 import { workflowToolsByName } from '../tools';
 import type { TemporalTaskBackend } from '../tasks/repository';
 import { webUiMeta, type TaskView } from '../tasks/task-view';
-import type { DirectTool, ToolDefinition, WorkflowTool } from '../tools/types';
+import type { DirectTool, DirectToolContext, ToolDefinition, WorkflowTool } from '../tools/types';
 
 /** The extension id of MCP tasks in protocol 2026-07-28 (SEP-2663). */
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
@@ -41,7 +41,15 @@ export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
  * the principal, short-lived): the round's origin (the tool and a digest of its arguments: a state is honoured only
  * on a retry of the same call) and what the round waits on, a task's questions or the confirmation asked before start.
  */
-export type ResumeState = { tool: string; args: string } & ({ kind: 'task'; taskId: string } | { kind: 'confirm' });
+export type ResumeState = { tool: string; args: string } & ({ kind: 'task'; taskId: string } | { kind: 'confirm' } | { kind: 'direct' });
+
+/** The key of the form a direct tool puts to its caller (see `DirectToolContext.ask`) among a round's inputRequests. */
+const DIRECT_FORM_KEY = 'form';
+
+/** Thrown by a direct tool's `ask` on a call that carries no answer yet: the call answers with an input_required round. */
+class FormRound {
+  constructor(readonly request: Omit<FormInputRequest, 'mode'>) {}
+}
 
 /** Everything the 2026-07-28 front-end needs; shared by all requests of a process. */
 export interface Mcp2026Dependencies {
@@ -123,7 +131,7 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
         if (tool.kind === 'direct') {
           const parsed = tool.input.check(rawArgs ?? {});
           if (!parsed.ok) return invalidArgumentsResult(name, parsed.problems) as CallToolResult;
-          return runDirectTool(tool, parsed.value, ctx);
+          return runDirectTool(tool, rawArgs ?? {}, parsed.value, ctx);
         }
         return callWorkflowTool(tool, request.params as { arguments?: unknown; _meta?: Record<string, unknown> }, ctx);
       }),
@@ -310,7 +318,12 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
     return pendingTaskResult(follower.latest ?? created, { kind: 'budget', budgetMs: deps.inlineBudgetMs }) as CallToolResult;
   }
 
-  function runDirectTool(tool: DirectTool<any>, input: unknown, ctx: ServerContext): Promise<CallToolResult> {
+  async function runDirectTool(
+    tool: DirectTool<any>,
+    rawArgs: unknown,
+    input: unknown,
+    ctx: ServerContext,
+  ): Promise<CallToolResult | InputRequiredResult> {
     // No server-to-client requests in this generation: wait without asking; a question is answered with task_respond.
     const awaitResult = async (taskId: string, budgetMs: number) => {
       const endWait = backend.quotas.beginWait(principal);
@@ -320,10 +333,43 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
         endWait();
       }
     };
-    return tool.handler(
-      input,
-      directToolContext({ backend, seal: deps.seal, workflowTools }, { principal, roles }, awaitResult),
-    ) as Promise<CallToolResult>;
+    const origin = { tool: tool.name, args: argumentsDigest(rawArgs) };
+    const resume = ctx.mcpReq.requestState<ResumeState>();
+    if (resume !== undefined && (resume?.kind !== 'direct' || resume.tool !== origin.tool || resume.args !== origin.args)) {
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        `requestState was issued for another call; retry the call that received it with the same tool and arguments, or call afresh without it`,
+      );
+    }
+    // A form is an input_required round: the tool runs again from the top on the retried call, which carries the answer.
+    const answer = resume ? (ctx.mcpReq.inputResponses as Record<string, unknown> | undefined)?.[DIRECT_FORM_KEY] : undefined;
+    const ask: DirectToolContext['ask'] = async (request) => {
+      const { action, content } = (answer ?? {}) as { action?: unknown; content?: unknown };
+      if (action === 'accept' || action === 'decline' || action === 'cancel') {
+        return {
+          action,
+          ...(action === 'accept' && typeof content === 'object' && content !== null && { content: content as InputContent }),
+        };
+      }
+      throw new FormRound(request);
+    };
+    const formable = canElicit(capabilitiesOf(ctx), {
+      key: DIRECT_FORM_KEY,
+      request: { mode: 'form', message: '', requestedSchema: { type: 'object', properties: {} } },
+    });
+    try {
+      return (await tool.handler(
+        input,
+        directToolContext({ backend, seal: deps.seal, workflowTools }, { principal, roles }, awaitResult, formable ? ask : undefined),
+      )) as CallToolResult;
+    } catch (error) {
+      if (!(error instanceof FormRound)) throw error;
+      return {
+        resultType: 'input_required',
+        inputRequests: inputRequestsOf([{ key: DIRECT_FORM_KEY, request: { mode: 'form' as const, ...error.request } }]),
+        requestState: await deps.requestState.mint({ kind: 'direct', ...origin }, ctx),
+      } as InputRequiredResult;
+    }
 
     async function waitInline(taskId: string, budgetMs: number) {
       const follower = backend.follow(taskId, principal, { signal: ctx.mcpReq.signal, deadline: Date.now() + budgetMs });

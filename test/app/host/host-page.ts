@@ -11,6 +11,11 @@ interface MountOptions {
   toolInput: Record<string, unknown>;
   toolResult: Record<string, unknown>;
   theme: 'light' | 'dark';
+  /**
+   * `document` (default): the view's HTML is the iframe's document. `body`: the host puts it inside a body of its own,
+   * as some hosts do (its head ends up in the body).
+   */
+  embedding?: 'document' | 'body';
 }
 
 declare global {
@@ -21,7 +26,7 @@ declare global {
   }
 }
 
-window.mountView = async ({ html, tool, toolInput, toolResult, theme }) => {
+window.mountView = async ({ html, tool, toolInput, toolResult, theme, embedding = 'document' }) => {
   document.documentElement.dataset.theme = theme;
   const iframe = document.createElement('iframe');
   iframe.title = 'Task view';
@@ -53,5 +58,8 @@ window.mountView = async ({ html, tool, toolInput, toolResult, theme }) => {
   };
   // The iframe's window stays the same object when its document loads, so the bridge listens before the view starts.
   await bridge.connect(new PostMessageTransport(iframe.contentWindow!, iframe.contentWindow!));
-  iframe.srcdoc = html;
+  iframe.srcdoc =
+    embedding === 'document'
+      ? html
+      : `<!doctype html><html><head><meta charset="utf-8"></head><body><div class="host-frame">${html}</div></body></html>`;
 };

@@ -8,6 +8,19 @@ import { TaskPage } from './task-page';
 import { applyHostContext } from './theme';
 import { record, taskIdOf, TaskTools } from './tools';
 
+/**
+ * The page renders into an element of its own, never over the body: a host may put this document inside its own body,
+ * and the view's styles (and the host's) must stay.
+ */
+function viewRoot(): HTMLElement {
+  const existing = document.getElementById('task-view');
+  if (existing) return existing;
+  const root = document.createElement('div');
+  root.id = 'task-view';
+  document.body.append(root);
+  return root;
+}
+
 const app = new App({ name: 'temporal-mcp-tasks-task-view', version: '0.1.0' }, {}, { autoResize: true });
 
 const page = new TaskPage(
@@ -27,7 +40,7 @@ const page = new TaskPage(
       return { locale: context?.locale, timeZone: context?.timeZone };
     },
   },
-  document.body,
+  viewRoot(),
 );
 
 function hostContextChanged(): void {
@@ -41,6 +54,8 @@ function hostContextChanged(): void {
 app.ontoolresult = (result) => {
   const taskId = taskIdOf(result);
   if (taskId) page.follow(taskId);
+  // A host that followed the task itself hands over its final result, which names no task: shown as it is.
+  else page.showFinal(result);
 };
 app.ontoolinput = ({ arguments: args }) => {
   // A view opened on a companion tool's call (task_status and the like) knows its task from the arguments already.

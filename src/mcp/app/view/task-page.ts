@@ -132,6 +132,23 @@ export class TaskPage {
     void this.refresh();
   }
 
+  /**
+   * Shows a finished call's result as the host handed it, when it names no task to follow (a host that followed the
+   * task itself hands the view only the final result). A task followed already is left to its polls.
+   */
+  showFinal(result: ToolResult): void {
+    if (this.taskId !== undefined) return;
+    this.stopped = true;
+    this.stopPolling();
+    const status: TaskStatus = result.isError ? 'failed' : 'completed';
+    replaceChildren(
+      this.statusRegion,
+      h('p', { class: 'status-line' }, h('span', { class: 'badge', 'data-status': status }, STATUS_LABELS[status])),
+    );
+    this.cancel.show(false);
+    this.showResult(result);
+  }
+
   /** Whether a task is followed already. */
   get following(): boolean {
     return this.taskId !== undefined;
