@@ -23,6 +23,8 @@ export interface RigOptions {
   /** Prefix of the rig's temporary folder. */
   name: string;
   workerEnv?: Record<string, string>;
+  /** Settings of the MCP server besides the defaults (e.g. a token file). */
+  serverEnv?: Record<string, string>;
 }
 
 /** The processes of one run, and how to kill and restart each. */
@@ -53,6 +55,11 @@ export class Rig {
     return `http://127.0.0.1:${this.serverPort}/mcp`;
   }
 
+  /** The worker's notification outbox (JSON lines). */
+  get outbox(): string {
+    return path.join(this.dir, 'notifications.jsonl');
+  }
+
   /** The dev server's own log (written by temporal-dev.sh). */
   get temporalLog(): string {
     return path.join(this.dir, `dev-${this.temporalPort}.log`);
@@ -66,6 +73,7 @@ export class Rig {
       TEMPORAL_TASK_QUEUE: this.taskQueue,
       PAYMENTS_LEDGER: this.ledgerDir,
       ERP_REGISTRY: path.join(this.dir, 'erp'),
+      NOTIFICATION_OUTBOX: this.outbox,
       MCP_TASK_POLL_INTERVAL_MS: '300',
       // Every simulated client acts for one local principal: its rate limit would measure the crowd, not the faults.
       MCP_TASK_OPS_PER_SECOND: '0',
@@ -106,7 +114,7 @@ export class Rig {
       'server',
       node,
       () => ['--import', 'tsx', 'src/mcp/main.ts', '--http', `127.0.0.1:${this.serverPort}`],
-      this.env(),
+      this.env(this.options.serverEnv),
       path.join(this.logDir, 'server.log'),
     );
     await Promise.all([this.startWorker(), this.startServer()]);

@@ -7,7 +7,8 @@ import { spawn } from 'node:child_process';
 import { discoverOAuthServerInfo, extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/auth.js';
 import { ClientCredentialsProvider } from '@modelcontextprotocol/sdk/client/auth-extensions.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { CreateTaskResultSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { answer, ApprovalClients, awaitInInbox, inbox, textOf } from '../helpers/approvals';
 import { freePort, ROOT } from '../helpers/dev-server';
 import { TestIssuer, type Claims } from '../helpers/issuer';
 import { APPROVE, getTask, newMcpClient, ScriptedUser, startInvoiceTask, taskResult } from '../helpers/mcp';
@@ -273,6 +274,53 @@ describe('refused tokens', () => {
     // Scopes may also come as an `scp` array.
     const scp = await initialize(server.url, `Bearer ${await tokenFor('alice', { scope: undefined, scp: ['profile', SCOPE] })}`);
     expect(scp.response.status).toBe(200);
+  });
+});
+
+describe('roles from the access token', () => {
+  test('MCP_OAUTH_ROLES_CLAIM: the claim (a list or a space-separated string) gives the roles approvals are addressed to', async () => {
+    const withRoles = await spawnHttpServer(taskQueue, await freePort(), {
+      MCP_OAUTH_ISSUER: issuer.url,
+      MCP_OAUTH_ROLES_CLAIM: 'groups',
+      MCP_TASK_OPS_PER_SECOND: '0',
+    });
+    extraServers.push(withRoles);
+    const approvals = new ApprovalClients();
+    const as = async (sub: string, groups: unknown) => {
+      const token = await issuer.token({ sub, aud: withRoles.url, ...(groups !== undefined && { groups }) });
+      return approvals.connect(withRoles.url, { principal: `oauth:${sub}`, token, roles: '' });
+    };
+    try {
+      const [alice, bob, carol] = await Promise.all([
+        as('alice', ['spend-approver']),
+        as('bob', 'spend-approver auditor'),
+        as('carol', undefined),
+      ]);
+      const created = await alice.request(
+        {
+          method: 'tools/call',
+          params: { name: 'request_spend_approval', arguments: { purpose: 'books', amount: 60, currency: 'EUR' }, task: {} },
+        },
+        CreateTaskResultSchema,
+      );
+      const { taskId } = created.task;
+      await awaitInInbox(bob, taskId);
+      expect((await inbox(carol)).some((item) => item.taskId === taskId)).toBe(false);
+      expect(textOf(await answer(carol, taskId, 'approve'))).toMatch(/^Task not found: /);
+      expect(textOf(await answer(alice, taskId, 'approve'))).toBe(
+        'You asked for this, so someone else must answer it. Nothing was recorded.',
+      );
+      // A role claimed in the arguments is not a role.
+      expect((await answer(carol, taskId, 'approve', { roles: ['spend-approver'] })).isError).toBe(true);
+      expect((await answer(bob, taskId, 'approve')).isError).toBeFalsy();
+      const result = await taskResult(alice, taskId);
+      expect(result.structuredContent).toMatchObject({
+        approved: true,
+        approvers: [{ principal: 'oauth:bob', roles: ['spend-approver', 'auditor'], decision: 'approve' }],
+      });
+    } finally {
+      await approvals.closeAll();
+    }
   });
 });
 
