@@ -51,7 +51,7 @@ export function describeTool(tool: ToolDefinition): Tool {
     ...(workflow && tool.output && { outputSchema: withPendingTask(tool.output.jsonSchema, tool.confirm !== undefined) }),
     ...(tool.annotations && { annotations: tool.annotations }),
     execution: { taskSupport: workflow ? tool.taskSupport : 'forbidden' },
-    ...(workflow && { _meta: taskViewToolMeta() }),
+    ...((workflow || tool.view) && { _meta: taskViewToolMeta() }),
   };
 }
 

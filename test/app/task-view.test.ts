@@ -16,6 +16,7 @@ import { build } from 'esbuild';
 import type { Browser, FrameLocator, Locator, Page } from 'playwright-core';
 import { PaymentsLedger } from '../../src/activities/payments';
 import { APP_MIME_TYPE, TASK_VIEW_URI, UI_EXTENSION } from '../../src/mcp/app/ui';
+import { awaitInInbox, makePeople, writeTokensFile } from '../helpers/approvals';
 import { launchChromium } from '../helpers/browser';
 import { freePort, ROOT } from '../helpers/dev-server';
 import { spawnHttpServer, type HttpServerProcess } from '../helpers/processes';
@@ -85,14 +86,12 @@ async function serveHostPage(): Promise<{ url: string; close(): Promise<void> }>
 }
 
 /** The host's MCP client: it renders Apps and asks no questions itself. */
-async function hostClient(token = ALICE): Promise<Client> {
+async function hostClient(token = ALICE, url = server.url): Promise<Client> {
   const client = new Client(
     { name: 'test-host', version: '1.0.0' },
     { capabilities: { extensions: { [UI_EXTENSION]: { mimeTypes: [APP_MIME_TYPE] } } } },
   );
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
-  );
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
   return client;
 }
 
@@ -309,6 +308,71 @@ describe('the task view in a real browser', () => {
       expect(await paidLineItems(chat.taskId)).toEqual([]);
     } finally {
       await chat.close();
+    }
+  });
+
+  test('inbox mode: an approver lists what awaits them, opens an invoice with its details and approves it through the form', async () => {
+    const people = makePeople({ sam: '', ann: 'ap-approver' });
+    const queue = uniqueTaskQueue('view-approvals');
+    const [approvalsWorker, approvalsServer] = await Promise.all([
+      startWorker(queue, tempActivityConfig({ invoiceApproval: { approvers: 'role', role: 'ap-approver', secondApproverAbove: 10_000 } })),
+      freePort().then((port) => spawnHttpServer(queue, port, { MCP_AUTH_TOKENS_FILE: writeTokensFile(people) })),
+    ]);
+    const sam = await hostClient(people.sam.token, approvalsServer.url);
+    try {
+      const invoice = sampleInvoice({
+        lineItems: [
+          { lineItemId: 'LI-1', description: 'Printer paper', amount: 120.5 },
+          { lineItemId: 'LI-2', description: 'Service contract', amount: 980, payOn: daysFromToday(90) },
+        ],
+      });
+      const started = (await sam.callTool({ name: 'process_invoice', arguments: invoice })) as CallToolResult;
+      const taskId = (started.structuredContent as { pendingTask: { taskId: string } }).pendingTask.taskId;
+      const ann = await hostClient(people.ann.token, approvalsServer.url);
+      await awaitInInbox(ann, taskId);
+      const tool = (await ann.listTools()).tools.find((candidate) => candidate.name === 'approvals_inbox') as Tool;
+      expect(tool._meta).toMatchObject({ ui: { resourceUri: TASK_VIEW_URI } });
+      const listed = (await ann.callTool({ name: 'approvals_inbox', arguments: {} })) as CallToolResult;
+      const chat = await show(ann, tool, {}, listed, 'light', taskId);
+      try {
+        const { view, page } = chat;
+        await view.getByRole('heading', { name: 'Approvals awaiting you' }).waitFor({ timeout: LONG });
+        const item = view.getByRole('button', { name: new RegExp(`Approve invoice ${invoice.invoiceNumber}`) });
+        await item.waitFor({ timeout: LONG });
+        await containsText(item, 'One approval needed');
+        mkdirSync(SCREENSHOTS, { recursive: true });
+        await page.locator('iframe').screenshot({ path: join(SCREENSHOTS, 'task-view-inbox.png') });
+
+        await item.click();
+        await containsText(view.locator('body'), '- LI-2 Service contract: EUR 980.00, scheduled for');
+        await containsText(view.locator('body'), 'ERP check: vendor V-100 (Acme Office Supplies) is active');
+        await containsText(view.locator('body'), taskId);
+        await view.getByRole('radio', { name: 'Approve' }).check();
+        await view.getByRole('textbox', { name: /Comment/ }).fill('Matches the contract');
+        await page.locator('iframe').screenshot({ path: join(SCREENSHOTS, 'task-view-inbox-question.png') });
+        await view.getByRole('button', { name: 'Submit' }).click();
+        await view.getByText('Answer sent.').first().waitFor({ timeout: LONG });
+
+        await view.getByRole('button', { name: 'Back to the list' }).click();
+        await containsText(view.locator('body'), 'Nothing awaits your decision.');
+        // Approved: LI-1 paid, LI-2 waits for its date; released now, the task ends with who approved.
+        await eventually(async () => {
+          const status = (await sam.callTool({ name: 'task_status', arguments: { taskId } })) as CallToolResult;
+          return /scheduled: LI-2/.test(JSON.stringify(status.structuredContent)) ? true : undefined;
+        }, 'the approved invoice to wait for LI-2');
+        await sam.callTool({ name: 'release_scheduled_payment', arguments: { taskId, lineItemId: 'LI-2' } });
+        const final = (await sam.callTool({ name: 'task_result', arguments: { taskId, waitSeconds: 30 } })) as CallToolResult;
+        expect(final.structuredContent).toMatchObject({
+          outcome: 'paid',
+          approval: { approvers: [{ principal: people.ann.principal, decision: 'approve', via: 'approvals_answer' }] },
+        });
+      } finally {
+        await chat.close();
+      }
+    } finally {
+      await sam.close();
+      await approvalsServer.kill();
+      await approvalsWorker.stop();
     }
   });
 

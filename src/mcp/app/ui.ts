@@ -33,7 +33,9 @@ export const APP_RESOURCES: Resource[] = [
     uri: TASK_VIEW_URI,
     name: 'task-view',
     title: 'Task view',
-    description: 'Follows a task in the conversation: its status, its questions as forms, its result; cancel and release.',
+    description:
+      'Follows a task in the conversation: its status, its questions as forms, its result; cancel and release. ' +
+      "Opened on approvals_inbox, the approver's inbox: the questions awaiting them, each with its details and its form.",
     mimeType: APP_MIME_TYPE,
   },
 ];

@@ -25,6 +25,8 @@ export const approvalsInboxTool: DirectTool<z.infer<typeof InboxSchema>> = {
     'approvals of requests by others, newest first, a page at a time. Answer one with approvals_answer.',
   input: zodSchema(InboxSchema),
   annotations: { readOnlyHint: true },
+  // Hosts that render MCP Apps show the inbox in the task view: the list, then a question with its form.
+  view: true,
   handler: async ({ cursor }, context) => {
     const page = await context.backend.inbox(context.principal, context.roles, cursor);
     const lines = page.items.map(describeItem);

@@ -61,6 +61,8 @@ export interface DirectTool<Input = unknown> {
   description: string;
   input: ToolSchema<Input>;
   annotations?: ToolAnnotations;
+  /** Whether hosts that render MCP Apps show its result in the task view (which knows this tool's result). */
+  view?: boolean;
   handler(input: Input, context: DirectToolContext): Promise<CallToolResult>;
 }
 

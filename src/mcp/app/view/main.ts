@@ -4,9 +4,10 @@
  * the host (task_status, task_respond, task_result, task_cancel, and the follow-up tools a status offers).
  */
 import { App } from '@modelcontextprotocol/ext-apps';
+import { InboxPage } from './inbox-page';
 import { TaskPage } from './task-page';
 import { applyHostContext } from './theme';
-import { record, taskIdOf, TaskTools } from './tools';
+import { ApprovalTools, readInbox, record, taskIdOf, TaskTools } from './tools';
 
 /**
  * The page renders into an element of its own, never over the body: a host may put this document inside its own body,
@@ -23,39 +24,50 @@ function viewRoot(): HTMLElement {
 
 const app = new App({ name: 'temporal-mcp-tasks-task-view', version: '0.1.0' }, {}, { autoResize: true });
 
+async function openLink(url: string): Promise<boolean> {
+  if (!app.getHostCapabilities()?.openLinks) return false;
+  try {
+    return !(await app.openLink({ url })).isError;
+  } catch {
+    return false;
+  }
+}
+
+function formatting() {
+  const context = app.getHostContext();
+  return { locale: context?.locale, timeZone: context?.timeZone };
+}
+
+const root = viewRoot();
 const page = new TaskPage(
-  {
-    tools: new TaskTools(app),
-    async openLink(url) {
-      if (!app.getHostCapabilities()?.openLinks) return false;
-      try {
-        return !(await app.openLink({ url })).isError;
-      } catch {
-        return false;
-      }
-    },
-    outputSchema: () => app.getHostContext()?.toolInfo?.tool.outputSchema,
-    formatting: () => {
-      const context = app.getHostContext();
-      return { locale: context?.locale, timeZone: context?.timeZone };
-    },
-  },
-  viewRoot(),
+  { tools: new TaskTools(app), openLink, outputSchema: () => app.getHostContext()?.toolInfo?.tool.outputSchema, formatting },
+  root,
 );
+/** The inbox mode, once the view is shown for an `approvals_inbox` result. */
+let inbox: InboxPage | undefined;
 
 function hostContextChanged(): void {
   const context = app.getHostContext();
   applyHostContext(context);
   const tool = context?.toolInfo?.tool;
-  page.setTitle(tool?.title ?? tool?.annotations?.title);
+  if (!inbox) page.setTitle(tool?.title ?? tool?.annotations?.title);
 }
 
 // Handlers first: the host may send the tool input and result right after the handshake.
 app.ontoolresult = (result) => {
   const taskId = taskIdOf(result);
-  if (taskId) page.follow(taskId);
+  if (taskId) {
+    page.follow(taskId);
+    return;
+  }
+  const listing = page.following ? undefined : readInbox(result.structuredContent);
+  if (listing) {
+    inbox ??= new InboxPage({ tools: new ApprovalTools(app), openLink, formatting }, root);
+    inbox.showList(listing);
+    return;
+  }
   // A host that followed the task itself hands over its final result, which names no task: shown as it is.
-  else page.showFinal(result);
+  page.showFinal(result);
 };
 app.ontoolinput = ({ arguments: args }) => {
   // A view opened on a companion tool's call (task_status and the like) knows its task from the arguments already.

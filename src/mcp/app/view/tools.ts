@@ -6,6 +6,9 @@ import {
   TASK_STATUSES,
   type FieldSchema,
   type FormContent,
+  type FormQuestion,
+  type InboxEntry,
+  type InboxPage,
   type PendingQuestion,
   type Progress,
   type StatusReport,
@@ -19,6 +22,32 @@ export type ToolResult = Awaited<ReturnType<App['callServerTool']>>;
 
 /** `_meta` key tying a result to its task (MCP 2025-11-25, tasks). */
 const RELATED_TASK_META = 'io.modelcontextprotocol/related-task';
+
+/** The approver's tool calls, made through the host. */
+export class ApprovalTools {
+  constructor(private readonly app: App) {}
+
+  /** `approvals_inbox`: the questions awaiting the caller, a page at a time. */
+  inbox(cursor?: string): Promise<ToolResult> {
+    return this.app.callServerTool({ name: 'approvals_inbox', arguments: cursor ? { cursor } : {} });
+  }
+
+  /** `approvals_answer` with `accept` and the form's content. */
+  accept(entry: InboxEntry, content: FormContent): Promise<ToolResult> {
+    return this.app.callServerTool({
+      name: 'approvals_answer',
+      arguments: { taskId: entry.taskId, key: entry.question.key, action: 'accept', content },
+    });
+  }
+
+  /** `approvals_answer` with `decline`. */
+  decline(entry: InboxEntry): Promise<ToolResult> {
+    return this.app.callServerTool({
+      name: 'approvals_answer',
+      arguments: { taskId: entry.taskId, key: entry.question.key, action: 'decline' },
+    });
+  }
+}
 
 /** The tool calls the view makes; one instance per connection to the host. */
 export class TaskTools {
@@ -87,6 +116,30 @@ export function readStatus(structured: unknown): StatusReport | undefined {
     progress: readProgress(body.progress),
     actions: Array.isArray(body.actions) ? body.actions.map(readAction).filter((action): action is TaskAction => action !== undefined) : [],
   };
+}
+
+/** Reads an `approvals_inbox` answer; undefined when it does not have that shape. */
+export function readInbox(structured: unknown): InboxPage | undefined {
+  const body = record(structured);
+  if (!body || !Array.isArray(body.items)) return undefined;
+  const entries: InboxEntry[] = [];
+  for (const value of body.items) {
+    const item = record(value);
+    if (!item || !isId(item.taskId)) continue;
+    const question = readQuestion({ ...item, mode: 'form' });
+    if (!question || question.mode !== 'form') continue;
+    const count = (n: unknown, fallback: number) => (typeof n === 'number' && Number.isInteger(n) && n >= 0 ? n : fallback);
+    entries.push({
+      taskId: item.taskId,
+      question: question as FormQuestion,
+      tool: typeof item.tool === 'string' ? item.tool : undefined,
+      required: count(item.required, 1),
+      accepted: count(item.accepted, 0),
+      askedAt: typeof item.askedAt === 'string' ? item.askedAt : undefined,
+      dueAt: typeof item.dueAt === 'string' ? item.dueAt : undefined,
+    });
+  }
+  return { entries, nextCursor: typeof body.nextCursor === 'string' ? body.nextCursor : undefined };
 }
 
 function readTask(value: unknown): TaskInfo | undefined {

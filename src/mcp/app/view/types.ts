@@ -88,3 +88,21 @@ export interface StatusReport {
 
 /** Values of an accepted form, as `task_respond` takes them. */
 export type FormContent = Record<string, string | number | boolean | string[]>;
+
+/** A question addressed to the caller, as `approvals_inbox` lists it. */
+export interface InboxEntry {
+  taskId: string;
+  question: FormQuestion;
+  /** The tool that started the task, when the server says. */
+  tool?: string;
+  required: number;
+  accepted: number;
+  askedAt?: string;
+  dueAt?: string;
+}
+
+/** An `approvals_inbox` answer. */
+export interface InboxPage {
+  entries: InboxEntry[];
+  nextCursor?: string;
+}
