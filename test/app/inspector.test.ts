@@ -1,0 +1,119 @@
+/**
+ * The task view inside a host nobody here wrote: MCP Inspector 2.12's web client, in headless Chromium, against a real
+ * server, worker and dev server. In its 2025-11-25 mode the host hands the view the call's result (a pending task) and
+ * the person approves through the view's form; in its 2026-07-28 mode the host follows the task itself, puts the
+ * question in its own dialog and hands the view only the final result. In both the view keeps its styles.
+ */
+import type { Browser, FrameLocator, Page } from 'playwright-core';
+import { PaymentsLedger } from '../../src/activities/payments';
+import { launchChromium } from '../helpers/browser';
+import { freePort } from '../helpers/dev-server';
+import { startInspector, type Inspector } from '../helpers/inspector';
+import { spawnHttpServer, type HttpServerProcess } from '../helpers/processes';
+import { sampleInvoice, startWorker, tempActivityConfig, uniqueTaskQueue, type RunningWorker } from '../helpers/temporal';
+
+const taskQueue = uniqueTaskQueue('inspector');
+const activities = tempActivityConfig();
+const LONG = 45_000;
+let worker: RunningWorker;
+let server: HttpServerProcess;
+let browser: Browser;
+
+beforeAll(async () => {
+  [worker, server, browser] = await Promise.all([
+    startWorker(taskQueue, activities),
+    freePort().then((port) => spawnHttpServer(taskQueue, port)),
+    launchChromium(),
+  ]);
+}, 300_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.kill();
+  await worker?.stop();
+});
+
+/** Connects the Inspector to the server, opens the process_invoice App with `invoice` as its input, and returns the view. */
+async function openInvoiceApp(page: Page, inspector: Inspector, invoice: unknown): Promise<FrameLocator> {
+  await page.goto(inspector.url);
+  // The connection switch's track covers its input: checked as a person's click would.
+  await page.getByRole('switch', { name: /Connect or disconnect/ }).check({ force: true });
+  await page.getByText('Connected', { exact: true }).first().waitFor({ timeout: LONG });
+  await page.getByText('Apps', { exact: true }).first().click();
+  await page.getByText('Process an invoice', { exact: true }).first().click();
+  await page.getByLabel('Edit as JSON').check({ force: true });
+  // The arguments editor is a code editor: its text is replaced as typed text, not filled.
+  await page.locator('textarea').first().focus();
+  await page.keyboard.press('Control+A');
+  await page.keyboard.press('Delete');
+  await page.keyboard.insertText(JSON.stringify(invoice));
+  await page.getByRole('button', { name: 'Open App' }).click();
+  // The App runs in the Inspector's sandbox frame, which holds the view's own frame.
+  return page.frameLocator('iframe').frameLocator('iframe');
+}
+
+/** The computed style of the view's first status badge: a rounded pill with padding when its stylesheet applies. */
+async function badgeStyle(view: FrameLocator): Promise<{ radius: string; padding: string }> {
+  return view
+    .locator('.badge')
+    .first()
+    .evaluate((element) => {
+      type Computed = Record<'borderTopLeftRadius' | 'paddingLeft', string>;
+      const window = element.ownerDocument.defaultView as unknown as { getComputedStyle(target: unknown): Computed };
+      const computed = window.getComputedStyle(element);
+      return { radius: computed.borderTopLeftRadius, padding: computed.paddingLeft };
+    });
+}
+
+async function paidLineItems(invoiceNumber: string): Promise<string[]> {
+  const entries = await new PaymentsLedger(activities.ledgerDir).entries();
+  return entries.filter((entry) => entry.invoiceNumber === invoiceNumber).map((entry) => entry.lineItemId);
+}
+
+test('2025-11-25 mode: the view follows the task, styled, and the invoice is approved through its form', async () => {
+  const inspector = await startInspector(server.url, 'legacy');
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  try {
+    const invoice = sampleInvoice();
+    const view = await openInvoiceApp(page, inspector, invoice);
+    await view.getByText('Input required').first().waitFor({ timeout: LONG });
+    await view.getByText(`Approve invoice ${invoice.invoiceNumber}`).first().waitFor();
+    expect(await badgeStyle(view)).toEqual({ radius: '999px', padding: '10px' });
+    await view.getByRole('radio', { name: 'Approve' }).check();
+    await view.getByRole('textbox', { name: /Comment/ }).fill('Approved in the Inspector');
+    await view.getByRole('button', { name: 'Submit' }).click();
+    await view.getByText('Completed').first().waitFor({ timeout: LONG });
+    await view.getByRole('heading', { name: 'Result' }).waitFor({ timeout: LONG });
+    expect(await view.locator('body').innerText()).toContain(`Invoice ${invoice.invoiceNumber} from V-100 was approved and paid`);
+    expect((await paidLineItems(invoice.invoiceNumber)).sort()).toEqual(['LI-1', 'LI-2']);
+  } finally {
+    await page.close();
+    await inspector.stop();
+  }
+});
+
+test('2026-07-28 mode: the host asks the question itself; the view shows the finished task from the final result, styled', async () => {
+  const inspector = await startInspector(server.url, 'modern');
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  try {
+    const invoice = sampleInvoice();
+    const view = await openInvoiceApp(page, inspector, invoice);
+    // The host follows the task and puts the question (tasks/update, SEP-2663) in its own dialog.
+    const dialog = page.getByRole('dialog');
+    await dialog.getByText(`Approve invoice ${invoice.invoiceNumber}`).first().waitFor({ timeout: LONG });
+    await dialog.getByRole('textbox', { name: /Decision/ }).click();
+    await page.getByRole('option', { name: 'Approve' }).click();
+    await dialog.getByRole('button', { name: 'Submit' }).click();
+
+    await view.getByText('Completed').first().waitFor({ timeout: LONG });
+    await view.getByRole('heading', { name: 'Result' }).waitFor({ timeout: LONG });
+    const text = await view.locator('body').innerText();
+    expect(text).toContain(`Invoice ${invoice.invoiceNumber} from V-100 was approved and paid`);
+    expect(text).not.toContain('Waiting for the task');
+    expect(await badgeStyle(view)).toEqual({ radius: '999px', padding: '10px' });
+    expect((await paidLineItems(invoice.invoiceNumber)).sort()).toEqual(['LI-1', 'LI-2']);
+  } finally {
+    await page.close();
+    await inspector.stop();
+  }
+});
