@@ -31,8 +31,14 @@ const people = makePeople({ sam: 'ap-approver', ann: 'ap-approver', bob: 'ap-app
 
 const THRESHOLD = 1_000;
 const plain: InvoiceApprovalPolicy = { approvers: 'role', role: 'ap-approver', secondApproverAbove: THRESHOLD };
-// Reminded after 1.5 s, escalated to ap-manager after 4 s.
-const hurried: InvoiceApprovalPolicy = { ...plain, remindAfterMs: 1_500, escalateAfterMs: 4_000, escalateTo: 'ap-manager' };
+// Reminded after 1.5 s, escalated to ap-manager after 4 s, overdue after 10 s.
+const hurried: InvoiceApprovalPolicy = {
+  ...plain,
+  remindAfterMs: 1_500,
+  escalateAfterMs: 4_000,
+  escalateTo: 'ap-manager',
+  expireAfterMs: 10_000,
+};
 
 interface Deployment {
   activities: ReturnType<typeof tempActivityConfig>;
@@ -133,8 +139,12 @@ test('above the threshold two distinct approvers, answering at the same moment t
     answer(bob, taskId, 'approve'),
   ]);
   expect([first.isError, second.isError]).toEqual([undefined, undefined]);
-  // A repeat counts once, and is refused once the question is closed.
-  expect((await answer(ann, taskId, 'approve')).isError).toBe(true);
+  // A repeat counts once, and is refused once the question is closed; so is a question that never was.
+  expect(textOf(await answer(ann, taskId, 'approve'))).toBe(
+    `Task ${taskId} has no open question "approval" for you. Nothing was recorded.`,
+  );
+  const unknown = await callAnswer(bob, { taskId, key: 'payment-run', action: 'accept', content: { decision: 'approve' } });
+  expect(textOf(unknown)).toBe(`Task ${taskId} has no open question "payment-run" for you. Nothing was recorded.`);
 
   await waitForTask(sam, taskId, (task) => /scheduled: LI-2/.test(task.statusMessage ?? ''));
   expect(await paidLineItems(main, taskId)).toEqual(['LI-1']);
@@ -309,4 +319,20 @@ test('an approver on 2026-07-28 is put the form through an input_required round 
     outcome: 'paid',
     approval: { approvers: [{ principal: people.bob.principal, decision: 'approve', via: 'approvals_answer (form)' }] },
   });
+});
+
+test('nobody answers, not even after the escalation: the invoice ends unpaid as not approved in time, a tool error', async () => {
+  const sam = await connectAs(people.sam, timed);
+  const taskId = await submit(sam);
+  const result = await taskResult(sam, taskId, 40_000);
+  expect(result.isError).toBe(true);
+  expect(textOf(result)).toMatch(/was not approved in time; nothing was paid\.$/);
+  expect(result.structuredContent).toMatchObject({
+    outcome: 'rejected',
+    reason: 'Nobody approved the invoice in time.',
+    approval: { decision: 'overdue', approvers: [] },
+  });
+  expect(await paidLineItems(timed, taskId)).toEqual([]);
+  const kinds = (await readNotifications(timed.activities.notificationOutbox)).filter((n) => n.taskId === taskId).map((n) => n.kind);
+  expect(kinds).toEqual(['asked', 'reminder', 'escalated']);
 });
