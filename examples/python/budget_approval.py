@@ -14,14 +14,14 @@ The task stays "working" meanwhile: the requester is never asked.
 """
 
 import json
-from datetime import timedelta
 from typing import Any, Optional
 
 from temporalio import workflow
 from temporalio.common import SearchAttributeKey
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ApplicationError
 
 from purchase_request import APPROVAL_FORM, fits_approval_form
+from sealed_answer import AnswerRefused, unseal
 
 PRINCIPAL = SearchAttributeKey.for_keyword("McpPrincipal")
 AWAITING = SearchAttributeKey.for_keyword_list("McpAwaiting")
@@ -88,7 +88,10 @@ class BudgetApprovalWorkflow:
 
     @workflow.update(name="mcp.answer")
     async def answer(self, incoming: dict[str, Any]) -> dict[str, Any]:
-        sealed = await self.unseal(incoming)
+        try:
+            sealed = await unseal(incoming)
+        except AnswerRefused as refusal:
+            raise ApplicationError(f"Answer refused: {refusal}", type="AnswerRefused", non_retryable=True) from refusal
         # Judged again on the sealed identity, and on the state now (another answer may have come meanwhile).
         why = self.refusal(sealed)
         if why:
@@ -109,33 +112,6 @@ class BudgetApprovalWorkflow:
         why = self.refusal(incoming)
         if why:
             raise ValueError(why)
-
-    async def unseal(self, incoming: dict[str, Any]) -> dict[str, Any]:
-        """The answer as the bridge sealed it for this run, once a worker with the bridge's key vouches for it."""
-        sealed = incoming.get("sealed")
-        try:
-            answer = json.loads(sealed) if isinstance(sealed, str) else None
-        except ValueError:
-            answer = None
-        info = workflow.info()
-        if (
-            not isinstance(answer, dict)
-            or answer.get("workflowId") != info.workflow_id
-            or answer.get("originalRunId") != info.original_execution_run_id
-        ):
-            raise ApplicationError("Answer refused: it carries no seal of this run", type="AnswerRefused", non_retryable=True)
-        try:
-            verdict = await workflow.execute_local_activity(
-                "mcpVerifyAnswer",
-                {"sealed": sealed, "proof": incoming.get("proof")},
-                start_to_close_timeout=timedelta(seconds=10),
-                result_type=dict,
-            )
-        except ActivityError as error:
-            raise ApplicationError(f"Answer refused: its seal could not be checked ({error})", type="AnswerRefused", non_retryable=True)
-        if not verdict.get("ok"):
-            raise ApplicationError(f"Answer refused: its seal does not hold ({verdict.get('reason')})", type="AnswerRefused", non_retryable=True)
-        return answer
 
     def publish(self) -> None:
         """Writes the task state to the memo: working, with the question for others while it is open."""

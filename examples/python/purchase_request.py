@@ -8,12 +8,11 @@ The contract (README, "The task contract, in any SDK language") is three things,
     proof to be the bridge's, so a signal from anyone else who can write the namespace answers nothing.
 """
 
-import json
-from datetime import timedelta
 from typing import Any, Optional
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError
+
+from sealed_answer import AnswerRefused, unseal
 
 # A form-mode elicitation request (MCP 2025-11-25): a flat object schema of primitive and enum fields.
 APPROVAL_FORM = {
@@ -99,36 +98,13 @@ class PurchaseRequestWorkflow:
             self.publish("Recording the decision")
 
     async def unseal(self, incoming: dict[str, Any]) -> Optional[dict[str, Any]]:
-        """The answer as the bridge sealed it, for this run, once a worker with the bridge's key vouches for it."""
-        sealed = incoming.get("sealed")
+        """The answer as the bridge sealed it (sealed_answer.py), or None, logged: raised out of a signal handler, a
+        refusal would fail the whole workflow."""
         try:
-            answer = json.loads(sealed) if isinstance(sealed, str) else None
-        except ValueError:
-            answer = None
-        info = workflow.info()
-        # The original run id is the run's own, kept across resets (a reset run takes the answers it took before).
-        if (
-            not isinstance(answer, dict)
-            or answer.get("workflowId") != info.workflow_id
-            or answer.get("originalRunId") != info.original_execution_run_id
-        ):
-            workflow.logger.warning("refused an answer that carries no seal of this run")
+            return await unseal(incoming)
+        except AnswerRefused as refusal:
+            workflow.logger.warning("refused an answer: %s", refusal)
             return None
-        try:
-            verdict = await workflow.execute_local_activity(
-                "mcpVerifyAnswer",
-                {"sealed": sealed, "proof": incoming.get("proof")},
-                start_to_close_timeout=timedelta(seconds=10),
-                result_type=dict,
-            )
-        except ActivityError as error:
-            # Raised out of a signal handler, it would fail the whole workflow: the answer is refused instead.
-            workflow.logger.warning("refused an answer whose seal could not be checked: %s", error)
-            return None
-        if not verdict.get("ok"):
-            workflow.logger.warning("refused an answer whose seal does not hold: %s", verdict.get("reason"))
-            return None
-        return answer
 
     def publish(self, status_message: str) -> None:
         """Writes the task state to the memo: input_required with the open questions, or working."""
