@@ -51,9 +51,15 @@ export class ApprovalClients {
 
   /**
    * A client with task support acting as `person` on the server at `url`; with `forms`, it also declares form
-   * elicitation and answers each form with `forms` (the forms it was shown are in `asked`).
+   * elicitation and answers each form with `forms` (the forms it was shown are in `asked`); `fetch` replaces the
+   * transport's.
    */
-  async connect(url: string, person: Person, forms?: (params: ElicitRequest['params']) => ElicitResult): Promise<McpClient> {
+  async connect(
+    url: string,
+    person: Person,
+    forms?: (params: ElicitRequest['params']) => ElicitResult,
+    fetch?: typeof globalThis.fetch,
+  ): Promise<McpClient> {
     const capabilities = { tasks: { requests: {} }, ...(forms && { elicitation: { form: {} } }) };
     const client = new McpClient({ name: `approvals-${person.principal}`, version: '1.0.0' }, { capabilities });
     if (forms) {
@@ -63,7 +69,7 @@ export class ApprovalClients {
       });
     }
     const headers = { authorization: `Bearer ${person.token}` };
-    await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
+    await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers }, ...(fetch && { fetch }) }));
     this.open.push(client);
     return client;
   }

@@ -1,0 +1,700 @@
+/**
+ * A production-shaped stack on one machine: PostgreSQL (Debian's packages) holding Temporal's persistence and
+ * visibility, applied by Temporal's own SQL tool; Temporal's server built from its Go module at a pinned release, each
+ * service a process of its own (two frontends, history, matching, the worker service) from scripts/cluster/config;
+ * HAProxy in front of the frontends (gRPC) and of two MCP server replicas (HTTP, 2025-11-25 sessions kept on their
+ * replica by `Mcp-Session-Id`); two workers. Every process runs detached, with its pid and log in the stack's folder,
+ * so `up`, `status` and `down` are separate commands, and any part can be killed and started again.
+ */
+import { execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import net from 'node:net';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { Client, Connection } from '@temporalio/client';
+import { msToTs } from '@temporalio/common/lib/time';
+import { temporal } from '@temporalio/proto';
+import { AWAITING_SEARCH_ATTRIBUTE, PRINCIPAL_SEARCH_ATTRIBUTE } from '../../src/shared/task-contract';
+import { pollUntil, sleep } from '../../src/util/wait';
+import { ROOT } from '../lib/processes';
+
+/** The Temporal server release the stack builds and runs. */
+export const SERVER_VERSION = 'v1.29.1';
+const SERVER_MODULE = 'go.temporal.io/server';
+const NAMESPACE = 'default';
+const RETENTION_HOURS = 72;
+
+/** The Temporal services, each a process; two frontends so that one can die while the other serves. */
+export const TEMPORAL_SERVICES = ['frontend-a', 'frontend-b', 'history', 'matching', 'worker-service'] as const;
+export type TemporalService = (typeof TEMPORAL_SERVICES)[number];
+/** The bridge's processes: two workers and two MCP server replicas. */
+export const BRIDGE_PROCESSES = ['worker-1', 'worker-2', 'mcp-1', 'mcp-2'] as const;
+export type BridgeProcess = (typeof BRIDGE_PROCESSES)[number];
+export type Part = TemporalService | BridgeProcess | 'haproxy';
+
+/** Where each part listens, from one base port. */
+export function portsOf(base: number) {
+  const service = (index: number) => ({ grpc: base + 101 + index, membership: base + 111 + index, metrics: base + 121 + index });
+  return {
+    postgres: base + 1,
+    /** The balancer's gRPC port for Temporal clients (workers, MCP servers). */
+    temporal: base + 33,
+    /** The balancer's HTTP port for MCP clients: http://127.0.0.1:<mcp>/mcp. */
+    mcp: base + 80,
+    haproxyStats: base + 90,
+    services: {
+      'frontend-a': service(0),
+      'frontend-b': service(1),
+      history: service(2),
+      matching: service(3),
+      'worker-service': service(4),
+    } satisfies Record<TemporalService, unknown>,
+    replicas: { 'mcp-1': base + 81, 'mcp-2': base + 82 } as Record<'mcp-1' | 'mcp-2', number>,
+  };
+}
+
+export interface StackOptions {
+  /** The stack's folder: data, logs, pids, keys. */
+  dir: string;
+  basePort: number;
+  /** Progress lines go here. */
+  say?: (line: string) => void;
+  /** Extra environment of the workers (e.g. invoice approval settings). */
+  workerEnv?: Record<string, string>;
+}
+
+/** What `up` wrote down for `status`, `down` and the kill/start of one part. */
+interface StackState {
+  basePort: number;
+  pids: Partial<Record<Part, number>>;
+}
+
+const run = promisify(execFile);
+
+export class ClusterStack {
+  readonly dir: string;
+  readonly ports: ReturnType<typeof portsOf>;
+  private readonly say: (line: string) => void;
+
+  constructor(private readonly options: StackOptions) {
+    this.dir = path.resolve(options.dir);
+    this.ports = portsOf(options.basePort);
+    this.say = options.say ?? ((line) => process.stderr.write(`[cluster] ${line}\n`));
+  }
+
+  get temporalAddress(): string {
+    return `127.0.0.1:${this.ports.temporal}`;
+  }
+
+  get mcpUrl(): string {
+    return `http://127.0.0.1:${this.ports.mcp}/mcp`;
+  }
+
+  get ledgerDir(): string {
+    return path.join(this.dir, 'data', 'payments');
+  }
+
+  get tokensFile(): string {
+    return path.join(this.dir, 'tokens');
+  }
+
+  private get logDir(): string {
+    return path.join(this.dir, 'logs');
+  }
+
+  private get pgData(): string {
+    return path.join(this.dir, 'postgres');
+  }
+
+  /** Brings every part up that is not running; builds and installs what is missing first. */
+  async up(): Promise<void> {
+    mkdirSync(this.logDir, { recursive: true });
+    const binaries = await this.serverBinaries();
+    const pgBin = this.postgresBin();
+    const haproxy = this.haproxyBin();
+    await this.startPostgres(pgBin);
+    await this.applySchemas(binaries.sql);
+    this.writeState({ basePort: this.options.basePort, pids: this.readState()?.pids ?? {} });
+    // One at a time: services that start together race to write the cluster's metadata, and one of them loses.
+    for (const service of ['history', 'matching', 'frontend-a', 'frontend-b', 'worker-service'] as const) {
+      if (!this.alive(service)) await this.startService(service, binaries.server);
+    }
+    if (!this.alive('haproxy')) this.startHaproxy(haproxy);
+    await this.prepareNamespace();
+    this.writeSecrets();
+    await Promise.all(BRIDGE_PROCESSES.filter((part) => !this.alive(part)).map((part) => this.startBridge(part)));
+    await this.balancerReady();
+    const down = (await this.status()).filter((row) => !row.running).map((row) => row.part);
+    if (down.length > 0) throw new Error(`not running after start: ${down.join(', ')}; see ${this.logDir}`);
+    this.say(`up: MCP at ${this.mcpUrl} (two replicas behind HAProxy), Temporal at ${this.temporalAddress} (two frontends)`);
+  }
+
+  /** The balancer's view of its servers (frontends and MCP replicas), from its stats page: name to UP/DOWN/... */
+  async balancerServers(): Promise<Record<string, string>> {
+    const csv = await fetch(`http://127.0.0.1:${this.ports.haproxyStats}/;csv`).then((response) => response.text());
+    const servers: Record<string, string> = {};
+    for (const line of csv.split('\n')) {
+      const fields = line.split(',');
+      if ((fields[0] === 'frontends' || fields[0] === 'replicas') && !['FRONTEND', 'BACKEND'].includes(fields[1])) {
+        servers[fields[1]] = fields[17];
+      }
+    }
+    return servers;
+  }
+
+  /** Resolves once the balancer's health checks have every frontend and replica up. */
+  async balancerReady(timeoutMs = 60_000): Promise<void> {
+    await pollUntil(
+      async () => {
+        const servers = await this.balancerServers().catch(() => ({}) as Record<string, string>);
+        const names = Object.keys(servers);
+        return names.length === 4 && names.every((name) => servers[name].startsWith('UP')) ? true : undefined;
+      },
+      { timeoutMs, intervalMs: 250, what: 'the balancer to see every frontend and replica up' },
+    );
+  }
+
+  /** Stops every part (PostgreSQL last); keeps the data unless `purge`. */
+  async down(purge = false): Promise<void> {
+    const state = this.readState();
+    const order: Part[] = [...BRIDGE_PROCESSES, 'haproxy', ...TEMPORAL_SERVICES];
+    await Promise.all(order.map((part) => this.stop(part, state)));
+    if (existsSync(path.join(this.pgData, 'postmaster.pid'))) {
+      this.asPostgres(path.join(this.postgresBin(), 'pg_ctl'), ['-D', this.pgData, '-m', 'fast', '-w', 'stop']);
+    }
+    if (purge) rmSync(this.dir, { recursive: true, force: true });
+    this.say(purge ? `down: stopped, and ${this.dir} removed` : `down: stopped (data kept in ${this.dir})`);
+  }
+
+  /** One line per part: running or not, and where. */
+  async status(): Promise<{ part: string; running: boolean; detail: string }[]> {
+    const rows: { part: string; running: boolean; detail: string }[] = [];
+    const pgUp = await portOpen(this.ports.postgres);
+    rows.push({ part: 'postgres', running: pgUp, detail: `127.0.0.1:${this.ports.postgres}` });
+    for (const service of TEMPORAL_SERVICES) {
+      rows.push({ part: service, running: this.alive(service), detail: `gRPC 127.0.0.1:${this.ports.services[service].grpc}` });
+    }
+    rows.push({ part: 'haproxy', running: this.alive('haproxy'), detail: `Temporal ${this.temporalAddress}, MCP ${this.mcpUrl}` });
+    for (const part of BRIDGE_PROCESSES) {
+      const where = part.startsWith('mcp') ? `http://127.0.0.1:${this.ports.replicas[part as 'mcp-1']}/mcp` : 'polls the task queue';
+      rows.push({ part, running: this.alive(part), detail: where });
+    }
+    return rows;
+  }
+
+  /** SIGKILLs one part (as a crash would); resolves once it is gone. */
+  async kill(part: Part): Promise<void> {
+    const pid = this.readState()?.pids[part];
+    if (pid === undefined) return;
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    await pollUntil(() => (pidAlive(pid) ? undefined : true), { timeoutMs: 15_000, what: `${part} (pid ${pid}) to die` });
+  }
+
+  /** Starts one part again (after {@link kill}); resolves once it serves. */
+  async start(part: Part): Promise<void> {
+    if (part === 'haproxy') this.startHaproxy(this.haproxyBin());
+    else if ((TEMPORAL_SERVICES as readonly string[]).includes(part))
+      await this.startService(part as TemporalService, (await this.serverBinaries()).server);
+    else await this.startBridge(part as BridgeProcess);
+  }
+
+  /** Restarts PostgreSQL (fast shutdown, then start): every connection of every service breaks. */
+  async restartPostgres(): Promise<void> {
+    const pgBin = this.postgresBin();
+    this.asPostgres(path.join(pgBin, 'pg_ctl'), ['-D', this.pgData, '-m', 'immediate', '-w', 'stop']);
+    await this.startPostgres(pgBin);
+  }
+
+  // --- building and installing -------------------------------------------------------------------------------------
+
+  /** Temporal's server and SQL tool, built with `go install` into the cache beside the CLI (once, a few minutes). */
+  private async serverBinaries(): Promise<{ server: string; sql: string }> {
+    const cache = process.env.TEMPORAL_MCP_CACHE ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(homedir(), '.cache'), 'temporal-mcp');
+    const bin = path.join(cache, `server-${SERVER_VERSION}`);
+    const server = path.join(bin, 'server');
+    const sql = path.join(bin, 'sql');
+    if (existsSync(server) && existsSync(sql)) return { server, sql };
+    this.say(`building Temporal's server and SQL tool ${SERVER_VERSION} with 'go install' into ${bin} (once; about 5 minutes)`);
+    mkdirSync(bin, { recursive: true });
+    await run('go', ['install', `${SERVER_MODULE}/cmd/server@${SERVER_VERSION}`, `${SERVER_MODULE}/cmd/tools/sql@${SERVER_VERSION}`], {
+      env: { ...process.env, GOBIN: bin, GOFLAGS: `${process.env.GOFLAGS ?? ''} -mod=mod`.trim() },
+      maxBuffer: 64 * 1024 * 1024,
+    }).catch((error: { stderr?: string; message: string }) => {
+      throw new Error(
+        `go install of Temporal's server failed (Go 1.25+ and the Go module proxy are needed):\n${error.stderr ?? error.message}`,
+      );
+    });
+    return { server, sql };
+  }
+
+  /** The folder of the schema files of the server module (in the Go module cache; downloaded if it is not). */
+  private async schemaDir(): Promise<string> {
+    const { stdout } = await run('go', ['mod', 'download', '-json', `${SERVER_MODULE}@${SERVER_VERSION}`], { maxBuffer: 16 * 1024 * 1024 });
+    return path.join((JSON.parse(stdout) as { Dir: string }).Dir, 'schema', 'postgresql', 'v12');
+  }
+
+  /** PostgreSQL's binaries; Debian's package is installed when they are missing (as root). */
+  private postgresBin(): string {
+    const found = () => {
+      const root = '/usr/lib/postgresql';
+      if (!existsSync(root)) return undefined;
+      const versions = execFileSync('ls', [root], { encoding: 'utf8' })
+        .split('\n')
+        .filter(Boolean)
+        .sort((a, b) => Number(b) - Number(a));
+      return versions.map((version) => path.join(root, version, 'bin')).find((bin) => existsSync(path.join(bin, 'initdb')));
+    };
+    const bin = found() ?? (this.aptInstall('postgresql'), found());
+    if (!bin) throw new Error('PostgreSQL is not installed and could not be installed: apt-get install postgresql');
+    return bin;
+  }
+
+  private haproxyBin(): string {
+    const which = () => spawnSync('sh', ['-c', 'command -v haproxy'], { encoding: 'utf8' }).stdout.trim() || undefined;
+    const bin = which() ?? (this.aptInstall('haproxy'), which());
+    if (!bin) throw new Error('HAProxy is not installed and could not be installed: apt-get install haproxy');
+    return bin;
+  }
+
+  private aptInstall(pkg: string): void {
+    this.say(`${pkg} is missing: installing Debian's package (apt-get install ${pkg})`);
+    const sudo = process.getuid?.() === 0 ? [] : ['sudo', '-n'];
+    const aptRun = (args: string[]) => {
+      const [command, ...rest] = [...sudo, ...args];
+      const result = spawnSync(command, rest, {
+        stdio: ['ignore', 'ignore', 'inherit'],
+        env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+      });
+      if (result.status !== 0) throw new Error(`${args.join(' ')} failed (exit ${result.status}); install ${pkg} as root`);
+    };
+    aptRun(['apt-get', 'update', '-qq']);
+    aptRun(['apt-get', 'install', '-y', '-qq', '--no-install-recommends', pkg]);
+  }
+
+  // --- PostgreSQL ----------------------------------------------------------------------------------------------------
+
+  /** Runs a PostgreSQL binary as the `postgres` user when this process is root (PostgreSQL refuses root). */
+  private asPostgres(command: string, args: string[]): string {
+    const asRoot = process.getuid?.() === 0;
+    const [bin, argv] = asRoot ? ['runuser', ['-u', 'postgres', '--', command, ...args]] : [command, args];
+    const result = spawnSync(bin, argv, { encoding: 'utf8', cwd: '/' });
+    if (result.status !== 0) throw new Error(`${path.basename(command)} ${args.join(' ')} failed:\n${result.stderr}${result.stdout}`);
+    return result.stdout;
+  }
+
+  private async startPostgres(pgBin: string): Promise<void> {
+    if (await portOpen(this.ports.postgres)) return;
+    const asRoot = process.getuid?.() === 0;
+    if (!existsSync(path.join(this.pgData, 'PG_VERSION'))) {
+      this.say(`initializing PostgreSQL in ${this.pgData}`);
+      mkdirSync(this.pgData, { recursive: true });
+      // PostgreSQL runs as its own user, which must reach its folder (the stack's own files stay 0600).
+      if (asRoot) chmodSync(this.dir, 0o711);
+      if (asRoot) {
+        const { uid, gid } = postgresUser();
+        chownSync(this.pgData, uid, gid);
+      }
+      chmodSync(this.pgData, 0o700);
+      this.asPostgres(path.join(pgBin, 'initdb'), ['-D', this.pgData, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C']);
+    }
+    this.say(`starting PostgreSQL on 127.0.0.1:${this.ports.postgres}`);
+    const options = `-p ${this.ports.postgres} -k ${this.pgData} -c listen_addresses=127.0.0.1 -c max_connections=200`;
+    this.asPostgres(path.join(pgBin, 'pg_ctl'), [
+      '-D',
+      this.pgData,
+      '-o',
+      options,
+      '-l',
+      path.join(this.pgData, 'server.log'),
+      '-w',
+      'start',
+    ]);
+    this.psql(
+      `DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'temporal') THEN CREATE ROLE temporal LOGIN CREATEDB PASSWORD '${this.pgPassword()}'; END IF; END $$;`,
+    );
+  }
+
+  private psql(sql: string): string {
+    return execFileSync('psql', ['-h', '127.0.0.1', '-p', String(this.ports.postgres), '-U', 'postgres', '-d', 'postgres', '-tAc', sql], {
+      encoding: 'utf8',
+    });
+  }
+
+  private pgPassword(): string {
+    const file = path.join(this.dir, 'pg-password');
+    if (!existsSync(file)) writeFileSync(file, randomBytes(18).toString('base64url'), { mode: 0o600 });
+    return readFileSync(file, 'utf8').trim();
+  }
+
+  /** Temporal's databases and schemas, by Temporal's own SQL tool; idempotent (update-schema applies what is missing). */
+  private async applySchemas(sqlTool: string): Promise<void> {
+    const schemas = await this.schemaDir();
+    for (const [db, folder] of [
+      ['temporal', 'temporal'],
+      ['temporal_visibility', 'visibility'],
+    ]) {
+      const base = [
+        '--plugin',
+        'postgres12',
+        '--ep',
+        '127.0.0.1',
+        '-p',
+        String(this.ports.postgres),
+        '-u',
+        'temporal',
+        '--pw',
+        this.pgPassword(),
+        '--db',
+        db,
+      ];
+      const exists = this.psql(`SELECT 1 FROM pg_database WHERE datname = '${db}'`).trim() === '1';
+      if (!exists) {
+        this.say(`creating database ${db} and its schema with Temporal's SQL tool`);
+        await run(sqlTool, [...base, 'create-database']);
+        await run(sqlTool, [...base, 'setup-schema', '-v', '0.0']);
+      }
+      await run(sqlTool, [...base, 'update-schema', '-d', path.join(schemas, folder, 'versioned')]);
+    }
+  }
+
+  // --- Temporal's services -------------------------------------------------------------------------------------------
+
+  /** Starts a Temporal service and resolves once it listens on its gRPC port. */
+  private async startService(service: TemporalService, serverBin: string): Promise<void> {
+    const ports = this.ports.services[service];
+    const name = service.startsWith('frontend') ? 'frontend' : service === 'worker-service' ? 'worker' : service;
+    this.spawnDetached(
+      service,
+      serverBin,
+      [
+        '--root',
+        path.join(ROOT, 'scripts', 'cluster'),
+        '--config',
+        'config',
+        '--env',
+        'cluster',
+        '--allow-no-auth',
+        'start',
+        '--service',
+        name,
+      ],
+      {
+        CLUSTER_PG_PORT: String(this.ports.postgres),
+        CLUSTER_PG_PASSWORD: this.pgPassword(),
+        CLUSTER_TEMPORAL_PORT: String(this.ports.temporal),
+        CLUSTER_DYNAMIC_CONFIG: path.join(ROOT, 'scripts', 'cluster', 'config', 'dynamicconfig.yaml'),
+        SERVICE_GRPC_PORT: String(ports.grpc),
+        SERVICE_MEMBERSHIP_PORT: String(ports.membership),
+        SERVICE_METRICS_PORT: String(ports.metrics),
+      },
+    );
+    // The worker service serves no gRPC API: its membership port says it has joined.
+    const port = service === 'worker-service' ? ports.membership : ports.grpc;
+    await pollUntil(
+      async () => {
+        if (await portOpen(port)) return true;
+        if (!this.alive(service)) throw new Error(`${service} exited during start-up; see ${path.join(this.logDir, `${service}.log`)}`);
+        return undefined;
+      },
+      { timeoutMs: 90_000, intervalMs: 250, what: `${service} to listen on ${port}` },
+    );
+  }
+
+  private startHaproxy(bin: string): void {
+    const { services, replicas } = this.ports;
+    const config = [
+      'global',
+      '  maxconn 4096',
+      'defaults',
+      '  timeout connect 2s',
+      '  timeout client 1h',
+      '  timeout server 1h',
+      '  timeout tunnel 1h',
+      '  option redispatch',
+      '  retries 2',
+      '# Temporal clients (gRPC over HTTP/2, long polls): a connection to any live frontend.',
+      'frontend temporal',
+      `  bind 127.0.0.1:${this.ports.temporal}`,
+      '  mode tcp',
+      '  default_backend frontends',
+      'backend frontends',
+      '  mode tcp',
+      '  balance leastconn',
+      `  server frontend-a 127.0.0.1:${services['frontend-a'].grpc} check inter 1s fall 2 rise 2`,
+      `  server frontend-b 127.0.0.1:${services['frontend-b'].grpc} check inter 1s fall 2 rise 2`,
+      '# MCP clients: 2026-07-28 requests spread freely; a 2025-11-25 session stays on the replica that created it.',
+      'frontend mcp',
+      `  bind 127.0.0.1:${this.ports.mcp}`,
+      '  mode http',
+      '  default_backend replicas',
+      'backend replicas',
+      '  mode http',
+      '  balance roundrobin',
+      '  option httpchk',
+      `  http-check send meth GET uri /healthz ver HTTP/1.1 hdr Host 127.0.0.1:${this.ports.mcp}`,
+      '  http-check expect status 200',
+      '  # Which replica answered, for operators and for the tests that kill it.',
+      '  http-response set-header X-Served-By %s',
+      '  stick-table type string len 128 size 100k expire 2h',
+      '  stick on req.hdr(mcp-session-id)',
+      '  stick store-response res.hdr(mcp-session-id)',
+      `  server mcp-1 127.0.0.1:${replicas['mcp-1']} check inter 1s fall 2 rise 2`,
+      `  server mcp-2 127.0.0.1:${replicas['mcp-2']} check inter 1s fall 2 rise 2`,
+      'listen stats',
+      `  bind 127.0.0.1:${this.ports.haproxyStats}`,
+      '  mode http',
+      '  stats enable',
+      '  stats uri /',
+      '',
+    ].join('\n');
+    const file = path.join(this.dir, 'haproxy.cfg');
+    writeFileSync(file, config);
+    execFileSync(bin, ['-c', '-q', '-f', file]);
+    this.spawnDetached('haproxy', bin, ['-db', '-f', file], {});
+  }
+
+  /** The namespace with its retention and the search attributes the bridge needs, through the frontends' APIs. */
+  private async prepareNamespace(): Promise<void> {
+    const connection = await pollUntil(
+      async () => {
+        try {
+          const candidate = await Connection.connect({ address: this.temporalAddress, connectTimeout: '2s' });
+          await candidate.workflowService.getSystemInfo({});
+          return candidate;
+        } catch {
+          return undefined;
+        }
+      },
+      { timeoutMs: 120_000, intervalMs: 1000, what: `Temporal's frontends to answer at ${this.temporalAddress}` },
+    );
+    try {
+      const exists = await connection.workflowService.describeNamespace({ namespace: NAMESPACE }).then(
+        () => true,
+        () => false,
+      );
+      if (!exists) {
+        this.say(`registering namespace ${NAMESPACE} (retention ${RETENTION_HOURS} h)`);
+        await connection.workflowService.registerNamespace({
+          namespace: NAMESPACE,
+          workflowExecutionRetentionPeriod: msToTs(`${RETENTION_HOURS} hours`),
+        });
+      }
+      const types = temporal.api.enums.v1.IndexedValueType;
+      const wanted = {
+        [PRINCIPAL_SEARCH_ATTRIBUTE]: types.INDEXED_VALUE_TYPE_KEYWORD,
+        [AWAITING_SEARCH_ATTRIBUTE]: types.INDEXED_VALUE_TYPE_KEYWORD_LIST,
+      };
+      const listed = await pollUntil(
+        () => connection.operatorService.listSearchAttributes({ namespace: NAMESPACE }).catch(() => undefined),
+        { timeoutMs: 60_000, intervalMs: 1000, what: `namespace ${NAMESPACE} to be known to every frontend` },
+      );
+      const missing = Object.fromEntries(Object.entries(wanted).filter(([name]) => !(name in (listed.customAttributes ?? {}))));
+      if (Object.keys(missing).length > 0) {
+        this.say(`registering search attributes ${Object.keys(missing).join(', ')} through the operator API`);
+        await connection.operatorService.addSearchAttributes({
+          namespace: NAMESPACE,
+          searchAttributes: missing,
+        });
+      }
+      // Usable once a visibility query on each is accepted.
+      const client = new Client({ connection, namespace: NAMESPACE });
+      await pollUntil(
+        async () => {
+          try {
+            await client.workflow.count(`${PRINCIPAL_SEARCH_ATTRIBUTE} = '-' AND ${AWAITING_SEARCH_ATTRIBUTE} = '-'`);
+            return true;
+          } catch {
+            return undefined;
+          }
+        },
+        { timeoutMs: 60_000, intervalMs: 1000, what: 'the search attributes to be queryable' },
+      );
+    } finally {
+      await connection.close();
+    }
+  }
+
+  // --- the bridge ----------------------------------------------------------------------------------------------------
+
+  /** Keys every replica and worker shares, and the token file of the stack's principals. */
+  private writeSecrets(): void {
+    for (const [name, bytes] of [
+      ['marker-key', 32],
+      ['request-state-key', 32],
+    ] as const) {
+      const file = path.join(this.dir, name);
+      if (!existsSync(file)) writeFileSync(file, randomBytes(bytes).toString('base64url'), { mode: 0o600 });
+    }
+    if (!existsSync(this.tokensFile)) {
+      const lines = ['submitter', 'approver-a ap-approver', 'approver-b ap-approver'].map((spec) => {
+        const [principal, roles] = spec.split(' ');
+        return `${principal} ${principal}-${randomBytes(18).toString('base64url')}${roles ? ` ${roles}` : ''}`;
+      });
+      writeFileSync(this.tokensFile, `${lines.join('\n')}\n`, { mode: 0o600 });
+    }
+  }
+
+  /** The token of `principal` in the stack's token file. */
+  tokenOf(principal: string): string {
+    const line = readFileSync(this.tokensFile, 'utf8')
+      .split('\n')
+      .find((candidate) => candidate.split(' ')[0] === principal);
+    if (!line) throw new Error(`no principal ${principal} in ${this.tokensFile}`);
+    return line.split(' ')[1];
+  }
+
+  private bridgeEnv(): Record<string, string> {
+    return {
+      TEMPORAL_ADDRESS: this.temporalAddress,
+      TEMPORAL_NAMESPACE: NAMESPACE,
+      TEMPORAL_TASK_QUEUE: 'temporal-mcp',
+      MCP_TASK_MARKER_KEY_FILE: path.join(this.dir, 'marker-key'),
+      MCP_REQUEST_STATE_KEY: readFileSync(path.join(this.dir, 'request-state-key'), 'utf8').trim(),
+      PAYMENTS_LEDGER: this.ledgerDir,
+      ERP_REGISTRY: path.join(this.dir, 'data', 'erp'),
+      NOTIFICATION_OUTBOX: path.join(this.dir, 'data', 'notifications.jsonl'),
+    };
+  }
+
+  private async startBridge(part: BridgeProcess): Promise<void> {
+    const env = { ...this.bridgeEnv(), ...(part.startsWith('worker') ? this.options.workerEnv : {}) };
+    if (part.startsWith('worker')) {
+      this.spawnDetached(part, process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'worker.ts')], env);
+      await this.waitForLog(part, /worker: polling/, 90_000);
+      return;
+    }
+    const port = this.ports.replicas[part as 'mcp-1'];
+    this.spawnDetached(
+      part,
+      process.execPath,
+      ['--import', 'tsx', path.join(ROOT, 'src', 'mcp', 'main.ts'), '--http', `127.0.0.1:${port}`],
+      {
+        ...env,
+        MCP_AUTH_TOKENS_FILE: this.tokensFile,
+        // Clients reach the replicas by the balancer's address (DNS rebinding protection answers only these hosts).
+        MCP_ALLOWED_HOSTS: `127.0.0.1:${this.ports.mcp},localhost:${this.ports.mcp},127.0.0.1:${port}`,
+      },
+    );
+    await waitForPort(port, 90_000, part);
+  }
+
+  // --- processes -------------------------------------------------------------------------------------------------------
+
+  private spawnDetached(part: Part, command: string, args: string[], env: Record<string, string>): void {
+    const log = openSync(path.join(this.logDir, `${part}.log`), 'a');
+    writeFileSync(path.join(this.logDir, `${part}.log`), `\n=== ${new Date().toISOString()} start: ${command} ${args.join(' ')}\n`, {
+      flag: 'a',
+    });
+    const child = spawn(command, args, {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      detached: true,
+      stdio: ['ignore', log, log],
+    });
+    closeSync(log);
+    child.unref();
+    const state = this.readState() ?? { basePort: this.options.basePort, pids: {} };
+    state.pids[part] = child.pid;
+    this.writeState(state);
+  }
+
+  private async waitForLog(part: Part, pattern: RegExp, timeoutMs: number): Promise<void> {
+    const file = path.join(this.logDir, `${part}.log`);
+    const from = readFileSync(file, 'utf8').lastIndexOf('=== ');
+    await pollUntil(
+      () => {
+        const text = readFileSync(file, 'utf8').slice(from);
+        if (pattern.test(text)) return true;
+        if (!this.alive(part)) throw new Error(`${part} exited during start-up; see ${file}:\n${text.slice(-2000)}`);
+        return undefined;
+      },
+      { timeoutMs, intervalMs: 250, what: `${part} to start (${file})` },
+    );
+  }
+
+  alive(part: Part): boolean {
+    const pid = this.readState()?.pids[part];
+    return pid !== undefined && pidAlive(pid);
+  }
+
+  private async stop(part: Part, state: StackState | undefined): Promise<void> {
+    const pid = state?.pids[part];
+    if (pid === undefined || !pidAlive(pid)) return;
+    try {
+      process.kill(-pid, 'SIGTERM');
+    } catch {
+      return;
+    }
+    const gone = await pollUntil(() => (pidAlive(pid) ? undefined : true), { timeoutMs: 15_000, what: `${part} to stop` }).catch(
+      () => false,
+    );
+    if (!gone) {
+      try {
+        process.kill(-pid, 'SIGKILL');
+      } catch {
+        // gone meanwhile
+      }
+    }
+  }
+
+  private readState(): StackState | undefined {
+    const file = path.join(this.dir, 'state.json');
+    return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as StackState) : undefined;
+  }
+
+  private writeState(state: StackState): void {
+    mkdirSync(this.dir, { recursive: true });
+    writeFileSync(path.join(this.dir, 'state.json'), `${JSON.stringify(state, null, 2)}\n`);
+  }
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return true;
+  }
+}
+
+function postgresUser(): { uid: number; gid: number } {
+  const [uid, gid] = execFileSync('sh', ['-c', 'id -u postgres; id -g postgres'], { encoding: 'utf8' }).trim().split('\n').map(Number);
+  return { uid, gid };
+}
+
+export function portOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port }, () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+    socket.setTimeout(1000, () => {
+      socket.destroy();
+      resolve(false);
+    });
+  });
+}
+
+async function waitForPort(port: number, timeoutMs: number, what: string): Promise<void> {
+  await pollUntil(async () => ((await portOpen(port)) ? true : undefined), {
+    timeoutMs,
+    intervalMs: 250,
+    what: `${what} to listen on ${port}`,
+  });
+  await sleep(0);
+}

@@ -1,0 +1,119 @@
+/**
+ * The production-shaped stack (npm run cluster): Temporal's server on PostgreSQL, two frontends, history, matching and
+ * the worker service as processes of their own, two workers, two MCP replicas behind HAProxy. Invoices go through the
+ * balancer on both client generations while a Temporal frontend and an MCP replica are killed mid-flow; a 2025-11-25
+ * client whose session died with its replica starts a new one through the balancer and finds its task; the books
+ * balance: every line item paid once, nothing asked twice.
+ */
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { PaymentsLedger } from '../src/activities/payments';
+import { ClusterStack } from '../scripts/cluster/stack';
+import { answer, ApprovalClients, awaitInInbox, type Person } from './helpers/approvals';
+import { getTask, taskResult } from './helpers/mcp';
+import { mcp2026Request } from './helpers/mcp2026';
+import { eventually, sampleInvoice } from './helpers/temporal';
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'temporal-mcp-cluster-'));
+// A base port of its own (ports base+1 .. base+125), away from the dev servers' random ones.
+const stack = new ClusterStack({
+  dir,
+  basePort: 21000 + Math.floor(Math.random() * 60) * 200,
+  say: (line) => process.stderr.write(`[cluster] ${line}\n`),
+});
+const clients = new ApprovalClients();
+let passed = false;
+
+beforeAll(async () => {
+  await stack.up();
+}, 900_000);
+
+afterAll(async () => {
+  await clients.closeAll();
+  // Kept for a look when the test failed.
+  await stack.down(passed);
+}, 120_000);
+
+function person(principal: string): Person {
+  return { principal, token: stack.tokenOf(principal), roles: '' };
+}
+
+async function paid(taskId: string): Promise<string[]> {
+  const entries = await new PaymentsLedger(stack.ledgerDir).entries();
+  return entries
+    .filter((entry) => entry.taskId === taskId)
+    .map((entry) => entry.lineItemId)
+    .sort();
+}
+
+test('invoices through the balancer on both generations, a frontend and an MCP replica killed mid-flow; every line item paid once', async () => {
+  // The submitter's 2025-11-25 session lives on one replica; the balancer says which.
+  let servedBy: string | null = null;
+  const watching: typeof fetch = async (input, init) => {
+    const response = await fetch(input, init);
+    servedBy = response.headers.get('x-served-by') ?? servedBy;
+    return response;
+  };
+  const submitter = await clients.connect(stack.mcpUrl, person('submitter'), undefined, watching);
+  const invoice = sampleInvoice();
+  const created = await submitter.request(
+    { method: 'tools/call', params: { name: 'process_invoice', arguments: invoice as never, task: {} } },
+    CreateTaskResultSchema,
+  );
+  const first = created.task.taskId;
+
+  // 2026-07-28, stateless through the balancer: a second invoice as a task, read with tasks/get.
+  const asSubmitter = { headers: { authorization: `Bearer ${stack.tokenOf('submitter')}` } };
+  const second = sampleInvoice();
+  const made = await mcp2026Request(stack.mcpUrl, 'tools/call', { name: 'process_invoice', arguments: second }, asSubmitter);
+  expect(made.body.result?.resultType).toBe('task');
+  const secondId = made.body.result!.taskId as string;
+
+  // Mid-flow: a Temporal frontend and the replica holding the submitter's session die.
+  expect(servedBy).toMatch(/^mcp-[12]$/);
+  const victim = servedBy as unknown as 'mcp-1' | 'mcp-2';
+  await Promise.all([stack.kill('frontend-a'), stack.kill(victim)]);
+
+  // The session died with its replica: the client is told so (the other replica does not know it) and starts a new
+  // session through the balancer, which finds the task.
+  await expect(getTask(submitter, first)).rejects.toThrow();
+  const submitterAgain = await eventually(
+    () => clients.connect(stack.mcpUrl, person('submitter')).catch(() => undefined),
+    'a new session through the balancer',
+    30_000,
+  );
+  expect((await getTask(submitterAgain, first)).taskId).toBe(first);
+  const approverAgain = await clients.connect(stack.mcpUrl, person('approver-a'));
+  const approverB = await clients.connect(stack.mcpUrl, person('approver-b'));
+
+  // The approvals, through the surviving replica and frontend: visibility on PostgreSQL lags, so the inbox is polled.
+  await awaitInInbox(approverAgain, first, undefined, 60_000);
+  expect((await answer(approverAgain, first, 'approve')).isError).toBeFalsy();
+  await awaitInInbox(approverB, secondId, undefined, 60_000);
+  expect((await answer(approverB, secondId, 'approve')).isError).toBeFalsy();
+
+  const result = await taskResult(submitterAgain, first, 90_000);
+  expect(result.structuredContent).toMatchObject({ outcome: 'paid', approval: { approvers: [{ principal: 'approver-a' }] } });
+  const done = await eventually(
+    async () => {
+      const read = await mcp2026Request(stack.mcpUrl, 'tasks/get', { taskId: secondId }, asSubmitter);
+      return read.body.result?.status === 'completed' ? read.body.result : undefined;
+    },
+    'the 2026-07-28 task to complete',
+    90_000,
+  );
+  expect(done.result?.structuredContent ?? done.result).toBeDefined();
+
+  // The books: each line item of each invoice paid exactly once.
+  expect(await paid(first)).toEqual(['LI-1', 'LI-2']);
+  expect(await paid(secondId)).toEqual(['LI-1', 'LI-2']);
+
+  // Both parts come back and serve.
+  await Promise.all([stack.start('frontend-a'), stack.start(victim)]);
+  await stack.balancerReady();
+  const rows = await stack.status();
+  expect(rows.filter((row) => !row.running)).toEqual([]);
+  passed = true;
+}, 300_000);
