@@ -92,6 +92,9 @@ export class ClusterStack {
     return `http://127.0.0.1:${this.ports.mcp}/mcp`;
   }
 
+  /** The task queue of the stack's workers and servers. */
+  readonly taskQueue = 'temporal-mcp';
+
   get ledgerDir(): string {
     return path.join(this.dir, 'data', 'payments');
   }
@@ -557,7 +560,7 @@ export class ClusterStack {
     return {
       TEMPORAL_ADDRESS: this.temporalAddress,
       TEMPORAL_NAMESPACE: NAMESPACE,
-      TEMPORAL_TASK_QUEUE: 'temporal-mcp',
+      TEMPORAL_TASK_QUEUE: this.taskQueue,
       MCP_TASK_MARKER_KEY_FILE: path.join(this.dir, 'marker-key'),
       MCP_REQUEST_STATE_KEY: readFileSync(path.join(this.dir, 'request-state-key'), 'utf8').trim(),
       PAYMENTS_LEDGER: this.ledgerDir,

@@ -183,28 +183,12 @@ export class Rig {
 
   /** A CLI client against the rig's MCP server, logging to `logFile`; answers come from `answersFile`. */
   clientProcess(stateDir: string, args: string[], answersFile: string, logFile: string, answerDelayMs = 2500): Managed {
-    const common = ['--url', this.url, '--state-dir', stateDir, '--answers-file', answersFile, '--no-input', '--json'];
-    const extra = ['--answer-delay-ms', String(answerDelayMs), '--reconnect-timeout', '150'];
-    return new Managed(
-      'client',
-      process.execPath,
-      () => ['--import', 'tsx', 'src/client/cli.ts', ...args, ...common, ...extra],
-      this.env(),
-      logFile,
-    );
+    return cliClient(this.url, { stateDir, args, answersFile, logFile, answerDelayMs, env: this.env() });
   }
 
   /** The task's published state and whether it is closed; undefined while Temporal is unreachable. */
-  async state(taskId: string): Promise<{ published?: PublishedTaskState; closed: boolean } | undefined> {
-    try {
-      const description = await this.client!.workflow.getHandle(taskId).describe();
-      return {
-        published: description.memo?.[TASK_STATE_MEMO] as PublishedTaskState | undefined,
-        closed: description.status.name !== 'RUNNING',
-      };
-    } catch {
-      return undefined;
-    }
+  state(taskId: string): Promise<{ published?: PublishedTaskState; closed: boolean } | undefined> {
+    return taskState(this.client!, taskId);
   }
 
   /** Stops everything; removes the folder unless `keep` (a failed run keeps its logs for diagnosis). */
@@ -247,6 +231,49 @@ export function printedOutcome(output: string): { status?: string; result?: any 
   if (!line) return undefined;
   try {
     return JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A CLI client process (`src/client/cli.ts`) against `url`, answering from `answersFile`, printing its outcome as JSON. */
+export function cliClient(
+  url: string,
+  options: {
+    stateDir: string;
+    args: string[];
+    answersFile: string;
+    logFile: string;
+    answerDelayMs: number;
+    env: NodeJS.ProcessEnv;
+    token?: string;
+  },
+): Managed {
+  const common = ['--url', url, '--state-dir', options.stateDir, '--answers-file', options.answersFile, '--no-input', '--json'];
+  const extra = [
+    '--answer-delay-ms',
+    String(options.answerDelayMs),
+    '--reconnect-timeout',
+    '150',
+    ...(options.token ? ['--token', options.token] : []),
+  ];
+  return new Managed(
+    'client',
+    process.execPath,
+    () => ['--import', 'tsx', 'src/client/cli.ts', ...options.args, ...common, ...extra],
+    options.env,
+    options.logFile,
+  );
+}
+
+/** A task's published state and whether it is closed; undefined while Temporal is unreachable. */
+export async function taskState(client: Client, taskId: string): Promise<{ published?: PublishedTaskState; closed: boolean } | undefined> {
+  try {
+    const description = await client.workflow.getHandle(taskId).describe();
+    return {
+      published: description.memo?.[TASK_STATE_MEMO] as PublishedTaskState | undefined,
+      closed: description.status.name !== 'RUNNING',
+    };
   } catch {
     return undefined;
   }

@@ -3,7 +3,7 @@
  */
 import { formatSoak, runSoak } from './soak';
 
-const HELP = `Usage: npm run soak -- [--minutes M] [--concurrency C] [--kill-every S] [--help]
+const HELP = `Usage: npm run soak -- [--minutes M] [--concurrency C] [--kill-every S] [--cluster] [--help]
 
 Keeps C invoices in flight for M minutes through the CLI client (each approved by a scripted answer; every other one
 with a line item months out that an operator releases), while SIGKILLing a random victim every S seconds (a client,
@@ -13,6 +13,10 @@ invoice paid with each line item once, nobody asked the same question twice, no 
   --minutes M       how long new invoices are started (default 10)
   --concurrency C   invoices in flight at once (default 8)
   --kill-every S    seconds between kills (default 20)
+  --cluster         on the production-shaped stack of npm run cluster (its own, in a temporary folder): Temporal's
+                    server on PostgreSQL, two frontends, two workers and two MCP replicas behind HAProxy; the victims
+                    are a client, an MCP replica, a worker, a Temporal frontend, the history or the matching service,
+                    or PostgreSQL (restarted)
 
 Prints tasks, kills and recovery time (from the restart until every task in flight at the kill has moved on) p50/max
 per victim, then lost, paid twice, asked twice, orphans and client errors. It starts its own dev server, worker and
@@ -20,8 +24,10 @@ MCP server in a temporary folder, removed when everything checks out and kept (w
 Exit code 0 when nothing is wrong, 1 otherwise, 2 for a bad command line.
 `;
 
-function parse(argv: string[]): { minutes: number; concurrency: number; killEverySeconds: number } {
+function parse(argv: string[]): { minutes: number; concurrency: number; killEverySeconds: number; stack: 'dev' | 'cluster' } {
   const options = { minutes: 10, concurrency: 8, killEverySeconds: 20 };
+  const stack = argv.includes('--cluster') ? 'cluster' : 'dev';
+  argv = argv.filter((arg) => arg !== '--cluster');
   const flags: Record<string, keyof typeof options> = {
     '--minutes': 'minutes',
     '--concurrency': 'concurrency',
@@ -34,7 +40,7 @@ function parse(argv: string[]): { minutes: number; concurrency: number; killEver
     if (!Number.isFinite(value) || value <= 0) throw new Error(`${argv[i - 1]} needs a number above 0, not "${argv[i] ?? ''}"`);
     options[name] = name === 'minutes' ? value : Math.round(value);
   }
-  return options;
+  return { ...options, stack };
 }
 
 const argv = process.argv.slice(2);

@@ -13,18 +13,40 @@ import path from 'node:path';
 import { PaymentsLedger } from '../../src/activities/payments';
 import { LocalTaskStore } from '../../src/client/store';
 import { sleep } from '../../src/util/wait';
+import type { Client } from '@temporalio/client';
+import type { PublishedTaskState } from '../../src/shared/task-contract';
+import { ClusterSoakStack } from '../cluster/soak-stack';
 import type { Managed } from '../lib/processes';
 import { LINE_ITEMS, printedOutcome, Rig } from '../lib/rig';
 
-/** What the soak kills. */
+/** What the soak kills on the dev-server stack. */
 export const SOAK_VICTIMS = ['client', 'server', 'worker', 'temporal', 'all'] as const;
-export type SoakVictim = (typeof SOAK_VICTIMS)[number];
+export type SoakVictim = string;
+
+/** What the soak needs of a stack: the dev-server rig, or the production-shaped cluster. */
+export interface SoakStack {
+  readonly dir: string;
+  readonly ledgerDir: string;
+  readonly taskQueue: string;
+  readonly client?: Client;
+  /** What can be killed besides a client (`client` is always a victim). */
+  readonly victims: readonly string[];
+  up(): Promise<void>;
+  down(keep: boolean): Promise<void>;
+  clientProcess(stateDir: string, args: string[], answersFile: string, logFile: string, answerDelayMs?: number): Managed;
+  state(taskId: string): Promise<{ published?: PublishedTaskState; closed: boolean } | undefined>;
+  mark(text: string): void;
+  /** Kills `victim` (with the clients `alsoKilling` kills), restarts it, resolves once it serves again. */
+  killAndRestart(victim: string, alsoKilling: Promise<unknown>[]): Promise<void>;
+}
 
 /** How a soak runs. */
 export interface SoakOptions {
   minutes: number;
   concurrency: number;
   killEverySeconds: number;
+  /** `dev` (default): a dev server, a worker, an MCP server; `cluster`: the stack of `npm run cluster`. */
+  stack?: 'dev' | 'cluster';
   log?: (line: string) => void;
 }
 
@@ -109,15 +131,32 @@ class Job {
   }
 }
 
-/** Runs the soak and returns what it found; the rig's folder is kept when anything is wrong. */
+/** The dev-server rig as a soak stack: its victims are the server, the worker, the dev server, or all of them. */
+class DevSoakStack extends Rig implements SoakStack {
+  readonly victims = SOAK_VICTIMS;
+
+  override async killAndRestart(
+    victim: string | { server: boolean; worker: boolean; temporal: boolean },
+    alsoKilling: Promise<unknown>[] = [],
+  ): Promise<void> {
+    if (typeof victim !== 'string') return super.killAndRestart(victim, alsoKilling);
+    const hit = (name: string) => victim === name || victim === 'all';
+    await super.killAndRestart({ server: hit('server'), worker: hit('worker'), temporal: hit('temporal') }, alsoKilling);
+  }
+}
+
+/** Runs the soak and returns what it found; the stack's folder is kept when anything is wrong. */
 export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   const log = options.log ?? (() => undefined);
-  const rig = new Rig({ name: 'soak', workerEnv: SOAK_WORKER_ENV });
+  const rig: SoakStack =
+    options.stack === 'cluster'
+      ? new ClusterSoakStack({ workerEnv: SOAK_WORKER_ENV, say: log })
+      : new DevSoakStack({ name: 'soak', workerEnv: SOAK_WORKER_ENV });
   const jobs: Job[] = [];
   const report: SoakReport = {
     tasks: 0,
-    kills: { client: 0, server: 0, worker: 0, temporal: 0, all: 0 },
-    recoveryMs: { client: [], server: [], worker: [], temporal: [], all: [] },
+    kills: Object.fromEntries(rig.victims.map((victim) => [victim, 0])),
+    recoveryMs: Object.fromEntries(rig.victims.map((victim) => [victim, []])),
     lost: 0,
     paidTwice: 0,
     askedTwice: 0,
@@ -175,7 +214,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       let round = 0;
       while (Date.now() + options.killEverySeconds * 1000 < endAt) {
         await sleep(options.killEverySeconds * 1000);
-        const victim = SOAK_VICTIMS[Math.floor(Math.random() * SOAK_VICTIMS.length)];
+        const victim = rig.victims[Math.floor(Math.random() * rig.victims.length)];
         round++;
         try {
           await killAndRestart(rig, jobs, victim, report, log, round);
@@ -206,7 +245,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
 }
 
 /** Releases the job's scheduled line item once its task waits on the timer, as an operator would. */
-async function operate(rig: Rig, job: Job): Promise<void> {
+async function operate(rig: SoakStack, job: Job): Promise<void> {
   if (!job.scheduled) return;
   const operatorState = path.join(job.dir, 'operator-state');
   while (!job.done && !job.released) {
@@ -223,17 +262,16 @@ async function operate(rig: Rig, job: Job): Promise<void> {
 
 /** Kills the victim, restarts it, and measures how long until every task in flight then has moved on. */
 async function killAndRestart(
-  rig: Rig,
+  rig: SoakStack,
   jobs: Job[],
   victim: SoakVictim,
   report: SoakReport,
   log: (line: string) => void,
   round: number,
 ): Promise<void> {
-  const hit = (name: SoakVictim) => victim === name || victim === 'all';
   const running = jobs.filter((job) => !job.done && job.client?.running);
   const clients =
-    victim === 'all' ? running : hit('client') && running.length > 0 ? [running[Math.floor(Math.random() * running.length)]] : [];
+    victim === 'all' ? running : victim === 'client' && running.length > 0 ? [running[Math.floor(Math.random() * running.length)]] : [];
   // The tasks whose progress shows recovery: the killed client's, or every one in flight.
   const watched = (victim === 'client' ? clients : jobs.filter((job) => !job.done))
     .map((job) => job.taskId)
@@ -247,7 +285,7 @@ async function killAndRestart(
     job.killedBySoak = true;
     return job.client!.kill();
   });
-  await rig.killAndRestart({ server: hit('server'), worker: hit('worker'), temporal: hit('temporal') }, killingClients);
+  await rig.killAndRestart(victim, killingClients);
   const restartedAt = Date.now();
   log(`soak: kill ${round}: ${victim}${clients.length ? ` (${clients.length} client(s))` : ''}; restarted`);
 
@@ -268,7 +306,7 @@ async function killAndRestart(
 }
 
 /** The workflow's history length, -1 once it is closed, undefined while Temporal cannot say. */
-async function historyLength(rig: Rig, taskId: string): Promise<number | undefined> {
+async function historyLength(rig: SoakStack, taskId: string): Promise<number | undefined> {
   try {
     const description = await rig.client!.workflow.getHandle(taskId).describe();
     return description.status.name === 'RUNNING' ? description.historyLength : -1;
@@ -278,7 +316,7 @@ async function historyLength(rig: Rig, taskId: string): Promise<number | undefin
 }
 
 /** The books: every invoice paid once per line item, nobody asked twice, no workflow nobody knows. */
-async function check(rig: Rig, jobs: Job[], report: SoakReport): Promise<void> {
+async function check(rig: SoakStack, jobs: Job[], report: SoakReport): Promise<void> {
   report.tasks = jobs.length;
   const ledger = await new PaymentsLedger(rig.ledgerDir).entries();
   const known = new Set<string>();
@@ -325,11 +363,11 @@ async function check(rig: Rig, jobs: Job[], report: SoakReport): Promise<void> {
 
 /** The report as the lines the soak prints. */
 export function formatSoak(report: SoakReport): string {
-  const victims = SOAK_VICTIMS.map((victim) => {
+  const victims = Object.keys(report.kills).map((victim) => {
     const times = [...report.recoveryMs[victim]].sort((a, b) => a - b);
     const p50 = times.length ? `${(times[Math.floor((times.length - 1) / 2)] / 1000).toFixed(1)} s` : '-';
     const max = times.length ? `${(times[times.length - 1] / 1000).toFixed(1)} s` : '-';
-    return `  ${victim.padEnd(9)} kills ${String(report.kills[victim]).padStart(3)}   recovery p50 ${p50.padStart(7)}  max ${max.padStart(7)}`;
+    return `  ${victim.padEnd(14)} kills ${String(report.kills[victim]).padStart(3)}   recovery p50 ${p50.padStart(7)}  max ${max.padStart(7)}`;
   });
   return [
     `tasks ${report.tasks}`,

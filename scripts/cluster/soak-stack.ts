@@ -1,0 +1,98 @@
+/**
+ * The production-shaped stack as the soak's stack: what it kills is a Temporal frontend, the history or the matching
+ * service, an MCP replica, a worker (each at random among its kind), or PostgreSQL (restarted), besides clients.
+ */
+import { mkdtempSync, appendFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import type { PublishedTaskState } from '../../src/shared/task-contract';
+import type { Managed } from '../lib/processes';
+import { cliClient, taskState } from '../lib/rig';
+import type { SoakStack } from '../soak/soak';
+import { ClusterStack, type Part } from './stack';
+
+const VICTIMS = ['client', 'mcp-replica', 'worker', 'frontend', 'history', 'matching', 'postgres'] as const;
+
+export class ClusterSoakStack implements SoakStack {
+  readonly victims = VICTIMS;
+  readonly stack: ClusterStack;
+  client?: Client;
+  private connection?: Connection;
+
+  constructor(options: { workerEnv: Record<string, string>; say?: (line: string) => void }) {
+    this.stack = new ClusterStack({
+      dir: mkdtempSync(path.join(os.tmpdir(), 'temporal-mcp-soak-cluster-')),
+      basePort: 21000 + Math.floor(Math.random() * 60) * 200,
+      // The soak answers every approval as the submitter, so the books count one question per invoice.
+      workerEnv: { ...options.workerEnv, INVOICE_APPROVER_ROLE: 'requester' },
+      ...(options.say && { say: (line: string) => options.say!(`cluster: ${line}`) }),
+    });
+  }
+
+  get dir(): string {
+    return this.stack.dir;
+  }
+
+  get ledgerDir(): string {
+    return this.stack.ledgerDir;
+  }
+
+  get taskQueue(): string {
+    return this.stack.taskQueue;
+  }
+
+  async up(): Promise<void> {
+    await this.stack.up();
+    this.connection = await Connection.connect({ address: this.stack.temporalAddress });
+    this.client = new Client({ connection: this.connection });
+  }
+
+  async down(keep: boolean): Promise<void> {
+    await this.connection?.close().catch(() => undefined);
+    await this.stack.down(!keep);
+  }
+
+  clientProcess(stateDir: string, args: string[], answersFile: string, logFile: string, answerDelayMs = 2500): Managed {
+    return cliClient(this.stack.mcpUrl, {
+      stateDir,
+      args,
+      answersFile,
+      logFile,
+      answerDelayMs,
+      env: process.env,
+      token: this.stack.tokenOf('submitter'),
+    });
+  }
+
+  state(taskId: string): Promise<{ published?: PublishedTaskState; closed: boolean } | undefined> {
+    return taskState(this.client!, taskId);
+  }
+
+  mark(text: string): void {
+    appendFileSync(path.join(this.stack.dir, 'logs', 'soak-marks.log'), `${new Date().toISOString()} ${text}\n`);
+  }
+
+  async killAndRestart(victim: string, alsoKilling: Promise<unknown>[]): Promise<void> {
+    await Promise.all(alsoKilling);
+    if (victim === 'client') return;
+    if (victim === 'postgres') {
+      await this.stack.restartPostgres();
+      return;
+    }
+    const kinds: Record<string, Part[]> = {
+      'mcp-replica': ['mcp-1', 'mcp-2'],
+      worker: ['worker-1', 'worker-2'],
+      frontend: ['frontend-a', 'frontend-b'],
+      history: ['history'],
+      matching: ['matching'],
+    };
+    const choices = kinds[victim];
+    if (!choices) throw new Error(`the cluster has no victim "${victim}"`);
+    const part = choices[Math.floor(Math.random() * choices.length)];
+    this.mark(`kill ${part}`);
+    await this.stack.kill(part);
+    await this.stack.start(part);
+    if (part.startsWith('mcp') || part.startsWith('frontend')) await this.stack.balancerReady();
+  }
+}
