@@ -113,6 +113,17 @@ test('invoices through the balancer on both generations, a frontend and an MCP r
   // Both parts come back and serve.
   await Promise.all([stack.start('frontend-a'), stack.start(victim)]);
   await stack.balancerReady();
+
+  // Every frontend down: a read answers at once, with a retryable error or the balancer's 503, never a hang.
+  await Promise.all([stack.kill('frontend-a'), stack.kill('frontend-b')]);
+  const asked = Date.now();
+  const outage = await mcp2026Request(stack.mcpUrl, 'tasks/get', { taskId: secondId }, asSubmitter);
+  expect(Date.now() - asked).toBeLessThan(20_000);
+  expect(outage.status === 503 || outage.body.error?.data?.retryable === true).toBe(true);
+  await Promise.all([stack.start('frontend-a'), stack.start('frontend-b')]);
+  await stack.balancerReady(90_000);
+  const back = await mcp2026Request(stack.mcpUrl, 'tasks/get', { taskId: secondId }, asSubmitter);
+  expect(back.body.result?.status).toBe('completed');
   const rows = await stack.status();
   expect(rows.filter((row) => !row.running)).toEqual([]);
   passed = true;

@@ -51,13 +51,13 @@ export async function mcp2026Request(
     body: JSON.stringify(body),
   });
   const text = await response.text();
-  const json = text.startsWith('{')
-    ? JSON.parse(text)
-    : JSON.parse(
-        text
-          .split('\n')
-          .find((line) => line.startsWith('data: '))!
-          .slice(6),
-      );
+  const data = text.startsWith('{')
+    ? text
+    : text
+        .split('\n')
+        .find((line) => line.startsWith('data: '))
+        ?.slice(6);
+  // Neither JSON nor an SSE message (a balancer's own error page): the status says what happened.
+  const json = data === undefined ? {} : JSON.parse(data);
   return { status: response.status, contentType: response.headers.get('content-type'), body: json };
 }
