@@ -10,17 +10,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { PaymentsLedger } from '../src/activities/payments';
-import { ClusterStack } from '../scripts/cluster/stack';
+import { ClusterStack, randomBasePort } from '../scripts/cluster/stack';
 import { answer, ApprovalClients, awaitInInbox, type Person } from './helpers/approvals';
 import { getTask, taskResult } from './helpers/mcp';
 import { mcp2026Request } from './helpers/mcp2026';
 import { eventually, sampleInvoice } from './helpers/temporal';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'temporal-mcp-cluster-'));
-// A base port of its own (ports base+1 .. base+125), away from the dev servers' random ones.
 const stack = new ClusterStack({
   dir,
-  basePort: 21000 + Math.floor(Math.random() * 60) * 200,
+  basePort: randomBasePort(),
   say: (line) => process.stderr.write(`[cluster] ${line}\n`),
 });
 const clients = new ApprovalClients();

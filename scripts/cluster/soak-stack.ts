@@ -10,7 +10,7 @@ import type { PublishedTaskState } from '../../src/shared/task-contract';
 import type { Managed } from '../lib/processes';
 import { cliClient, taskState } from '../lib/rig';
 import type { SoakStack } from '../soak/soak';
-import { ClusterStack, type Part } from './stack';
+import { ClusterStack, randomBasePort, type Part } from './stack';
 
 const VICTIMS = ['client', 'mcp-replica', 'worker', 'frontend', 'history', 'matching', 'postgres'] as const;
 
@@ -23,7 +23,7 @@ export class ClusterSoakStack implements SoakStack {
   constructor(options: { workerEnv: Record<string, string>; say?: (line: string) => void }) {
     this.stack = new ClusterStack({
       dir: mkdtempSync(path.join(os.tmpdir(), 'temporal-mcp-soak-cluster-')),
-      basePort: 21000 + Math.floor(Math.random() * 60) * 200,
+      basePort: randomBasePort(),
       // The soak answers every approval as the submitter, so the books count one question per invoice.
       workerEnv: { ...options.workerEnv, INVOICE_APPROVER_ROLE: 'requester' },
       ...(options.say && { say: (line: string) => options.say!(`cluster: ${line}`) }),

@@ -55,6 +55,14 @@ export function portsOf(base: number) {
   };
 }
 
+/**
+ * A base port for a throw-away stack (tests, the soak): its ports (base+1 .. base+125) lie below the range the kernel
+ * hands out for outgoing connections and the dev servers' random ports, and rarely meet another stack's.
+ */
+export function randomBasePort(): number {
+  return 21000 + Math.floor(Math.random() * 50) * 200;
+}
+
 export interface StackOptions {
   /** The stack's folder: data, logs, pids, keys. */
   dir: string;
