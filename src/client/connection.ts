@@ -4,7 +4,7 @@
 import path from 'node:path';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   type ElicitRequest,
   ElicitRequestSchema,
@@ -120,10 +120,13 @@ async function answerElicitation(params: ElicitRequest['params'], ask: AskContex
 }
 
 /**
- * Errors after which the same call may succeed: the connection is gone, or the server said "retry". A request that
- * timed out counts as a lost connection: its answer is not coming on that connection.
+ * Errors after which the same call may succeed: the connection is gone, a balancer had no live server for it, or the
+ * server said "retry". A request that timed out counts as a lost connection: its answer is not coming on that
+ * connection.
  */
 export function isTransient(error: unknown): boolean {
+  // A balancer's "bad gateway", "unavailable" or "gateway timeout": a replica died under the request, or none is up.
+  if (error instanceof StreamableHTTPError && [502, 503, 504].includes(error.code ?? 0)) return true;
   if (error instanceof McpError) {
     if ((error.data as { retryable?: boolean } | undefined)?.retryable === true) return true;
     return error.code === ErrorCode.ConnectionClosed || error.code === ErrorCode.RequestTimeout || /session not found/i.test(error.message);

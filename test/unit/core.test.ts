@@ -16,6 +16,25 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { escapeControls } from '../../src/util/log';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { NamespaceNotFoundError } from '@temporalio/common';
+import { isTransient } from '../../src/client/connection';
+import { isTemporalUnavailable } from '../../src/mcp/tasks/errors';
+
+describe('transient failures', () => {
+  test("a balancer's 502/503/504 is transient for the client; other statuses are not", () => {
+    for (const code of [502, 503, 504]) expect(isTransient(new StreamableHTTPError(code, 'gateway'))).toBe(true);
+    for (const code of [400, 401, 404, 500]) expect(isTransient(new StreamableHTTPError(code, 'no'))).toBe(false);
+  });
+
+  test('"namespace not found" from Temporal is an unavailable Temporal for the server; other not-founds are not', () => {
+    expect(isTemporalUnavailable(new NamespaceNotFoundError('default'))).toBe(true);
+    const grpc = (code: number, details: string) => Object.assign(new Error(`${code} ${details}`), { code, details, metadata: {} });
+    expect(isTemporalUnavailable(grpc(5, 'NOT_FOUND: Namespace default is not found.'))).toBe(true);
+    expect(isTemporalUnavailable(grpc(5, 'NOT_FOUND: workflow execution not found'))).toBe(false);
+    expect(isTemporalUnavailable(grpc(14, 'UNAVAILABLE'))).toBe(true);
+  });
+});
 
 describe('idempotency', () => {
   test('derivedUuid: the same call maps to the same UUID v4-shaped id; another principal, tool or key to another', () => {

@@ -1,5 +1,6 @@
 /** The errors the task layer answers with, and how it recognises Temporal's answers by their gRPC status. */
 import { status as GrpcStatus } from '@grpc/grpc-js';
+import { NamespaceNotFoundError } from '@temporalio/common';
 import { isGrpcServiceError, ServiceError } from '@temporalio/client';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 
@@ -16,10 +17,18 @@ export function grpcStatusOf(error: unknown): GrpcStatus | undefined {
   return isGrpcServiceError(cause) ? (cause.code as GrpcStatus) : undefined;
 }
 
-/** True when `error` means Temporal cannot be reached right now (UNAVAILABLE, DEADLINE_EXCEEDED): the same call may succeed later. */
+/**
+ * True when `error` means Temporal cannot serve right now (UNAVAILABLE, DEADLINE_EXCEEDED): the same call may succeed
+ * later. So is "namespace not found": the namespace was there when the process started (`--check`, `/healthz`), and
+ * a cluster's frontends answer it while their database restarts; a namespace really gone keeps failing until the
+ * client gives up.
+ */
 export function isTemporalUnavailable(error: unknown): boolean {
   const code = grpcStatusOf(error);
-  return code === GrpcStatus.UNAVAILABLE || code === GrpcStatus.DEADLINE_EXCEEDED;
+  if (code === GrpcStatus.UNAVAILABLE || code === GrpcStatus.DEADLINE_EXCEEDED) return true;
+  return (
+    error instanceof NamespaceNotFoundError || (code === GrpcStatus.NOT_FOUND && /namespace .* not found/i.test((error as Error).message))
+  );
 }
 
 /** The error a request gets while Temporal is unreachable; `data.retryable` tells clients to try again. */
