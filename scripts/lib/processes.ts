@@ -32,6 +32,7 @@ const OUTPUT_KEPT = 1 << 20;
 export class Managed {
   child?: ChildProcess;
   output = '';
+  private closed?: Promise<number | null>;
 
   constructor(
     readonly name: string,
@@ -55,7 +56,13 @@ export class Managed {
     };
     child.stdout!.on('data', take);
     child.stderr!.on('data', take);
-    child.once('exit', (code, signal) => this.log(`\n=== ${new Date().toISOString()} exit: ${signal ?? code}\n`));
+    // Its end is when its output has ended too ('close'), so that its last words are in `output` when it is read.
+    this.closed = new Promise((resolve) =>
+      child.once('close', (code, signal) => {
+        this.log(`\n=== ${new Date().toISOString()} exit: ${signal ?? code}\n`);
+        resolve(code);
+      }),
+    );
     this.child = child;
     return this;
   }
@@ -86,10 +93,9 @@ export class Managed {
     );
   }
 
+  /** Resolves with its exit code (null when a signal ended it) once it has exited and its output has ended. */
   exited(): Promise<number | null> {
-    const child = this.child!;
-    if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
-    return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+    return this.closed!;
   }
 
   async kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
