@@ -104,6 +104,10 @@ test('invoices through the balancer on both generations, a frontend and an MCP r
     90_000,
   );
   expect(done.result?.structuredContent ?? done.result).toBeDefined();
+  // The task's Web UI link points at the stack's Web UI, which serves the workflow's page.
+  const link = done._meta?.['temporal-mcp-tasks/web-ui'] as string;
+  expect(link).toBe(`${stack.webUiUrl}/namespaces/default/workflows/${secondId}`);
+  expect((await fetch(link)).status).toBe(200);
 
   // The books: each line item of each invoice paid exactly once.
   expect(await paid(first)).toEqual(['LI-1', 'LI-2']);

@@ -2,7 +2,7 @@
  * The production-shaped stack on one machine: npm run cluster -- up|down|status [--help]
  */
 import path from 'node:path';
-import { BRIDGE_PROCESSES, ClusterStack, SERVER_VERSION, TEMPORAL_SERVICES } from './stack';
+import { BRIDGE_PROCESSES, ClusterStack, SERVER_VERSION, TEMPORAL_SERVICES, UI_VERSION } from './stack';
 import { ROOT } from '../lib/processes';
 
 const HELP = `Usage: npm run cluster -- <up|down|status> [--purge] [--help]
@@ -14,6 +14,7 @@ A production-shaped stack on this machine, every part a process of its own:
     history, matching and the worker service, from scripts/cluster/config/cluster.yaml;
   - the namespace "default" (retention 72 h) and the search attributes McpPrincipal and McpAwaiting, registered
     through the frontends' operator API;
+  - Temporal's Web UI server ${UI_VERSION} (built the same way), which the replicas' task links point at;
   - HAProxy (installed with apt-get when missing) in front of the frontends (gRPC) and of two MCP server replicas
     (HTTP; 2025-11-25 sessions stay on their replica by the Mcp-Session-Id header);
   - two workers and two MCP server replicas sharing the marker and request-state keys and a token file.
@@ -26,7 +27,7 @@ Commands:
 Environment:
   CLUSTER_DIR        the stack's folder (default .cluster in the checkout): data, logs, pids, keys, token file
   CLUSTER_BASE_PORT  ports are counted from it (default 17000): PostgreSQL +1, Temporal (balancer) +33,
-                     MCP (balancer) +80, replicas +81 and +82, HAProxy stats +90, services +101..+105
+                     Web UI +40, MCP (balancer) +80, replicas +81 and +82, HAProxy stats +90, services +101..+105
 The token file (<CLUSTER_DIR>/tokens) holds the principals submitter, approver-a and approver-b (ap-approver).
 `;
 
@@ -49,6 +50,7 @@ async function main(argv: string[]): Promise<void> {
       await stack.up();
       process.stdout.write(
         `MCP endpoint   ${stack.mcpUrl} (tokens in ${stack.tokensFile})\nTemporal       ${stack.temporalAddress}\n` +
+          `Web UI         ${stack.webUiUrl}\n` +
           `HAProxy stats  http://127.0.0.1:${stack.ports.haproxyStats}/\nlogs           ${path.join(stack.dir, 'logs')}\n`,
       );
       return;
@@ -58,7 +60,8 @@ async function main(argv: string[]): Promise<void> {
     case 'status': {
       const rows = await stack.status();
       for (const row of rows) process.stdout.write(`${row.part.padEnd(16)} ${row.running ? 'running' : 'stopped'}  ${row.detail}\n`);
-      const expected = 2 + TEMPORAL_SERVICES.length + BRIDGE_PROCESSES.length;
+      // PostgreSQL, HAProxy and the Web UI, besides the services and the bridge's processes.
+      const expected = 3 + TEMPORAL_SERVICES.length + BRIDGE_PROCESSES.length;
       process.exitCode = rows.filter((row) => row.running).length === expected ? 0 : 1;
       return;
     }

@@ -22,6 +22,8 @@ import { ROOT } from '../lib/processes';
 
 /** The Temporal server release the stack builds and runs. */
 export const SERVER_VERSION = 'v1.29.1';
+/** The Web UI server release (the one the Temporal CLI v1.5.1 embeds). */
+export const UI_VERSION = 'v2.42.1';
 const SERVER_MODULE = 'go.temporal.io/server';
 const NAMESPACE = 'default';
 const RETENTION_HOURS = 72;
@@ -32,7 +34,7 @@ export type TemporalService = (typeof TEMPORAL_SERVICES)[number];
 /** The bridge's processes: two workers and two MCP server replicas. */
 export const BRIDGE_PROCESSES = ['worker-1', 'worker-2', 'mcp-1', 'mcp-2'] as const;
 export type BridgeProcess = (typeof BRIDGE_PROCESSES)[number];
-export type Part = TemporalService | BridgeProcess | 'haproxy';
+export type Part = TemporalService | BridgeProcess | 'haproxy' | 'ui';
 
 /** Where each part listens, from one base port. */
 export function portsOf(base: number) {
@@ -43,6 +45,8 @@ export function portsOf(base: number) {
     temporal: base + 33,
     /** The balancer's HTTP port for MCP clients: http://127.0.0.1:<mcp>/mcp. */
     mcp: base + 80,
+    /** Temporal's Web UI. */
+    ui: base + 40,
     haproxyStats: base + 90,
     services: {
       'frontend-a': service(0),
@@ -96,6 +100,10 @@ export class ClusterStack {
     return `127.0.0.1:${this.ports.temporal}`;
   }
 
+  get webUiUrl(): string {
+    return `http://127.0.0.1:${this.ports.ui}`;
+  }
+
   get mcpUrl(): string {
     return `http://127.0.0.1:${this.ports.mcp}/mcp`;
   }
@@ -134,6 +142,7 @@ export class ClusterStack {
     }
     if (!this.alive('haproxy')) this.startHaproxy(haproxy);
     await this.prepareNamespace();
+    if (!this.alive('ui')) await this.startUi(binaries.ui);
     this.writeSecrets();
     await Promise.all(BRIDGE_PROCESSES.filter((part) => !this.alive(part)).map((part) => this.startBridge(part)));
     await this.balancerReady();
@@ -170,7 +179,7 @@ export class ClusterStack {
   /** Stops every part (PostgreSQL last); keeps the data unless `purge`. */
   async down(purge = false): Promise<void> {
     const state = this.readState();
-    const order: Part[] = [...BRIDGE_PROCESSES, 'haproxy', ...TEMPORAL_SERVICES];
+    const order: Part[] = [...BRIDGE_PROCESSES, 'ui', 'haproxy', ...TEMPORAL_SERVICES];
     await Promise.all(order.map((part) => this.stop(part, state)));
     if (existsSync(path.join(this.pgData, 'postmaster.pid'))) {
       this.asPostgres(path.join(this.postgresBin(), 'pg_ctl'), ['-D', this.pgData, '-m', 'fast', '-w', 'stop']);
@@ -188,6 +197,7 @@ export class ClusterStack {
       rows.push({ part: service, running: this.alive(service), detail: `gRPC 127.0.0.1:${this.ports.services[service].grpc}` });
     }
     rows.push({ part: 'haproxy', running: this.alive('haproxy'), detail: `Temporal ${this.temporalAddress}, MCP ${this.mcpUrl}` });
+    rows.push({ part: 'ui', running: this.alive('ui'), detail: `Web UI ${this.webUiUrl}` });
     for (const part of BRIDGE_PROCESSES) {
       const where = part.startsWith('mcp') ? `http://127.0.0.1:${this.ports.replicas[part as 'mcp-1']}/mcp` : 'polls the task queue';
       rows.push({ part, running: this.alive(part), detail: where });
@@ -214,6 +224,7 @@ export class ClusterStack {
   /** Starts one part again (after {@link kill}); resolves once it serves. */
   async start(part: Part): Promise<void> {
     if (part === 'haproxy') this.startHaproxy(this.haproxyBin());
+    else if (part === 'ui') await this.startUi((await this.serverBinaries()).ui);
     else if ((TEMPORAL_SERVICES as readonly string[]).includes(part))
       await this.startService(part as TemporalService, (await this.serverBinaries()).server);
     else await this.startBridge(part as BridgeProcess);
@@ -228,24 +239,23 @@ export class ClusterStack {
 
   // --- building and installing -------------------------------------------------------------------------------------
 
-  /** Temporal's server and SQL tool, built with `go install` into the cache beside the CLI (once, a few minutes). */
-  private async serverBinaries(): Promise<{ server: string; sql: string }> {
+  /** Temporal's server, SQL tool and Web UI server, built with `go install` into the cache beside the CLI (once). */
+  private async serverBinaries(): Promise<{ server: string; sql: string; ui: string }> {
     const cache = process.env.TEMPORAL_MCP_CACHE ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(homedir(), '.cache'), 'temporal-mcp');
     const bin = path.join(cache, `server-${SERVER_VERSION}`);
+    const uiBin = path.join(cache, `ui-server-${UI_VERSION}`);
     const server = path.join(bin, 'server');
     const sql = path.join(bin, 'sql');
-    if (existsSync(server) && existsSync(sql)) return { server, sql };
-    this.say(`building Temporal's server and SQL tool ${SERVER_VERSION} with 'go install' into ${bin} (once; about 5 minutes)`);
-    mkdirSync(bin, { recursive: true });
-    await run('go', ['install', `${SERVER_MODULE}/cmd/server@${SERVER_VERSION}`, `${SERVER_MODULE}/cmd/tools/sql@${SERVER_VERSION}`], {
-      env: { ...process.env, GOBIN: bin, GOFLAGS: `${process.env.GOFLAGS ?? ''} -mod=mod`.trim() },
-      maxBuffer: 64 * 1024 * 1024,
-    }).catch((error: { stderr?: string; message: string }) => {
-      throw new Error(
-        `go install of Temporal's server failed (Go 1.25+ and the Go module proxy are needed):\n${error.stderr ?? error.message}`,
-      );
-    });
-    return { server, sql };
+    const ui = path.join(uiBin, 'server');
+    if (!existsSync(server) || !existsSync(sql)) {
+      this.say(`building Temporal's server and SQL tool ${SERVER_VERSION} with 'go install' into ${bin} (once; about 5 minutes)`);
+      await goInstall(bin, [`${SERVER_MODULE}/cmd/server@${SERVER_VERSION}`, `${SERVER_MODULE}/cmd/tools/sql@${SERVER_VERSION}`]);
+    }
+    if (!existsSync(ui)) {
+      this.say(`building Temporal's Web UI server ${UI_VERSION} with 'go install' into ${uiBin} (once; a few minutes)`);
+      await goInstall(uiBin, [`github.com/temporalio/ui-server/v2/cmd/server@${UI_VERSION}`]);
+    }
+    return { server, sql, ui };
   }
 
   /** The folder of the schema files of the server module (in the Go module cache; downloaded if it is not). */
@@ -473,6 +483,15 @@ export class ClusterStack {
     this.spawnDetached('haproxy', bin, ['-db', '-f', file], {});
   }
 
+  /** Temporal's Web UI server, reaching the frontends through the balancer. */
+  private async startUi(bin: string): Promise<void> {
+    this.spawnDetached('ui', bin, ['--root', path.join(ROOT, 'scripts', 'cluster'), '--config', 'ui', '--env', 'cluster', 'start'], {
+      CLUSTER_TEMPORAL_PORT: String(this.ports.temporal),
+      CLUSTER_UI_PORT: String(this.ports.ui),
+    });
+    await waitForPort(this.ports.ui, 60_000, 'the Web UI');
+  }
+
   /** The namespace with its retention and the search attributes the bridge needs, through the frontends' APIs. */
   private async prepareNamespace(): Promise<void> {
     const connection = await pollUntil(
@@ -573,6 +592,7 @@ export class ClusterStack {
       PAYMENTS_LEDGER: this.ledgerDir,
       ERP_REGISTRY: path.join(this.dir, 'data', 'erp'),
       NOTIFICATION_OUTBOX: path.join(this.dir, 'data', 'notifications.jsonl'),
+      TEMPORAL_WEB_UI_URL: this.webUiUrl,
     };
   }
 
@@ -666,6 +686,18 @@ export class ClusterStack {
     mkdirSync(this.dir, { recursive: true });
     writeFileSync(path.join(this.dir, 'state.json'), `${JSON.stringify(state, null, 2)}\n`);
   }
+}
+
+async function goInstall(bin: string, packages: string[]): Promise<void> {
+  mkdirSync(bin, { recursive: true });
+  await run('go', ['install', ...packages], {
+    env: { ...process.env, GOBIN: bin, GOFLAGS: `${process.env.GOFLAGS ?? ''} -mod=mod`.trim() },
+    maxBuffer: 64 * 1024 * 1024,
+  }).catch((error: { stderr?: string; message: string }) => {
+    throw new Error(
+      `go install ${packages.join(' ')} failed (Go 1.25+ and the Go module proxy are needed):\n${error.stderr ?? error.message}`,
+    );
+  });
 }
 
 function pidAlive(pid: number): boolean {
