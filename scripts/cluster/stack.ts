@@ -18,7 +18,7 @@ import { msToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import { AWAITING_SEARCH_ATTRIBUTE, PRINCIPAL_SEARCH_ATTRIBUTE } from '../../src/shared/task-contract';
 import { pollUntil, sleep } from '../../src/util/wait';
-import { ROOT } from '../lib/processes';
+import { pidAlive, ROOT } from '../lib/processes';
 
 /** The Temporal server release the stack builds and runs. */
 export const SERVER_VERSION = 'v1.29.1';
@@ -698,19 +698,6 @@ async function goInstall(bin: string, packages: string[]): Promise<void> {
       `go install ${packages.join(' ')} failed (Go 1.25+ and the Go module proxy are needed):\n${error.stderr ?? error.message}`,
     );
   });
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return true;
-  }
 }
 
 function postgresUser(): { uid: number; gid: number } {

@@ -2,7 +2,7 @@
  * Process helpers shared by the scripts (drill, soak, bench) and the tests: free ports and child processes in process groups of their own that can be SIGKILLed whole and whose output is kept in a log file.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { pollUntil } from '../../src/util/wait';
@@ -20,6 +20,20 @@ export function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
+}
+
+/** Whether process `pid` is alive: it exists and is not a zombie (a SIGKILLed child nobody has reaped yet). */
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return true;
+  }
 }
 
 /** How much of a process's output is kept in memory; all of it goes to the log file. */

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { TASK_STATE_MEMO, type PublishedTaskState } from '../../src/shared/task-contract';
 import { pollUntil, sleep } from '../../src/util/wait';
-import { freePort, Managed, ROOT } from './processes';
+import { freePort, Managed, pidAlive, ROOT } from './processes';
 
 /** Tuning that makes each step of the flow take long enough to be hit by a kill. */
 export const WORKER_ENV = { ERP_DELAY_MS: '2500', PAYMENT_DELAY_MS: '1500', PAYMENT_FAIL_ATTEMPTS: '1' };
@@ -131,24 +131,12 @@ export class Rig {
   /** SIGKILLs the dev server and resolves once its process is gone (or a zombie): a restart must not find it alive. */
   async killTemporal(): Promise<void> {
     const pid = Number(readFileSync(path.join(this.dir, `dev-${this.temporalPort}.pid`), 'utf8'));
-    const alive = () => {
-      try {
-        process.kill(pid, 0);
-      } catch {
-        return false;
-      }
-      try {
-        return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-      } catch {
-        return false;
-      }
-    };
     try {
       process.kill(pid, 'SIGKILL');
     } catch {
       return;
     }
-    await pollUntil(() => (alive() ? undefined : true), { what: `the dev server (pid ${pid}) to die`, timeoutMs: 30_000 });
+    await pollUntil(() => (pidAlive(pid) ? undefined : true), { what: `the dev server (pid ${pid}) to die`, timeoutMs: 30_000 });
   }
 
   restartTemporal(): void {
