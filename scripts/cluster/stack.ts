@@ -17,7 +17,7 @@ import { Client, Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import { AWAITING_SEARCH_ATTRIBUTE, PRINCIPAL_SEARCH_ATTRIBUTE } from '../../src/shared/task-contract';
-import { pollUntil, sleep } from '../../src/util/wait';
+import { pollUntil } from '../../src/util/wait';
 import { pidAlive, ROOT } from '../lib/processes';
 
 /** The Temporal server release the stack builds and runs. */
@@ -725,5 +725,4 @@ async function waitForPort(port: number, timeoutMs: number, what: string): Promi
     intervalMs: 250,
     what: `${what} to listen on ${port}`,
   });
-  await sleep(0);
 }
