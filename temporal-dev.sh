@@ -42,6 +42,15 @@ Environment:
   TEMPORAL_NAMESPACE     namespace to create besides 'default' (default: default)
   TEMPORAL_HEADLESS      set to 1 to run without the Web UI
   TEMPORAL_METRICS_PORT  serve Prometheus metrics on http://127.0.0.1:<port>/metrics (default: a random port)
+  TEMPORAL_HISTORY_LONG_POLL
+                         how long the server holds an idle history long poll (history.longPollExpirationInterval,
+                         default here 30s, Temporal's own 20s; it answers after 29s at most, its frontend's calls to
+                         the history service ending at 30s): each task the bridge watches costs one request per
+                         that interval
+  TEMPORAL_NAMESPACE_LONG_POLLS
+                         long polls of one namespace the server holds at once (frontend.namespaceCount, default
+                         here 20000, Temporal's own 1200): workers' task-queue polls, and one history long poll per
+                         task a bridge watches or waits on; past it Temporal refuses them
   TEMPORAL_CLI           path of a Temporal CLI to use
   TEMPORAL_MCP_CACHE     where a built CLI is kept (default ~/.cache/temporal-mcp)
 EOF
@@ -93,6 +102,8 @@ server_args() {
   local args=(server start-dev --ip 127.0.0.1 --port "$PORT" --db-filename "$DB_FILE" --log-level "${TEMPORAL_LOG_LEVEL:-warn}")
   if [[ "$NAMESPACE" != "default" ]]; then args+=(--namespace "$NAMESPACE"); fi
   if [[ -n "${TEMPORAL_METRICS_PORT:-}" ]]; then args+=(--metrics-port "$TEMPORAL_METRICS_PORT"); fi
+  args+=(--dynamic-config-value "history.longPollExpirationInterval=\"${TEMPORAL_HISTORY_LONG_POLL:-30s}\"")
+  args+=(--dynamic-config-value "frontend.namespaceCount=${TEMPORAL_NAMESPACE_LONG_POLLS:-20000}")
   if [[ "${TEMPORAL_HEADLESS:-0}" == "1" ]]; then args+=(--headless); else args+=(--ui-port "$((PORT + 1000))"); fi
   local sa
   for sa in "${SEARCH_ATTRIBUTES[@]}"; do args+=(--search-attribute "$sa"); done

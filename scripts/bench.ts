@@ -32,6 +32,8 @@ import {
   type TaskMeta,
 } from '../src/shared/task-contract';
 import { pollUntil, sleep } from '../src/util/wait';
+import { writePlot } from './lib/plot';
+import { mcp2026Post, mcp2026TaskGet, pollerAgent, runFleet, type FleetFigures, type Read } from './lib/poller-fleet';
 import { freePort, Managed, ROOT } from './lib/processes';
 
 /** Starts of each kind in the creation row, and how many are in flight at once. */
@@ -46,9 +48,17 @@ const ANSWER_SAMPLES = 20;
 const CLOSE_SAMPLES = 20;
 /** Blocked tasks/result calls while Temporal's request counters are read, and for how long. */
 const IDLE_WAITS = 100;
-const IDLE_WINDOW_MS = 20_000;
+const IDLE_WINDOW_MS = 60_000;
 /** Pause between two reads while waiting for a change to show (both paths alike). */
 const READ_INTERVAL_MS = 5;
+/**
+ * Tasks the server watches for reads at most (MCP_WATCH_LIMIT, 10,000 for the run unless set: the dev server holds
+ * 20,000 long polls of a namespace at once), how long it keeps a watch after a read (MCP_WATCH_KEEP_MS, set for the
+ * run), and reads in flight while they are read.
+ */
+const WATCH_LIMIT = Number(process.env.MCP_WATCH_LIMIT ?? 10_000) || 10_000;
+const WATCH_KEEP_MS = 30_000;
+const READ_IN_FLIGHT = 32;
 /** The page of tasks/list timed besides the first. */
 const FAR_PAGE = 100;
 
@@ -74,10 +84,11 @@ const ROW_HELP: [string, string[]][] = [
   [
     'tasks/get vs describe',
     [
-      'tasks/get against a raw describe() of the same task, alternately, one at a time: on',
-      `${GET_SAMPLES} running tasks, and on ${IDLE_WAITS} tasks waiting for input (where tasks/get also reads the`,
-      "newest history events); p50/p95, the ratio of the p50s, and the MCP server's CPU time",
-      'per call.',
+      'tasks/get against a raw describe() of the same task, alternately, one at a time, as a',
+      `client polls: each task read once before (timed apart: "first read"), then measured; on`,
+      `${GET_SAMPLES} running tasks, and on ${IDLE_WAITS} tasks waiting for input (whose first read also reads`,
+      "the newest history events); p50/p95, the ratio of the p50s, and the MCP server's CPU",
+      'time per call.',
     ],
   ],
   [
@@ -102,12 +113,19 @@ const ROW_HELP: [string, string[]][] = [
     `tasks/list page 1 / ${FAR_PAGE}`,
     [
       `ms for the first page and the ${FAR_PAGE}th (or the last, when there are fewer), walking the`,
-      'pages of the one principal that owns the N tasks; with the slowest page.',
+      'pages of the one principal that owns the N tasks; with the p50 of all pages and the slowest.',
     ],
   ],
   [
     'server RSS',
     ["VmRSS of the MCP server's node process (/proc/<pid>/status) when idle and after the N", 'tasks were created, with its peak (VmHWM).'],
+  ],
+  [
+    'server RSS, N watched',
+    [
+      'each of the N tasks (at most 10,000, the watch limit) read once with tasks/get; VmRSS after,',
+      'and its growth per watched task (a read keeps its task watched for 30 s).',
+    ],
   ],
   [
     `Temporal RPCs, ${IDLE_WAITS} waits`,
@@ -118,6 +136,18 @@ const ROW_HELP: [string, string[]][] = [
     ],
   ],
   ['ledger', ['500 concurrent payments into one payments ledger file (in this process).']],
+  [
+    'pollers N',
+    [
+      'N pollers (--pollers), each reading its own working task with tasks/get of 2026-07-28 once a',
+      'second over Streamable HTTP (keep-alive connections), for --poll-seconds after 10 s of',
+      'warm-up; the same fleet against an in-memory MCP task server (same SDK, same HTTP glue,',
+      'tasks in a Map), and as raw describe() calls. get p50/p99 against describe and in-memory;',
+      "Temporal requests per poll and per second from the dev server's counters (the workers'",
+      "task-queue polls left out); the MCP server's CPU per get against the in-memory server's;",
+      "the server's RSS growth over the fleet, per polled (watched) task.",
+    ],
+  ],
 ];
 
 const HELP = `Usage: npm run bench [-- --tasks N] [-- --help]
@@ -129,8 +159,12 @@ Temporal call, that call is measured in the same run and the ratio printed. Ever
 the end, on error and on Ctrl-C.
 
 Options:
-  --tasks N   tasks created for the tasks/list and memory rows (default 1000)
-  -h, --help  show this help
+  --tasks N            tasks created for the tasks/list and memory rows (default 1000)
+  --pollers N[,N…]     sizes of the poller fleets (default 100,1000; at most the tasks there are, plus 200);
+                       none: no fleets
+  --poll-seconds S     seconds each fleet is measured (default 60)
+  --plot FILE          also draw get latency and Temporal requests/s against the pollers into FILE (PNG)
+  -h, --help           show this help
 
 MCP_TASK_PAGE_SIZE (default 20) is passed to the server. Rows, in order:
 
@@ -140,19 +174,38 @@ ${ROW_HELP.map(([label, lines]) => `  ${label.padEnd(28)}${lines.join(`\n${' '.r
 interface Args {
   help: boolean;
   tasks: number;
+  pollers: number[];
+  pollSeconds: number;
+  plot?: string;
 }
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { help: false, tasks: 1000 };
+  const args: Args = { help: false, tasks: 1000, pollers: [100, 1000], pollSeconds: 60 };
+  const wholeNumber = (name: string, value: string | undefined) => {
+    const parsed = Number(value);
+    if (!Number.isInteger(parsed) || parsed < 1) throw new Error(`${name} needs a whole number above 0 (got "${value ?? ''}")`);
+    return parsed;
+  };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
-    if (arg === '--help' || arg === '-h') args.help = true;
-    else if (arg === '--tasks' || arg.startsWith('--tasks=')) {
-      const value = arg === '--tasks' ? argv[++i] : arg.slice('--tasks='.length);
-      args.tasks = Number(value);
-      if (!Number.isInteger(args.tasks) || args.tasks < 1) throw new Error(`--tasks needs a whole number above 0 (got "${value ?? ''}")`);
+    const [name, inline] =
+      arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg];
+    const value = () => inline ?? argv[++i];
+    if (name === '--help' || name === '-h') args.help = true;
+    else if (name === '--tasks') args.tasks = wholeNumber('--tasks', value());
+    else if (name === '--pollers') {
+      const list = value();
+      args.pollers = list === 'none' ? [] : (list ?? '').split(',').map((each) => wholeNumber('--pollers', each.trim()));
+      if (args.pollers.includes(0)) throw new Error('--pollers takes fleet sizes from 1 up, or "none"');
+    } else if (name === '--poll-seconds') args.pollSeconds = wholeNumber('--poll-seconds', value());
+    else if (name === '--plot') {
+      args.plot = value();
+      if (!args.plot) throw new Error('--plot needs a file name, e.g. --plot docs/images/bench-pollers.png');
     } else throw new Error(`unknown argument "${arg}"; see --help`);
   }
+  const most = Math.max(0, ...args.pollers);
+  if (most > args.tasks + CREATE_STARTS)
+    throw new Error(`--pollers ${most} needs at least ${most - CREATE_STARTS} tasks: add --tasks ${most - CREATE_STARTS}`);
   return args;
 }
 
@@ -166,6 +219,8 @@ class Stack {
   serverPort = 0;
   worker?: Managed;
   server?: Managed;
+  inMemory?: Managed;
+  inMemoryUrl?: string;
   client!: Client;
   private connection?: Connection;
 
@@ -226,7 +281,17 @@ class Stack {
       'npm',
       () => ['run', '-s', 'serve', '--', '--http', `127.0.0.1:${this.serverPort}`, '--no-auth', '--tools', toolsFile],
       // N open tasks of one principal is the point of the list rows: the open-task quota is off for the bench.
-      { ...env, MCP_TASK_PAGE_SIZE: String(this.pageSize), MCP_MAX_OPEN_TASKS_PER_PRINCIPAL: '0', MCP_TASK_OPS_PER_SECOND: '0' },
+      {
+        ...env,
+        MCP_TASK_PAGE_SIZE: String(this.pageSize),
+        MCP_MAX_OPEN_TASKS_PER_PRINCIPAL: '0',
+        MCP_TASK_OPS_PER_SECOND: '0',
+        MCP_WATCH_KEEP_MS: String(WATCH_KEEP_MS),
+        MCP_WATCH_LIMIT: process.env.MCP_WATCH_LIMIT ?? String(WATCH_LIMIT),
+        // The poller fleets come from one address, up to 256 connections per endpoint.
+        MCP_HTTP_MAX_CONNECTIONS: '2048',
+        MCP_HTTP_MAX_CONNECTIONS_PER_ADDRESS: '0',
+      },
       path.join(this.dir, 'server.log'),
     );
     await Promise.all([this.worker.start().waitFor(/worker: polling/, 180_000), this.server.start().waitFor(/MCP Streamable HTTP on/)]);
@@ -253,19 +318,36 @@ class Stack {
     throw new Error(`no process running src/mcp/main.ts in process group ${group}`);
   }
 
+  /** The in-memory MCP task server the poller rows compare with; started on first use. */
+  async inMemoryServer(): Promise<{ url: string; pid: number }> {
+    if (!this.inMemory) {
+      const port = await freePort();
+      this.inMemory = new Managed(
+        'the in-memory MCP server',
+        process.execPath,
+        () => ['--import', 'tsx', 'scripts/lib/in-memory-tasks-server.ts', '--port', String(port)],
+        process.env,
+        path.join(this.dir, 'in-memory.log'),
+      );
+      await this.inMemory.start().waitFor(/in-memory task server on/);
+      this.inMemoryUrl = `http://127.0.0.1:${port}/mcp`;
+    }
+    return { url: this.inMemoryUrl!, pid: this.inMemory.child!.pid! };
+  }
+
   async stopWorker(): Promise<void> {
     await this.worker?.kill('SIGTERM');
   }
 
   async down(): Promise<void> {
-    await Promise.all([this.worker?.kill('SIGTERM'), this.server?.kill('SIGTERM')]);
+    await Promise.all([this.worker?.kill('SIGTERM'), this.server?.kill('SIGTERM'), this.inMemory?.kill('SIGTERM')]);
     await this.connection?.close().catch(() => undefined);
     this.stopDev();
   }
 
   /** Stops everything at once (a signal arrived): SIGKILL to the process groups, then the dev server. */
   killNow(): void {
-    for (const managed of [this.worker, this.server]) {
+    for (const managed of [this.worker, this.server, this.inMemory]) {
       if (!managed?.running) continue;
       try {
         process.kill(-managed.child!.pid!, 'SIGKILL');
@@ -370,6 +452,32 @@ async function frontendRequests(metricsPort: number): Promise<Map<string, number
   return counts;
 }
 
+/** Non-worker frontend requests per second over a window of `ms`. */
+async function requestRate(metricsPort: number, ms: number): Promise<number> {
+  const before = await frontendRequests(metricsPort);
+  const started = performance.now();
+  await sleep(ms);
+  const after = await frontendRequests(metricsPort);
+  let total = 0;
+  for (const [operation, value] of after) if (!WORKER_POLLS.has(operation)) total += value - (before.get(operation) ?? 0);
+  return total / ((performance.now() - started) / 1000);
+}
+
+/**
+ * Waits until what earlier rows left behind has stopped asking Temporal: the watches their reads kept end
+ * {@link WATCH_KEEP_MS} after the last read, plus the server's 5 s linger (a kept watch is silent for most of that
+ * time, between long polls, so only its end tells), then a window of {@link SETTLE_WINDOW_MS} with no request besides
+ * the workers' polls, or {@link SETTLE_TIMEOUT_MS}. Returns the rate of the last window (0 when settled).
+ */
+async function settle(metricsPort: number): Promise<number> {
+  process.stderr.write(`bench: waiting ${(WATCH_KEEP_MS + 6000) / 1000} s for the watches earlier reads kept to end…\n`);
+  await sleep(WATCH_KEEP_MS + 6000);
+  const deadline = Date.now() + SETTLE_TIMEOUT_MS;
+  let rate = await requestRate(metricsPort, SETTLE_WINDOW_MS);
+  while (rate > 0 && Date.now() < deadline) rate = await requestRate(metricsPort, SETTLE_WINDOW_MS);
+  return rate;
+}
+
 function progress(what: string, total: number): (done: number) => void {
   const step = Math.max(1, Math.round(total / 10));
   return (done) => {
@@ -446,8 +554,158 @@ async function respond(mcp: McpClient, taskId: string): Promise<void> {
 }
 
 /** The rows, printed in this order whatever order they were measured in. */
-const ROW_ORDER = ['create', 'get', 'get-input', 'answer', 'close', 'bulk', 'list', 'rss', 'rpcs', 'ledger'] as const;
+const ROW_ORDER = ['create', 'get', 'get-input', 'answer', 'close', 'bulk', 'list', 'rss', 'watched', 'rpcs', 'pollers', 'ledger'] as const;
 type RowKey = (typeof ROW_ORDER)[number];
+
+/** Seconds each fleet runs before its window. */
+const FLEET_WARMUP_SECONDS = 10;
+/** The workers' own long polls of their task queues: not requests the bridge makes. */
+const WORKER_POLLS = new Set(['PollWorkflowTaskQueue', 'PollActivityTaskQueue', 'PollNexusTaskQueue']);
+/** A quiet window before a row that counts Temporal's requests, and how long to wait for one. */
+const SETTLE_WINDOW_MS = 3000;
+const SETTLE_TIMEOUT_MS = 90_000;
+
+/** What one fleet size measured, for its row and the plot. */
+interface FleetPoint {
+  pollers: number;
+  getP50: number;
+  getP99: number;
+  describeP50: number;
+  inMemoryP50: number;
+  rpcPerSecond: number;
+}
+
+/** A fleet's run with the CPU a process used in its window and the dev server's requests in it. */
+async function measuredFleet(
+  ids: readonly string[],
+  read: Read,
+  seconds: number,
+  pid: number | undefined,
+  metricsPort: number,
+): Promise<FleetFigures & { cpuMs: number; requests: Map<string, number>; rss?: number }> {
+  let cpu = 0;
+  let before = new Map<string, number>();
+  const requests = new Map<string, number>();
+  let rss: number | undefined;
+  const figures = await runFleet(ids, read, {
+    warmupSeconds: FLEET_WARMUP_SECONDS,
+    seconds,
+    onWindowStart: async () => {
+      if (pid !== undefined) cpu = cpuMsOf(pid);
+      before = await frontendRequests(metricsPort);
+    },
+    onWindowEnd: async () => {
+      if (pid !== undefined) {
+        cpu = cpuMsOf(pid) - cpu;
+        rss = memoryOf(pid).rss;
+      }
+      for (const [operation, value] of await frontendRequests(metricsPort)) {
+        const delta = value - (before.get(operation) ?? 0);
+        if (delta > 0 && !WORKER_POLLS.has(operation)) requests.set(operation, delta);
+      }
+    },
+  });
+  return { ...figures, cpuMs: cpu, requests, ...(rss !== undefined && { rss }) };
+}
+
+/** The poller rows: for each fleet size, the bridge, the in-memory server and raw describes under the same load. */
+async function pollerRows(args: Args, stack: Stack, serverPid: number, ids: string[]): Promise<string> {
+  const lines: string[] = [];
+  const points: FleetPoint[] = [];
+  const agent = pollerAgent();
+  const memory = await stack.inMemoryServer();
+  const memoryIds: string[] = [];
+  const most = Math.max(...args.pollers);
+  await inParallel(most, BULK_IN_FLIGHT, async () => {
+    const created = await mcp2026Post(memory.url, agent, 'tools/call', { name: 'hold', arguments: {} }, 'hold');
+    memoryIds.push(String(created.taskId));
+  });
+  const seconds = args.pollSeconds;
+  for (const pollers of args.pollers) {
+    process.stderr.write(`bench: ${pollers} pollers, ${seconds} s each on the bridge, the in-memory server and raw describe…
+`);
+    const residual = await settle(stack.metricsPort);
+    const rssBefore = memoryOf(serverPid).rss;
+    const bridge = await measuredFleet(ids.slice(0, pollers), mcp2026TaskGet(stack.url, agent), seconds, serverPid, stack.metricsPort);
+    const inMemory = await measuredFleet(
+      memoryIds.slice(0, pollers),
+      mcp2026TaskGet(memory.url, agent),
+      seconds,
+      memory.pid,
+      stack.metricsPort,
+    );
+    const describe = await measuredFleet(
+      ids.slice(0, pollers),
+      async (id) => void (await stack.client.workflow.getHandle(id).describe()),
+      seconds,
+      undefined,
+      stack.metricsPort,
+    );
+    const reads = bridge.latencies.length + bridge.failures;
+    const requests = [...bridge.requests.values()].reduce((sum, value) => sum + value, 0);
+    const busiest = [...bridge.requests]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 2)
+      .map(([operation, value]) => `${operation} ${(value / (bridge.windowMs / 1000)).toFixed(1)}/s`)
+      .join(', ');
+    const cpuPerGet = bridge.cpuMs / Math.max(reads, 1);
+    const memoryCpuPerGet = inMemory.cpuMs / Math.max(inMemory.latencies.length, 1);
+    const point: FleetPoint = {
+      pollers,
+      getP50: percentile(bridge.latencies, 50),
+      getP99: percentile(bridge.latencies, 99),
+      describeP50: percentile(describe.latencies, 50),
+      inMemoryP50: percentile(inMemory.latencies, 50),
+      rpcPerSecond: requests / (bridge.windowMs / 1000),
+    };
+    points.push(point);
+    const grown = (bridge.rss ?? rssBefore) - rssBefore;
+    const unsettled = residual > 0 ? `; ${residual.toFixed(1)} req/s before the fleet started` : '';
+    const failed = [bridge, inMemory, describe].some((fleet) => fleet.failures > 0)
+      ? `; failed reads ${bridge.failures} / ${inMemory.failures} / ${describe.failures} (${bridge.firstFailure ?? inMemory.firstFailure ?? describe.firstFailure})`
+      : '';
+    lines.push(
+      `${`pollers ${pollers}, 1/s, ${seconds} s`.padEnd(32)}get p50 ${ms(point.getP50)} p99 ${ms(point.getP99)} vs describe p50 ${ms(point.describeP50)}  ratio ${(point.getP50 / point.describeP50).toFixed(2)}` +
+        `   in-memory server p50 ${ms(point.inMemoryP50)} p99 ${ms(percentile(inMemory.latencies, 99))}  (${reads} gets${failed})`,
+      `${''.padEnd(32)}Temporal ${(requests / Math.max(reads, 1)).toFixed(3)} req/poll, ${point.rpcPerSecond.toFixed(1)} req/s (${busiest || 'none'})` +
+        `   server CPU ${cpuPerGet.toFixed(2)} ms/get vs in-memory ${memoryCpuPerGet.toFixed(2)} ms/get  ratio ${(cpuPerGet / memoryCpuPerGet).toFixed(2)}` +
+        `   RSS ${grown >= 0 ? '+' : ''}${mib(grown)} (${(grown / pollers).toFixed(1)} KiB per polled task${unsettled})`,
+    );
+  }
+  agent.destroy();
+  if (args.plot) {
+    const xs = points.map((point) => point.pollers);
+    await writePlot(
+      args.plot,
+      xs,
+      [
+        {
+          title: 'tasks/get latency',
+          yLabel: 'ms (log scale)',
+          logY: true,
+          series: [
+            { label: 'bridge get p50', color: '#1f6feb', values: points.map((point) => point.getP50) },
+            { label: 'bridge get p99', color: '#1f6feb', dashed: true, values: points.map((point) => point.getP99) },
+            { label: 'raw describe p50', color: '#d29922', values: points.map((point) => point.describeP50) },
+            { label: 'in-memory server p50', color: '#57ab5a', values: points.map((point) => point.inMemoryP50) },
+          ],
+        },
+        {
+          title: 'Temporal requests while polling',
+          yLabel: 'requests/s (log scale)',
+          logY: true,
+          series: [
+            { label: 'bridge', color: '#1f6feb', values: points.map((point) => point.rpcPerSecond) },
+            { label: 'one describe per poll', color: '#d29922', dashed: true, values: points.map((point) => point.pollers) },
+          ],
+        },
+      ],
+      `npm run bench: each poller reads its own working task once a second over Streamable HTTP; ${os.cpus().length} cores, ${seconds} s per point`,
+    );
+    process.stderr.write(`bench: plot written to ${args.plot}\n`);
+  }
+  return lines.join('\n');
+}
 
 async function run(args: Args, stack: Stack, rows: Map<RowKey, string>): Promise<void> {
   const row = (key: RowKey, label: string, figures: string) => rows.set(key, `${label.padEnd(32)}${figures}`);
@@ -464,10 +722,11 @@ async function run(args: Args, stack: Stack, rows: Map<RowKey, string>): Promise
     const idle = memoryOf(serverPid);
 
     // The N tasks first, so that the listing holds exactly them.
+    const bulkIds: string[] = [];
     const created = await inParallel(
       count,
       BULK_IN_FLIGHT,
-      async (index) => void (await createHoldTask(mcp, index)),
+      async (index) => void bulkIds.push(await createHoldTask(mcp, index)),
       progress(`creating ${count} tasks`, count),
     );
     row(
@@ -498,10 +757,41 @@ async function run(args: Args, stack: Stack, rows: Map<RowKey, string>): Promise
     row(
       'list',
       `tasks/list page 1 / ${far}`,
-      `${ms(pages[0])} / ${ms(pages[pages.length - 1])}  (slowest ${ms(Math.max(...pages))}; ${count} tasks, page size ${stack.pageSize}, ` +
+      `${ms(pages[0])} / ${ms(pages[pages.length - 1])}  (p50 ${ms(percentile(pages, 50))}, slowest ${ms(Math.max(...pages))}; ${count} tasks, page size ${stack.pageSize}, ` +
         `${listed} listed in ${pages.length} pages)`,
     );
 
+    // Each task read once: the server keeps each read, and its task's watch, for the polls that follow.
+    const watched = Math.min(count, WATCH_LIMIT);
+    // A read Temporal did not answer in time is counted and the row goes on: at the largest sizes the dev server is
+    // what gives out first, and the row says how often it did.
+    let failedReads = 0;
+    let firstFailure = '';
+    const reading = await inParallel(
+      watched,
+      READ_IN_FLIGHT,
+      async (index) => {
+        try {
+          await mcp.experimental.tasks.getTask(bulkIds[index]);
+        } catch (error) {
+          failedReads++;
+          firstFailure ||= (error as Error).message;
+        }
+      },
+      progress(`reading ${watched} tasks once`, watched),
+    );
+    const failedNote = failedReads > 0 ? `; ${failedReads} reads failed (${firstFailure})` : '';
+    await sleep(2000);
+    const watching = memoryOf(serverPid);
+    row(
+      'watched',
+      `server RSS, ${watched} ${process.env.MCP_WATCH_LIMIT === '0' ? 'read' : 'watched'}`,
+      `${mib(watching.rss)}  (+${mib(watching.rss - loaded.rss)} over the row above: ${((watching.rss - loaded.rss) / watched).toFixed(1)} KiB ` +
+        `per watched task; each task read once by tasks/get in ${(reading / 1000).toFixed(1)} s, ${READ_IN_FLIGHT} in flight; peak ${mib(watching.peak)}${failedNote})`,
+    );
+
+    // The watches those reads keep end first: their polls would take the CPU the next rows measure.
+    await settle(stack.metricsPort);
     process.stderr.write(`bench: ${CREATE_STARTS} tools/call against ${CREATE_STARTS} raw starts, ${CREATE_IN_FLIGHT} in flight…\n`);
     const holdIds: string[] = [];
     let bridgeMs = 0;
@@ -546,6 +836,11 @@ async function run(args: Args, stack: Stack, rows: Map<RowKey, string>): Promise
 
     process.stderr.write('bench: tasks/get against describe()…\n');
     const getAgainstDescribe = async (ids: string[], what: string) => {
+      // A client polls: its first read of a task asks Temporal (and starts the task's watch), the next ones are served
+      // from the watch. The first reads are timed apart.
+      const first: number[] = [];
+      for (const id of ids) await timed(first, () => mcp.experimental.tasks.getTask(id));
+      await sleep(1000);
       const get: number[] = [];
       const describe: number[] = [];
       const cpuBefore = cpuMsOf(serverPid);
@@ -559,7 +854,7 @@ async function run(args: Args, stack: Stack, rows: Map<RowKey, string>): Promise
       return (
         `p50 ${ms(percentile(get, 50))} vs ${ms(percentile(describe, 50))}  ratio ${(percentile(get, 50) / percentile(describe, 50)).toFixed(2)}   ` +
         `p95 ${ms(percentile(get, 95))} vs ${ms(percentile(describe, 95))}  (MCP server CPU ${((cpuMsOf(serverPid) - cpuBefore) / ids.length).toFixed(1)} ms a call; ` +
-        `${ids.length} ${what})`
+        `${ids.length} ${what}; a task's first read p50 ${ms(percentile(first, 50))})`
       );
     };
     row('get', 'tasks/get vs describe', await getAgainstDescribe(holdIds.slice(0, GET_SAMPLES), 'working'));
@@ -626,6 +921,7 @@ async function run(args: Args, stack: Stack, rows: Map<RowKey, string>): Promise
 
     process.stderr.write(`bench: ${IDLE_WAITS} blocked tasks/result for ${IDLE_WINDOW_MS / 1000} s, worker stopped…\n`);
     await stack.stopWorker();
+    const residual = await settle(stack.metricsPort);
     const waiter = await connectMcp(stack.url, 'bench-waiter');
     const stopWaiting = new AbortController();
     // Every blocked request listens on this one signal.
@@ -657,13 +953,16 @@ async function run(args: Args, stack: Stack, rows: Map<RowKey, string>): Promise
       row(
         'rpcs',
         `Temporal RPCs, ${IDLE_WAITS} waits`,
-        `${total.toFixed(2)} req/s  (${top || 'none'}; over ${seconds.toFixed(0)} s${returned > 0 ? `; ${returned} waits returned early` : ''})`,
+        `${total.toFixed(2)} req/s  (${top || 'none'}; over ${seconds.toFixed(0)} s${returned > 0 ? `; ${returned} waits returned early` : ''}` +
+          `${residual > 0 ? `; ${residual.toFixed(1)} req/s before the waits began` : ''})`,
       );
     } finally {
       stopWaiting.abort();
       await Promise.all(waits);
       await waiter.close();
     }
+
+    if (args.pollers.length > 0) rows.set('pollers', await pollerRows(args, stack, serverPid, [...bulkIds, ...holdIds]));
   } finally {
     await mcp.close();
   }
@@ -690,6 +989,13 @@ async function main(argv: string[]): Promise<void> {
     process.stdout.write(HELP);
     return;
   }
+  // Node's fetch (under the MCP SDK client) lets go of a request's abort listener only once the request is garbage
+  // collected: thousands of requests on one client pass the warning's limit without leaking. Other warnings show.
+  process.removeAllListeners('warning');
+  process.on('warning', (warning) => {
+    if (warning.name === 'MaxListenersExceededWarning' && warning.message.includes('[AbortSignal]')) return;
+    process.stderr.write(`${warning.name}: ${warning.message}\n`);
+  });
   const pageSize = Number(process.env.MCP_TASK_PAGE_SIZE ?? 20);
   const stack = new Stack(pageSize);
   const rows = new Map<RowKey, string>();

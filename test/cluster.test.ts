@@ -69,6 +69,12 @@ test('invoices through the balancer on both generations, a frontend and an MCP r
   const made = await mcp2026Request(stack.mcpUrl, 'tools/call', { name: 'process_invoice', arguments: second }, asSubmitter);
   expect(made.body.result?.resultType).toBe('task');
   const secondId = made.body.result!.taskId as string;
+  // The balancer sends every request of one task to one replica (by Mcp-Name), where a read after a write meets it.
+  const servers = new Set<string | null>();
+  for (let read = 0; read < 6; read++) {
+    servers.add((await mcp2026Request(stack.mcpUrl, 'tasks/get', { taskId: secondId }, asSubmitter)).headers.get('x-served-by'));
+  }
+  expect([...servers]).toEqual([expect.stringMatching(/^mcp-[12]$/)]);
 
   // Mid-flow: a Temporal frontend and the replica holding the submitter's session die.
   expect(servedBy).toMatch(/^mcp-[12]$/);
@@ -125,7 +131,15 @@ test('invoices through the balancer on both generations, a frontend and an MCP r
   expect(outage.status === 503 || outage.body.error?.data?.retryable === true).toBe(true);
   await Promise.all([stack.start('frontend-a'), stack.start('frontend-b')]);
   await stack.balancerReady(90_000);
-  const back = await mcp2026Request(stack.mcpUrl, 'tasks/get', { taskId: secondId }, asSubmitter);
+  // Each replica's connection tries Temporal again within 2 s: reads come back within seconds (retryable errors until then).
+  const back = await eventually(
+    async () => {
+      const read = await mcp2026Request(stack.mcpUrl, 'tasks/get', { taskId: secondId }, asSubmitter);
+      return read.body.result ? read : undefined;
+    },
+    'reads to come back once the frontends are',
+    10_000,
+  );
   expect(back.body.result?.status).toBe('completed');
   const rows = await stack.status();
   expect(rows.filter((row) => !row.running)).toEqual([]);

@@ -7,12 +7,13 @@ import type { InputChannelOptions } from './mcp2025/input-channel';
 import { createMcp2026Server, type Mcp2026Dependencies } from './mcp2026/server';
 import { isTaskListen, TaskSubscriptions } from './mcp2026/task-subscriptions';
 import type { McpEndpoints } from './endpoints';
-import { answerPollingRequest, createMcp2025Server, SERVER_INFO, SERVER_INSTRUCTIONS, type Mcp2025Dependencies } from './mcp2025/server';
+import { answerAtOnce, createMcp2025Server, SERVER_INFO, SERVER_INSTRUCTIONS, type Mcp2025Dependencies } from './mcp2025/server';
 import { answerSealFromEnv, type AnswerSeal } from '../shared/answer-proof';
 import { markerFromEnv, type TaskMarker } from './tasks/marker';
 import { rolesInAuthInfo } from './call-tool';
 import { localPrincipal, parseRoles } from './tasks/principal';
 import { TemporalTaskBackend, type TaskBackendOptions } from './tasks/repository';
+import { DEFAULT_WATCH_LIMIT } from './tasks/history-watch';
 import { DEFAULT_TOOLS, workflowToolsByName } from './tools';
 import { confirmStartTool } from './tools/confirm-start';
 import { CallSeal } from './signed-call';
@@ -28,7 +29,7 @@ export interface BridgeTuning {
 
 /**
  * Reads tuning from MCP_TASK_MAX_TTL_MS, MCP_TASK_DEFAULT_TTL_MS, MCP_TASK_POLL_INTERVAL_MS, MCP_TASK_PAGE_SIZE,
- * MCP_TEMPORAL_RPC_TIMEOUT_MS,
+ * MCP_TEMPORAL_RPC_TIMEOUT_MS, MCP_WATCH_KEEP_MS, MCP_WATCH_LIMIT, MCP_WATCH_LONG_POLL_MS, MCP_WRITE_SETTLE_MS,
  * MCP_ELICITATION_TIMEOUT_MS, MCP_INPUT_PUSH_GRACE_MS, MCP_INPUT_DISMISS_COOLDOWN_MS and MCP_INLINE_BUDGET_MS.
  */
 export function tuningFromEnv(env: NodeJS.ProcessEnv = process.env): BridgeTuning {
@@ -40,6 +41,12 @@ export function tuningFromEnv(env: NodeJS.ProcessEnv = process.env): BridgeTunin
       pollIntervalMs: msFromEnv(env, 'MCP_TASK_POLL_INTERVAL_MS', 1000),
       pageSize: msFromEnv(env, 'MCP_TASK_PAGE_SIZE', 20),
       rpcTimeoutMs: msFromEnv(env, 'MCP_TEMPORAL_RPC_TIMEOUT_MS', 5000),
+      reads: {
+        keepMs: msFromEnv(env, 'MCP_WATCH_KEEP_MS', 30_000),
+        limit: countFromEnv(env, 'MCP_WATCH_LIMIT', DEFAULT_WATCH_LIMIT, 0),
+        longPollMs: msFromEnv(env, 'MCP_WATCH_LONG_POLL_MS', 70_000),
+        settleMs: countFromEnv(env, 'MCP_WRITE_SETTLE_MS', 100, 0),
+      },
       quotas: {
         maxOpenTasks: countFromEnv(env, 'MCP_MAX_OPEN_TASKS_PER_PRINCIPAL', 1000, 0),
         maxWaits: countFromEnv(env, 'MCP_MAX_WAITS_PER_PRINCIPAL', 64, 0),
@@ -91,6 +98,9 @@ export interface CreateBridgeOptions {
   clientInterceptors?: ClientInterceptors;
 }
 
+/** The longest pause between the server's attempts to reach Temporal again once its connection failed. */
+const MAX_RECONNECT_BACKOFF_MS = 2000;
+
 /**
  * Connects to Temporal and prepares the task layer. The longest ttl granted defaults to the namespace's retention,
  * so a task is never forgotten by Temporal before its ttl has passed.
@@ -103,7 +113,13 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
   let connection: Connection | undefined;
   let client = options.client;
   if (!client) {
-    connection = await Connection.connect(options.temporal.connectionOptions as ConnectionOptions).catch((error: Error) => {
+    const connectionOptions = options.temporal.connectionOptions as ConnectionOptions;
+    connection = await Connection.connect({
+      ...connectionOptions,
+      // After Temporal was unreachable for a while, gRPC waits up to 2 minutes between attempts to connect again:
+      // requests would fail (retryable) for that long after it is back. A few seconds at most.
+      channelArgs: { 'grpc.max_reconnect_backoff_ms': MAX_RECONNECT_BACKOFF_MS, ...connectionOptions.channelArgs },
+    }).catch((error: Error) => {
       throw new Error(`cannot reach Temporal at ${options.temporal.address}: ${error.message}. Start it with ./temporal-dev.sh start`);
     });
     client = new Client({
@@ -170,7 +186,7 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
     dependencies,
     localPrincipal: local,
     createMcp2025Server: () => createMcp2025Server(dependencies),
-    answerPollingRequest,
+    answerAtOnce,
     mcp2026,
     createMcp2026Server: () => createMcp2026Server(mcp2026Dependencies, local, localRoles),
     taskSubscriptions: {

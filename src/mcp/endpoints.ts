@@ -34,10 +34,11 @@ export interface McpEndpoints {
   /** The MCP server of one new 2025-11-25 (or older) session. */
   createMcp2025Server(): Mcp2025Server;
   /**
-   * The JSON-RPC response to a session's polling request (`tasks/get`, `tasks/list`, `tasks/cancel`), answered without
-   * a stream, so the transport can send it as JSON; undefined for any other message.
+   * The JSON-RPC response to a session's request that sends nothing on its own stream (`tasks/get`, `tasks/list`,
+   * `tasks/cancel`, a task-augmented `tools/call` that only starts its task), so the transport can send it as JSON;
+   * undefined for any other message.
    */
-  answerPollingRequest?(
+  answerAtOnce?(
     server: Mcp2025Server,
     message: unknown,
     authInfo: AuthInfo | undefined,

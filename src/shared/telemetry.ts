@@ -8,7 +8,7 @@
  * `StartWorkflow:<type>` span under it, whose context travels in the workflow's headers to `RunWorkflow:<type>` on the
  * worker, then `StartActivity:<name>` and `RunActivity:<name>` for each activity.
  */
-import { context, propagation, SpanKind, SpanStatusCode, trace, type Attributes } from '@opentelemetry/api';
+import { context, isSpanContextValid, propagation, SpanKind, SpanStatusCode, trace, type Attributes } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { envDetectorSync, Resource } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -150,18 +150,20 @@ export function traceRequest<T>(request: RequestScope, work: () => Promise<T>): 
   const parent = request.meta ? propagation.extract(context.active(), request.meta) : context.active();
   const name = request.tool ? `${request.method} ${request.tool}` : request.method;
   const { meta: _meta, ...logContext } = request;
-  return withLogContext(logContext, () =>
-    trace.getTracer(TRACER_NAME).startActiveSpan(name, { kind: SpanKind.SERVER, attributes }, parent, async (span) => {
-      try {
-        return await work();
-      } catch (error) {
-        span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error)?.message });
-        throw error;
-      } finally {
-        span.end();
-      }
-    }),
-  );
+  const span = trace.getTracer(TRACER_NAME).startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
+  const run = async () => {
+    try {
+      return await work();
+    } catch (error) {
+      span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error)?.message });
+      throw error;
+    } finally {
+      span.end();
+    }
+  };
+  // A span nothing records and that continues no trace (tracing off, no traceparent) has no context worth carrying.
+  const carried = span.isRecording() || isSpanContextValid(span.spanContext());
+  return withLogContext(logContext, () => (carried ? context.with(trace.setSpan(parent, span), run) : run()));
 }
 
 /** Names the task a request turned out to be about (a tools/call learns it once the workflow starts). */

@@ -57,6 +57,14 @@ export function withLogContext<T>(context: LogContext, work: () => T): T {
   return scope.run({ ...scope.getStore(), ...context }, work);
 }
 
+/**
+ * Runs `work`, and everything it starts, without the current scope's context: for work that outlives the request it
+ * was started from (a watch shared by later requests), whose lines are not that request's.
+ */
+export function withoutLogContext<T>(work: () => T): T {
+  return scope.exit(work);
+}
+
 /** Adds to the context of the current scope (a task id learnt half-way through a request); outside a scope, nothing. */
 export function addLogContext(context: LogContext): void {
   const current = scope.getStore();

@@ -58,6 +58,11 @@ export async function pollUntil<T>(
   }
 }
 
+/** The pause after `failuresInRow` failures in a row (1 or more): `firstMs`, doubled at each further one, at most `maxMs`. */
+export function backoffMs(failuresInRow: number, firstMs: number, maxMs: number): number {
+  return Math.min(firstMs * 2 ** Math.max(0, failuresInRow - 1), maxMs);
+}
+
 /** Options of {@link retryWithBackoff}. */
 export interface RetryOptions {
   /** Whether a failure may go away by itself (an outage, a lost connection); any other failure is thrown at once. */
@@ -80,10 +85,11 @@ export async function retryWithBackoff<T>(
   attempt: () => Promise<T>,
   { isRetryable, deadline, initialDelayMs = 250, maxDelayMs = 5_000, onRetry }: RetryOptions,
 ): Promise<T> {
-  for (let count = 0, delay = initialDelayMs; ; count++, delay = Math.min(delay * 2, maxDelayMs)) {
+  for (let count = 0; ; count++) {
     try {
       return await attempt();
     } catch (error) {
+      const delay = backoffMs(count + 1, initialDelayMs, maxDelayMs);
       if (!isRetryable(error) || Date.now() + delay > deadline) throw error;
       onRetry?.(error, count);
       await sleep(delay);

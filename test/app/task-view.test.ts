@@ -312,10 +312,13 @@ describe('the task view in a real browser', () => {
   });
 
   test('inbox mode: an approver lists what awaits them, opens an invoice with its details and approves it through the form', async () => {
-    const people = makePeople({ sam: '', ann: 'ap-approver' });
+    // A role of this test's own: the inbox lists every open question for the role in the namespace, and other suites
+    // on the same Temporal leave questions for ap-approver open.
+    const role = `ap-approver-${randomUUID().slice(0, 6)}`;
+    const people = makePeople({ sam: '', ann: role });
     const queue = uniqueTaskQueue('view-approvals');
     const [approvalsWorker, approvalsServer] = await Promise.all([
-      startWorker(queue, tempActivityConfig({ invoiceApproval: { approvers: 'role', role: 'ap-approver', secondApproverAbove: 10_000 } })),
+      startWorker(queue, tempActivityConfig({ invoiceApproval: { approvers: 'role', role, secondApproverAbove: 10_000 } })),
       freePort().then((port) => spawnHttpServer(queue, port, { MCP_AUTH_TOKENS_FILE: writeTokensFile(people) })),
     ]);
     const sam = await hostClient(people.sam.token, approvalsServer.url);

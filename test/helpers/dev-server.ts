@@ -14,9 +14,21 @@ export const TEST_ENV = {
 } as const;
 
 /** Runs ./temporal-dev.sh with `command` for the server on `port`, kept in `stateDir`. */
-export async function temporalDev(command: 'start' | 'stop', port: number, stateDir: string): Promise<void> {
+export async function temporalDev(
+  command: 'start' | 'stop',
+  port: number,
+  stateDir: string,
+  env: Record<string, string> = {},
+): Promise<void> {
   await promisify(execFile)(path.join(ROOT, 'temporal-dev.sh'), [command], {
-    env: { ...process.env, TEMPORAL_PORT: String(port), TEMPORAL_HEADLESS: '1', TEMPORAL_STATE_DIR: stateDir, TEMPORAL_DB_FILE: '' },
+    env: {
+      ...process.env,
+      TEMPORAL_PORT: String(port),
+      TEMPORAL_HEADLESS: '1',
+      TEMPORAL_STATE_DIR: stateDir,
+      TEMPORAL_DB_FILE: '',
+      ...env,
+    },
     maxBuffer: 16 * 1024 * 1024,
     timeout: 20 * 60_000,
   }).catch((error: Error & { stderr?: string }) => {

@@ -6,6 +6,7 @@ export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 export interface RawAnswer {
   status: number;
   contentType: string | null;
+  headers: Headers;
   body: { result?: Record<string, any>; error?: { code: number; message: string; data?: any } };
 }
 
@@ -59,5 +60,5 @@ export async function mcp2026Request(
         ?.slice(6);
   // Neither JSON nor an SSE message (a balancer's own error page): the status says what happened.
   const json = data === undefined ? {} : JSON.parse(data);
-  return { status: response.status, contentType: response.headers.get('content-type'), body: json };
+  return { status: response.status, contentType: response.headers.get('content-type'), headers: response.headers, body: json };
 }

@@ -61,19 +61,20 @@ async function connect(bridge: Bridge) {
 
 describe('waiting by events', () => {
   test('with a poll interval of ten minutes, tasks/result still asks the question and returns the result: it waits on history events', async () => {
-    const slow = { ...FAST_TUNING, backend: { ...FAST_TUNING.backend, pollIntervalMs: 600_000 } };
+    const slow = { ...FAST_TUNING, backend: { ...FAST_TUNING.backend, pollIntervalMs: 600_000, reads: { keepMs: 500 } } };
     const bridge = await startBridge({ client: temporal, taskQueue, tuning: slow });
     const { client, user } = await connect(bridge);
     const task = await startInvoiceTask(client, sampleInvoice());
     const result = await taskResult(client, task.taskId, 30_000);
     expect(result.structuredContent).toMatchObject({ outcome: 'paid' });
     expect(user.asked).toHaveLength(1);
-    // No watch outlives the wait that needed it.
+    // No watch outlives the wait that needed it and the reads that keep it.
     await eventually(async () => (bridge.backend.watch.stats().watching === 0 ? true : undefined), 'every history watch ended');
   });
 
   test('one history watch per task is shared by every request waiting on it', async () => {
-    const bridge = await startBridge({ client: temporal, taskQueue });
+    const briefReads = { ...FAST_TUNING, backend: { ...FAST_TUNING.backend, reads: { keepMs: 500 } } };
+    const bridge = await startBridge({ client: temporal, taskQueue, tuning: briefReads });
     const { client } = await connect(bridge);
     const task = await startInvoiceTask(client, sampleInvoice());
     const view = await bridge.backend.get(task.taskId, bridge.localPrincipal);

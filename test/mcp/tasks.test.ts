@@ -584,8 +584,9 @@ describe('2025-11-25 to the letter', () => {
     const task = await startInvoiceTask(client, sampleInvoice());
     const waiting = await waitForTask(client, task.taskId, (t) => t.status === 'input_required');
     await withoutWorker(async () => {
+      // Sent past the bridge, straight to Temporal: the bridge learns of it from the history's event stream.
       await sendAnswer(temporal.workflow.getHandle(task.taskId), { key: 'approval', action: 'accept', content: { decision: 'approve' } });
-      const received = await getTask(client, task.taskId);
+      const received = await waitForTask(client, task.taskId, (t) => t.status !== 'input_required', 5_000);
       expect(received.status).toBe('working');
       expect(received.statusMessage).toMatch(/Answer received/);
       expect(received.lastUpdatedAt > waiting.lastUpdatedAt).toBe(true);

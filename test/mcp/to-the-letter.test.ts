@@ -3,6 +3,9 @@
  * real SDK clients (in memory for 2025-11-25) and hand-written 2026-07-28 requests over Streamable HTTP.
  */
 import { getEventListeners } from 'node:events';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -13,18 +16,19 @@ import {
   type ElicitResult,
   type JSONRPCMessage,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { Client } from '@temporalio/client';
+import { Client as TemporalClient, Connection, type Client } from '@temporalio/client';
 import { createBridge, type Bridge } from '../../src/mcp/bridge';
 import { HistoryWatch } from '../../src/mcp/tasks/history-watch';
 import { loadToolsFile } from '../../src/mcp/tools/config-file';
 import { DEFAULT_TOOLS } from '../../src/mcp/tools';
 import { sleep } from '../../src/util/wait';
 import { errorCodeOf, FAST_TUNING, newMcpClient, ScriptedUser, taskResult, waitForTask } from '../helpers/mcp';
-import { freePort } from '../helpers/dev-server';
+import { freePort, temporalDev } from '../helpers/dev-server';
 import { mcp2026Request, type RawRequestOptions } from '../helpers/mcp2026';
 import { spawnHttpServer, type HttpServerProcess } from '../helpers/processes';
 import {
   connectClient,
+  eventually,
   sampleInvoice,
   startWorker,
   tempActivityConfig,
@@ -245,7 +249,7 @@ describe('2025-11-25', () => {
 });
 
 describe('2025-11-25 over HTTP', () => {
-  test('tasks/get, tasks/list and tasks/cancel are answered with JSON; tasks/result streams', async () => {
+  test('a task-augmented tools/call, tasks/get, tasks/list and tasks/cancel are answered with JSON; tasks/result streams', async () => {
     const seen: Array<{ method: string; contentType: string | null }> = [];
     const recording: typeof fetch = async (input, init) => {
       const response = await fetch(input, init);
@@ -269,6 +273,7 @@ describe('2025-11-25 over HTTP', () => {
       const typeOf = (method: string) => [
         ...new Set(seen.filter((entry) => entry.method === method).map((entry) => entry.contentType?.split(';')[0])),
       ];
+      expect(typeOf('tools/call')).toEqual(['application/json']);
       expect(typeOf('tasks/get')).toEqual(['application/json']);
       expect(typeOf('tasks/list')).toEqual(['application/json']);
       expect(typeOf('tasks/cancel')).toEqual(['application/json']);
@@ -389,4 +394,69 @@ describe('the history watch', () => {
       await handle.terminate();
     }
   });
+
+  test('watches whose Temporal went away close with their connection; no retry fires on the closed connection later', async () => {
+    // A Temporal of its own, stopped under the watches: their polls fail and the client's retries are pending.
+    const port = await freePort();
+    const stateDir = mkdtempSync(path.join(os.tmpdir(), 'temporal-mcp-watch-'));
+    await temporalDev('start', port, stateDir);
+    const connection = await Connection.connect({ address: `127.0.0.1:${port}` });
+    const client = new TemporalClient({ connection });
+    const uncaught: Error[] = [];
+    const onUncaught = (error: Error) => uncaught.push(error);
+    process.on('uncaughtException', onUncaught);
+    try {
+      const watch = new HistoryWatch(client, { retryMs: 100 });
+      for (let index = 0; index < 20; index++) {
+        const started = await client.workflow.start('nothing', { taskQueue: 'nobody', workflowId: `letter-gone-${index}` });
+        watch.keep(started.workflowId, started.firstExecutionRunId, 60_000);
+      }
+      await sleep(1_000);
+      expect(watch.seen('letter-gone-0')?.healthy).toBe(true);
+      await temporalDev('stop', port, stateDir);
+      await sleep(1_500);
+      watch.close();
+      await connection.close();
+      // The client's retry timers run out within seconds.
+      await sleep(8_000);
+      expect(uncaught.map((error) => error.message)).toEqual([]);
+    } finally {
+      process.off('uncaughtException', onUncaught);
+      await temporalDev('stop', port, stateDir).catch(() => undefined);
+    }
+  }, 120_000);
+
+  test('watches past the long polls Temporal holds at once back off: the others stay served, and the refusals are counted', async () => {
+    // A Temporal that holds 4 long polls of a namespace at once (frontend.namespaceCount), under 8 watches.
+    const port = await freePort();
+    const stateDir = mkdtempSync(path.join(os.tmpdir(), 'temporal-mcp-watch-'));
+    await temporalDev('start', port, stateDir, { TEMPORAL_NAMESPACE_LONG_POLLS: '4' });
+    const connection = await Connection.connect({ address: `127.0.0.1:${port}` });
+    const client = new TemporalClient({ connection });
+    const watch = new HistoryWatch(client, { retryMs: 200 });
+    try {
+      const ids: string[] = [];
+      for (let index = 0; index < 8; index++) {
+        const started = await client.workflow.start('nothing', { taskQueue: 'nobody', workflowId: `letter-busy-${index}` });
+        watch.keep(started.workflowId, started.firstExecutionRunId, 60_000);
+        ids.push(started.workflowId);
+      }
+      const healthy = () => ids.filter((id) => watch.seen(id)?.healthy).length;
+      await eventually(
+        async () => (healthy() === 4 && watch.stats().failures >= 4 ? true : undefined),
+        '4 watches served, the others refused',
+      );
+      // Refused ones wait twice as long at each refusal: a few attempts each in 6 s, not one every 200 ms.
+      await sleep(3_000);
+      const before = watch.stats().polls;
+      await sleep(6_000);
+      const attempts = watch.stats().polls - before;
+      expect(attempts).toBeLessThan(4 * 6);
+      expect(healthy()).toBe(4);
+    } finally {
+      watch.close();
+      await connection.close();
+      await temporalDev('stop', port, stateDir).catch(() => undefined);
+    }
+  }, 120_000);
 });

@@ -45,7 +45,9 @@ beforeAll(async () => {
       .then((python) => spawnPythonWorker(python, 'examples/python/worker.py', pythonQueue))
       .then((spawned) => (worker = spawned)),
     freePort()
-      .then((port) => spawnHttpServer(serverQueue, port, {}, ['--tools', toolsFileFor(pythonQueue)]))
+      // These clients take their questions through tasks/result: a question pushed after a tasks/get poll's grace would
+      // reach the user first, and the tasks/result that follows asks again on its own stream (docs/roadmap.md).
+      .then((port) => spawnHttpServer(serverQueue, port, { MCP_INPUT_PUSH_GRACE_MS: '600000' }, ['--tools', toolsFileFor(pythonQueue)]))
       .then((spawned) => (server = spawned)),
     connectClient().then((connected) => (temporal = connected)),
   ]);

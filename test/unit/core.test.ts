@@ -12,10 +12,12 @@ import { answerRefusal, awaitingKeywords, checkFormContent, delegationRefusal, o
 import { invoiceApprovalPolicyFromEnv } from '../../src/activities';
 import { parseRoles } from '../../src/mcp/tasks/principal';
 import { tokensFromEnv } from '../../src/mcp/transports/auth';
+import { claimsModernEnvelope } from '../../src/mcp/transports/http';
+import { isLegacyRequest } from '@modelcontextprotocol/server';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { escapeControls } from '../../src/util/log';
+import { escapeControls, Logger, withLogContext, withoutLogContext } from '../../src/util/log';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { NamespaceNotFoundError } from '@temporalio/common';
 import { isTransient } from '../../src/client/connection';
@@ -357,5 +359,105 @@ describe('pauses and checks', () => {
 
   test('escapeControls writes every control character as an escape and leaves other text alone', () => {
     expect(escapeControls('a\r\nb\tc\x1b[2J\u009b\u2028é')).toBe('a\\r\\nb\\tc\\x1b[2J\\x9b\\x{2028}é');
+  });
+});
+
+describe('log context', () => {
+  test("a request's lines carry its context; work started without it, and what that work awaits, do not", async () => {
+    const lines: string[] = [];
+    const logger = new Logger({ format: 'text', level: 'info', write: (line) => lines.push(line) });
+    let later: Promise<void> = Promise.resolve();
+    await withLogContext({ principal: 'alice', method: 'tasks/get' }, async () => {
+      logger.info('inside');
+      later = withoutLogContext(async () => {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        logger.info('detached');
+      });
+    });
+    await later;
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toContain('principal=alice');
+    expect(lines[1]).toContain('detached');
+    expect(lines[1]).not.toContain('alice');
+    expect(lines[1]).not.toContain('tasks/get');
+  });
+});
+
+describe('routing by protocol generation', () => {
+  const envelope = {
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientCapabilities': {},
+  };
+  const bodies: [string, unknown, Record<string, string>][] = [
+    ['a 2026 tasks/get', { jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { taskId: 't', _meta: envelope } }, {}],
+    ['a 2026 notification', { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, _meta: envelope } }, {}],
+    [
+      'a claim naming an unknown revision',
+      { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } } },
+      {},
+    ],
+    [
+      'a malformed envelope',
+      { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': 7 } } },
+      {},
+    ],
+    [
+      'a claim whose headers disagree',
+      { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: envelope } },
+      { 'mcp-method': 'tools/call' },
+    ],
+    ['a claim on a malformed message', { jsonrpc: '1.0', id: 1, method: 'tools/list', params: { _meta: envelope } }, {}],
+    [
+      'initialize',
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1' } },
+      },
+      {},
+    ],
+    [
+      'initialize with a broken claim',
+      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': 7 } } },
+      {},
+    ],
+    ['a 2025 tasks/get', { jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { taskId: 't' } }, { 'mcp-protocol-version': '2025-11-25' }],
+    [
+      'a 2026 header without a claim',
+      { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} },
+      { 'mcp-protocol-version': '2026-07-28' },
+    ],
+    ['a posted response', { jsonrpc: '2.0', id: 1, result: {} }, {}],
+    ['a response with a claim', { jsonrpc: '2.0', id: 1, result: { _meta: envelope }, params: { _meta: envelope } }, {}],
+    ['a batch', [{ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: envelope } }], {}],
+    ['null', null, {}],
+    [
+      'a _meta that is an array',
+      { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: ['io.modelcontextprotocol/protocolVersion'] } },
+      {},
+    ],
+  ];
+
+  test.each(bodies)('the shortcut never calls modern what the SDK calls legacy: %s', async (_name, body, headers) => {
+    const request = new Request('http://localhost/mcp', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
+    const legacy = await isLegacyRequest(request, body);
+    if (claimsModernEnvelope(body)) expect(legacy).toBe(false);
+  });
+
+  test('the shortcut takes the messages that carry a claim, and nothing else', () => {
+    const taken = bodies.filter(([, body]) => claimsModernEnvelope(body)).map(([name]) => name);
+    expect(taken).toEqual([
+      'a 2026 tasks/get',
+      'a 2026 notification',
+      'a claim naming an unknown revision',
+      'a malformed envelope',
+      'a claim whose headers disagree',
+      'a claim on a malformed message',
+    ]);
   });
 });

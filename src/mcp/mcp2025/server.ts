@@ -40,10 +40,10 @@ import { TemporalTaskBackend } from '../tasks/repository';
 import { webUiMeta, type TaskView } from '../tasks/task-view';
 import type { DirectTool, DirectToolContext, ToolDefinition, WorkflowTool } from '../tools/types';
 import type { InputContent } from '../../shared/task-contract';
-import { workflowToolsByName } from '../tools';
+import { toolTables } from '../tools';
 import { applyConfirmation, confirmationRequest, declinedResult, pendingConfirmationResult } from '../confirmation';
 import type { CallSeal } from '../signed-call';
-import { sleep } from '../../util/wait';
+import { backoffMs, sleep } from '../../util/wait';
 import { PACKAGE_NAME, PACKAGE_VERSION } from '../../version';
 
 /** Key of the line a host may hand the model as soon as a task exists (MCP 2025-11-25). */
@@ -74,7 +74,7 @@ const PER_CONNECTION_LIMIT = 1000;
 
 /** The pause before a question whose last answer was refused is asked again: 1 s, doubling, at most 30 s. */
 export function refusalBackoffMs(refusalsInARow: number): number {
-  return Math.min(1000 * 2 ** Math.max(0, refusalsInARow - 1), 30_000);
+  return backoffMs(refusalsInARow, 1000, 30_000);
 }
 
 /** Everything one MCP server instance needs; shared by all connections of a process. */
@@ -118,6 +118,7 @@ export function createMcp2025Server(deps: Mcp2025Dependencies): Server {
   on(ListTasksRequestSchema, (request, extra) => connection.listTasks(request.params?.cursor, extra));
   on(CancelTaskRequestSchema, (request, extra) => connection.cancelTask(request.params.taskId, extra));
   on(GetTaskPayloadRequestSchema, async (request, extra) => (await connection.awaitResult(request.params.taskId, extra))!);
+  atOnce.get(server)!.startsOnly = (name) => connection.startsTaskOnly(name);
   return server;
 }
 
@@ -140,8 +141,13 @@ export class Mcp2025Connection {
     private readonly server: Server,
     private readonly deps: Mcp2025Dependencies,
   ) {
-    this.byName = new Map(deps.tools.map((tool) => [tool.name, tool]));
-    this.workflowTools = workflowToolsByName(deps.tools);
+    ({ byName: this.byName, workflowTools: this.workflowTools } = toolTables(deps.tools));
+  }
+
+  /** Whether a task-augmented call of tool `name` only starts its task (a workflow tool that asks no confirmation). */
+  startsTaskOnly(name: unknown): boolean {
+    const tool = typeof name === 'string' ? this.byName.get(name) : undefined;
+    return tool !== undefined && tool.kind !== 'direct' && tool.confirm === undefined;
   }
 
   /** tools/call: a task-augmented call answers with the task; a plain one waits for the result inline. */
@@ -418,32 +424,54 @@ function onRequest<Schema extends RequestSchema>(
     );
   };
   server.setRequestHandler(anyParams as never, handle as never);
-  if (POLLING_METHODS.has(method)) {
-    let own = pollingHandlers.get(server);
-    if (!own) pollingHandlers.set(server, (own = new Map()));
-    own.set(method, handle);
+  if (POLLING_METHODS.has(method) || method === 'tools/call') {
+    let own = atOnce.get(server);
+    if (!own) atOnce.set(server, (own = { handlers: new Map() }));
+    own.handlers.set(method, handle);
   }
 }
 
 /** Requests that never send anything on their own stream: an HTTP transport may answer them with plain JSON. */
 const POLLING_METHODS = new Set(['tasks/get', 'tasks/list', 'tasks/cancel']);
 
-/** The polling handlers of each server, for {@link answerPollingRequest}. */
-const pollingHandlers = new WeakMap<Server, Map<string, (request: unknown, extra: Extra) => Promise<object>>>();
+/** The handlers of each server that may be answered at once, and which of its tool calls may be, for {@link answerAtOnce}. */
+const atOnce = new WeakMap<
+  Server,
+  { handlers: Map<string, (request: unknown, extra: Extra) => Promise<object>>; startsOnly?: (tool: unknown) => boolean }
+>();
+
+/** Whether `message`'s handler sends nothing on the request's own stream (see {@link answerAtOnce}). */
+function answeredAtOnce(server: Server, method: string, params: { name?: unknown; task?: unknown } | undefined): boolean {
+  if (POLLING_METHODS.has(method)) return true;
+  // A task-augmented call of a workflow tool that asks no confirmation starts the task and answers with it.
+  return (
+    method === 'tools/call' &&
+    typeof params?.task === 'object' &&
+    params.task !== null &&
+    atOnce.get(server)?.startsOnly?.(params.name) === true
+  );
+}
 
 /**
- * Answers a `tasks/get`, `tasks/list` or `tasks/cancel` of a 2025-11-25 session directly, as the JSON-RPC response
- * object, so that the HTTP transport can send it as a JSON response: the client polls, and "servers SHOULD NOT upgrade
- * to an SSE stream in response to a tasks/get request" (MCP 2025-11-25, tasks). The SDK's session transport answers
- * every request with a stream; undefined for anything else, which the transport handles as usual.
+ * Answers a request of a 2025-11-25 session that sends nothing on its own stream directly, as the JSON-RPC response
+ * object, so that the HTTP transport can send it as a JSON response: the polls (`tasks/get`, `tasks/list`,
+ * `tasks/cancel`: "servers SHOULD NOT upgrade to an SSE stream in response to a tasks/get request", MCP 2025-11-25,
+ * tasks) and a task-augmented `tools/call` that only starts its task. The SDK's session transport answers every
+ * request with a stream, through a conversion to web requests and back that costs more than the start itself;
+ * undefined for anything else, which the transport handles as usual.
  */
-export async function answerPollingRequest(
+export async function answerAtOnce(
   server: Server,
   message: unknown,
   authInfo: Extra['authInfo'],
   sessionId: string | undefined,
 ): Promise<object | undefined> {
-  const request = message as { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: { _meta?: Record<string, unknown> } } | null;
+  const request = message as {
+    jsonrpc?: unknown;
+    id?: unknown;
+    method?: unknown;
+    params?: { _meta?: Record<string, unknown>; name?: unknown; task?: unknown };
+  } | null;
   if (
     request?.jsonrpc !== '2.0' ||
     typeof request.method !== 'string' ||
@@ -451,7 +479,7 @@ export async function answerPollingRequest(
   ) {
     return undefined;
   }
-  const handle = pollingHandlers.get(server)?.get(request.method);
+  const handle = answeredAtOnce(server, request.method, request.params) ? atOnce.get(server)?.handlers.get(request.method) : undefined;
   if (!handle) return undefined;
   const extra = {
     signal: new AbortController().signal,
@@ -460,7 +488,7 @@ export async function answerPollingRequest(
     ...(sessionId !== undefined && { sessionId }),
     ...(request.params?._meta && { _meta: request.params._meta }),
     sendNotification: (notification: ServerNotification) => server.notification(notification),
-    sendRequest: () => Promise.reject(new McpError(ErrorCode.InternalError, 'A polling request sends no requests')),
+    sendRequest: () => Promise.reject(new McpError(ErrorCode.InternalError, 'A request answered at once sends no requests')),
   } as unknown as Extra;
   try {
     return { jsonrpc: '2.0', id: request.id, result: await handle(request, extra) };

@@ -28,7 +28,7 @@ import { isInvalidParams, isTemporalUnavailable, plainMessage, temporalUnavailab
 import { argumentsDigest } from '../tasks/idempotency';
 import { applyConfirmation, CONFIRMATION_KEY, confirmationRequest, declinedResult, pendingConfirmationResult } from '../confirmation';
 import type { CallSeal } from '../signed-call';
-import { workflowToolsByName } from '../tools';
+import { toolTables } from '../tools';
 import type { TemporalTaskBackend } from '../tasks/repository';
 import { webUiMeta, type TaskView } from '../tasks/task-view';
 import type { DirectTool, DirectToolContext, ToolDefinition, WorkflowTool } from '../tools/types';
@@ -97,8 +97,7 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
     requestState: { verify: (state, ctx) => deps.requestState.verify(state, ctx) },
   });
   const { backend } = deps;
-  const byName = new Map(deps.tools.map((tool) => [tool.name, tool]));
-  const workflowTools = workflowToolsByName(deps.tools);
+  const { byName, workflowTools } = toolTables(deps.tools);
   /** A tools/call or tasks/* request in its span and log context. */
   const traced = <T>(method: string, params: { name?: unknown; taskId?: unknown; _meta?: unknown }, work: () => Promise<T>) => {
     const scope: RequestScope = { method, principal };

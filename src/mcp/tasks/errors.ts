@@ -48,3 +48,9 @@ export function plainMessage(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   return error instanceof McpError ? message.replace(/^MCP error -?\d+: /, '') : message;
 }
+
+/** A Temporal client error with the gRPC details behind it ("Workflow Update failed" alone says little). */
+export function describeServiceError(error: unknown): string {
+  const cause = (error as { cause?: { details?: unknown } }).cause;
+  return typeof cause?.details === 'string' && cause.details ? `${(error as Error).message}: ${cause.details}` : (error as Error).message;
+}

@@ -1,13 +1,18 @@
 /**
- * Waiting for a task to change by Temporal's own events instead of a timer: one long poll of the workflow's history
- * (`GetWorkflowExecutionHistory` with `waitNewEvent`) per task per process, shared by everyone waiting on that task,
- * and stopped once nobody waits. Any new event (a memo upsert with a new status, a signal, the close) wakes every
- * waiter, who then reads the task again.
+ * Following workflows by Temporal's own events instead of a timer: one long poll of a run's history
+ * (`GetWorkflowExecutionHistory` with `waitNewEvent`) per workflow per process, shared by everyone waiting on it and
+ * by the reads served from what it has seen (see {@link HistoryWatch.seen}). Any new event (a memo upsert with a new
+ * status, a signal, an Update, the close) wakes every waiter, who then reads the task again.
+ *
+ * A watch lives while someone waits on it, or while reads keep it ({@link HistoryWatch.keep}), plus a short linger;
+ * how many are kept for reads is capped, the least recently read going first.
  */
-import type { Client } from '@temporalio/client';
+import { InterceptingCall, Metadata, type Interceptor } from '@grpc/grpc-js';
+import { Connection, type Client, type ConnectionLike } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { sleep } from '../../util/wait';
-import { grpcStatusOf, GrpcStatus } from './errors';
+import { log, withoutLogContext } from '../../util/log';
+import { backoffMs, sleep } from '../../util/wait';
+import { describeServiceError, grpcStatusOf, GrpcStatus } from './errors';
 
 const EventType = temporal.api.enums.v1.EventType;
 
@@ -23,12 +28,25 @@ const CLOSE_EVENTS = new Set<number>([
 
 /** Options of {@link HistoryWatch}. */
 export interface HistoryWatchOptions {
-  /** Deadline of one long poll; the server answers an idle one before this (about 20 s on a default server). */
+  /**
+   * Deadline of one long poll. Temporal answers an idle one on its own before this (`history.longPollExpirationInterval`,
+   * 20 s by default), so each watched workflow costs one request per that interval; keep this above it.
+   */
   longPollMs?: number;
-  /** Pause before polling again after an error (Temporal unreachable, say). */
+  /**
+   * Pause before polling again after an error (Temporal unreachable, or refusing more long polls), doubled at each
+   * failure in a row up to 30 s.
+   */
   retryMs?: number;
   /** How long a poll goes on after its last waiter left, for one who comes back (a wait re-armed after a read). */
   lingerMs?: number;
+  /**
+   * Most watches kept for reads alone; past it the least recently read one without waiters is stopped. Default
+   * {@link DEFAULT_WATCH_LIMIT}.
+   */
+  limit?: number;
+  /** Told when a watch stops: what was kept because of it can go. */
+  onStop?(workflowId: string): void;
 }
 
 interface Waiter {
@@ -37,17 +55,33 @@ interface Waiter {
   wake(): void;
 }
 
-/** One workflow's shared long poll. */
+/** One run's shared long poll. */
 interface Watch {
+  runId?: string;
   waiters: Set<Waiter>;
   /** The newest event id seen so far (0 until the first page arrived). */
   latest: number;
   closed: boolean;
+  /** Whether the last poll answered: after a failure, what was seen may be behind. */
+  healthy: boolean;
   stop: AbortController;
-  /** Ends the poll unless a waiter comes back first. */
-  linger?: NodeJS.Timeout;
+  /** Until when (ms since the epoch) reads keep the watch without waiters. */
+  keepUntil: number;
+  /** The check that ends the watch once nobody waits or reads. */
+  timer?: NodeJS.Timeout;
   /** The long poll under way. */
   poll?: AbortController;
+}
+
+/** What a watch has seen of its run. */
+export interface WatchedRun {
+  runId?: string;
+  /** The newest event id seen. */
+  latest: number;
+  /** The run has closed (its last event was seen). */
+  closed: boolean;
+  /** The last long poll answered: `latest` is as fresh as Temporal's event stream. */
+  healthy: boolean;
 }
 
 /** Counts of what the watches did, for benchmarks. */
@@ -56,71 +90,173 @@ export interface HistoryWatchStats {
   watching: number;
   /** History requests made since the process started. */
   polls: number;
+  /** Watches stopped to stay within the limit. */
+  evicted: number;
+  /** Long polls that failed (other than an idle one reaching its deadline). */
+  failures: number;
+}
+
+/**
+ * Watches kept for reads at most, by default. Temporal refuses long polls of a namespace past
+ * `frontend.namespaceCount` at once on one frontend (1,200 by default), counting every process's: the default stays
+ * under it, with room for waits and other clients.
+ */
+export const DEFAULT_WATCH_LIMIT = 1000;
+
+/** The longest pause between attempts of a watch whose long polls keep failing. */
+const MAX_RETRY_MS = 30_000;
+
+/** Failed long polls are reported at most this often, counted together. */
+const FAILURE_REPORT_MS = 60_000;
+
+/** A call that fails with CANCELLED as soon as it starts: what a call made on a closed connection becomes. */
+function closedConnectionCall(): ConstructorParameters<typeof InterceptingCall>[0] {
+  return {
+    start(_metadata, listener) {
+      process.nextTick(() =>
+        listener?.onReceiveStatus?.({
+          code: GrpcStatus.CANCELLED,
+          details: 'The connection to Temporal is closed',
+          metadata: new Metadata(),
+        }),
+      );
+    },
+    cancelWithStatus: () => undefined,
+    getPeer: () => '',
+    sendMessageWithContext: () => undefined,
+    sendMessage: () => undefined,
+    startRead: () => undefined,
+    halfClose: () => undefined,
+    getAuthContext: () => null,
+  };
+}
+
+/**
+ * The long polls' interceptor: a call made once the connection was closed (a watch still polling when its application
+ * closed the connection) fails with CANCELLED instead of throwing "Channel has been shut down" where nobody catches it.
+ */
+const closedConnectionGuard: Interceptor = (options, next) => {
+  try {
+    return new InterceptingCall(next(options));
+  } catch {
+    return new InterceptingCall(closedConnectionCall());
+  }
+};
+
+/**
+ * The workflow service of `connection` for the long polls: the same channel, metadata (API key included), deadline and
+ * abort signal, without the client's interceptors (its retries: the watch retries on its own, and a retried long poll
+ * held its answer back from the watch) and with {@link closedConnectionGuard}. The connection's own service when the
+ * client does not expose what this needs.
+ */
+function pollingService(connection: ConnectionLike): ConnectionLike['workflowService'] {
+  if (!(connection instanceof Connection)) return connection.workflowService;
+  const internals = connection as unknown as { client?: unknown; apiKeyFnRef?: unknown };
+  const generate = (Connection as unknown as { generateRPCImplementation?: (options: object) => unknown }).generateRPCImplementation;
+  if (typeof generate !== 'function' || typeof internals.client !== 'object' || typeof internals.apiKeyFnRef !== 'object') {
+    return connection.workflowService;
+  }
+  const rpc = generate.call(Connection, {
+    serviceName: 'temporal.api.workflowservice.v1.WorkflowService',
+    client: internals.client,
+    callContextStorage: connection.callContextStorage,
+    interceptors: [closedConnectionGuard],
+    staticMetadata: connection.options.metadata,
+    apiKeyFnRef: internals.apiKeyFnRef,
+  });
+  return temporal.api.workflowservice.v1.WorkflowService.create(rpc as never, false, false);
 }
 
 /** Waits on workflow histories for every part of a process (see the module comment). */
 export class HistoryWatch {
+  /** By workflow id, least recently used first. */
   private readonly watches = new Map<string, Watch>();
   private polls = 0;
+  private evicted = 0;
+  private failures = 0;
+  /** Failures since the last report, and when that was. */
+  private unreported = 0;
+  private reportedAt = 0;
   private readonly longPollMs: number;
   private readonly retryMs: number;
   private readonly lingerMs: number;
+  private readonly limit: number;
+  private readonly service: ConnectionLike['workflowService'];
 
   constructor(
     private readonly client: Client,
-    options: HistoryWatchOptions = {},
+    private readonly options: HistoryWatchOptions = {},
   ) {
-    this.longPollMs = options.longPollMs ?? 30_000;
+    this.longPollMs = options.longPollMs ?? 70_000;
     this.retryMs = options.retryMs ?? 1000;
     this.lingerMs = options.lingerMs ?? 5000;
+    this.limit = options.limit ?? DEFAULT_WATCH_LIMIT;
+    this.service = pollingService(client.connection);
   }
 
   /** What the watches are doing now. */
   stats(): HistoryWatchStats {
-    return { watching: this.watches.size, polls: this.polls };
+    return { watching: this.watches.size, polls: this.polls, evicted: this.evicted, failures: this.failures };
+  }
+
+  /** What the watch of `workflowId` has seen, if one is running (or has seen its run close). */
+  seen(workflowId: string): WatchedRun | undefined {
+    const watch = this.watches.get(workflowId);
+    if (!watch || watch.stop.signal.aborted) return undefined;
+    return { runId: watch.runId, latest: watch.latest, closed: watch.closed, healthy: watch.healthy };
+  }
+
+  /**
+   * Keeps a watch on run `runId` of `workflowId` for at least `forMs` more (starting one if needed), so that reads in
+   * that time can be answered from what it sees. False when the limit is reached and every watch has waiters.
+   */
+  keep(workflowId: string, runId: string, forMs: number): boolean {
+    let watch = this.current(workflowId, runId);
+    if (!watch) {
+      if (!this.makeRoom()) return false;
+      watch = this.start(workflowId, runId);
+    } else {
+      // Most recently read last: eviction takes from the front.
+      this.watches.delete(workflowId);
+      this.watches.set(workflowId, watch);
+    }
+    watch.keepUntil = Math.max(watch.keepUntil, Date.now() + forMs);
+    if (watch.waiters.size === 0) this.scheduleEnd(workflowId, watch);
+    return true;
   }
 
   /**
    * Resolves when the workflow's history has an event newer than `afterEventId` (at once if one is already known),
    * when it closes, when `timeoutMs` passes, or when `signal` aborts; never rejects. `afterEventId` is the history
-   * length the caller last read the task at: nothing that happened after that read is missed.
+   * length the caller last read the task at, of run `runId` when given: nothing that happened after that read is
+   * missed.
    */
-  changed(workflowId: string, afterEventId: number, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+  changed(workflowId: string, afterEventId: number, timeoutMs: number, signal?: AbortSignal, runId?: string): Promise<void> {
     if (signal?.aborted) return Promise.resolve();
-    let watch = this.watches.get(workflowId);
-    if (watch?.stop.signal.aborted) watch = undefined;
+    let watch = this.current(workflowId, runId);
     if (watch && (watch.closed || watch.latest > afterEventId)) return Promise.resolve();
-    if (watch?.linger) {
-      clearTimeout(watch.linger);
-      watch.linger = undefined;
-    }
     if (!watch) {
-      const created: Watch = { waiters: new Set(), latest: 0, closed: false, stop: new AbortController() };
-      created.stop.signal.addEventListener('abort', () => created.poll?.abort(), { once: true });
-      watch = created;
-      this.watches.set(workflowId, watch);
-      void this.run(workflowId, watch);
+      this.makeRoom();
+      watch = this.start(workflowId, runId);
+    }
+    if (watch.timer) {
+      clearTimeout(watch.timer);
+      watch.timer = undefined;
     }
     const current = watch;
-    const lingerMs = this.lingerMs;
     return new Promise<void>((resolve) => {
       const waiter: Waiter = { after: afterEventId, wake: done };
       const timer = setTimeout(done, timeoutMs);
       signal?.addEventListener('abort', done, { once: true });
       current.waiters.add(waiter);
+      const end = () => this.scheduleEnd(workflowId, current);
       function done() {
         clearTimeout(timer);
         signal?.removeEventListener('abort', done);
         current.waiters.delete(waiter);
         // The last one waiting ends the poll, after a moment in which it may come back (waits are re-armed after each
         // read): no history is read for a task nobody looks at.
-        if (current.waiters.size === 0 && !current.linger) {
-          current.linger = setTimeout(() => {
-            current.linger = undefined;
-            if (current.waiters.size === 0) current.stop.abort();
-          }, lingerMs);
-          current.linger.unref();
-        }
+        if (current.waiters.size === 0) end();
         resolve();
       }
     });
@@ -128,63 +264,151 @@ export class HistoryWatch {
 
   /** Stops every watch (the process is shutting down). */
   close(): void {
-    for (const watch of this.watches.values()) {
-      for (const waiter of [...watch.waiters]) waiter.wake();
-      clearTimeout(watch.linger);
-      watch.stop.abort();
+    for (const [workflowId, watch] of [...this.watches]) this.end(workflowId, watch);
+  }
+
+  /** The running watch of the workflow, if it follows `runId` (any run when not given); a stale one is stopped. */
+  private current(workflowId: string, runId: string | undefined): Watch | undefined {
+    const watch = this.watches.get(workflowId);
+    if (!watch) return undefined;
+    if (!watch.stop.signal.aborted && (runId === undefined || watch.runId === undefined || watch.runId === runId)) {
+      if (runId !== undefined) watch.runId ??= runId;
+      return watch;
+    }
+    // Another run (the workflow continued as new or was reset): its waiters read the task again.
+    this.end(workflowId, watch);
+    return undefined;
+  }
+
+  private start(workflowId: string, runId: string | undefined): Watch {
+    const watch: Watch = {
+      ...(runId !== undefined && { runId }),
+      waiters: new Set(),
+      latest: 0,
+      closed: false,
+      healthy: false,
+      stop: new AbortController(),
+      keepUntil: 0,
+    };
+    watch.stop.signal.addEventListener('abort', () => watch.poll?.abort(), { once: true });
+    this.watches.set(workflowId, watch);
+    // The watch outlives the request that started it and serves others: its log lines name its task only.
+    void withoutLogContext(() => this.run(workflowId, watch));
+    return watch;
+  }
+
+  /** Below the limit, or made so by stopping the least recently read watch nobody waits on. */
+  private makeRoom(): boolean {
+    if (this.watches.size < this.limit) return true;
+    for (const [workflowId, watch] of this.watches) {
+      if (watch.waiters.size > 0) continue;
+      this.evicted++;
+      this.end(workflowId, watch);
+      return true;
+    }
+    return false;
+  }
+
+  /** Ends the watch once nobody waits and neither the linger nor the reads' keep runs any more. */
+  private scheduleEnd(workflowId: string, watch: Watch): void {
+    if (watch.timer || watch.stop.signal.aborted) return;
+    const check = () => {
+      watch.timer = undefined;
+      if (watch.waiters.size > 0 || watch.stop.signal.aborted) return;
+      const left = Math.max(watch.keepUntil, lingeredUntil) - Date.now();
+      if (left <= 0) return this.end(workflowId, watch);
+      watch.timer = setTimeout(check, left);
+      watch.timer.unref();
+    };
+    const lingeredUntil = Date.now() + this.lingerMs;
+    watch.timer = setTimeout(check, Math.max(watch.keepUntil, lingeredUntil) - Date.now());
+    watch.timer.unref();
+  }
+
+  private end(workflowId: string, watch: Watch): void {
+    clearTimeout(watch.timer);
+    watch.timer = undefined;
+    watch.stop.abort();
+    for (const waiter of [...watch.waiters]) waiter.wake();
+    if (this.watches.get(workflowId) === watch) {
+      this.watches.delete(workflowId);
+      this.options.onStop?.(workflowId);
     }
   }
 
   private async run(workflowId: string, watch: Watch): Promise<void> {
     const { connection, options } = this.client;
     let token: Uint8Array | undefined;
-    try {
-      while (!watch.stop.signal.aborted) {
-        let events: temporal.api.history.v1.IHistoryEvent[];
-        try {
-          this.polls++;
-          // One poll, one abort controller: the watch's stop signal gets a single listener for its whole life
-          // instead of one per poll.
-          const poll = new AbortController();
-          watch.poll = poll;
-          const page = await connection.withAbortSignal(poll.signal, () =>
-            connection.withDeadline(Date.now() + this.longPollMs, () =>
-              connection.workflowService.getWorkflowExecutionHistory({
-                namespace: options.namespace,
-                execution: { workflowId },
-                waitNewEvent: true,
-                skipArchival: true,
-                ...(token && { nextPageToken: token }),
-              }),
-            ),
-          );
-          events = page.history?.events ?? [];
-          token = page.nextPageToken && page.nextPageToken.length > 0 ? page.nextPageToken : undefined;
-        } catch (error) {
-          if (watch.stop.signal.aborted) return;
-          // A long poll that outlived its deadline is an idle one: poll again. Anything else: wake the waiters (they
-          // read the task and learn what is wrong) and try again shortly.
-          if (grpcStatusOf(error) !== GrpcStatus.DEADLINE_EXCEEDED) {
-            this.wakeAll(watch);
-            await sleep(this.retryMs, watch.stop.signal);
-          }
-          continue;
-        }
-        for (const event of events) {
-          watch.latest = Math.max(watch.latest, Number(event.eventId ?? 0));
-          if (CLOSE_EVENTS.has(event.eventType ?? 0)) watch.closed = true;
-        }
-        for (const waiter of [...watch.waiters]) if (watch.closed || watch.latest > waiter.after) waiter.wake();
-        // The whole history has been read and the run is over (or the workflow is gone): nothing more will come.
-        if (watch.closed || token === undefined) {
-          watch.closed = true;
+    let failuresInRow = 0;
+    while (!watch.stop.signal.aborted) {
+      let events: temporal.api.history.v1.IHistoryEvent[];
+      try {
+        this.polls++;
+        // One poll, one abort controller: the watch's stop signal gets a single listener for its whole life
+        // instead of one per poll.
+        const poll = new AbortController();
+        watch.poll = poll;
+        const page = await connection.withAbortSignal(poll.signal, () =>
+          connection.withDeadline(Date.now() + this.longPollMs, () =>
+            this.service.getWorkflowExecutionHistory({
+              namespace: options.namespace,
+              execution: { workflowId, ...(watch.runId !== undefined && { runId: watch.runId }) },
+              waitNewEvent: true,
+              skipArchival: true,
+              ...(token && { nextPageToken: token }),
+            }),
+          ),
+        );
+        events = page.history?.events ?? [];
+        token = page.nextPageToken && page.nextPageToken.length > 0 ? page.nextPageToken : undefined;
+      } catch (error) {
+        if (watch.stop.signal.aborted) return;
+        // A long poll that outlived its deadline is an idle one: poll again. Anything else: wake the waiters (they
+        // read the task and learn what is wrong) and try again shortly, from the start of the history, which Temporal
+        // answers at once: reads go to Temporal until the watch has caught up, and a long poll from where it was
+        // could keep them there until the next event or Temporal's long-poll interval.
+        if (grpcStatusOf(error) !== GrpcStatus.DEADLINE_EXCEEDED) {
+          watch.healthy = false;
+          token = undefined;
+          failuresInRow++;
+          this.failed(workflowId, error);
           this.wakeAll(watch);
-          return;
+          // Doubled at each failure in a row, with a little jitter, so that watches refused together do not all come
+          // back together.
+          const pause = backoffMs(failuresInRow, this.retryMs, MAX_RETRY_MS);
+          await sleep(pause * (0.8 + Math.random() * 0.4), watch.stop.signal);
         }
+        continue;
       }
-    } finally {
-      if (this.watches.get(workflowId) === watch) this.watches.delete(workflowId);
+      failuresInRow = 0;
+      for (const event of events) {
+        watch.latest = Math.max(watch.latest, Number(event.eventId ?? 0));
+        if (CLOSE_EVENTS.has(event.eventType ?? 0)) watch.closed = true;
+      }
+      watch.healthy = true;
+      // The whole history has been read and the run is over (or the workflow is gone): nothing more will come. The
+      // watch stays, closed, for the reads that keep it.
+      if (watch.closed || token === undefined) watch.closed = true;
+      for (const waiter of [...watch.waiters]) if (watch.closed || watch.latest > waiter.after) waiter.wake();
+      if (watch.closed) {
+        if (watch.waiters.size === 0) this.scheduleEnd(workflowId, watch);
+        return;
+      }
     }
+  }
+
+  /** Counts a failed long poll; says so in the log, at most once a {@link FAILURE_REPORT_MS}. */
+  private failed(workflowId: string, error: unknown): void {
+    this.failures++;
+    this.unreported++;
+    const now = Date.now();
+    if (now - this.reportedAt < FAILURE_REPORT_MS) return;
+    log.warn(
+      `history watch: ${this.unreported} long poll(s) failed${this.reportedAt > 0 ? ' since the last report' : ''}; reads of those tasks go to Temporal until their watch answers again`,
+      { taskId: workflowId, error: describeServiceError(error) },
+    );
+    this.unreported = 0;
+    this.reportedAt = now;
   }
 
   private wakeAll(watch: Watch): void {

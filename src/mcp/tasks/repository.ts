@@ -42,10 +42,10 @@ import {
 import { webUiWorkflowUrl } from '../../shared/temporal-config';
 import { setBounded } from '../../util/bounded';
 import { log } from '../../util/log';
-import { retryWithBackoff } from '../../util/wait';
-import { GrpcStatus, grpcStatusOf, isTemporalUnavailable, plainMessage, taskNotFound } from './errors';
+import { retryWithBackoff, sleep } from '../../util/wait';
+import { describeServiceError, GrpcStatus, grpcStatusOf, isTemporalUnavailable, plainMessage, taskNotFound } from './errors';
 import { TaskFollower, type FollowOptions } from './follow';
-import { HistoryWatch } from './history-watch';
+import { DEFAULT_WATCH_LIMIT, HistoryWatch } from './history-watch';
 import { argumentsDigest, derivedUuid } from './idempotency';
 import type { AnswerSeal } from '../../shared/answer-proof';
 import type { TaskMarker } from './marker';
@@ -118,6 +118,42 @@ export interface TaskBackendOptions {
   quotas?: Partial<QuotaOptions>;
   /** The Temporal Web UI's base URL: every task view links to its workflow there. None: no links. */
   webUiUrl?: string;
+  /** How task reads are served from the history watches (see {@link WatchedReadOptions}). */
+  reads?: Partial<WatchedReadOptions>;
+}
+
+/**
+ * Task reads served from the history watches: a read of a task whose watch has seen no event since the task was last
+ * read is answered from that read, without a Temporal call.
+ */
+export interface WatchedReadOptions {
+  /**
+   * How long a read keeps its task's watch (and so the next reads cheap) after it; default 30 s. A watch costs a
+   * request per long poll (20 s on a default server): clients that poll less often than this are served from Temporal.
+   */
+  keepMs: number;
+  /** Most watches kept for reads; past it the least recently read goes. 0 turns serving reads from watches off. */
+  limit: number;
+  /** Deadline of a watch's long poll; Temporal answers idle ones before it (history.longPollExpirationInterval). */
+  longPollMs: number;
+  /**
+   * How long a write (an answer, a decision, a cancel) still waits after this process's watch has seen its event,
+   * before it answers; default 100 ms. Temporal hands the event to every replica's watch at once, but their answers
+   * reach the replicas a few milliseconds apart (17 ms at most measured on a saturated 2-core machine): this covers
+   * that, so that a read on another replica right after the write is not served what came before it. 0 for a single
+   * replica, or where every balancer routes a task's requests to one replica.
+   */
+  settleMs: number;
+}
+
+/** How long a write waits for this process's watch to see its event before it answers (see {@link TemporalTaskBackend.written}). */
+const WRITE_SEEN_MS = 1000;
+
+/** A task's view as last read, served while its watch sees no newer event. */
+interface WatchedRead {
+  view: TaskView;
+  /** Whose task it is: a read by anyone else is "not found", as it would be from Temporal. */
+  owner: string;
 }
 
 /** How a task is created. */
@@ -150,14 +186,31 @@ export class TemporalTaskBackend {
   private readonly recent = new Map<string, Map<string, number>>();
   /** The original run id (kept across resets) of each run answered lately: what answers are sealed for. */
   private readonly originalRunIds = new Map<string, string>();
+  /** The last read of each watched task (see {@link WatchedReadOptions}); an entry goes with its watch. */
+  private readonly reads = new Map<string, WatchedRead>();
+  /** Writes made here per task lately: a read that began before one is not kept. */
+  private readonly writes = new Map<string, number>();
+  private readonly readOptions: WatchedReadOptions;
+  /** Reads answered from a watch, and reads that asked Temporal. */
+  private readonly readCounts = { watched: 0, fetched: 0 };
 
   constructor(
     readonly client: Client,
     readonly options: TaskBackendOptions,
     private readonly tools: ReadonlyMap<string, TaskTool>,
   ) {
-    this.watch = new HistoryWatch(client);
+    this.readOptions = { keepMs: 30_000, limit: DEFAULT_WATCH_LIMIT, longPollMs: 70_000, settleMs: 100, ...options.reads };
+    this.watch = new HistoryWatch(client, {
+      limit: Math.max(this.readOptions.limit, 1),
+      longPollMs: this.readOptions.longPollMs,
+      onStop: (workflowId) => this.reads.delete(workflowId),
+    });
     this.quotas = new Quotas(client, options.quotas);
+  }
+
+  /** How reads were served: from a watch, or by asking Temporal. */
+  readStats(): { watched: number; fetched: number; kept: number } {
+    return { ...this.readCounts, kept: this.reads.size };
   }
 
   /**
@@ -165,7 +218,7 @@ export class TemporalTaskBackend {
    * after `timeoutMs`, or when `signal` aborts. Driven by Temporal's events: nothing is polled on a timer.
    */
   changed(view: TaskView, timeoutMs: number, signal?: AbortSignal): Promise<void> {
-    return this.watch.changed(view.workflowId, view.historyLength, Math.max(timeoutMs, 0), signal);
+    return this.watch.changed(view.workflowId, view.historyLength, Math.max(timeoutMs, 0), signal, view.runId);
   }
 
   /** Follows a task as it changes: see {@link TaskFollower}. */
@@ -279,9 +332,67 @@ export class TemporalTaskBackend {
     return { ...(await this.view(description)), replayed: true };
   }
 
-  /** Reads the task; throws {@link taskNotFound} unless it exists and belongs to `principal`. */
-  async get(taskId: string, principal: string): Promise<TaskView> {
-    return this.rpc(async () => this.view(await this.describeOwned(taskId, principal)));
+  /**
+   * Reads the task; throws {@link taskNotFound} unless it exists and belongs to `principal`.
+   *
+   * A task this process watches is answered from its last read while the watch has seen no event after it (no
+   * Temporal call); any other is read from Temporal, and its watch kept for {@link WatchedReadOptions.keepMs} so that
+   * the next reads are served the same way (`watch: false`, as for a listing: no watch is started for it).
+   */
+  async get(taskId: string, principal: string, options: { watch?: boolean } = {}): Promise<TaskView> {
+    const known = this.watchedRead(taskId, principal, options.watch !== false);
+    if (known) return known;
+    const writes = this.writes.get(taskId);
+    const view = await this.rpc(async () => this.view(await this.describeOwned(taskId, principal)));
+    this.readCounts.fetched++;
+    // A write made here meanwhile may not be in what was read: that read is not kept.
+    if (options.watch !== false && this.readOptions.limit > 0 && this.writes.get(taskId) === writes) this.keepRead(view, principal);
+    return view;
+  }
+
+  /** The task's last read, when its watch shows nothing newer happened since (see {@link get}). */
+  private watchedRead(taskId: string, principal: string, keepWatching: boolean): TaskView | undefined {
+    const read = this.reads.get(taskId);
+    if (!read) return undefined;
+    const seen = this.watch.seen(taskId);
+    const { view } = read;
+    // A closed run is read from Temporal each time: its workflow id may start a new run (a reset, another start).
+    if (!seen?.healthy || seen.closed || seen.runId !== view.runId || seen.latest !== view.historyLength) return undefined;
+    if (read.owner !== principal) throw taskNotFound(taskId);
+    if (keepWatching) this.watch.keep(taskId, view.runId, this.readOptions.keepMs);
+    this.readCounts.watched++;
+    return view;
+  }
+
+  /** Keeps what was just read from Temporal, and its task's watch, for the next reads (not for a task that ended). */
+  private keepRead(view: TaskView, owner: string): void {
+    if (isTerminal(view.task.status) || !this.watch.keep(view.workflowId, view.runId, this.readOptions.keepMs)) return;
+    this.reads.set(view.workflowId, { view, owner });
+  }
+
+  /**
+   * After a write to the task (an answer, a cancel, an Update) made by this process: its last read is dropped, and the
+   * write answers only once this process's watch has seen an event after `basis`, the state the write was made on (up
+   * to {@link WRITE_SEEN_MS}), and {@link WatchedReadOptions.settleMs} more. Temporal hands a new event to every long
+   * poll of the run at once, so by then the watches of other replicas have it too, and a read there after this write
+   * returned is served from Temporal or from a watch that saw it.
+   */
+  private async written(taskId: string, basis?: { runId: string; historyLength: number }): Promise<void> {
+    setBounded(this.writes, taskId, (this.writes.get(taskId) ?? 0) + 1, CHAIN_STARTS_KEPT);
+    this.reads.delete(taskId);
+    if (basis === undefined || this.readOptions.limit === 0) return;
+    await this.watch.changed(taskId, basis.historyLength, WRITE_SEEN_MS, undefined, basis.runId);
+    if (this.readOptions.settleMs > 0) await sleep(this.readOptions.settleMs);
+  }
+
+  /**
+   * Before a write: this process's watch of the task runs and has read the history so far, so the write's event reaches
+   * it through its long poll, as it reaches the watches of other replicas (see {@link written}), not by a first read
+   * that could come back before theirs were told.
+   */
+  private async watchForWrite(workflowId: string, runId: string): Promise<void> {
+    if (this.readOptions.limit === 0 || !this.watch.keep(workflowId, runId, this.readOptions.keepMs)) return;
+    await this.watch.changed(workflowId, 0, WRITE_SEEN_MS, undefined, runId);
   }
 
   /** The workflow id of a task the principal owns (they are the same; this checks ownership). */
@@ -307,7 +418,7 @@ export class TemporalTaskBackend {
     // A task deleted by retention between the listing and the read is left out; an outage is reported.
     const views = await Promise.all(
       ids.map((id) =>
-        this.get(id, principal).catch((error: unknown) => {
+        this.get(id, principal, { watch: false }).catch((error: unknown) => {
           if (isTemporalUnavailable(error)) throw error;
           return undefined;
         }),
@@ -325,9 +436,12 @@ export class TemporalTaskBackend {
     if (isTerminal(view.task.status)) {
       throw new McpError(ErrorCode.InvalidParams, `Task ${taskId} is already ${view.task.status}; only a running task can be cancelled`);
     }
+    await this.watchForWrite(view.workflowId, view.runId);
     try {
       await this.rpc(() => this.client.workflow.getHandle(view.workflowId, view.runId).cancel());
+      await this.written(taskId, view);
     } catch (error) {
+      await this.written(taskId);
       // It may have closed between the read and the cancel: report what it became.
       const now = await this.get(taskId, principal);
       if (isTerminal(now.task.status)) {
@@ -350,21 +464,29 @@ export class TemporalTaskBackend {
     answeredBy: AnswerOrigin,
     patienceMs = 120_000,
   ): Promise<void> {
-    await retryWithBackoff(
-      async () => {
-        const originalRunId = await this.originalRunIdOf(view);
-        const sealed = this.options.answerSeal.seal({ workflowId: view.workflowId, originalRunId }, response, answeredBy);
-        await this.rpc(() => this.client.workflow.getHandle(view.workflowId, view.runId).signal(respondSignal, sealed));
-      },
-      {
-        isRetryable: isTemporalUnavailable,
-        deadline: Date.now() + patienceMs,
-        onRetry: (error, attempt) => {
-          if (attempt === 0)
-            log.warn(`answer waits for Temporal: ${(error as Error).message}`, { taskId: view.task.taskId, key: response.key });
+    await this.watchForWrite(view.workflowId, view.runId);
+    try {
+      await retryWithBackoff(
+        async () => {
+          const originalRunId = await this.originalRunIdOf(view);
+          const sealed = this.options.answerSeal.seal({ workflowId: view.workflowId, originalRunId }, response, answeredBy);
+          await this.rpc(() => this.client.workflow.getHandle(view.workflowId, view.runId).signal(respondSignal, sealed));
         },
-      },
-    );
+        {
+          isRetryable: isTemporalUnavailable,
+          deadline: Date.now() + patienceMs,
+          onRetry: (error, attempt) => {
+            if (attempt === 0)
+              log.warn(`answer waits for Temporal: ${(error as Error).message}`, { taskId: view.task.taskId, key: response.key });
+          },
+        },
+      );
+    } catch (error) {
+      // It may have landed all the same.
+      await this.written(view.workflowId);
+      throw error;
+    }
+    await this.written(view.workflowId, view);
     log.info('answer handed to the workflow', {
       taskId: view.task.taskId,
       key: response.key,
@@ -623,17 +745,32 @@ export class TemporalTaskBackend {
     }
     const originalRunId = await this.originalRunIdOf(description);
     const sealed = this.options.answerSeal.seal({ workflowId: description.workflowId, originalRunId }, { key, ...response }, by);
+    await this.watchForWrite(description.workflowId, description.runId);
+    // One Update id for every attempt: Temporal takes a repeated one as the same Update.
+    const updateId = randomUUID();
+    const deadline = Date.now() + patienceMs;
     try {
-      const record = await this.client.connection.withDeadline(Date.now() + patienceMs, () =>
-        this.client.workflow
-          .getHandle(description.workflowId, description.runId)
-          .executeUpdate<AnswerRecord, [InputResponse]>(ANSWER_UPDATE_NAME, {
-            args: [sealed],
-          }),
+      const record = await retryWithBackoff(
+        () =>
+          this.client.connection.withDeadline(deadline, () =>
+            this.client.workflow
+              .getHandle(description.workflowId, description.runId)
+              .executeUpdate<AnswerRecord, [InputResponse]>(ANSWER_UPDATE_NAME, { args: [sealed], updateId }),
+          ),
+        {
+          // Temporal busy or between states (the workflow's cache cleared, a frontend restarting): the same Update again.
+          isRetryable: (error) => isTemporalUnavailable(error) || isTemporalBusy(error),
+          deadline,
+          onRetry: (error, attempt) => {
+            if (attempt === 0) log.warn(`decision waits for Temporal: ${describeServiceError(error)}`, { taskId, key });
+          },
+        },
       );
       log.info('decision recorded', { taskId, key, action: response.action, principal: by.principal });
+      await this.written(taskId, description);
       return record;
     } catch (error) {
+      await this.written(taskId);
       if (error instanceof WorkflowUpdateFailedError) {
         throw new AnswerRefusedError(plainMessage(error.cause ?? error).replace(/^Answer refused: /, ''));
       }
@@ -842,6 +979,12 @@ function inboxItemOf(taskId: string, tool: string | undefined, input: AddressedI
     askedAt: input.askedAt,
     ...(input.dueAt && { dueAt: input.dueAt }),
   };
+}
+
+/** Temporal refused for now (too busy, or the workflow's state was being reloaded): the same call may succeed shortly. */
+function isTemporalBusy(error: unknown): boolean {
+  const code = grpcStatusOf(error);
+  return code === GrpcStatus.RESOURCE_EXHAUSTED || code === GrpcStatus.ABORTED;
 }
 
 function isDeadlineExceeded(error: unknown): boolean {

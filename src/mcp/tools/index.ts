@@ -25,6 +25,24 @@ export const DEFAULT_TOOLS: readonly ToolDefinition[] = [
   ...APPROVAL_TOOLS,
 ];
 
+/** The tools by name, and the workflow tools among them: built once per tool list, however often asked. */
+export function toolTables(tools: readonly ToolDefinition[]): ToolTables {
+  let tables = tablesOf.get(tools);
+  if (!tables) {
+    tables = { byName: new Map(tools.map((tool) => [tool.name, tool])), workflowTools: workflowToolsByName(tools) };
+    tablesOf.set(tools, tables);
+  }
+  return tables;
+}
+
+/** What {@link toolTables} answers. */
+export interface ToolTables {
+  byName: ReadonlyMap<string, ToolDefinition>;
+  workflowTools: ReadonlyMap<string, WorkflowTool<any, any>>;
+}
+
+const tablesOf = new WeakMap<readonly ToolDefinition[], ToolTables>();
+
 /** The workflow tools of `tools`, by name. */
 export function workflowToolsByName(tools: readonly ToolDefinition[]): Map<string, WorkflowTool<any, any>> {
   return new Map(tools.filter((tool): tool is WorkflowTool<any, any> => tool.kind === 'workflow').map((tool) => [tool.name, tool]));

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { classifyInboundRequest, isLegacyRequest } from '@modelcontextprotocol/server';
+import { classifyInboundRequest, isLegacyRequest, PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest, SUPPORTED_PROTOCOL_VERSIONS as LEGACY_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
@@ -128,16 +128,13 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     if (!sessionId && req.method === 'POST') {
       // The version a request speaks decides the path: an initialize opens a 2025-11-25 session, a request with the
       // 2026-07-28 envelope in its _meta is served on its own.
-      const exchange = new AbortController();
-      const request = toWebRequest(req, res, body, exchange.signal);
-      if (!(await isLegacyRequest(request, body))) {
-        openExchanges.add(exchange);
-        res.once('close', () => openExchanges.delete(exchange));
+      const request = toWebRequest(req, res, body, openExchanges);
+      if (claimsModernEnvelope(body) || !(await isLegacyRequest(request, body))) {
         if (endpoints.taskSubscriptions.accepts(body)) {
           // Served beside the SDK, so it gets the same standard-header checks here that every other request gets there.
           const refused = listenHeaderProblem(req, body);
           if (refused) return sendJsonRpcError(res, refused.httpStatus, refused.code, refused.message, body.id, refused.data);
-          return serveListen(res, exchange.signal, (sink) => endpoints.taskSubscriptions.serve(body, principal, sink));
+          return serveListen(res, request.signal, (sink) => endpoints.taskSubscriptions.serve(body, principal, sink));
         }
         const authInfo = principal ? { token: '', clientId: principal, scopes: [], extra: { roles } } : undefined;
         return sendWebResponse(res, await endpoints.mcp2026.fetch(request, { parsedBody: body, ...(authInfo && { authInfo }) }));
@@ -149,11 +146,12 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       if (!session) {
         return sendJsonRpcError(res, 404, -32001, 'Session not found: it expired or the server restarted; initialize a new session');
       }
-      // A poll is answered with plain JSON, not a stream (MCP 2025-11-25: SHOULD NOT upgrade tasks/get to SSE);
-      // anything unusual about it is left to the SDK's transport, which answers it as it should.
-      if (req.method === 'POST' && endpoints.answerPollingRequest && acceptsJson(req) && knownLegacyVersion(req)) {
+      // A poll, or a call that only starts a task, is answered with plain JSON, not a stream (MCP 2025-11-25: SHOULD
+      // NOT upgrade tasks/get to SSE); anything unusual about it is left to the SDK's transport, which answers it as
+      // it should.
+      if (req.method === 'POST' && endpoints.answerAtOnce && acceptsJson(req) && knownLegacyVersion(req)) {
         const authInfo = (req as IncomingMessage & { auth?: AuthInfo }).auth;
-        const answer = await endpoints.answerPollingRequest(session.server, body, authInfo, sessionId);
+        const answer = await endpoints.answerAtOnce(session.server, body, authInfo, sessionId);
         if (answer) {
           res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': sessionId });
           return void res.end(JSON.stringify(answer));
@@ -199,6 +197,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     },
   );
   httpServer.maxConnections = options.limits?.maxConnections ?? 512;
+  // Node's own 5 s would close a poller's connection about when it sends its next request (ECONNRESET on its side).
+  httpServer.keepAliveTimeout = options.limits?.keepAliveTimeoutMs ?? 65_000;
   const maxPerAddress = options.limits?.maxConnectionsPerAddress ?? 64;
   const firstRequestTimeoutMs = options.limits?.firstRequestTimeoutMs ?? 5000;
   const sockets = new Set<Socket>();
@@ -350,16 +350,11 @@ type BodyRead = { ok: true; body: unknown } | { ok: false; status: number; code:
 async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<BodyRead> {
   const tooLarge: BodyRead = { ok: false, status: 413, code: -32600, message: `Request body larger than ${maxBytes} bytes` };
   if (Number(req.headers['content-length'] ?? 0) > maxBytes) return tooLarge;
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > maxBytes) return tooLarge;
-    chunks.push(chunk as Buffer);
-  }
+  const text = await readText(req, maxBytes);
+  if (text === undefined) return tooLarge;
   let body: unknown;
   try {
-    body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    body = JSON.parse(text);
   } catch {
     return { ok: false, status: 400, code: -32700, message: 'Parse error: the body is not valid JSON' };
   }
@@ -367,6 +362,50 @@ async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<Bod
     return { ok: false, status: 400, code: -32600, message: `Invalid request: JSON nested deeper than ${MAX_JSON_DEPTH} levels` };
   }
   return { ok: true, body };
+}
+
+/**
+ * The body of `req` as text; undefined once it grows past `maxBytes` (the rest is left unread). Rejects when the
+ * request is aborted or fails before it ends.
+ */
+function readText(req: IncomingMessage, maxBytes: number): Promise<string | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = (error?: Error, text?: string) => {
+      req.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
+      if (error) reject(error);
+      else resolve(text);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) {
+        req.pause();
+        return done();
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => done(undefined, chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8'));
+    const onError = (error: Error) => done(error);
+    const onClose = () => {
+      if (!req.complete) done(new Error('the request was aborted'));
+    };
+    req.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
+  });
+}
+
+/**
+ * True when `body` is a JSON-RPC request or notification (other than `initialize`) whose `_meta` carries the
+ * 2026-07-28 envelope's protocol-version claim: the SDK's classifier routes every such message to the modern path
+ * (to serve it or to answer its validation error), so it need not be classified twice. Anything else is left to
+ * `isLegacyRequest`.
+ */
+export function claimsModernEnvelope(body: unknown): boolean {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return false;
+  const message = body as { method?: unknown; params?: { _meta?: unknown }; result?: unknown; error?: unknown };
+  if (typeof message.method !== 'string' || message.method === 'initialize' || 'result' in message || 'error' in message) return false;
+  const meta = message.params?._meta;
+  return meta !== null && typeof meta === 'object' && !Array.isArray(meta) && PROTOCOL_VERSION_META_KEY in meta;
 }
 
 /** No MCP message nests this deep; deeper ones would only exhaust the stack of whatever walks them. */

@@ -23,6 +23,11 @@ export interface HttpLimits {
   requestTimeoutMs: number;
   /** Time to receive a request's headers. */
   headersTimeoutMs: number;
+  /**
+   * How long an idle keep-alive connection stays open for the client's next request. Longer than a client's pause
+   * between polls, and than a balancer's idle timeout: a connection closed as the client reuses it fails the request.
+   */
+  keepAliveTimeoutMs: number;
   /** Largest request body; a larger one gets 413. */
   maxBodyBytes: number;
 }
@@ -36,6 +41,7 @@ export function httpLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): HttpLim
     maxConnectionsPerAddress: countFromEnv(env, 'MCP_HTTP_MAX_CONNECTIONS_PER_ADDRESS', 64, 0),
     firstRequestTimeoutMs: countFromEnv(env, 'MCP_HTTP_FIRST_REQUEST_TIMEOUT_MS', 5000),
     requestTimeoutMs: countFromEnv(env, 'MCP_HTTP_REQUEST_TIMEOUT_MS', 30_000),
+    keepAliveTimeoutMs: countFromEnv(env, 'MCP_HTTP_KEEP_ALIVE_TIMEOUT_MS', 65_000),
     headersTimeoutMs: countFromEnv(env, 'MCP_HTTP_HEADERS_TIMEOUT_MS', 10_000),
     maxBodyBytes: countFromEnv(env, 'MCP_HTTP_MAX_BODY_BYTES', 2 * 1024 * 1024),
   };

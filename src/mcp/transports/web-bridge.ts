@@ -1,7 +1,7 @@
 /**
  * Between Node's HTTP server and the web-standard Request/Response the 2026-07-28 handler speaks: a request whose body
- * was already read becomes a Request (cancelled when the response closes), and a Response (JSON or an SSE stream) is
- * written back chunk by chunk.
+ * was already read becomes a Request (cancelled when the response closes), and a Response is written back: an SSE
+ * stream chunk by chunk, JSON whole.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
@@ -9,16 +9,18 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 const TASK_METHODS = new Set(['tasks/get', 'tasks/update', 'tasks/cancel']);
 
 /**
- * The web-standard Request the 2026-07-28 handler takes, for a node request whose body was already read; `stop` (the
- * server shutting down) cancels it like a client that went away.
+ * The web-standard Request the 2026-07-28 handler takes, for a node request whose body was already read. It is
+ * cancelled when the response closes first, like a client that went away; while it is open, its controller is in
+ * `open` (when given), so that a server shutting down can cancel it too.
  */
-export function toWebRequest(req: IncomingMessage, res: ServerResponse, body: unknown, stop?: AbortSignal): Request {
+export function toWebRequest(req: IncomingMessage, res: ServerResponse, body: unknown, open?: Set<AbortController>): Request {
   const abort = new AbortController();
+  open?.add(abort);
   // Closing the response stream cancels the request (Streamable HTTP, 2026-07-28).
-  res.on('close', () => {
+  res.once('close', () => {
+    open?.delete(abort);
     if (!res.writableFinished) abort.abort();
   });
-  stop?.addEventListener('abort', () => abort.abort(), { once: true });
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
     if (Array.isArray(value)) for (const item of value) headers.append(name, item);
@@ -45,12 +47,27 @@ export function toWebRequest(req: IncomingMessage, res: ServerResponse, body: un
   });
 }
 
-/** Writes a web-standard Response (JSON or an SSE stream) to the node response, chunk by chunk. */
+/**
+ * Writes a web-standard Response to the node response: an SSE stream chunk by chunk, anything else (JSON) whole, with
+ * its length, in one write.
+ */
 export async function sendWebResponse(res: ServerResponse, response: Response): Promise<void> {
   const headers: Record<string, string> = {};
   response.headers.forEach((value, name) => {
     headers[name] = value;
   });
+  if (response.body && !/^\s*text\/event-stream\s*(;|$)/i.test(headers['content-type'] ?? '')) {
+    let body: Buffer;
+    try {
+      body = Buffer.from(await response.arrayBuffer());
+    } catch {
+      // The handler gave up on the response (the client went away): nothing to send.
+      return void res.destroy();
+    }
+    headers['content-length'] = String(body.length);
+    res.writeHead(response.status, headers);
+    return void res.end(body);
+  }
   res.writeHead(response.status, headers);
   if (!response.body) return void res.end();
   res.flushHeaders();

@@ -1,0 +1,263 @@
+/**
+ * Task reads served from the history watches: polls of a watched task cost Temporal nothing, and a poll right after a
+ * write through this replica or another never shows the state before it. Two replicas in this process, each with its
+ * own Temporal connection (whose requests are counted) and its own Streamable HTTP endpoint; 2025-11-25 clients of the
+ * MCP SDK and 2026-07-28 requests over HTTP.
+ */
+import { randomUUID } from 'node:crypto';
+import net from 'node:net';
+import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { InterceptingCall } from '@grpc/grpc-js';
+import { Client, Connection } from '@temporalio/client';
+import { createBridge, type Bridge, type BridgeTuning } from '../../src/mcp/bridge';
+import { startHttpServer, type RunningHttpServer } from '../../src/mcp/transports/http';
+import { freePort } from '../helpers/dev-server';
+import { FAST_TUNING, getTask, newMcpClient, startInvoiceTask, waitForTask } from '../helpers/mcp';
+import { mcp2026Request } from '../helpers/mcp2026';
+import {
+  sampleInvoice,
+  startWorker,
+  tempActivityConfig,
+  testAddress,
+  testTemporalConfig,
+  uniqueTaskQueue,
+  type RunningWorker,
+} from '../helpers/temporal';
+
+const taskQueue = uniqueTaskQueue('watched-reads');
+const principal = `reader-${randomUUID().slice(0, 8)}`;
+let worker: RunningWorker;
+
+/** One replica: a bridge on a connection of its own whose requests to Temporal are counted, served over HTTP. */
+interface Replica {
+  bridge: Bridge;
+  http: RunningHttpServer;
+  /** Requests to Temporal by method name (DescribeWorkflowExecution, GetWorkflowExecutionHistory, …). */
+  requests: Map<string, number>;
+  close(): Promise<void>;
+}
+
+const replicas: Replica[] = [];
+const clients: McpClient[] = [];
+const proxies: net.Server[] = [];
+
+/**
+ * A TCP relay to Temporal that hands on what Temporal sends `delayMs` late (in order), and what is sent to it at once:
+ * a replica whose answers from Temporal, its watch's included, reach it later than another's.
+ */
+async function laggingRelay(delayMs: number): Promise<string> {
+  const target = testAddress();
+  const colon = target.lastIndexOf(':');
+  const relay = net.createServer((near) => {
+    const far = net.connect(Number(target.slice(colon + 1)), target.slice(0, colon));
+    const later = (act: () => void) => setTimeout(act, delayMs);
+    near.pipe(far);
+    far.on('data', (chunk) => later(() => near.writable && near.write(chunk)));
+    far.on('close', () => later(() => near.destroy()));
+    near.on('close', () => far.destroy());
+    far.on('error', () => undefined);
+    near.on('error', () => undefined);
+  });
+  await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+  proxies.push(relay);
+  return `127.0.0.1:${(relay.address() as net.AddressInfo).port}`;
+}
+
+async function replica(tuning: BridgeTuning = FAST_TUNING, address = testAddress()): Promise<Replica> {
+  const requests = new Map<string, number>();
+  const connection = await Connection.connect({
+    address,
+    interceptors: [
+      (options, next) => {
+        const method = String(options.method_definition.path).split('/').pop()!;
+        requests.set(method, (requests.get(method) ?? 0) + 1);
+        return new InterceptingCall(next(options));
+      },
+    ],
+  });
+  const client = new Client({ connection });
+  const bridge = await createBridge({
+    temporal: testTemporalConfig(taskQueue),
+    client,
+    tuning: { ...tuning, backend: { ...tuning.backend, quotas: { operationsPerSecond: 0 } } },
+    principalOf: () => principal,
+    localPrincipal: principal,
+  });
+  const http = await startHttpServer({ host: '127.0.0.1', port: await freePort(), endpoints: bridge });
+  const made: Replica = {
+    bridge,
+    http,
+    requests,
+    close: async () => {
+      await http.close(0);
+      await bridge.close();
+      await connection.close();
+    },
+  };
+  replicas.push(made);
+  return made;
+}
+
+async function client2025(url: string): Promise<McpClient> {
+  const client = newMcpClient('watched-reads', false);
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  clients.push(client);
+  return client;
+}
+
+/** tasks/get in 2026-07-28, as a client of that generation polls. */
+async function get2026(url: string, taskId: string): Promise<Record<string, any>> {
+  const answer = await mcp2026Request(url, 'tasks/get', { taskId });
+  if (answer.body.error) throw new Error(`tasks/get: ${answer.body.error.message}`);
+  return answer.body.result!;
+}
+
+/** Reads of a task's state: describes and history pages (the watch's long polls are counted apart). */
+function reads(of: Replica): { describes: number; history: number } {
+  return {
+    describes: of.requests.get('DescribeWorkflowExecution') ?? 0,
+    history: (of.requests.get('GetWorkflowExecutionHistoryReverse') ?? 0) + (of.requests.get('GetWorkflowExecutionHistory') ?? 0),
+  };
+}
+
+beforeAll(async () => {
+  worker = await startWorker(taskQueue, tempActivityConfig());
+});
+
+afterAll(async () => {
+  await Promise.all(clients.map((client) => client.close().catch(() => undefined)));
+  await Promise.all(replicas.map((each) => each.close()));
+  for (const relay of proxies) relay.close();
+  await worker?.stop();
+});
+
+describe('polls served from the watch', () => {
+  test('fifty polls of a task waiting for input make no Temporal read after the first, and read what Temporal reads', async () => {
+    const a = await replica();
+    const client = await client2025(a.http.url);
+    const task = await startInvoiceTask(client, sampleInvoice());
+    const waiting = await waitForTask(client, task.taskId, (t) => t.status === 'input_required');
+    // The watch has caught up with the task once one poll was answered from it.
+    await waitForTask(client, task.taskId, () => a.bridge.backend.readStats().watched > 0, 5_000);
+    const before = { ...reads(a), polls: a.requests.get('GetWorkflowExecutionHistory') ?? 0 };
+    const polls2025: unknown[] = [];
+    const polls2026: unknown[] = [];
+    for (let poll = 0; poll < 25; poll++) {
+      polls2025.push(await getTask(client, task.taskId));
+      polls2026.push(await get2026(a.http.url, task.taskId));
+    }
+    const after = reads(a);
+    expect(after.describes - before.describes).toBe(0);
+    // The only history request is the watch's own long poll, re-armed when Temporal answers it empty (every 20 s).
+    expect(after.history - before.history).toBeLessThanOrEqual(1);
+    // What a replica that serves nothing from watches reads, straight from Temporal, is the same.
+    const b = await replica({ ...FAST_TUNING, backend: { ...FAST_TUNING.backend, reads: { limit: 0 } } });
+    const fresh = await get2026(b.http.url, task.taskId);
+    for (const read of polls2026) expect(read).toEqual(fresh);
+    for (const read of polls2025) expect(read).toEqual(waiting);
+    expect(fresh.status).toBe('input_required');
+    expect(reads(b).describes).toBeGreaterThan(0);
+    await client.experimental.tasks.cancelTask(task.taskId);
+  });
+
+  test('another principal reading a watched task gets "not found", as from Temporal', async () => {
+    const a = await replica();
+    const client = await client2025(a.http.url);
+    const task = await startInvoiceTask(client, sampleInvoice());
+    await waitForTask(client, task.taskId, (t) => t.status === 'input_required');
+    await waitForTask(client, task.taskId, () => a.bridge.backend.readStats().watched > 0, 5_000);
+    const describes = reads(a).describes;
+    await expect(a.bridge.backend.get(task.taskId, 'someone-else')).rejects.toMatchObject({ code: ErrorCode.InvalidParams });
+    await expect(a.bridge.backend.get(task.taskId, 'someone-else')).rejects.toBeInstanceOf(McpError);
+    expect(reads(a).describes).toBe(describes);
+    await client.experimental.tasks.cancelTask(task.taskId);
+  });
+
+  test('watches kept for reads stay within their limit; the least recently read go first', async () => {
+    const a = await replica({ ...FAST_TUNING, backend: { ...FAST_TUNING.backend, reads: { limit: 3 } } });
+    const client = await client2025(a.http.url);
+    const tasks = [];
+    for (let index = 0; index < 6; index++) tasks.push(await startInvoiceTask(client, sampleInvoice()));
+    for (const task of tasks) await waitForTask(client, task.taskId, (t) => t.status === 'input_required');
+    for (const task of tasks) await getTask(client, task.taskId);
+    const { watching, evicted } = a.bridge.backend.watch.stats();
+    expect(watching).toBeLessThanOrEqual(3);
+    expect(evicted).toBeGreaterThanOrEqual(3);
+    expect(a.bridge.backend.readStats().kept).toBeLessThanOrEqual(3);
+    // A task whose watch went is read from Temporal again, correctly.
+    expect((await getTask(client, tasks[0].taskId)).status).toBe('input_required');
+    for (const task of tasks) await client.experimental.tasks.cancelTask(task.taskId);
+  });
+});
+
+describe('a poll right after a write never shows the state before it', () => {
+  /** A task waiting for input, polled on `reader` until its reads come from the watch. */
+  async function watchedWaitingTask(reader: Replica, client: McpClient): Promise<string> {
+    const task = await startInvoiceTask(client, sampleInvoice());
+    await waitForTask(client, task.taskId, (t) => t.status === 'input_required');
+    const served = reader.bridge.backend.readStats().watched;
+    await waitForTask(client, task.taskId, () => reader.bridge.backend.readStats().watched > served, 5_000);
+    return task.taskId;
+  }
+
+  const ANSWER = { approval: { action: 'accept', content: { decision: 'approve' } } };
+
+  test('through the same replica: tasks/update, task_respond and tasks/cancel', async () => {
+    const a = await replica();
+    const client = await client2025(a.http.url);
+    for (let round = 0; round < 3; round++) {
+      const answered = await watchedWaitingTask(a, client);
+      const update = await mcp2026Request(a.http.url, 'tasks/update', { taskId: answered, inputResponses: ANSWER });
+      expect(update.body.error).toBeUndefined();
+      expect((await get2026(a.http.url, answered)).status).not.toBe('input_required');
+
+      const responded = await watchedWaitingTask(a, client);
+      const result = await client.callTool({
+        name: 'task_respond',
+        arguments: { taskId: responded, action: 'accept', content: { decision: 'approve' } },
+      });
+      expect(result.isError).toBeFalsy();
+      expect((await getTask(client, responded)).status).not.toBe('input_required');
+
+      const cancelled = await watchedWaitingTask(a, client);
+      await mcp2026Request(a.http.url, 'tasks/cancel', { taskId: cancelled });
+      expect((await getTask(client, cancelled)).status).toBe('cancelled');
+      expect((await get2026(a.http.url, cancelled)).status).toBe('cancelled');
+    }
+  });
+
+  /**
+   * Rounds of an answer (`tasks/update`) and a cancel through replica B, each followed at once by a read through A of
+   * a task A's watch serves: the read never shows the state before the write.
+   */
+  async function writesThroughAnother(a: Replica, b: Replica, rounds: number): Promise<void> {
+    const onA = await client2025(a.http.url);
+    const onB = await client2025(b.http.url);
+    for (let round = 0; round < rounds; round++) {
+      const answered = await watchedWaitingTask(a, onA);
+      await getTask(onB, answered);
+      const update = await mcp2026Request(b.http.url, 'tasks/update', { taskId: answered, inputResponses: ANSWER });
+      expect(update.body.error).toBeUndefined();
+      const served = a.bridge.backend.readStats().watched;
+      expect((await get2026(a.http.url, answered)).status).not.toBe('input_required');
+      // A's watch had the answer's event by then: the read went to Temporal instead of being served the question.
+      expect(a.bridge.backend.readStats().watched).toBe(served);
+
+      const cancelled = await watchedWaitingTask(a, onA);
+      // B has never read this task: it has no watch of its own until the write.
+      await mcp2026Request(b.http.url, 'tasks/cancel', { taskId: cancelled });
+      expect((await get2026(a.http.url, cancelled)).status).toBe('cancelled');
+      expect((await getTask(onA, cancelled)).status).toBe('cancelled');
+    }
+  }
+
+  test('through another replica: the write answers only once its event has reached every watch', async () => {
+    await writesThroughAnother(await replica(), await replica(), 4);
+  });
+
+  test("through another replica, when the reader's watch hears of the write 30 ms after the writer's", async () => {
+    await writesThroughAnother(await replica(FAST_TUNING, await laggingRelay(30)), await replica(), 3);
+  });
+});
