@@ -272,7 +272,7 @@ describe('confirmations', () => {
 });
 
 describe('CallSeal', () => {
-  test('opens what it sealed for the same principal only, until it expires; anything changed is refused', async () => {
+  test('opens what it sealed for the same principal only, until it expires; anything changed is refused', () => {
     const seal = new CallSeal('k'.repeat(32), 60_000);
     const token = seal.seal({ principal: 'alice', tool: 'pay_run', args: { count: 2 } });
     expect(seal.open(token, 'alice')).toEqual({ principal: 'alice', tool: 'pay_run', args: { count: 2 } });
@@ -285,10 +285,19 @@ describe('CallSeal', () => {
     expect(seal.open(`${forged}.${mac}`, 'alice')).toBeUndefined();
     expect(new CallSeal('j'.repeat(32), 60_000).open(token, 'alice')).toBeUndefined();
     expect(seal.open(42, 'alice')).toBeUndefined();
-    const short = new CallSeal('k'.repeat(32), 1);
-    const soon = short.seal({ principal: 'alice', tool: 'pay_run', args: {} });
-    await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(short.open(soon, 'alice')).toBeUndefined();
+    // The seal's clock is the test's: valid through its ttl, refused the millisecond after.
+    let now = 1_000_000;
+    const clock = jest.spyOn(Date, 'now').mockImplementation(() => now);
+    try {
+      const short = new CallSeal('k'.repeat(32), 1_000);
+      const soon = short.seal({ principal: 'alice', tool: 'pay_run', args: {} });
+      now += 1_000;
+      expect(short.open(soon, 'alice')).toEqual({ principal: 'alice', tool: 'pay_run', args: {} });
+      now += 1;
+      expect(short.open(soon, 'alice')).toBeUndefined();
+    } finally {
+      clock.mockRestore();
+    }
   });
 });
 
@@ -367,13 +376,17 @@ describe('log context', () => {
     const lines: string[] = [];
     const logger = new Logger({ format: 'text', level: 'info', write: (line) => lines.push(line) });
     let later: Promise<void> = Promise.resolve();
+    // The detached work awaits something settled only after the request's context has ended.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
     await withLogContext({ principal: 'alice', method: 'tasks/get' }, async () => {
       logger.info('inside');
       later = withoutLogContext(async () => {
-        await new Promise((resolve) => setTimeout(resolve, 10));
+        await released;
         logger.info('detached');
       });
     });
+    release();
     await later;
     expect(lines).toHaveLength(2);
     expect(lines[0]).toContain('principal=alice');
