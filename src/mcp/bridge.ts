@@ -14,7 +14,7 @@ import { rolesInAuthInfo } from './call-tool';
 import { localPrincipal, parseRoles } from './tasks/principal';
 import { TemporalTaskBackend, type TaskBackendOptions } from './tasks/repository';
 import { DEFAULT_WATCH_LIMIT } from './tasks/history-watch';
-import { DEFAULT_TOOLS, workflowToolsByName } from './tools';
+import { DEFAULT_TOOLS, toolTables, workflowToolsByName } from './tools';
 import { confirmStartTool } from './tools/confirm-start';
 import { CallSeal } from './signed-call';
 import type { ToolDefinition } from './tools/types';
@@ -29,7 +29,7 @@ export interface BridgeTuning {
 
 /**
  * Reads tuning from MCP_TASK_MAX_TTL_MS, MCP_TASK_DEFAULT_TTL_MS, MCP_TASK_POLL_INTERVAL_MS, MCP_TASK_PAGE_SIZE,
- * MCP_TEMPORAL_RPC_TIMEOUT_MS, MCP_WATCH_KEEP_MS, MCP_WATCH_LIMIT, MCP_WATCH_LONG_POLL_MS, MCP_WRITE_SETTLE_MS,
+ * MCP_TEMPORAL_RPC_TIMEOUT_MS, MCP_WATCH_KEEP_MS, MCP_WATCH_LIMIT, MCP_WATCH_LONG_POLL_MS,
  * MCP_ELICITATION_TIMEOUT_MS, MCP_INPUT_PUSH_GRACE_MS, MCP_INPUT_DISMISS_COOLDOWN_MS and MCP_INLINE_BUDGET_MS.
  */
 export function tuningFromEnv(env: NodeJS.ProcessEnv = process.env): BridgeTuning {
@@ -45,7 +45,6 @@ export function tuningFromEnv(env: NodeJS.ProcessEnv = process.env): BridgeTunin
         keepMs: msFromEnv(env, 'MCP_WATCH_KEEP_MS', 30_000),
         limit: countFromEnv(env, 'MCP_WATCH_LIMIT', DEFAULT_WATCH_LIMIT, 0),
         longPollMs: msFromEnv(env, 'MCP_WATCH_LONG_POLL_MS', 70_000),
-        settleMs: countFromEnv(env, 'MCP_WRITE_SETTLE_MS', 100, 0),
       },
       quotas: {
         maxOpenTasks: countFromEnv(env, 'MCP_MAX_OPEN_TASKS_PER_PRINCIPAL', 1000, 0),
@@ -147,6 +146,8 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
   const seal = new CallSeal(stateKey, stateTtlMs);
   const confirms = tools.some((tool) => tool.kind === 'workflow' && tool.confirm !== undefined);
   if (confirms && !tools.some((tool) => tool.name === confirmStartTool.name)) tools = [...tools, confirmStartTool];
+  // Read once here, so that an invalid x-mcp-header stops the server at start rather than failing its requests.
+  const { paramHeaders } = toolTables(tools);
   const dependencies: Mcp2025Dependencies = {
     backend,
     tools,
@@ -187,6 +188,7 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
     localPrincipal: local,
     createMcp2025Server: () => createMcp2025Server(dependencies),
     answerAtOnce,
+    paramHeadersOf: (name) => paramHeaders.get(name),
     mcp2026,
     createMcp2026Server: () => createMcp2026Server(mcp2026Dependencies, local, localRoles),
     taskSubscriptions: {

@@ -1,10 +1,11 @@
 /**
- * Task reads served from the history watches: polls of a watched task cost Temporal nothing, and a poll right after a
- * write through this replica or another never shows the state before it. Two replicas in this process, each with its
- * own Temporal connection (whose requests are counted) and its own Streamable HTTP endpoint; 2025-11-25 clients of the
- * MCP SDK and 2026-07-28 requests over HTTP.
+ * Task reads served from the history watches: polls of a watched task cost Temporal nothing, and a client's poll right
+ * after its own write never shows the state before it, through one replica or through a balancer that routes as the
+ * cluster's does. Replicas in this process, each with its own Temporal connection (whose requests are counted) and its
+ * own Streamable HTTP endpoint; 2025-11-25 clients of the MCP SDK and 2026-07-28 requests over HTTP.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+import http from 'node:http';
 import net from 'node:net';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -16,6 +17,7 @@ import { startHttpServer, type RunningHttpServer } from '../../src/mcp/transport
 import { freePort } from '../helpers/dev-server';
 import { FAST_TUNING, getTask, newMcpClient, startInvoiceTask, waitForTask } from '../helpers/mcp';
 import { mcp2026Request } from '../helpers/mcp2026';
+import { pollUntil } from '../../src/util/wait';
 import {
   sampleInvoice,
   startWorker,
@@ -42,6 +44,7 @@ interface Replica {
 const replicas: Replica[] = [];
 const clients: McpClient[] = [];
 const proxies: net.Server[] = [];
+const routers: http.Server[] = [];
 
 /**
  * A TCP relay to Temporal that hands on what Temporal sends `delayMs` late (in order), and what is sent to it at once:
@@ -63,6 +66,55 @@ async function laggingRelay(delayMs: number): Promise<string> {
   await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
   proxies.push(relay);
   return `127.0.0.1:${(relay.address() as net.AddressInfo).port}`;
+}
+
+/** A balancer in front of replicas, routing as the cluster stack's HAProxy does (docs/operations.md). */
+interface TaskRouter {
+  url: string;
+  replicas: Replica[];
+  /** The replica a task's `tasks/*` requests and task-tool calls go to. */
+  replicaOf(taskId: string): Replica;
+}
+
+/**
+ * Routes 2026-07-28 `tasks/*` requests by their `Mcp-Name` and task-tool calls by their `Mcp-Param-TaskId` to a replica
+ * chosen by a hash of the task id, keeps a 2025-11-25 session on the replica that opened it, and balances everything
+ * else round robin.
+ */
+async function taskRouter(to: Replica[]): Promise<TaskRouter> {
+  const replicaOf = (taskId: string) => to[createHash('sha256').update(taskId).digest().readUInt32BE(0) % to.length];
+  const sessions = new Map<string, Replica>();
+  let next = 0;
+  const server = http.createServer((request, response) => {
+    const session = request.headers['mcp-session-id'];
+    const byTask = String(request.headers['mcp-method'] ?? '').startsWith('tasks/')
+      ? request.headers['mcp-name']
+      : request.headers['mcp-param-taskid'];
+    const target =
+      (typeof session === 'string' ? sessions.get(session) : undefined) ??
+      (typeof byTask === 'string' ? replicaOf(byTask) : to[next++ % to.length]);
+    const upstream = new URL(target.http.url);
+    const forwarded = http.request(
+      {
+        host: upstream.hostname,
+        port: upstream.port,
+        path: upstream.pathname,
+        method: request.method,
+        headers: { ...request.headers, host: upstream.host },
+      },
+      (answer) => {
+        const opened = answer.headers['mcp-session-id'];
+        if (typeof opened === 'string') sessions.set(opened, target);
+        response.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(response);
+      },
+    );
+    forwarded.on('error', () => response.destroy());
+    request.pipe(forwarded);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  routers.push(server);
+  return { url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/mcp`, replicas: to, replicaOf };
 }
 
 async function replica(tuning: BridgeTuning = FAST_TUNING, address = testAddress()): Promise<Replica> {
@@ -130,6 +182,10 @@ afterAll(async () => {
   await Promise.all(clients.map((client) => client.close().catch(() => undefined)));
   await Promise.all(replicas.map((each) => each.close()));
   for (const relay of proxies) relay.close();
+  for (const router of routers) {
+    router.close();
+    router.closeAllConnections();
+  }
   await worker?.stop();
 });
 
@@ -192,7 +248,7 @@ describe('polls served from the watch', () => {
   });
 });
 
-describe('a poll right after a write never shows the state before it', () => {
+describe("a client's poll right after its own write never shows the state before it", () => {
   /** A task waiting for input, polled on `reader` until its reads come from the watch. */
   async function watchedWaitingTask(reader: Replica, client: McpClient): Promise<string> {
     const task = await startInvoiceTask(client, sampleInvoice());
@@ -229,35 +285,65 @@ describe('a poll right after a write never shows the state before it', () => {
   });
 
   /**
-   * Rounds of an answer (`tasks/update`) and a cancel through replica B, each followed at once by a read through A of
-   * a task A's watch serves: the read never shows the state before the write.
+   * Writes and the reads right after them, each sent through `router` as one client sends them (2026-07-28 requests
+   * and a 2025-11-25 session), on tasks until each replica has been the one their requests are routed to `rounds`
+   * times. Replica A hears of every event later than B: a read of a task on the replica its writes did not go to
+   * could be served the state before them, so the promise rests on routing.
    */
-  async function writesThroughAnother(a: Replica, b: Replica, rounds: number): Promise<void> {
-    const onA = await client2025(a.http.url);
-    const onB = await client2025(b.http.url);
-    for (let round = 0; round < rounds; round++) {
-      const answered = await watchedWaitingTask(a, onA);
-      await getTask(onB, answered);
-      const update = await mcp2026Request(b.http.url, 'tasks/update', { taskId: answered, inputResponses: ANSWER });
-      expect(update.body.error).toBeUndefined();
-      const served = a.bridge.backend.readStats().watched;
-      expect((await get2026(a.http.url, answered)).status).not.toBe('input_required');
-      // A's watch had the answer's event by then: the read went to Temporal instead of being served the question.
-      expect(a.bridge.backend.readStats().watched).toBe(served);
-
-      const cancelled = await watchedWaitingTask(a, onA);
-      // B has never read this task: it has no watch of its own until the write.
-      await mcp2026Request(b.http.url, 'tasks/cancel', { taskId: cancelled });
-      expect((await get2026(a.http.url, cancelled)).status).toBe('cancelled');
-      expect((await getTask(onA, cancelled)).status).toBe('cancelled');
+  async function writesThenReadsThroughRouter(router: TaskRouter, rounds: number): Promise<void> {
+    const session = await client2025(router.url);
+    const served = new Map<Replica, number>();
+    while (router.replicas.some((each) => (served.get(each) ?? 0) < rounds)) {
+      const taskId = (await startInvoiceTask(session, sampleInvoice())).taskId;
+      const target = router.replicaOf(taskId);
+      served.set(target, (served.get(target) ?? 0) + 1);
+      await waitForTask(session, taskId, (t) => t.status === 'input_required');
+      // The target replica serves this task's reads from its watch before the write, as it would for a polling client.
+      const watched = target.bridge.backend.readStats().watched;
+      await pollUntil(
+        async () =>
+          (await get2026(router.url, taskId)).status === 'input_required' && target.bridge.backend.readStats().watched > watched
+            ? true
+            : undefined,
+        { timeoutMs: 30_000, what: 'reads of the waiting task served from the watch of the replica it routes to' },
+      );
+      switch (served.get(target)! % 3) {
+        case 0: {
+          const update = await mcp2026Request(router.url, 'tasks/update', { taskId, inputResponses: ANSWER });
+          expect(update.body.error).toBeUndefined();
+          expect((await get2026(router.url, taskId)).status).not.toBe('input_required');
+          break;
+        }
+        case 1: {
+          const respond = await mcp2026Request(
+            router.url,
+            'tools/call',
+            { name: 'task_respond', arguments: { taskId, action: 'accept', content: { decision: 'approve' } } },
+            { headers: { 'mcp-param-taskid': taskId } },
+          );
+          expect(respond.body.result?.isError).toBeFalsy();
+          expect((await get2026(router.url, taskId)).status).not.toBe('input_required');
+          break;
+        }
+        default: {
+          await mcp2026Request(router.url, 'tasks/cancel', { taskId });
+          expect((await get2026(router.url, taskId)).status).toBe('cancelled');
+        }
+      }
+      const responded = (await startInvoiceTask(session, sampleInvoice())).taskId;
+      await waitForTask(session, responded, (t) => t.status === 'input_required');
+      // A 2025-11-25 session lives on one replica: its answer and its next poll meet there.
+      const result = await session.callTool({
+        name: 'task_respond',
+        arguments: { taskId: responded, action: 'accept', content: { decision: 'approve' } },
+      });
+      expect(result.isError).toBeFalsy();
+      expect((await getTask(session, responded)).status).not.toBe('input_required');
     }
   }
 
-  test('through another replica: the write answers only once its event has reached every watch', async () => {
-    await writesThroughAnother(await replica(), await replica(), 4);
-  });
-
-  test("through another replica, when the reader's watch hears of the write 30 ms after the writer's", async () => {
-    await writesThroughAnother(await replica(FAST_TUNING, await laggingRelay(30)), await replica(), 3);
-  });
+  test("through a balancer that routes as the cluster's does, while one replica hears from Temporal 300 ms late", async () => {
+    const router = await taskRouter([await replica(FAST_TUNING, await laggingRelay(300)), await replica()]);
+    await writesThenReadsThroughRouter(router, 2);
+  }, 240_000);
 });

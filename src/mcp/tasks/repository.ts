@@ -42,7 +42,7 @@ import {
 import { webUiWorkflowUrl } from '../../shared/temporal-config';
 import { setBounded } from '../../util/bounded';
 import { log } from '../../util/log';
-import { retryWithBackoff, sleep } from '../../util/wait';
+import { retryWithBackoff } from '../../util/wait';
 import { describeServiceError, GrpcStatus, grpcStatusOf, isTemporalUnavailable, plainMessage, taskNotFound } from './errors';
 import { TaskFollower, type FollowOptions } from './follow';
 import { DEFAULT_WATCH_LIMIT, HistoryWatch } from './history-watch';
@@ -136,14 +136,6 @@ export interface WatchedReadOptions {
   limit: number;
   /** Deadline of a watch's long poll; Temporal answers idle ones before it (history.longPollExpirationInterval). */
   longPollMs: number;
-  /**
-   * How long a write (an answer, a decision, a cancel) still waits after this process's watch has seen its event,
-   * before it answers; default 100 ms. Temporal hands the event to every replica's watch at once, but their answers
-   * reach the replicas a few milliseconds apart (17 ms at most measured on a saturated 2-core machine): this covers
-   * that, so that a read on another replica right after the write is not served what came before it. 0 for a single
-   * replica, or where every balancer routes a task's requests to one replica.
-   */
-  settleMs: number;
 }
 
 /** How long a write waits for this process's watch to see its event before it answers (see {@link TemporalTaskBackend.written}). */
@@ -199,7 +191,7 @@ export class TemporalTaskBackend {
     readonly options: TaskBackendOptions,
     private readonly tools: ReadonlyMap<string, TaskTool>,
   ) {
-    this.readOptions = { keepMs: 30_000, limit: DEFAULT_WATCH_LIMIT, longPollMs: 70_000, settleMs: 100, ...options.reads };
+    this.readOptions = { keepMs: 30_000, limit: DEFAULT_WATCH_LIMIT, longPollMs: 70_000, ...options.reads };
     this.watch = new HistoryWatch(client, {
       limit: Math.max(this.readOptions.limit, 1),
       longPollMs: this.readOptions.longPollMs,
@@ -371,18 +363,17 @@ export class TemporalTaskBackend {
   }
 
   /**
-   * After a write to the task (an answer, a cancel, an Update) made by this process: its last read is dropped, and the
-   * write answers only once this process's watch has seen an event after `basis`, the state the write was made on (up
-   * to {@link WRITE_SEEN_MS}), and {@link WatchedReadOptions.settleMs} more. Temporal hands a new event to every long
-   * poll of the run at once, so by then the watches of other replicas have it too, and a read there after this write
-   * returned is served from Temporal or from a watch that saw it.
+   * After a write to the task (an answer, a cancel, an Update) made by this process: its last read is dropped, so the
+   * next read here comes from Temporal or from a watch that has seen the write, and the write answers once this
+   * process's watch has seen an event after `basis`, the state the write was made on (up to {@link WRITE_SEEN_MS}).
+   * Read-your-writes holds on this replica whatever the timing; another replica's watch may get the event a little
+   * later (a balancer routes a task's requests to one replica: docs/operations.md).
    */
   private async written(taskId: string, basis?: { runId: string; historyLength: number }): Promise<void> {
     setBounded(this.writes, taskId, (this.writes.get(taskId) ?? 0) + 1, CHAIN_STARTS_KEPT);
     this.reads.delete(taskId);
     if (basis === undefined || this.readOptions.limit === 0) return;
     await this.watch.changed(taskId, basis.historyLength, WRITE_SEEN_MS, undefined, basis.runId);
-    if (this.readOptions.settleMs > 0) await sleep(this.readOptions.settleMs);
   }
 
   /**
