@@ -111,26 +111,36 @@ describe('PaymentsLedger', () => {
 
   test('a process killed at any point while paying leaves no key twice, no key blocked, and no torn record', async () => {
     const dir = tmp();
-    const ids = lineItems(1000);
+    // Pays LI-0, LI-1, … until it is killed, saying so after each payment it made.
     const script = `
       (async () => {
         const ledger = new PaymentsLedger(ledgerDir);
-        process.stdout.write('ready\\n');
-        for (let i = 0; i < 1000; i++) await ledger.pay({ taskId: 't', vendorId: 'V', invoiceNumber: 'I', currency: 'EUR', lineItemId: 'LI-' + i, amount: 1 });
+        for (let i = 0; ; i++) {
+          const { created } = await ledger.pay({ taskId: 't', vendorId: 'V', invoiceNumber: 'I', currency: 'EUR', lineItemId: 'LI-' + i, amount: 1 });
+          if (created) process.stdout.write('paid\\n');
+        }
       })();`;
-    for (const killAfterMs of [5, 40, 120]) {
+    // Each run is killed once it has made this many new payments: wherever it is in the next one by then.
+    for (const killAfterPayments of [1, 10, 50]) {
       const child = ledgerProcess(dir, script);
-      await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
-      await new Promise((resolve) => setTimeout(resolve, killAfterMs));
-      const exited = new Promise((resolve) => child.on('exit', resolve));
+      const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
+      let paid = 0;
+      await new Promise<void>((resolve, reject) => {
+        child.stdout.on('data', (chunk: Buffer) => {
+          paid += chunk.toString().split('\n').length - 1;
+          if (paid >= killAfterPayments) resolve();
+        });
+        void exited.then(() => reject(new Error(`the paying process ended by itself after ${paid} payments`)));
+      });
       child.kill('SIGKILL');
-      await exited;
+      // Killed mid-run: the script never ends by itself.
+      expect(await exited).toBe('SIGKILL');
     }
     const ledger = new PaymentsLedger(dir);
     const before = await ledger.entries();
-    // The kills came mid-run.
-    expect(before.length).toBeGreaterThan(0);
-    expect(before.length).toBeLessThan(ids.length);
+    expect(before.length).toBeGreaterThanOrEqual(1 + 10 + 50);
+    // Every line item the runs may have reached, and more that none did.
+    const ids = lineItems(Math.max(...before.map((entry) => Number(entry.lineItemId.slice('LI-'.length)))) + 100);
     const results = await Promise.all(ids.map((id) => ledger.pay(request('t', id))));
     for (const { entry, created } of results) {
       const earlier = before.find((e) => e.key === entry.key);
@@ -173,10 +183,14 @@ describe('PaymentsLedger', () => {
       await fs.mkdir(`${lock}.break`);
     }
     await fs.writeFile(`${dir}.jsonl.lock`, '1 8d0f7d2a');
-    const started = Date.now();
+    const locks = [`${dir}.lock`, path.join(dir, '.lock'), path.join(dir, 'payments.lock'), `${dir}.jsonl.lock`];
+    const before = await Promise.all(locks.map((lock) => fs.readFile(lock, 'utf8')));
+    // A ledger that honoured these locks would wait for good (the live PID never lets go): the payment is made at all.
     const { created } = await new PaymentsLedger(dir).pay(request('t1', 'LI-1'));
     expect(created).toBe(true);
-    expect(Date.now() - started).toBeLessThan(5_000);
+    // Neither waited for nor broken: every lock file is left as it was.
+    expect(await Promise.all(locks.map((lock) => fs.readFile(lock, 'utf8')))).toEqual(before);
+    for (const lock of [`${dir}.lock`, path.join(dir, '.lock'), path.join(dir, 'payments.lock')]) await fs.access(`${lock}.break`);
   });
 
   test('the ledger and the ERP registry hold no lock and look at no process: nothing in them names a PID or a lock file', () => {
