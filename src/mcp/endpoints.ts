@@ -5,6 +5,7 @@
 import type { Server as Mcp2025Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { McpHttpHandler, Server as Mcp2026Server } from '@modelcontextprotocol/server';
+import type { ParamHeader } from './param-headers';
 
 /** A JSON-RPC `subscriptions/listen` request as it came off the wire. */
 export interface ListenRequest {
@@ -44,6 +45,11 @@ export interface McpEndpoints {
     authInfo: AuthInfo | undefined,
     sessionId: string | undefined,
   ): Promise<object | undefined>;
+  /**
+   * The `Mcp-Param-*` headers a 2026-07-28 `tools/call` of tool `name` must carry over HTTP, mirroring its arguments
+   * marked `x-mcp-header` (SEP-2243); undefined or empty when it mirrors none.
+   */
+  paramHeadersOf?(name: string): readonly ParamHeader[] | undefined;
   /** Serves 2026-07-28 requests over HTTP, each on its own (no session). */
   mcp2026: McpHttpHandler;
   /** A 2026-07-28 server for the local principal (stdio). */

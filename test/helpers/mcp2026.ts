@@ -1,4 +1,5 @@
 /** One MCP 2026-07-28 request written by hand over Streamable HTTP, with the headers a conforming client sends. */
+import { encodeParamValue } from '../../src/mcp/param-headers';
 
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 
@@ -38,12 +39,15 @@ export async function mcp2026Request(
     },
   };
   const name = (params.taskId ?? params.name ?? params.uri) as string | undefined;
+  // The task tools mark taskId with x-mcp-header "TaskId" (SEP-2243): a conforming client mirrors it.
+  const taskIdArgument = method === 'tools/call' ? (params.arguments as { taskId?: unknown } | undefined)?.taskId : undefined;
   const headers: Record<string, string | undefined> = {
     'content-type': 'application/json',
     accept: 'application/json, text/event-stream',
     'mcp-protocol-version': '2026-07-28',
     'mcp-method': method,
     ...(name !== undefined && { 'mcp-name': name }),
+    ...(typeof taskIdArgument === 'string' && { 'mcp-param-taskid': encodeParamValue(taskIdArgument) }),
     ...options.headers,
   };
   const response = await fetch(url, {

@@ -17,6 +17,7 @@ import {
   type ClientCapabilities,
 } from '@modelcontextprotocol/server';
 import type { ListenRequest, ListenSink } from '../endpoints';
+import { envelopeRefusal } from './envelope';
 import { isTemporalUnavailable, plainMessage } from '../tasks/errors';
 import type { TemporalTaskBackend } from '../tasks/repository';
 import type { TaskView } from '../tasks/task-view';
@@ -64,11 +65,17 @@ export class TaskSubscriptions {
 
   /**
    * Serves one listen request for `principal` until it ends. The principal follows only its own tasks: an id it may
-   * not see is left out of the acknowledgement, exactly like one that does not exist.
+   * not see is left out of the acknowledgement, exactly like one that does not exist. Refused before the
+   * acknowledgement: a malformed envelope (-32602), a version not served (-32022), no tasks extension (-32021), bad
+   * task ids (-32602), too many subscriptions (-32603).
    */
   async serve(request: ListenRequest, principal: string, sink: ListenSink): Promise<void> {
     const refuse = (code: number, message: string, data?: unknown) =>
       sink.send({ jsonrpc: '2.0', id: request.id, error: { code, message, ...(data !== undefined && { data }) } });
+    // The envelope before the capability: a request without client capabilities is malformed (-32602), not one that
+    // lacks the extension (-32021); a version not served is -32022 (2026-07-28, basic: per-request protocol fields).
+    const malformed = envelopeRefusal(request.params);
+    if (malformed) return refuse(malformed.code, malformed.message, malformed.data);
     const capabilities = request.params?._meta?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined;
     if (capabilities?.extensions?.[TASKS_EXTENSION] === undefined) {
       return refuse(

@@ -1,6 +1,7 @@
 import { CallToolResultSchema, type CallToolResult, type ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
 import { zodSchema, type ToolSchema } from './schema';
+import { InvalidParamHeaderError, paramHeadersOf } from '../param-headers';
 import type { StartConfirmation } from '../confirmation';
 import type { WorkflowTool } from './types';
 
@@ -62,6 +63,13 @@ export function defineWorkflowTool<Input, Output = unknown>(
         ? declaration.outputSchema
         : zodSchema(declaration.outputSchema, 'output');
   if (input.jsonSchema.type !== 'object') throw new ToolDeclarationError(`${declaration.name}: inputSchema must describe an object`);
+  try {
+    paramHeadersOf(input.jsonSchema);
+  } catch (error) {
+    // A client over HTTP would drop the tool from its list (SEP-2243): refused here, where the declaration is read.
+    if (error instanceof InvalidParamHeaderError) throw new ToolDeclarationError(`${declaration.name}: inputSchema: ${error.message}`);
+    throw error;
+  }
   const confirm = declaration.confirm;
   if (confirm !== undefined) {
     if (typeof confirm.message !== 'string' || confirm.message.trim() === '') {

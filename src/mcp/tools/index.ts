@@ -8,6 +8,7 @@ import { taskRespondTool } from './task-respond';
 import { taskResultTool } from './task-result';
 import { taskStatusTool } from './task-status';
 import type { ToolDefinition, WorkflowTool } from './types';
+import { InvalidParamHeaderError, paramHeadersOf, type ParamHeader } from '../param-headers';
 
 /** The companion tools that let any client, and the model itself, finish a task. */
 export const COMPANION_TOOLS = [taskStatusTool, taskResultTool, taskRespondTool, taskCancelTool];
@@ -25,11 +26,18 @@ export const DEFAULT_TOOLS: readonly ToolDefinition[] = [
   ...APPROVAL_TOOLS,
 ];
 
-/** The tools by name, and the workflow tools among them: built once per tool list, however often asked. */
+/**
+ * The tools by name, the workflow tools among them, and the arguments each mirrors into headers: built once per tool
+ * list, however often asked. Throws {@link InvalidParamHeaderError}, naming the tool, for an invalid `x-mcp-header`.
+ */
 export function toolTables(tools: readonly ToolDefinition[]): ToolTables {
   let tables = tablesOf.get(tools);
   if (!tables) {
-    tables = { byName: new Map(tools.map((tool) => [tool.name, tool])), workflowTools: workflowToolsByName(tools) };
+    tables = {
+      byName: new Map(tools.map((tool) => [tool.name, tool])),
+      workflowTools: workflowToolsByName(tools),
+      paramHeaders: paramHeadersByName(tools),
+    };
     tablesOf.set(tools, tables);
   }
   return tables;
@@ -39,6 +47,23 @@ export function toolTables(tools: readonly ToolDefinition[]): ToolTables {
 export interface ToolTables {
   byName: ReadonlyMap<string, ToolDefinition>;
   workflowTools: ReadonlyMap<string, WorkflowTool<any, any>>;
+  /** The `Mcp-Param-*` headers a 2026-07-28 call of each tool carries over HTTP (SEP-2243); tools without any left out. */
+  paramHeaders: ReadonlyMap<string, readonly ParamHeader[]>;
+}
+
+function paramHeadersByName(tools: readonly ToolDefinition[]): Map<string, readonly ParamHeader[]> {
+  const byName = new Map<string, readonly ParamHeader[]>();
+  for (const tool of tools) {
+    let found: ParamHeader[];
+    try {
+      found = paramHeadersOf(tool.input.jsonSchema);
+    } catch (error) {
+      if (error instanceof InvalidParamHeaderError) throw new InvalidParamHeaderError(`tool "${tool.name}": inputSchema: ${error.message}`);
+      throw error;
+    }
+    if (found.length > 0) byName.set(tool.name, found);
+  }
+  return byName;
 }
 
 const tablesOf = new WeakMap<readonly ToolDefinition[], ToolTables>();

@@ -4,9 +4,22 @@ import { z } from 'zod';
 import { plainMessage } from '../tasks/errors';
 import type { TaskView } from '../tasks/task-view';
 import type { DirectToolContext } from './types';
+import { X_MCP_HEADER } from '../param-headers';
 
-/** The task id argument of every companion tool. */
-export const TaskIdSchema = z.string().min(1).max(200).describe('The task id the tool call returned.');
+/** The `{Name}` of the `Mcp-Param-{Name}` header that carries a task tool's `taskId`. */
+const TASK_ID_HEADER_NAME = 'TaskId';
+
+/**
+ * The task id argument of every companion tool and of `approvals_answer`. Mirrored into the `Mcp-Param-TaskId` header
+ * by 2026-07-28 clients over HTTP (SEP-2243 `x-mcp-header`), so that a balancer sends a call about a task to the
+ * replica that serves the task's `tasks/*` requests (hashed on `Mcp-Name`), where a read after a write finds it.
+ */
+export const TaskIdSchema = z
+  .string()
+  .min(1)
+  .max(200)
+  .describe('The task id the tool call returned.')
+  .meta({ [X_MCP_HEADER]: TASK_ID_HEADER_NAME });
 
 /** A text tool result. */
 export function text(message: string, extra: Partial<CallToolResult> = {}): CallToolResult {

@@ -1,13 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { classifyInboundRequest, isLegacyRequest, PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
+import { classifyInboundRequest, isLegacyRequest, PROTOCOL_VERSION_META_KEY, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest, SUPPORTED_PROTOCOL_VERSIONS as LEGACY_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { log } from '../../util/log';
 import { drained, sleep } from '../../util/wait';
-import type { ListenRequest, ListenSink, McpEndpoints } from '../endpoints';
+import type { ListenSink, McpEndpoints } from '../endpoints';
+import { MCP2026_PROTOCOL_VERSIONS, unsupportedVersion } from '../mcp2026/envelope';
+import { paramHeaderMismatch } from '../param-headers';
 import { isLoopbackHost, OriginPolicy, type HttpLimits } from './limits';
 import type { RequestAuthenticator } from './oauth';
 import { SessionStore } from './sessions';
@@ -131,11 +133,14 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       const request = toWebRequest(req, res, body, openExchanges);
       if (claimsModernEnvelope(body) || !(await isLegacyRequest(request, body))) {
         if (endpoints.taskSubscriptions.accepts(body)) {
-          // Served beside the SDK, so it gets the same standard-header checks here that every other request gets there.
-          const refused = listenHeaderProblem(req, body);
+          // Served beside the SDK, so it gets the same checks here that every other request gets there.
+          const refused = mcp2026RequestProblem(req, body);
           if (refused) return sendJsonRpcError(res, refused.httpStatus, refused.code, refused.message, body.id, refused.data);
           return serveListen(res, request.signal, (sink) => endpoints.taskSubscriptions.serve(body, principal, sink));
         }
+        // The SDK checks mirrored arguments only for tools it registers itself: ours are checked here (SEP-2243).
+        const mismatch = paramHeaderProblem(req, body, endpoints);
+        if (mismatch) return sendJsonRpcError(res, 400, HEADER_MISMATCH, mismatch.message, mismatch.id, mismatch.data);
         const authInfo = principal ? { token: '', clientId: principal, scopes: [], extra: { roles } } : undefined;
         return sendWebResponse(res, await endpoints.mcp2026.fetch(request, { parsedBody: body, ...(authInfo && { authInfo }) }));
       }
@@ -257,9 +262,18 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   };
 }
 
-/** JSON-RPC codes of 2026-07-28 that go out with HTTP 400: a missing client capability, a header that disagrees. */
-const MISSING_CAPABILITY = -32021;
+/** JSON-RPC `HeaderMismatch` of 2026-07-28: a header missing, malformed or disagreeing with the body (HTTP 400). */
 const HEADER_MISMATCH = -32020;
+
+/**
+ * The JSON-RPC codes of 2026-07-28 that go out with HTTP 400 whoever produces them: a header that disagrees (-32020),
+ * a missing client capability (-32021), a version not served (-32022).
+ */
+const REFUSED_WITH_400 = new Set([
+  HEADER_MISMATCH,
+  ProtocolErrorCode.MissingRequiredClientCapability,
+  ProtocolErrorCode.UnsupportedProtocolVersion,
+]);
 
 /** SSE comment sent this often on an open subscription, so proxies and clients see it alive. */
 const KEEP_ALIVE_MS = 15_000;
@@ -279,9 +293,9 @@ async function serveListen(res: ServerResponse, stop: AbortSignal, serve: (sink:
     async send(message) {
       if (res.writableEnded) return;
       if (!streaming && 'error' in message) {
-        // A refusal before the acknowledgement is a plain JSON answer; -32021 and header errors are HTTP 400 (2026-07-28).
+        // A refusal before the acknowledgement is a plain JSON answer; -32020, -32021 and -32022 are HTTP 400 (2026-07-28).
         const code = (message as { error: { code?: number } }).error.code;
-        res.writeHead(code === MISSING_CAPABILITY || code === HEADER_MISMATCH ? 400 : 200, { 'content-type': 'application/json' });
+        res.writeHead(code !== undefined && REFUSED_WITH_400.has(code) ? 400 : 200, { 'content-type': 'application/json' });
         return void res.end(JSON.stringify(message));
       }
       if (!streaming) {
@@ -435,22 +449,30 @@ function sendJsonRpcError(
   res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message, ...(data !== undefined && { data }) }, id }));
 }
 
+/** Why a 2026-07-28 request is refused before it is served: the HTTP status and the JSON-RPC error. */
+interface RequestProblem {
+  httpStatus: number;
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
 /**
- * The 2026-07-28 standard-header checks for a `subscriptions/listen` request (SEP-2243): `MCP-Protocol-Version` and
- * `Mcp-Method` present, and agreeing with the body's version and method. The SDK's classifier judges agreement;
- * presence is checked here, as the SDK's own entry does.
+ * The checks the SDK makes of a 2026-07-28 request before serving it, in its order, for the requests served beside
+ * it: the body's envelope and its agreement with `MCP-Protocol-Version` and `Mcp-Method` (the SDK's classifier judges
+ * them: -32602 or -32020), the version served (-32022, HTTP 400: "If the server does not implement the requested
+ * protocol version … MUST respond with 400 Bad Request and an UnsupportedProtocolVersionError", Streamable HTTP), and
+ * both headers present (-32020). Undefined when the request passes.
  */
-function listenHeaderProblem(
-  req: IncomingMessage,
-  body: ListenRequest,
-): { httpStatus: number; code: number; message: string; data?: unknown } | undefined {
+function mcp2026RequestProblem(req: IncomingMessage, body: unknown): RequestProblem | undefined {
   const protocolVersionHeader = headerValue(req, 'mcp-protocol-version');
   const mcpMethodHeader = headerValue(req, 'mcp-method');
+  const method = (body as { method?: unknown } | null)?.method;
   const missing = (header: string) => ({
     httpStatus: 400,
     code: HEADER_MISMATCH,
-    message: `Bad Request: the request headers and body disagree: the body names method ${body.method} but the required ${header} header is absent`,
-    data: { mismatch: { header: '(missing)', body: body.method } },
+    message: `Bad Request: the request headers and body disagree: the body names method ${String(method)} but the required ${header} header is absent`,
+    data: { mismatch: { header: '(missing)', body: method } },
   });
   const outcome = classifyInboundRequest({
     httpMethod: 'POST',
@@ -460,7 +482,37 @@ function listenHeaderProblem(
   });
   if (outcome.kind === 'reject')
     return { httpStatus: outcome.httpStatus, code: outcome.code, message: outcome.message, data: outcome.data };
+  if (outcome.kind !== 'modern') return undefined;
+  const revision = outcome.classification.revision;
+  if (revision !== undefined && !MCP2026_PROTOCOL_VERSIONS.includes(revision)) return { httpStatus: 400, ...unsupportedVersion(revision) };
   if (protocolVersionHeader === undefined) return missing('MCP-Protocol-Version');
   if (mcpMethodHeader === undefined) return missing('Mcp-Method');
   return undefined;
+}
+
+/**
+ * For a 2026-07-28 `tools/call` of a tool that mirrors arguments into `Mcp-Param-*` headers (`x-mcp-header`), why its
+ * headers do not fit its arguments (SEP-2243: "Servers MUST reject requests with a 400 Bad Request HTTP status and
+ * JSON-RPC error code -32020 (HeaderMismatch) if any validation fails"). Undefined for any other request, for one that
+ * fits, and for one the SDK refuses for an earlier reason (its envelope, version or standard headers), which the SDK
+ * then answers as it always does.
+ */
+function paramHeaderProblem(
+  req: IncomingMessage,
+  body: unknown,
+  endpoints: McpEndpoints,
+): { id: string | number | null; message: string; data: unknown } | undefined {
+  const request = body as { id?: unknown; method?: unknown; params?: { name?: unknown; arguments?: unknown } } | null;
+  const id = request?.id;
+  if (request?.method !== 'tools/call' || !(typeof id === 'string' || typeof id === 'number')) return undefined;
+  const name = request.params?.name;
+  const declared = typeof name === 'string' ? endpoints.paramHeadersOf?.(name) : undefined;
+  if (!declared || declared.length === 0 || !claimsModernEnvelope(body) || mcp2026RequestProblem(req, body)) return undefined;
+  const mismatch = paramHeaderMismatch(declared, request.params?.arguments, (header) => headerValue(req, header.toLowerCase()));
+  if (!mismatch) return undefined;
+  return {
+    id,
+    message: `Bad Request: the request headers and body disagree: ${mismatch.message}`,
+    data: { mismatch: { header: mismatch.header } },
+  };
 }
