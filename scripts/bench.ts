@@ -6,7 +6,7 @@
  * figure has a raw Temporal counterpart (start, describe, signal), that is measured in the same run and the ratio
  * printed. Figures, not assertions: see --help for what each row measures.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -46,6 +46,8 @@ const GET_SAMPLES = 200;
 /** Answers timed through each path, and closes timed against a blocked tasks/result. */
 const ANSWER_SAMPLES = 20;
 const CLOSE_SAMPLES = 20;
+/** Answers through one replica read through another, idle and with one core kept busy. */
+const CROSS_SAMPLES = 50;
 /** Blocked tasks/result calls while Temporal's request counters are read, and for how long. */
 const IDLE_WAITS = 100;
 const IDLE_WINDOW_MS = 60_000;
@@ -106,6 +108,17 @@ const ROW_HELP: [string, string[]][] = [
       `${CLOSE_SAMPLES} tasks with a tasks/result already blocked on each (the client declared no`,
       'elicitation, so nothing is asked), answered one by one with task_respond; from the',
       "workflow's close time (describe().closeTime) to the moment tasks/result returned.",
+    ],
+  ],
+  [
+    'cross-replica read delay',
+    [
+      `${CROSS_SAMPLES} tasks waiting for input, each read through one replica until its watch serves it, then`,
+      'answered with task_respond through a second replica (another client, as an approver on',
+      'another replica is); from the moment that answer returned until a tasks/get through the',
+      'first replica, repeated without pause, no longer reads input_required. p50/p99/max, and how',
+      'many answers the first read after them still missed; idle, then again with a CPU hog',
+      'keeping one of the cores busy.',
     ],
   ],
   [`create N, ${BULK_IN_FLIGHT} in flight`, ['how long creating the N tasks of the next rows took, through tools/call.']],
@@ -217,8 +230,10 @@ class Stack {
   temporalPort = 0;
   metricsPort = 0;
   serverPort = 0;
+  replicaPort = 0;
   worker?: Managed;
   server?: Managed;
+  replica?: Managed;
   inMemory?: Managed;
   inMemoryUrl?: string;
   client!: Client;
@@ -234,11 +249,16 @@ class Stack {
     return `http://127.0.0.1:${this.serverPort}/mcp`;
   }
 
+  get replicaUrl(): string {
+    return `http://127.0.0.1:${this.replicaPort}/mcp`;
+  }
+
   async up(): Promise<void> {
     // One after another: ports asked for at the same time could come back equal.
     this.temporalPort = await freePort();
     this.metricsPort = await freePort();
     this.serverPort = await freePort();
+    this.replicaPort = await freePort();
     this.dev('start');
     this.connection = await Connection.connect({ address: this.address });
     this.client = new Client({ connection: this.connection, namespace: 'default' });
@@ -276,10 +296,22 @@ class Stack {
       },
       path.join(this.dir, 'worker.log'),
     );
-    this.server = new Managed(
-      'the MCP server',
+    this.server = this.mcpServer('the MCP server', this.serverPort, toolsFile, env, 'server.log');
+    // A second replica on the same Temporal, for the cross-replica row: started now, it stays idle until then.
+    this.replica = this.mcpServer('the second MCP replica', this.replicaPort, toolsFile, env, 'replica.log');
+    await Promise.all([
+      this.worker.start().waitFor(/worker: polling/, 180_000),
+      this.server.start().waitFor(/MCP Streamable HTTP on/),
+      this.replica.start().waitFor(/MCP Streamable HTTP on/),
+    ]);
+  }
+
+  /** An MCP server process (`npm run serve -- --http`) on `port`, with the bench's tools and settings. */
+  private mcpServer(name: string, port: number, toolsFile: string, env: NodeJS.ProcessEnv, log: string): Managed {
+    return new Managed(
+      name,
       'npm',
-      () => ['run', '-s', 'serve', '--', '--http', `127.0.0.1:${this.serverPort}`, '--no-auth', '--tools', toolsFile],
+      () => ['run', '-s', 'serve', '--', '--http', `127.0.0.1:${port}`, '--no-auth', '--tools', toolsFile],
       // N open tasks of one principal is the point of the list rows: the open-task quota is off for the bench.
       {
         ...env,
@@ -292,9 +324,8 @@ class Stack {
         MCP_HTTP_MAX_CONNECTIONS: '2048',
         MCP_HTTP_MAX_CONNECTIONS_PER_ADDRESS: '0',
       },
-      path.join(this.dir, 'server.log'),
+      path.join(this.dir, log),
     );
-    await Promise.all([this.worker.start().waitFor(/worker: polling/, 180_000), this.server.start().waitFor(/MCP Streamable HTTP on/)]);
   }
 
   /** The MCP server's node process: the member of npm's process group that runs src/mcp/main.ts. */
@@ -340,14 +371,19 @@ class Stack {
   }
 
   async down(): Promise<void> {
-    await Promise.all([this.worker?.kill('SIGTERM'), this.server?.kill('SIGTERM'), this.inMemory?.kill('SIGTERM')]);
+    await Promise.all([
+      this.worker?.kill('SIGTERM'),
+      this.server?.kill('SIGTERM'),
+      this.replica?.kill('SIGTERM'),
+      this.inMemory?.kill('SIGTERM'),
+    ]);
     await this.connection?.close().catch(() => undefined);
     this.stopDev();
   }
 
   /** Stops everything at once (a signal arrived): SIGKILL to the process groups, then the dev server. */
   killNow(): void {
-    for (const managed of [this.worker, this.server, this.inMemory]) {
+    for (const managed of [this.worker, this.server, this.replica, this.inMemory]) {
       if (!managed?.running) continue;
       try {
         process.kill(-managed.child!.pid!, 'SIGKILL');
@@ -553,8 +589,55 @@ async function respond(mcp: McpClient, taskId: string): Promise<void> {
   if (result.isError) throw new Error(`task_respond on ${taskId}: ${JSON.stringify(result.content)}`);
 }
 
+/**
+ * For each task (waiting for input): read through `reader` until its replica serves it from its watch, answer it
+ * through `writer` (another replica), then read through `reader` without pause until it no longer reads
+ * input_required. The delays from the answer's return to that read's, and how many first reads still missed it.
+ */
+async function crossReplicaDelays(
+  reader: McpClient,
+  writer: McpClient,
+  ids: readonly string[],
+): Promise<{ delays: number[]; stale: number }> {
+  const delays: number[] = [];
+  let stale = 0;
+  for (const id of ids) {
+    await reader.experimental.tasks.getTask(id);
+    // The watch has read the history and answers again within this: the next read comes from it.
+    await sleep(300);
+    await reader.experimental.tasks.getTask(id);
+    await respond(writer, id);
+    const answered = performance.now();
+    let reads = 0;
+    await pollUntil(
+      async () => {
+        reads++;
+        return (await reader.experimental.tasks.getTask(id)).status !== 'input_required' ? true : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 0, what: `task ${id} to leave input_required through the other replica` },
+    );
+    delays.push(performance.now() - answered);
+    if (reads > 1) stale++;
+  }
+  return { delays, stale };
+}
+
 /** The rows, printed in this order whatever order they were measured in. */
-const ROW_ORDER = ['create', 'get', 'get-input', 'answer', 'close', 'bulk', 'list', 'rss', 'watched', 'rpcs', 'pollers', 'ledger'] as const;
+const ROW_ORDER = [
+  'create',
+  'get',
+  'get-input',
+  'answer',
+  'close',
+  'cross',
+  'bulk',
+  'list',
+  'rss',
+  'watched',
+  'rpcs',
+  'pollers',
+  'ledger',
+] as const;
 type RowKey = (typeof ROW_ORDER)[number];
 
 /** Seconds each fleet runs before its window. */
@@ -813,7 +896,7 @@ async function run(args: Args, stack: Stack, rows: Map<RowKey, string>): Promise
         `  (MCP server CPU ${(serverCpuMs / CREATE_STARTS).toFixed(1)} ms a call)`,
     );
 
-    const invoiceCount = 2 * ANSWER_SAMPLES + CLOSE_SAMPLES + IDLE_WAITS;
+    const invoiceCount = 2 * ANSWER_SAMPLES + CLOSE_SAMPLES + 2 * CROSS_SAMPLES + IDLE_WAITS;
     const invoiceIds: string[] = [];
     await inParallel(
       invoiceCount,
@@ -832,7 +915,8 @@ async function run(args: Args, stack: Stack, rows: Map<RowKey, string>): Promise
     const bridgeAnswered = invoiceIds.slice(0, ANSWER_SAMPLES);
     const rawAnswered = invoiceIds.slice(ANSWER_SAMPLES, 2 * ANSWER_SAMPLES);
     const closing = invoiceIds.slice(2 * ANSWER_SAMPLES, 2 * ANSWER_SAMPLES + CLOSE_SAMPLES);
-    const waiting = invoiceIds.slice(2 * ANSWER_SAMPLES + CLOSE_SAMPLES);
+    const crossing = invoiceIds.slice(2 * ANSWER_SAMPLES + CLOSE_SAMPLES, 2 * ANSWER_SAMPLES + CLOSE_SAMPLES + 2 * CROSS_SAMPLES);
+    const waiting = invoiceIds.slice(2 * ANSWER_SAMPLES + CLOSE_SAMPLES + 2 * CROSS_SAMPLES);
 
     process.stderr.write('bench: tasks/get against describe()…\n');
     const getAgainstDescribe = async (ids: string[], what: string) => {
@@ -918,6 +1002,23 @@ async function run(args: Args, stack: Stack, rows: Map<RowKey, string>): Promise
       'close → tasks/result',
       `p50 ${ms(percentile(closeToResult, 50))}  max ${ms(Math.max(...closeToResult))}  (${CLOSE_SAMPLES} tasks)`,
     );
+
+    process.stderr.write('bench: cross-replica read delay, idle and with one core busy…\n');
+    const writer = await connectMcp(stack.replicaUrl, 'bench-other-replica');
+    try {
+      const idleDelays = await crossReplicaDelays(mcp, writer, crossing.slice(0, CROSS_SAMPLES));
+      const hog = spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' });
+      try {
+        const busyDelays = await crossReplicaDelays(mcp, writer, crossing.slice(CROSS_SAMPLES));
+        const figures = ({ delays, stale }: { delays: number[]; stale: number }) =>
+          `p50 ${ms(percentile(delays, 50))} p99 ${ms(percentile(delays, 99))} max ${ms(Math.max(...delays))} (${stale}/${delays.length} first reads before)`;
+        row('cross', 'cross-replica read delay', `idle ${figures(idleDelays)}   one core busy ${figures(busyDelays)}`);
+      } finally {
+        hog.kill('SIGKILL');
+      }
+    } finally {
+      await writer.close();
+    }
 
     process.stderr.write(`bench: ${IDLE_WAITS} blocked tasks/result for ${IDLE_WINDOW_MS / 1000} s, worker stopped…\n`);
     await stack.stopWorker();
