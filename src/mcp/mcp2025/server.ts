@@ -118,7 +118,7 @@ export function createMcp2025Server(deps: Mcp2025Dependencies): Server {
   on(ListTasksRequestSchema, (request, extra) => connection.listTasks(request.params?.cursor, extra));
   on(CancelTaskRequestSchema, (request, extra) => connection.cancelTask(request.params.taskId, extra));
   on(GetTaskPayloadRequestSchema, async (request, extra) => (await connection.awaitResult(request.params.taskId, extra))!);
-  atOnce.get(server)!.startsOnly = (name) => connection.startsTaskOnly(name);
+  atOnce.get(server)!.tools = toolTables(deps.tools).byName;
   return server;
 }
 
@@ -142,12 +142,6 @@ export class Mcp2025Connection {
     private readonly deps: Mcp2025Dependencies,
   ) {
     ({ byName: this.byName, workflowTools: this.workflowTools } = toolTables(deps.tools));
-  }
-
-  /** Whether a task-augmented call of tool `name` only starts its task (a workflow tool that asks no confirmation). */
-  startsTaskOnly(name: unknown): boolean {
-    const tool = typeof name === 'string' ? this.byName.get(name) : undefined;
-    return tool !== undefined && tool.kind !== 'direct' && tool.confirm === undefined;
   }
 
   /** tools/call: a task-augmented call answers with the task; a plain one waits for the result inline. */
@@ -434,31 +428,41 @@ function onRequest<Schema extends RequestSchema>(
 /** Requests that never send anything on their own stream: an HTTP transport may answer them with plain JSON. */
 const POLLING_METHODS = new Set(['tasks/get', 'tasks/list', 'tasks/cancel']);
 
-/** The handlers of each server that may be answered at once, and which of its tool calls may be, for {@link answerAtOnce}. */
+/** The handlers of each server that may be answered at once, and its tools by name, for {@link answerAtOnce}. */
 const atOnce = new WeakMap<
   Server,
-  { handlers: Map<string, (request: unknown, extra: Extra) => Promise<object>>; startsOnly?: (tool: unknown) => boolean }
+  { handlers: Map<string, (request: unknown, extra: Extra) => Promise<object>>; tools?: ReadonlyMap<string, ToolDefinition> }
 >();
 
 /** Whether `message`'s handler sends nothing on the request's own stream (see {@link answerAtOnce}). */
-function answeredAtOnce(server: Server, method: string, params: { name?: unknown; task?: unknown } | undefined): boolean {
+function answeredAtOnce(
+  server: Server,
+  method: string,
+  params: { name?: unknown; task?: unknown; arguments?: unknown } | undefined,
+): boolean {
   if (POLLING_METHODS.has(method)) return true;
+  if (method !== 'tools/call' || typeof params?.name !== 'string') return false;
+  const tool = atOnce.get(server)?.tools?.get(params.name);
+  if (tool === undefined) return false;
+  const augmented = typeof params.task === 'object' && params.task !== null;
   // A task-augmented call of a workflow tool that asks no confirmation starts the task and answers with it.
-  return (
-    method === 'tools/call' &&
-    typeof params?.task === 'object' &&
-    params.task !== null &&
-    atOnce.get(server)?.startsOnly?.(params.name) === true
-  );
+  if (tool.kind === 'workflow') return augmented && tool.confirm === undefined;
+  // A direct tool says which calls send nothing (no form, no wait); arguments that do not fit are a tool error at once.
+  if (augmented || tool.answersAtOnce === undefined) return false;
+  const parsed = tool.input.check(params.arguments ?? {});
+  return !parsed.ok || tool.answersAtOnce(parsed.value);
 }
 
 /**
  * Answers a request of a 2025-11-25 session that sends nothing on its own stream directly, as the JSON-RPC response
  * object, so that the HTTP transport can send it as a JSON response: the polls (`tasks/get`, `tasks/list`,
  * `tasks/cancel`: "servers SHOULD NOT upgrade to an SSE stream in response to a tasks/get request", MCP 2025-11-25,
- * tasks) and a task-augmented `tools/call` that only starts its task. The SDK's session transport answers every
- * request with a stream, through a conversion to web requests and back that costs more than the start itself;
- * undefined for anything else, which the transport handles as usual.
+ * tasks), a task-augmented `tools/call` that only starts its task, and a call of a direct tool whose arguments need
+ * no stream (`DirectTool.answersAtOnce`: `task_status`, `approvals_inbox`, `approvals_answer` with an action, …). A
+ * server that dies under such a request leaves its client a failed HTTP request to retry, where a stream would just
+ * end and leave an SDK client waiting for its own request timeout; and the SDK's session transport answers every
+ * request with a stream, through a conversion to web requests and back that costs more than the work itself.
+ * Undefined for anything else, which the transport handles as usual.
  */
 export async function answerAtOnce(
   server: Server,
@@ -470,7 +474,7 @@ export async function answerAtOnce(
     jsonrpc?: unknown;
     id?: unknown;
     method?: unknown;
-    params?: { _meta?: Record<string, unknown>; name?: unknown; task?: unknown };
+    params?: { _meta?: Record<string, unknown>; name?: unknown; task?: unknown; arguments?: unknown };
   } | null;
   if (
     request?.jsonrpc !== '2.0' ||

@@ -27,6 +27,7 @@ export const approvalsInboxTool: DirectTool<z.infer<typeof InboxSchema>> = {
   annotations: { readOnlyHint: true },
   // Hosts that render MCP Apps show the inbox in the task view: the list, then a question with its form.
   view: true,
+  answersAtOnce: () => true,
   handler: async ({ cursor }, context) => {
     const page = await context.backend.inbox(context.principal, context.roles, cursor);
     const lines = page.items.map(describeItem);
@@ -79,6 +80,8 @@ export const approvalsAnswerTool: DirectTool<z.infer<typeof AnswerSchema>> = {
     'what; a refused answer changes nothing. With action delegate and delegateTo, hands the question to that person ' +
     'instead (recorded like an answer).',
   input: zodSchema(AnswerSchema),
+  // Without an action the question is put to the caller as a form on this call's stream.
+  answersAtOnce: ({ action }) => action !== undefined,
   handler: async ({ taskId, key, action, content, comment, delegateTo }, context) => {
     if ((action === 'delegate') !== (delegateTo !== undefined)) {
       return text('Give delegateTo with action delegate, and only then. Nothing was recorded.', { isError: true });

@@ -29,6 +29,7 @@ export const confirmStartTool: DirectTool<z.infer<typeof ConfirmSchema>> = {
     'Answers the confirmation a tool asks before it starts work (a tool call answered with pendingConfirmation). ' +
     'Ask the user first; accept starts the task, decline starts nothing.',
   input: zodSchema(ConfirmSchema),
+  answersAtOnce: () => true,
   handler: async ({ confirmation, action, content }, context) => {
     const call = context.confirmations.open(confirmation, context.principal);
     const tool = call && context.confirmations.tool(call.tool);

@@ -11,6 +11,7 @@ export const taskCancelTool: DirectTool<{ taskId: string }> = {
   description: 'Cancels a running task started by another tool.',
   input: zodSchema(z.object({ taskId: TaskIdSchema })),
   annotations: { destructiveHint: true, idempotentHint: true },
+  answersAtOnce: () => true,
   handler: ({ taskId }, context) =>
     withTask(context, taskId, async () => {
       const cancelled = await context.backend.cancel(taskId, context.principal);

@@ -26,6 +26,7 @@ export const taskRespondTool: DirectTool<z.infer<typeof RespondSchema>> = {
   title: 'Answer a task',
   description: 'Answers the question a task waits on (see task_status). The task resumes once the answer is recorded.',
   input: zodSchema(RespondSchema),
+  answersAtOnce: () => true,
   handler: ({ taskId, key, action, content }, context) =>
     withTask(context, taskId, async (view) => {
       const input = key === undefined ? view.input : view.inputs.find((candidate) => candidate.key === key);

@@ -19,6 +19,8 @@ export const taskResultTool: DirectTool<{ taskId: string; waitSeconds: number }>
     }),
   ),
   annotations: { readOnlyHint: true },
+  // Waiting asks the task's questions and sends progress on the call's stream; without a wait it only reads.
+  answersAtOnce: ({ waitSeconds }) => waitSeconds === 0,
   handler: ({ taskId, waitSeconds }, context) =>
     withTask(context, taskId, async (view) => {
       if (isTerminal(view.task.status)) return context.backend.result(view);

@@ -13,6 +13,7 @@ export const taskStatusTool: DirectTool<{ taskId: string }> = {
     'a tool to call with the taskId and the given arguments).',
   input: zodSchema(z.object({ taskId: TaskIdSchema })),
   annotations: { readOnlyHint: true },
+  answersAtOnce: () => true,
   handler: ({ taskId }, context) =>
     withTask(context, taskId, async (view) =>
       text(describe(view), {

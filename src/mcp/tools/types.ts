@@ -63,6 +63,13 @@ export interface DirectTool<Input = unknown> {
   annotations?: ToolAnnotations;
   /** Whether hosts that render MCP Apps show its result in the task view (which knows this tool's result). */
   view?: boolean;
+  /**
+   * Whether a call with these (valid) arguments sends nothing on its own stream while it runs: no form put to the
+   * caller (`ask`), no wait with progress (`awaitResult`). Such a call of a 2025-11-25 session over HTTP is answered
+   * with plain JSON, not an SSE stream, so a server that dies under it is a failed request the client retries. Default:
+   * never.
+   */
+  answersAtOnce?(input: Input): boolean;
   handler(input: Input, context: DirectToolContext): Promise<CallToolResult>;
 }
 
