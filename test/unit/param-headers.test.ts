@@ -35,7 +35,7 @@ describe('x-mcp-header marks', () => {
     ]);
   });
 
-  test.each([
+  test.each<[string, Record<string, unknown>, Record<string, unknown>?]>([
     ['empty', { a: { type: 'string', 'x-mcp-header': '' } }],
     ['not a token', { a: { type: 'string', 'x-mcp-header': 'Has Space' } }],
     ['a control character', { a: { type: 'string', 'x-mcp-header': 'A\r\nB' } }],
