@@ -11,6 +11,7 @@ import type { Client } from '@temporalio/client';
 import { APP_MIME_TYPE, TASK_VIEW_URI, UI_EXTENSION } from '../../src/mcp/app/ui';
 import type { Bridge } from '../../src/mcp/bridge';
 import { PaymentsLedger } from '../../src/activities/payments';
+import { pollUntil } from '../../src/util/wait';
 import { TASK_STATE_MEMO } from '../../src/shared/task-contract';
 import {
   APPROVE,
@@ -46,11 +47,13 @@ let closeTemporal: () => Promise<void>;
 let worker: RunningWorker | undefined;
 let bridge: Bridge;
 const cleanups: (() => Promise<void>)[] = [];
+/** How long a plain call may wait inline: long, so that a call that waited it out cannot pass for one that did not. */
+const INLINE_BUDGET_MS = 60_000;
 
 beforeAll(async () => {
   ({ client: temporal, close: closeTemporal } = await connectClient());
   worker = await startWorker(taskQueue, activities);
-  bridge = await startBridge({ client: temporal, taskQueue });
+  bridge = await startBridge({ client: temporal, taskQueue, tuning: { ...FAST_TUNING, inlineBudgetMs: INLINE_BUDGET_MS } });
 });
 
 afterEach(async () => {
@@ -69,6 +72,20 @@ async function connect(answer: Answerer = () => APPROVE, options: { principalBri
   if (options.elicitation ?? true) user.attach(client);
   cleanups.push(await connectInMemory(options.principalBridge ?? bridge, client));
   return { client, user };
+}
+
+/**
+ * A client of the same principal that cannot be asked anything: it polls without being offered the questions it sees
+ * (a client that can be asked gets them pushed after the grace period, and a test counting questions would race it).
+ */
+async function observer() {
+  return (await connect(undefined, { elicitation: false })).client;
+}
+
+/** The reads of tasks the file's bridge has made, from Temporal or from its watches. */
+function reads(): number {
+  const { watched, fetched } = bridge.backend.readStats();
+  return watched + fetched;
 }
 
 /** Runs `work` with the worker stopped, then starts it again. */
@@ -187,14 +204,34 @@ describe('task-augmented tools/call', () => {
   });
 
   test('cancel: the request stays pending and is asked again on the next tasks/result', async () => {
-    const { client, user } = await connect((_, index) => (index === 0 ? { action: 'cancel' } : APPROVE));
+    let readsAtDismissal: number | undefined;
+    const { client, user } = await connect((_, index) => {
+      if (index > 0) return APPROVE;
+      readsAtDismissal = reads();
+      return { action: 'cancel' };
+    });
+    const quiet = await observer();
     const task = await startInvoiceTask(client, sampleInvoice());
-    await waitForTask(client, task.taskId, (t) => t.status === 'input_required');
+    await waitForTask(quiet, task.taskId, (t) => t.status === 'input_required');
     // The first tasks/result asks once, is dismissed, and keeps blocking without asking again.
-    const first = taskResult(client, task.taskId, 1_500).catch((error: Error) => error);
-    expect(await first).toBeInstanceOf(Error);
+    const stop = new AbortController();
+    let settled = false;
+    const first = client.experimental.tasks
+      .getTaskResult(task.taskId, CallToolResultSchema, { signal: stop.signal, timeout: 60_000 })
+      .finally(() => (settled = true))
+      .catch((error: Error) => error);
+    // After the dismissal the request reads the task again, finds only the dismissed question, and waits for the
+    // task's next event: a question asked again would go out from that read, before this client's next round trip.
+    await pollUntil(() => (readsAtDismissal !== undefined && reads() > readsAtDismissal ? true : undefined), {
+      timeoutMs: 30_000,
+      what: 'the task read again after the dismissal',
+    });
+    await client.ping();
     expect(user.asked).toHaveLength(1);
-    expect((await getTask(client, task.taskId)).status).toBe('input_required');
+    expect(settled).toBe(false);
+    stop.abort();
+    expect(await first).toBeInstanceOf(Error);
+    expect((await getTask(quiet, task.taskId)).status).toBe('input_required');
     const result = await taskResult(client, task.taskId);
     expect(user.asked).toHaveLength(2);
     expect(result.structuredContent).toMatchObject({ outcome: 'paid' });
@@ -258,8 +295,11 @@ describe('task-augmented tools/call', () => {
   test('a plain call from a client that cannot be asked returns at the question, not as an error, and task_respond answers it', async () => {
     const { client } = await connect(undefined, { elicitation: false });
     const started = Date.now();
-    const result = await client.callTool({ name: 'process_invoice', arguments: sampleInvoice() });
-    expect(Date.now() - started).toBeLessThan(FAST_TUNING.inlineBudgetMs);
+    const result = await client.callTool({ name: 'process_invoice', arguments: sampleInvoice() }, undefined, {
+      timeout: 2 * INLINE_BUDGET_MS,
+    });
+    // Answered at the question, not at the end of the budget: well before it, however slow this machine is.
+    expect(Date.now() - started).toBeLessThan(INLINE_BUDGET_MS / 2);
     expect(result.isError).toBeFalsy();
     const { pendingTask } = result.structuredContent as { pendingTask: { taskId: string; status: string; question: Record<string, any> } };
     expect(pendingTask).toMatchObject({ status: 'input_required', question: { key: 'approval', mode: 'form' } });
@@ -349,7 +389,7 @@ describe('tasks/* errors and state', () => {
   test('tasks/cancel: a working task becomes cancelled at once and stays cancelled; tasks/result reports the cancellation', async () => {
     const { client, user } = await connect();
     const task = await startInvoiceTask(client, sampleInvoice());
-    await waitForTask(client, task.taskId, (t) => t.status === 'input_required');
+    await waitForTask(await observer(), task.taskId, (t) => t.status === 'input_required');
     const cancelled = await client.experimental.tasks.cancelTask(task.taskId);
     expect(cancelled.status).toBe('cancelled');
     expect((await getTask(client, task.taskId)).status).toBe('cancelled');
@@ -414,7 +454,7 @@ describe('tasks/* errors and state', () => {
   test('a cancelled task stays cancelled even if the workflow finishes its work afterwards', async () => {
     const { client } = await connect();
     const task = await startInvoiceTask(client, sampleInvoice());
-    await waitForTask(client, task.taskId, (t) => t.status === 'input_required');
+    await waitForTask(await observer(), task.taskId, (t) => t.status === 'input_required');
     // Stop the worker so the cancellation cannot be processed before the approval is.
     await withoutWorker(async () => {
       await client.experimental.tasks.cancelTask(task.taskId);
@@ -474,20 +514,23 @@ describe('tasks/* errors and state', () => {
 
   test('tasks/get and tasks/list keep answering while no worker runs; an answer given meanwhile is not asked again', async () => {
     const { client, user } = await connect();
+    const quiet = await observer();
     const task = await startInvoiceTask(client, sampleInvoice());
-    await waitForTask(client, task.taskId, (t) => t.status === 'input_required');
+    await waitForTask(quiet, task.taskId, (t) => t.status === 'input_required');
     await worker!.stop();
     worker = undefined;
-    const started = Date.now();
-    expect((await getTask(client, task.taskId)).status).toBe('input_required');
-    expect(Date.now() - started).toBeLessThan(2_000);
+    // Read from what Temporal keeps (a read that needed a worker, a query, would not be answered while none runs).
+    expect((await getTask(quiet, task.taskId)).status).toBe('input_required');
 
     // Answer through tasks/result while the worker is down: the answer is durable, the task reads working.
     const result = taskResult(client, task.taskId);
-    await waitForTask(client, task.taskId, (t) => t.status === 'working');
+    await waitForTask(quiet, task.taskId, (t) => t.status === 'working');
     expect(user.asked).toHaveLength(1);
-    const page = await client.experimental.tasks.listTasks();
-    expect(page.tasks.find((t) => t.taskId === task.taskId)?.status ?? 'working').toBe('working');
+    const listed = await eventually(async () => {
+      const page = await quiet.experimental.tasks.listTasks();
+      return page.tasks.find((t) => t.taskId === task.taskId);
+    }, 'the task in tasks/list');
+    expect(listed.status).toBe('working');
 
     worker = await startWorker(taskQueue, activities);
     expect((await result).structuredContent).toMatchObject({ outcome: 'paid' });
@@ -586,7 +629,7 @@ describe('2025-11-25 to the letter', () => {
     await withoutWorker(async () => {
       // Sent past the bridge, straight to Temporal: the bridge learns of it from the history's event stream.
       await sendAnswer(temporal.workflow.getHandle(task.taskId), { key: 'approval', action: 'accept', content: { decision: 'approve' } });
-      const received = await waitForTask(client, task.taskId, (t) => t.status !== 'input_required', 5_000);
+      const received = await waitForTask(client, task.taskId, (t) => t.status !== 'input_required');
       expect(received.status).toBe('working');
       expect(received.statusMessage).toMatch(/Answer received/);
       expect(received.lastUpdatedAt > waiting.lastUpdatedAt).toBe(true);
