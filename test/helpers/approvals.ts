@@ -6,6 +6,7 @@ import path from 'node:path';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, type CallToolResult, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import { pollUntil } from '../../src/util/wait';
 
 /** A principal of the token file, with the token that stands for it and its roles (comma-separated). */
 export interface Person {
@@ -105,13 +106,14 @@ export async function awaitInInbox(
   client: McpClient,
   taskId: string,
   accept: (entry: InboxEntry) => boolean = () => true,
-  timeoutMs = 20_000,
+  timeoutMs = 30_000,
 ): Promise<InboxEntry> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const entry = (await inbox(client)).find((candidate) => candidate.taskId === taskId);
-    if (entry && accept(entry)) return entry;
-    if (Date.now() > deadline) throw new Error(`task ${taskId} never reached the inbox as expected (last: ${JSON.stringify(entry)})`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
+  let last: InboxEntry | undefined;
+  return pollUntil(
+    async () => {
+      last = (await inbox(client)).find((candidate) => candidate.taskId === taskId);
+      return last && accept(last) ? last : undefined;
+    },
+    { timeoutMs, intervalMs: 250, what: () => `task ${taskId} in the inbox as expected (last: ${JSON.stringify(last)})` },
+  );
 }

@@ -96,7 +96,7 @@ export function taskResult(client: McpClient, taskId: string, timeout = 60_000):
 }
 
 /** Polls tasks/get until `accept(task)` holds. */
-export async function waitForTask(client: McpClient, taskId: string, accept: (task: Task) => boolean, timeoutMs = 20_000): Promise<Task> {
+export async function waitForTask(client: McpClient, taskId: string, accept: (task: Task) => boolean, timeoutMs = 30_000): Promise<Task> {
   let task: Task | undefined;
   return pollUntil(
     async () => {

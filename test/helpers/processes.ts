@@ -93,7 +93,7 @@ export async function spawnHttpServer(
     via === 'npm' ? ['run', '-s', 'serve', '--', ...serve] : ['--import', 'tsx', 'src/mcp/main.ts', ...serve],
     serverEnv(taskQueue, extraEnv),
     /MCP Streamable HTTP on (http:\/\/[^\s,]+)/,
-    30_000,
+    60_000,
   );
   return { url: match[1], ...spawned };
 }

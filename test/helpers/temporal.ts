@@ -134,7 +134,7 @@ export function daysFromToday(days: number): string {
  * Polls `check` until it returns something other than undefined, or fails after `timeoutMs`. A check that throws counts
  * as "not yet"; the last such error is named in the timeout message.
  */
-export function eventually<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 20_000): Promise<T> {
+export function eventually<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 30_000): Promise<T> {
   let last: unknown;
   const attempt = async () => {
     try {
