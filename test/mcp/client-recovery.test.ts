@@ -8,7 +8,7 @@ import { EXIT } from '../../src/client/args';
 import { orphanGuardFetch } from '../../src/client/orphan-guard';
 import { LocalTaskStore } from '../../src/client/store';
 import { IDEMPOTENCY_KEY_META } from '../../src/shared/wire';
-import { sleep } from '../../src/util/wait';
+import { pollUntil } from '../../src/util/wait';
 import { runClient } from '../helpers/cli';
 import { freePort } from '../helpers/dev-server';
 import { newMcpClient, startInvoiceTask, waitForTask } from '../helpers/mcp';
@@ -44,7 +44,10 @@ describe('a request in flight when the server dies', () => {
   test('fails at once as a lost connection (-32000), not after its timeout, with the orphan guard', async () => {
     // A principal of its own: the task it leaves waiting must not show up in the resume tests below.
     const ownToken = randomUUID();
-    const own = await spawnHttpServer(taskQueue, await freePort(), { MCP_AUTH_TOKENS: `guard-${ownToken.slice(0, 8)}=${ownToken}` });
+    const own = await spawnHttpServer(taskQueue, await freePort(), {
+      MCP_AUTH_TOKENS: `guard-${ownToken.slice(0, 8)}=${ownToken}`,
+      MCP_LOG_LEVEL: 'debug',
+    });
     // No elicitation: tasks/result can only wait, so it is in flight when the server dies.
     const client = newMcpClient('orphan-guard-test', false);
     try {
@@ -60,7 +63,11 @@ describe('a request in flight when the server dies', () => {
         () => 'resolved',
         (error: { code?: number; message: string }) => error,
       );
-      await sleep(300);
+      // Killed once the server holds the request (it says so when it starts waiting), not before it got there.
+      await pollUntil(() => (own.stderr().includes('waiting for the task to finish method=tasks/result') ? true : undefined), {
+        timeoutMs: 30_000,
+        what: 'the server to wait in tasks/result',
+      });
       await own.kill('SIGKILL');
       const outcome = await waiting;
       expect(outcome).toMatchObject({ code: ErrorCode.ConnectionClosed });
