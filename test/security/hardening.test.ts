@@ -29,6 +29,7 @@ import {
   startInvoiceTask,
   taskResult,
 } from '../helpers/mcp';
+import { pollUntil } from '../../src/util/wait';
 import { runServeToExit, spawnHttpServer, type HttpServerProcess } from '../helpers/processes';
 import {
   connectClient,
@@ -224,7 +225,12 @@ describe('4. one caller cannot exhaust the server', () => {
 
   test('concurrent waits per principal are bounded with a retryable error; open tasks per principal too', async () => {
     const server = await serve(
-      { MCP_MAX_WAITS_PER_PRINCIPAL: '2', MCP_MAX_OPEN_TASKS_PER_PRINCIPAL: '3', MCP_LOCAL_PRINCIPAL: `quota-${randomUUID().slice(0, 8)}` },
+      {
+        MCP_MAX_WAITS_PER_PRINCIPAL: '2',
+        MCP_MAX_OPEN_TASKS_PER_PRINCIPAL: '3',
+        MCP_LOCAL_PRINCIPAL: `quota-${randomUUID().slice(0, 8)}`,
+        MCP_LOG_LEVEL: 'debug',
+      },
       idleQueue,
     );
     const client = await httpClient(server.url);
@@ -242,7 +248,9 @@ describe('4. one caller cannot exhaust the server', () => {
 
       // Two tasks/result waits (no worker runs: they block), the third is refused.
       const waiting = tasks.slice(0, 2).map((task) => taskResult(quiet, task.taskId, 60_000).catch(() => undefined));
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      // Both hold their place once the server says it waits for them.
+      const waits = () => server.stderr().match(/waiting for the task to finish method=tasks\/result/g)?.length ?? 0;
+      await pollUntil(() => (waits() >= 2 ? true : undefined), { timeoutMs: 30_000, what: 'the server to wait in two tasks/result' });
       const refused = await taskResult(quiet, tasks[2].taskId, 10_000).then(
         () => undefined,
         (error: McpError) => error,
@@ -269,7 +277,8 @@ describe('4. one caller cannot exhaust the server', () => {
     });
     socket.write(`POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n`);
     const trickle = setInterval(() => socket.write('{'), 300);
-    const received = await Promise.race([closed, new Promise<string>((resolve) => setTimeout(() => resolve('still open'), 15_000))]);
+    // Twenty times the request timeout: a connection still open by then was not cut by it.
+    const received = await Promise.race([closed, new Promise<string>((resolve) => setTimeout(() => resolve('still open'), 30_000))]);
     clearInterval(trickle);
     socket.destroy();
     expect(received).not.toBe('still open');
