@@ -145,3 +145,32 @@ test('invoices through the balancer on both generations, a frontend and an MCP r
   expect(rows.filter((row) => !row.running)).toEqual([]);
   passed = true;
 }, 300_000);
+
+test('a call of a task tool names its task in Mcp-Param-TaskId, and the balancer sends it to the replica of that task', async () => {
+  await stack.balancerReady();
+  const asSubmitter = { headers: { authorization: `Bearer ${stack.tokenOf('submitter')}` } };
+  const made = await mcp2026Request(stack.mcpUrl, 'tools/call', { name: 'process_invoice', arguments: sampleInvoice() }, asSubmitter);
+  const taskId = made.body.result!.taskId as string;
+  const home = (await mcp2026Request(stack.mcpUrl, 'tasks/get', { taskId }, asSubmitter)).headers.get('x-served-by');
+  expect(home).toMatch(/^mcp-[12]$/);
+  // Requests that name no task go round robin: over both replicas.
+  const spread = new Set<string | null>();
+  for (let call = 0; call < 4; call++) {
+    spread.add((await mcp2026Request(stack.mcpUrl, 'tools/list', {}, asSubmitter)).headers.get('x-served-by'));
+  }
+  expect([...spread].sort()).toEqual(['mcp-1', 'mcp-2']);
+  // Calls of the task tools carry the task id in Mcp-Param-TaskId (mirrored from taskId): each one meets the task's replica.
+  const served: Array<string | null> = [];
+  for (let call = 0; call < 4; call++) {
+    const status = await mcp2026Request(stack.mcpUrl, 'tools/call', { name: 'task_status', arguments: { taskId } }, asSubmitter);
+    expect(status.body.result?.isError).toBeFalsy();
+    served.push(status.headers.get('x-served-by'));
+  }
+  // A write by tool and a read by tasks/get meet there too: the read shows the write.
+  const cancel = await mcp2026Request(stack.mcpUrl, 'tools/call', { name: 'task_cancel', arguments: { taskId } }, asSubmitter);
+  served.push(cancel.headers.get('x-served-by'));
+  const read = await mcp2026Request(stack.mcpUrl, 'tasks/get', { taskId }, asSubmitter);
+  expect(read.headers.get('x-served-by')).toBe(home);
+  expect(read.body.result?.status).toBe('cancelled');
+  expect(served).toEqual([home, home, home, home, home]);
+}, 120_000);

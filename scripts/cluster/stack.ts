@@ -3,7 +3,8 @@
  * visibility, applied by Temporal's own SQL tool; Temporal's server built from its Go module at a pinned release, each
  * service a process of its own (two frontends, history, matching, the worker service) from scripts/cluster/config;
  * HAProxy in front of the frontends (gRPC) and of two MCP server replicas (HTTP, 2025-11-25 sessions kept on their
- * replica by `Mcp-Session-Id`); two workers. Every process runs detached, with its pid and log in the stack's folder,
+ * replica by `Mcp-Session-Id`, 2026-07-28 requests of a task sent to one replica by the task id in `Mcp-Name` or
+ * `Mcp-Param-TaskId`); two workers. Every process runs detached, with its pid and log in the stack's folder,
  * so `up`, `status` and `down` are separate commands, and any part can be killed and started again.
  */
 import { execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
@@ -453,15 +454,21 @@ export class ClusterStack {
       '  balance leastconn',
       `  server frontend-a 127.0.0.1:${services['frontend-a'].grpc} check inter 1s fall 2 rise 2`,
       `  server frontend-b 127.0.0.1:${services['frontend-b'].grpc} check inter 1s fall 2 rise 2`,
-      '# MCP clients: a 2025-11-25 session stays on the replica that created it. A 2026-07-28 request of a task',
-      '# (tasks/get, tasks/update, tasks/cancel) names it in Mcp-Name: every request of one task goes to one replica,',
-      '# so a read after a write through the balancer is answered where the write was made. Other requests spread freely.',
+      '# MCP clients: a 2025-11-25 session stays on the replica that created it. A 2026-07-28 request of a task names',
+      '# it: tasks/get, tasks/update and tasks/cancel in Mcp-Name, a call of a task tool (task_status, task_respond,',
+      '# approvals_answer, ...) in Mcp-Param-TaskId (its taskId argument, marked x-mcp-header). Both are hashed alike, so',
+      '# every request of one task goes to one replica and a read after a write is answered where the write was made.',
+      '# Other requests spread freely.',
       'frontend mcp',
       `  bind 127.0.0.1:${this.ports.mcp}`,
       '  mode http',
-      '  acl task_request req.hdr(mcp-method) -m beg tasks/',
       '  acl in_session req.hdr(mcp-session-id) -m found',
-      '  use_backend replicas_by_task if task_request !in_session',
+      '  acl task_request req.hdr(mcp-method) -m beg tasks/',
+      '  acl tool_call req.hdr(mcp-method) -m str tools/call',
+      '  acl names_task req.hdr(mcp-param-taskid) -m found',
+      '  http-request set-var(txn.task) req.hdr(mcp-name) if task_request !in_session',
+      '  http-request set-var(txn.task) req.hdr(mcp-param-taskid) if tool_call names_task !in_session',
+      '  use_backend replicas_by_task if { var(txn.task) -m found }',
       '  default_backend replicas',
       'backend replicas',
       '  mode http',
@@ -475,10 +482,10 @@ export class ClusterStack {
       '  stick store-response res.hdr(mcp-session-id)',
       `  server mcp-1 127.0.0.1:${replicas['mcp-1']} check inter 1s fall 2 rise 2`,
       `  server mcp-2 127.0.0.1:${replicas['mcp-2']} check inter 1s fall 2 rise 2`,
-      '# The same replicas, chosen by task (a request without Mcp-Name goes round robin); up or down as checked above.',
+      '# The same replicas, chosen by a consistent hash of the task id; up or down as checked above.',
       'backend replicas_by_task',
       '  mode http',
-      '  balance hdr(mcp-name)',
+      '  balance hash var(txn.task)',
       '  hash-type consistent',
       '  http-response set-header X-Served-By %s',
       `  server mcp-1 127.0.0.1:${replicas['mcp-1']} track replicas/mcp-1`,
