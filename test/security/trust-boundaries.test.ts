@@ -29,7 +29,7 @@ import {
 import { PaymentsLedger } from '../../src/activities/payments';
 import { Logger } from '../../src/util/log';
 import { connectInMemory, errorCodeOf, FAST_TUNING, getTask, newMcpClient, startInvoiceTask, waitForTask } from '../helpers/mcp';
-import { sleep } from '../../src/util/wait';
+import { pollUntil } from '../../src/util/wait';
 import { freePort } from '../helpers/dev-server';
 import { spawnHttpServer } from '../helpers/processes';
 import {
@@ -273,18 +273,32 @@ describe('waits', () => {
       pushed.push(JSON.stringify((request.params._meta as Record<string, unknown>)?.[RELATED_TASK_META_KEY]));
       return new Promise(() => undefined);
     });
+    // The same principal, unable to be asked: its polls offer nothing.
+    const observer = newMcpClient('waits-observer', false);
     const close = await connectInMemory(bridge, client);
+    const closeObserver = await connectInMemory(bridge, observer);
+    // Every question offered for a push asks for a place among the waits once its grace period has passed.
+    const quotas = bridge.backend.quotas;
+    const beginWait = quotas.beginWait.bind(quotas);
+    let placesAsked = 0;
+    quotas.beginWait = (who) => {
+      placesAsked++;
+      return beginWait(who);
+    };
     try {
       const ids: string[] = [];
       for (let i = 0; i < 6; i++) ids.push((await startInvoiceTask(client, sampleInvoice())).taskId);
-      for (const id of ids) await waitForTask(client, id, (task) => task.status === 'input_required');
+      for (const id of ids) await waitForTask(observer, id, (task) => task.status === 'input_required');
       // Polls that see input_required offer the question on the standalone stream after the grace period.
       for (const id of ids) await getTask(client, id);
-      await eventually(async () => (pushed.length >= 2 ? true : undefined), 'two pushed questions');
-      await sleep(1_000);
+      // Each of the six offers has been decided: two pushed, four refused a place (a push goes out as it is decided).
+      await eventually(async () => (placesAsked >= 6 ? true : undefined), 'the six offers decided');
+      await client.ping();
       expect(pushed).toHaveLength(2);
       expect(await errorCodeOf(client.experimental.tasks.getTaskResult(ids[5], CallToolResultSchema))).toBe(-32603);
     } finally {
+      quotas.beginWait = beginWait;
+      await closeObserver();
       await close();
       await bridge.close();
       await worker.stop();
@@ -295,19 +309,35 @@ describe('waits', () => {
 describe('connections', () => {
   test('520 idle sockets from one address leave a second address served, and are closed once they stay silent', async () => {
     const server = await freePort().then((port) =>
-      spawnHttpServer(uniqueTaskQueue('sockets'), port, { MCP_HTTP_FIRST_REQUEST_TIMEOUT_MS: '2000' }),
+      spawnHttpServer(uniqueTaskQueue('sockets'), port, { MCP_HTTP_FIRST_REQUEST_TIMEOUT_MS: '10000' }),
     );
     const { port } = new URL(server.url);
     const idle: net.Socket[] = [];
     let closed = 0;
+    let settled = 0;
     try {
       for (let i = 0; i < 520; i++) {
         const socket = net.connect({ host: '127.0.0.1', port: Number(port), localAddress: '127.0.0.2' });
         socket.on('error', () => undefined);
         socket.on('close', () => closed++);
+        // Connected, or turned away: a connection the kernel has not let through yet (a full backlog) is neither.
+        let counted = false;
+        const settle = () => {
+          if (!counted) settled++;
+          counted = true;
+        };
+        socket.once('connect', settle);
+        socket.once('close', settle);
         idle.push(socket);
       }
-      await sleep(300);
+      await pollUntil(() => (settled === 520 ? true : undefined), { timeoutMs: 60_000, what: () => `520 connections (${settled} so far)` });
+      // Asked once the server has taken them all in: it closes those past the 64 an address may hold at once, and holds
+      // those 64 until they have been silent for 10 s.
+      await pollUntil(() => (closed >= 520 - 64 ? true : undefined), {
+        timeoutMs: 30_000,
+        what: () => `the sockets past 64 to be closed (${closed} closed)`,
+      });
+      expect(closed).toBe(520 - 64);
       const status = await new Promise<number>((resolve, reject) => {
         const request = http.get(
           { host: '127.0.0.1', port: Number(port), path: '/healthz', localAddress: '127.0.0.3', headers: { host: `127.0.0.1:${port}` } },
@@ -319,8 +349,11 @@ describe('connections', () => {
         request.on('error', reject);
       });
       expect(status).toBe(200);
-      // Beyond 64 from one address they are closed at once; the rest once they sent no request for 2 s.
-      await eventually(async () => (closed === 520 ? closed : undefined), 'every idle socket to be closed', 10_000);
+      // Beyond 64 from one address they are closed at once; the rest once they sent no request for 10 s.
+      await pollUntil(() => (closed === 520 ? true : undefined), {
+        timeoutMs: 30_000,
+        what: () => `every idle socket to be closed (${closed} closed)`,
+      });
     } finally {
       for (const socket of idle) socket.destroy();
       await server.kill();
