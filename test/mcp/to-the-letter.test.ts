@@ -16,12 +16,14 @@ import {
   type ElicitResult,
   type JSONRPCMessage,
 } from '@modelcontextprotocol/sdk/types.js';
+import { randomUUID } from 'node:crypto';
 import { Client as TemporalClient, Connection, type Client } from '@temporalio/client';
 import { createBridge, type Bridge } from '../../src/mcp/bridge';
 import { HistoryWatch } from '../../src/mcp/tasks/history-watch';
 import { loadToolsFile } from '../../src/mcp/tools/config-file';
 import { DEFAULT_TOOLS } from '../../src/mcp/tools';
-import { sleep } from '../../src/util/wait';
+import { refusalBackoffMs } from '../../src/mcp/mcp2025/server';
+import { pollUntil, sleep } from '../../src/util/wait';
 import { errorCodeOf, FAST_TUNING, newMcpClient, ScriptedUser, taskResult, waitForTask } from '../helpers/mcp';
 import { freePort, temporalDev } from '../helpers/dev-server';
 import { mcp2026Request, type RawRequestOptions } from '../helpers/mcp2026';
@@ -45,6 +47,17 @@ let worker: RunningWorker;
 let bridge: Bridge;
 let server: HttpServerProcess;
 
+/**
+ * The principals of the requests over HTTP, one per test: the server lets each make 5 task requests a second
+ * (MCP_TASK_OPS_PER_SECOND), so no test spends what another needs and none has to wait for it to come back.
+ */
+const HTTP_PRINCIPALS = ['letter', 'letter-http', 'bad-arguments', 'request-state', 'confirmation', 'json-get', 'tight-loop'] as const;
+type HttpPrincipal = (typeof HTTP_PRINCIPALS)[number];
+const TOKENS = Object.fromEntries(HTTP_PRINCIPALS.map((principal) => [principal, `${principal}-${randomUUID()}`])) as Record<
+  HttpPrincipal,
+  string
+>;
+
 beforeAll(async () => {
   temporal = await connectClient();
   [worker, bridge, server] = await Promise.all([
@@ -56,7 +69,17 @@ beforeAll(async () => {
       tools,
       principalOf: () => 'letter',
     }),
-    freePort().then((port) => spawnHttpServer(taskQueue, port, { MCP_TASK_OPS_PER_SECOND: '5' }, ['--tools', 'examples/tools.yaml'])),
+    freePort().then((port) =>
+      spawnHttpServer(
+        taskQueue,
+        port,
+        {
+          MCP_TASK_OPS_PER_SECOND: '5',
+          MCP_AUTH_TOKENS: HTTP_PRINCIPALS.map((principal) => `${principal}=${TOKENS[principal]}`).join(','),
+        },
+        ['--tools', 'examples/tools.yaml'],
+      ),
+    ),
   ]);
 }, 120_000);
 
@@ -90,9 +113,12 @@ async function connect(withElicitation = true) {
   };
 }
 
-/** One 2026-07-28 request written by hand; `headers` replaces or (with undefined) removes standard headers. */
-const rpc = (method: string, params: Record<string, unknown>, options: RawRequestOptions = {}) =>
-  mcp2026Request(server.url, method, params, options);
+/** One 2026-07-28 request written by hand, as `principal`; `headers` replaces or (with undefined) removes standard headers. */
+const rpc = (method: string, params: Record<string, unknown>, options: RawRequestOptions = {}, principal: HttpPrincipal = 'letter') =>
+  mcp2026Request(server.url, method, params, {
+    ...options,
+    headers: { authorization: `Bearer ${TOKENS[principal]}`, ...options.headers },
+  });
 
 describe('2025-11-25', () => {
   test('two questions open at once: dismissing the first and answering the second records the second once', async () => {
@@ -114,9 +140,26 @@ describe('2025-11-25', () => {
         CreateTaskResultSchema,
       );
       // The first tasks/result asks the first question (dismissed), then the second (answered), then keeps blocking.
-      expect(await taskResult(client, created.task.taskId, 4_000).catch((error: Error) => error)).toBeInstanceOf(Error);
+      const stop = new AbortController();
+      let settled = false;
+      const first = client.experimental.tasks
+        .getTaskResult(created.task.taskId, CallToolResultSchema, { signal: stop.signal, timeout: 120_000 })
+        .finally(() => (settled = true))
+        .catch((error: Error) => error);
+      // The second answer taken by the workflow: only the dismissed question is open.
+      await pollUntil(
+        async () => {
+          const view = await bridge.backend.get(created.task.taskId, 'letter', { watch: false });
+          return user.asked.length >= 2 && view.inputs.map((input) => input.key).join() === 'tax-id' ? true : undefined;
+        },
+        { timeoutMs: 30_000, what: 'the bank account recorded, the tax id still open' },
+      );
       const keyOf = (index: number) => (user.asked[index]._meta as Record<string, unknown>)['temporal-mcp-tasks/input-key'];
       expect(user.asked.map((_, index) => keyOf(index))).toEqual(['tax-id', 'bank-account']);
+      // The task is not terminal: the request still blocks.
+      expect(settled).toBe(false);
+      stop.abort();
+      expect(await first).toBeInstanceOf(Error);
       // A later tasks/result asks only the question still open: the second answer was taken, once.
       const result = await taskResult(client, created.task.taskId);
       expect(result.isError).toBeFalsy();
@@ -185,16 +228,21 @@ describe('2025-11-25', () => {
   test('a client that keeps answering badly is asked again after a growing pause, not in a hot loop', async () => {
     const { client, close } = await connect();
     try {
-      const user = new ScriptedUser(() => ({ action: 'accept', content: { decision: 'maybe' } })).attach(client);
+      const askedAt: number[] = [];
+      const user = new ScriptedUser(() => {
+        askedAt.push(Date.now());
+        return { action: 'accept', content: { decision: 'maybe' } };
+      }).attach(client);
       const created = await client.request(
         { method: 'tools/call', params: { name: 'process_invoice', arguments: { ...sampleInvoice() }, task: {} } },
         CreateTaskResultSchema,
       );
-      const waiting = taskResult(client, created.task.taskId, 8_000).catch(() => undefined);
-      await sleep(6_000);
-      // Pauses of 1, 2 and 4 s: four questions at most in 6 s (thousands without them).
-      expect(user.asked.length).toBeGreaterThanOrEqual(2);
-      expect(user.asked.length).toBeLessThanOrEqual(4);
+      const waiting = taskResult(client, created.task.taskId, 120_000).catch(() => undefined);
+      await pollUntil(() => (askedAt.length >= 4 ? true : undefined), { timeoutMs: 60_000, what: 'the question asked four times' });
+      // Each bad answer is followed by a pause of 1, 2, 4 s… before the next question (milliseconds in a hot loop): the
+      // gaps seen here can only be longer, never shorter, however slow the machine.
+      const gaps = askedAt.slice(1, 4).map((at, index) => at - askedAt[index]);
+      gaps.forEach((gap, index) => expect(gap).toBeGreaterThanOrEqual(0.9 * refusalBackoffMs(index + 1)));
       expect(user.asked[1].message).toMatch(/Your previous answer could not be used/);
       await client.experimental.tasks.cancelTask(created.task.taskId);
       await waiting;
@@ -258,7 +306,12 @@ describe('2025-11-25 over HTTP', () => {
       return response;
     };
     const client = newMcpClient('letter-http');
-    await client.connect(new StreamableHTTPClientTransport(new URL(server.url), { fetch: recording }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(server.url), {
+        fetch: recording,
+        requestInit: { headers: { authorization: `Bearer ${TOKENS['letter-http']}` } },
+      }),
+    );
     try {
       const created = await client.request(
         { method: 'tools/call', params: { name: 'sales_report', arguments: { region: 'north' }, task: {} } },
@@ -281,7 +334,6 @@ describe('2025-11-25 over HTTP', () => {
     } finally {
       await client.close();
     }
-    await sleep(2_000);
   });
 });
 
@@ -301,7 +353,7 @@ describe('2026-07-28 over HTTP', () => {
   });
 
   test('arguments that do not fit the input schema are a tool error, for task clients too', async () => {
-    const answer = await rpc('tools/call', { name: 'process_invoice', arguments: { vendorId: 42 } });
+    const answer = await rpc('tools/call', { name: 'process_invoice', arguments: { vendorId: 42 } }, {}, 'bad-arguments');
     expect(answer.status).toBe(200);
     expect(answer.body.result?.isError).toBe(true);
     expect(JSON.stringify(answer.body.result?.content)).toMatch(/Invalid arguments/);
@@ -309,22 +361,24 @@ describe('2026-07-28 over HTTP', () => {
 
   test('a requestState is honoured only on a retry of the call it was issued for', async () => {
     const args = { ...sampleInvoice() };
-    const round = await rpc('tools/call', { name: 'process_invoice', arguments: args }, { tasks: false });
+    const send = (method: string, params: Record<string, unknown>, options: RawRequestOptions) =>
+      rpc(method, params, options, 'request-state');
+    const round = await send('tools/call', { name: 'process_invoice', arguments: args }, { tasks: false });
     expect(round.body.result?.resultType).toBe('input_required');
     const state = round.body.result!.requestState as string;
-    const otherTool = await rpc(
+    const otherTool = await send(
       'tools/call',
       { name: 'sales_report', arguments: { region: 'north' }, requestState: state },
       { tasks: false },
     );
     expect(otherTool.body.error?.code).toBe(-32602);
-    const otherArgs = await rpc(
+    const otherArgs = await send(
       'tools/call',
       { name: 'process_invoice', arguments: { ...args, currency: 'USD' }, requestState: state },
       { tasks: false },
     );
     expect(otherArgs.body.error?.code).toBe(-32602);
-    const same = await rpc(
+    const same = await send(
       'tools/call',
       { name: 'process_invoice', arguments: args, requestState: state, inputResponses: { approval: { action: 'decline' } } },
       { tasks: false },
@@ -333,11 +387,12 @@ describe('2026-07-28 over HTTP', () => {
   });
 
   test('a confirmation before start is an input_required round; its answer starts the task the client asked for', async () => {
-    const first = await rpc('tools/call', { name: 'refresh_sales_report', arguments: { region: 'north' } });
+    const send = (method: string, params: Record<string, unknown>) => rpc(method, params, {}, 'confirmation');
+    const first = await send('tools/call', { name: 'refresh_sales_report', arguments: { region: 'north' } });
     expect(first.body.result?.resultType).toBe('input_required');
     expect(first.body.result).not.toHaveProperty('taskId');
     const [key] = Object.keys(first.body.result!.inputRequests);
-    const second = await rpc('tools/call', {
+    const second = await send('tools/call', {
       name: 'refresh_sales_report',
       arguments: { region: 'north' },
       requestState: first.body.result!.requestState,
@@ -348,21 +403,23 @@ describe('2026-07-28 over HTTP', () => {
   });
 
   test('tasks/get is answered with a JSON response, not an SSE stream', async () => {
-    const created = await rpc('tools/call', { name: 'sales_report', arguments: { region: 'west' } });
-    const read = await rpc('tasks/get', { taskId: created.body.result!.taskId });
+    const created = await rpc('tools/call', { name: 'sales_report', arguments: { region: 'west' } }, {}, 'json-get');
+    const read = await rpc('tasks/get', { taskId: created.body.result!.taskId }, {}, 'json-get');
     expect(read.body.result?.taskId).toBe(created.body.result!.taskId);
     expect(read.contentType).toMatch(/^application\/json/);
-    await sleep(1_000);
   });
 
   test('a principal polling in a tight loop is slowed with a retryable error', async () => {
+    const started = Date.now();
     const answers = await Promise.all(
-      Array.from({ length: 40 }, () => rpc('tasks/get', { taskId: 'invoice-00000000-0000-4000-8000-000000000000' })),
+      Array.from({ length: 40 }, () => rpc('tasks/get', { taskId: 'invoice-00000000-0000-4000-8000-000000000000' }, {}, 'tight-loop')),
     );
+    const seconds = (Date.now() - started) / 1000;
     const limited = answers.filter((answer) => answer.body.error?.data?.retryAfterMs !== undefined);
-    expect(limited.length).toBeGreaterThan(0);
-    expect(limited[0].body.error?.data.retryable).toBe(true);
-    await sleep(2_000);
+    // The server lets 5 a second through, after a burst of 10: no more than that in the time the 40 took, however long
+    // that was here (all 40 without the limit).
+    expect(answers.length - limited.length).toBeLessThanOrEqual(Math.floor(10 + 5 * seconds) + 1);
+    for (const answer of limited) expect(answer.body.error?.data).toMatchObject({ retryable: true, retryAfterMs: expect.any(Number) });
   });
 });
 
@@ -379,14 +436,14 @@ describe('the history watch', () => {
     process.on('warning', onWarning);
     try {
       const stop = new AbortController();
-      const waited = watch.changed(handle.workflowId, 1_000_000, 3_000, stop.signal);
-      await sleep(2_500);
+      const waited = watch.changed(handle.workflowId, 1_000_000, 120_000, stop.signal);
+      // Twelve long polls of 100 ms: a listener left behind by each would be twelve on the watch's signal.
+      await pollUntil(() => (watch.stats().polls >= 12 ? true : undefined), { timeoutMs: 60_000, what: 'twelve long polls' });
       const signals = (watch as unknown as { watches: Map<string, { stop: AbortController }> }).watches;
       const own = signals.get(handle.workflowId)!;
       expect(getEventListeners(own.stop.signal, 'abort').length).toBeLessThanOrEqual(1);
       stop.abort();
       await waited;
-      expect(watch.stats().polls).toBeGreaterThan(11);
       expect(warnings).not.toContain('MaxListenersExceededWarning');
     } finally {
       process.off('warning', onWarning);
@@ -407,18 +464,30 @@ describe('the history watch', () => {
     process.on('uncaughtException', onUncaught);
     try {
       const watch = new HistoryWatch(client, { retryMs: 100 });
+      const ids: string[] = [];
       for (let index = 0; index < 20; index++) {
         const started = await client.workflow.start('nothing', { taskQueue: 'nobody', workflowId: `letter-gone-${index}` });
         watch.keep(started.workflowId, started.firstExecutionRunId, 60_000);
+        ids.push(started.workflowId);
       }
-      await sleep(1_000);
-      expect(watch.seen('letter-gone-0')?.healthy).toBe(true);
+      await pollUntil(() => (ids.every((id) => watch.seen(id)?.healthy) ? true : undefined), {
+        timeoutMs: 30_000,
+        what: 'every watch to have read its history',
+      });
       await temporalDev('stop', port, stateDir);
-      await sleep(1_500);
+      // Every watch's poll has failed: each is between two attempts when the connection closes.
+      await pollUntil(() => (ids.every((id) => watch.seen(id)?.healthy === false) ? true : undefined), {
+        timeoutMs: 30_000,
+        what: 'every watch to have lost Temporal',
+      });
       watch.close();
+      const polls = watch.stats().polls;
       await connection.close();
-      // The client's retry timers run out within seconds.
+      // Nothing can be waited for here, only given the time to happen: a retry of a failed poll comes within a few
+      // seconds (the watches' own pauses start at 100 ms, the client's at 170 ms), and a slower machine only
+      // lengthens the window.
       await sleep(8_000);
+      expect(watch.stats().polls).toBe(polls);
       expect(uncaught.map((error) => error.message)).toEqual([]);
     } finally {
       process.off('uncaughtException', onUncaught);
@@ -430,10 +499,11 @@ describe('the history watch', () => {
     // A Temporal that holds 4 long polls of a namespace at once (frontend.namespaceCount), under 8 watches.
     const port = await freePort();
     const stateDir = mkdtempSync(path.join(os.tmpdir(), 'temporal-mcp-watch-'));
-    await temporalDev('start', port, stateDir, { TEMPORAL_NAMESPACE_LONG_POLLS: '4' });
+    // Idle long polls held for 10 minutes: a served watch polls once, and no refused one takes its place meanwhile.
+    await temporalDev('start', port, stateDir, { TEMPORAL_NAMESPACE_LONG_POLLS: '4', TEMPORAL_HISTORY_LONG_POLL: '10m' });
     const connection = await Connection.connect({ address: `127.0.0.1:${port}` });
     const client = new TemporalClient({ connection });
-    const watch = new HistoryWatch(client, { retryMs: 200 });
+    const watch = new HistoryWatch(client, { retryMs: 200, longPollMs: 15 * 60_000 });
     try {
       const ids: string[] = [];
       for (let index = 0; index < 8; index++) {
@@ -446,12 +516,15 @@ describe('the history watch', () => {
         async () => (healthy() === 4 && watch.stats().failures >= 4 ? true : undefined),
         '4 watches served, the others refused',
       );
-      // Refused ones wait twice as long at each refusal: a few attempts each in 6 s, not one every 200 ms.
-      await sleep(3_000);
-      const before = watch.stats().polls;
+      // Refused ones wait twice as long at each refusal (200 ms, 400 ms, 800 ms…, ±20 %): refused a few times each, they
+      // try less than once a second, where they would try five times a second without the back-off.
+      await pollUntil(() => (watch.stats().failures >= 4 * 4 ? true : undefined), { timeoutMs: 60_000, what: 'four refusals each' });
+      const before = { polls: watch.stats().polls, at: Date.now() };
+      // A window measured on this clock: slowness only lengthens it, and the bound grows with it.
       await sleep(6_000);
-      const attempts = watch.stats().polls - before;
-      expect(attempts).toBeLessThan(4 * 6);
+      const attempts = watch.stats().polls - before.polls;
+      const seconds = (Date.now() - before.at) / 1000;
+      expect(attempts).toBeLessThan(4 * seconds);
       expect(healthy()).toBe(4);
     } finally {
       watch.close();
