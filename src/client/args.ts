@@ -14,6 +14,7 @@ export const HELP = `Usage: temporal-mcp-tasks client <command> [options]
 
 Commands:
   call <tool> --args <json|@file>   call a tool; a task-capable tool runs as a task that is followed to its end
+                                    (the same call run again adopts the earlier one's open task; --new: a new task)
   tasks                             list your open and recent tasks (the server's tasks/list and the local store)
   resume [taskId]                   follow one task, or every open one, to its end (after a crash or restart)
   result <taskId>                   wait for a task's result and print it
@@ -29,8 +30,11 @@ Options:
   --answers-file <file>   answers as a JSON object keyed by input key (e.g. {"approval": {...}}), or an array in order
   --no-input              never ask at the terminal: without a scripted answer, stop with exit code 6
   --ttl <ms>              requested task ttl
-  --idempotency-key <k>   the key a task call is sent with (default: a new UUID per call); a call repeated with the
-                          same key, after a crash for example, gets the task the first one made instead of a new one
+  --new                   call: start a new task even if an earlier call of the same tool with the same arguments
+                          is still open (see below)
+  --idempotency-key <k>   the key a task call is sent with (default: the key of the open earlier call it adopts, else
+                          a new UUID); a call repeated with the same key, after a crash for example, gets the task the
+                          first one made instead of a new one
   --json                  print the outcome as JSON on stdout (progress stays on stderr)
   --state-dir <dir>       local task store (default: ${defaultStateDir()})
   --reconnect-timeout <s> how long to keep retrying an unreachable server (default 300)
@@ -43,6 +47,12 @@ it is known. A call whose answer was lost is sent again with the same key and ge
 task of a call that never got its answer. Answers are remembered per task and question: if a question comes back
 after a crash, the remembered answer is given again without asking. A lost connection or an unavailable server is
 retried (reads, task calls, and tools marked idempotent) for --reconnect-timeout seconds.
+
+Running the same call again (same server, tool and arguments, in any key order) while the earlier one is open adopts
+the earlier one instead of starting a second task: a line on stderr names its task id (or its idempotency key, when
+its answer never came) and when it started, and the task is followed to its end like resume does (its result is
+printed if it ended meanwhile). An earlier call is open until the store has seen its task end or found it gone from
+the server. --new starts another task all the same; with --idempotency-key the key alone decides.
 
 Exit codes: 0 completed, 1 completed with a tool error, 2 usage error, 3 failed, 4 cancelled, 5 server unreachable,
 6 input needed and none available, 7 other error (e.g. unknown task).
@@ -60,6 +70,8 @@ export interface Options {
   noInput: boolean;
   ttl?: number;
   idempotencyKey?: string;
+  /** `call`: start a new task even when an open earlier call has the same tool and arguments. */
+  new: boolean;
   json: boolean;
   stateDir: string;
   reconnectTimeoutMs: number;
@@ -74,6 +86,7 @@ export function parseCommandLine(argv: string[]): { command?: string; positional
   const options: Options = {
     answers: [],
     noInput: false,
+    new: false,
     json: false,
     stateDir: defaultStateDir(),
     reconnectTimeoutMs: 300_000,
@@ -128,6 +141,9 @@ export function parseCommandLine(argv: string[]): { command?: string; positional
           throw new UsageError(`${arg} needs 1-200 printable characters without spaces, not "${options.idempotencyKey}"`);
         }
         break;
+      case '--new':
+        options.new = true;
+        break;
       case '--json':
         options.json = true;
         break;
@@ -147,6 +163,9 @@ export function parseCommandLine(argv: string[]): { command?: string; positional
         if (arg.startsWith('-')) throw new UsageError(`unknown option "${arg}"; see --help`);
         positional.push(arg);
     }
+  }
+  if (options.new && options.idempotencyKey !== undefined) {
+    throw new UsageError('--new and --idempotency-key do not go together: a call sent again with a key gets the task that key made');
   }
   if (options.url) {
     try {

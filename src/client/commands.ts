@@ -8,6 +8,7 @@ import { EXIT, Options, UsageError, parseToolArgs } from './args';
 import { Session, Target, UnreachableError, plainMessage, targetName } from './connection';
 import { Runner } from './follow';
 import { printable } from './printable';
+import type { StoredTask } from './store';
 
 /** `call <tool>`: runs the tool, as a task when it can, and follows it to its end. */
 export async function call(runner: Runner, tool: string | undefined, options: Options): Promise<number> {
@@ -34,15 +35,58 @@ export async function call(runner: Runner, tool: string | undefined, options: Op
         });
     return runner.report({ taskId: '-', status: 'completed', result });
   }
-  // The intent is on disk before the call is sent: a crash before the answer leaves a call that resume can adopt.
-  const key = options.idempotencyKey ?? randomUUID();
-  runner.store.append({ type: 'intent', key, server: targetName(target), tool, arguments: args, at: new Date().toISOString() });
+  const server = targetName(target);
+  // The same call run again (its first run was killed, say) adopts the earlier call's task rather than making a second.
+  const earlier = options.new || options.idempotencyKey !== undefined ? undefined : runner.store.openCall(server, tool, args);
+  let key = options.idempotencyKey;
+  if (earlier?.call.taskId !== undefined) {
+    const adopted = await followAdopted(runner, target, tool, earlier.call.taskId, earlier.task);
+    if (adopted !== undefined) return adopted;
+  } else if (earlier) {
+    runner.progress.note(
+      `adopting the call of ${tool} with the same arguments sent at ${earlier.call.at}, whose answer never came: sending it again ` +
+        `with its idempotency key ${earlier.call.key} gets the task it started, if it started one; --new starts another task`,
+    );
+    key = earlier.call.key;
+  }
+  if (key === undefined || key === options.idempotencyKey) {
+    key ??= randomUUID();
+    // The intent is on disk before the call is sent: a crash before the answer leaves a call that resume, or the same
+    // call run again, can adopt. (An adopted call's intent is there already.)
+    runner.store.append({ type: 'intent', key, server, tool, arguments: args, at: new Date().toISOString() });
+  }
   const { task, replayed } = await runner.createTask(target, { key, tool, arguments: args }, options.ttl);
   runner.progress.note(
     `task ${task.taskId} ${replayed ? 'found again (an earlier call with this idempotency key made it)' : 'created'} ` +
       `(ttl ${task.ttl === null ? 'unlimited' : `${task.ttl} ms`})`,
   );
   return runner.report(await runner.follow(task.taskId, target));
+}
+
+/**
+ * Follows the task of an earlier call with the same tool and arguments, saying so first. Resolves to the exit code, or
+ * to undefined when the server no longer knows the task (it is then marked gone in the store, and a new call is due).
+ */
+async function followAdopted(
+  runner: Runner,
+  target: Target,
+  tool: string,
+  taskId: string,
+  stored: StoredTask | undefined,
+): Promise<number | undefined> {
+  runner.progress.note(
+    `adopting task ${taskId}, started at ${stored?.createdAt ?? 'an unknown time'} by an earlier call of ${tool} with the same ` +
+      `arguments (last seen ${stored?.status ?? 'just created'}); --new starts another task`,
+  );
+  try {
+    return runner.report(await runner.follow(taskId, target));
+  } catch (error) {
+    if (!(error instanceof McpError && error.code === ErrorCode.InvalidParams)) throw error;
+    const reason = plainMessage(error);
+    runner.store.append({ type: 'gone', taskId, reason, at: new Date().toISOString() });
+    runner.progress.note(`task ${taskId} is gone from the server (${reason}); starting a new task`);
+    return undefined;
+  }
 }
 
 /** Every task of the caller's on `target`, all pages of tasks/list (re-read after a lost connection). */
@@ -66,10 +110,10 @@ export async function listTasks(runner: Runner, options: Options): Promise<numbe
   for (const stored of runner.store.tasks()) {
     rows.set(stored.taskId, {
       taskId: stored.taskId,
-      status: stored.status ?? 'unknown',
+      status: stored.gone !== undefined ? 'gone' : (stored.status ?? 'unknown'),
       tool: stored.tool,
       createdAt: stored.createdAt,
-      message: stored.statusMessage ?? '',
+      message: stored.gone ?? stored.statusMessage ?? '',
       server: stored.server,
     });
   }
@@ -153,7 +197,7 @@ export async function resume(runner: Runner, taskId: string | undefined): Promis
   }
   const open = await adoptUnfinishedCalls(runner);
   for (const stored of runner.store.tasks()) {
-    if (!stored.status || !isTerminal(stored.status)) open.set(stored.taskId, runner.target(stored));
+    if (stored.gone === undefined && (!stored.status || !isTerminal(stored.status))) open.set(stored.taskId, runner.target(stored));
   }
   const target = runner.target();
   for (const task of await serverTasks(runner, target)) {

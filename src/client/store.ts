@@ -1,7 +1,9 @@
 import { mkdirSync, openSync, closeSync, writeSync, fsyncSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { isTerminal } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import type { ElicitResult, Task } from '@modelcontextprotocol/sdk/types.js';
+import { argumentsDigest } from './arguments-digest';
 
 /** Where answers came from: a person at the terminal, a flag or file, or the store itself (given again). */
 export type AnswerSource = 'terminal' | 'flag' | 'file' | 'store';
@@ -13,7 +15,8 @@ export type StoreEvent =
   | { type: 'abandoned'; key: string; reason: string; at: string }
   | { type: 'status'; taskId: string; status: Task['status']; statusMessage?: string; at: string }
   | { type: 'asked'; taskId: string; key?: string; message: string; at: string }
-  | { type: 'answered'; taskId: string; key?: string; response: ElicitResult; source: AnswerSource; at: string };
+  | { type: 'answered'; taskId: string; key?: string; response: ElicitResult; source: AnswerSource; at: string }
+  | { type: 'gone'; taskId: string; reason: string; at: string };
 
 /** What the store knows of one task. */
 export interface StoredTask {
@@ -29,6 +32,8 @@ export interface StoredTask {
   humanAnswers: Map<string, number>;
   /** How many times the server asked, by input key. */
   asked: Map<string, number>;
+  /** Set when the server no longer knows the task (its ttl passed, or it belongs to another principal). */
+  gone?: string;
 }
 
 /**
@@ -116,12 +121,33 @@ export class LocalTaskStore {
     return this.calls().filter((call) => call.taskId === undefined && call.abandoned === undefined);
   }
 
+  /**
+   * The latest call of `tool` on `server` with the same arguments (compared by {@link argumentsDigest}) that is still
+   * open: its task has not ended as far as the log knows, or the server's answer never came and the call was not
+   * given up. Undefined when there is none. `task` is what the log knows of the call's task.
+   */
+  openCall(server: string, tool: string, args: Record<string, unknown>): { call: StoredCall; task?: StoredTask } | undefined {
+    const digest = argumentsDigest(args);
+    const tasks = new Map(this.tasks().map((task) => [task.taskId, task]));
+    const calls = this.calls().filter(
+      (call) => call.server === server && call.tool === tool && call.abandoned === undefined && argumentsDigest(call.arguments) === digest,
+    );
+    for (const call of calls.reverse()) {
+      if (call.taskId === undefined) return { call };
+      const task = tasks.get(call.taskId);
+      if (task?.gone === undefined && (!task?.status || !isTerminal(task.status))) return { call, task };
+    }
+    return undefined;
+  }
+
   /** Every task in the log, oldest first. */
   tasks(): StoredTask[] {
     const tasks = new Map<string, StoredTask>();
     for (const event of this.events()) {
       if (event.type === 'intent' || event.type === 'abandoned') continue;
       if (event.type === 'created') {
+        // A call sent again with its key finds its task again: what the log knew of it stays.
+        if (tasks.has(event.taskId)) continue;
         tasks.set(event.taskId, {
           taskId: event.taskId,
           server: event.server,
@@ -135,7 +161,8 @@ export class LocalTaskStore {
       }
       const task = tasks.get(event.taskId);
       if (!task) continue;
-      if (event.type === 'status') {
+      if (event.type === 'gone') task.gone = event.reason;
+      else if (event.type === 'status') {
         task.status = event.status;
         task.statusMessage = event.statusMessage;
       } else if (event.key !== undefined) {
