@@ -17,7 +17,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CallToolResultSchema, CreateTaskResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { Client, Connection } from '@temporalio/client';
 import { PaymentsLedger } from '../src/activities/payments';
-import { argumentsDigest } from '../src/mcp/tasks/idempotency';
+import { argumentsDigest } from '../src/util/arguments-digest';
 import { markerFromEnv } from '../src/mcp/tasks/marker';
 import { answerSealFromEnv } from '../src/shared/answer-proof';
 import { localPrincipal } from '../src/mcp/tasks/principal';

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { isTerminal } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import type { ElicitResult, Task } from '@modelcontextprotocol/sdk/types.js';
-import { argumentsDigest } from './arguments-digest';
+import { argumentsDigest } from '../util/arguments-digest';
 
 /** Where answers came from: a person at the terminal, a flag or file, or the store itself (given again). */
 export type AnswerSource = 'terminal' | 'flag' | 'file' | 'store';

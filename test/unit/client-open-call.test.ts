@@ -5,7 +5,7 @@
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { argumentsDigest, canonicalJson } from '../../src/client/arguments-digest';
+import { argumentsDigest, canonicalJson } from '../../src/util/arguments-digest';
 import { LocalTaskStore } from '../../src/client/store';
 
 const SERVER = 'http://127.0.0.1:3300/mcp';

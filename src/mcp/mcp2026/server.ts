@@ -25,7 +25,7 @@ import { annotateRequest, traceRequest, type RequestScope } from '../../shared/t
 import { APP_RESOURCES, readAppResource, rendersApps } from '../app/ui';
 import { describeTool, directToolContext, idempotencyOf, invalidArgumentsResult, pendingTaskResult } from '../call-tool';
 import { isInvalidParams, isTemporalUnavailable, plainMessage, temporalUnavailable } from '../tasks/errors';
-import { argumentsDigest } from '../tasks/idempotency';
+import { argumentsDigest } from '../../util/arguments-digest';
 import { applyConfirmation, CONFIRMATION_KEY, confirmationRequest, declinedResult, pendingConfirmationResult } from '../confirmation';
 import type { CallSeal } from '../signed-call';
 import { toolTables } from '../tools';

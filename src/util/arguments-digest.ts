@@ -1,6 +1,7 @@
 /**
- * The digest that tells one call's arguments from another's, whatever order their keys came in: how `call` finds an
- * earlier call of the same tool with the same arguments in the local store. Pure functions.
+ * The digest that tells one call's arguments from another's, whatever order their keys came in: how the server tells a
+ * retried call from another with the same idempotency key, and how the client's `call` finds an earlier call of the
+ * same tool with the same arguments in its store. Pure functions.
  */
 import { createHash } from 'node:crypto';
 
