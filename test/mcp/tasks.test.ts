@@ -367,7 +367,7 @@ describe('input_required answers', () => {
     const first = await connect();
     const second = await connect();
     const task = await startInvoiceTask(first.client, sampleInvoice());
-    await waitForTask(first.client, task.taskId, (t) => t.status === 'input_required');
+    await waitForTask(await observer(), task.taskId, (t) => t.status === 'input_required');
     const result = await taskResult(first.client, task.taskId);
     await waitForTask(second.client, task.taskId, (t) => t.status === 'completed');
     expect(result.structuredContent).toMatchObject({ outcome: 'paid' });
@@ -640,7 +640,7 @@ describe('2025-11-25 to the letter', () => {
   test('an input this connection answered is not asked again on it, even while tasks/result is called again', async () => {
     const { client, user } = await connect();
     const task = await startInvoiceTask(client, sampleInvoice());
-    await waitForTask(client, task.taskId, (t) => t.status === 'input_required');
+    await waitForTask(await observer(), task.taskId, (t) => t.status === 'input_required');
     const [first, second] = await Promise.all([taskResult(client, task.taskId), taskResult(client, task.taskId)]);
     expect(first.structuredContent).toMatchObject({ outcome: 'paid' });
     expect(second.structuredContent).toEqual(first.structuredContent);
