@@ -126,7 +126,7 @@ export async function spawnPythonWorker(python: string, script: string, taskQueu
 
 /**
  * Runs `npm run -s serve -- ARGS` expecting it to refuse to start: its exit code and stderr. Its stdin stays open, so
- * a server that starts after all (on stdio) shows as killed after 30 s (`code` null) instead of exiting 0.
+ * a server that starts after all (on stdio) shows as killed after 60 s (`code` null) instead of exiting 0.
  */
 export function runServeToExit(
   taskQueue: string,
@@ -141,7 +141,7 @@ export function runServeToExit(
     });
     let stderr = '';
     child.stderr!.on('data', (chunk) => (stderr += chunk));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
     child.once('exit', (code) => {
       clearTimeout(timer);
       resolve({ code, stderr });

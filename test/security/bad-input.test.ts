@@ -239,6 +239,7 @@ describe('hostile input', () => {
     }
   });
 
+  // Five servers started one after the other, each through npm and tsx: a minute or more on a busy machine.
   test('hostile tools files are refused at start with a message, and the server stays up for everyone else', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'temporal-mcp-bad-tools-'));
     const files: Record<string, string> = {
@@ -256,7 +257,7 @@ describe('hostile input', () => {
       expect({ name, code: refused.code }).toEqual({ name, code: 2 });
       expect(refused.stderr).toMatch(new RegExp(name.replace('.', '\\.')));
     }
-  });
+  }, 300_000);
 
   test('after all that the server answers, and Temporal holds only the one task asked for properly', async () => {
     const legacy = await session();
