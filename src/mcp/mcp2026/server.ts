@@ -154,7 +154,8 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
       protocolErrors(async () => {
         const { taskId } = params;
         requireTasks(ctx);
-        const view = await backend.get(taskId, principal);
+        // The client waits for the acknowledgement: a busy Temporal slows it down rather than fail it.
+        const view = await backend.getPatiently(taskId, principal);
         const responses = ctx.mcpReq.inputResponses;
         if (responses === undefined || responses === null || typeof responses !== 'object' || Array.isArray(responses)) {
           throw new ProtocolError(

@@ -139,6 +139,9 @@ export interface WatchedReadOptions {
   longPollMs: number;
 }
 
+/** How long an answer a person gave is kept trying while Temporal is unreachable or busy, before the call gives up. */
+export const WRITE_PATIENCE_MS = 120_000;
+
 /** How long a write waits for this process's watch to see its event before it answers (see {@link TemporalTaskBackend.written}). */
 const WRITE_SEEN_MS = 1000;
 
@@ -343,6 +346,14 @@ export class TemporalTaskBackend {
     return view;
   }
 
+  /**
+   * {@link get} for a write the caller waits on (an answer): while Temporal is unreachable or too slow for a request's
+   * deadline, the read is tried again for `patienceMs`, so that a busy moment slows the answer down rather than fail it.
+   */
+  getPatiently(taskId: string, principal: string, patienceMs = WRITE_PATIENCE_MS): Promise<TaskView> {
+    return retryWithBackoff(() => this.get(taskId, principal), { isRetryable: isTemporalUnavailable, deadline: Date.now() + patienceMs });
+  }
+
   /** The task's last read, when its watch shows nothing newer happened since (see {@link get}). */
   private watchedRead(taskId: string, principal: string, keepWatching: boolean): TaskView | undefined {
     const read = this.reads.get(taskId);
@@ -454,7 +465,25 @@ export class TemporalTaskBackend {
     view: TaskView,
     response: InputResponse & { action: 'accept' | 'decline' },
     answeredBy: AnswerOrigin,
-    patienceMs = 120_000,
+    patienceMs = WRITE_PATIENCE_MS,
+  ): Promise<void> {
+    try {
+      await this.signalAnswer(view, response, answeredBy, patienceMs);
+    } catch (error) {
+      // The run ended between the read and the answer: nothing takes answers any more.
+      if (error instanceof WorkflowNotFoundError) {
+        throw new McpError(ErrorCode.InvalidParams, `Task ${view.task.taskId} ended before the answer reached it; nothing was recorded`);
+      }
+      throw error;
+    }
+  }
+
+  /** {@link respond}, with Temporal's own errors (a run that ended: WorkflowNotFoundError). */
+  private async signalAnswer(
+    view: TaskView,
+    response: InputResponse & { action: 'accept' | 'decline' },
+    answeredBy: AnswerOrigin,
+    patienceMs: number,
   ): Promise<void> {
     await this.watchForWrite(view.workflowId, view.runId);
     try {
@@ -723,7 +752,11 @@ export class TemporalTaskBackend {
     by: AnswerOrigin & { roles: string[] },
     patienceMs = 30_000,
   ): Promise<AnswerRecord> {
-    const { description, input } = await this.openQuestion(taskId, key, by);
+    // The approver waits for this call anyway: a busy Temporal slows the answer down within the patience, it does not
+    // fail it. Each request keeps its own deadline (MCP_TEMPORAL_RPC_TIMEOUT_MS) and is tried again past it.
+    const deadline = Date.now() + patienceMs;
+    const patiently = <T>(work: () => Promise<T>) => retryWithBackoff(work, { isRetryable: isTemporalUnavailable, deadline });
+    const { description, input } = await patiently(() => this.openQuestion(taskId, key, by));
     if (response.action === 'delegate') {
       const problem = delegationRefusal(input, by.principal, response.content?.to);
       if (problem) throw new AnswerRefusedError(`${problem[0].toUpperCase()}${problem.slice(1)}`);
@@ -735,12 +768,11 @@ export class TemporalTaskBackend {
       if (problem) throw new AnswerRefusedError(`The answer does not fit the question: ${problem}`);
       response = { ...response, content: content as InputContent };
     }
-    const originalRunId = await this.originalRunIdOf(description);
+    const originalRunId = await patiently(() => this.originalRunIdOf(description));
     const sealed = this.options.answerSeal.seal({ workflowId: description.workflowId, originalRunId }, { key, ...response }, by);
     await this.watchForWrite(description.workflowId, description.runId);
-    // One Update id for every attempt: Temporal takes a repeated one as the same Update.
+    // One Update id for every attempt: Temporal takes a repeated one as the same Update, so trying again is safe.
     const updateId = randomUUID();
-    const deadline = Date.now() + patienceMs;
     try {
       const record = await retryWithBackoff(
         () =>
@@ -750,11 +782,10 @@ export class TemporalTaskBackend {
               .executeUpdate<AnswerRecord, [InputResponse]>(ANSWER_UPDATE_NAME, { args: [sealed], updateId }),
           ),
         {
-          // Temporal busy or between states (the workflow's cache cleared, a frontend restarting): the same Update again.
-          isRetryable: (error) => isTemporalUnavailable(error) || isTemporalBusy(error),
+          isRetryable: (error) => isUpdateRetryable(error, deadline),
           deadline,
           onRetry: (error, attempt) => {
-            if (attempt === 0) log.warn(`decision waits for Temporal: ${describeServiceError(error)}`, { taskId, key });
+            if (attempt === 0) log.warn(`decision sent again: ${describeServiceError(error)}`, { taskId, key });
           },
         },
       );
@@ -763,15 +794,7 @@ export class TemporalTaskBackend {
       return record;
     } catch (error) {
       await this.written(taskId);
-      if (error instanceof WorkflowUpdateFailedError) {
-        throw new AnswerRefusedError(plainMessage(error.cause ?? error).replace(/^Answer refused: /, ''));
-      }
-      if (error instanceof WorkflowUpdateRPCTimeoutOrCancelledError || isDeadlineExceeded(error)) {
-        throw new AnswerRefusedError(
-          `The workflow did not take the answer within ${Math.round(patienceMs / 1000)} s (is its worker running?); it may be recorded later: see the inbox`,
-        );
-      }
-      throw error;
+      throw updateRefusal(error, taskId, patienceMs);
     }
   }
 
@@ -909,8 +932,17 @@ export class TemporalTaskBackend {
     if (problems.length > 0) {
       throw new McpError(ErrorCode.InvalidParams, `Answers that do not fit the request: ${problems.join('; ')}. Nothing was passed on.`);
     }
-    for (const response of accepted) await this.respond(view, response, answeredBy);
-    return accepted.map((response) => response.key);
+    const handed: string[] = [];
+    for (const response of accepted) {
+      try {
+        await this.signalAnswer(view, response, answeredBy, WRITE_PATIENCE_MS);
+        handed.push(response.key);
+      } catch (error) {
+        // The task ended meanwhile: its keys are no longer outstanding, and answers to those are ignored.
+        if (!(error instanceof WorkflowNotFoundError)) throw error;
+      }
+    }
+    return handed;
   }
 }
 
@@ -981,4 +1013,50 @@ function isTemporalBusy(error: unknown): boolean {
 
 function isDeadlineExceeded(error: unknown): boolean {
   return grpcStatusOf(error) === GrpcStatus.DEADLINE_EXCEEDED;
+}
+
+/**
+ * Whether an answer's Update that failed with `error` is sent again (with the same Update id) before `deadline`:
+ * Temporal unreachable or busy (RESOURCE_EXHAUSTED also while the workflow attempts to close), a request of the Update
+ * that ran out of time early (DEADLINE_EXCEEDED before the answer's own deadline), or a workflow not ready for it
+ * (FAILED_PRECONDITION, Temporal's WorkflowNotReady: the workflow task that carried the Update failed, for instance
+ * because an event came in while it ran and its completion was refused, or the workflow task is being retried). None of
+ * these recorded anything: the Update was not accepted.
+ */
+function isUpdateRetryable(error: unknown, deadline: number): boolean {
+  if (isTemporalUnavailable(error) || isTemporalBusy(error)) return true;
+  if (grpcStatusOf(error) === GrpcStatus.FAILED_PRECONDITION) return true;
+  return error instanceof WorkflowUpdateRPCTimeoutOrCancelledError && isDeadlineExceeded(error.cause) && Date.now() < deadline;
+}
+
+/** Failure types Temporal itself gives an Update (`AcceptedUpdateCompletedWorkflow`: the workflow ended before it completed). */
+const WORKFLOW_ENDED_UPDATE_FAILURES = new Set(['AcceptedUpdateCompletedWorkflow']);
+
+/**
+ * What an answer's Update that failed for good means to the person who gave it: an {@link AnswerRefusedError} saying
+ * why nothing was recorded (the workflow refused it, the task ended first, the workflow could not take it in time), or
+ * `error` itself when Temporal stayed unreachable (the retryable "Temporal is unavailable" the front-ends send).
+ */
+function updateRefusal(error: unknown, taskId: string, patienceMs: number): unknown {
+  if (error instanceof WorkflowUpdateFailedError) {
+    const cause = error.cause;
+    if (cause instanceof ApplicationFailure && cause.type && WORKFLOW_ENDED_UPDATE_FAILURES.has(cause.type)) {
+      return new AnswerRefusedError(`Task ${taskId} ended before the answer was recorded`);
+    }
+    return new AnswerRefusedError(plainMessage(cause ?? error).replace(/^Answer refused: /, ''));
+  }
+  // Closed before the Update was admitted (or aborted by the close): Temporal answers NOT_FOUND.
+  if (error instanceof WorkflowNotFoundError) return new AnswerRefusedError(`Task ${taskId} ended before the answer was recorded`);
+  const seconds = Math.round(patienceMs / 1000);
+  if (grpcStatusOf(error) === GrpcStatus.FAILED_PRECONDITION) {
+    return new AnswerRefusedError(
+      `The workflow was not ready to take the answer within ${seconds} s (${describeServiceError(error)}); answer again later`,
+    );
+  }
+  if (error instanceof WorkflowUpdateRPCTimeoutOrCancelledError || isDeadlineExceeded(error) || isTemporalBusy(error)) {
+    return new AnswerRefusedError(
+      `The workflow did not take the answer within ${seconds} s (is its worker running?); it may be recorded later: see the inbox`,
+    );
+  }
+  return error;
 }

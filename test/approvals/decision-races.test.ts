@@ -1,0 +1,186 @@
+/**
+ * An approver's answer (a workflow Update) caught in what a busy moment brings: the workflow task that carries it fails
+ * because an event arrived meanwhile, or the workflow ends while the answer is under way. The approver is never shown
+ * an internal error: the answer is taken on the workflow's next task, or refused with a sentence saying why.
+ *
+ * The moment is made, not waited for: the worker's seal check (the local activity the Update handler awaits, inside the
+ * workflow task that carries the Update) is held by the test until the event is in.
+ */
+import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { CreateTaskResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@temporalio/client';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { createActivities } from '../../src/activities';
+import type { Bridge } from '../../src/mcp/bridge';
+import { createBridge } from '../../src/mcp/bridge';
+import { createAnswerActivities } from '../../src/shared/answer-proof';
+import { respondSignal, VERIFY_ANSWER_ACTIVITY, type VerifyAnswerInput } from '../../src/shared/task-contract';
+import { pollUntil } from '../../src/util/wait';
+import { textOf } from '../helpers/approvals';
+import { connectInMemory, FAST_TUNING, taskResult } from '../helpers/mcp';
+import {
+  connectClient,
+  quietTemporalLogs,
+  tempActivityConfig,
+  testAddress,
+  testTemporalConfig,
+  testWorkflowBundle,
+  uniqueTaskQueue,
+} from '../helpers/temporal';
+
+const taskQueue = uniqueTaskQueue('decision-races');
+const REQUESTER = 'alice-decision-races';
+const APPROVER = 'carol-decision-races';
+
+/** The worker's seal checks, held while `held` is set; each one that starts is counted. */
+class SealChecks {
+  started = 0;
+  private release: (() => void) | undefined;
+  private held: Promise<void> | undefined;
+  private waiting: (() => void) | undefined;
+
+  /** Holds the next checks until {@link open}. */
+  hold(): void {
+    this.held = new Promise<void>((resolve) => (this.release = resolve));
+  }
+
+  /** Lets the held checks (and every later one) go on. */
+  open(): void {
+    this.held = undefined;
+    this.release?.();
+  }
+
+  /** Resolves once a check has started (a workflow task is running an Update's handler). */
+  async startedOne(): Promise<void> {
+    if (this.started > 0) return;
+    await new Promise<void>((resolve) => (this.waiting = resolve));
+  }
+
+  async gate(): Promise<void> {
+    this.started++;
+    this.waiting?.();
+    await this.held;
+  }
+}
+
+const checks = new SealChecks();
+let temporal: { client: Client; close(): Promise<void> };
+let connection: NativeConnection;
+let worker: Worker;
+let running: Promise<void>;
+let requesterBridge: Bridge;
+let approverBridge: Bridge;
+const cleanups: (() => Promise<void>)[] = [];
+
+beforeAll(async () => {
+  quietTemporalLogs();
+  temporal = await connectClient();
+  connection = await NativeConnection.connect({ address: testAddress() });
+  const answers = createAnswerActivities();
+  worker = await Worker.create({
+    connection,
+    namespace: 'default',
+    taskQueue,
+    workflowBundle: testWorkflowBundle(),
+    activities: {
+      ...createActivities(tempActivityConfig()),
+      ...answers,
+      async [VERIFY_ANSWER_ACTIVITY](input: VerifyAnswerInput) {
+        await checks.gate();
+        return answers[VERIFY_ANSWER_ACTIVITY](input);
+      },
+    },
+  });
+  running = worker.run();
+  const bridgeOf = (principal: string, roles: string[]) =>
+    createBridge({
+      temporal: testTemporalConfig(taskQueue),
+      client: temporal.client,
+      tuning: FAST_TUNING,
+      principalOf: () => principal,
+      rolesOf: () => roles,
+    });
+  [requesterBridge, approverBridge] = await Promise.all([bridgeOf(REQUESTER, []), bridgeOf(APPROVER, ['spend-approver'])]);
+}, 60_000);
+
+afterAll(async () => {
+  checks.open();
+  for (const cleanup of cleanups) await cleanup();
+  await requesterBridge?.close();
+  await approverBridge?.close();
+  worker?.shutdown();
+  await running;
+  await connection?.close();
+  await temporal?.close();
+});
+
+async function connect(bridge: Bridge): Promise<McpClient> {
+  const client = new McpClient({ name: 'decision-races', version: '1.0.0' }, { capabilities: { tasks: { list: {}, cancel: {} } } });
+  cleanups.push(await connectInMemory(bridge, client));
+  return client;
+}
+
+/** A spend request of `requester` that one spend-approver decides, once its question is open to the approver. */
+async function openRequest(requester: McpClient): Promise<string> {
+  const created = await requester.request(
+    {
+      method: 'tools/call',
+      params: { name: 'request_spend_approval', arguments: { purpose: 'a race', amount: 100, currency: 'EUR' }, task: {} },
+    },
+    CreateTaskResultSchema,
+  );
+  const { taskId } = created.task;
+  await pollUntil(
+    () =>
+      approverBridge.backend.openQuestion(taskId, 'approval', { principal: APPROVER, roles: ['spend-approver'] }).then(
+        () => true,
+        () => undefined,
+      ),
+    { timeoutMs: 30_000, intervalMs: 100, what: `the question of ${taskId} to open` },
+  );
+  return taskId;
+}
+
+function answer(approver: McpClient, taskId: string, decision: 'approve' | 'reject'): Promise<CallToolResult> {
+  return approver.callTool({
+    name: 'approvals_answer',
+    arguments: { taskId, key: 'approval', action: 'accept', content: { decision } },
+  }) as Promise<CallToolResult>;
+}
+
+test('approvals_answer: a workflow task that fails under the Update (an event came in meanwhile) does not fail the answer; it is taken on the next task', async () => {
+  const [requester, approver] = await Promise.all([connect(requesterBridge), connect(approverBridge)]);
+  const taskId = await openRequest(requester);
+  checks.hold();
+  checks.started = 0;
+  const answering = answer(approver, taskId, 'reject').catch((error: Error) => error);
+  await checks.startedOne();
+  // An event while the Update's workflow task runs: that task's completion (which ends the workflow) is refused by
+  // Temporal with UNHANDLED_COMMAND, and an Update it carried is aborted with FAILED_PRECONDITION.
+  await temporal.client.workflow.getHandle(taskId).signal(respondSignal, { key: 'not-asked', action: 'decline' });
+  checks.open();
+
+  const answered = await answering;
+  expect(answered).not.toBeInstanceOf(Error);
+  expect((answered as CallToolResult).isError).toBeFalsy();
+  expect(textOf(answered as CallToolResult)).toBe(`Your answer to "approval" on task ${taskId} is recorded.`);
+  const result = await taskResult(requester, taskId);
+  expect(result.structuredContent).toMatchObject({ approved: false, outcome: 'rejected', approvers: [{ principal: APPROVER }] });
+  expect((result.structuredContent as { approvers: unknown[] }).approvers).toHaveLength(1);
+});
+
+test('approvals_answer: a workflow that ends while the answer is under way refuses it with a sentence, not an internal error', async () => {
+  const [requester, approver] = await Promise.all([connect(requesterBridge), connect(approverBridge)]);
+  const taskId = await openRequest(requester);
+  checks.hold();
+  checks.started = 0;
+  const answering = answer(approver, taskId, 'approve').catch((error: Error) => error);
+  await checks.startedOne();
+  await temporal.client.workflow.getHandle(taskId).terminate('ended by an operator while an answer was under way');
+  checks.open();
+
+  const answered = await answering;
+  expect(answered).not.toBeInstanceOf(Error);
+  expect((answered as CallToolResult).isError).toBe(true);
+  expect(textOf(answered as CallToolResult)).toBe(`Task ${taskId} ended before the answer was recorded. Nothing was recorded.`);
+});
