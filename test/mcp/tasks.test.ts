@@ -2,6 +2,7 @@ import {
   CallToolResultSchema,
   CreateTaskResultSchema,
   ErrorCode,
+  type ElicitResult,
   RELATED_TASK_META_KEY,
   TaskStatusNotificationSchema,
   type Task,
@@ -12,7 +13,7 @@ import { APP_MIME_TYPE, TASK_VIEW_URI, UI_EXTENSION } from '../../src/mcp/app/ui
 import type { Bridge } from '../../src/mcp/bridge';
 import { PaymentsLedger } from '../../src/activities/payments';
 import { pollUntil } from '../../src/util/wait';
-import { TASK_STATE_MEMO } from '../../src/shared/task-contract';
+import { respondSignal, TASK_STATE_MEMO } from '../../src/shared/task-contract';
 import {
   APPROVE,
   FAST_TUNING,
@@ -478,14 +479,56 @@ describe('tasks/* errors and state', () => {
     });
   });
 
-  test('a question pushed to a client that never answers it is asked again on the stream of a later tasks/result', async () => {
-    const { client, user } = await connect((_, index) => (index === 0 ? new Promise<never>(() => undefined) : APPROVE));
+  test('a question pushed to a client that polls is not put to it again by a later tasks/result: that request waits for the pushed one', async () => {
+    let answerPushed: (answer: ElicitResult) => void = () => undefined;
+    const pushedAnswer = new Promise<ElicitResult>((resolve) => (answerPushed = resolve));
+    const { client, user } = await connect((_, index) => (index === 0 ? pushedAnswer : APPROVE));
     const task = await startInvoiceTask(client, sampleInvoice());
     await waitForTask(client, task.taskId, (t) => t.status === 'input_required');
     await eventually(async () => (user.asked.length === 1 ? true : undefined), 'the pushed question');
-    const result = await taskResult(client, task.taskId);
-    expect(result.structuredContent).toMatchObject({ outcome: 'paid' });
-    expect(user.asked).toHaveLength(2);
+    // The user has the question in front of them; the client calls tasks/result meanwhile, which reads the task and
+    // finds that question open: asking it again would go out from that read, before this client's next round trip.
+    const readsBefore = reads();
+    const result = taskResult(client, task.taskId);
+    result.catch(() => undefined);
+    await pollUntil(() => (reads() > readsBefore ? true : undefined), { timeoutMs: 30_000, what: 'tasks/result to read the task' });
+    await client.ping();
+    expect(user.asked).toHaveLength(1);
+    answerPushed(APPROVE);
+    expect((await result).structuredContent).toMatchObject({ outcome: 'paid' });
+    expect(user.asked).toHaveLength(1);
+  });
+
+  test('an answer given elsewhere that the workflow refuses does not take the open question away: the user is asked once', async () => {
+    let answerHeld: (answer: ElicitResult) => void = () => undefined;
+    const held = new Promise<ElicitResult>((resolve) => (answerHeld = resolve));
+    const { client, user } = await connect(() => held);
+    const quiet = await observer();
+    const task = await startInvoiceTask(client, sampleInvoice());
+    await waitForTask(quiet, task.taskId, (t) => t.status === 'input_required');
+    const result = taskResult(client, task.taskId);
+    result.catch(() => undefined);
+    await eventually(async () => (user.asked.length === 1 ? true : undefined), 'the question on tasks/result');
+
+    // While the user looks at it, an answer that does not fit the form comes in through Temporal: received (the task
+    // reads "Answer received" until a worker takes it), then refused by the workflow.
+    const handle = temporal.workflow.getHandle(task.taskId);
+    await sendAnswer(handle, { key: 'approval', action: 'accept', content: { decision: 'maybe' } });
+    await eventually(async () => {
+      const { events } = await handle.fetchHistory();
+      const signalled = events!.map((event) => !!event.workflowExecutionSignaledEventAttributes).lastIndexOf(true);
+      return events!.slice(signalled).some((event) => event.workflowTaskCompletedEventAttributes) ? true : undefined;
+    }, 'the workflow to take the refused answer');
+    // One more event, and the read it wakes: a question asked again would go out from that read.
+    const readsBefore = reads();
+    await handle.signal(respondSignal, { key: 'not-asked', action: 'cancel' });
+    await pollUntil(() => (reads() > readsBefore ? true : undefined), { timeoutMs: 30_000, what: 'the task read after its event' });
+    await client.ping();
+    expect(user.asked).toHaveLength(1);
+
+    answerHeld(APPROVE);
+    expect((await result).structuredContent).toMatchObject({ outcome: 'paid' });
+    expect(user.asked).toHaveLength(1);
   });
 
   test('tools/call errors: unknown tool and invalid arguments get -32602 for tasks; a plain call gets an isError result', async () => {

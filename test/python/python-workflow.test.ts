@@ -45,9 +45,9 @@ beforeAll(async () => {
       .then((python) => spawnPythonWorker(python, 'examples/python/worker.py', pythonQueue))
       .then((spawned) => (worker = spawned)),
     freePort()
-      // These clients take their questions through tasks/result: a question pushed after a tasks/get poll's grace would
-      // reach the user first, and the tasks/result that follows asks again on its own stream (docs/roadmap.md).
-      .then((port) => spawnHttpServer(serverQueue, port, { MCP_INPUT_PUSH_GRACE_MS: '600000' }, ['--tools', toolsFileFor(pythonQueue)]))
+      // Questions are pushed as a server would push them (a short grace after a tasks/get): a tasks/result that comes
+      // after a push waits for the pushed question's answer, so each question reaches the user once.
+      .then((port) => spawnHttpServer(serverQueue, port, {}, ['--tools', toolsFileFor(pythonQueue)]))
       .then((spawned) => (server = spawned)),
     connectClient().then((connected) => (temporal = connected)),
   ]);
@@ -162,8 +162,12 @@ test('request_purchase: the Python workflow ignores answers for other keys, canc
   expect(new Date(published.updatedAt).toISOString()).toBe(published.updatedAt);
   expect((await getTask(client, task.taskId)).status).toBe('input_required');
 
+  // The client polled tasks/get: the question is pushed on its GET stream. The tasks/result it sends before answering
+  // waits for that answer rather than putting the question to the user a second time.
+  await eventually(async () => (user.asked.length === 1 ? true : undefined), 'the pushed question');
+  const pending = taskResult(client, task.taskId);
   release();
-  const result = await taskResult(client, task.taskId);
+  const result = await pending;
   expect(user.asked).toHaveLength(1);
   expect(result.structuredContent).toMatchObject({ approved: false, decision: 'reject', comment: 'buy it used' });
 });

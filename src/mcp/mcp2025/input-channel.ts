@@ -3,18 +3,24 @@ import { ErrorCode, McpError, RELATED_TASK_META_KEY, type RequestId } from '@mod
 import { checkFormContent, type InputResponse, type PendingInput } from '../../shared/task-contract';
 import { INPUT_KEY_META } from '../../shared/wire';
 import { plainMessage } from '../tasks/errors';
-import type { TemporalTaskBackend } from '../tasks/repository';
+import { WRITE_PATIENCE_MS, type TemporalTaskBackend } from '../tasks/repository';
 import type { TaskView } from '../tasks/task-view';
 import { addBounded, setBounded } from '../../util/bounded';
 import { log } from '../../util/log';
+import { standaloneStreamOf } from './standalone-stream';
 
 /** Questions a connection remembers at most (answered, dismissed, refused); the oldest are forgotten first. */
 const PER_CONNECTION_LIMIT = 1000;
 
-/** An elicitation on its way: its outcome, whether it went on the standalone stream, and how to withdraw it. */
+/**
+ * An elicitation on its way: its outcome, how to withdraw it, and for one pushed on the standalone stream (no request
+ * of the client's carries it), that stream.
+ */
 interface Asking {
   outcome: Promise<AskOutcome>;
   pushed: boolean;
+  /** The standalone stream a pushed question went out on (see {@link standaloneStreamOf}). */
+  stream?: object;
   withdraw: AbortController;
 }
 
@@ -32,7 +38,7 @@ type AskOutcome =
 export interface InputChannelOptions {
   /** How long an open elicitation may wait for the user before it is withdrawn. */
   elicitationTimeoutMs: number;
-  /** How long a dismissed request is not pushed again on the standalone stream. */
+  /** How long a dismissed request is not pushed again, nor asked again on the tasks/result that was dismissed. */
   dismissCooldownMs: number;
   /** How long after tasks/get reports input_required the request is pushed on the standalone stream, unless a tasks/result took it. */
   pushGraceMs: number;
@@ -69,18 +75,24 @@ export class InputChannel {
 
   /**
    * Asks for `view`'s pending input on the stream of request `relatedRequestId` and waits for the outcome. If the same
-   * input is already being asked on this connection, waits for that one instead of asking twice.
+   * input is already being asked on this connection (by another request, or pushed on the standalone stream the client
+   * still holds), waits for that one instead: a user is never asked twice for the same answer. Only a push whose stream
+   * has closed since (it may never have reached the client) is withdrawn and asked again here.
    */
   async ask(view: TaskView, relatedRequestId: RequestId | undefined, signal?: AbortSignal): Promise<AskOutcome> {
     const open = this.open.get(slotOf(view));
-    if (open && !(open.pushed && relatedRequestId !== undefined)) return open.outcome;
+    if (open && !(relatedRequestId !== undefined && this.lost(open))) return open.outcome;
     if (open) {
-      // A push may never have arrived (no standalone stream open): ask again on this request's own stream.
       open.withdraw.abort();
       const pushed = await open.outcome;
       if (pushed.kind === 'answered') return pushed;
     }
     return this.start(view, relatedRequestId, signal).outcome;
+  }
+
+  /** True for a question pushed on a standalone stream that the client no longer holds (closed, or replaced). */
+  private lost(asking: Asking): boolean {
+    return asking.pushed && asking.stream !== standaloneStreamOf(this.server.transport);
   }
 
   /** True when this connection handed the workflow an answer to `key`: it is not asked again here. */
@@ -98,7 +110,9 @@ export class InputChannel {
 
   /**
    * Called when tasks/get reports input_required: a client that only polls gets the elicitation on the standalone
-   * stream, shortly after, unless it asks through tasks/result meanwhile or dismissed it recently.
+   * stream, shortly after, unless it asks through tasks/result meanwhile or dismissed it recently. Nothing is pushed to
+   * a client that holds no standalone stream (it would be dropped): it finds the question in tasks/get and asks for it
+   * with tasks/result.
    */
   offer(view: TaskView): void {
     if (!view.input || !this.canAsk(view.input)) return;
@@ -111,6 +125,7 @@ export class InputChannel {
       this.backend.get(view.task.taskId, this.principal).then(
         (now) => {
           if (!now.input || slotOf(now) !== slot || !this.mayPush(slot)) return;
+          if (standaloneStreamOf(this.server.transport) === undefined) return;
           // A pushed question is held open like a blocked tasks/result: it counts against the principal's waits, and
           // is not pushed while they are all taken (the client still sees it in tasks/get).
           let endWait: () => void;
@@ -135,7 +150,13 @@ export class InputChannel {
   private start(view: TaskView, relatedRequestId: RequestId | undefined, signal?: AbortSignal): Asking {
     const slot = slotOf(view);
     const withdraw = new AbortController();
-    const asking: Asking = { pushed: relatedRequestId === undefined, withdraw, outcome: Promise.resolve({ kind: 'superseded' }) };
+    const pushed = relatedRequestId === undefined;
+    const asking: Asking = {
+      pushed,
+      ...(pushed && { stream: standaloneStreamOf(this.server.transport) }),
+      withdraw,
+      outcome: Promise.resolve({ kind: 'superseded' }),
+    };
     asking.outcome = this.elicit(view, relatedRequestId, withdraw, signal)
       .catch((error: unknown): AskOutcome => {
         // The answer may not have reached the workflow: read the task afresh and ask again (a client that remembers
@@ -174,10 +195,19 @@ export class InputChannel {
     try {
       const problem = this.problems.get(slot);
       const message = problem ? `Your previous answer could not be used: ${problem}.\n\n${input.request.message}` : input.request.message;
-      const result = await this.server.elicitInput(
-        { ...input.request, message, _meta: { [RELATED_TASK_META_KEY]: { taskId: view.task.taskId }, [INPUT_KEY_META]: input.key } },
-        { relatedRequestId, signal: withdraw.signal, timeout: this.options.elicitationTimeoutMs },
-      );
+      let result: Awaited<ReturnType<Server['elicitInput']>>;
+      try {
+        result = await this.server.elicitInput(
+          { ...input.request, message, _meta: { [RELATED_TASK_META_KEY]: { taskId: view.task.taskId }, [INPUT_KEY_META]: input.key } },
+          { relatedRequestId, signal: withdraw.signal, timeout: this.options.elicitationTimeoutMs },
+        );
+      } catch (error) {
+        if (withdraw.signal.aborted) return { kind: 'superseded' };
+        if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) return { kind: 'dismissed' };
+        // The SDK checks accepted content against the requested schema: an answer that does not fit.
+        if (error instanceof McpError && error.code === ErrorCode.InvalidParams) return this.invalid(slot, plainMessage(error));
+        throw error;
+      }
       if (result.action === 'cancel') return { kind: 'dismissed' };
       const response: InputResponse & { action: 'accept' | 'decline' } = { key: input.key, action: result.action };
       if (result.action === 'accept' && input.request.mode === 'form') {
@@ -186,24 +216,26 @@ export class InputChannel {
         response.content = result.content as InputResponse['content'];
       }
       if (withdraw.signal.aborted) return { kind: 'superseded' };
-      // Re-read under the answer: a second channel may have answered while this one was open. Any question still
-      // open takes its answer, not only the first of several.
-      const current = await this.backend.get(view.task.taskId, this.principal);
-      if (!current.inputs.some((open) => open.key === input.key)) return { kind: 'superseded' };
-      await this.backend.respond(view, response, { principal: this.principal, via: 'elicitation' });
-      this.problems.delete(slot);
-      return { kind: 'answered' };
-    } catch (error) {
-      if (withdraw.signal.aborted) return { kind: 'superseded' };
-      if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) return { kind: 'dismissed' };
-      if (error instanceof McpError && error.code === ErrorCode.InvalidParams) {
-        return this.invalid(slot, plainMessage(error));
-      }
-      throw error;
+      return await this.handOver(view, response);
     } finally {
       stopWatching();
       signal?.removeEventListener('abort', onCallerGone);
     }
+  }
+
+  /**
+   * Hands the user's answer to the workflow. The user has answered: a busy Temporal only slows this down (the re-read
+   * and the signal are tried again while it is unreachable), it never makes the question come back.
+   */
+  private async handOver(view: TaskView, response: InputResponse & { action: 'accept' | 'decline' }): Promise<AskOutcome> {
+    const deadline = Date.now() + WRITE_PATIENCE_MS;
+    // Re-read under the answer: a second channel may have answered while this one was open. Any question still open
+    // takes its answer, not only the first of several.
+    const current = await this.backend.getPatiently(view.task.taskId, this.principal);
+    if (!stillAsked(current, response.key)) return { kind: 'superseded' };
+    await this.backend.respond(view, response, { principal: this.principal, via: 'elicitation' }, Math.max(0, deadline - Date.now()));
+    this.problems.delete(slotOf(view));
+    return { kind: 'answered' };
   }
 
   private invalid(slot: string, problem: string): AskOutcome {
@@ -212,8 +244,9 @@ export class InputChannel {
   }
 
   /**
-   * Withdraws the elicitation when its input is no longer pending (answered elsewhere, task cancelled or done, task
-   * gone), woken by the task's events.
+   * Withdraws the elicitation when its question is closed (the workflow took an answer given elsewhere, the task was
+   * cancelled, ended or is gone), woken by the task's events. An answer that came in but that no workflow task has
+   * taken yet closes nothing: the workflow may refuse it, and the user would then be asked again.
    */
   private watch(view: TaskView, withdraw: AbortController): () => void {
     const key = view.input!.key;
@@ -224,7 +257,7 @@ export class InputChannel {
     });
     void (async () => {
       try {
-        for await (const seen of follower) if (!seen.inputs.some((input) => input.key === key)) return withdraw.abort();
+        for await (const seen of follower) if (!stillAsked(seen, key)) return withdraw.abort();
       } catch {
         // Gone (not found): nothing left to answer.
         withdraw.abort();
@@ -240,6 +273,14 @@ export class InputChannel {
     this.timers.clear();
     for (const asking of this.open.values()) asking.withdraw.abort();
   }
+}
+
+/**
+ * Whether the workflow still asks `key`: outstanding, or answered by a signal it has not taken yet (it may refuse that
+ * answer; one more answer to a question it closed meanwhile is ignored by the workflow).
+ */
+function stillAsked(view: TaskView, key: string): boolean {
+  return view.inputs.some((input) => input.key === key) || (view.answersAwaitingWorker?.includes(key) ?? false);
 }
 
 function slotOf(view: TaskView): string {

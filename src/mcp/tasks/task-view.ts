@@ -25,6 +25,12 @@ export interface TaskView {
   /** Every outstanding input request (empty unless `input_required`), in the order the workflow asked them. */
   inputs: PendingInput[];
   /**
+   * Keys of questions the workflow still publishes as open whose answer came in by a signal no workflow task has taken
+   * yet: not outstanding (not in `inputs`, not asked again), and not closed either until the workflow takes the answer
+   * (it may refuse it, and the question is outstanding again).
+   */
+  answersAwaitingWorker?: string[];
+  /**
    * Set when the task ended with a tool error: the workflow's application failure, or a result it returned with
    * `isError: true`. Its text. Such a task reads `completed` here; each protocol generation maps it by its own rule.
    */
@@ -141,10 +147,17 @@ export function taskViewOf(snapshot: WorkflowSnapshot, defaults: ViewDefaults): 
     // Answers signalled but not yet taken by the workflow (the worker may be down) are not asked again.
     const received = snapshot.answersAwaitingWorker;
     const inputs = asked.filter((input) => !received?.keys.has(input.key));
+    const awaiting = asked.filter((input) => received?.keys.has(input.key)).map((input) => input.key);
+    const awaitingWorker = awaiting.length > 0 ? { answersAwaitingWorker: awaiting } : {};
     const lastUpdatedAt = received?.at ? maxIso(updatedAt, received.at) : updatedAt;
     const progress = published?.progress && { progress: published.progress };
     if (asked.length > 0 && inputs.length === 0) {
-      return { ...ids, ...progress, task: { ...base, status: 'working', statusMessage: 'Answer received; resuming.', lastUpdatedAt } };
+      return {
+        ...ids,
+        ...awaitingWorker,
+        ...progress,
+        task: { ...base, status: 'working', statusMessage: 'Answer received; resuming.', lastUpdatedAt },
+      };
     }
     const statusMessage = inputs.length > 0 && inputs.length < asked.length ? inputs[0].request.message : published?.statusMessage;
     const actions = Array.isArray(published?.actions) && published.actions.length > 0 ? { actions: published.actions } : undefined;
@@ -152,6 +165,7 @@ export function taskViewOf(snapshot: WorkflowSnapshot, defaults: ViewDefaults): 
       ...ids,
       ...actions,
       inputs,
+      ...awaitingWorker,
       ...(inputs.length > 0 && { input: inputs[0] }),
       ...progress,
       task: {
