@@ -57,7 +57,7 @@ Environment:
   MCP_TASK_PAGE_SIZE              tasks per tasks/list page (default 20)
   MCP_ELICITATION_TIMEOUT_MS      how long a question waits for the user (default 600000)
   MCP_INPUT_PUSH_GRACE_MS         delay before a question goes to a client that only polls (default 1500)
-  MCP_INPUT_DISMISS_COOLDOWN_MS   pause before a dismissed question is pushed again (default 60000)
+  MCP_INPUT_DISMISS_COOLDOWN_MS   pause before a dismissed question is pushed or asked on the same tasks/result again (default 60000)
   MCP_INLINE_BUDGET_MS            how long a plain call of a task tool waits before it answers with the task id (default 50000)
   MCP_HTTP_SESSION_IDLE_MS        an HTTP session with no request for this long is closed (default 3600000)
   MCP_AUTH_TOKENS                 bearer tokens for HTTP: "principal=token,principal=token"

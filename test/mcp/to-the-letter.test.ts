@@ -21,6 +21,7 @@ import { Client as TemporalClient, Connection, type Client } from '@temporalio/c
 import { createBridge, type Bridge } from '../../src/mcp/bridge';
 import { HistoryWatch } from '../../src/mcp/tasks/history-watch';
 import { loadToolsFile } from '../../src/mcp/tools/config-file';
+import { respondSignal } from '../../src/shared/task-contract';
 import { DEFAULT_TOOLS } from '../../src/mcp/tools';
 import { refusalBackoffMs } from '../../src/mcp/mcp2025/server';
 import { pollUntil, sleep } from '../../src/util/wait';
@@ -32,6 +33,7 @@ import {
   connectClient,
   eventually,
   sampleInvoice,
+  sendAnswer,
   startWorker,
   tempActivityConfig,
   testTemporalConfig,
@@ -164,6 +166,54 @@ describe('2025-11-25', () => {
       const result = await taskResult(client, created.task.taskId);
       expect(result.isError).toBeFalsy();
       expect(user.asked.map((_, index) => keyOf(index))).toEqual(['tax-id', 'bank-account', 'tax-id']);
+    } finally {
+      await close();
+    }
+  });
+
+  test('two questions and a client that dismisses every question: one tasks/result asks each once, then neither again until the dismissal pause has passed', async () => {
+    const { client, close } = await connect();
+    try {
+      const reads = () => {
+        const { watched, fetched } = bridge.backend.readStats();
+        return watched + fetched;
+      };
+      let readsAtSecondDismissal: number | undefined;
+      const user = new ScriptedUser((): ElicitResult => {
+        if (user.asked.length === 2) readsAtSecondDismissal = reads();
+        return { action: 'cancel' };
+      }).attach(client);
+      const keyOf = (index: number) => (user.asked[index]._meta as Record<string, unknown>)['temporal-mcp-tasks/input-key'];
+      const created = await client.request(
+        { method: 'tools/call', params: { name: 'onboard_vendor', arguments: { vendorName: 'Hooli' }, task: {} } },
+        CreateTaskResultSchema,
+      );
+      const { taskId } = created.task;
+      const pending = taskResult(client, taskId, 120_000);
+      // Seen through to its end below; until then, a failed check must not leave it unhandled.
+      pending.catch(() => undefined);
+      // After the second dismissal the request reads the task again: a question asked again would go out from that
+      // read, before this client's next round trip.
+      await eventually(
+        async () => (readsAtSecondDismissal !== undefined && reads() > readsAtSecondDismissal ? true : undefined),
+        'the task read after both questions were dismissed',
+      );
+      await client.ping();
+      expect(user.asked.map((_, index) => keyOf(index))).toEqual(['tax-id', 'bank-account']);
+
+      // An event of the task wakes the request, which reads it again: still nothing is asked.
+      const handle = temporal.client.workflow.getHandle(taskId);
+      const readsBeforeEvent = reads();
+      await handle.signal(respondSignal, { key: 'not-asked', action: 'cancel' });
+      await eventually(async () => (reads() > readsBeforeEvent ? true : undefined), 'the task read after its event');
+      await client.ping();
+      expect(user.asked).toHaveLength(2);
+
+      // Answered elsewhere, the task ends and the same request returns its result, without asking anything more.
+      await sendAnswer(handle, { key: 'tax-id', action: 'accept', content: { taxId: 'DE123456789' } });
+      await sendAnswer(handle, { key: 'bank-account', action: 'accept', content: { iban: 'DE89370400440532013000' } });
+      expect((await pending).isError).toBeFalsy();
+      expect(user.asked).toHaveLength(2);
     } finally {
       await close();
     }

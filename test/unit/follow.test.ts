@@ -136,6 +136,31 @@ describe('TaskFollower', () => {
     }
   });
 
+  test('readAgainWithin reads at the next event, or at the end of the pause if none comes first', async () => {
+    jest.useFakeTimers();
+    try {
+      for (const [eventAfterMs, readAtMs] of [
+        [10, 10],
+        [60_000, 30],
+      ]) {
+        const source = new ScriptedSource([view('working', 1), view('completed', 2)], eventAfterMs);
+        const follower = new TaskFollower(source, 'invoice-1', 'alice', { sliceMs: 60_000 });
+        const following = (async () => {
+          for await (const _next of follower) follower.readAgainWithin(30);
+        })();
+        await jest.advanceTimersByTimeAsync(readAtMs - 1);
+        expect(source.reads).toBe(1);
+        await jest.advanceTimersByTimeAsync(1);
+        expect(source.reads).toBe(2);
+        // It waited for the task's next event, for the pause at most.
+        expect(source.waits).toEqual([30]);
+        await following;
+      }
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   test('a read that finds Temporal unreachable is tried again with growing pauses; latest keeps the last view', async () => {
     const source = new ScriptedSource([view('working', 1), unavailable(), unavailable(), view('completed', 3)]);
     const follower = new TaskFollower(source, 'invoice-1', 'alice', { backoffMs: 10, maxBackoffMs: 40 });

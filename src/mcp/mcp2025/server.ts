@@ -34,6 +34,7 @@ import {
 } from '../call-tool';
 import { setBounded } from '../../util/bounded';
 import { log } from '../../util/log';
+import { AskingPace, refusalBackoffMs } from './asking-pace';
 import { InputChannel, type InputChannelOptions } from './input-channel';
 import { isTemporalUnavailable, temporalUnavailable } from '../tasks/errors';
 import { TemporalTaskBackend } from '../tasks/repository';
@@ -43,7 +44,7 @@ import type { InputContent } from '../../shared/task-contract';
 import { toolTables } from '../tools';
 import { applyConfirmation, confirmationRequest, declinedResult, pendingConfirmationResult } from '../confirmation';
 import type { CallSeal } from '../signed-call';
-import { backoffMs, sleep } from '../../util/wait';
+import { sleep } from '../../util/wait';
 import { PACKAGE_NAME, PACKAGE_VERSION } from '../../version';
 
 /** Key of the line a host may hand the model as soon as a task exists (MCP 2025-11-25). */
@@ -72,10 +73,7 @@ type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 /** Tasks a connection remembers at most (last status, progress token and value); the oldest are forgotten first. */
 const PER_CONNECTION_LIMIT = 1000;
 
-/** The pause before a question whose last answer was refused is asked again: 1 s, doubling, at most 30 s. */
-export function refusalBackoffMs(refusalsInARow: number): number {
-  return backoffMs(refusalsInARow, 1000, 30_000);
-}
+export { refusalBackoffMs };
 
 /** Everything one MCP server instance needs; shared by all connections of a process. */
 export interface Mcp2025Dependencies {
@@ -278,8 +276,9 @@ export class Mcp2025Connection {
 
   /**
    * Waits until the task is terminal and returns its result, or undefined once `budgetMs` has passed. While it waits
-   * and the task needs input, asks for it on this request's stream (once per input request; a dismissed one is not
-   * asked again on this request). With a progress token on the request, sends progress notifications as it goes.
+   * and the task needs input, asks for it on this request's stream, one question at a time (a dismissed one is asked
+   * again on this request only after MCP_INPUT_DISMISS_COOLDOWN_MS, see {@link AskingPace}). With a progress token on
+   * the request, sends progress notifications as it goes.
    */
   async awaitResult(taskId: string, extra: Extra, budgetMs = Infinity): Promise<CallToolResult | undefined> {
     const endWait = this.deps.backend.quotas.beginWait(this.deps.principalOf(extra));
@@ -298,15 +297,22 @@ export class Mcp2025Connection {
     const progress = progressReporter(taskId, extra, this.progressTokens.get(taskId), this.progressSent);
     // tasks/result keeps blocking through a Temporal outage (the follower waits it out); a bounded wait ends at its budget.
     const follower = backend.follow(taskId, principal, { signal: extra.signal, deadline: Date.now() + budgetMs });
-    let dismissedKey: string | undefined;
-    let refusals = 0;
+    // One question at a time, in the order the workflow asked them; a dismissed one lets the others be asked at once,
+    // and holds back every question it leaves for a while (see AskingPace).
+    const pace = new AskingPace(this.deps.input.dismissCooldownMs);
     for await (const view of follower) {
       this.observe(view);
       progress(view);
       if (isTerminal(view.task.status)) return backend.result(view);
-      // One question at a time, in the order the workflow asked them; never one this connection already answered.
-      const input = view.inputs.find((candidate) => candidate.key !== dismissedKey && !channel.answeredHere(taskId, candidate.key));
-      if (!input) continue;
+      // Never a question this connection already answered.
+      const next = pace.next(view.inputs.filter((candidate) => !channel.answeredHere(taskId, candidate.key)));
+      if (next.kind === 'none') continue;
+      // Held back: read again when the pause ends, or sooner if the task changes (it may end, or ask something new).
+      if (next.kind === 'pause') {
+        follower.readAgainWithin(next.waitMs);
+        continue;
+      }
+      const { input } = next;
       // A bounded wait (a plain call, task_result) ends at a question this client cannot be asked: it is answered
       // with task_respond. tasks/result keeps blocking (the question may be answered elsewhere).
       if (!channel.canAsk(input)) {
@@ -314,15 +320,16 @@ export class Mcp2025Connection {
         continue;
       }
       const outcome = await channel.ask({ ...view, input }, extra.requestId, extra.signal);
-      // Dismissed: the other open questions are asked at once (nothing changed in Temporal to wake the follower).
       if (outcome.kind === 'dismissed') {
-        dismissedKey = input.key;
+        pace.dismissedOne(input.key);
+        // The other open questions are asked at once: nothing changed in Temporal to wake the follower.
         follower.readAgainIn(0);
-      }
-      // A bad answer is asked again, saying what was wrong (tasks/result blocks until the task is terminal), after a
-      // pause that grows with each refusal in a row: a client that keeps answering badly is not asked in a hot loop.
-      if (outcome.kind === 'invalid') follower.readAgainIn(refusalBackoffMs(++refusals));
-      else refusals = 0;
+      } else if (outcome.kind === 'invalid') {
+        // A bad answer is asked again, saying what was wrong (tasks/result blocks until the task is terminal), after a
+        // pause that grows with each refusal in a row: a client that keeps answering badly is not asked in a hot loop.
+        pace.refused();
+        follower.readAgainIn(0);
+      } else pace.settled();
     }
     if (extra.signal.aborted) throw new McpError(ErrorCode.ConnectionClosed, 'Request was cancelled');
     return undefined;

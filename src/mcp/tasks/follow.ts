@@ -43,6 +43,7 @@ export interface FollowOptions {
  */
 export class TaskFollower implements AsyncIterable<TaskView> {
   private readAt: number | undefined;
+  private readBy: number | undefined;
   private last: TaskView | undefined;
 
   constructor(
@@ -65,6 +66,14 @@ export class TaskFollower implements AsyncIterable<TaskView> {
    */
   readAgainIn(delayMs: number): void {
     this.readAt = Date.now() + Math.max(0, delayMs);
+  }
+
+  /**
+   * Reads the task again at its next event, or after `delayMs` at the latest: for a caller that holds back for a while
+   * (a question dismissed, an answer refused) and must still see the task end or change meanwhile.
+   */
+  readAgainWithin(delayMs: number): void {
+    this.readBy = Date.now() + Math.max(0, delayMs);
   }
 
   /** True once the deadline has passed. */
@@ -94,8 +103,11 @@ export class TaskFollower implements AsyncIterable<TaskView> {
       if (this.readAt !== undefined) {
         await sleep(Math.min(this.readAt - Date.now(), left), signal);
         this.readAt = undefined;
+        this.readBy = undefined;
       } else if (view) {
-        await this.source.changed(view, Math.min(sliceMs, left), signal);
+        const by = this.readBy === undefined ? Infinity : Math.max(0, this.readBy - Date.now());
+        this.readBy = undefined;
+        await this.source.changed(view, Math.min(sliceMs, left, by), signal);
       }
       if (signal?.aborted || this.expired) return;
       view = (await this.read()) ?? view;
