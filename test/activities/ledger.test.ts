@@ -55,11 +55,15 @@ describe('PaymentsLedger', () => {
     });
   });
 
-  test('entries() lists every payment, oldest first', async () => {
+  test('entries() lists every payment, oldest first (by paidAt; payments of one millisecond by key)', async () => {
     const ledger = new PaymentsLedger(tmp());
     const paid: LedgerEntry[] = [];
     for (const id of lineItems(30)) paid.push((await ledger.pay(request('t1', id))).entry);
-    expect(await ledger.entries()).toEqual(paid);
+    // paidAt has millisecond resolution: on a fast machine several payments share one, and the key orders them.
+    const order = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+    const oldestFirst = [...paid].sort((a, b) => order(a.paidAt, b.paidAt) || order(a.key, b.key));
+    expect(await ledger.entries()).toEqual(oldestFirst);
+    expect(paid.map((entry) => entry.paidAt)).toEqual(paid.map((entry) => entry.paidAt).sort());
   });
 
   test('keeps keys unique under 50 concurrent payments of 5 line items in one process', async () => {
