@@ -17,7 +17,8 @@ import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
-import { AWAITING_SEARCH_ATTRIBUTE, PRINCIPAL_SEARCH_ATTRIBUTE } from '../../src/shared/task-contract';
+import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../../src/shared/task-contract';
+import { AWAITING_SEARCH_ATTRIBUTE } from '../../src/approvals/contract';
 import { pollUntil } from '../../src/util/wait';
 import { pidAlive, ROOT } from '../lib/processes';
 

@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { log } from '@temporalio/activity';
-import { NOTIFY_ACTIVITY, type DecisionNotification } from '../shared/task-contract';
+import { NOTIFY_ACTIVITY, type DecisionNotification } from '../approvals/contract';
 
 /**
  * The notification outbox: the {@link NOTIFY_ACTIVITY} activity appends each notification about an addressed question

@@ -12,7 +12,9 @@ import { answerSealFromEnv, type AnswerSeal } from '../shared/answer-proof';
 import { markerFromEnv, type TaskMarker } from './tasks/marker';
 import { rolesInAuthInfo } from './call-tool';
 import { localPrincipal, parseRoles } from './tasks/principal';
-import { TemporalTaskBackend, type TaskBackendOptions } from './tasks/repository';
+import { TaskCore } from './tasks/task-core';
+import { Approvals } from '../approvals/approvals';
+import type { TaskCoreOptions } from './tasks/options';
 import { DEFAULT_WATCH_LIMIT } from './tasks/history-watch';
 import { DEFAULT_TOOLS, toolTables, workflowToolsByName } from './tools';
 import { confirmStartTool } from './tools/confirm-start';
@@ -21,7 +23,7 @@ import type { ToolDefinition } from './tools/types';
 
 /** Task and input tuning, from MCP_* environment variables. */
 export interface BridgeTuning {
-  backend: Omit<TaskBackendOptions, 'taskQueue' | 'maxTtlMs' | 'marker' | 'answerSeal'> & { maxTtlMs?: number };
+  core: Omit<TaskCoreOptions, 'taskQueue' | 'maxTtlMs' | 'marker' | 'answerSeal'> & { maxTtlMs?: number };
   input: InputChannelOptions;
   /** How long a plain call of a task tool waits before answering with the task id (below common host timeouts). */
   inlineBudgetMs: number;
@@ -35,7 +37,7 @@ export interface BridgeTuning {
 export function tuningFromEnv(env: NodeJS.ProcessEnv = process.env): BridgeTuning {
   const maxTtl = env.MCP_TASK_MAX_TTL_MS ? msFromEnv(env, 'MCP_TASK_MAX_TTL_MS', 0) : undefined;
   return {
-    backend: {
+    core: {
       ...(maxTtl !== undefined && { maxTtlMs: maxTtl }),
       defaultTtlMs: msFromEnv(env, 'MCP_TASK_DEFAULT_TTL_MS', 24 * 3600_000),
       pollIntervalMs: msFromEnv(env, 'MCP_TASK_POLL_INTERVAL_MS', 1000),
@@ -66,7 +68,10 @@ export function tuningFromEnv(env: NodeJS.ProcessEnv = process.env): BridgeTunin
  * {@link serveStdioForAllGenerations}) over one Temporal-backed task layer.
  */
 export interface Bridge extends McpEndpoints {
-  backend: TemporalTaskBackend;
+  /** The task core all generations share. */
+  core: TaskCore;
+  /** Questions addressed to people, across tasks. */
+  approvals: Approvals;
   dependencies: Mcp2025Dependencies;
   /** The principal of requests without credentials. */
   localPrincipal: string;
@@ -127,13 +132,13 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
       ...(options.clientInterceptors && { interceptors: options.clientInterceptors }),
     });
   }
-  const maxTtlMs = tuning.backend.maxTtlMs ?? (await namespaceRetentionMs(client));
-  const backend = new TemporalTaskBackend(
+  const maxTtlMs = tuning.core.maxTtlMs ?? (await namespaceRetentionMs(client));
+  const core = new TaskCore(
     client,
     {
-      ...tuning.backend,
+      ...tuning.core,
       maxTtlMs,
-      defaultTtlMs: Math.min(tuning.backend.defaultTtlMs, maxTtlMs),
+      defaultTtlMs: Math.min(tuning.core.defaultTtlMs, maxTtlMs),
       taskQueue: options.temporal.taskQueue,
       marker: options.marker ?? markerFromEnv(),
       answerSeal: options.answerSeal ?? answerSealFromEnv(),
@@ -148,8 +153,10 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
   if (confirms && !tools.some((tool) => tool.name === confirmStartTool.name)) tools = [...tools, confirmStartTool];
   // Read once here, so that an invalid x-mcp-header stops the server at start rather than failing its requests.
   const { paramHeaders } = toolTables(tools);
+  const approvals = new Approvals(core);
   const dependencies: Mcp2025Dependencies = {
-    backend,
+    core,
+    approvals,
     tools,
     principalOf: options.principalOf ?? ((extra) => extra.authInfo?.clientId ?? local),
     rolesOf: options.rolesOf ?? ((extra) => (extra.authInfo ? rolesInAuthInfo(extra.authInfo) : localRoles)),
@@ -158,7 +165,8 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
     seal,
   };
   const mcp2026Dependencies: Mcp2026Dependencies = {
-    backend,
+    core,
+    approvals,
     tools,
     inlineBudgetMs: tuning.inlineBudgetMs,
     requestState: createRequestStateCodec({
@@ -181,9 +189,10 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
       onerror: (error) => log.error(`mcp (2026-07-28): ${error.message}`),
     },
   );
-  const subscriptions = new TaskSubscriptions(backend, SERVER_INFO);
+  const subscriptions = new TaskSubscriptions(core, SERVER_INFO);
   return {
-    backend,
+    core,
+    approvals,
     dependencies,
     localPrincipal: local,
     createMcp2025Server: () => createMcp2025Server(dependencies),
@@ -208,7 +217,7 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
       }
     },
     close: async () => {
-      backend.watch.close();
+      core.watch.close();
       await mcp2026.close();
       await connection?.close();
     },

@@ -9,7 +9,8 @@ import { PENDING_CONFIRMATION_SCHEMA } from './confirmation';
 import { describe } from './tools/task-tool-support';
 import { webUiMeta, type TaskView } from './tasks/task-view';
 import type { CallSeal } from './signed-call';
-import type { TemporalTaskBackend } from './tasks/repository';
+import type { TaskCore } from './tasks/task-core';
+import type { Approvals } from '../approvals/approvals';
 import type { DirectToolContext, ToolDefinition, WorkflowTool } from './tools/types';
 
 /**
@@ -149,20 +150,21 @@ export function invalidArgumentsResult(name: string, problems: string[]): CallTo
 
 /** What a direct tool may use, for `principal`: the same in every generation but for how it waits. */
 export function directToolContext(
-  deps: { backend: TemporalTaskBackend; seal: CallSeal; workflowTools: ReadonlyMap<string, WorkflowTool<any, any>> },
+  deps: { core: TaskCore; approvals: Approvals; seal: CallSeal; workflowTools: ReadonlyMap<string, WorkflowTool<any, any>> },
   caller: { principal: string; roles: readonly string[] },
   awaitResult: DirectToolContext['awaitResult'],
   ask?: DirectToolContext['ask'],
 ): DirectToolContext {
-  const { backend, seal, workflowTools } = deps;
+  const { core, approvals, seal, workflowTools } = deps;
   const { principal, roles } = caller;
   return {
-    client: backend.client,
-    backend,
+    client: core.client,
+    core,
+    approvals,
     principal,
     roles,
-    ownedWorkflowId: (taskId) => backend.ownedWorkflowId(taskId, principal),
-    task: (taskId) => backend.get(taskId, principal),
+    ownedWorkflowId: (taskId) => core.ownedWorkflowId(taskId, principal),
+    task: (taskId) => core.get(taskId, principal),
     awaitResult,
     ...(ask && { ask }),
     confirmations: { open: (token, caller) => seal.open(token, caller), tool: (name) => workflowTools.get(name) },

@@ -7,6 +7,10 @@
  * speakable from any Temporal SDK. Wire names are stored in workflow histories: never rename them.
  */
 import { defineSignal } from '@temporalio/workflow';
+import type { AddressedInput } from '../approvals/contract';
+import type { AnswerOrigin, FormInputRequest, InputContent, UrlInputRequest } from './elicitation';
+
+export * from './elicitation';
 
 /** Memo key holding the workflow's {@link PublishedTaskState}. */
 export const TASK_STATE_MEMO = 'mcpTask';
@@ -16,15 +20,6 @@ export const TASK_META_MEMO = 'mcpMeta';
 
 /** Keyword search attribute naming the principal a task belongs to; set by the bridge at start. */
 export const PRINCIPAL_SEARCH_ATTRIBUTE = 'McpPrincipal';
-
-/**
- * KeywordList search attribute a workflow keeps while questions addressed to others are open: `principal:<name>` and
- * `role:<name>` for each audience, so an approver's inbox is one visibility query. Empty when nothing is open.
- */
-export const AWAITING_SEARCH_ATTRIBUTE = 'McpAwaiting';
-
-/** Update name carrying an answer to an addressed question ({@link AddressedInput}); validated, then sealed-checked. */
-export const ANSWER_UPDATE_NAME = 'mcp.answer';
 
 /**
  * `ApplicationFailure` type a workflow fails with when its call should end with a JSON-RPC error (the task `failed`)
@@ -43,33 +38,6 @@ export const PUBLISHED_STATUSES = ['working', 'input_required'] as const;
 
 /** A status a running workflow may publish. */
 export type PublishedStatus = (typeof PUBLISHED_STATUSES)[number];
-
-/** A primitive property of a form-mode elicitation schema (MCP 2025-11-25 `PrimitiveSchemaDefinition`). */
-export type FormProperty =
-  | { type: 'string'; title?: string; description?: string; minLength?: number; maxLength?: number; default?: string }
-  | { type: 'string'; enum: string[]; enumNames?: string[]; title?: string; description?: string; default?: string }
-  | { type: 'number' | 'integer'; title?: string; description?: string; minimum?: number; maximum?: number; default?: number }
-  | { type: 'boolean'; title?: string; description?: string; default?: boolean };
-
-/** A form-mode elicitation request, as `elicitation/create` params without the related-task `_meta`. */
-export interface FormInputRequest {
-  mode: 'form';
-  message: string;
-  requestedSchema: {
-    type: 'object';
-    properties: Record<string, FormProperty>;
-    required?: string[];
-  };
-}
-
-/** A URL-mode elicitation request: the user is sent to `url` (to sign, pay, log in) and says whether they went. */
-export interface UrlInputRequest {
-  mode: 'url';
-  message: string;
-  url: string;
-  /** Identifies the interaction at the far end; unique per request. */
-  elicitationId: string;
-}
 
 /** An input request the workflow is waiting on. `key` is unique for the workflow's whole life. */
 export interface PendingInput {
@@ -138,19 +106,6 @@ export function pendingInputsOf(state: PublishedTaskState | undefined): PendingI
   return state.input ? [state.input] : [];
 }
 
-/** Content of an accepted form: the values keyed by property name. */
-export type InputContent = Record<string, string | number | boolean | string[]>;
-
-/** Who gave an answer, as the bridge that took it knows them. */
-export interface AnswerOrigin {
-  /** The principal the bridge authenticated (e.g. `static:alice`, `oauth:…`, `local`). */
-  principal: string;
-  /** The principal's roles at that moment, from its credentials (addressed questions only). */
-  roles?: string[];
-  /** How the answer came: `elicitation`, `input_required` (a 2026-07-28 retried call), `task_respond`. */
-  via?: string;
-}
-
 /**
  * The answer to an input request, shaped after the MCP `ElicitResult`. The bridge also sends who gave it and a seal:
  * `sealed` is the JSON text of a {@link SealedAnswer} and `proof` a MAC over it that only holders of the bridge's key
@@ -169,128 +124,6 @@ export interface InputResponse {
   comment?: string;
   sealed?: string;
   proof?: string;
-}
-
-/**
- * Who may answer a question addressed to someone other than the task's principal: anyone named in `principals` or
- * holding one of `roles`, except those in `exclude` and, unless `allowRequester`, the task's own principal.
- */
-export interface InputAudience {
-  principals?: string[];
-  roles?: string[];
-  exclude?: string[];
-  allowRequester?: boolean;
-  /**
-   * Distinct people whose acceptance closes the question: 1 (any one, the default) or more. "All named" is the number
-   * of `principals`, with no `roles`.
-   */
-  required?: number;
-}
-
-/**
- * Who else is asked once an addressed question is due and still open: added to its audience (those asked first may
- * still answer), with a new due time or none.
- */
-export interface InputEscalation {
-  principals?: string[];
-  roles?: string[];
-  /** ISO 8601: when the escalated question is due; past it the question ends `overdue`. */
-  dueAt?: string;
-}
-
-/** One person's answer to an addressed question, as the workflow recorded it. */
-export interface AnswerRecord {
-  principal: string;
-  roles: string[];
-  /** `delegate`: the person handed the question to `delegatedTo`, who is asked in their place. */
-  action: 'accept' | 'decline' | 'delegate';
-  delegatedTo?: string;
-  content?: InputContent;
-  comment?: string;
-  /** ISO 8601: when the bridge took it. */
-  at: string;
-  /** How it came (see {@link AnswerOrigin}). */
-  via?: string;
-}
-
-/** A question the workflow addressed to others, as published in {@link PublishedTaskState.awaiting}. */
-export interface AddressedInput {
-  key: string;
-  request: FormInputRequest;
-  audience: InputAudience;
-  /** The principal whose task this is (excluded unless `audience.allowRequester`). */
-  requester: string;
-  /** Answers taken so far, oldest first. */
-  answers: AnswerRecord[];
-  /** ISO 8601: when the question was asked, and when it is due (if it is). */
-  askedAt: string;
-  dueAt?: string;
-  /** ISO 8601: when the audience is reminded (a notification), if nobody closed the question by then. */
-  followUpAt?: string;
-  /** Who is added when the question is due; once they are, `escalated` is true and `dueAt` is the escalation's. */
-  escalation?: InputEscalation;
-  escalated?: boolean;
-}
-
-/**
- * Name of the activity a workflow calls to tell people about an addressed question (asked, reminded, escalated,
- * delegated): input {@link DecisionNotification}. The worker decides where it goes (the sample writes JSON lines to an
- * outbox an operator wires to mail or chat). Delivery is at least once: `id` is the same on every retry.
- */
-export const NOTIFY_ACTIVITY = 'mcpNotify';
-
-/** Patch id under which a workflow sends {@link NOTIFY_ACTIVITY} notifications for its addressed questions. */
-export const DECISION_NOTIFICATIONS_PATCH = 'mcp-decision-notifications';
-
-/** One notification about an addressed question. */
-export interface DecisionNotification {
-  /** Stable across retries: `<taskId>/<key>/<kind>/<n>`. */
-  id: string;
-  kind: 'asked' | 'reminder' | 'escalated' | 'delegated';
-  taskId: string;
-  key: string;
-  /** The question as the workflow asked it. */
-  message: string;
-  /** Who is asked now (after an escalation or delegation, with those added). */
-  audience: InputAudience;
-  accepted: number;
-  required: number;
-  dueAt?: string;
-  /** ISO 8601, workflow time. */
-  at: string;
-}
-
-/**
- * Why `principal` with `roles` may not answer `input` now, or undefined when they may. Pure: the workflow's Update
- * validator, its handler (on the sealed identity) and the bridge's inbox all use it.
- */
-export function answerRefusal(input: AddressedInput, principal: string, roles: readonly string[]): string | undefined {
-  const { audience } = input;
-  const named = audience.principals?.includes(principal) ?? false;
-  const inRole = roles.some((role) => audience.roles?.includes(role));
-  if (!named && !inRole) return 'this question is not addressed to you';
-  if (audience.exclude?.includes(principal)) return 'you are excluded from answering this question';
-  if (principal === input.requester && !audience.allowRequester) return 'you asked for this, so someone else must answer it';
-  if (input.answers.some((answer) => answer.principal === principal)) return 'you have answered this question already';
-  return undefined;
-}
-
-/**
- * Why `from` may not hand `input` to `to`, or undefined when they may: the person handed it must be someone else who
- * is not excluded, not the requester (unless allowed), and has not answered or handed it on already.
- */
-export function delegationRefusal(input: AddressedInput, from: string, to: unknown): string | undefined {
-  if (typeof to !== 'string' || to.trim() === '' || to.length > 200) return 'say whom to hand the question to (content.to, a principal)';
-  if (to === from) return 'you cannot hand a question to yourself';
-  if (input.audience.exclude?.includes(to)) return `cannot hand it to ${to}: they are excluded from answering it`;
-  if (to === input.requester && !input.audience.allowRequester) return `cannot hand it to ${to}: they asked for this and may not answer it`;
-  if (input.answers.some((answer) => answer.principal === to)) return `cannot hand it to ${to}: they have answered or handed it on already`;
-  return undefined;
-}
-
-/** The search attribute values an open addressed question stands for (see {@link AWAITING_SEARCH_ATTRIBUTE}). */
-export function awaitingKeywords(audience: InputAudience): string[] {
-  return [...(audience.principals ?? []).map((name) => `principal:${name}`), ...(audience.roles ?? []).map((name) => `role:${name}`)];
 }
 
 /** What the bridge seals: one answer, for one key of one run. */
@@ -374,47 +207,4 @@ export interface TaskMeta {
   argumentsDigest?: string;
   /** The bridge's mark (an HMAC over workflow id, principal and tool): only workflows carrying it are served as tasks. */
   marker?: string;
-}
-
-/**
- * Checks accepted form content against the request's schema: required fields, types, enums, bounds.
- * Returns the first problem as a sentence a person can act on, or undefined when the content fits.
- */
-export function checkFormContent(schema: FormInputRequest['requestedSchema'], content: unknown): string | undefined {
-  if (typeof content !== 'object' || content === null || Array.isArray(content)) return 'the answer must be an object';
-  const values = content as Record<string, unknown>;
-  for (const name of schema.required ?? []) {
-    if (values[name] === undefined) return `"${name}" is required`;
-  }
-  for (const [name, value] of Object.entries(values)) {
-    const property = schema.properties[name];
-    if (!property) return `"${name}" is not a field of this form`;
-    const problem = checkProperty(property, value);
-    if (problem) return `"${name}" ${problem}`;
-  }
-  return undefined;
-}
-
-function checkProperty(property: FormProperty, value: unknown): string | undefined {
-  switch (property.type) {
-    case 'string':
-      if (typeof value !== 'string') return 'must be a string';
-      if ('enum' in property && !property.enum.includes(value)) return `must be one of ${property.enum.join(', ')}`;
-      if ('maxLength' in property && property.maxLength !== undefined && value.length > property.maxLength) {
-        return `must be at most ${property.maxLength} characters`;
-      }
-      if ('minLength' in property && property.minLength !== undefined && value.length < property.minLength) {
-        return `must be at least ${property.minLength} characters`;
-      }
-      return undefined;
-    case 'number':
-    case 'integer':
-      if (typeof value !== 'number' || !Number.isFinite(value)) return 'must be a number';
-      if (property.type === 'integer' && !Number.isInteger(value)) return 'must be a whole number';
-      if (property.minimum !== undefined && value < property.minimum) return `must be at least ${property.minimum}`;
-      if (property.maximum !== undefined && value > property.maximum) return `must be at most ${property.maximum}`;
-      return undefined;
-    case 'boolean':
-      return typeof value === 'boolean' ? undefined : 'must be true or false';
-  }
 }

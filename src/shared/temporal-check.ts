@@ -4,7 +4,8 @@
  * await) can be queried in it. Three cheap reads, each under the deadline.
  */
 import { isGrpcServiceError, type ConnectionLike } from '@temporalio/client';
-import { AWAITING_SEARCH_ATTRIBUTE, PRINCIPAL_SEARCH_ATTRIBUTE } from './task-contract';
+import { PRINCIPAL_SEARCH_ATTRIBUTE } from './task-contract';
+import { AWAITING_SEARCH_ATTRIBUTE } from '../approvals/contract';
 
 /** The search attributes the bridge and the workflows need, with their types. */
 const SEARCH_ATTRIBUTES = [

@@ -26,7 +26,7 @@ import {
   type Payment,
   type ScheduledPayment,
 } from '../shared/invoice';
-import type { AnswerRecord } from '../shared/task-contract';
+import type { AnswerRecord } from '../approvals/contract';
 import { startWorkflowTask, type WorkflowTask } from './workflow-task';
 
 /**

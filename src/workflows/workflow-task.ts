@@ -17,25 +17,14 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import {
-  ANSWER_UPDATE_NAME,
-  answerRefusal,
-  AWAITING_SEARCH_ATTRIBUTE,
-  awaitingKeywords,
   checkFormContent,
-  DECISION_NOTIFICATIONS_PATCH,
-  delegationRefusal,
-  NOTIFY_ACTIVITY,
   openSealedAnswer,
   PRINCIPAL_SEARCH_ATTRIBUTE,
   respondSignal,
   SEALED_ANSWERS_PATCH,
   TASK_STATE_MEMO,
   VERIFY_ANSWER_ACTIVITY,
-  type AddressedInput,
-  type AnswerRecord,
-  type DecisionNotification,
   type FormInputRequest,
-  type InputAudience,
   type InputResponse,
   type PendingInput,
   type PublishedAction,
@@ -46,6 +35,19 @@ import {
   type VerifyAnswerInput,
   type VerifyAnswerResult,
 } from '../shared/task-contract';
+import {
+  ANSWER_UPDATE_NAME,
+  answerRefusal,
+  AWAITING_SEARCH_ATTRIBUTE,
+  awaitingKeywords,
+  DECISION_NOTIFICATIONS_PATCH,
+  delegationRefusal,
+  NOTIFY_ACTIVITY,
+  type AddressedInput,
+  type AnswerRecord,
+  type DecisionNotification,
+  type InputAudience,
+} from '../approvals/contract';
 
 const answerCheck = proxyLocalActivities<Record<typeof VERIFY_ANSWER_ACTIVITY, (input: VerifyAnswerInput) => Promise<VerifyAnswerResult>>>({
   startToCloseTimeout: '10 seconds',

@@ -6,7 +6,8 @@
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Client } from '@temporalio/client';
-import { ANSWER_UPDATE_NAME, TASK_STATE_MEMO, type PublishedTaskState } from '../../src/shared/task-contract';
+import { TASK_STATE_MEMO, type PublishedTaskState } from '../../src/shared/task-contract';
+import { ANSWER_UPDATE_NAME } from '../../src/approvals/contract';
 import { answer, ApprovalClients, awaitInInbox, inbox, makePeople, textOf, writeTokensFile } from '../helpers/approvals';
 import { freePort } from '../helpers/dev-server';
 import { getTask, taskResult, waitForTask } from '../helpers/mcp';

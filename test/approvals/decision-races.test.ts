@@ -132,7 +132,7 @@ async function openRequest(requester: McpClient): Promise<string> {
   const { taskId } = created.task;
   await pollUntil(
     () =>
-      approverBridge.backend.openQuestion(taskId, 'approval', { principal: APPROVER, roles: ['spend-approver'] }).then(
+      approverBridge.approvals.question(taskId, 'approval', { principal: APPROVER, roles: ['spend-approver'] }).then(
         () => true,
         () => undefined,
       ),

@@ -18,7 +18,7 @@ import { testTemporalConfig } from './temporal';
 
 /** Tuning that keeps tests quick: short polls and grace periods. */
 export const FAST_TUNING: BridgeTuning = {
-  backend: { defaultTtlMs: 3_600_000, pollIntervalMs: 200, pageSize: 20 },
+  core: { defaultTtlMs: 3_600_000, pollIntervalMs: 200, pageSize: 20 },
   input: { elicitationTimeoutMs: 60_000, pushGraceMs: 300, dismissCooldownMs: 60_000 },
   inlineBudgetMs: 30_000,
 };

@@ -61,7 +61,7 @@ async function connect(bridge: Bridge) {
 
 describe('waiting by events', () => {
   test('with a poll interval of ten minutes, tasks/result still asks the question and returns the result: it waits on history events', async () => {
-    const slow = { ...FAST_TUNING, backend: { ...FAST_TUNING.backend, pollIntervalMs: 600_000, reads: { keepMs: 500 } } };
+    const slow = { ...FAST_TUNING, core: { ...FAST_TUNING.core, pollIntervalMs: 600_000, reads: { keepMs: 500 } } };
     const bridge = await startBridge({ client: temporal, taskQueue, tuning: slow });
     const { client, user } = await connect(bridge);
     const task = await startInvoiceTask(client, sampleInvoice());
@@ -69,21 +69,21 @@ describe('waiting by events', () => {
     expect(result.structuredContent).toMatchObject({ outcome: 'paid' });
     expect(user.asked).toHaveLength(1);
     // No watch outlives the wait that needed it and the reads that keep it.
-    await eventually(async () => (bridge.backend.watch.stats().watching === 0 ? true : undefined), 'every history watch ended');
+    await eventually(async () => (bridge.core.watch.stats().watching === 0 ? true : undefined), 'every history watch ended');
   });
 
   test('one history watch per task is shared by every request waiting on it', async () => {
-    const briefReads = { ...FAST_TUNING, backend: { ...FAST_TUNING.backend, reads: { keepMs: 500 } } };
+    const briefReads = { ...FAST_TUNING, core: { ...FAST_TUNING.core, reads: { keepMs: 500 } } };
     const bridge = await startBridge({ client: temporal, taskQueue, tuning: briefReads });
     const { client } = await connect(bridge);
     const task = await startInvoiceTask(client, sampleInvoice());
-    const view = await bridge.backend.get(task.taskId, bridge.localPrincipal);
+    const view = await bridge.core.get(task.taskId, bridge.localPrincipal);
     const waits = new AbortController();
-    const pending = [1, 2, 3].map(() => bridge.backend.changed({ ...view, historyLength: Number.MAX_SAFE_INTEGER }, 60_000, waits.signal));
-    expect(bridge.backend.watch.stats().watching).toBe(1);
+    const pending = [1, 2, 3].map(() => bridge.core.changed({ ...view, historyLength: Number.MAX_SAFE_INTEGER }, 60_000, waits.signal));
+    expect(bridge.core.watch.stats().watching).toBe(1);
     waits.abort();
     await Promise.all(pending);
-    await eventually(async () => (bridge.backend.watch.stats().watching === 0 ? true : undefined), 'the watch ended with its waiters');
+    await eventually(async () => (bridge.core.watch.stats().watching === 0 ? true : undefined), 'the watch ended with its waiters');
     await client.experimental.tasks.cancelTask(task.taskId);
   });
 });
@@ -91,7 +91,7 @@ describe('waiting by events', () => {
 describe('tasks/list pages with the visibility store', () => {
   test('pages cover every task once, without duplicates or gaps, while more tasks are being created', async () => {
     const principal = `pager-${randomUUID().slice(0, 8)}`;
-    const paged = { ...FAST_TUNING, backend: { ...FAST_TUNING.backend, pageSize: 7 } };
+    const paged = { ...FAST_TUNING, core: { ...FAST_TUNING.core, pageSize: 7 } };
     const bridge = await startBridge({ client: temporal, taskQueue: `${taskQueue}-idle`, principal, tuning: paged });
     const { client } = await connect(bridge);
     const created: string[] = [];
@@ -122,7 +122,7 @@ describe('tasks/list pages with the visibility store', () => {
   });
 
   test('a cursor is bound to its principal: another principal, or a made-up one, gets -32602', async () => {
-    const paged = { ...FAST_TUNING, backend: { ...FAST_TUNING.backend, pageSize: 2 } };
+    const paged = { ...FAST_TUNING, core: { ...FAST_TUNING.core, pageSize: 2 } };
     const alice = await startBridge({
       client: temporal,
       taskQueue: `${taskQueue}-idle`,
@@ -155,7 +155,7 @@ describe('Temporal down', () => {
     let bridge: Bridge | undefined;
     try {
       const client = new Client({ connection });
-      const tuning = { ...FAST_TUNING, backend: { ...FAST_TUNING.backend, rpcTimeoutMs: 2000 } };
+      const tuning = { ...FAST_TUNING, core: { ...FAST_TUNING.core, rpcTimeoutMs: 2000 } };
       bridge = await startBridge({ client, taskQueue: `${taskQueue}-down`, tuning });
       const { client: mcp } = await connect(bridge);
       const task = await startInvoiceTask(mcp, sampleInvoice());

@@ -85,7 +85,7 @@ async function observer() {
 
 /** The reads of tasks the file's bridge has made, from Temporal or from its watches. */
 function reads(): number {
-  const { watched, fetched } = bridge.backend.readStats();
+  const { watched, fetched } = bridge.core.readStats();
   return watched + fetched;
 }
 
@@ -586,7 +586,7 @@ describe('tasks/* errors and state', () => {
       client: temporal,
       taskQueue,
       principal,
-      tuning: { ...FAST_TUNING, backend: { defaultTtlMs: 3_600_000, pollIntervalMs: 200, pageSize: 2 } },
+      tuning: { ...FAST_TUNING, core: { defaultTtlMs: 3_600_000, pollIntervalMs: 200, pageSize: 2 } },
     });
     const mine = await connect(undefined, { principalBridge: own });
     const other = await connect();

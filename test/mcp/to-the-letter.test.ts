@@ -151,7 +151,7 @@ describe('2025-11-25', () => {
       // The second answer taken by the workflow: only the dismissed question is open.
       await pollUntil(
         async () => {
-          const view = await bridge.backend.get(created.task.taskId, 'letter', { watch: false });
+          const view = await bridge.core.get(created.task.taskId, 'letter', { watch: false });
           return user.asked.length >= 2 && view.inputs.map((input) => input.key).join() === 'tax-id' ? true : undefined;
         },
         { timeoutMs: 30_000, what: 'the bank account recorded, the tax id still open' },
@@ -175,7 +175,7 @@ describe('2025-11-25', () => {
     const { client, close } = await connect();
     try {
       const reads = () => {
-        const { watched, fetched } = bridge.backend.readStats();
+        const { watched, fetched } = bridge.core.readStats();
         return watched + fetched;
       };
       let readsAtSecondDismissal: number | undefined;

@@ -216,7 +216,7 @@ describe('the open-task quota', () => {
     const bridge: Bridge = await createBridge({
       temporal: testTemporalConfig(taskQueue),
       client: temporal.client,
-      tuning: { ...FAST_TUNING, backend: { ...FAST_TUNING.backend, quotas: { maxOpenTasks: 3 } } },
+      tuning: { ...FAST_TUNING, core: { ...FAST_TUNING.core, quotas: { maxOpenTasks: 3 } } },
       principalOf: () => principal,
     });
     const client = newMcpClient('burst');
@@ -263,7 +263,7 @@ describe('waits', () => {
     const bridge = await createBridge({
       temporal: testTemporalConfig(taskQueue),
       client: temporal.client,
-      tuning: { ...FAST_TUNING, backend: { ...FAST_TUNING.backend, quotas: { maxWaits: 2 } } },
+      tuning: { ...FAST_TUNING, core: { ...FAST_TUNING.core, quotas: { maxWaits: 2 } } },
       principalOf: () => principal,
     });
     const client = newMcpClient('waits');
@@ -278,7 +278,7 @@ describe('waits', () => {
     const close = await connectInMemory(bridge, client);
     const closeObserver = await connectInMemory(bridge, observer);
     // Every question offered for a push asks for a place among the waits once its grace period has passed.
-    const quotas = bridge.backend.quotas;
+    const quotas = bridge.core.quotas;
     const beginWait = quotas.beginWait.bind(quotas);
     let placesAsked = 0;
     quotas.beginWait = (who) => {

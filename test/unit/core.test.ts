@@ -1,4 +1,4 @@
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { applyConfirmation, confirmationRequest, declinedResult, pendingConfirmationResult } from '../../src/mcp/confirmation';
 import { refusalBackoffMs } from '../../src/mcp/mcp2025/server';
 import { CallSeal } from '../../src/mcp/signed-call';
@@ -9,7 +9,8 @@ import { TaskMarker } from '../../src/mcp/tasks/marker';
 import { Quotas } from '../../src/mcp/tasks/quotas';
 import type { WorkflowTool } from '../../src/mcp/tools/types';
 import { AnswerSeal } from '../../src/shared/answer-proof';
-import { answerRefusal, awaitingKeywords, checkFormContent, delegationRefusal, openSealedAnswer } from '../../src/shared/task-contract';
+import { checkFormContent, openSealedAnswer } from '../../src/shared/task-contract';
+import { answerRefusal, awaitingKeywords, delegationRefusal } from '../../src/approvals/contract';
 import { invoiceApprovalPolicyFromEnv } from '../../src/activities';
 import { parseRoles } from '../../src/mcp/tasks/principal';
 import { tokensFromEnv } from '../../src/mcp/transports/auth';
@@ -22,7 +23,8 @@ import { escapeControls, Logger, withLogContext, withoutLogContext } from '../..
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { NamespaceNotFoundError } from '@temporalio/common';
 import { isTransient } from '../../src/client/connection';
-import { isTemporalUnavailable } from '../../src/mcp/tasks/errors';
+import { isTemporalUnavailable, TooManyRequestsError } from '../../src/mcp/tasks/errors';
+import { jsonRpcFailureOf, type JsonRpcFailure } from '../../src/mcp/wire-errors';
 
 describe('transient failures', () => {
   test("a balancer's 502/503/504 is transient for the client; other statuses are not", () => {
@@ -69,7 +71,7 @@ describe('list cursors', () => {
       try {
         attempt();
       } catch (error) {
-        return (error as McpError).code;
+        return jsonRpcFailureOf(error)?.code;
       }
       return 'accepted';
     };
@@ -309,11 +311,12 @@ describe('quotas', () => {
     try {
       const quotas = new Quotas({} as never, { operationsPerSecond: 5 });
       for (let i = 0; i < 10; i++) quotas.takeOperation('alice');
-      let refused: McpError | undefined;
+      let refused: JsonRpcFailure | undefined;
       try {
         quotas.takeOperation('alice');
       } catch (error) {
-        refused = error as McpError;
+        expect(error).toBeInstanceOf(TooManyRequestsError);
+        refused = jsonRpcFailureOf(error);
       }
       expect(refused?.code).toBe(ErrorCode.InternalError);
       expect(refused?.data).toMatchObject({ retryable: true, limit: 5 });
@@ -321,7 +324,7 @@ describe('quotas', () => {
       quotas.takeOperation('bob');
       now += 1_000;
       for (let i = 0; i < 5; i++) quotas.takeOperation('alice');
-      expect(() => quotas.takeOperation('alice')).toThrow(McpError);
+      expect(() => quotas.takeOperation('alice')).toThrow(TooManyRequestsError);
       const off = new Quotas({} as never, { operationsPerSecond: 0 });
       for (let i = 0; i < 1000; i++) off.takeOperation('alice');
     } finally {
@@ -337,7 +340,7 @@ describe('quotas', () => {
     first();
     first();
     const third = quotas.beginWait('alice');
-    expect(() => quotas.beginWait('alice')).toThrow(McpError);
+    expect(() => quotas.beginWait('alice')).toThrow(TooManyRequestsError);
     third();
   });
 });

@@ -2,8 +2,9 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ErrorCode, McpError, RELATED_TASK_META_KEY, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { checkFormContent, type InputResponse, type PendingInput } from '../../shared/task-contract';
 import { INPUT_KEY_META } from '../../shared/wire';
-import { plainMessage } from '../tasks/errors';
-import { WRITE_PATIENCE_MS, type TemporalTaskBackend } from '../tasks/repository';
+import { plainMessage } from '../wire-errors';
+import { WRITE_PATIENCE_MS } from '../tasks/options';
+import type { TaskCore } from '../tasks/task-core';
 import type { TaskView } from '../tasks/task-view';
 import { addBounded, setBounded } from '../../util/bounded';
 import { log } from '../../util/log';
@@ -60,7 +61,7 @@ export class InputChannel {
 
   constructor(
     private readonly server: Server,
-    private readonly backend: TemporalTaskBackend,
+    private readonly core: TaskCore,
     private readonly principal: string,
     private readonly options: InputChannelOptions,
   ) {}
@@ -122,7 +123,7 @@ export class InputChannel {
       this.timers.delete(timer);
       if (!this.mayPush(slot)) return;
       // Read again: the input may have been answered during the grace period.
-      this.backend.get(view.task.taskId, this.principal).then(
+      this.core.get(view.task.taskId, this.principal).then(
         (now) => {
           if (!now.input || slotOf(now) !== slot || !this.mayPush(slot)) return;
           if (standaloneStreamOf(this.server.transport) === undefined) return;
@@ -130,7 +131,7 @@ export class InputChannel {
           // is not pushed while they are all taken (the client still sees it in tasks/get).
           let endWait: () => void;
           try {
-            endWait = this.backend.quotas.beginWait(this.principal);
+            endWait = this.core.quotas.beginWait(this.principal);
           } catch {
             return;
           }
@@ -231,9 +232,9 @@ export class InputChannel {
     const deadline = Date.now() + WRITE_PATIENCE_MS;
     // Re-read under the answer: a second channel may have answered while this one was open. Any question still open
     // takes its answer, not only the first of several.
-    const current = await this.backend.getPatiently(view.task.taskId, this.principal);
+    const current = await this.core.getPatiently(view.task.taskId, this.principal);
     if (!stillAsked(current, response.key)) return { kind: 'superseded' };
-    await this.backend.respond(view, response, { principal: this.principal, via: 'elicitation' }, Math.max(0, deadline - Date.now()));
+    await this.core.respond(view, response, { principal: this.principal, via: 'elicitation' }, Math.max(0, deadline - Date.now()));
     this.problems.delete(slotOf(view));
     return { kind: 'answered' };
   }
@@ -251,7 +252,7 @@ export class InputChannel {
   private watch(view: TaskView, withdraw: AbortController): () => void {
     const key = view.input!.key;
     const stop = new AbortController();
-    const follower = this.backend.follow(view.task.taskId, this.principal, {
+    const follower = this.core.follow(view.task.taskId, this.principal, {
       from: view,
       signal: AbortSignal.any([stop.signal, withdraw.signal]),
     });

@@ -36,8 +36,10 @@ import { setBounded } from '../../util/bounded';
 import { log } from '../../util/log';
 import { AskingPace, refusalBackoffMs } from './asking-pace';
 import { InputChannel, type InputChannelOptions } from './input-channel';
-import { isTemporalUnavailable, temporalUnavailable } from '../tasks/errors';
-import { TemporalTaskBackend } from '../tasks/repository';
+import { asMcpError } from '../wire-errors';
+import { callResultOf } from '../outcome';
+import type { TaskCore } from '../tasks/task-core';
+import type { Approvals } from '../../approvals/approvals';
 import { webUiMeta, type TaskView } from '../tasks/task-view';
 import type { DirectTool, DirectToolContext, ToolDefinition, WorkflowTool } from '../tools/types';
 import type { InputContent } from '../../shared/task-contract';
@@ -77,7 +79,8 @@ export { refusalBackoffMs };
 
 /** Everything one MCP server instance needs; shared by all connections of a process. */
 export interface Mcp2025Dependencies {
-  backend: TemporalTaskBackend;
+  core: TaskCore;
+  approvals: Approvals;
   tools: readonly ToolDefinition[];
   /** The principal a request acts for; one local principal unless the transport authenticates. */
   principalOf(extra: Extra): string;
@@ -184,7 +187,7 @@ export class Mcp2025Connection {
       if (confirmed.kind !== 'start') return confirmed.result;
       input = confirmed.input;
     }
-    const view = await this.deps.backend.create(tool, input, principal, {
+    const view = await this.deps.core.create(tool, input, principal, {
       requestedTtl: ttlOf(task),
       ...idempotencyOf(request.params._meta as Record<string, unknown> | undefined),
     });
@@ -205,7 +208,7 @@ export class Mcp2025Connection {
     if (rendersApps(this.server.getClientCapabilities())) return pendingTaskResult(view, { kind: 'view' });
     const result = await this.awaitResult(view.task.taskId, extra, this.deps.inlineBudgetMs);
     if (result) return result;
-    const now = await this.deps.backend.get(view.task.taskId, principal);
+    const now = await this.deps.core.get(view.task.taskId, principal);
     const unaskable = now.input !== undefined && !this.channelFor(principal).canAsk(now.input);
     return pendingTaskResult(now, unaskable ? { kind: 'question' } : { kind: 'budget', budgetMs: this.deps.inlineBudgetMs });
   }
@@ -254,7 +257,7 @@ export class Mcp2025Connection {
    */
   async getTask(taskId: string, extra: Extra): Promise<Task & { _meta?: Record<string, unknown> }> {
     const principal = this.deps.principalOf(extra);
-    const view = await this.deps.backend.get(taskId, principal);
+    const view = await this.deps.core.get(taskId, principal);
     this.observe(view);
     if (view.input) this.channelFor(principal).offer(view);
     const meta = webUiMeta(view);
@@ -263,13 +266,13 @@ export class Mcp2025Connection {
 
   /** tasks/list: the caller's tasks, a page at a time. */
   async listTasks(cursor: string | undefined, extra: Extra): Promise<{ tasks: Task[]; nextCursor?: string }> {
-    const page = await this.deps.backend.list(this.deps.principalOf(extra), cursor);
+    const page = await this.deps.core.list(this.deps.principalOf(extra), cursor);
     return { tasks: page.views.map(mcp2025Task), ...(page.nextCursor !== undefined && { nextCursor: page.nextCursor }) };
   }
 
   /** tasks/cancel: the task reads cancelled before this returns; a terminal one gets -32602. */
   async cancelTask(taskId: string, extra: Extra): Promise<Task> {
-    const view = await this.deps.backend.cancel(taskId, this.deps.principalOf(extra));
+    const view = await this.deps.core.cancel(taskId, this.deps.principalOf(extra));
     this.observe(view);
     return mcp2025Task(view);
   }
@@ -281,7 +284,7 @@ export class Mcp2025Connection {
    * the request, sends progress notifications as it goes.
    */
   async awaitResult(taskId: string, extra: Extra, budgetMs = Infinity): Promise<CallToolResult | undefined> {
-    const endWait = this.deps.backend.quotas.beginWait(this.deps.principalOf(extra));
+    const endWait = this.deps.core.quotas.beginWait(this.deps.principalOf(extra));
     log.debug('waiting for the task to finish', { taskId, ...(budgetMs !== Infinity && { budgetMs }) });
     try {
       return await this.waitForResult(taskId, extra, budgetMs);
@@ -292,18 +295,18 @@ export class Mcp2025Connection {
 
   private async waitForResult(taskId: string, extra: Extra, budgetMs: number): Promise<CallToolResult | undefined> {
     const principal = this.deps.principalOf(extra);
-    const { backend } = this.deps;
+    const { core } = this.deps;
     const channel = this.channelFor(principal);
     const progress = progressReporter(taskId, extra, this.progressTokens.get(taskId), this.progressSent);
     // tasks/result keeps blocking through a Temporal outage (the follower waits it out); a bounded wait ends at its budget.
-    const follower = backend.follow(taskId, principal, { signal: extra.signal, deadline: Date.now() + budgetMs });
+    const follower = core.follow(taskId, principal, { signal: extra.signal, deadline: Date.now() + budgetMs });
     // One question at a time, in the order the workflow asked them; a dismissed one lets the others be asked at once,
     // and holds back every question it leaves for a while (see AskingPace).
     const pace = new AskingPace(this.deps.input.dismissCooldownMs);
     for await (const view of follower) {
       this.observe(view);
       progress(view);
-      if (isTerminal(view.task.status)) return backend.result(view);
+      if (isTerminal(view.task.status)) return callResultOf(view);
       // Never a question this connection already answered.
       const next = pace.next(view.inputs.filter((candidate) => !channel.answeredHere(taskId, candidate.key)));
       if (next.kind === 'none') continue;
@@ -336,7 +339,7 @@ export class Mcp2025Connection {
   }
 
   private runDirectTool(tool: DirectTool<any>, input: unknown, principal: string, extra: Extra) {
-    const context = { backend: this.deps.backend, seal: this.deps.seal, workflowTools: this.workflowTools };
+    const context = { core: this.deps.core, approvals: this.deps.approvals, seal: this.deps.seal, workflowTools: this.workflowTools };
     const ask: DirectToolContext['ask'] = async (request) => {
       const answer = await this.server.elicitInput(
         { mode: 'form', ...request },
@@ -364,7 +367,7 @@ export class Mcp2025Connection {
   private channelFor(principal: string): InputChannel {
     let channel = this.channels.get(principal);
     if (!channel) {
-      channel = new InputChannel(this.server, this.deps.backend, principal, this.deps.input);
+      channel = new InputChannel(this.server, this.deps.core, principal, this.deps.input);
       this.channels.set(principal, channel);
     }
     return channel;
@@ -400,7 +403,7 @@ function onRequest<Schema extends RequestSchema>(
   server: Server,
   schema: Schema,
   handler: Handler<Schema>,
-  { principalOf, backend }: Pick<Mcp2025Dependencies, 'principalOf' | 'backend'>,
+  { principalOf, core }: Pick<Mcp2025Dependencies, 'principalOf' | 'core'>,
 ): void {
   const method = schema.shape.method.value;
   const anyParams = z.looseObject({ method: z.literal(method), params: z.unknown().optional() });
@@ -411,7 +414,7 @@ function onRequest<Schema extends RequestSchema>(
       throw new McpError(ErrorCode.InvalidParams, `Invalid params for ${method}: ${z.prettifyError(parsed.error).replace(/\n/g, ' ')}`);
     }
     if (!traced) return mapTemporalErrors(handler(parsed.data, extra));
-    backend.quotas.takeOperation(principalOf(extra));
+    core.quotas.takeOperation(principalOf(extra));
     const params = (parsed.data as { params?: { name?: unknown; taskId?: unknown; _meta?: Record<string, unknown> } }).params;
     return traceRequest(
       {
@@ -561,12 +564,11 @@ function textOf(result: CallToolResult): string {
   return result.content.map((part) => (part.type === 'text' ? part.text : '')).join(' ');
 }
 
-/** Turns "Temporal unreachable" into a retryable JSON-RPC error that says so. */
+/** Errors as JSON-RPC errors (see {@link asMcpError}): "Temporal unreachable" becomes a retryable one that says so. */
 async function mapTemporalErrors<T>(work: Promise<T>): Promise<T> {
   try {
     return await work;
   } catch (error) {
-    if (!(error instanceof McpError) && isTemporalUnavailable(error)) throw temporalUnavailable(error);
-    throw error;
+    throw asMcpError(error);
   }
 }

@@ -10,7 +10,6 @@ import {
   CLIENT_CAPABILITIES_META_KEY,
   ProtocolError,
   ProtocolErrorCode,
-  RELATED_TASK_META_KEY,
   Server,
   type CallToolResult,
   type ClientCapabilities,
@@ -18,19 +17,21 @@ import {
   type RequestStateCodec,
   type ServerContext,
 } from '@modelcontextprotocol/server';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { FormInputRequest, InputContent, PendingInput } from '../../shared/task-contract';
 import { annotateRequest, traceRequest, type RequestScope } from '../../shared/telemetry';
 import { APP_RESOURCES, readAppResource, rendersApps } from '../app/ui';
 import { describeTool, directToolContext, idempotencyOf, invalidArgumentsResult, pendingTaskResult } from '../call-tool';
-import { isInvalidParams, isTemporalUnavailable, plainMessage, temporalUnavailable } from '../tasks/errors';
+import { isInvalidParams, jsonRpcFailureOf, plainMessage } from '../wire-errors';
+import { callResultOf } from '../outcome';
 import { argumentsDigest } from '../../util/arguments-digest';
 import { applyConfirmation, CONFIRMATION_KEY, confirmationRequest, declinedResult, pendingConfirmationResult } from '../confirmation';
 import type { CallSeal } from '../signed-call';
 import { toolTables } from '../tools';
-import type { TemporalTaskBackend } from '../tasks/repository';
+import type { TaskCore } from '../tasks/task-core';
+import type { Approvals } from '../../approvals/approvals';
 import { webUiMeta, type TaskView } from '../tasks/task-view';
+import { detailedTask, inputRequestsOf, mcp2026Task } from './task-shape';
 import type { DirectTool, DirectToolContext, ToolDefinition, WorkflowTool } from '../tools/types';
 
 /** The extension id of MCP tasks in protocol 2026-07-28 (SEP-2663). */
@@ -53,7 +54,8 @@ class FormRound {
 
 /** Everything the 2026-07-28 front-end needs; shared by all requests of a process. */
 export interface Mcp2026Dependencies {
-  backend: TemporalTaskBackend;
+  core: TaskCore;
+  approvals: Approvals;
   tools: readonly ToolDefinition[];
   /** How long a plain call of a task tool waits before it answers with the task id. */
   inlineBudgetMs: number;
@@ -67,25 +69,6 @@ export interface Mcp2026Dependencies {
 
 const TaskIdParams = z.looseObject({ taskId: z.string() });
 
-/** A flat SEP-2663 task: what `tools/call` answers with (`resultType: "task"`) and the core of `tasks/get`. */
-function mcp2026Task(view: TaskView) {
-  const { taskId, status, statusMessage, createdAt, lastUpdatedAt, ttl, pollInterval } = view.task;
-  return {
-    taskId,
-    status,
-    ...(statusMessage !== undefined && { statusMessage }),
-    createdAt,
-    lastUpdatedAt,
-    ttlMs: ttl ?? null,
-    ...(pollInterval !== undefined && { pollIntervalMs: pollInterval }),
-  };
-}
-
-/** The `inputRequests` of a task waiting for input: one `elicitation/create` per outstanding key. */
-function inputRequestsOf(inputs: readonly PendingInput[]) {
-  return Object.fromEntries(inputs.map((input) => [input.key, { method: 'elicitation/create' as const, params: input.request }]));
-}
-
 /**
  * Makes the MCP server that answers one 2026-07-28 request for `principal`. Called per request by the SDK's
  * handler; holds no state between requests (the tasks live in Temporal).
@@ -96,7 +79,7 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
     instructions: deps.instructions,
     requestState: { verify: (state, ctx) => deps.requestState.verify(state, ctx) },
   });
-  const { backend } = deps;
+  const { core } = deps;
   const { byName, workflowTools } = toolTables(deps.tools);
   /** A tools/call or tasks/* request in its span and log context. */
   const traced = <T>(method: string, params: { name?: unknown; taskId?: unknown; _meta?: unknown }, work: () => Promise<T>) => {
@@ -106,7 +89,7 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
     if (params._meta && typeof params._meta === 'object') scope.meta = params._meta as Record<string, unknown>;
     return traceRequest(scope, () =>
       protocolErrors(() => {
-        backend.quotas.takeOperation(principal);
+        core.quotas.takeOperation(principal);
         return work();
       }),
     );
@@ -141,9 +124,9 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
     traced('tasks/get', params, () =>
       protocolErrors(async () => {
         requireTasks(ctx);
-        const view = await backend.get(params.taskId, principal);
+        const view = await core.get(params.taskId, principal);
         const meta = webUiMeta(view);
-        return { ...(await detailedTask(backend, view)), ...(Object.keys(meta).length > 0 && { _meta: meta }) } as never;
+        return { ...detailedTask(view), ...(Object.keys(meta).length > 0 && { _meta: meta }) } as never;
       }),
     ),
   );
@@ -155,7 +138,7 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
         const { taskId } = params;
         requireTasks(ctx);
         // The client waits for the acknowledgement: a busy Temporal slows it down rather than fail it.
-        const view = await backend.getPatiently(taskId, principal);
+        const view = await core.getPatiently(taskId, principal);
         const responses = ctx.mcpReq.inputResponses;
         if (responses === undefined || responses === null || typeof responses !== 'object' || Array.isArray(responses)) {
           throw new ProtocolError(
@@ -164,7 +147,7 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
           );
         }
         // Unknown and already answered keys are ignored (SEP-2663); answers that do not fit fail the call, and none is passed on.
-        await backend.answer(view, responses as Record<string, unknown>, { principal, via: 'tasks/update' });
+        await core.answer(view, responses as Record<string, unknown>, { principal, via: 'tasks/update' });
         return {};
       }),
     ),
@@ -176,11 +159,11 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
       protocolErrors(async () => {
         const { taskId } = params;
         requireTasks(ctx);
-        const view = await backend.get(taskId, principal);
+        const view = await core.get(taskId, principal);
         if (!isTerminal(view.task.status)) {
-          await backend.cancel(taskId, principal).catch((error: unknown) => {
+          await core.cancel(taskId, principal).catch((error: unknown) => {
             // It ended between the read and the cancel: nothing to do.
-            if (!(error instanceof McpError && error.code === ProtocolErrorCode.InvalidParams)) throw error;
+            if (!isInvalidParams(error)) throw error;
           });
         }
         return {};
@@ -211,18 +194,18 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
     if (resume?.kind === 'task') {
       // A retried plain call: hand its answers to the workflow, then keep waiting.
       annotateRequest({ taskId: resume.taskId });
-      view = await backend.get(resume.taskId, principal);
+      view = await core.get(resume.taskId, principal);
       const responses = ctx.mcpReq.inputResponses;
       if (responses && typeof responses === 'object') {
         try {
-          await backend.answer(view, responses as Record<string, unknown>, { principal, via: 'input_required' });
+          await core.answer(view, responses as Record<string, unknown>, { principal, via: 'input_required' });
         } catch (error) {
           if (!isInvalidParams(error)) throw error;
           // An answer that does not fit is asked again, saying what was wrong.
           problem = plainMessage(error);
         }
         // Read again: the answers just given are no longer outstanding.
-        view = await backend.get(resume.taskId, principal);
+        view = await core.get(resume.taskId, principal);
       }
     } else {
       if (!withTasks && tool.taskSupport === 'required') {
@@ -259,7 +242,7 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
         }
         input = outcome.input;
       }
-      view = await backend.create(tool, input, principal, idempotencyOf(params._meta));
+      view = await core.create(tool, input, principal, idempotencyOf(params._meta));
       annotateRequest({ taskId: view.task.taskId });
       if (withTasks) {
         const meta = webUiMeta(view);
@@ -272,7 +255,7 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
       // A host that renders the task view gets the task at once: the view follows it, nothing waits.
       if (rendersApps(capabilities)) return pendingTaskResult(view, { kind: 'view' }) as CallToolResult;
     }
-    const endWait = backend.quotas.beginWait(principal);
+    const endWait = core.quotas.beginWait(principal);
     try {
       return await awaitPlainCall(view, capabilities, ctx, origin, problem);
     } finally {
@@ -291,13 +274,13 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
     origin: { tool: string; args: string },
     problem?: string,
   ): Promise<CallToolResult | InputRequiredResult> {
-    const follower = backend.follow(created.task.taskId, principal, {
+    const follower = core.follow(created.task.taskId, principal, {
       from: created,
       signal: ctx.mcpReq.signal,
       deadline: Date.now() + deps.inlineBudgetMs,
     });
     for await (const view of follower) {
-      if (isTerminal(view.task.status)) return (await backend.result(view)) as CallToolResult;
+      if (isTerminal(view.task.status)) return callResultOf(view) as CallToolResult;
       const askable = view.inputs.filter((input) => canElicit(capabilities, input));
       if (view.inputs.length > 0 && askable.length === view.inputs.length) {
         const inputs = problem
@@ -326,7 +309,7 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
   ): Promise<CallToolResult | InputRequiredResult> {
     // No server-to-client requests in this generation: wait without asking; a question is answered with task_respond.
     const awaitResult = async (taskId: string, budgetMs: number) => {
-      const endWait = backend.quotas.beginWait(principal);
+      const endWait = core.quotas.beginWait(principal);
       try {
         return await waitInline(taskId, budgetMs);
       } finally {
@@ -360,7 +343,12 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
     try {
       return (await tool.handler(
         input,
-        directToolContext({ backend, seal: deps.seal, workflowTools }, { principal, roles }, awaitResult, formable ? ask : undefined),
+        directToolContext(
+          { core, approvals: deps.approvals, seal: deps.seal, workflowTools },
+          { principal, roles },
+          awaitResult,
+          formable ? ask : undefined,
+        ),
       )) as CallToolResult;
     } catch (error) {
       if (!(error instanceof FormRound)) throw error;
@@ -372,9 +360,9 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
     }
 
     async function waitInline(taskId: string, budgetMs: number) {
-      const follower = backend.follow(taskId, principal, { signal: ctx.mcpReq.signal, deadline: Date.now() + budgetMs });
+      const follower = core.follow(taskId, principal, { signal: ctx.mcpReq.signal, deadline: Date.now() + budgetMs });
       for await (const view of follower) {
-        if (isTerminal(view.task.status)) return backend.result(view);
+        if (isTerminal(view.task.status)) return callResultOf(view);
         if (view.inputs.length > 0) return undefined;
       }
       return undefined;
@@ -382,45 +370,6 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
   }
 
   return server;
-}
-
-/**
- * The task in the shape `tasks/get` answers and `notifications/tasks` carries: with its questions, its result or its
- * error inline.
- */
-export async function detailedTask(backend: TemporalTaskBackend, view: TaskView) {
-  const task = mcp2026Task(view);
-  switch (view.task.status) {
-    case 'input_required':
-      return { ...task, inputRequests: inputRequestsOf(view.inputs) };
-    case 'completed':
-      // A tool error is a completed task in this generation: its CallToolResult carries isError.
-      return { ...task, result: withoutRelatedTask(await backend.result(view)) };
-    case 'failed': {
-      const error = await backend.result(view).then(
-        () => undefined,
-        (failure: unknown) => failure,
-      );
-      if (error !== undefined && !(error instanceof McpError)) throw error;
-      return {
-        ...task,
-        error: {
-          code: error?.code ?? ProtocolErrorCode.InternalError,
-          message: (error && plainMessage(error)) ?? task.statusMessage ?? 'The task failed',
-        },
-      };
-    }
-    default:
-      return task;
-  }
-}
-
-/** The result as inlined in a task: it is the task's own, so it names no related task (SEP-2663). */
-function withoutRelatedTask(result: CallToolResult): CallToolResult {
-  const meta: Record<string, unknown> = { ...result._meta };
-  delete meta[RELATED_TASK_META_KEY];
-  const { _meta: _dropped, ...rest } = result;
-  return Object.keys(meta).length > 0 ? { ...rest, _meta: meta } : rest;
 }
 
 /** The client capabilities this request declared (2026-07-28 carries them per request). */
@@ -448,14 +397,14 @@ function canElicit(capabilities: ClientCapabilities, input: PendingInput): boole
   return elicitation.form !== undefined || elicitation.url === undefined;
 }
 
-/** The task layer's errors in this SDK's error type; "Temporal unreachable" becomes a retryable error. */
+/** Errors in this SDK's error type (see {@link jsonRpcFailureOf}); "Temporal unreachable" becomes a retryable error. */
 async function protocolErrors<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
     if (error instanceof ProtocolError) throw error;
-    const mapped = error instanceof McpError ? error : isTemporalUnavailable(error) ? temporalUnavailable(error) : undefined;
-    if (mapped) throw new ProtocolError(mapped.code, plainMessage(mapped), mapped.data);
+    const failure = jsonRpcFailureOf(error);
+    if (failure) throw new ProtocolError(failure.code, failure.message, failure.data);
     throw error;
   }
 }

@@ -8,7 +8,6 @@
  * here, by the transports, before a request reaches the SDK. Nothing is kept but the open streams: the tasks are read
  * from Temporal.
  */
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import {
   CLIENT_CAPABILITIES_META_KEY,
   ProtocolErrorCode,
@@ -18,10 +17,12 @@ import {
 } from '@modelcontextprotocol/server';
 import type { ListenRequest, ListenSink } from '../endpoints';
 import { envelopeRefusal } from './envelope';
-import { isTemporalUnavailable, plainMessage } from '../tasks/errors';
-import type { TemporalTaskBackend } from '../tasks/repository';
+import { isTemporalUnavailable, TaskNotFoundError } from '../tasks/errors';
+import { jsonRpcFailureOf } from '../wire-errors';
+import type { TaskCore } from '../tasks/task-core';
 import type { TaskView } from '../tasks/task-view';
-import { detailedTask, TASKS_EXTENSION } from './server';
+import { TASKS_EXTENSION } from './server';
+import { detailedTask } from './task-shape';
 
 /** Options of {@link TaskSubscriptions}. */
 export interface TaskSubscriptionOptions {
@@ -50,7 +51,7 @@ export class TaskSubscriptions {
   private readonly maxTaskIds: number;
 
   constructor(
-    private readonly backend: TemporalTaskBackend,
+    private readonly core: TaskCore,
     private readonly serverInfo: { name: string; version: string },
     options: TaskSubscriptionOptions = {},
   ) {
@@ -95,11 +96,12 @@ export class TaskSubscriptions {
     if (this.open >= this.maxSubscriptions) return refuse(ProtocolErrorCode.InternalError, 'Subscription limit reached');
     let endWait: () => void;
     try {
-      this.backend.quotas.takeOperation(principal);
-      endWait = this.backend.quotas.beginWait(principal);
+      this.core.quotas.takeOperation(principal);
+      endWait = this.core.quotas.beginWait(principal);
     } catch (error) {
-      const { code, data } = error as McpError;
-      return refuse(code, plainMessage(error), data);
+      const failure = jsonRpcFailureOf(error);
+      if (!failure) throw error;
+      return refuse(failure.code, failure.message, failure.data);
     }
 
     this.open++;
@@ -131,36 +133,24 @@ export class TaskSubscriptions {
 
   /** Sends the task as it is now, then each change of it, until it is terminal, gone, or the client goes away. */
   private async follow(view: TaskView, principal: string, sink: ListenSink, stamp: Record<string, unknown>): Promise<void> {
-    const follower = this.backend.follow(view.task.taskId, principal, { from: view, signal: sink.signal, changeKey: fingerprint });
-    let pause = 500;
+    const follower = this.core.follow(view.task.taskId, principal, { from: view, signal: sink.signal, changeKey: fingerprint });
     try {
       for await (const current of follower) {
-        const task = await detailedTask(this.backend, current).catch((error: unknown) => {
-          if (isTemporalUnavailable(error)) return undefined;
-          throw error;
-        });
-        if (task === undefined) {
-          // The result could not be read (Temporal unreachable): read the task again after a pause that grows.
-          follower.readAgainIn(pause);
-          pause = Math.min(pause * 2, 30_000);
-          continue;
-        }
-        pause = 500;
-        await sink.send({ jsonrpc: '2.0', method: 'notifications/tasks', params: { ...task, _meta: stamp } });
+        await sink.send({ jsonrpc: '2.0', method: 'notifications/tasks', params: { ...detailedTask(current), _meta: stamp } });
       }
     } catch (error) {
       // Gone (its retention passed, say): nothing more will change.
-      if (!(error instanceof McpError && error.code === ProtocolErrorCode.InvalidParams)) throw error;
+      if (!(error instanceof TaskNotFoundError)) throw error;
     }
   }
 
   /** The task, `undefined` when the principal may not see it (or Temporal cannot say now). */
   private async read(taskId: string, principal: string): Promise<TaskView | undefined> {
     try {
-      return await this.backend.get(taskId, principal);
+      return await this.core.get(taskId, principal);
     } catch (error) {
       if (isTemporalUnavailable(error)) return undefined;
-      if (error instanceof McpError && error.code === ProtocolErrorCode.InvalidParams) return undefined;
+      if (error instanceof TaskNotFoundError) return undefined;
       throw error;
     }
   }

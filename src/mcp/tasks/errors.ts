@@ -1,14 +1,73 @@
-/** The errors the task layer answers with, and how it recognises Temporal's answers by their gRPC status. */
+/**
+ * The errors the task core answers with, one class per failure mode, and how it recognises Temporal's answers by their
+ * gRPC status. They know no wire: each protocol front-end maps them to its generation's errors in one place
+ * (`../wire-errors.ts`).
+ */
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { NamespaceNotFoundError } from '@temporalio/common';
 import { isGrpcServiceError, ServiceError } from '@temporalio/client';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 
 export { GrpcStatus };
 
-/** The error every tasks/* method returns for an id the caller may not see: unknown, expired or someone else's. */
-export function taskNotFound(taskId: string): McpError {
-  return new McpError(ErrorCode.InvalidParams, `Task not found: ${taskId}`);
+/**
+ * What a task core error asks of its caller: `request` to fix the request (an id, an argument, a cursor; JSON-RPC
+ * -32602), `refused` to do something else first (-32600), `later` to try again shortly (-32603 with `retryable`).
+ */
+export type TaskErrorCategory = 'request' | 'refused' | 'later';
+
+/** The base of the task core's own errors: a message a person can act on, and what it asks of the caller. */
+export abstract class TaskCoreError extends Error {
+  abstract readonly category: TaskErrorCategory;
+  /** Facts a client may act on (a limit, when to retry), passed on as the error's data. */
+  readonly details?: Record<string, unknown>;
+
+  constructor(message: string, details?: Record<string, unknown>) {
+    super(message);
+    this.name = new.target.name;
+    if (details !== undefined) this.details = details;
+  }
+}
+
+/** Thrown when a task id names nothing the caller may see: unknown, expired, someone else's, or not this bridge's. */
+export class TaskNotFoundError extends TaskCoreError {
+  readonly category = 'request';
+
+  constructor(readonly taskId: string) {
+    super(`Task not found: ${taskId}`);
+  }
+}
+
+/** Thrown when a request cannot be carried out as asked: a bad argument, a cursor, a task past what was asked of it. */
+export class InvalidTaskRequestError extends TaskCoreError {
+  readonly category = 'request';
+}
+
+/** Thrown when a principal holds as many open tasks as it may: nothing was started. */
+export class TooManyTasksError extends TaskCoreError {
+  readonly category = 'refused';
+}
+
+/** Thrown when a principal asks too fast, or holds as many waits as it may: the same request may pass shortly. */
+export class TooManyRequestsError extends TaskCoreError {
+  readonly category = 'later';
+}
+
+/** Thrown when an answer was refused (by the workflow, or by the bridge on its behalf): nothing was recorded. */
+export class AnswerRefusedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'AnswerRefusedError';
+  }
+}
+
+/** The error every task read answers for an id the caller may not see (see {@link TaskNotFoundError}). */
+export function taskNotFound(taskId: string): TaskNotFoundError {
+  return new TaskNotFoundError(taskId);
+}
+
+/** True for a refusal of the request as asked (an unknown task, a bad argument): the caller should change it. */
+export function isRequestError(error: unknown): error is TaskCoreError {
+  return error instanceof TaskCoreError && error.category === 'request';
 }
 
 /** The gRPC status of a failed call to Temporal (the SDK wraps some in a `ServiceError`), if it is one. */
@@ -29,24 +88,6 @@ export function isTemporalUnavailable(error: unknown): boolean {
   return (
     error instanceof NamespaceNotFoundError || (code === GrpcStatus.NOT_FOUND && /namespace .* not found/i.test((error as Error).message))
   );
-}
-
-/** The error a request gets while Temporal is unreachable; `data.retryable` tells clients to try again. */
-export function temporalUnavailable(error: unknown): McpError {
-  return new McpError(ErrorCode.InternalError, `Temporal is unavailable right now (${(error as Error).message}); retry shortly`, {
-    retryable: true,
-  });
-}
-
-/** True for the -32602 an id the caller may not see gets ({@link taskNotFound}) and every other invalid-params refusal. */
-export function isInvalidParams(error: unknown): error is McpError {
-  return error instanceof McpError && error.code === ErrorCode.InvalidParams;
-}
-
-/** An error's message as a person should read it: without the "MCP error -32602: " prefix the SDK puts before it. */
-export function plainMessage(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return error instanceof McpError ? message.replace(/^MCP error -?\d+: /, '') : message;
 }
 
 /** A Temporal client error with the gRPC details behind it ("Workflow Update failed" alone says little). */

@@ -3,7 +3,7 @@
  * made for, so that a cursor handed to another principal (or made up) is refused instead of read.
  */
 import { createHash } from 'node:crypto';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { InvalidTaskRequestError } from './errors';
 
 /** Longest cursor accepted; the store's tokens are far shorter. */
 const MAX_CURSOR_LENGTH = 4096;
@@ -30,5 +30,5 @@ export function decodeCursor(cursor: string, binding: string): Uint8Array {
       // fall through to the error below
     }
   }
-  throw new McpError(ErrorCode.InvalidParams, 'Invalid cursor: pass back the nextCursor of a previous tasks/list answer unchanged');
+  throw new InvalidTaskRequestError('Invalid cursor: pass back the nextCursor of a previous tasks/list answer unchanged');
 }

@@ -4,7 +4,7 @@
  * gets an error that names it; nothing else changes.
  */
 import type { Client } from '@temporalio/client';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { TooManyRequestsError, TooManyTasksError } from './errors';
 import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../../shared/task-contract';
 import { setBounded } from '../../util/bounded';
 
@@ -45,7 +45,7 @@ export class Quotas {
   }
 
   /**
-   * Counts one task operation of `principal`. Throws -32603 with `data.retryable` and `data.retryAfterMs` once the
+   * Counts one task operation of `principal`. Throws {@link TooManyRequestsError} (with `retryAfterMs`) once the
    * principal asks faster than `operationsPerSecond` (after a burst of twice that): a client polling in a tight loop
    * is slowed to the rate instead of costing Temporal a read per poll.
    */
@@ -59,8 +59,7 @@ export class Quotas {
     if (tokens < 1) {
       const retryAfterMs = Math.ceil(((1 - tokens) / rate) * 1000);
       setBounded(this.buckets, principal, { tokens, at: now }, 10_000);
-      throw new McpError(
-        ErrorCode.InternalError,
+      throw new TooManyRequestsError(
         `Too many task requests: this caller may make ${rate} per second (bursts of ${burst}); retry in ${retryAfterMs} ms, ` +
           "and poll tasks/get no faster than the task's pollInterval",
         { retryable: true, retryAfterMs, limit: rate },
@@ -70,14 +69,13 @@ export class Quotas {
   }
 
   /**
-   * Takes one wait slot of `principal`; call the returned function when the wait ends. Throws -32603 with
-   * `data.retryable` once the principal has `maxWaits` waits open.
+   * Takes one wait slot of `principal`; call the returned function when the wait ends. Throws {@link TooManyRequestsError}
+   * once the principal has `maxWaits` waits open.
    */
   beginWait(principal: string): () => void {
     const open = this.waits.get(principal) ?? 0;
     if (this.options.maxWaits > 0 && open >= this.options.maxWaits) {
-      throw new McpError(
-        ErrorCode.InternalError,
+      throw new TooManyRequestsError(
         `Too many waits: ${open} requests of this caller are already waiting on tasks (at most ${this.options.maxWaits}); ` +
           'end some (close tasks/result calls or subscriptions, or poll tasks/get) and try again',
         { retryable: true, limit: this.options.maxWaits },
@@ -95,7 +93,7 @@ export class Quotas {
   }
 
   /**
-   * Reserves a place for one more running task of `principal`, or throws -32600 when it already has `maxOpenTasks`.
+   * Reserves a place for one more running task of `principal`, or throws {@link TooManyTasksError} when it already has `maxOpenTasks`.
    * Call the returned function if the task was not started after all. Atomic: concurrent calls share one count from
    * Temporal and then check and reserve without a pause between, so a burst cannot pass the quota.
    */
@@ -117,8 +115,7 @@ export class Quotas {
       }
     }
     if (known.open >= this.options.maxOpenTasks) {
-      throw new McpError(
-        ErrorCode.InvalidRequest,
+      throw new TooManyTasksError(
         `Too many open tasks: this caller has ${known.open} running (at most ${this.options.maxOpenTasks}); ` +
           'finish or cancel some before starting more',
         { limit: this.options.maxOpenTasks },

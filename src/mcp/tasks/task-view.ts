@@ -3,7 +3,7 @@
  * the workflow (its description, and by status the few extra facts listed in {@link WorkflowSnapshot}) and hands the
  * snapshot here.
  */
-import type { CallToolResult, Task } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import {
   pendingInputsOf,
   type PendingInput,
@@ -14,9 +14,42 @@ import {
 } from '../../shared/task-contract';
 import { WEB_UI_META } from '../../shared/wire';
 
-/** A task as the bridge sees it: the MCP Task plus what the server needs to serve it. */
+/** A task's status: the two a workflow publishes, and the three it ends in. */
+export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+
+/**
+ * A task's state, the same for every protocol generation: each front-end renders it in its own shape (2025-11-25
+ * sends it as it is; 2026-07-28 renames `ttl` and `pollInterval`).
+ */
+export interface TaskState {
+  taskId: string;
+  status: TaskStatus;
+  statusMessage?: string;
+  /** ISO 8601. */
+  createdAt: string;
+  /** ISO 8601. */
+  lastUpdatedAt: string;
+  /** Milliseconds from creation the task is kept for; null: unlimited. */
+  ttl: number | null;
+  /** Milliseconds a client should wait between polls. */
+  pollInterval?: number;
+}
+
+/**
+ * How a task ended, in the workflow's words, as every front-end renders it: a tool result (a result returned with
+ * `isError` among them), a tool error (the workflow's application failure), a failure (with the JSON-RPC code the
+ * workflow chose, if it chose one), or a cancellation.
+ */
+export type TaskOutcome =
+  | { kind: 'result'; result: CallToolResult }
+  | { kind: 'tool-error'; message: string }
+  /** `code`: the JSON-RPC code the workflow chose (a protocol failure). */
+  | { kind: 'failed'; message: string; code?: number }
+  | { kind: 'cancelled'; message: string };
+
+/** A task as the bridge sees it: its state plus what the server needs to serve it. */
 export interface TaskView {
-  task: Task;
+  task: TaskState;
   workflowId: string;
   runId: string;
   tool?: string;
@@ -37,6 +70,8 @@ export interface TaskView {
   toolError?: string;
   /** The tool result of a completed task (without `_meta`), when it was read with the task. */
   result?: CallToolResult;
+  /** How a terminal task ended (absent while it runs): every front-end renders its result from this alone. */
+  outcome?: TaskOutcome;
   /** Progress the workflow published, if any. */
   progress?: PublishedProgress;
   /** What the workflow offers to do now (running tasks only). */
@@ -59,8 +94,8 @@ export function webUiMeta(view: Pick<TaskView, 'webUiUrl'>): Record<string, stri
 
 /** How a failed workflow failed, as far as the task is concerned. */
 export type WorkflowFailure =
-  /** The workflow reported a JSON-RPC error (the contract's protocol error failure type). */
-  | { kind: 'protocol'; message: string }
+  /** The workflow reported a JSON-RPC error (the contract's protocol error failure type), with its code if valid. */
+  | { kind: 'protocol'; message: string; code?: number }
   /** An application failure: a tool error. */
   | { kind: 'application'; message: string }
   /** Anything else (a terminated or timed-out child, a non-application failure). */
@@ -113,11 +148,23 @@ export function taskViewOf(snapshot: WorkflowSnapshot, defaults: ViewDefaults): 
     historyLength: snapshot.historyLength,
     ...(snapshot.webUiUrl && { webUiUrl: snapshot.webUiUrl }),
   };
-  const closed = (status: Task['status'], statusMessage: string, extra: Partial<TaskView> = {}): TaskView => ({
+  const closed = (
+    status: TaskStatus,
+    statusMessage: string,
+    outcome: TaskOutcome | undefined,
+    extra: Partial<TaskView> = {},
+  ): TaskView => ({
     ...ids,
     ...extra,
+    ...(outcome && { outcome }),
     task: { ...base, status, statusMessage, lastUpdatedAt: closedAt },
   });
+  const taskId = snapshot.workflowId;
+  const cancelledOutcome = (): TaskOutcome => ({
+    kind: 'cancelled',
+    message: report === undefined ? `Task ${taskId} was cancelled before it finished` : `Task ${taskId}: ${report}`,
+  });
+  const failedOutcome = (what: string): TaskOutcome => ({ kind: 'failed', message: `Task ${taskId} failed: ${what}` });
   const running = snapshot.status === 'RUNNING' || snapshot.status === 'CONTINUED_AS_NEW';
 
   // What the workflow said about the cancel once it saw it; the contract writes the field only then.
@@ -128,7 +175,7 @@ export function taskViewOf(snapshot: WorkflowSnapshot, defaults: ViewDefaults): 
   const cancellation = report !== undefined ? { cancellationReport: report } : {};
 
   // Once cancellation was requested the task reads cancelled for good, however the execution ends.
-  if (cancelRequested && !running) return closed('cancelled', report ?? 'Cancelled.', cancellation);
+  if (cancelRequested && !running) return closed('cancelled', report ?? 'Cancelled.', cancelledOutcome(), cancellation);
   if (running) {
     const updatedAt = published?.updatedAt ?? base.createdAt;
     if (cancelRequested) {
@@ -178,30 +225,43 @@ export function taskViewOf(snapshot: WorkflowSnapshot, defaults: ViewDefaults): 
   }
   switch (snapshot.status) {
     case 'COMPLETED': {
-      const result = snapshot.result && { result: snapshot.result };
+      const { result } = snapshot;
+      // The repository reads the result of every completed run; a snapshot without it only states the status.
+      if (!result) return closed('completed', 'Completed.', undefined);
       // A result the workflow returned with isError is a tool error, exactly like an application failure.
-      if (snapshot.result?.isError === true) {
-        const text = toolErrorText(snapshot.result);
-        return closed('completed', `Completed with an error: ${text}`, { ...result, toolError: text });
+      if (result.isError === true) {
+        const text = toolErrorText(result);
+        return closed('completed', `Completed with an error: ${text}`, { kind: 'result', result }, { result, toolError: text });
       }
-      return closed('completed', 'Completed.', result);
+      return closed('completed', 'Completed.', { kind: 'result', result }, { result });
     }
     case 'CANCELLED':
-      return closed('cancelled', report ?? 'Cancelled.', cancellation);
+      return closed('cancelled', report ?? 'Cancelled.', cancelledOutcome(), cancellation);
     case 'FAILED': {
       const failure = snapshot.failure;
-      if (failure?.kind === 'protocol') return closed('failed', failure.message);
-      if (failure?.kind === 'application') {
-        return closed('completed', `Completed with an error: ${failure.message}`, { toolError: failure.message });
+      if (failure?.kind === 'protocol') {
+        return closed('failed', failure.message, {
+          kind: 'failed',
+          message: failure.message,
+          code: failure.code ?? INTERNAL_ERROR,
+        });
       }
-      return closed('failed', failure?.message ?? 'The workflow failed.');
+      if (failure?.kind === 'application') {
+        return closed(
+          'completed',
+          `Completed with an error: ${failure.message}`,
+          { kind: 'tool-error', message: failure.message },
+          { toolError: failure.message },
+        );
+      }
+      return closed('failed', failure?.message ?? 'The workflow failed.', failedOutcome(failure?.message ?? 'the workflow failed'));
     }
     case 'TERMINATED':
-      return closed('failed', 'The workflow was terminated by an operator.');
+      return closed('failed', 'The workflow was terminated by an operator.', failedOutcome('the workflow was terminated'));
     case 'TIMED_OUT':
-      return closed('failed', 'The workflow ran past its execution timeout.');
+      return closed('failed', 'The workflow ran past its execution timeout.', failedOutcome('the workflow timed out'));
     default:
-      return closed('failed', `The workflow ended as ${snapshot.status}.`);
+      return closed('failed', `The workflow ended as ${snapshot.status}.`, failedOutcome(`the workflow ended as ${snapshot.status}`));
   }
 }
 
@@ -214,6 +274,9 @@ export function toolErrorText(result: CallToolResult): string {
     .trim();
   return text.length > 0 ? text : 'The tool reported an error.';
 }
+
+/** JSON-RPC's internal error: the code of a protocol failure that names none (as the contract says). */
+const INTERNAL_ERROR = -32603;
 
 /** The later of two ISO 8601 times. */
 function maxIso(a: string, b: string): string {

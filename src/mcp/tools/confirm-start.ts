@@ -44,6 +44,6 @@ export const confirmStartTool: DirectTool<z.infer<typeof ConfirmSchema>> = {
         isError: true,
       });
     }
-    return startedResult(await context.backend.create(tool, outcome.input, context.principal));
+    return startedResult(await context.core.create(tool, outcome.input, context.principal));
   },
 };

@@ -1,4 +1,4 @@
-import { approvalsAnswerTool, approvalsInboxTool } from './approvals';
+import { approvalsAnswerTool, approvalsInboxTool } from '../../approvals/tools';
 import { processInvoiceTool } from './process-invoice';
 import { requestSpendApprovalTool } from './request-spend-approval';
 import { releaseScheduledPaymentTool } from './release-scheduled-payment';

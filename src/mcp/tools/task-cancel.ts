@@ -14,7 +14,7 @@ export const taskCancelTool: DirectTool<{ taskId: string }> = {
   answersAtOnce: () => true,
   handler: ({ taskId }, context) =>
     withTask(context, taskId, async () => {
-      const cancelled = await context.backend.cancel(taskId, context.principal);
+      const cancelled = await context.core.cancel(taskId, context.principal);
       return text(`Task ${taskId} is ${cancelled.task.status}.`);
     }),
 };

@@ -39,7 +39,7 @@ export const taskRespondTool: DirectTool<z.infer<typeof RespondSchema>> = {
         if (problem) return text(`The answer does not fit the question: ${problem}. Nothing was recorded.`, { isError: true });
       }
       const answer = { key: input.key, action, ...(action === 'accept' && content && { content }) };
-      await context.backend.respond(view, answer, { principal: context.principal, via: 'task_respond' });
+      await context.core.respond(view, answer, { principal: context.principal, via: 'task_respond' });
       return text(`Answer recorded for task ${taskId}; it resumes. Use task_status or task_result to follow it.`);
     }),
 };

@@ -1,7 +1,8 @@
 /** What the companion tools (task_status, task_result, task_respond, task_cancel) share. */
 import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { TaskCoreError } from '../tasks/errors';
 import { z } from 'zod';
-import { plainMessage } from '../tasks/errors';
+import { plainMessage } from '../wire-errors';
 import type { TaskView } from '../tasks/task-view';
 import type { DirectToolContext } from './types';
 import { X_MCP_HEADER } from '../param-headers';
@@ -26,8 +27,9 @@ export function text(message: string, extra: Partial<CallToolResult> = {}): Call
   return { content: [{ type: 'text', text: message }], ...extra };
 }
 
-/** A JSON-RPC error as a tool error the model can read. */
-function errorResult(error: McpError, hint = ''): CallToolResult {
+/** A refusal (a JSON-RPC error, or one of the task core's) as a tool error the model can read; undefined for anything else. */
+function errorResult(error: unknown, hint = ''): CallToolResult | undefined {
+  if (!(error instanceof McpError || error instanceof TaskCoreError)) return undefined;
   return text(`${plainMessage(error)}${hint}`, { isError: true });
 }
 
@@ -44,13 +46,15 @@ export async function withTask(
   try {
     view = await context.task(taskId);
   } catch (error) {
-    if (error instanceof McpError) return errorResult(error, '. Check the task id.');
+    const refusal = errorResult(error, '. Check the task id.');
+    if (refusal) return refusal;
     throw error;
   }
   try {
     return await work(view);
   } catch (error) {
-    if (error instanceof McpError) return errorResult(error);
+    const refusal = errorResult(error);
+    if (refusal) return refusal;
     throw error;
   }
 }

@@ -1,6 +1,8 @@
 import type { Client } from '@temporalio/client';
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
-import type { TaskTool, TemporalTaskBackend } from '../tasks/repository';
+import type { TaskTool } from '../tasks/options';
+import type { TaskCore } from '../tasks/task-core';
+import type { Approvals } from '../../approvals/approvals';
 import type { TaskView } from '../tasks/task-view';
 import type { StartConfirmation } from '../confirmation';
 import type { FormInputRequest, InputContent } from '../../shared/task-contract';
@@ -29,7 +31,9 @@ export interface WorkflowTool<Input = unknown, Output = unknown> extends TaskToo
 /** What a direct tool's handler may use. */
 export interface DirectToolContext {
   client: Client;
-  backend: TemporalTaskBackend;
+  core: TaskCore;
+  /** Questions addressed to people: the inbox and the answer path. */
+  approvals: Approvals;
   principal: string;
   /** The caller's roles, from its credentials only (never from arguments). */
   roles: readonly string[];

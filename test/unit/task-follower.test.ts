@@ -1,5 +1,5 @@
 import { ErrorCode, McpError, type Task } from '@modelcontextprotocol/sdk/types.js';
-import { TaskFollower, type FollowSource } from '../../src/mcp/tasks/follow';
+import { TaskFollower, type FollowSource } from '../../src/mcp/tasks/task-follower';
 import type { TaskView } from '../../src/mcp/tasks/task-view';
 
 function view(status: Task['status'], historyLength: number, statusMessage?: string): TaskView {

@@ -3,13 +3,12 @@
  * `requestDecision`), found in one inbox across every task, and answered one person at a time. Who the caller is and
  * which roles they hold come from their credentials only, never from arguments.
  */
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { plainMessage } from '../tasks/errors';
-import { AnswerRefusedError, type InboxItem } from '../tasks/repository';
-import { zodSchema } from './schema';
-import { TaskIdSchema, text } from './task-tool-support';
-import type { DirectTool } from './types';
+import { AnswerRefusedError, TaskCoreError } from '../mcp/tasks/errors';
+import { zodSchema } from '../mcp/tools/schema';
+import { TaskIdSchema, text } from '../mcp/tools/task-tool-support';
+import type { DirectTool } from '../mcp/tools/types';
+import type { InboxItem, OpenQuestion } from './approvals';
 
 const InboxSchema = z.object({
   cursor: z.string().max(2_000).optional().describe('The nextCursor of the previous page, for the next one.'),
@@ -29,7 +28,7 @@ export const approvalsInboxTool: DirectTool<z.infer<typeof InboxSchema>> = {
   view: true,
   answersAtOnce: () => true,
   handler: async ({ cursor }, context) => {
-    const page = await context.backend.inbox(context.principal, context.roles, cursor);
+    const page = await context.approvals.inbox(context.principal, context.roles, cursor);
     const lines = page.items.map(describeItem);
     const summary = page.items.length === 0 ? 'Nothing awaits your decision.' : `${page.items.length} question(s) await your decision:`;
     return text([summary, ...lines, ...(page.nextCursor ? ['More: call again with the cursor.'] : [])].join('\n'), {
@@ -88,30 +87,32 @@ export const approvalsAnswerTool: DirectTool<z.infer<typeof AnswerSchema>> = {
     }
     const by = { principal: context.principal, roles: [...context.roles] };
     let via = 'approvals_answer';
+    // A form is put to the caller once the question is known to be theirs to answer; the decision then goes to the
+    // question as read, without reading it again.
+    let target: OpenQuestion | { taskId: string; key: string } = { taskId, key };
     try {
       if (action === undefined) {
-        // The form goes to the caller on this call, once the question is known to be theirs to answer.
-        const { input } = await context.backend.openQuestion(taskId, key, by);
+        const question = await context.approvals.question(taskId, key, by);
+        const { request } = question.input;
         if (!context.ask) {
           return text(
             `Your client cannot show a form: call again with action (accept, decline or delegate)` +
-              ` and content with the fields ${Object.keys(input.request.requestedSchema.properties).join(', ')}. Nothing was recorded.`,
+              ` and content with the fields ${Object.keys(request.requestedSchema.properties).join(', ')}. Nothing was recorded.`,
             { isError: true },
           );
         }
-        const { message, requestedSchema } = input.request;
         const answer = await context.ask({
-          message: `${message}\n\n(You answer as ${context.principal}; your answer is recorded with your name.)`,
-          requestedSchema,
+          message: `${request.message}\n\n(You answer as ${context.principal}; your answer is recorded with your name.)`,
+          requestedSchema: request.requestedSchema,
         });
         if (answer.action === 'cancel') return text(`You dismissed the question "${key}" on task ${taskId}. Nothing was recorded.`);
         action = answer.action;
         content = answer.content as typeof content;
         via = 'approvals_answer (form)';
+        target = question;
       }
-      const record = await context.backend.decide(
-        taskId,
-        key,
+      const record = await context.approvals.decide(
+        target,
         {
           action,
           ...(action === 'delegate' ? { content: { to: delegateTo! } } : content && { content }),
@@ -125,8 +126,8 @@ export const approvalsAnswerTool: DirectTool<z.infer<typeof AnswerSchema>> = {
       });
     } catch (error) {
       if (error instanceof AnswerRefusedError) return text(`${error.message}. Nothing was recorded.`, { isError: true });
-      if (error instanceof McpError)
-        return text(`${plainMessage(error)}. Check the task id and the key in approvals_inbox.`, { isError: true });
+      if (error instanceof TaskCoreError)
+        return text(`${error.message}. Check the task id and the key in approvals_inbox.`, { isError: true });
       throw error;
     }
   },

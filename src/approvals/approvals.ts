@@ -1,0 +1,223 @@
+/**
+ * The approver's side of the bridge: questions workflows address to principals and roles other than the task's own
+ * (`requestDecision`), found in one inbox across every task, and answered one person at a time with a Temporal Update
+ * the workflow validates against its own state. Who may answer is the contract's rule (`answerRefusal`), checked here
+ * to show and refuse early, and again by the workflow, which decides.
+ */
+import { randomUUID } from 'node:crypto';
+import type { WorkflowExecutionDescription } from '@temporalio/client';
+import {
+  TASK_META_MEMO,
+  TASK_STATE_MEMO,
+  checkFormContent,
+  type AnswerOrigin,
+  type FormInputRequest,
+  type InputContent,
+  type InputResponse,
+  type PublishedTaskState,
+  type TaskMeta,
+} from '../shared/task-contract';
+import { log } from '../util/log';
+import { retryWithBackoff } from '../util/wait';
+import { formFieldsOf } from '../mcp/tasks/answers';
+import { AnswerRefusedError, describeServiceError, isTemporalUnavailable, taskNotFound } from '../mcp/tasks/errors';
+import { decodeCursor, encodeCursor, listBinding } from '../mcp/tasks/list-cursor';
+import { assertValidPrincipal, isValidRole } from '../mcp/tasks/principal';
+import type { TaskCore } from '../mcp/tasks/task-core';
+import {
+  ANSWER_UPDATE_NAME,
+  answerRefusal,
+  AWAITING_SEARCH_ATTRIBUTE,
+  delegationRefusal,
+  type AddressedInput,
+  type AnswerRecord,
+} from './contract';
+import { isUpdateRetryable, updateRefusal } from './update-refusal';
+
+/** One open question in an approver's inbox: what the workflow chose to show, no more. */
+export interface InboxItem {
+  taskId: string;
+  key: string;
+  tool?: string;
+  message: string;
+  requestedSchema: FormInputRequest['requestedSchema'];
+  /** Distinct acceptances the question needs, and how many it has. */
+  required: number;
+  accepted: number;
+  askedAt: string;
+  dueAt?: string;
+}
+
+/** A question as the caller may answer it now, read once: {@link Approvals.decide} takes it without reading again. */
+export interface OpenQuestion {
+  taskId: string;
+  key: string;
+  input: AddressedInput;
+  /** The run it was read from: the answer goes to this run. */
+  run: { workflowId: string; runId: string; historyLength: number };
+}
+
+/** One person's decision on a question: an answer (accept, decline) or a hand-over to someone else. */
+export interface DecisionResponse {
+  action: 'accept' | 'decline' | 'delegate';
+  content?: InputContent;
+  comment?: string;
+}
+
+/** Who decides: the caller's principal, their roles at this moment, and the way the decision came. */
+export type Decider = AnswerOrigin & { roles: string[] };
+
+/** How long an approver's call keeps trying while Temporal is busy or unreachable, by default. */
+const DECISION_PATIENCE_MS = 30_000;
+
+/** Questions addressed to people, across tasks (see the module's comment). */
+export class Approvals {
+  constructor(private readonly core: TaskCore) {}
+
+  /**
+   * The open questions addressed to `principal` or one of `roles` that they may answer now, across every task in the
+   * namespace, newest first as the visibility store keeps them: one visibility query a page (on the
+   * {@link AWAITING_SEARCH_ATTRIBUTE} the workflows keep), then each task read and checked as any task read is.
+   */
+  async inbox(principal: string, roles: readonly string[], cursor?: string): Promise<{ items: InboxItem[]; nextCursor?: string }> {
+    assertValidPrincipal(principal);
+    const keywords = [`principal:${principal}`, ...roles.filter(isValidRole).map((role) => `role:${role}`)];
+    const query = `${AWAITING_SEARCH_ATTRIBUTE} IN (${keywords.map((keyword) => `'${keyword}'`).join(', ')}) AND ExecutionStatus = 'Running'`;
+    const binding = listBinding(`inbox:${principal}`, query);
+    const token = cursor === undefined ? undefined : decodeCursor(cursor, binding);
+    const { ids, next } = await this.core.listing.visiblePage(query, token);
+    const found = await Promise.all(
+      ids.map((id) =>
+        this.core.temporal
+          .rpc(() => this.core.runs.describe(id))
+          .catch((error: unknown) => {
+            if (isTemporalUnavailable(error)) throw error;
+            return undefined;
+          }),
+      ),
+    );
+    const items: InboxItem[] = [];
+    for (const description of found) {
+      if (!description || description.status.name !== 'RUNNING') continue;
+      const meta = description.memo?.[TASK_META_MEMO] as TaskMeta | undefined;
+      for (const input of awaitingOf(description)) {
+        if (answerRefusal(input, principal, roles) !== undefined) continue;
+        items.push(inboxItemOf(description.workflowId, meta?.tool, input));
+      }
+    }
+    return { items, ...(next && { nextCursor: encodeCursor(next, binding) }) };
+  }
+
+  /**
+   * The question `key` of `taskId` as `by` may answer it now (one read of the task), or a refusal: `TaskNotFoundError`
+   * for who is not in its audience (as for a task that does not exist), {@link AnswerRefusedError} saying why otherwise.
+   * While Temporal is busy or unreachable the read is tried again until `deadline`.
+   */
+  async question(
+    taskId: string,
+    key: string,
+    by: { principal: string; roles: readonly string[] },
+    deadline?: number,
+  ): Promise<OpenQuestion> {
+    const read = () => this.core.temporal.rpc(() => this.core.runs.describe(taskId));
+    const description = await retryWithBackoff(read, {
+      isRetryable: isTemporalUnavailable,
+      deadline: deadline ?? Date.now() + DECISION_PATIENCE_MS,
+    });
+    const input = description.status.name === 'RUNNING' ? awaitingOf(description).find((candidate) => candidate.key === key) : undefined;
+    const refusal = input ? answerRefusal(input, by.principal, by.roles) : 'not addressed';
+    // Who is not in the audience learns nothing of the task.
+    if (!input || refusal === 'this question is not addressed to you') {
+      throw input ? taskNotFound(taskId) : new AnswerRefusedError(`Task ${taskId} has no open question "${key}" for you`);
+    }
+    if (refusal) throw new AnswerRefusedError(`${refusal[0].toUpperCase()}${refusal.slice(1)}`);
+    const { workflowId, runId, historyLength } = description;
+    return { taskId, key, input, run: { workflowId, runId, historyLength } };
+  }
+
+  /**
+   * Hands one person's decision on a question to the workflow, sealed with who they are (principal, roles at this
+   * moment, the way it came) and their comment, as a Temporal Update the workflow validates against its own state.
+   * `target` is a question already read ({@link question}, for a decision made on a form) or one to read now: either
+   * way the question is read once. Resolves with what the workflow recorded, or rejects with
+   * {@link AnswerRefusedError} saying why nothing was; a question the caller may not see at all is "not found".
+   */
+  async decide(
+    target: OpenQuestion | { taskId: string; key: string },
+    response: DecisionResponse,
+    by: Decider,
+    patienceMs = DECISION_PATIENCE_MS,
+  ): Promise<AnswerRecord> {
+    // The approver waits for this call anyway: a busy Temporal slows the answer down within the patience, it does not
+    // fail it. Each request keeps its own deadline (MCP_TEMPORAL_RPC_TIMEOUT_MS) and is tried again past it.
+    const deadline = Date.now() + patienceMs;
+    const question = 'input' in target ? target : await this.question(target.taskId, target.key, by, deadline);
+    const { taskId, key, input, run } = question;
+    const checked = checkedResponse(input, response, by.principal);
+    const { core } = this;
+    const originalRunId = await retryWithBackoff(() => core.answers.originalRunIdOf(run), { isRetryable: isTemporalUnavailable, deadline });
+    const sealed = core.temporal.options.answerSeal.seal({ workflowId: run.workflowId, originalRunId }, { key, ...checked }, by);
+    await core.reads.beforeWrite(run.workflowId, run.runId);
+    // One Update id for every attempt: Temporal takes a repeated one as the same Update, so trying again is safe.
+    const updateId = randomUUID();
+    try {
+      const record = await retryWithBackoff(
+        () =>
+          core.client.connection.withDeadline(deadline, () =>
+            core.client.workflow
+              .getHandle(run.workflowId, run.runId)
+              .executeUpdate<AnswerRecord, [InputResponse]>(ANSWER_UPDATE_NAME, { args: [sealed], updateId }),
+          ),
+        {
+          isRetryable: (error) => isUpdateRetryable(error, deadline),
+          deadline,
+          onRetry: (error, attempt) => {
+            if (attempt === 0) log.warn(`decision sent again: ${describeServiceError(error)}`, { taskId, key });
+          },
+        },
+      );
+      log.info('decision recorded', { taskId, key, action: checked.action, principal: by.principal });
+      await core.reads.afterWrite(taskId, run);
+      return record;
+    } catch (error) {
+      await core.reads.afterWrite(taskId);
+      throw updateRefusal(error, taskId, patienceMs);
+    }
+  }
+}
+
+/** The response as it is sealed: a hand-over names only whom to, an answer only the form's fields, checked. */
+function checkedResponse(input: AddressedInput, response: DecisionResponse, principal: string): DecisionResponse {
+  if (response.action === 'delegate') {
+    const problem = delegationRefusal(input, principal, response.content?.to);
+    if (problem) throw new AnswerRefusedError(`${problem[0].toUpperCase()}${problem.slice(1)}`);
+    return { ...response, content: { to: response.content!.to } };
+  }
+  if (response.action === 'accept') {
+    const content = formFieldsOf(input.request.requestedSchema, response.content ?? {});
+    const problem = checkFormContent(input.request.requestedSchema, content);
+    if (problem) throw new AnswerRefusedError(`The answer does not fit the question: ${problem}`);
+    return { ...response, content: content as InputContent };
+  }
+  return response;
+}
+
+/** The addressed questions a described workflow publishes as open. */
+function awaitingOf(description: WorkflowExecutionDescription): AddressedInput[] {
+  const published = description.memo?.[TASK_STATE_MEMO] as PublishedTaskState | undefined;
+  return published?.awaiting ?? [];
+}
+
+function inboxItemOf(taskId: string, tool: string | undefined, input: AddressedInput): InboxItem {
+  return {
+    taskId,
+    key: input.key,
+    ...(tool && { tool }),
+    message: input.request.message,
+    requestedSchema: input.request.requestedSchema,
+    required: input.audience.required ?? 1,
+    accepted: input.answers.filter((answer) => answer.action === 'accept').length,
+    askedAt: input.askedAt,
+    ...(input.dueAt && { dueAt: input.dueAt }),
+  };
+}

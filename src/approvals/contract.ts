@@ -1,0 +1,138 @@
+/**
+ * The approval half of the task contract: questions a workflow addresses to principals and roles other than the
+ * task's own, who may answer them, how answers are recorded, and the notifications sent about them. Plain data and
+ * pure rules, safe in the workflow sandbox: the workflow's Update validator and handler, and the bridge's inbox, use
+ * the same rules. Wire names are stored in workflow histories: never rename them.
+ */
+import type { FormInputRequest, InputContent } from '../shared/elicitation';
+
+/**
+ * KeywordList search attribute a workflow keeps while questions addressed to others are open: `principal:<name>` and
+ * `role:<name>` for each audience, so an approver's inbox is one visibility query. Empty when nothing is open.
+ */
+export const AWAITING_SEARCH_ATTRIBUTE = 'McpAwaiting';
+
+/** Update name carrying an answer to an addressed question ({@link AddressedInput}); validated, then sealed-checked. */
+export const ANSWER_UPDATE_NAME = 'mcp.answer';
+
+/**
+ * Who may answer a question addressed to someone other than the task's principal: anyone named in `principals` or
+ * holding one of `roles`, except those in `exclude` and, unless `allowRequester`, the task's own principal.
+ */
+export interface InputAudience {
+  principals?: string[];
+  roles?: string[];
+  exclude?: string[];
+  allowRequester?: boolean;
+  /**
+   * Distinct people whose acceptance closes the question: 1 (any one, the default) or more. "All named" is the number
+   * of `principals`, with no `roles`.
+   */
+  required?: number;
+}
+
+/**
+ * Who else is asked once an addressed question is due and still open: added to its audience (those asked first may
+ * still answer), with a new due time or none.
+ */
+export interface InputEscalation {
+  principals?: string[];
+  roles?: string[];
+  /** ISO 8601: when the escalated question is due; past it the question ends `overdue`. */
+  dueAt?: string;
+}
+
+/** One person's answer to an addressed question, as the workflow recorded it. */
+export interface AnswerRecord {
+  principal: string;
+  roles: string[];
+  /** `delegate`: the person handed the question to `delegatedTo`, who is asked in their place. */
+  action: 'accept' | 'decline' | 'delegate';
+  delegatedTo?: string;
+  content?: InputContent;
+  comment?: string;
+  /** ISO 8601: when the bridge took it. */
+  at: string;
+  /** How it came (see {@link AnswerOrigin}). */
+  via?: string;
+}
+
+/** A question the workflow addressed to others, as published in {@link PublishedTaskState.awaiting}. */
+export interface AddressedInput {
+  key: string;
+  request: FormInputRequest;
+  audience: InputAudience;
+  /** The principal whose task this is (excluded unless `audience.allowRequester`). */
+  requester: string;
+  /** Answers taken so far, oldest first. */
+  answers: AnswerRecord[];
+  /** ISO 8601: when the question was asked, and when it is due (if it is). */
+  askedAt: string;
+  dueAt?: string;
+  /** ISO 8601: when the audience is reminded (a notification), if nobody closed the question by then. */
+  followUpAt?: string;
+  /** Who is added when the question is due; once they are, `escalated` is true and `dueAt` is the escalation's. */
+  escalation?: InputEscalation;
+  escalated?: boolean;
+}
+
+/**
+ * Name of the activity a workflow calls to tell people about an addressed question (asked, reminded, escalated,
+ * delegated): input {@link DecisionNotification}. The worker decides where it goes (the sample writes JSON lines to an
+ * outbox an operator wires to mail or chat). Delivery is at least once: `id` is the same on every retry.
+ */
+export const NOTIFY_ACTIVITY = 'mcpNotify';
+
+/** Patch id under which a workflow sends {@link NOTIFY_ACTIVITY} notifications for its addressed questions. */
+export const DECISION_NOTIFICATIONS_PATCH = 'mcp-decision-notifications';
+
+/** One notification about an addressed question. */
+export interface DecisionNotification {
+  /** Stable across retries: `<taskId>/<key>/<kind>/<n>`. */
+  id: string;
+  kind: 'asked' | 'reminder' | 'escalated' | 'delegated';
+  taskId: string;
+  key: string;
+  /** The question as the workflow asked it. */
+  message: string;
+  /** Who is asked now (after an escalation or delegation, with those added). */
+  audience: InputAudience;
+  accepted: number;
+  required: number;
+  dueAt?: string;
+  /** ISO 8601, workflow time. */
+  at: string;
+}
+
+/**
+ * Why `principal` with `roles` may not answer `input` now, or undefined when they may. Pure: the workflow's Update
+ * validator, its handler (on the sealed identity) and the bridge's inbox all use it.
+ */
+export function answerRefusal(input: AddressedInput, principal: string, roles: readonly string[]): string | undefined {
+  const { audience } = input;
+  const named = audience.principals?.includes(principal) ?? false;
+  const inRole = roles.some((role) => audience.roles?.includes(role));
+  if (!named && !inRole) return 'this question is not addressed to you';
+  if (audience.exclude?.includes(principal)) return 'you are excluded from answering this question';
+  if (principal === input.requester && !audience.allowRequester) return 'you asked for this, so someone else must answer it';
+  if (input.answers.some((answer) => answer.principal === principal)) return 'you have answered this question already';
+  return undefined;
+}
+
+/**
+ * Why `from` may not hand `input` to `to`, or undefined when they may: the person handed it must be someone else who
+ * is not excluded, not the requester (unless allowed), and has not answered or handed it on already.
+ */
+export function delegationRefusal(input: AddressedInput, from: string, to: unknown): string | undefined {
+  if (typeof to !== 'string' || to.trim() === '' || to.length > 200) return 'say whom to hand the question to (content.to, a principal)';
+  if (to === from) return 'you cannot hand a question to yourself';
+  if (input.audience.exclude?.includes(to)) return `cannot hand it to ${to}: they are excluded from answering it`;
+  if (to === input.requester && !input.audience.allowRequester) return `cannot hand it to ${to}: they asked for this and may not answer it`;
+  if (input.answers.some((answer) => answer.principal === to)) return `cannot hand it to ${to}: they have answered or handed it on already`;
+  return undefined;
+}
+
+/** The search attribute values an open addressed question stands for (see {@link AWAITING_SEARCH_ATTRIBUTE}). */
+export function awaitingKeywords(audience: InputAudience): string[] {
+  return [...(audience.principals ?? []).map((name) => `principal:${name}`), ...(audience.roles ?? []).map((name) => `role:${name}`)];
+}

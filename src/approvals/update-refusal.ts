@@ -1,0 +1,63 @@
+/**
+ * How an approver's answer, sent as a Temporal Update, fares against Temporal's answers: which failures are sent again
+ * with the same Update id (nothing was recorded), and what a failure for good means to the person who answered.
+ */
+import { WorkflowNotFoundError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { AnswerRefusedError, describeServiceError, GrpcStatus, grpcStatusOf, isTemporalUnavailable } from '../mcp/tasks/errors';
+
+/** Temporal refused for now (too busy, or the workflow's state was being reloaded): the same call may succeed shortly. */
+function isTemporalBusy(error: unknown): boolean {
+  const code = grpcStatusOf(error);
+  return code === GrpcStatus.RESOURCE_EXHAUSTED || code === GrpcStatus.ABORTED;
+}
+
+function isDeadlineExceeded(error: unknown): boolean {
+  return grpcStatusOf(error) === GrpcStatus.DEADLINE_EXCEEDED;
+}
+
+/**
+ * Whether an answer's Update that failed with `error` is sent again (with the same Update id) before `deadline`:
+ * Temporal unreachable or busy (RESOURCE_EXHAUSTED also while the workflow attempts to close), a request of the Update
+ * that ran out of time early (DEADLINE_EXCEEDED before the answer's own deadline), or a workflow not ready for it
+ * (FAILED_PRECONDITION, Temporal's WorkflowNotReady: the workflow task that carried the Update failed, for instance
+ * because an event came in while it ran and its completion was refused, or the workflow task is being retried). None of
+ * these recorded anything: the Update was not accepted.
+ */
+export function isUpdateRetryable(error: unknown, deadline: number): boolean {
+  if (isTemporalUnavailable(error) || isTemporalBusy(error)) return true;
+  if (grpcStatusOf(error) === GrpcStatus.FAILED_PRECONDITION) return true;
+  return error instanceof WorkflowUpdateRPCTimeoutOrCancelledError && isDeadlineExceeded(error.cause) && Date.now() < deadline;
+}
+
+/** Failure types Temporal itself gives an Update (`AcceptedUpdateCompletedWorkflow`: the workflow ended before it completed). */
+const WORKFLOW_ENDED_UPDATE_FAILURES = new Set(['AcceptedUpdateCompletedWorkflow']);
+
+/**
+ * What an answer's Update that failed for good means to the person who gave it: an {@link AnswerRefusedError} saying
+ * why nothing was recorded (the workflow refused it, the task ended first, the workflow could not take it in time), or
+ * `error` itself when Temporal stayed unreachable (the retryable "Temporal is unavailable" the front-ends send).
+ */
+export function updateRefusal(error: unknown, taskId: string, patienceMs: number): unknown {
+  if (error instanceof WorkflowUpdateFailedError) {
+    const cause = error.cause;
+    if (cause instanceof ApplicationFailure && cause.type && WORKFLOW_ENDED_UPDATE_FAILURES.has(cause.type)) {
+      return new AnswerRefusedError(`Task ${taskId} ended before the answer was recorded`);
+    }
+    return new AnswerRefusedError((cause ?? error).message.replace(/^Answer refused: /, ''));
+  }
+  // Closed before the Update was admitted (or aborted by the close): Temporal answers NOT_FOUND.
+  if (error instanceof WorkflowNotFoundError) return new AnswerRefusedError(`Task ${taskId} ended before the answer was recorded`);
+  const seconds = Math.round(patienceMs / 1000);
+  if (grpcStatusOf(error) === GrpcStatus.FAILED_PRECONDITION) {
+    return new AnswerRefusedError(
+      `The workflow was not ready to take the answer within ${seconds} s (${describeServiceError(error)}); answer again later`,
+    );
+  }
+  if (error instanceof WorkflowUpdateRPCTimeoutOrCancelledError || isDeadlineExceeded(error) || isTemporalBusy(error)) {
+    return new AnswerRefusedError(
+      `The workflow did not take the answer within ${seconds} s (is its worker running?); it may be recorded later: see the inbox`,
+    );
+  }
+  return error;
+}

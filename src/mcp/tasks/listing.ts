@@ -1,0 +1,115 @@
+/**
+ * Listing a principal's tasks: one visibility query a page, in the order the store keeps them, with the store's own
+ * page token in an opaque cursor bound to the principal. Tasks created here lately that the store does not show yet
+ * are listed first, so that a task `tasks/get` can read is also found by `tasks/list`.
+ */
+import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../../shared/task-contract';
+import { setBounded } from '../../util/bounded';
+import { isTemporalUnavailable } from './errors';
+import { decodeCursor, encodeCursor, listBinding } from './list-cursor';
+import { assertValidPrincipal } from './principal';
+import type { TaskReads } from './reads';
+import type { TaskView } from './task-view';
+import type { TemporalAccess } from './temporal-access';
+
+/**
+ * How long a task this process created is listed even if the visibility store does not show it yet: the store lags
+ * the start by up to a second or so.
+ */
+const RECENT_CREATION_MS = 60_000;
+
+/** The principal's tasks, a page at a time (see the module's comment). */
+export class TaskListing {
+  /** Tasks created here lately, per principal (task id → creation time): listed while visibility catches up. */
+  private readonly recent = new Map<string, Map<string, number>>();
+
+  constructor(
+    private readonly temporal: TemporalAccess,
+    private readonly reads: TaskReads,
+  ) {}
+
+  /**
+   * The principal's tasks, a page at a time, in the order the visibility store keeps them (the SQL stores: open tasks
+   * first, each group newest first). Each page is one visibility request with the store's own page token, so every
+   * page costs the same however many tasks there are; the cursor carries that token, bound to the principal.
+   */
+  async list(principal: string, cursor?: string): Promise<{ views: TaskView[]; nextCursor?: string }> {
+    assertValidPrincipal(principal);
+    const query = `${PRINCIPAL_SEARCH_ATTRIBUTE} = '${principal}'`;
+    const binding = listBinding(principal, query);
+    const token = cursor === undefined ? undefined : decodeCursor(cursor, binding);
+    // Asked before the page, so that a task the store shows by then is on one of its pages (visibility only catches up).
+    const unseen = cursor === undefined ? await this.notYetVisible(principal) : [];
+    const { ids: listed, next } = await this.visiblePage(query, token);
+    // The first page also names what this process created lately and the store does not show yet (newest first).
+    const ids = [...unseen.filter((id) => !listed.includes(id)), ...listed];
+    // A task deleted by retention between the listing and the read is left out; an outage is reported.
+    const views = await Promise.all(
+      ids.map((id) =>
+        this.reads.get(id, principal, { watch: false }).catch((error: unknown) => {
+          if (isTemporalUnavailable(error)) throw error;
+          return undefined;
+        }),
+      ),
+    );
+    return {
+      views: views.filter((view): view is TaskView => view !== undefined),
+      ...(next && { nextCursor: encodeCursor(next, binding) }),
+    };
+  }
+
+  /** Notes a task this process just created for `principal`, so that {@link list} finds it before the store does. */
+  remember(principal: string, taskId: string): void {
+    let own = this.recent.get(principal);
+    if (!own) {
+      own = new Map();
+      setBounded(this.recent, principal, own, 10_000);
+    }
+    // The newest hundred: older ones are in the store by the time that many were created (it lags by about a second).
+    setBounded(own, taskId, Date.now(), 100);
+  }
+
+  /**
+   * One page of a visibility query: the workflow ids on it (a workflow that continued as new is listed once per run;
+   * the task is the workflow), and the store's token of the next page, if any.
+   */
+  async visiblePage(query: string, token: Uint8Array | undefined): Promise<{ ids: string[]; next?: Uint8Array }> {
+    const page = await this.temporal.rpc(() =>
+      this.temporal.client.workflowService.listWorkflowExecutions({
+        namespace: this.temporal.namespace,
+        query,
+        pageSize: this.temporal.options.pageSize,
+        ...(token && { nextPageToken: token }),
+      }),
+    );
+    const ids = [...new Set((page.executions ?? []).map((info) => info.execution?.workflowId).filter((id): id is string => !!id))];
+    const next = page.nextPageToken && page.nextPageToken.length > 0 ? page.nextPageToken : undefined;
+    return { ids, ...(next && { next }) };
+  }
+
+  /**
+   * Tasks created here for `principal` within {@link RECENT_CREATION_MS} that the visibility store does not show yet,
+   * newest first. Costs one visibility request, and only while such tasks exist; the ones the store shows are forgotten
+   * (the listing made after this request has them, on their own page).
+   */
+  private async notYetVisible(principal: string): Promise<string[]> {
+    const own = this.recent.get(principal);
+    if (!own) return [];
+    for (const [taskId, at] of own) if (Date.now() - at > RECENT_CREATION_MS) own.delete(taskId);
+    if (own.size === 0) {
+      this.recent.delete(principal);
+      return [];
+    }
+    const candidates = [...own.keys()];
+    const ids = candidates.map((id) => `'${id}'`).join(', ');
+    const page = await this.temporal.rpc(() =>
+      this.temporal.client.workflowService.listWorkflowExecutions({
+        namespace: this.temporal.namespace,
+        query: `${PRINCIPAL_SEARCH_ATTRIBUTE} = '${principal}' AND WorkflowId IN (${ids})`,
+        pageSize: candidates.length,
+      }),
+    );
+    for (const info of page.executions ?? []) if (info.execution?.workflowId) own.delete(info.execution.workflowId);
+    return candidates.filter((id) => own.has(id)).reverse();
+  }
+}

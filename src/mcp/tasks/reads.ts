@@ -1,0 +1,135 @@
+/**
+ * Reading tasks. A read of a task this process watches, whose watch has seen no history event since the last read, is
+ * answered from that read without a Temporal call; any other asks Temporal once and keeps the task's watch for the next
+ * reads. Writes made here drop the kept read and wait for their own event, so that a read after a write on this
+ * replica never sees what came before it.
+ */
+import { isTerminal } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
+import { setBounded } from '../../util/bounded';
+import { retryWithBackoff } from '../../util/wait';
+import { isTemporalUnavailable, taskNotFound } from './errors';
+import { DEFAULT_WATCH_LIMIT, HistoryWatch } from './history-watch';
+import type { MarkedRuns } from './marked-runs';
+import { WRITE_PATIENCE_MS, type WatchedReadOptions } from './options';
+import type { Snapshots } from './snapshots';
+import type { TaskView } from './task-view';
+import type { TemporalAccess } from './temporal-access';
+
+/** How long a write waits for this process's watch to see its event before it answers (see {@link TaskReads.afterWrite}). */
+const WRITE_SEEN_MS = 1000;
+
+/** Tasks whose writes are counted at most. */
+const WRITES_KEPT = 10_000;
+
+/** A task's view as last read, served while its watch sees no newer event. */
+interface WatchedRead {
+  view: TaskView;
+  /** Whose task it is: a read by anyone else is "not found", as it would be from Temporal. */
+  owner: string;
+}
+
+/** Reads of tasks, served from the history watches where they can be (see the module's comment). */
+export class TaskReads {
+  /** The shared history long polls that wake waiting requests and vouch for kept reads. */
+  readonly watch: HistoryWatch;
+  private readonly options: WatchedReadOptions;
+  /** The last read of each watched task; an entry goes with its watch. */
+  private readonly reads = new Map<string, WatchedRead>();
+  /** Writes made here per task lately: a read that began before one is not kept. */
+  private readonly writes = new Map<string, number>();
+  /** Reads answered from a watch, and reads that asked Temporal. */
+  private readonly counts = { watched: 0, fetched: 0 };
+
+  constructor(
+    private readonly temporal: TemporalAccess,
+    private readonly runs: MarkedRuns,
+    private readonly snapshots: Snapshots,
+  ) {
+    this.options = { keepMs: 30_000, limit: DEFAULT_WATCH_LIMIT, longPollMs: 70_000, ...temporal.options.reads };
+    this.watch = new HistoryWatch(temporal.client, {
+      limit: Math.max(this.options.limit, 1),
+      longPollMs: this.options.longPollMs,
+      onStop: (workflowId) => this.reads.delete(workflowId),
+    });
+  }
+
+  /** How reads were served: from a watch, or by asking Temporal. */
+  stats(): { watched: number; fetched: number; kept: number } {
+    return { ...this.counts, kept: this.reads.size };
+  }
+
+  /**
+   * Reads the task; throws `TaskNotFoundError` unless it exists and belongs to `principal`.
+   *
+   * A task this process watches is answered from its last read while the watch has seen no event after it (no
+   * Temporal call); any other is read from Temporal, and its watch kept for {@link WatchedReadOptions.keepMs} so that
+   * the next reads are served the same way (`watch: false`, as for a listing: no watch is started for it).
+   */
+  async get(taskId: string, principal: string, options: { watch?: boolean } = {}): Promise<TaskView> {
+    const known = this.watchedRead(taskId, principal, options.watch !== false);
+    if (known) return known;
+    const writes = this.writes.get(taskId);
+    const view = await this.temporal.rpc(async () => this.snapshots.view(await this.runs.describe(taskId, principal)));
+    this.counts.fetched++;
+    // A write made here meanwhile may not be in what was read: that read is not kept.
+    if (options.watch !== false && this.options.limit > 0 && this.writes.get(taskId) === writes) this.keepRead(view, principal);
+    return view;
+  }
+
+  /**
+   * {@link get} for a write the caller waits on (an answer): while Temporal is unreachable or too slow for a request's
+   * deadline, the read is tried again for `patienceMs`, so that a busy moment slows the answer down rather than fail it.
+   */
+  getPatiently(taskId: string, principal: string, patienceMs = WRITE_PATIENCE_MS): Promise<TaskView> {
+    return retryWithBackoff(() => this.get(taskId, principal), { isRetryable: isTemporalUnavailable, deadline: Date.now() + patienceMs });
+  }
+
+  /** The workflow id of a task the principal owns (they are the same; this checks ownership). */
+  async ownedWorkflowId(taskId: string, principal: string): Promise<string> {
+    return (await this.temporal.rpc(() => this.runs.describe(taskId, principal))).workflowId;
+  }
+
+  /**
+   * Before a write: this process's watch of the task runs and has read the history so far, so the write's event reaches
+   * it through its long poll, as it reaches the watches of other replicas (see {@link afterWrite}), not by a first read
+   * that could come back before theirs were told.
+   */
+  async beforeWrite(workflowId: string, runId: string): Promise<void> {
+    if (this.options.limit === 0 || !this.watch.keep(workflowId, runId, this.options.keepMs)) return;
+    await this.watch.changed(workflowId, 0, WRITE_SEEN_MS, undefined, runId);
+  }
+
+  /**
+   * After a write to the task (an answer, a cancel, an Update) made by this process: its last read is dropped, so the
+   * next read here comes from Temporal or from a watch that has seen the write, and the write answers once this
+   * process's watch has seen an event after `basis`, the state the write was made on (up to {@link WRITE_SEEN_MS}).
+   * Read-your-writes holds on this replica whatever the timing; another replica's watch may get the event a little
+   * later (a balancer routes a task's requests to one replica: docs/operations.md).
+   */
+  async afterWrite(taskId: string, basis?: { runId: string; historyLength: number }): Promise<void> {
+    setBounded(this.writes, taskId, (this.writes.get(taskId) ?? 0) + 1, WRITES_KEPT);
+    this.reads.delete(taskId);
+    if (basis === undefined || this.options.limit === 0) return;
+    await this.watch.changed(taskId, basis.historyLength, WRITE_SEEN_MS, undefined, basis.runId);
+  }
+
+  /** The task's last read, when its watch shows nothing newer happened since (see {@link get}). */
+  private watchedRead(taskId: string, principal: string, keepWatching: boolean): TaskView | undefined {
+    const read = this.reads.get(taskId);
+    if (!read) return undefined;
+    const seen = this.watch.seen(taskId);
+    const { view } = read;
+    // A closed run is read from Temporal each time: its workflow id may start a new run (a reset, another start).
+    if (!seen?.healthy || seen.closed || seen.runId !== view.runId || seen.latest !== view.historyLength) return undefined;
+    if (read.owner !== principal) throw taskNotFound(taskId);
+    if (keepWatching) this.watch.keep(taskId, view.runId, this.options.keepMs);
+    this.counts.watched++;
+    return view;
+  }
+
+  /** Keeps what was just read from Temporal, and its task's watch, for the next reads (not for a task that ended). */
+  private keepRead(view: TaskView, owner: string): void {
+    if (isTerminal(view.task.status) || !this.watch.keep(view.workflowId, view.runId, this.options.keepMs)) return;
+    this.reads.set(view.workflowId, { view, owner });
+  }
+}

@@ -1,0 +1,55 @@
+/** What every part of the task core shares: the Temporal client, its options, and requests under a deadline. */
+import type { Client } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import { webUiWorkflowUrl } from '../../shared/temporal-config';
+import type { TaskCoreOptions, TaskTool } from './options';
+
+/** The Temporal side of the task core, shared by its parts (reads, lifecycle, answers, listing). */
+export class TemporalAccess {
+  constructor(
+    readonly client: Client,
+    readonly options: TaskCoreOptions,
+    /** The workflow tools by name: a task is served only for a tool declared here. */
+    readonly tools: ReadonlyMap<string, TaskTool>,
+  ) {}
+
+  get namespace(): string {
+    return this.client.options.namespace;
+  }
+
+  /** Runs `work` (requests to Temporal) under the RPC deadline. */
+  rpc<T>(work: () => Promise<T>): Promise<T> {
+    return this.client.connection.withDeadline(Date.now() + (this.options.rpcTimeoutMs ?? 5000), work);
+  }
+
+  /** The workflow's page in the Web UI, when there is one. */
+  webUi(workflowId: string): { webUiUrl?: string } {
+    const base = this.options.webUiUrl;
+    return base ? { webUiUrl: webUiWorkflowUrl(base, this.namespace, workflowId) } : {};
+  }
+
+  /** The first event of a run's history (its start), read alone. */
+  async startEvent(workflowId: string, runId: string): Promise<temporal.api.history.v1.IHistoryEvent | undefined> {
+    const page = await this.client.workflowService.getWorkflowExecutionHistory({
+      namespace: this.namespace,
+      execution: { workflowId, runId },
+      maximumPageSize: 1,
+      skipArchival: true,
+    });
+    return page.history?.events?.[0];
+  }
+}
+
+type Timestamp = temporal.api.workflow.v1.IPendingWorkflowTaskInfo['scheduledTime'];
+
+/** A protobuf timestamp in milliseconds since the epoch. */
+export function timestampToMs(timestamp: Timestamp): number | undefined {
+  if (!timestamp?.seconds) return undefined;
+  return Number(timestamp.seconds) * 1000 + Math.floor((timestamp.nanos ?? 0) / 1e6);
+}
+
+/** A protobuf timestamp in ISO 8601. */
+export function timestampToIso(timestamp: Timestamp): string | undefined {
+  const ms = timestampToMs(timestamp);
+  return ms === undefined ? undefined : new Date(ms).toISOString();
+}
