@@ -72,6 +72,33 @@ export default tseslint.config(
     },
   },
   {
+    // The library's public entry and the tools every bridge serves by default hold no sample: a package user opts into
+    // those (`temporal-mcp-tasks/samples`), and the sample worker is a command of its own.
+    files: ['src/index.ts', 'src/mcp/bridge.ts', 'src/mcp/tools/index.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: [
+                './samples',
+                './tools/samples',
+                './mcp/tools/samples',
+                '**/process-invoice',
+                '**/release-scheduled-payment',
+                '**/submit-expense-report',
+                '**/request-spend-approval',
+                './worker',
+              ],
+              message: 'the samples are opt-in: the public entry, the bridge and the default tools import none of them',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // Activities do I/O for workflows; they never reach into the MCP side or the workflow API.
     files: ['src/activities/**/*.ts'],
     rules: {

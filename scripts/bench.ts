@@ -306,12 +306,12 @@ class Stack {
     ]);
   }
 
-  /** An MCP server process (`npm run serve -- --http`) on `port`, with the bench's tools and settings. */
+  /** An MCP server process (`npm run serve -- --http`) on `port`, with the sample tools, the bench's tools and settings. */
   private mcpServer(name: string, port: number, toolsFile: string, env: NodeJS.ProcessEnv, log: string): Managed {
     return new Managed(
       name,
       'npm',
-      () => ['run', '-s', 'serve', '--', '--http', `127.0.0.1:${port}`, '--no-auth', '--tools', toolsFile],
+      () => ['run', '-s', 'serve', '--', '--http', `127.0.0.1:${port}`, '--no-auth', '--samples', '--tools', toolsFile],
       // N open tasks of one principal is the point of the list rows: the open-task quota is off for the bench.
       {
         ...env,

@@ -124,7 +124,9 @@ async function connectAs(principal: string, roles: string, forms?: (request: Eli
   if (forms) client.setRequestHandler(ElicitRequestSchema, forms);
   say(`spawning the MCP server on stdio for ${principal}${roles ? ` (role ${roles})` : ''}`);
   const env = { ...(process.env as Record<string, string>), MCP_LOCAL_PRINCIPAL: principal, MCP_LOCAL_ROLES: roles };
-  await client.connect(new StdioClientTransport({ command: 'npm', args: ['run', '-s', 'serve'], cwd: ROOT, env, stderr: 'ignore' }));
+  await client.connect(
+    new StdioClientTransport({ command: 'npm', args: ['run', '-s', 'serve', '--', '--samples'], cwd: ROOT, env, stderr: 'ignore' }),
+  );
   return client;
 }
 

@@ -12,7 +12,8 @@ const HELP = `Usage: temporal-mcp-tasks <command> [options]
 Temporal workflows served as MCP tasks.
 
 Commands:
-  serve        the MCP server: stdio, or Streamable HTTP with --http HOST:PORT (--tools FILE adds declared workflows)
+  serve        the MCP server: stdio, or Streamable HTTP with --http HOST:PORT (--tools FILE adds declared workflows,
+               --samples the sample tools)
   worker       the Temporal worker of the sample workflows (the invoice flow) and their activities
   client       the task-aware MCP client: call a tool as a task, list, resume, answer and cancel tasks
   dev-server   a local Temporal dev server for trying it out (run, start, stop, status)

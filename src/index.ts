@@ -2,12 +2,13 @@
  * The public API of `temporal-mcp-tasks` (the package's `.` entry), for programs that serve Temporal workflows as MCP
  * tasks: declare tools, connect a bridge, serve it on stdio or Streamable HTTP. Every name here is covered by semantic
  * versioning; nothing else in the package is importable. Workflow code imports `temporal-mcp-tasks/workflow` instead.
+ * The sample tools are not here: a server that wants them imports `SAMPLE_TOOLS` from `temporal-mcp-tasks/samples`.
  */
 
 // The bridge: one Temporal connection and task layer, one MCP server per connection.
 export { createBridge, tuningFromEnv, type Bridge, type BridgeTuning, type CreateBridgeOptions } from './mcp/bridge';
 
-// Tools: declared in code, or in a JSON or YAML file.
+// Tools: declared in code, or in a JSON or YAML file; the generic tools every server may offer (DEFAULT_TOOLS).
 export { defaultToolResult, defineWorkflowTool, ToolDeclarationError, type WorkflowToolDeclaration } from './mcp/tools/define';
 export type { DirectTool, DirectToolContext, ToolDefinition, WorkflowTool } from './mcp/tools/types';
 export { InvalidJsonSchemaError, jsonSchema, type Checked, type ToolSchema } from './mcp/tools/schema';

@@ -1,5 +1,6 @@
 /**
- * The Temporal worker: runs the invoice workflow and its activities.
+ * The sample worker: runs the sample workflows (the invoice flow and the others the sample tools start) and their
+ * activities.
  * Usage: temporal-mcp-tasks worker [--check] [--help] (in a checkout, npm run worker [-- --help])
  */
 import type { Logger as TemporalLogger, LogLevel as TemporalLogLevel, LogMetadata } from '@temporalio/common';
@@ -12,8 +13,8 @@ import { startTelemetry, TelemetryConfigError, type Telemetry } from './shared/t
 import { log, LogConfigError, logOptionsFromEnv, type LogLevel } from './util/log';
 import { PACKAGE_VERSION } from './version';
 
-/** What a worker needs beyond its connection. */
-export interface InvoiceWorkerOptions {
+/** What the sample worker needs beyond its connection. */
+export interface SampleWorkerOptions {
   connection: NativeConnection;
   namespace: string;
   taskQueue: string;
@@ -31,8 +32,11 @@ export interface InvoiceWorkerOptions {
   answerSeal?: AnswerSeal;
 }
 
-/** Creates (does not run) a worker for the invoice workflow. */
-export function createInvoiceWorker(options: InvoiceWorkerOptions): Promise<Worker> {
+/**
+ * Creates (does not run) the sample worker: the workflows of `src/workflows` (those of the sample tools and of
+ * `examples/tools.yaml`) with the fixture ERP, the payments ledger, the notification outbox and the answer checks.
+ */
+export function createSampleWorker(options: SampleWorkerOptions): Promise<Worker> {
   const graceMs = options.shutdownGraceMs ?? 10_000;
   return Worker.create({
     connection: options.connection,
@@ -187,7 +191,7 @@ async function main(argv: string[]): Promise<void> {
   }
   const telemetry = startTelemetry({ serviceName: 'temporal-mcp-worker' });
   const connection = await connect();
-  const worker = await createInvoiceWorker({
+  const worker = await createSampleWorker({
     connection,
     namespace: config.namespace,
     taskQueue: config.taskQueue,

@@ -113,7 +113,7 @@ export class Rig {
     this.server = new Managed(
       'server',
       node,
-      () => ['--import', 'tsx', 'src/mcp/main.ts', '--http', `127.0.0.1:${this.serverPort}`],
+      () => ['--import', 'tsx', 'src/mcp/main.ts', '--http', `127.0.0.1:${this.serverPort}`, '--samples'],
       this.env(this.options.serverEnv),
       path.join(this.logDir, 'server.log'),
     );

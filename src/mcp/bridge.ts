@@ -84,6 +84,7 @@ export interface Bridge extends McpEndpoints {
 export interface CreateBridgeOptions {
   temporal: TemporalConfig;
   tuning?: BridgeTuning;
+  /** The tools served; default {@link DEFAULT_TOOLS}, which holds no sample (add `SAMPLE_TOOLS` for those). */
   tools?: readonly ToolDefinition[];
   /** An existing client to use; otherwise one is connected from `temporal` and closed by {@link Bridge.close}. */
   client?: Client;

@@ -1,6 +1,7 @@
 /**
  * The MCP server: `temporal-mcp-tasks serve` (stdio) or `temporal-mcp-tasks serve --http 127.0.0.1:3000` (Streamable
- * HTTP on /mcp); in a checkout, `npm run serve`. `--check` checks Temporal for a process manager and exits.
+ * HTTP on /mcp); in a checkout, `npm run serve`, which serves the sample tools too. `--check` checks Temporal for a
+ * process manager and exits.
  */
 import { createBridge } from './bridge';
 import { Connection, type ConnectionOptions } from '@temporalio/client';
@@ -9,8 +10,10 @@ import { msFromEnv, temporalConfigFromEnv, TASK_QUEUE_ENV } from '../shared/temp
 import { startTelemetry, TelemetryConfigError } from '../shared/telemetry';
 import { log, LogConfigError, logOptionsFromEnv } from '../util/log';
 import { TokenConfigError, tokensFromEnv } from './transports/auth';
-import { DEFAULT_TOOLS } from './tools';
 import { loadToolsFile, ToolsFileError } from './tools/config-file';
+import { SAMPLE_TOOLS } from './tools/samples';
+import { parseServeArgs, samplesByDefault, UsageError } from './serve-args';
+import { servedTools } from './served-tools';
 import { startHttpServer } from './transports/http';
 import { allowedHostsFromEnv, httpLimitsFromEnv, isLoopbackHost, OriginPolicy } from './transports/limits';
 import { answerSealFromEnv } from '../shared/answer-proof';
@@ -19,7 +22,11 @@ import { createAuthenticator, OAuthConfigError, oauthConfigFromEnv } from './tra
 import { serveStdioForAllGenerations } from './stdio';
 import { PACKAGE_VERSION } from '../version';
 
-const HELP = `Usage: temporal-mcp-tasks serve [--http HOST:PORT [--no-auth]] [--tools FILE] [--check] [--help] [--version]
+/** Whether the sample tools are served when the command line does not say (see --help). */
+const SAMPLES_BY_DEFAULT = samplesByDefault(__filename);
+
+const HELP = `Usage: temporal-mcp-tasks serve [--http HOST:PORT [--no-auth]] [--tools FILE] [--samples | --no-samples] [--check]
+                                [--help] [--version]
 
 Serves Temporal workflows as MCP tasks. Without --http it speaks MCP on stdin/stdout (for an MCP host to spawn);
 with --http it serves Streamable HTTP on http://HOST:PORT/mcp, and GET /healthz answers 200 {"status":"ok"} while
@@ -31,6 +38,11 @@ Options:
   --http HOST:PORT   serve Streamable HTTP instead of stdio, e.g. --http 127.0.0.1:3000
   --no-auth          serve HTTP without authentication on a non-loopback address (every caller is one principal)
   --tools FILE       also serve the workflow tools declared in FILE (JSON or YAML; see examples/tools.yaml)
+  --samples          also serve the sample tools (process_invoice, release_scheduled_payment, submit_expense_report,
+                     request_spend_approval), whose workflows run on the sample worker (temporal-mcp-tasks worker)
+  --no-samples       serve without them. Without either flag (of both, the last counts) the samples are served
+                     when the server runs from its TypeScript sources, as a checkout's npm run serve does (tsx), and
+                     not when it runs compiled from dist/, as the installed package's command does. This copy: ${SAMPLES_BY_DEFAULT ? 'served' : 'not served'}
   --check            check that Temporal answers, the namespace exists and the search attributes McpPrincipal
                      and McpAwaiting are registered; print one line and exit 0 (ok) or 1 (not)
   -v, --version      print the version
@@ -105,43 +117,8 @@ Other TEMPORAL_* variables and the Temporal config file are read as the Temporal
 const CHECK_DEADLINE_MS = 5_000;
 const HEALTH_DEADLINE_MS = 2_000;
 
-/** Thrown for command lines that cannot be run; the message says what to change. */
-class UsageError extends Error {}
-
-function parseArgs(argv: string[]): {
-  help: boolean;
-  check: boolean;
-  noAuth: boolean;
-  tools?: string;
-  http?: { host: string; port: number };
-} {
-  let help = false;
-  let check = false;
-  let noAuth = false;
-  let tools: string | undefined;
-  let http: { host: string; port: number } | undefined;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    if (arg === '--help' || arg === '-h') help = true;
-    else if (arg === '--check') check = true;
-    else if (arg === '--no-auth') noAuth = true;
-    else if (arg === '--tools' || arg.startsWith('--tools=')) {
-      tools = arg === '--tools' ? argv[++i] : arg.slice('--tools='.length);
-      if (!tools) throw new UsageError('--tools needs a file, e.g. --tools examples/tools.yaml');
-    } else if (arg === '--http' || arg.startsWith('--http=')) {
-      const value = arg === '--http' ? argv[++i] : arg.slice('--http='.length);
-      const match = /^(.+):(\d{1,5})$/.exec(value ?? '');
-      if (!match || Number(match[2]) > 65535)
-        throw new UsageError(`--http needs HOST:PORT, e.g. --http 127.0.0.1:3000 (got "${value ?? ''}")`);
-      http = { host: match[1].replace(/^\[(.*)\]$/, '$1'), port: Number(match[2]) };
-    } else throw new UsageError(`unknown argument "${arg}"; see --help`);
-  }
-  if (noAuth && !http) throw new UsageError('--no-auth goes with --http');
-  return { help, check, noAuth, tools, http };
-}
-
 async function main(argv: string[]): Promise<void> {
-  const args = parseArgs(argv);
+  const args = parseServeArgs(argv, { samples: SAMPLES_BY_DEFAULT });
   if (args.help) {
     process.stdout.write(HELP);
     return;
@@ -168,8 +145,7 @@ async function main(argv: string[]): Promise<void> {
   const limits = args.http ? httpLimitsFromEnv() : undefined;
   const origins = OriginPolicy.fromEnv();
   const declared = args.tools ? loadToolsFile(args.tools) : [];
-  const clash = declared.find((tool) => DEFAULT_TOOLS.some((builtIn) => builtIn.name === tool.name));
-  if (clash) throw new ToolsFileError(`${args.tools}: tool "${clash.name}" is already a built-in tool; pick another name`);
+  const tools = servedTools({ samples: args.samples, declared, ...(args.tools !== undefined && { file: args.tools }) });
   const temporal = temporalConfigFromEnv();
   const shutdownTimeoutMs = msFromEnv(process.env, 'MCP_SHUTDOWN_TIMEOUT_MS', 10_000);
   const telemetry = startTelemetry({ serviceName: 'temporal-mcp-serve' });
@@ -177,9 +153,10 @@ async function main(argv: string[]): Promise<void> {
   const bridge = await createBridge({
     temporal,
     answerSeal,
-    tools: [...DEFAULT_TOOLS, ...declared],
+    tools,
     ...(telemetry.clientInterceptors && { clientInterceptors: telemetry.clientInterceptors }),
   });
+  if (args.samples) log.info(`serve: sample tools ${SAMPLE_TOOLS.map((tool) => tool.name).join(', ')} (--no-samples leaves them out)`);
   if (declared.length > 0)
     log.info(`serve: ${declared.length} tool(s) from ${args.tools}: ${declared.map((tool) => tool.name).join(', ')}`);
   if (telemetry.enabled) log.info(`serve: traces to ${telemetry.description}`);

@@ -17,7 +17,7 @@ import { createAnswerActivities } from '../../src/shared/answer-proof';
 import { respondSignal, VERIFY_ANSWER_ACTIVITY, type VerifyAnswerInput } from '../../src/shared/task-contract';
 import { pollUntil } from '../../src/util/wait';
 import { textOf } from '../helpers/approvals';
-import { connectInMemory, FAST_TUNING, taskResult } from '../helpers/mcp';
+import { connectInMemory, FAST_TUNING, taskResult, TOOLS_WITH_SAMPLES } from '../helpers/mcp';
 import {
   connectClient,
   quietTemporalLogs,
@@ -96,6 +96,7 @@ beforeAll(async () => {
     createBridge({
       temporal: testTemporalConfig(taskQueue),
       client: temporal.client,
+      tools: TOOLS_WITH_SAMPLES,
       tuning: FAST_TUNING,
       principalOf: () => principal,
       rolesOf: () => roles,

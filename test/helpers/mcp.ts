@@ -13,6 +13,9 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Client } from '@temporalio/client';
 import { createBridge, type Bridge, type BridgeTuning } from '../../src/mcp/bridge';
+import { DEFAULT_TOOLS } from '../../src/mcp/tools';
+import { SAMPLE_TOOLS } from '../../src/mcp/tools/samples';
+import type { ToolDefinition } from '../../src/mcp/tools/types';
 import { pollUntil } from '../../src/util/wait';
 import { testTemporalConfig } from './temporal';
 
@@ -23,13 +26,23 @@ export const FAST_TUNING: BridgeTuning = {
   inlineBudgetMs: 30_000,
 };
 
-/** A bridge on the run's dev server, sharing `client`. */
-export function startBridge(options: { client: Client; taskQueue: string; principal?: string; tuning?: BridgeTuning }): Promise<Bridge> {
+/** The tools `npm run serve` offers in a checkout, in its order: the sample tools, then the default tools. */
+export const TOOLS_WITH_SAMPLES: readonly ToolDefinition[] = [...SAMPLE_TOOLS, ...DEFAULT_TOOLS];
+
+/** A bridge on the run's dev server, sharing `client`, serving {@link TOOLS_WITH_SAMPLES} unless `tools` says. */
+export function startBridge(options: {
+  client: Client;
+  taskQueue: string;
+  principal?: string;
+  tuning?: BridgeTuning;
+  tools?: readonly ToolDefinition[];
+}): Promise<Bridge> {
   const principal = options.principal;
   return createBridge({
     temporal: testTemporalConfig(options.taskQueue),
     client: options.client,
     tuning: options.tuning ?? FAST_TUNING,
+    tools: options.tools ?? TOOLS_WITH_SAMPLES,
     ...(principal && { principalOf: () => principal }),
   });
 }

@@ -74,7 +74,8 @@ function spawnUntilReady(what: string, command: string, args: string[], env: Rec
 }
 
 /**
- * Spawns the HTTP server through npm, as a user would, and waits until it listens (on loopback unless `host` says).
+ * Spawns the HTTP server through npm, as a user would, with the sample tools (`--samples`), and waits until it
+ * listens (on loopback unless `host` says).
  * With `via: 'node'` the server is the spawned process itself, as a process manager runs it: its own exit code and
  * its last lines are seen (npm does not wait for its child when it is signalled).
  */
@@ -86,7 +87,7 @@ export async function spawnHttpServer(
   host = '127.0.0.1',
   via: 'npm' | 'node' = 'npm',
 ): Promise<HttpServerProcess> {
-  const serve = ['--http', `${host}:${port}`, ...extraArgs];
+  const serve = ['--http', `${host}:${port}`, '--samples', ...extraArgs];
   const { match, ...spawned } = await spawnUntilReady(
     'the HTTP server',
     via === 'npm' ? 'npm' : process.execPath,

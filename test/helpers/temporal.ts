@@ -8,7 +8,7 @@ import type { ActivityConfig } from '../../src/activities';
 import { answerSealFromEnv } from '../../src/shared/answer-proof';
 import { respondSignal, type InputContent } from '../../src/shared/task-contract';
 import { webUiUrlFromEnv, type TemporalConfig } from '../../src/shared/temporal-config';
-import { createInvoiceWorker, type InvoiceWorkerOptions } from '../../src/worker';
+import { createSampleWorker, type SampleWorkerOptions } from '../../src/worker';
 import type { Invoice } from '../../src/shared/invoice';
 import { pollUntil } from '../../src/util/wait';
 import { TEST_ENV } from './dev-server';
@@ -88,11 +88,11 @@ export async function startWorker(
   taskQueue: string,
   activities: ActivityConfig,
   shared?: NativeConnection,
-  options: Pick<InvoiceWorkerOptions, 'workflowBundle' | 'telemetry'> = {},
+  options: Pick<SampleWorkerOptions, 'workflowBundle' | 'telemetry'> = {},
 ): Promise<RunningWorker> {
   quietTemporalLogs();
   const connection = shared ?? (await NativeConnection.connect({ address: testAddress() }));
-  const worker = await createInvoiceWorker({
+  const worker = await createSampleWorker({
     connection,
     namespace: 'default',
     taskQueue,

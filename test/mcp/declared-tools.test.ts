@@ -11,11 +11,20 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Client } from '@temporalio/client';
 import { createBridge, type Bridge } from '../../src/mcp/bridge';
-import { DEFAULT_TOOLS } from '../../src/mcp/tools';
 import { loadToolsFile } from '../../src/mcp/tools/config-file';
 import { defaultToolResult } from '../../src/mcp/tools/define';
 import { ROOT } from '../helpers/dev-server';
-import { connectInMemory, FAST_TUNING, getTask, newMcpClient, ScriptedUser, taskResult, waitForTask, type Answerer } from '../helpers/mcp';
+import {
+  connectInMemory,
+  FAST_TUNING,
+  getTask,
+  newMcpClient,
+  ScriptedUser,
+  taskResult,
+  TOOLS_WITH_SAMPLES,
+  waitForTask,
+  type Answerer,
+} from '../helpers/mcp';
 import {
   connectClient,
   startWorker,
@@ -50,7 +59,7 @@ async function bridgeWith(options: { inlineBudgetMs?: number; principal?: string
   return createBridge({
     temporal: testTemporalConfig(taskQueue),
     client: temporal,
-    tools: [...DEFAULT_TOOLS, ...declared],
+    tools: [...TOOLS_WITH_SAMPLES, ...declared],
     tuning: { ...FAST_TUNING, inlineBudgetMs: options.inlineBudgetMs ?? FAST_TUNING.inlineBudgetMs },
     ...(options.principal && { principalOf: () => options.principal! }),
   });

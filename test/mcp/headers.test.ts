@@ -18,12 +18,11 @@ import { Client as Mcp2026Client, StreamableHTTPClientTransport as Mcp2026HttpTr
 import type { Client } from '@temporalio/client';
 import { createBridge, type Bridge } from '../../src/mcp/bridge';
 import { MCP2026_PROTOCOL_VERSIONS } from '../../src/mcp/mcp2026/envelope';
-import { DEFAULT_TOOLS } from '../../src/mcp/tools';
 import { loadToolsFile } from '../../src/mcp/tools/config-file';
 import { startHttpServer, type RunningHttpServer } from '../../src/mcp/transports/http';
 import { ADOPT_ONLY_META, IDEMPOTENCY_KEY_META } from '../../src/shared/wire';
 import { freePort, ROOT } from '../helpers/dev-server';
-import { APPROVE, FAST_TUNING } from '../helpers/mcp';
+import { APPROVE, FAST_TUNING, TOOLS_WITH_SAMPLES } from '../helpers/mcp';
 import { serverEnv } from '../helpers/processes';
 import {
   connectClient,
@@ -66,7 +65,7 @@ beforeAll(async () => {
     temporal: testTemporalConfig(taskQueue),
     client: temporal.client,
     tuning: FAST_TUNING,
-    tools: [...DEFAULT_TOOLS, ...loadToolsFile(file)],
+    tools: [...TOOLS_WITH_SAMPLES, ...loadToolsFile(file)],
   });
   server = await startHttpServer({ host: '127.0.0.1', port: await freePort(), endpoints: bridge });
 });

@@ -22,10 +22,9 @@ import { createBridge, type Bridge } from '../../src/mcp/bridge';
 import { HistoryWatch } from '../../src/mcp/tasks/history-watch';
 import { loadToolsFile } from '../../src/mcp/tools/config-file';
 import { respondSignal } from '../../src/shared/task-contract';
-import { DEFAULT_TOOLS } from '../../src/mcp/tools';
 import { refusalBackoffMs } from '../../src/mcp/mcp2025/server';
 import { pollUntil, sleep } from '../../src/util/wait';
-import { errorCodeOf, FAST_TUNING, newMcpClient, ScriptedUser, taskResult, waitForTask } from '../helpers/mcp';
+import { errorCodeOf, FAST_TUNING, newMcpClient, ScriptedUser, taskResult, TOOLS_WITH_SAMPLES, waitForTask } from '../helpers/mcp';
 import { freePort, temporalDev } from '../helpers/dev-server';
 import { mcp2026Request, type RawRequestOptions } from '../helpers/mcp2026';
 import { spawnHttpServer, type HttpServerProcess } from '../helpers/processes';
@@ -43,7 +42,7 @@ import {
 
 const taskQueue = uniqueTaskQueue('letter');
 const activities = tempActivityConfig();
-const tools = [...DEFAULT_TOOLS, ...loadToolsFile('examples/tools.yaml')];
+const tools = [...TOOLS_WITH_SAMPLES, ...loadToolsFile('examples/tools.yaml')];
 let temporal: { client: Client; close(): Promise<void> };
 let worker: RunningWorker;
 let bridge: Bridge;

@@ -15,7 +15,7 @@ import { Client, Connection } from '@temporalio/client';
 import { createBridge, type Bridge, type BridgeTuning } from '../../src/mcp/bridge';
 import { startHttpServer, type RunningHttpServer } from '../../src/mcp/transports/http';
 import { freePort } from '../helpers/dev-server';
-import { FAST_TUNING, getTask, newMcpClient, startInvoiceTask, waitForTask } from '../helpers/mcp';
+import { FAST_TUNING, getTask, newMcpClient, startInvoiceTask, TOOLS_WITH_SAMPLES, waitForTask } from '../helpers/mcp';
 import { mcp2026Request } from '../helpers/mcp2026';
 import { pollUntil } from '../../src/util/wait';
 import {
@@ -133,6 +133,7 @@ async function replica(tuning: BridgeTuning = FAST_TUNING, address = testAddress
   const bridge = await createBridge({
     temporal: testTemporalConfig(taskQueue),
     client,
+    tools: TOOLS_WITH_SAMPLES,
     tuning: { ...tuning, core: { ...tuning.core, quotas: { operationsPerSecond: 0 } } },
     principalOf: () => principal,
     localPrincipal: principal,

@@ -1,7 +1,8 @@
 /**
  * The package as a team installs it: `npm pack` (which runs the build), `npm install` of the tarball into a scratch
  * project outside the checkout, and a workflow, a worker and a server of that project's own, which reach the package
- * through its public names only, driven by an MCP SDK client to a completed task.
+ * through its public names only, driven by an MCP SDK client to a completed task. The samples are opt-in: neither the
+ * default tools nor `serve` offer them unless asked.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -18,6 +19,8 @@ import { sampleInvoice, testAddress, uniqueTaskQueue } from '../helpers/temporal
 
 const VERSION = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 const TASK_VIEW_URI = 'ui://temporal-mcp-tasks/task-view.html';
+const DEFAULT_TOOL_NAMES = ['task_status', 'task_result', 'task_respond', 'task_cancel', 'approvals_inbox', 'approvals_answer'];
+const SAMPLE_TOOL_NAMES = ['process_invoice', 'release_scheduled_payment', 'submit_expense_report', 'request_spend_approval'];
 const SETUP_TIMEOUT_MS = 15 * 60_000;
 const FLOW_TIMEOUT_MS = 4 * 60_000;
 
@@ -144,6 +147,12 @@ main().catch((error: Error) => {
   console.error(error);
   process.exit(1);
 });
+`,
+  'src/with-samples.ts': `import { DEFAULT_TOOLS, type ToolDefinition } from 'temporal-mcp-tasks';
+import { SAMPLE_TOOLS } from 'temporal-mcp-tasks/samples';
+
+/** The tools of a server that opts into the samples, run by \`npx temporal-mcp-tasks worker\`. */
+export const withSamples: readonly ToolDefinition[] = [...DEFAULT_TOOLS, ...SAMPLE_TOOLS];
 `,
 };
 
@@ -275,6 +284,7 @@ describe('the package (npm pack, npm install in a scratch project)', () => {
     const probe = `
       const api = require('temporal-mcp-tasks');
       const workflow = require('temporal-mcp-tasks/workflow');
+
       let deep;
       try { require('temporal-mcp-tasks/dist/mcp/bridge'); deep = 'loaded'; } catch (error) { deep = error.code; }
       console.log(JSON.stringify({
@@ -299,6 +309,28 @@ describe('the package (npm pack, npm install in a scratch project)', () => {
       workflow: 'function mcpTask',
       version: VERSION,
       deep: 'ERR_PACKAGE_PATH_NOT_EXPORTED',
+    });
+  });
+
+  test('DEFAULT_TOOLS holds no sample tool; temporal-mcp-tasks/samples has them for a project that asks', async () => {
+    const probe = `
+      const api = require('temporal-mcp-tasks');
+      const samples = require('temporal-mcp-tasks/samples');
+      const names = (tools) => tools.map((tool) => tool.name);
+      console.log(JSON.stringify({
+        defaultTools: names(api.DEFAULT_TOOLS),
+        companionAndApprovalTools: [...names(api.COMPANION_TOOLS), ...names(api.APPROVAL_TOOLS)],
+        sampleToolsInTheMainEntry: typeof api.SAMPLE_TOOLS,
+        sampleTools: names(samples.SAMPLE_TOOLS),
+        withSamples: names(require('./build/with-samples').withSamples),
+      }));`;
+    expect(JSON.parse(await runOk(process.execPath, ['-e', probe], { cwd: scratch }))).toEqual({
+      defaultTools: DEFAULT_TOOL_NAMES,
+      companionAndApprovalTools: DEFAULT_TOOL_NAMES,
+      sampleToolsInTheMainEntry: 'undefined',
+      sampleTools: SAMPLE_TOOL_NAMES,
+      // Compiled by the scratch project against the declarations of both entries.
+      withSamples: [...DEFAULT_TOOL_NAMES, ...SAMPLE_TOOL_NAMES],
     });
   });
 
@@ -330,8 +362,28 @@ describe('the package (npm pack, npm install in a scratch project)', () => {
     FLOW_TIMEOUT_MS,
   );
 
+  test('npx temporal-mcp-tasks serve offers no sample tool by default, and says so in --help', async () => {
+    expect(await runOk('npx', ['temporal-mcp-tasks', 'serve', '--help'], { cwd: scratch })).toContain('This copy: not served');
+    const client = newMcpClient('package-defaults');
+    await client.connect(
+      new StdioClientTransport({
+        command: 'npx',
+        args: ['temporal-mcp-tasks', 'serve', '--tools', 'tools.yaml'],
+        cwd: scratch,
+        env: env(),
+        stderr: 'pipe',
+      }),
+    );
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((tool) => tool.name)).toEqual([...DEFAULT_TOOL_NAMES, 'greet_from_file']);
+    } finally {
+      await client.close();
+    }
+  });
+
   test(
-    'npx temporal-mcp-tasks serve --tools serves the declared workflow on stdio, beside the sample invoice run by npx temporal-mcp-tasks worker, with the prebuilt task view',
+    'npx temporal-mcp-tasks serve --samples --tools serves the declared workflow on stdio, beside the sample invoice run by npx temporal-mcp-tasks worker, with the prebuilt task view',
     async () => {
       const samples = `samples-${queueSuffix}`;
       await Promise.all([
@@ -345,13 +397,15 @@ describe('the package (npm pack, npm install in a scratch project)', () => {
       const user = new ScriptedUser(answer).attach(client);
       const transport = new StdioClientTransport({
         command: 'npx',
-        args: ['temporal-mcp-tasks', 'serve', '--tools', 'tools.yaml'],
+        args: ['temporal-mcp-tasks', 'serve', '--samples', '--tools', 'tools.yaml'],
         cwd: scratch,
         env: env({ TEMPORAL_TASK_QUEUE: samples }),
         stderr: 'pipe',
       });
       await client.connect(transport);
       try {
+        const { tools } = await client.listTools();
+        expect(tools.map((tool) => tool.name)).toEqual([...SAMPLE_TOOL_NAMES, ...DEFAULT_TOOL_NAMES, 'greet_from_file']);
         const greeting = await client.request(
           { method: 'tools/call', params: { name: 'greet_from_file', arguments: { name: 'Grace' }, task: {} } },
           CreateTaskResultSchema,

@@ -28,7 +28,16 @@ import {
 } from '../../src/shared/task-contract';
 import { PaymentsLedger } from '../../src/activities/payments';
 import { Logger } from '../../src/util/log';
-import { connectInMemory, errorCodeOf, FAST_TUNING, getTask, newMcpClient, startInvoiceTask, waitForTask } from '../helpers/mcp';
+import {
+  connectInMemory,
+  errorCodeOf,
+  FAST_TUNING,
+  getTask,
+  newMcpClient,
+  startInvoiceTask,
+  TOOLS_WITH_SAMPLES,
+  waitForTask,
+} from '../helpers/mcp';
 import { pollUntil } from '../../src/util/wait';
 import { freePort } from '../helpers/dev-server';
 import { spawnHttpServer } from '../helpers/processes';
@@ -60,6 +69,7 @@ describe('the task mark binds the run', () => {
     const bridge = await createBridge({
       temporal: testTemporalConfig(taskQueue),
       client: temporal.client,
+      tools: TOOLS_WITH_SAMPLES,
       tuning: FAST_TUNING,
       principalOf: () => principal,
     });
@@ -140,6 +150,7 @@ describe('answers only a bridge can give', () => {
     const bridge = await createBridge({
       temporal: testTemporalConfig(taskQueue),
       client: temporal.client,
+      tools: TOOLS_WITH_SAMPLES,
       tuning: FAST_TUNING,
       principalOf: () => principal,
     });
@@ -216,6 +227,7 @@ describe('the open-task quota', () => {
     const bridge: Bridge = await createBridge({
       temporal: testTemporalConfig(taskQueue),
       client: temporal.client,
+      tools: TOOLS_WITH_SAMPLES,
       tuning: { ...FAST_TUNING, core: { ...FAST_TUNING.core, quotas: { maxOpenTasks: 3 } } },
       principalOf: () => principal,
     });
@@ -263,6 +275,7 @@ describe('waits', () => {
     const bridge = await createBridge({
       temporal: testTemporalConfig(taskQueue),
       client: temporal.client,
+      tools: TOOLS_WITH_SAMPLES,
       tuning: { ...FAST_TUNING, core: { ...FAST_TUNING.core, quotas: { maxWaits: 2 } } },
       principalOf: () => principal,
     });

@@ -1,8 +1,4 @@
 import { approvalsAnswerTool, approvalsInboxTool } from '../../approvals/tools';
-import { processInvoiceTool } from './process-invoice';
-import { requestSpendApprovalTool } from './request-spend-approval';
-import { releaseScheduledPaymentTool } from './release-scheduled-payment';
-import { submitExpenseReportTool } from './submit-expense-report';
 import { taskCancelTool } from './task-cancel';
 import { taskRespondTool } from './task-respond';
 import { taskResultTool } from './task-result';
@@ -16,15 +12,11 @@ export const COMPANION_TOOLS = [taskStatusTool, taskResultTool, taskRespondTool,
 /** The approver's tools: questions addressed to the caller by principal or role, across every task. */
 export const APPROVAL_TOOLS = [approvalsInboxTool, approvalsAnswerTool];
 
-/** The tools this server offers unless told otherwise. */
-export const DEFAULT_TOOLS: readonly ToolDefinition[] = [
-  processInvoiceTool,
-  releaseScheduledPaymentTool,
-  submitExpenseReportTool,
-  requestSpendApprovalTool,
-  ...COMPANION_TOOLS,
-  ...APPROVAL_TOOLS,
-];
+/**
+ * The tools a bridge offers unless told otherwise: the companion tools and the approver's tools, which serve the
+ * tasks of any workflow. The sample tools are not among them (`SAMPLE_TOOLS`, in `./samples`).
+ */
+export const DEFAULT_TOOLS: readonly ToolDefinition[] = [...COMPANION_TOOLS, ...APPROVAL_TOOLS];
 
 /**
  * The tools by name, the workflow tools among them, and the arguments each mirrors into headers: built once per tool

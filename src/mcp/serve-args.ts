@@ -1,0 +1,62 @@
+/**
+ * The command line of `temporal-mcp-tasks serve`, parsed without side effects, and the rule that decides whether it
+ * serves the sample tools when the command line does not say.
+ */
+import path from 'node:path';
+
+/** Thrown when a command line cannot be run; the message says what to change. */
+export class UsageError extends Error {}
+
+/** What a `serve` command line asks for. */
+export interface ServeArgs {
+  help: boolean;
+  check: boolean;
+  noAuth: boolean;
+  /** The tools file of `--tools`. */
+  tools?: string;
+  http?: { host: string; port: number };
+  /** Whether the sample tools are served: `--samples`, `--no-samples` (the last one counts), else the default. */
+  samples: boolean;
+}
+
+/**
+ * Whether `serve` offers the sample tools by default: yes when `moduleFile` (the server's own module) is TypeScript,
+ * as in a checkout, where `npm run serve`, the scripts and the tests run `src/mcp/main.ts` through tsx; no when it is
+ * the compiled `dist/mcp/main.js`, which is all an installed package holds.
+ */
+export function samplesByDefault(moduleFile: string): boolean {
+  return path.extname(moduleFile) === '.ts';
+}
+
+/**
+ * Parses `serve`'s arguments; `samples` is what the command line says, else `defaults.samples`. Throws
+ * {@link UsageError} for an unknown argument, a missing or malformed value, or `--no-auth` without `--http`.
+ */
+export function parseServeArgs(argv: readonly string[], defaults: { samples: boolean }): ServeArgs {
+  let help = false;
+  let check = false;
+  let noAuth = false;
+  let samples = defaults.samples;
+  let tools: string | undefined;
+  let http: { host: string; port: number } | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '--help' || arg === '-h') help = true;
+    else if (arg === '--check') check = true;
+    else if (arg === '--no-auth') noAuth = true;
+    else if (arg === '--samples') samples = true;
+    else if (arg === '--no-samples') samples = false;
+    else if (arg === '--tools' || arg.startsWith('--tools=')) {
+      tools = arg === '--tools' ? argv[++i] : arg.slice('--tools='.length);
+      if (!tools) throw new UsageError('--tools needs a file, e.g. --tools examples/tools.yaml');
+    } else if (arg === '--http' || arg.startsWith('--http=')) {
+      const value = arg === '--http' ? argv[++i] : arg.slice('--http='.length);
+      const match = /^(.+):(\d{1,5})$/.exec(value ?? '');
+      if (!match || Number(match[2]) > 65535)
+        throw new UsageError(`--http needs HOST:PORT, e.g. --http 127.0.0.1:3000 (got "${value ?? ''}")`);
+      http = { host: match[1].replace(/^\[(.*)\]$/, '$1'), port: Number(match[2]) };
+    } else throw new UsageError(`unknown argument "${arg}"; see --help`);
+  }
+  if (noAuth && !http) throw new UsageError('--no-auth goes with --http');
+  return { help, check, noAuth, samples, ...(tools !== undefined && { tools }), ...(http && { http }) };
+}

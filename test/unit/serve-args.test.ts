@@ -1,0 +1,64 @@
+/** The command line of `serve` and the rule that decides whether it serves the sample tools. No server, no Temporal. */
+import path from 'node:path';
+import { parseServeArgs, samplesByDefault, UsageError } from '../../src/mcp/serve-args';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+
+describe('samplesByDefault', () => {
+  test('the TypeScript sources of a checkout (npm run serve through tsx) serve the samples by default', () => {
+    expect(samplesByDefault(require.resolve('../../src/mcp/main'))).toBe(true);
+    expect(samplesByDefault(path.join(ROOT, 'src', 'mcp', 'main.ts'))).toBe(true);
+  });
+
+  test('the compiled server (dist/, all an installed package holds) serves none by default', () => {
+    expect(samplesByDefault(path.join(ROOT, 'dist', 'mcp', 'main.js'))).toBe(false);
+    expect(samplesByDefault('/app/node_modules/temporal-mcp-tasks/dist/mcp/main.js')).toBe(false);
+  });
+});
+
+describe('parseServeArgs', () => {
+  test('without --samples or --no-samples the default decides', () => {
+    expect(parseServeArgs([], { samples: true }).samples).toBe(true);
+    expect(parseServeArgs([], { samples: false }).samples).toBe(false);
+  });
+
+  test.each<[string[], boolean, boolean]>([
+    [['--samples'], false, true],
+    [['--no-samples'], true, false],
+    [['--samples', '--no-samples'], false, false],
+    [['--no-samples', '--samples'], true, true],
+  ])('%j with the default %s serves the samples: %s (the last flag counts)', (argv, byDefault, served) => {
+    expect(parseServeArgs(argv, { samples: byDefault }).samples).toBe(served);
+  });
+
+  test('the samples flags go with every other option', () => {
+    expect(parseServeArgs(['--http', '127.0.0.1:3000', '--no-auth', '--no-samples', '--tools=tools.yaml'], { samples: true })).toEqual({
+      help: false,
+      check: false,
+      noAuth: true,
+      samples: false,
+      tools: 'tools.yaml',
+      http: { host: '127.0.0.1', port: 3000 },
+    });
+    expect(parseServeArgs(['--http=[::1]:8080', '--samples', '--tools', 'a.json'], { samples: false })).toEqual({
+      help: false,
+      check: false,
+      noAuth: false,
+      samples: true,
+      tools: 'a.json',
+      http: { host: '::1', port: 8080 },
+    });
+  });
+
+  test.each<[string[], RegExp]>([
+    [['--sample'], /unknown argument "--sample"/],
+    [['--samples=yes'], /unknown argument "--samples=yes"/],
+    [['--tools'], /--tools needs a file/],
+    [['--http', '3000'], /--http needs HOST:PORT/],
+    [['--http', '127.0.0.1:70000'], /--http needs HOST:PORT/],
+    [['--no-auth'], /--no-auth goes with --http/],
+  ])('%j is refused with a UsageError saying what to change', (argv, message) => {
+    expect(() => parseServeArgs(argv, { samples: true })).toThrow(UsageError);
+    expect(() => parseServeArgs(argv, { samples: true })).toThrow(message);
+  });
+});
