@@ -1,0 +1,313 @@
+/**
+ * The workflow side of addressed questions: asking principals and roles other than the task's own
+ * (`WorkflowTask.requestDecision`), taking their answers through the validated Update `mcp.answer`, reminding,
+ * escalating and notifying on durable timers. Sandboxed workflow code: import only from workflow code (through
+ * `workflow-task.ts`).
+ */
+import { ApplicationFailure, condition, defineUpdate, log, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { checkFormContent, type FormInputRequest, type InputResponse, type SealedAnswer } from '../shared/task-contract';
+import {
+  ANSWER_UPDATE_NAME,
+  answerRefusal,
+  awaitingKeywords,
+  DECISION_NOTIFICATIONS_PATCH,
+  delegationRefusal,
+  NOTIFY_ACTIVITY,
+  type AddressedInput,
+  type AnswerRecord,
+  type DecisionNotification,
+  type InputAudience,
+} from './contract';
+
+// Notifications are best effort: a worker without the activity, or an outbox that stays down, never holds the question.
+const notifier = proxyActivities<Record<typeof NOTIFY_ACTIVITY, (notification: DecisionNotification) => Promise<void>>>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute', maximumAttempts: 20 },
+});
+
+const MAX_COMMENT_LENGTH = 2_000;
+
+/** The answer to an addressed question, sent by the bridge: validated, then checked for the bridge's seal. */
+export const answerUpdate = defineUpdate<AnswerRecord, [InputResponse]>(ANSWER_UPDATE_NAME);
+
+/** A question for people other than the task's principal (see {@link WorkflowTask.requestDecision}). */
+export interface DecisionRequest extends Omit<FormInputRequest, 'mode'> {
+  audience: InputAudience;
+  /**
+   * When the question is due: past it, the question escalates (with `escalation`) or the wait ends with outcome
+   * `overdue` and the question is withdrawn.
+   */
+  dueAt?: Date;
+  /** When the audience is reminded (a {@link NOTIFY_ACTIVITY} notification) if the question is still open. */
+  followUpAt?: Date;
+  /** Who is added at `dueAt` (those asked first may still answer), and when the escalated question is due. */
+  escalation?: { principals?: string[]; roles?: string[]; dueAt?: Date };
+  /** Roles or counts, never names: how the requester's status message names who is asked (default the roles). */
+  describedAs?: string;
+}
+
+/** How an addressed question ended, with every answer it took (who, their roles, when, through what, what). */
+export interface Decision {
+  key: string;
+  /** `accepted`: the required number accepted; `declined`: someone declined or `closesOn` said so; `overdue`. */
+  outcome: 'accepted' | 'declined' | 'overdue';
+  /** Every answer and hand-over, oldest first. */
+  answers: AnswerRecord[];
+  /** Whether the question was escalated at its due time. */
+  escalated: boolean;
+}
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/** "25 Nov 14:00 UTC": a due time as the requester's status message shows it. */
+function dueText(iso: string): string {
+  const at = new Date(iso);
+  return `${at.getUTCDate()} ${MONTHS[at.getUTCMonth()]} ${iso.slice(11, 16)} UTC`;
+}
+
+/** How the requester's status message names an audience: its roles, or a count, never names. */
+function describeAudience(audience: { principals?: string[]; roles?: string[] }): string {
+  return audience.roles?.length ? audience.roles.join(' or ') : 'the named approvers';
+}
+
+/** Adds the escalation's people to the question's audience and moves its due time to the escalation's. */
+function escalate(entry: { input: AddressedInput; describedAs: string }): void {
+  const { input } = entry;
+  const escalation = input.escalation!;
+  const union = (a: string[] | undefined, b: string[] | undefined) => (a || b ? [...new Set([...(a ?? []), ...(b ?? [])])] : undefined);
+  const principals = union(input.audience.principals, escalation.principals);
+  const roles = union(input.audience.roles, escalation.roles);
+  input.audience = { ...input.audience, ...(principals && { principals }), ...(roles && { roles }) };
+  input.escalated = true;
+  if (escalation.dueAt) input.dueAt = escalation.dueAt;
+  else delete input.dueAt;
+  entry.describedAs = describeAudience(input.audience);
+}
+
+/** Sends notifications about `input` without waiting for them; each kind counts its own ids so retries dedupe. */
+function notificationsOf(input: AddressedInput): (kind: DecisionNotification['kind']) => void {
+  const sent = new Map<string, number>();
+  const { workflowId } = workflowInfo();
+  return (kind) => {
+    const n = (sent.get(kind) ?? 0) + 1;
+    sent.set(kind, n);
+    const accepted = input.answers.filter((answer) => answer.action === 'accept').length;
+    const notification: DecisionNotification = {
+      id: `${workflowId}/${input.key}/${kind}/${n}`,
+      kind,
+      taskId: workflowId,
+      key: input.key,
+      message: input.request.message,
+      audience: { ...input.audience },
+      accepted,
+      required: input.audience.required ?? 1,
+      ...(input.dueAt && { dueAt: input.dueAt }),
+      at: new Date().toISOString(),
+    };
+    notifier[NOTIFY_ACTIVITY](notification).catch((error: unknown) =>
+      log.warn('a notification was not delivered', { id: notification.id, error: (error as Error).message }),
+    );
+  };
+}
+
+/** What the addressed questions need of the task they belong to. */
+export interface DecisionHost {
+  /** Input keys used so far in this workflow: a key is never reused. */
+  readonly usedKeys: Set<string>;
+  /** The principal whose task this is. */
+  requester(): string;
+  /** The sealed answer an Update carries, once the worker has checked its seal; why not otherwise. */
+  checkSeal(incoming: InputResponse): Promise<SealedAnswer | string>;
+  /**
+   * Says what the open questions still wait for in the requester's status message: `always`, or only while no question
+   * of the task's own is open.
+   */
+  showWaiting(text: string, always: boolean): void;
+  /** Publishes the task's state. */
+  publish(): void;
+}
+
+/** One open question, with how it is described to the requester. */
+interface Entry {
+  input: AddressedInput;
+  describedAs: string;
+  closesOn?: (answer: AnswerRecord) => boolean;
+  closed?: Decision['outcome'];
+  notify?: (kind: DecisionNotification['kind']) => void;
+}
+
+/** The questions a workflow addresses to others (see the module's comment). Make one per workflow run. */
+export class AddressedQuestions {
+  /** Open questions, in the order asked. */
+  private readonly entries: Entry[] = [];
+
+  /** Installs the Update handler that takes answers. */
+  constructor(private readonly host: DecisionHost) {
+    setHandler(answerUpdate, (incoming) => this.take(incoming), {
+      validator: (response) => {
+        const refusal = this.refusal(response);
+        if (refusal) throw new Error(refusal);
+      },
+    });
+  }
+
+  /** The open questions, as published in the task state's `awaiting`. */
+  get published(): AddressedInput[] {
+    return this.entries.map((entry) => entry.input);
+  }
+
+  /** The search attribute values of the open questions' audiences, sorted. */
+  keywords(): string[] {
+    return [...new Set(this.entries.flatMap((entry) => awaitingKeywords(entry.input.audience)))].sort();
+  }
+
+  /** See `WorkflowTask.requestDecision`. */
+  async request(key: string, request: DecisionRequest, closesOn?: (answer: AnswerRecord) => boolean): Promise<Decision> {
+    const { host } = this;
+    if (host.usedKeys.has(key)) throw new Error(`input key "${key}" was used before; keys are never reused`);
+    const { audience, dueAt, followUpAt, escalation, describedAs, ...form } = request;
+    const required = audience.required ?? 1;
+    if (!Number.isInteger(required) || required < 1) throw new Error(`audience.required must be a whole number of 1 or more`);
+    if (!audience.principals?.length && !audience.roles?.length) throw new Error('a decision must name principals or roles');
+    if (escalation && !dueAt) throw new Error('an escalation happens at dueAt: give dueAt too');
+    host.usedKeys.add(key);
+    const entry: Entry = {
+      input: {
+        key,
+        request: { mode: 'form', ...form },
+        audience: { ...audience, required, exclude: [...(audience.exclude ?? [])] },
+        requester: host.requester(),
+        answers: [],
+        askedAt: new Date().toISOString(),
+        ...(dueAt && { dueAt: dueAt.toISOString() }),
+        ...(followUpAt && { followUpAt: followUpAt.toISOString() }),
+        ...(escalation && {
+          escalation: {
+            ...(escalation.principals && { principals: [...escalation.principals] }),
+            ...(escalation.roles && { roles: [...escalation.roles] }),
+            ...(escalation.dueAt && { dueAt: escalation.dueAt.toISOString() }),
+          },
+        }),
+      },
+      describedAs: describedAs ?? describeAudience(audience),
+      ...(closesOn && { closesOn }),
+    };
+    // Histories from before notifications never called the activity; they replay without it.
+    if (patched(DECISION_NOTIFICATIONS_PATCH)) entry.notify = notificationsOf(entry.input);
+    this.entries.push(entry);
+    host.showWaiting(this.waitingFor()!, true);
+    host.publish();
+    entry.notify?.('asked');
+
+    const isClosed = () => entry.closed !== undefined;
+    let reminded = false;
+    for (;;) {
+      const { input } = entry;
+      const next = [!reminded && input.followUpAt, input.dueAt].filter((at): at is string => typeof at === 'string').map(Date.parse);
+      if (next.length === 0) {
+        await condition(isClosed);
+        break;
+      }
+      if (await condition(isClosed, Math.max(Math.min(...next) - Date.now(), 1))) break;
+      if (!reminded && input.followUpAt && Date.parse(input.followUpAt) <= Date.now()) {
+        reminded = true;
+        entry.notify?.('reminder');
+      }
+      if (input.dueAt && Date.parse(input.dueAt) <= Date.now()) {
+        if (!input.escalation || input.escalated) {
+          entry.closed = 'overdue';
+          break;
+        }
+        escalate(entry);
+        this.refreshWaiting();
+        host.publish();
+        entry.notify?.('escalated');
+      }
+    }
+    this.entries.splice(this.entries.indexOf(entry), 1);
+    const still = this.waitingFor();
+    if (still) host.showWaiting(still, true);
+    host.publish();
+    return { key, outcome: entry.closed!, answers: [...entry.input.answers], escalated: entry.input.escalated === true };
+  }
+
+  /** Takes an answer the validator let through, once its seal holds and the state still admits it. */
+  private async take(incoming: InputResponse): Promise<AnswerRecord> {
+    const opened = await this.host.checkSeal(incoming);
+    if (typeof opened === 'string') throw ApplicationFailure.nonRetryable(`Answer refused: ${opened}`, 'AnswerRefused');
+    // Judged again on the sealed identity, and on the state now (another answer may have come while the seal was checked).
+    const refusal = this.refusal(opened);
+    if (refusal) throw ApplicationFailure.nonRetryable(`Answer refused: ${refusal}`, 'AnswerRefused');
+    const entry = this.openEntry(opened.key)!;
+    const record: AnswerRecord = {
+      principal: opened.answeredBy.principal,
+      roles: [...(opened.answeredBy.roles ?? [])],
+      action: opened.action,
+      ...(opened.content !== undefined && { content: opened.content }),
+      ...(opened.comment !== undefined && { comment: opened.comment }),
+      at: opened.answeredAt,
+      ...(opened.answeredBy.via !== undefined && { via: opened.answeredBy.via }),
+    };
+    if (opened.action === 'delegate') {
+      const to = String(opened.content!.to);
+      delete record.content;
+      record.delegatedTo = to;
+      const { audience } = entry.input;
+      audience.principals = [...new Set([...(audience.principals ?? []), to])];
+    }
+    entry.input.answers.push(record);
+    const accepted = entry.input.answers.filter((taken) => taken.action === 'accept').length;
+    if (record.action === 'delegate') entry.notify?.('delegated');
+    else if (record.action === 'decline' || entry.closesOn?.(record)) entry.closed = 'declined';
+    else if (accepted >= (entry.input.audience.required ?? 1)) entry.closed = 'accepted';
+    this.refreshWaiting();
+    this.host.publish();
+    return record;
+  }
+
+  private openEntry(key: unknown): Entry | undefined {
+    return this.entries.find((entry) => entry.input.key === key && entry.closed === undefined);
+  }
+
+  /** Why this answer cannot be taken now, judged by the identity it carries; undefined when it can. */
+  private refusal(response: InputResponse | undefined): string | undefined {
+    const entry = this.openEntry(response?.key);
+    if (!response || !entry) return `no question "${String(response?.key)}" is open on this task`;
+    const by = response.answeredBy;
+    if (typeof by?.principal !== 'string') return 'the answer does not say who gave it';
+    const refusal = answerRefusal(entry.input, by.principal, by.roles ?? []);
+    if (refusal) return refusal;
+    if (response.action !== 'accept' && response.action !== 'decline' && response.action !== 'delegate') {
+      return 'the action must be accept, decline or delegate';
+    }
+    if (response.action === 'delegate') return delegationRefusal(entry.input, by.principal, response.content?.to);
+    if (response.action === 'accept') {
+      const problem = checkFormContent(entry.input.request.requestedSchema, response.content);
+      if (problem) return `the answer does not fit the question: ${problem}`;
+    }
+    if (response.comment !== undefined && (typeof response.comment !== 'string' || response.comment.length > MAX_COMMENT_LENGTH)) {
+      return `the comment must be text of at most ${MAX_COMMENT_LENGTH} characters`;
+    }
+    return undefined;
+  }
+
+  /** What the open questions still wait for, in roles and counts; undefined when none is open. */
+  private waitingFor(): string | undefined {
+    const open = this.entries.filter((entry) => entry.closed === undefined);
+    if (open.length === 0) return undefined;
+    return open
+      .map(({ input, describedAs }) => {
+        const required = input.audience.required ?? 1;
+        const accepted = input.answers.filter((answer) => answer.action === 'accept').length;
+        const count = required === 1 ? '1 approval' : `${required - accepted} of ${required} approvals`;
+        return `${count} by ${describedAs}${input.dueAt ? `, due ${dueText(input.dueAt)}` : ''}`;
+      })
+      .join('; ');
+  }
+
+  /** The requester's status names what addressed questions still wait for, unless a question of their own is open. */
+  private refreshWaiting(): void {
+    const still = this.waitingFor();
+    if (still) this.host.showWaiting(still, false);
+  }
+}
