@@ -1,6 +1,7 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import { builtinModules } from 'node:module';
+import noImportCycle from './eslint/no-import-cycle.js';
 
 export default tseslint.config(
   { ignores: ['node_modules/', 'dist/', '.temporal/', '.data/', 'coverage/'] },
@@ -13,6 +14,13 @@ export default tseslint.config(
       '@typescript-eslint/no-require-imports': 'off',
       'no-console': ['error', { allow: ['error', 'warn'] }],
     },
+  },
+  {
+    // No import cycles, of types either: a cycle makes two modules one that is read in two places, and a cycle of
+    // values leaves one side half-loaded while the other starts.
+    files: ['src/**/*.ts', 'scripts/**/*.ts', 'test/**/*.ts'],
+    plugins: { local: { rules: { 'no-import-cycle': noImportCycle } } },
+    rules: { 'local/no-import-cycle': 'error' },
   },
   {
     // Workflow code runs in Temporal's deterministic sandbox: no Node built-ins, no MCP, no server code. The shared

@@ -1,4 +1,4 @@
-/** The fast tier (npm run test:unit): the pure parts of the task core, without Temporal. */
+/** The fast tier (npm run test:unit): the pure parts of the task core, and the lint rule against import cycles, without Temporal. */
 module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test/unit'],

@@ -21,14 +21,8 @@ export type { ListenRequest, ListenSink, McpEndpoints, TaskListenEndpoint } from
 export { startHttpServer, type HttpServerOptions, type RunningHttpServer } from './mcp/transports/http';
 export { allowedHostsFromEnv, httpLimitsFromEnv, OriginPolicy, type HttpLimits } from './mcp/transports/limits';
 export { BearerTokens, TokenConfigError, tokensFromEnv } from './mcp/transports/auth';
-export {
-  createAuthenticator,
-  OAuthConfigError,
-  oauthConfigFromEnv,
-  type AuthenticatorOptions,
-  type OAuthConfig,
-  type RequestAuthenticator,
-} from './mcp/transports/oauth';
+export { createAuthenticator, type AuthenticatorOptions, type RequestAuthenticator } from './mcp/transports/oauth';
+export { OAuthConfigError, oauthConfigFromEnv, type OAuthConfig } from './mcp/transports/oauth-config';
 export { MarkerKeyError, markerFromEnv, type TaskMarker } from './mcp/tasks/marker';
 export { AnswerSeal, answerSealFromEnv, createAnswerActivities } from './shared/answer-proof';
 export { createNotificationActivities, notificationOutboxFromEnv, readNotifications } from './activities/notifications';

@@ -7,7 +7,6 @@
 import { RELATED_TASK_META_KEY, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { checkFormContent, type FormInputRequest, type InputContent, type PendingInput } from '../shared/task-contract';
 import type { TaskView } from './tasks/task-view';
-import type { WorkflowTool } from './tools/types';
 
 /** A question a tool asks before it starts its workflow. */
 export interface StartConfirmation {
@@ -61,8 +60,11 @@ export function applyConfirmation(confirmation: StartConfirmation, args: unknown
   return { kind: 'start', input };
 }
 
-/** The answer to a call whose confirmation was declined: a tool error saying nothing was started. */
-export function declinedResult(tool: WorkflowTool<any, any>, action: 'decline' | 'cancel'): CallToolResult {
+/**
+ * The answer to a call of `tool` whose confirmation was declined: a tool error saying nothing was started. Only the
+ * tool's name is used, so this module needs nothing of the tool registry (which needs it for {@link StartConfirmation}).
+ */
+export function declinedResult(tool: { readonly name: string }, action: 'decline' | 'cancel'): CallToolResult {
   const how = action === 'decline' ? 'declined' : 'dismissed';
   return {
     content: [{ type: 'text', text: `Not started: the confirmation of ${tool.name} was ${how}, so no task was created.` }],
@@ -74,7 +76,7 @@ export function declinedResult(tool: WorkflowTool<any, any>, action: 'decline' |
  * The answer to a plain call from a client that cannot be asked: the question, and how to answer it with
  * `confirm_start` (its `confirmation` token stands for this call and this caller, and expires).
  */
-export function pendingConfirmationResult(tool: WorkflowTool<any, any>, question: PendingInput, token: string): CallToolResult {
+export function pendingConfirmationResult(tool: { readonly name: string }, question: PendingInput, token: string): CallToolResult {
   const request = question.request as FormInputRequest;
   const fields = Object.keys(request.requestedSchema.properties);
   const how =

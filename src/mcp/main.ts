@@ -18,7 +18,8 @@ import { startHttpServer } from './transports/http';
 import { allowedHostsFromEnv, httpLimitsFromEnv, isLoopbackHost, OriginPolicy } from './transports/limits';
 import { answerSealFromEnv } from '../shared/answer-proof';
 import { MarkerKeyError } from './tasks/marker';
-import { createAuthenticator, OAuthConfigError, oauthConfigFromEnv } from './transports/oauth';
+import { createAuthenticator } from './transports/oauth';
+import { OAuthConfigError, oauthConfigFromEnv } from './transports/oauth-config';
 import { serveStdioForAllGenerations } from './stdio';
 import { PACKAGE_VERSION } from '../version';
 

@@ -6,7 +6,7 @@
 import { OAuthError, OAuthErrorCode, type AuthInfo, type OAuthTokenVerifier } from '@modelcontextprotocol/server';
 import { log } from '../../util/log';
 import { assertValidPrincipal, isValidRole, OAUTH_PRINCIPAL_PREFIX } from '../tasks/principal';
-import type { OAuthConfig } from './oauth';
+import type { OAuthConfig } from './oauth-config';
 
 /** Thrown when the issuer's metadata or key set cannot be fetched: no token can be checked until they can. */
 export class IssuerUnavailableError extends Error {
@@ -174,11 +174,6 @@ async function discoverJwksUri(issuer: string): Promise<string> {
     `no metadata of ${issuer} names its keys (${problems.join('; ')}); set MCP_OAUTH_JWKS_URL or fix the issuer`,
     issuer,
   );
-}
-
-/** The least authorization server metadata the SDK's metadata builder needs: only the issuer is used. */
-export function metadataOf(issuer: string) {
-  return { issuer, authorization_endpoint: issuer, token_endpoint: issuer, response_types_supported: ['code'] };
 }
 
 /** Scopes from `scope` (a space-separated string, RFC 9068) or `scp` (an array, or a string, as some issuers write). */

@@ -9,7 +9,7 @@ import { Client, Connection } from '@temporalio/client';
 import type { PublishedTaskState } from '../../src/shared/task-contract';
 import type { Managed } from '../lib/processes';
 import { cliClient, taskState } from '../lib/rig';
-import type { SoakStack } from '../soak/soak';
+import type { SoakStack } from '../soak/soak-stack';
 import { ClusterStack, randomBasePort, type Part } from './stack';
 
 const VICTIMS = ['client', 'mcp-replica', 'worker', 'frontend', 'history', 'matching', 'postgres'] as const;
