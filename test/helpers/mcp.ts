@@ -13,6 +13,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Client } from '@temporalio/client';
 import { createBridge, type Bridge, type BridgeTuning } from '../../src/mcp/bridge';
+import type { ToolDefinition } from '../../src/mcp/tools/types';
 import { pollUntil } from '../../src/util/wait';
 import { testTemporalConfig } from './temporal';
 
@@ -23,14 +24,33 @@ export const FAST_TUNING: BridgeTuning = {
   inlineBudgetMs: 30_000,
 };
 
+/** Options of {@link startBridge}. */
+export interface TestBridgeOptions {
+  client: Client;
+  taskQueue: string;
+  /** The principal of every request; default the credentials' (the local principal without them). */
+  principal?: string;
+  /** The roles of every request; default the credentials' (the local roles without them). */
+  roles?: string[];
+  /** The principal of requests without credentials. */
+  localPrincipal?: string;
+  /** Default {@link FAST_TUNING}. */
+  tuning?: BridgeTuning;
+  /** Default the built-in tools. */
+  tools?: readonly ToolDefinition[];
+}
+
 /** A bridge on the run's dev server, sharing `client`. */
-export function startBridge(options: { client: Client; taskQueue: string; principal?: string; tuning?: BridgeTuning }): Promise<Bridge> {
-  const principal = options.principal;
+export function startBridge(options: TestBridgeOptions): Promise<Bridge> {
+  const { principal, roles } = options;
   return createBridge({
     temporal: testTemporalConfig(options.taskQueue),
     client: options.client,
     tuning: options.tuning ?? FAST_TUNING,
+    ...(options.tools && { tools: options.tools }),
     ...(principal && { principalOf: () => principal }),
+    ...(roles && { rolesOf: () => roles }),
+    ...(options.localPrincipal && { localPrincipal: options.localPrincipal }),
   });
 }
 
