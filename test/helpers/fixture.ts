@@ -35,7 +35,7 @@ export interface StackBridgeOptions extends Partial<Omit<TestBridgeOptions, 'cli
    * the address defaults to the run's dev server.
    */
   connection?: Partial<ConnectionOptions>;
-  /** Interceptors of the client on {@link connection} (tracing). */
+  /** Interceptors of the bridge's client (tracing): on a connection of its own, as with {@link connection}. */
   clientInterceptors?: ClientInterceptors;
 }
 
@@ -69,11 +69,10 @@ export interface StackOptions {
 export class TestStack {
   /** The worker running now, if any. */
   worker: RunningWorker | undefined;
-  /** The endpoint of {@link StackOptions.http}. */
-  http: RunningHttpServer | undefined;
   /** The servers of {@link StackOptions.servers}, in their order. */
   readonly servers: HttpServerProcess[] = [];
   private mainBridge: Bridge | undefined;
+  private mainHttp: RunningHttpServer | undefined;
   private readonly inMemory: (() => Promise<void>)[] = [];
   private readonly endpoints: RunningHttpServer[] = [];
   private readonly spawned: HttpServerProcess[] = [];
@@ -95,7 +94,7 @@ export class TestStack {
     const stack = new TestStack(uniqueTaskQueue(options.name), tempActivityConfig(options.activities), client, close, options.worker || {});
     const mainBridge = async (bridgeOptions: StackBridgeOptions) => {
       stack.mainBridge = await stack.addBridge(bridgeOptions);
-      if (options.http) stack.http = await stack.serve(stack.mainBridge);
+      if (options.http) stack.mainHttp = await stack.serve(stack.mainBridge);
     };
     const parts = await Promise.allSettled([
       ...(options.worker === false ? [] : [stack.startWorker()]),
@@ -114,6 +113,12 @@ export class TestStack {
   get bridge(): Bridge {
     if (!this.mainBridge) throw new Error('this stack has no bridge: start it with `bridge`');
     return this.mainBridge;
+  }
+
+  /** The endpoint of {@link StackOptions.http}. Throws if the stack was started without one. */
+  get http(): RunningHttpServer {
+    if (!this.mainHttp) throw new Error('this stack serves no HTTP endpoint: start it with `http`');
+    return this.mainHttp;
   }
 
   /** The first of {@link servers}. Throws if the stack was started without one. */
@@ -140,7 +145,8 @@ export class TestStack {
   /** Another bridge, closed by {@link stop}. */
   async addBridge(options: StackBridgeOptions = {}): Promise<Bridge> {
     const { connection: connectionOptions, clientInterceptors, ...bridgeOptions } = options;
-    const connection = connectionOptions && (await Connection.connect({ address: testAddress(), ...connectionOptions }));
+    const connection =
+      (connectionOptions || clientInterceptors) && (await Connection.connect({ address: testAddress(), ...connectionOptions }));
     const client = connection ? new Client({ connection, ...(clientInterceptors && { interceptors: clientInterceptors }) }) : this.temporal;
     try {
       const bridge = await startBridge({ taskQueue: this.taskQueue, ...bridgeOptions, client });
