@@ -9,7 +9,7 @@ import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { SPAN_ATTRIBUTES, startTelemetry, WORKFLOW_INTERCEPTOR_MODULE, type Telemetry } from '../src/shared/telemetry';
 import { ROOT } from './helpers/dev-server';
-import { startStack, type TestStack } from './helpers/fixture';
+import { startStack, type TestStack } from './helpers/test-stack';
 import { APPROVE, newMcpClient, ScriptedUser, taskResult } from './helpers/mcp';
 import { eventually, sampleInvoice } from './helpers/temporal';
 

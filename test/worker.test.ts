@@ -4,7 +4,7 @@
 import { spawn } from 'node:child_process';
 import { PaymentsLedger } from '../src/activities/payments';
 import { ROOT } from './helpers/dev-server';
-import { startStack, type TestStack } from './helpers/fixture';
+import { startStack, type TestStack } from './helpers/test-stack';
 import { APPROVE, newMcpClient, ScriptedUser, startInvoiceTask, taskResult, waitForTask } from './helpers/mcp';
 import { serverEnv, spawnWorker, type SpawnedProcess } from './helpers/processes';
 import { sampleInvoice } from './helpers/temporal';

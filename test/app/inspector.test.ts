@@ -7,7 +7,7 @@
 import type { Browser, FrameLocator, Page } from 'playwright-core';
 import { PaymentsLedger } from '../../src/activities/payments';
 import { launchChromium } from '../helpers/browser';
-import { startStack, type TestStack } from '../helpers/fixture';
+import { startStack, type TestStack } from '../helpers/test-stack';
 import { startInspector, type Inspector } from '../helpers/inspector';
 import { sampleInvoice } from '../helpers/temporal';
 

@@ -20,7 +20,7 @@ import { APP_MIME_TYPE, TASK_VIEW_URI, UI_EXTENSION } from '../../src/mcp/app/ui
 import { awaitInInbox, makePeople, writeTokensFile } from '../helpers/approvals';
 import { launchChromium } from '../helpers/browser';
 import { ROOT } from '../helpers/dev-server';
-import { startStack, type TestStack } from '../helpers/fixture';
+import { startStack, type TestStack } from '../helpers/test-stack';
 import { daysFromToday, eventually, sampleInvoice } from '../helpers/temporal';
 
 const ALICE = `alice-${randomUUID()}`;

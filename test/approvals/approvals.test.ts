@@ -7,7 +7,7 @@ import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index
 import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { ANSWER_UPDATE_NAME, TASK_STATE_MEMO, type PublishedTaskState } from '../../src/shared/task-contract';
 import { answer, ApprovalClients, awaitInInbox, inbox, makePeople, textOf, writeTokensFile } from '../helpers/approvals';
-import { startStack, type TestStack } from '../helpers/fixture';
+import { startStack, type TestStack } from '../helpers/test-stack';
 import { getTask, taskResult, waitForTask } from '../helpers/mcp';
 import { mcp2026Request } from '../helpers/mcp2026';
 // alice asks (and holds the approver role too: she still may not approve her own); carol and erin approve; dave has no role.

@@ -15,7 +15,7 @@ import { createAnswerActivities } from '../../src/shared/answer-proof';
 import { respondSignal, VERIFY_ANSWER_ACTIVITY, type VerifyAnswerInput } from '../../src/shared/task-contract';
 import { pollUntil } from '../../src/util/wait';
 import { textOf } from '../helpers/approvals';
-import { startStack, type TestStack } from '../helpers/fixture';
+import { startStack, type TestStack } from '../helpers/test-stack';
 import { taskResult } from '../helpers/mcp';
 import { quietTemporalLogs, testAddress, testWorkflowBundle } from '../helpers/temporal';
 

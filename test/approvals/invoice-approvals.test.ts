@@ -20,7 +20,7 @@ import {
   writeTokensFile,
   type Person,
 } from '../helpers/approvals';
-import { startStack, type TestStack } from '../helpers/fixture';
+import { startStack, type TestStack } from '../helpers/test-stack';
 import { getTask, taskResult, waitForTask } from '../helpers/mcp';
 import { mcp2026Request } from '../helpers/mcp2026';
 import { daysFromToday, sampleInvoice } from '../helpers/temporal';

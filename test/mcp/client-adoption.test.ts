@@ -18,7 +18,7 @@ import { LocalTaskStore } from '../../src/client/store';
 import { runClient } from '../helpers/cli';
 import { ROOT } from '../helpers/dev-server';
 import { newMcpClient } from '../helpers/mcp';
-import { startStack, type TestStack } from '../helpers/fixture';
+import { startStack, type TestStack } from '../helpers/test-stack';
 import { serverEnv } from '../helpers/processes';
 import { eventually, sampleInvoice } from '../helpers/temporal';
 

@@ -10,7 +10,7 @@ import { LocalTaskStore } from '../../src/client/store';
 import { IDEMPOTENCY_KEY_META } from '../../src/shared/wire';
 import { pollUntil } from '../../src/util/wait';
 import { runClient } from '../helpers/cli';
-import { startStack, type TestStack } from '../helpers/fixture';
+import { startStack, type TestStack } from '../helpers/test-stack';
 import { newMcpClient, startInvoiceTask, waitForTask } from '../helpers/mcp';
 import { sampleInvoice } from '../helpers/temporal';
 

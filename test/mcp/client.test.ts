@@ -8,7 +8,7 @@ import { LocalTaskStore } from '../../src/client/store';
 import { approvalRequest } from '../../src/shared/invoice';
 import { runClient } from '../helpers/cli';
 import { freePort } from '../helpers/dev-server';
-import { startStack, type TestStack } from '../helpers/fixture';
+import { startStack, type TestStack } from '../helpers/test-stack';
 import { eventually, expectedWebUiLink, sampleInvoice } from '../helpers/temporal';
 
 let stack: TestStack;

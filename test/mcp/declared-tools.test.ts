@@ -14,7 +14,7 @@ import { DEFAULT_TOOLS } from '../../src/mcp/tools';
 import { loadToolsFile } from '../../src/mcp/tools/config-file';
 import { defaultToolResult } from '../../src/mcp/tools/define';
 import { ROOT } from '../helpers/dev-server';
-import { startStack, type TestStack } from '../helpers/fixture';
+import { startStack, type TestStack } from '../helpers/test-stack';
 import { FAST_TUNING, getTask, newMcpClient, ScriptedUser, taskResult, waitForTask, type Answerer } from '../helpers/mcp';
 
 const declared = loadToolsFile(path.join(ROOT, 'examples', 'tools.yaml'));

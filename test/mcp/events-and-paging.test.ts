@@ -11,7 +11,7 @@ import { Client, Connection } from '@temporalio/client';
 import type { Bridge } from '../../src/mcp/bridge';
 import { freePort, temporalDev } from '../helpers/dev-server';
 import { APPROVE, errorCodeOf, FAST_TUNING, newMcpClient, ScriptedUser, startBridge, startInvoiceTask, taskResult } from '../helpers/mcp';
-import { startStack, type TestStack } from '../helpers/fixture';
+import { startStack, type TestStack } from '../helpers/test-stack';
 import { eventually, sampleInvoice } from '../helpers/temporal';
 
 let stack: TestStack;

@@ -20,7 +20,7 @@ import { DEFAULT_TOOLS } from '../../src/mcp/tools';
 import { loadToolsFile } from '../../src/mcp/tools/config-file';
 import { ADOPT_ONLY_META, IDEMPOTENCY_KEY_META } from '../../src/shared/wire';
 import { ROOT } from '../helpers/dev-server';
-import { startStack, type TestStack } from '../helpers/fixture';
+import { startStack, type TestStack } from '../helpers/test-stack';
 import { APPROVE } from '../helpers/mcp';
 import { serverEnv } from '../helpers/processes';
 import { eventually, sampleInvoice } from '../helpers/temporal';

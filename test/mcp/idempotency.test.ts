@@ -3,7 +3,7 @@ import { CreateTaskResultSchema, ErrorCode } from '@modelcontextprotocol/sdk/typ
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Bridge } from '../../src/mcp/bridge';
 import { ADOPT_ONLY_META, IDEMPOTENCY_KEY_META, REPLAYED_META } from '../../src/shared/wire';
-import { startStack, type TestStack } from '../helpers/fixture';
+import { startStack, type TestStack } from '../helpers/test-stack';
 import { APPROVE, errorCodeOf, newMcpClient, ScriptedUser, taskResult } from '../helpers/mcp';
 import { sampleInvoice } from '../helpers/temporal';
 

@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { PaymentsLedger } from '../../src/activities/payments';
 import { APPROVE, getTask, newMcpClient, ScriptedUser, startInvoiceTask, taskResult } from '../helpers/mcp';
-import { startStack, type TestStack } from '../helpers/fixture';
+import { startStack, type TestStack } from '../helpers/test-stack';
 import { serverEnv } from '../helpers/processes';
 import { pythonClients, runPythonClient } from '../helpers/python';
 import { eventually, expectedWebUiLink, sampleInvoice } from '../helpers/temporal';

@@ -26,7 +26,7 @@ import {
   taskResult,
   waitForTask,
 } from '../helpers/mcp';
-import { startStack, type TestStack } from '../helpers/fixture';
+import { startStack, type TestStack } from '../helpers/test-stack';
 import { daysFromToday, eventually, sampleInvoice, sendAnswer } from '../helpers/temporal';
 
 let stack: TestStack;

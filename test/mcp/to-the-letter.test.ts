@@ -27,7 +27,7 @@ import { pollUntil, sleep } from '../../src/util/wait';
 import { errorCodeOf, newMcpClient, ScriptedUser, taskResult, waitForTask } from '../helpers/mcp';
 import { freePort, temporalDev } from '../helpers/dev-server';
 import { mcp2026Request, type RawRequestOptions } from '../helpers/mcp2026';
-import { startStack, type TestStack } from '../helpers/fixture';
+import { startStack, type TestStack } from '../helpers/test-stack';
 import { eventually, sampleInvoice, sendAnswer } from '../helpers/temporal';
 
 const tools = [...DEFAULT_TOOLS, ...loadToolsFile('examples/tools.yaml')];

@@ -22,7 +22,7 @@ import { WEB_UI_META } from '../../src/shared/wire';
 import { pollUntil } from '../../src/util/wait';
 import { freePort, ROOT, temporalDev } from '../helpers/dev-server';
 import { APPROVE, errorCodeOf, getTask, newMcpClient, ScriptedUser, startInvoiceTask, taskResult, waitForTask } from '../helpers/mcp';
-import { startStack, type TestStack } from '../helpers/fixture';
+import { startStack, type TestStack } from '../helpers/test-stack';
 import { serverEnv, type HttpServerProcess } from '../helpers/processes';
 import { eventually, expectedWebUiLink, sampleInvoice, testAddress } from '../helpers/temporal';
 

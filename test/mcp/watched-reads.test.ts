@@ -13,7 +13,7 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { InterceptingCall } from '@grpc/grpc-js';
 import type { Bridge, BridgeTuning } from '../../src/mcp/bridge';
 import type { RunningHttpServer } from '../../src/mcp/transports/http';
-import { startStack, type TestStack } from '../helpers/fixture';
+import { startStack, type TestStack } from '../helpers/test-stack';
 import { FAST_TUNING, getTask, newMcpClient, startInvoiceTask, waitForTask } from '../helpers/mcp';
 import { mcp2026Request } from '../helpers/mcp2026';
 import { pollUntil } from '../../src/util/wait';

@@ -8,7 +8,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../../src/shared/task-contract';
-import { startStack, type TestStack } from '../helpers/fixture';
+import { startStack, type TestStack } from '../helpers/test-stack';
 import { runServeToExit } from '../helpers/processes';
 import { eventually, sampleInvoice } from '../helpers/temporal';
 

@@ -17,7 +17,7 @@ import { jsonSchema } from '../../src/mcp/tools/schema';
 import { printable } from '../../src/client/printable';
 import { ServerTokens } from '../../src/client/tokens';
 import { freePort } from '../helpers/dev-server';
-import { startStack, type TestStack } from '../helpers/fixture';
+import { startStack, type TestStack } from '../helpers/test-stack';
 import { APPROVE, errorCodeOf, getTask, newMcpClient, ScriptedUser, startInvoiceTask, taskResult } from '../helpers/mcp';
 import { pollUntil } from '../../src/util/wait';
 import { runServeToExit, type HttpServerProcess } from '../helpers/processes';

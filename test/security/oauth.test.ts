@@ -10,7 +10,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CreateTaskResultSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { answer, ApprovalClients, awaitInInbox, inbox, textOf } from '../helpers/approvals';
 import { freePort, ROOT } from '../helpers/dev-server';
-import { startStack, type TestStack } from '../helpers/fixture';
+import { startStack, type TestStack } from '../helpers/test-stack';
 import { TestIssuer, type Claims } from '../helpers/issuer';
 import { APPROVE, getTask, newMcpClient, ScriptedUser, startInvoiceTask, taskResult } from '../helpers/mcp';
 import { serverEnv } from '../helpers/processes';

@@ -29,7 +29,7 @@ import { Logger } from '../../src/util/log';
 import { errorCodeOf, FAST_TUNING, getTask, newMcpClient, startInvoiceTask, waitForTask } from '../helpers/mcp';
 import { pollUntil } from '../../src/util/wait';
 import { freePort } from '../helpers/dev-server';
-import { startStack } from '../helpers/fixture';
+import { startStack } from '../helpers/test-stack';
 import { spawnHttpServer } from '../helpers/processes';
 import { eventually, sampleInvoice, uniqueTaskQueue } from '../helpers/temporal';
 

@@ -41,9 +41,13 @@ export interface StackBridgeOptions extends Partial<Omit<TestBridgeOptions, 'cli
 
 /** A spawned `npm run -s serve -- --http` of the stack (see {@link spawnHttpServer}). */
 export interface StackServerOptions {
+  /** Added to the server's environment (the test dev server, the task queue, quick polls: `serverEnv`). */
   env?: Record<string, string>;
+  /** Arguments after `--http HOST:PORT`. */
   args?: string[];
+  /** The address it binds; default loopback. */
   host?: string;
+  /** `node`: the server is the spawned process itself, as a process manager runs it; default through npm. */
   via?: 'npm' | 'node';
   /** Default the stack's. */
   taskQueue?: string;
@@ -67,10 +71,9 @@ export interface StackOptions {
 
 /** A stack started by {@link startStack}; see there. */
 export class TestStack {
-  /** The worker running now, if any. */
-  worker: RunningWorker | undefined;
   /** The servers of {@link StackOptions.servers}, in their order. */
   readonly servers: HttpServerProcess[] = [];
+  private runningWorker: RunningWorker | undefined;
   private mainBridge: Bridge | undefined;
   private mainHttp: RunningHttpServer | undefined;
   private readonly inMemory: (() => Promise<void>)[] = [];
@@ -90,6 +93,7 @@ export class TestStack {
 
   /** Starts what `options` say, at the same time; if any part fails, stops what started and throws. */
   static async start(options: StackOptions): Promise<TestStack> {
+    if (options.http && !options.bridge) throw new Error("`http` serves the stack's bridge: start it with `bridge` too");
     const { client, close } = await connectClient();
     const stack = new TestStack(uniqueTaskQueue(options.name), tempActivityConfig(options.activities), client, close, options.worker || {});
     const mainBridge = async (bridgeOptions: StackBridgeOptions) => {
@@ -107,6 +111,11 @@ export class TestStack {
       throw failed.reason;
     }
     return stack;
+  }
+
+  /** The worker running now, if any. */
+  get worker(): RunningWorker | undefined {
+    return this.runningWorker;
   }
 
   /** The bridge of {@link StackOptions.bridge}. Throws if the stack was started without one. */
@@ -129,16 +138,16 @@ export class TestStack {
 
   /** Starts a worker (again, after {@link stopWorker}). Throws if one runs. */
   async startWorker(): Promise<RunningWorker> {
-    if (this.worker) throw new Error('the stack runs a worker already');
+    if (this.runningWorker) throw new Error('the stack runs a worker already');
     const { connection, ...options } = this.workerOptions;
-    this.worker = await startWorker(this.taskQueue, this.activities, connection, options);
-    return this.worker;
+    this.runningWorker = await startWorker(this.taskQueue, this.activities, connection, options);
+    return this.runningWorker;
   }
 
   /** Stops the worker, if one runs: nothing polls the task queue until {@link startWorker}. */
   async stopWorker(): Promise<void> {
-    const worker = this.worker;
-    this.worker = undefined;
+    const worker = this.runningWorker;
+    this.runningWorker = undefined;
     await worker?.stop();
   }
 
