@@ -6,28 +6,16 @@ import path from 'node:path';
 import { SpanKind } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import type { Bridge } from '../src/mcp/bridge';
 import { SPAN_ATTRIBUTES, startTelemetry, WORKFLOW_INTERCEPTOR_MODULE, type Telemetry } from '../src/shared/telemetry';
 import { ROOT } from './helpers/dev-server';
-import { APPROVE, connectInMemory, newMcpClient, ScriptedUser, startBridge, taskResult } from './helpers/mcp';
-import {
-  eventually,
-  sampleInvoice,
-  startWorker,
-  tempActivityConfig,
-  testAddress,
-  uniqueTaskQueue,
-  type RunningWorker,
-} from './helpers/temporal';
+import { startStack, type TestStack } from './helpers/test-stack';
+import { APPROVE, newMcpClient, ScriptedUser, taskResult } from './helpers/mcp';
+import { eventually, sampleInvoice } from './helpers/temporal';
 
-const taskQueue = uniqueTaskQueue('telemetry');
 const exporter = new InMemorySpanExporter();
 let telemetry: Telemetry;
-let connection: Connection;
-let worker: RunningWorker;
-let bridge: Bridge;
+let stack: TestStack;
 
 beforeAll(async () => {
   telemetry = startTelemetry({ serviceName: 'telemetry-test', spanProcessor: new SimpleSpanProcessor(exporter) });
@@ -37,15 +25,15 @@ beforeAll(async () => {
     workflowInterceptorModules: [WORKFLOW_INTERCEPTOR_MODULE],
     logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error },
   });
-  worker = await startWorker(taskQueue, tempActivityConfig(), undefined, { workflowBundle: { code }, telemetry: telemetry.worker });
-  connection = await Connection.connect({ address: testAddress() });
-  bridge = await startBridge({ client: new Client({ connection, interceptors: telemetry.clientInterceptors }), taskQueue });
+  stack = await startStack({
+    name: 'telemetry',
+    worker: { workflowBundle: { code }, telemetry: telemetry.worker },
+    bridge: { clientInterceptors: telemetry.clientInterceptors },
+  });
 }, 120_000);
 
 afterAll(async () => {
-  await bridge?.close();
-  await worker?.stop();
-  await connection?.close();
+  await stack?.stop();
   await telemetry?.shutdown();
 });
 
@@ -55,7 +43,7 @@ test('a task is one trace: the tools/call span, StartWorkflow under it, then the
   expect(telemetry.enabled).toBe(true);
   const client = newMcpClient('traced');
   new ScriptedUser(() => APPROVE).attach(client);
-  const close = await connectInMemory(bridge, client);
+  const close = await stack.connect(client);
   try {
     // The caller's own trace context, passed the MCP way in _meta: the whole task joins that trace.
     const created = await client.request(

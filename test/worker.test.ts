@@ -3,42 +3,29 @@
  */
 import { spawn } from 'node:child_process';
 import { PaymentsLedger } from '../src/activities/payments';
-import type { Bridge } from '../src/mcp/bridge';
 import { ROOT } from './helpers/dev-server';
-import {
-  APPROVE,
-  connectInMemory,
-  newMcpClient,
-  ScriptedUser,
-  startBridge,
-  startInvoiceTask,
-  taskResult,
-  waitForTask,
-} from './helpers/mcp';
+import { startStack, type TestStack } from './helpers/test-stack';
+import { APPROVE, newMcpClient, ScriptedUser, startInvoiceTask, taskResult, waitForTask } from './helpers/mcp';
 import { serverEnv, spawnWorker, type SpawnedProcess } from './helpers/processes';
-import { connectClient, sampleInvoice, startWorker, tempActivityConfig, uniqueTaskQueue, type RunningWorker } from './helpers/temporal';
+import { sampleInvoice } from './helpers/temporal';
 
-const taskQueue = uniqueTaskQueue('worker');
-const activities = tempActivityConfig();
-let temporal: Awaited<ReturnType<typeof connectClient>>;
-let bridge: Bridge;
+let stack: TestStack;
 const stops: (() => Promise<unknown>)[] = [];
 
 beforeAll(async () => {
-  temporal = await connectClient();
-  bridge = await startBridge({ client: temporal.client, taskQueue });
+  // No worker of the stack's own until the test starts one: the spawned worker is the first.
+  stack = await startStack({ name: 'worker', worker: false, bridge: true });
 });
 
 afterAll(async () => {
   for (const stop of stops.reverse()) await stop().catch(() => undefined);
-  await bridge?.close();
-  await temporal?.close();
+  await stack?.stop();
 });
 
 /** `npm run -s worker -- …args` to its end. */
 function runWorker(args: string[], env: Record<string, string>) {
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn('npm', ['run', '-s', 'worker', '--', ...args], { cwd: ROOT, env: serverEnv(taskQueue, env) });
+    const child = spawn('npm', ['run', '-s', 'worker', '--', ...args], { cwd: ROOT, env: serverEnv(stack.taskQueue, env) });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
@@ -48,7 +35,8 @@ function runWorker(args: string[], env: Record<string, string>) {
 }
 
 test('SIGTERM during a payment: the payment finishes, the worker exits 0, another worker finishes the task, each line item paid once', async () => {
-  const worker: SpawnedProcess = await spawnWorker(taskQueue, {
+  const { activities } = stack;
+  const worker: SpawnedProcess = await spawnWorker(stack.taskQueue, {
     PAYMENTS_LEDGER: activities.ledgerDir,
     ERP_REGISTRY: activities.erpRegistryDir,
     PAYMENT_DELAY_MS: '2000',
@@ -58,7 +46,7 @@ test('SIGTERM during a payment: the payment finishes, the worker exits 0, anothe
   stops.push(() => worker.kill('SIGKILL'));
   const client = newMcpClient('worker-test');
   new ScriptedUser(() => APPROVE).attach(client);
-  stops.push(await connectInMemory(bridge, client));
+  await stack.connect(client);
   const task = await startInvoiceTask(client, sampleInvoice());
   const finished = taskResult(client, task.taskId, 120_000);
   await waitForTask(client, task.taskId, (t) => /paying line item/.test(t.statusMessage ?? ''), 30_000);
@@ -81,8 +69,7 @@ test('SIGTERM during a payment: the payment finishes, the worker exits 0, anothe
     0,
   );
 
-  const successor: RunningWorker = await startWorker(taskQueue, activities);
-  stops.push(() => successor.stop());
+  await stack.startWorker();
   expect((await finished).structuredContent).toMatchObject({ outcome: 'paid' });
   const paid = (await new PaymentsLedger(activities.ledgerDir).entries()).filter((entry) => entry.taskId === task.taskId);
   expect(paid.map((entry) => entry.lineItemId).sort()).toEqual(['LI-1', 'LI-2']);

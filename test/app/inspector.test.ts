@@ -7,30 +7,21 @@
 import type { Browser, FrameLocator, Page } from 'playwright-core';
 import { PaymentsLedger } from '../../src/activities/payments';
 import { launchChromium } from '../helpers/browser';
-import { freePort } from '../helpers/dev-server';
+import { startStack, type TestStack } from '../helpers/test-stack';
 import { startInspector, type Inspector } from '../helpers/inspector';
-import { spawnHttpServer, type HttpServerProcess } from '../helpers/processes';
-import { sampleInvoice, startWorker, tempActivityConfig, uniqueTaskQueue, type RunningWorker } from '../helpers/temporal';
+import { sampleInvoice } from '../helpers/temporal';
 
-const taskQueue = uniqueTaskQueue('inspector');
-const activities = tempActivityConfig();
 const LONG = 45_000;
-let worker: RunningWorker;
-let server: HttpServerProcess;
+let stack: TestStack;
 let browser: Browser;
 
 beforeAll(async () => {
-  [worker, server, browser] = await Promise.all([
-    startWorker(taskQueue, activities),
-    freePort().then((port) => spawnHttpServer(taskQueue, port)),
-    launchChromium(),
-  ]);
+  [stack, browser] = await Promise.all([startStack({ name: 'inspector', servers: [{}] }), launchChromium()]);
 }, 300_000);
 
 afterAll(async () => {
   await browser?.close();
-  await server?.kill();
-  await worker?.stop();
+  await stack?.stop();
 });
 
 /** Connects the Inspector to the server, opens the process_invoice App with `invoice` as its input, and returns the view. */
@@ -66,12 +57,12 @@ async function badgeStyle(view: FrameLocator): Promise<{ radius: string; padding
 }
 
 async function paidLineItems(invoiceNumber: string): Promise<string[]> {
-  const entries = await new PaymentsLedger(activities.ledgerDir).entries();
+  const entries = await new PaymentsLedger(stack.activities.ledgerDir).entries();
   return entries.filter((entry) => entry.invoiceNumber === invoiceNumber).map((entry) => entry.lineItemId);
 }
 
 test('2025-11-25 mode: the view follows the task, styled, and the invoice is approved through its form', async () => {
-  const inspector = await startInspector(server.url, 'legacy');
+  const inspector = await startInspector(stack.server.url, 'legacy');
   const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
   try {
     const invoice = sampleInvoice();
@@ -93,7 +84,7 @@ test('2025-11-25 mode: the view follows the task, styled, and the invoice is app
 });
 
 test('2026-07-28 mode: the host asks the question itself; the view shows the finished task from the final result, styled', async () => {
-  const inspector = await startInspector(server.url, 'modern');
+  const inspector = await startInspector(stack.server.url, 'modern');
   const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
   try {
     const invoice = sampleInvoice();

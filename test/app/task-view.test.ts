@@ -19,20 +19,10 @@ import { PaymentsLedger } from '../../src/activities/payments';
 import { APP_MIME_TYPE, TASK_VIEW_URI, UI_EXTENSION } from '../../src/mcp/app/ui';
 import { awaitInInbox, makePeople, writeTokensFile } from '../helpers/approvals';
 import { launchChromium } from '../helpers/browser';
-import { freePort, ROOT } from '../helpers/dev-server';
-import { spawnHttpServer, type HttpServerProcess } from '../helpers/processes';
-import {
-  daysFromToday,
-  eventually,
-  sampleInvoice,
-  startWorker,
-  tempActivityConfig,
-  uniqueTaskQueue,
-  type RunningWorker,
-} from '../helpers/temporal';
+import { ROOT } from '../helpers/dev-server';
+import { startStack, type TestStack } from '../helpers/test-stack';
+import { daysFromToday, eventually, sampleInvoice } from '../helpers/temporal';
 
-const taskQueue = uniqueTaskQueue('view');
-const activities = tempActivityConfig();
 const ALICE = `alice-${randomUUID()}`;
 const BOB = `bob-${randomUUID()}`;
 /**
@@ -42,15 +32,13 @@ const BOB = `bob-${randomUUID()}`;
 const SCREENSHOTS = process.env.WRITE_SCREENSHOTS
   ? resolve(ROOT, process.env.WRITE_SCREENSHOTS)
   : mkdtempSync(join(os.tmpdir(), 'temporal-mcp-screenshots-'));
-let worker: RunningWorker;
-let server: HttpServerProcess;
+let stack: TestStack;
 let browser: Browser;
 let host: { url: string; close(): Promise<void> };
 
 beforeAll(async () => {
-  [worker, server, browser, host] = await Promise.all([
-    startWorker(taskQueue, activities),
-    freePort().then((port) => spawnHttpServer(taskQueue, port, { MCP_AUTH_TOKENS: `alice=${ALICE},bob=${BOB}` })),
+  [stack, browser, host] = await Promise.all([
+    startStack({ name: 'view', servers: [{ env: { MCP_AUTH_TOKENS: `alice=${ALICE},bob=${BOB}` } }] }),
     launchChromium(),
     serveHostPage(),
   ]);
@@ -59,8 +47,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await host?.close();
-  await server?.kill();
-  await worker?.stop();
+  await stack?.stop();
 });
 
 /** The test host page: an empty chat column and the AppBridge host script, bundled for the browser. */
@@ -93,7 +80,7 @@ async function serveHostPage(): Promise<{ url: string; close(): Promise<void> }>
 }
 
 /** The host's MCP client: it renders Apps and asks no questions itself. */
-async function hostClient(token = ALICE, url = server.url): Promise<Client> {
+async function hostClient(token = ALICE, url = stack.server.url): Promise<Client> {
   const client = new Client(
     { name: 'test-host', version: '1.0.0' },
     { capabilities: { extensions: { [UI_EXTENSION]: { mimeTypes: [APP_MIME_TYPE] } } } },
@@ -175,7 +162,7 @@ async function show(
 }
 
 async function paidLineItems(taskId: string): Promise<string[]> {
-  const entries = (await new PaymentsLedger(activities.ledgerDir).entries()).filter((entry) => entry.taskId === taskId);
+  const entries = (await new PaymentsLedger(stack.activities.ledgerDir).entries()).filter((entry) => entry.taskId === taskId);
   return entries.map((entry) => entry.lineItemId).sort();
 }
 
@@ -322,12 +309,12 @@ describe('the task view in a real browser', () => {
     // on the same Temporal leave questions for ap-approver open.
     const role = `ap-approver-${randomUUID().slice(0, 6)}`;
     const people = makePeople({ sam: '', ann: role });
-    const queue = uniqueTaskQueue('view-approvals');
-    const [approvalsWorker, approvalsServer] = await Promise.all([
-      startWorker(queue, tempActivityConfig({ invoiceApproval: { approvers: 'role', role, secondApproverAbove: 10_000 } })),
-      freePort().then((port) => spawnHttpServer(queue, port, { MCP_AUTH_TOKENS_FILE: writeTokensFile(people) })),
-    ]);
-    const sam = await hostClient(people.sam.token, approvalsServer.url);
+    const approvals = await startStack({
+      name: 'view-approvals',
+      activities: { invoiceApproval: { approvers: 'role', role, secondApproverAbove: 10_000 } },
+      servers: [{ env: { MCP_AUTH_TOKENS_FILE: writeTokensFile(people) } }],
+    });
+    const sam = await hostClient(people.sam.token, approvals.server.url);
     try {
       const invoice = sampleInvoice({
         lineItems: [
@@ -337,7 +324,7 @@ describe('the task view in a real browser', () => {
       });
       const started = (await sam.callTool({ name: 'process_invoice', arguments: invoice })) as CallToolResult;
       const taskId = (started.structuredContent as { pendingTask: { taskId: string } }).pendingTask.taskId;
-      const ann = await hostClient(people.ann.token, approvalsServer.url);
+      const ann = await hostClient(people.ann.token, approvals.server.url);
       await awaitInInbox(ann, taskId);
       const tool = (await ann.listTools()).tools.find((candidate) => candidate.name === 'approvals_inbox') as Tool;
       expect(tool._meta).toMatchObject({ ui: { resourceUri: TASK_VIEW_URI } });
@@ -380,8 +367,7 @@ describe('the task view in a real browser', () => {
       }
     } finally {
       await sam.close();
-      await approvalsServer.kill();
-      await approvalsWorker.stop();
+      await approvals.stop();
     }
   });
 

@@ -5,44 +5,34 @@
  */
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { Client } from '@temporalio/client';
 import { TASK_STATE_MEMO, type PublishedTaskState } from '../../src/shared/task-contract';
 import { ANSWER_UPDATE_NAME } from '../../src/approvals/contract';
 import { answer, ApprovalClients, awaitInInbox, inbox, makePeople, textOf, writeTokensFile } from '../helpers/approvals';
-import { freePort } from '../helpers/dev-server';
+import { startStack, type TestStack } from '../helpers/test-stack';
 import { getTask, taskResult, waitForTask } from '../helpers/mcp';
 import { mcp2026Request } from '../helpers/mcp2026';
-import { spawnHttpServer, type HttpServerProcess } from '../helpers/processes';
-import { connectClient, startWorker, tempActivityConfig, uniqueTaskQueue, type RunningWorker } from '../helpers/temporal';
-
-const taskQueue = uniqueTaskQueue('approvals');
 // alice asks (and holds the approver role too: she still may not approve her own); carol and erin approve; dave has no role.
 const people = makePeople({ alice: 'spend-approver', carol: 'spend-approver,controller', erin: 'spend-approver', dave: '' });
 type Person = keyof typeof people;
 
-let temporal: { client: Client; close(): Promise<void> };
-let worker: RunningWorker;
-let server: HttpServerProcess;
+let stack: TestStack;
 const clients = new ApprovalClients();
 
 beforeAll(async () => {
   const tokensFile = writeTokensFile(people);
-  [temporal, worker, server] = await Promise.all([
-    connectClient(),
-    startWorker(taskQueue, tempActivityConfig()),
-    freePort().then((port) => spawnHttpServer(taskQueue, port, { MCP_AUTH_TOKENS_FILE: tokensFile, MCP_TASK_OPS_PER_SECOND: '0' })),
-  ]);
+  stack = await startStack({
+    name: 'approvals',
+    servers: [{ env: { MCP_AUTH_TOKENS_FILE: tokensFile, MCP_TASK_OPS_PER_SECOND: '0' } }],
+  });
 }, 120_000);
 
 afterAll(async () => {
   await clients.closeAll();
-  await server?.kill();
-  await worker?.stop();
-  await temporal?.close();
+  await stack?.stop();
 });
 
 function connectAs(who: Person): Promise<McpClient> {
-  return clients.connect(server.url, people[who]);
+  return clients.connect(stack.server.url, people[who]);
 }
 
 test('two distinct approvers by role, on both generations; the requester, a repeat and an outsider are refused; the result says who decided', async () => {
@@ -106,10 +96,10 @@ test('two distinct approvers by role, on both generations; the requester, a repe
 
   // The second approver on 2026-07-28, with a plain request of the tool.
   const erinAuth = { authorization: `Bearer ${people.erin.token}` };
-  const listed = await mcp2026Request(server.url, 'tools/call', { name: 'approvals_inbox', arguments: {} }, { headers: erinAuth });
+  const listed = await mcp2026Request(stack.server.url, 'tools/call', { name: 'approvals_inbox', arguments: {} }, { headers: erinAuth });
   expect(listed.body.result?.structuredContent.items.map((entry: { taskId: string }) => entry.taskId)).toContain(taskId);
   const second = await mcp2026Request(
-    server.url,
+    stack.server.url,
     'tools/call',
     { name: 'approvals_answer', arguments: { taskId, key: 'approval', action: 'accept', content: { decision: 'approve' } } },
     { headers: erinAuth },
@@ -143,7 +133,7 @@ test('a rejection ends the request; an Update sent past the bridge with a forged
   await awaitInInbox(carol, taskId);
 
   // A namespace writer calls the Update with an identity that passes the validator but carries no seal of the bridge.
-  const handle = temporal.client.workflow.getHandle(taskId);
+  const handle = stack.temporal.workflow.getHandle(taskId);
   await expect(
     handle.executeUpdate(ANSWER_UPDATE_NAME, {
       args: [
@@ -171,7 +161,7 @@ test('a rejection ends the request; an Update sent past the bridge with a forged
     approvers: [{ principal: people.carol.principal, decision: 'reject', comment: 'not this month' }],
   });
   expect((await getTask(alice, taskId)).status).toBe('failed');
-  expect(await temporal.client.workflow.getHandle(taskId).describe()).toMatchObject({
+  expect(await stack.temporal.workflow.getHandle(taskId).describe()).toMatchObject({
     memo: { [TASK_STATE_MEMO]: { statusMessage: 'Not approved (rejected); nothing was spent' } },
   });
 });

@@ -8,27 +8,17 @@
  */
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { CreateTaskResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { Client } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../../src/activities';
 import type { Bridge } from '../../src/mcp/bridge';
-import { createBridge } from '../../src/mcp/bridge';
 import { createAnswerActivities } from '../../src/shared/answer-proof';
 import { respondSignal, VERIFY_ANSWER_ACTIVITY, type VerifyAnswerInput } from '../../src/shared/task-contract';
 import { pollUntil } from '../../src/util/wait';
 import { textOf } from '../helpers/approvals';
-import { connectInMemory, FAST_TUNING, taskResult, TOOLS_WITH_SAMPLES } from '../helpers/mcp';
-import {
-  connectClient,
-  quietTemporalLogs,
-  tempActivityConfig,
-  testAddress,
-  testTemporalConfig,
-  testWorkflowBundle,
-  uniqueTaskQueue,
-} from '../helpers/temporal';
+import { startStack, type TestStack } from '../helpers/test-stack';
+import { taskResult } from '../helpers/mcp';
+import { quietTemporalLogs, testAddress, testWorkflowBundle } from '../helpers/temporal';
 
-const taskQueue = uniqueTaskQueue('decision-races');
 const REQUESTER = 'alice-decision-races';
 const APPROVER = 'carol-decision-races';
 
@@ -64,26 +54,26 @@ class SealChecks {
 }
 
 const checks = new SealChecks();
-let temporal: { client: Client; close(): Promise<void> };
+let stack: TestStack;
 let connection: NativeConnection;
 let worker: Worker;
 let running: Promise<void>;
 let requesterBridge: Bridge;
 let approverBridge: Bridge;
-const cleanups: (() => Promise<void>)[] = [];
 
 beforeAll(async () => {
   quietTemporalLogs();
-  temporal = await connectClient();
+  // The stack brings no worker: this file runs its own, whose seal checks it holds.
+  stack = await startStack({ name: 'decision-races', worker: false });
   connection = await NativeConnection.connect({ address: testAddress() });
   const answers = createAnswerActivities();
   worker = await Worker.create({
     connection,
     namespace: 'default',
-    taskQueue,
+    taskQueue: stack.taskQueue,
     workflowBundle: testWorkflowBundle(),
     activities: {
-      ...createActivities(tempActivityConfig()),
+      ...createActivities(stack.activities),
       ...answers,
       async [VERIFY_ANSWER_ACTIVITY](input: VerifyAnswerInput) {
         await checks.gate();
@@ -92,32 +82,23 @@ beforeAll(async () => {
     },
   });
   running = worker.run();
-  const bridgeOf = (principal: string, roles: string[]) =>
-    createBridge({
-      temporal: testTemporalConfig(taskQueue),
-      client: temporal.client,
-      tools: TOOLS_WITH_SAMPLES,
-      tuning: FAST_TUNING,
-      principalOf: () => principal,
-      rolesOf: () => roles,
-    });
-  [requesterBridge, approverBridge] = await Promise.all([bridgeOf(REQUESTER, []), bridgeOf(APPROVER, ['spend-approver'])]);
+  [requesterBridge, approverBridge] = await Promise.all([
+    stack.addBridge({ principal: REQUESTER, roles: [] }),
+    stack.addBridge({ principal: APPROVER, roles: ['spend-approver'] }),
+  ]);
 }, 60_000);
 
 afterAll(async () => {
   checks.open();
-  for (const cleanup of cleanups) await cleanup();
-  await requesterBridge?.close();
-  await approverBridge?.close();
+  await stack?.stop();
   worker?.shutdown();
   await running;
   await connection?.close();
-  await temporal?.close();
 });
 
 async function connect(bridge: Bridge): Promise<McpClient> {
   const client = new McpClient({ name: 'decision-races', version: '1.0.0' }, { capabilities: { tasks: { list: {}, cancel: {} } } });
-  cleanups.push(await connectInMemory(bridge, client));
+  await stack.connect(client, bridge);
   return client;
 }
 
@@ -158,7 +139,7 @@ test('approvals_answer: a workflow task that fails under the Update (an event ca
   await checks.startedOne();
   // An event while the Update's workflow task runs: that task's completion (which ends the workflow) is refused by
   // Temporal with UNHANDLED_COMMAND, and an Update it carried is aborted with FAILED_PRECONDITION.
-  await temporal.client.workflow.getHandle(taskId).signal(respondSignal, { key: 'not-asked', action: 'decline' });
+  await stack.temporal.workflow.getHandle(taskId).signal(respondSignal, { key: 'not-asked', action: 'decline' });
   checks.open();
 
   const answered = await answering;
@@ -177,7 +158,7 @@ test('approvals_answer: a workflow that ends while the answer is under way refus
   checks.started = 0;
   const answering = answer(approver, taskId, 'approve').catch((error: Error) => error);
   await checks.startedOne();
-  await temporal.client.workflow.getHandle(taskId).terminate('ended by an operator while an answer was under way');
+  await stack.temporal.workflow.getHandle(taskId).terminate('ended by an operator while an answer was under way');
   checks.open();
 
   const answered = await answering;

@@ -20,11 +20,10 @@ import {
   writeTokensFile,
   type Person,
 } from '../helpers/approvals';
-import { freePort } from '../helpers/dev-server';
+import { startStack, type TestStack } from '../helpers/test-stack';
 import { getTask, taskResult, waitForTask } from '../helpers/mcp';
 import { mcp2026Request } from '../helpers/mcp2026';
-import { spawnHttpServer, type HttpServerProcess } from '../helpers/processes';
-import { daysFromToday, sampleInvoice, startWorker, tempActivityConfig, uniqueTaskQueue, type RunningWorker } from '../helpers/temporal';
+import { daysFromToday, sampleInvoice } from '../helpers/temporal';
 
 // sam submits (and holds the approver role: still not for his own invoices); ann and bob approve; mia manages; olga has no role.
 const people = makePeople({ sam: 'ap-approver', ann: 'ap-approver', bob: 'ap-approver,auditor', mia: 'ap-manager', olga: '' });
@@ -40,26 +39,19 @@ const hurried: InvoiceApprovalPolicy = {
   expireAfterMs: 10_000,
 };
 
-interface Deployment {
-  activities: ReturnType<typeof tempActivityConfig>;
-  worker: RunningWorker;
-  servers: HttpServerProcess[];
-}
-const deployments: Deployment[] = [];
+const deployments: TestStack[] = [];
 const clients = new ApprovalClients();
-let main: Deployment;
-let timed: Deployment;
+let main: TestStack;
+let timed: TestStack;
 
 /** A task queue with a worker of `policy` and `replicas` HTTP servers sharing the token file. */
-async function deploy(policy: InvoiceApprovalPolicy, replicas: number, tokensFile: string): Promise<Deployment> {
-  const taskQueue = uniqueTaskQueue('invoice-approvals');
-  const activities = tempActivityConfig({ invoiceApproval: policy });
+async function deploy(policy: InvoiceApprovalPolicy, replicas: number, tokensFile: string): Promise<TestStack> {
   const env = { MCP_AUTH_TOKENS_FILE: tokensFile, MCP_TASK_OPS_PER_SECOND: '0' };
-  const [worker, ...servers] = await Promise.all([
-    startWorker(taskQueue, activities),
-    ...Array.from({ length: replicas }, () => freePort().then((port) => spawnHttpServer(taskQueue, port, env))),
-  ]);
-  const deployment = { activities, worker: worker as RunningWorker, servers: servers as HttpServerProcess[] };
+  const deployment = await startStack({
+    name: 'invoice-approvals',
+    activities: { invoiceApproval: policy },
+    servers: Array.from({ length: replicas }, () => ({ env })),
+  });
   deployments.push(deployment);
   return deployment;
 }
@@ -71,7 +63,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await clients.closeAll();
-  await Promise.all(deployments.flatMap((d) => [...d.servers.map((s) => s.kill()), d.worker.stop()]));
+  await Promise.all(deployments.map((deployment) => deployment.stop()));
 });
 
 function connectAs(person: Person, deployment = main, replica = 0): Promise<McpClient> {
@@ -86,7 +78,7 @@ async function submit(client: McpClient, invoice = sampleInvoice()): Promise<str
   return created.task.taskId;
 }
 
-async function paidLineItems(deployment: Deployment, taskId: string): Promise<string[]> {
+async function paidLineItems(deployment: TestStack, taskId: string): Promise<string[]> {
   const entries = await new PaymentsLedger(deployment.activities.ledgerDir).entries();
   return entries
     .filter((entry) => entry.taskId === taskId)

@@ -29,21 +29,33 @@ export const FAST_TUNING: BridgeTuning = {
 /** The tools `npm run serve` offers in a checkout, in its order: the sample tools, then the default tools. */
 export const TOOLS_WITH_SAMPLES: readonly ToolDefinition[] = [...SAMPLE_TOOLS, ...DEFAULT_TOOLS];
 
-/** A bridge on the run's dev server, sharing `client`, serving {@link TOOLS_WITH_SAMPLES} unless `tools` says. */
-export function startBridge(options: {
+/** Options of {@link startBridge}. */
+export interface TestBridgeOptions {
   client: Client;
   taskQueue: string;
+  /** The principal of every request; default the credentials' (the local principal without them). */
   principal?: string;
+  /** The roles of every request; default the credentials' (the local roles without them). */
+  roles?: string[];
+  /** The principal of requests without credentials. */
+  localPrincipal?: string;
+  /** Default {@link FAST_TUNING}. */
   tuning?: BridgeTuning;
+  /** Default {@link TOOLS_WITH_SAMPLES}. */
   tools?: readonly ToolDefinition[];
-}): Promise<Bridge> {
-  const principal = options.principal;
+}
+
+/** A bridge on the run's dev server, sharing `client`, serving {@link TOOLS_WITH_SAMPLES} unless `tools` says. */
+export function startBridge(options: TestBridgeOptions): Promise<Bridge> {
+  const { principal, roles } = options;
   return createBridge({
     temporal: testTemporalConfig(options.taskQueue),
     client: options.client,
     tuning: options.tuning ?? FAST_TUNING,
     tools: options.tools ?? TOOLS_WITH_SAMPLES,
     ...(principal && { principalOf: () => principal }),
+    ...(roles && { rolesOf: () => roles }),
+    ...(options.localPrincipal && { localPrincipal: options.localPrincipal }),
   });
 }
 

@@ -80,6 +80,9 @@ export function quietTemporalLogs(): void {
   runtimeInstalled = true;
 }
 
+/** What a test may change about a worker of {@link startWorker}: another workflow bundle, tracing. */
+export type TestWorkerOptions = Pick<SampleWorkerOptions, 'workflowBundle' | 'telemetry'>;
+
 /**
  * Starts a worker for `taskQueue` with the run's prebuilt workflow bundle (or `options.workflowBundle`, e.g. one built
  * with the tracing interceptors), on `shared` or a connection of its own.
@@ -88,7 +91,7 @@ export async function startWorker(
   taskQueue: string,
   activities: ActivityConfig,
   shared?: NativeConnection,
-  options: Pick<SampleWorkerOptions, 'workflowBundle' | 'telemetry'> = {},
+  options: TestWorkerOptions = {},
 ): Promise<RunningWorker> {
   quietTemporalLogs();
   const connection = shared ?? (await NativeConnection.connect({ address: testAddress() }));

@@ -16,31 +16,27 @@ import type { Task } from '@modelcontextprotocol/sdk/types.js';
 import { EXIT } from '../../src/client/args';
 import { LocalTaskStore } from '../../src/client/store';
 import { runClient } from '../helpers/cli';
-import { freePort, ROOT } from '../helpers/dev-server';
+import { ROOT } from '../helpers/dev-server';
 import { newMcpClient } from '../helpers/mcp';
-import { serverEnv, spawnHttpServer, type HttpServerProcess } from '../helpers/processes';
-import { eventually, sampleInvoice, startWorker, tempActivityConfig, uniqueTaskQueue, type RunningWorker } from '../helpers/temporal';
+import { startStack, type TestStack } from '../helpers/test-stack';
+import { serverEnv } from '../helpers/processes';
+import { eventually, sampleInvoice } from '../helpers/temporal';
 
-const taskQueue = uniqueTaskQueue('client-adoption');
 // A principal per test: each test counts the tasks of its own principal in tasks/list.
 const principals = ['lost-answer', 'killed-follower'].map((name) => ({
   name: `adopt-${name}-${randomUUID().slice(0, 8)}`,
   token: randomUUID(),
 }));
-let worker: RunningWorker;
-let server: HttpServerProcess;
+let stack: TestStack;
 
 beforeAll(async () => {
-  worker = await startWorker(taskQueue, tempActivityConfig());
-  server = await spawnHttpServer(taskQueue, await freePort(), {
-    MCP_AUTH_TOKENS: principals.map(({ name, token }) => `${name}=${token}`).join(','),
+  stack = await startStack({
+    name: 'client-adoption',
+    servers: [{ env: { MCP_AUTH_TOKENS: principals.map(({ name, token }) => `${name}=${token}`).join(',') } }],
   });
 });
 
-afterAll(async () => {
-  await server?.kill();
-  await worker?.stop();
-});
+afterAll(() => stack?.stop());
 
 /** What the proxy does with a request: pass it, send it on and lose the server's answer, or hold it unsent. */
 type Policy = 'pass' | 'lose-answer' | 'stall';
@@ -106,7 +102,7 @@ function methodsOf(body: Buffer): string[] {
 function startClient(args: string[], env: Record<string, string>) {
   const child = spawn('npm', ['run', '-s', 'client', '--', ...args], {
     cwd: ROOT,
-    env: serverEnv(taskQueue, env),
+    env: serverEnv(stack.taskQueue, env),
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
@@ -134,7 +130,7 @@ function startClient(args: string[], env: Record<string, string>) {
 async function tasksOf(token: string): Promise<Task[]> {
   const client = newMcpClient('adoption-count', false);
   await client.connect(
-    new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
+    new StreamableHTTPClientTransport(new URL(stack.server.url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
   );
   try {
     const tasks: Task[] = [];
@@ -164,7 +160,7 @@ describe('call run again after its first run was killed', () => {
     const [{ token }] = principals;
     const env = { MCP_TOKEN: token };
     const { stateDir, invoiceFile } = scratch();
-    const proxy = new LossyProxy(new URL(server.url));
+    const proxy = new LossyProxy(new URL(stack.server.url));
     const url = await proxy.listen();
     const command = ['call', 'process_invoice', '--url', url, '--args', `@${invoiceFile}`, ...APPROVE, '--json', '--state-dir', stateDir];
     try {
@@ -181,7 +177,7 @@ describe('call run again after its first run was killed', () => {
       expect(started.status).not.toBe('completed');
 
       proxy.policy = () => 'pass';
-      const again = await runClient(command, taskQueue, env);
+      const again = await runClient(command, stack.taskQueue, env);
       expect(again.stderr).toMatch(/adopting the call of process_invoice with the same arguments sent at \S+, whose answer never came/);
       expect(again.stderr).toContain(`task ${started.taskId} found again`);
       expect(again.code).toBe(EXIT.completed);
@@ -202,7 +198,7 @@ describe('call run again after its first run was killed', () => {
     const [, { token }] = principals;
     const env = { MCP_TOKEN: token };
     const { stateDir, invoiceFile } = scratch();
-    const proxy = new LossyProxy(new URL(server.url));
+    const proxy = new LossyProxy(new URL(stack.server.url));
     const url = await proxy.listen();
     const command = ['call', 'process_invoice', '--url', url, '--args', `@${invoiceFile}`, ...APPROVE, '--json', '--state-dir', stateDir];
     try {
@@ -218,7 +214,7 @@ describe('call run again after its first run was killed', () => {
       expect(new LocalTaskStore(stateDir).task(taskId)?.status).toBeUndefined();
 
       proxy.policy = () => 'pass';
-      const again = await runClient(command, taskQueue, env);
+      const again = await runClient(command, stack.taskQueue, env);
       expect(again.stderr).toMatch(
         new RegExp(
           `adopting task ${taskId}, started at \\S+ by an earlier call of process_invoice with the same arguments .*--new starts another task`,
@@ -229,7 +225,7 @@ describe('call run again after its first run was killed', () => {
       expect(JSON.parse(again.stdout)).toMatchObject({ taskId, status: 'completed', result: { structuredContent: { outcome: 'paid' } } });
       expect((await tasksOf(token)).map((task) => task.taskId)).toEqual([taskId]);
 
-      const fresh = await runClient([...command, '--new'], taskQueue, env);
+      const fresh = await runClient([...command, '--new'], stack.taskQueue, env);
       expect(fresh.stderr).not.toMatch(/adopting/);
       const second = JSON.parse(fresh.stdout) as { taskId: string };
       expect(second.taskId).not.toBe(taskId);
@@ -243,13 +239,13 @@ describe('call run again after its first run was killed', () => {
   });
 
   test('call --help documents adoption and --new; --new with --idempotency-key is a usage error (exit 2)', async () => {
-    const help = await runClient(['--help'], taskQueue);
+    const help = await runClient(['--help'], stack.taskQueue);
     expect(help.code).toBe(EXIT.completed);
     expect(help.stdout).toMatch(/--new +call: start a new task even if an earlier call of the same tool with the same arguments/);
     expect(help.stdout).toMatch(
       /Running the same call again \(same server, tool and arguments, in any key order\) while the earlier one is open adopts/,
     );
-    const both = await runClient(['call', 'process_invoice', '--new', '--idempotency-key', 'k-1'], taskQueue);
+    const both = await runClient(['call', 'process_invoice', '--new', '--idempotency-key', 'k-1'], stack.taskQueue);
     expect(both.code).toBe(EXIT.usage);
     expect(both.stderr).toMatch(/--new and --idempotency-key do not go together/);
   });

@@ -10,29 +10,22 @@ import { LocalTaskStore } from '../../src/client/store';
 import { IDEMPOTENCY_KEY_META } from '../../src/shared/wire';
 import { pollUntil } from '../../src/util/wait';
 import { runClient } from '../helpers/cli';
-import { freePort } from '../helpers/dev-server';
+import { startStack, type TestStack } from '../helpers/test-stack';
 import { newMcpClient, startInvoiceTask, waitForTask } from '../helpers/mcp';
-import { spawnHttpServer, type HttpServerProcess } from '../helpers/processes';
-import { sampleInvoice, startWorker, tempActivityConfig, uniqueTaskQueue, type RunningWorker } from '../helpers/temporal';
+import { sampleInvoice } from '../helpers/temporal';
 
-const taskQueue = uniqueTaskQueue('client-recovery');
 // A principal of this file's own: resume without a task id follows every open task of the caller.
 const token = randomUUID();
 const auth = { MCP_AUTH_TOKENS: `recovery-${token.slice(0, 8)}=${token}` };
 const withToken = { MCP_TOKEN: token };
 const authHeader = { requestInit: { headers: { authorization: `Bearer ${token}` } } };
-let worker: RunningWorker;
-let server: HttpServerProcess;
+let stack: TestStack;
 
 beforeAll(async () => {
-  worker = await startWorker(taskQueue, tempActivityConfig());
-  server = await spawnHttpServer(taskQueue, await freePort(), auth);
+  stack = await startStack({ name: 'client-recovery', servers: [{ env: auth }] });
 });
 
-afterAll(async () => {
-  await server?.kill();
-  await worker?.stop();
-});
+afterAll(() => stack?.stop());
 
 function stateDir(): string {
   return path.join(mkdtempSync(path.join(os.tmpdir(), 'client-recovery-')), 'state');
@@ -44,9 +37,8 @@ describe('a request in flight when the server dies', () => {
   test('fails at once as a lost connection (-32000), not after its timeout, with the orphan guard', async () => {
     // A principal of its own: the task it leaves waiting must not show up in the resume tests below.
     const ownToken = randomUUID();
-    const own = await spawnHttpServer(taskQueue, await freePort(), {
-      MCP_AUTH_TOKENS: `guard-${ownToken.slice(0, 8)}=${ownToken}`,
-      MCP_LOG_LEVEL: 'debug',
+    const own = await stack.spawnServer({
+      env: { MCP_AUTH_TOKENS: `guard-${ownToken.slice(0, 8)}=${ownToken}`, MCP_LOG_LEVEL: 'debug' },
     });
     // No elicitation: tasks/result can only wait, so it is in flight when the server dies.
     const client = newMcpClient('orphan-guard-test', false);
@@ -84,10 +76,22 @@ describe('temporal-mcp-client after a lost answer', () => {
     const dir = stateDir();
     const key = randomUUID();
     const args = JSON.stringify(sampleInvoice());
-    const common = ['call', 'process_invoice', '--url', server.url, '--args', args, '--idempotency-key', key, '--json', '--state-dir', dir];
-    const first = await runClient([...common, ...APPROVE_ANSWER], taskQueue, withToken);
+    const common = [
+      'call',
+      'process_invoice',
+      '--url',
+      stack.server.url,
+      '--args',
+      args,
+      '--idempotency-key',
+      key,
+      '--json',
+      '--state-dir',
+      dir,
+    ];
+    const first = await runClient([...common, ...APPROVE_ANSWER], stack.taskQueue, withToken);
     expect(first.code).toBe(EXIT.completed);
-    const second = await runClient(common, taskQueue, withToken);
+    const second = await runClient(common, stack.taskQueue, withToken);
     expect(second.code).toBe(EXIT.completed);
     expect(second.stderr).toMatch(/found again \(an earlier call with this idempotency key made it\)/);
     expect(JSON.parse(second.stdout).taskId).toBe(JSON.parse(first.stdout).taskId);
@@ -99,8 +103,8 @@ describe('temporal-mcp-client after a lost answer', () => {
 
   test('call --idempotency-key with a space is a usage error (exit 2)', async () => {
     const run = await runClient(
-      ['call', 'process_invoice', '--url', server.url, '--idempotency-key', 'a b', '--state-dir', stateDir()],
-      taskQueue,
+      ['call', 'process_invoice', '--url', stack.server.url, '--idempotency-key', 'a b', '--state-dir', stateDir()],
+      stack.taskQueue,
       withToken,
     );
     expect(run.code).toBe(EXIT.usage);
@@ -113,20 +117,24 @@ describe('temporal-mcp-client after a lost answer', () => {
     const key = randomUUID();
     const args = sampleInvoice() as unknown as Record<string, unknown>;
     // The client wrote its intent, the server started the task, and the answer was lost (the client died).
-    store.append({ type: 'intent', key, server: server.url, tool: 'process_invoice', arguments: args, at: new Date().toISOString() });
+    store.append({ type: 'intent', key, server: stack.server.url, tool: 'process_invoice', arguments: args, at: new Date().toISOString() });
     const sdk = newMcpClient('lost-answer', false);
-    await sdk.connect(new StreamableHTTPClientTransport(new URL(server.url), authHeader));
+    await sdk.connect(new StreamableHTTPClientTransport(new URL(stack.server.url), authHeader));
     const started = await sdk.request(
       { method: 'tools/call', params: { name: 'process_invoice', arguments: args, task: {}, _meta: { [IDEMPOTENCY_KEY_META]: key } } },
       CreateTaskResultSchema,
     );
     await sdk.close();
 
-    const listed = await runClient(['tasks', '--url', server.url, '--json', '--state-dir', dir], taskQueue, withToken);
+    const listed = await runClient(['tasks', '--url', stack.server.url, '--json', '--state-dir', dir], stack.taskQueue, withToken);
     const rows = JSON.parse(listed.stdout) as { taskId: string; status: string; message: string }[];
     expect(rows.find((row) => row.status === 'unanswered')?.message).toContain(key);
 
-    const resumed = await runClient(['resume', '--url', server.url, '--json', '--state-dir', dir, ...APPROVE_ANSWER], taskQueue, withToken);
+    const resumed = await runClient(
+      ['resume', '--url', stack.server.url, '--json', '--state-dir', dir, ...APPROVE_ANSWER],
+      stack.taskQueue,
+      withToken,
+    );
     expect(resumed.stderr).toMatch(new RegExp(`task ${started.task.taskId}: adopted`));
     expect(resumed.code).toBe(EXIT.completed);
     const outcomes = resumed.stdout
@@ -143,8 +151,15 @@ describe('temporal-mcp-client after a lost answer', () => {
     const store = new LocalTaskStore(dir);
     const key = randomUUID();
     const longAgo = new Date(Date.now() - 3_600_000).toISOString();
-    store.append({ type: 'intent', key, server: server.url, tool: 'process_invoice', arguments: sampleInvoice() as never, at: longAgo });
-    const resumed = await runClient(['resume', '--url', server.url, '--state-dir', dir], taskQueue, withToken);
+    store.append({
+      type: 'intent',
+      key,
+      server: stack.server.url,
+      tool: 'process_invoice',
+      arguments: sampleInvoice() as never,
+      at: longAgo,
+    });
+    const resumed = await runClient(['resume', '--url', stack.server.url, '--state-dir', dir], stack.taskQueue, withToken);
     expect(resumed.stderr).toMatch(/started nothing \(No task was started with idempotency key/);
     expect(store.calls()[0].abandoned).toMatch(/No task was started/);
     expect(store.unfinishedCalls()).toHaveLength(0);

@@ -8,30 +8,16 @@ import { LocalTaskStore } from '../../src/client/store';
 import { approvalRequest } from '../../src/shared/invoice';
 import { runClient } from '../helpers/cli';
 import { freePort } from '../helpers/dev-server';
-import { spawnHttpServer, type HttpServerProcess } from '../helpers/processes';
-import {
-  eventually,
-  expectedWebUiLink,
-  sampleInvoice,
-  startWorker,
-  tempActivityConfig,
-  uniqueTaskQueue,
-  type RunningWorker,
-} from '../helpers/temporal';
+import { startStack, type TestStack } from '../helpers/test-stack';
+import { eventually, expectedWebUiLink, sampleInvoice } from '../helpers/temporal';
 
-const taskQueue = uniqueTaskQueue('client');
-let worker: RunningWorker;
-let server: HttpServerProcess;
+let stack: TestStack;
 
 beforeAll(async () => {
-  worker = await startWorker(taskQueue, tempActivityConfig());
-  server = await spawnHttpServer(taskQueue, await freePort());
+  stack = await startStack({ name: 'client', servers: [{}] });
 });
 
-afterAll(async () => {
-  await server?.kill();
-  await worker?.stop();
-});
+afterAll(() => stack?.stop());
 
 function scratch() {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'client-test-'));
@@ -51,7 +37,7 @@ describe('temporal-mcp-client', () => {
         'call',
         'process_invoice',
         '--url',
-        server.url,
+        stack.server.url,
         '--args',
         `@${invoiceFile()}`,
         '--answer',
@@ -60,7 +46,7 @@ describe('temporal-mcp-client', () => {
         '--state-dir',
         stateDir,
       ],
-      taskQueue,
+      stack.taskQueue,
     );
     expect(run.code).toBe(EXIT.completed);
     const outcome = JSON.parse(run.stdout);
@@ -70,22 +56,22 @@ describe('temporal-mcp-client', () => {
     expect(run.stderr.split(expectedWebUiLink(outcome.taskId))).toHaveLength(2);
     expect(run.stderr).toMatch(/answered accept \{"decision":"approve"\}/);
     const [stored] = new LocalTaskStore(stateDir).tasks();
-    expect(stored).toMatchObject({ taskId: outcome.taskId, server: server.url, tool: 'process_invoice', status: 'completed' });
+    expect(stored).toMatchObject({ taskId: outcome.taskId, server: stack.server.url, tool: 'process_invoice', status: 'completed' });
     expect(stored.humanAnswers.get('approval')).toBe(1);
   });
 
   test('call --no-input stops with exit 6 when a question has no answer; tasks lists it; resume answers and finishes it', async () => {
     const { stateDir, invoiceFile } = scratch();
     const first = await runClient(
-      ['call', 'process_invoice', '--url', server.url, '--args', `@${invoiceFile()}`, '--no-input', '--state-dir', stateDir],
-      taskQueue,
+      ['call', 'process_invoice', '--url', stack.server.url, '--args', `@${invoiceFile()}`, '--no-input', '--state-dir', stateDir],
+      stack.taskQueue,
     );
     expect(first.code).toBe(EXIT.needsInput);
     expect(first.stderr).toMatch(/needs input: "Approve invoice/);
     const [stored] = new LocalTaskStore(stateDir).tasks();
 
     const listed = await eventually(async () => {
-      const run = await runClient(['tasks', '--url', server.url, '--json', '--state-dir', stateDir], taskQueue);
+      const run = await runClient(['tasks', '--url', stack.server.url, '--json', '--state-dir', stateDir], stack.taskQueue);
       const rows = JSON.parse(run.stdout) as { taskId: string; status: string }[];
       return rows.find((row) => row.taskId === stored.taskId && row.status === 'input_required');
     }, 'the task in the client’s task list');
@@ -93,7 +79,7 @@ describe('temporal-mcp-client', () => {
 
     const resumed = await runClient(
       ['resume', stored.taskId, '--answer', '{"action":"accept","content":{"decision":"reject"}}', '--state-dir', stateDir],
-      taskQueue,
+      stack.taskQueue,
     );
     // A rejection is a tool error: the work did not run.
     expect(resumed.code).toBe(EXIT.toolError);
@@ -104,35 +90,39 @@ describe('temporal-mcp-client', () => {
   test('exit codes: 1 for a tool error, 4 for a cancelled task, 2 for usage errors, 5 for an unreachable server, 7 for an unknown task', async () => {
     const { stateDir, invoiceFile } = scratch();
     const refused = await runClient(
-      ['call', 'process_invoice', '--url', server.url, '--args', `@${invoiceFile({ vendorId: 'V-666' })}`, '--state-dir', stateDir],
-      taskQueue,
+      ['call', 'process_invoice', '--url', stack.server.url, '--args', `@${invoiceFile({ vendorId: 'V-666' })}`, '--state-dir', stateDir],
+      stack.taskQueue,
     );
     expect(refused.code).toBe(EXIT.toolError);
     expect(refused.stdout).toMatch(/on hold/);
 
     const waiting = await runClient(
-      ['call', 'process_invoice', '--url', server.url, '--args', `@${invoiceFile()}`, '--no-input', '--state-dir', stateDir],
-      taskQueue,
+      ['call', 'process_invoice', '--url', stack.server.url, '--args', `@${invoiceFile()}`, '--no-input', '--state-dir', stateDir],
+      stack.taskQueue,
     );
     expect(waiting.code).toBe(EXIT.needsInput);
     const taskId = new LocalTaskStore(stateDir).tasks()[1].taskId;
-    const cancelled = await runClient(['cancel', taskId, '--state-dir', stateDir], taskQueue);
+    const cancelled = await runClient(['cancel', taskId, '--state-dir', stateDir], stack.taskQueue);
     expect(cancelled.code).toBe(EXIT.completed);
     expect(cancelled.stdout).toMatch(/cancelled/);
-    expect((await runClient(['result', taskId, '--state-dir', stateDir], taskQueue)).code).toBe(EXIT.cancelled);
+    expect((await runClient(['result', taskId, '--state-dir', stateDir], stack.taskQueue)).code).toBe(EXIT.cancelled);
 
-    expect((await runClient(['call', 'no_such_tool', '--url', server.url, '--state-dir', stateDir], taskQueue)).code).toBe(EXIT.usage);
-    expect((await runClient(['call', 'process_invoice', '--args', '{not json', '--state-dir', stateDir], taskQueue)).code).toBe(EXIT.usage);
-    expect((await runClient(['frobnicate'], taskQueue)).code).toBe(EXIT.usage);
+    expect((await runClient(['call', 'no_such_tool', '--url', stack.server.url, '--state-dir', stateDir], stack.taskQueue)).code).toBe(
+      EXIT.usage,
+    );
+    expect((await runClient(['call', 'process_invoice', '--args', '{not json', '--state-dir', stateDir], stack.taskQueue)).code).toBe(
+      EXIT.usage,
+    );
+    expect((await runClient(['frobnicate'], stack.taskQueue)).code).toBe(EXIT.usage);
     const closed = await freePort();
     const unreachable = await runClient(
       ['tasks', '--url', `http://127.0.0.1:${closed}/mcp`, '--reconnect-timeout', '1', '--state-dir', stateDir],
-      taskQueue,
+      stack.taskQueue,
     );
     expect(unreachable.code).toBe(EXIT.unreachable);
     const unknown = await runClient(
-      ['result', 'invoice-00000000-0000-4000-8000-000000000000', '--url', server.url, '--state-dir', stateDir],
-      taskQueue,
+      ['result', 'invoice-00000000-0000-4000-8000-000000000000', '--url', stack.server.url, '--state-dir', stateDir],
+      stack.taskQueue,
     );
     expect(unknown.code).toBe(EXIT.error);
     expect(unknown.stderr).toMatch(/Task not found/);

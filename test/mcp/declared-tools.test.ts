@@ -9,59 +9,38 @@ import {
   type ElicitResult,
   type Progress,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { Client } from '@temporalio/client';
-import { createBridge, type Bridge } from '../../src/mcp/bridge';
+import type { Bridge } from '../../src/mcp/bridge';
 import { loadToolsFile } from '../../src/mcp/tools/config-file';
 import { defaultToolResult } from '../../src/mcp/tools/define';
 import { ROOT } from '../helpers/dev-server';
+import { startStack, type TestStack } from '../helpers/test-stack';
 import {
-  connectInMemory,
   FAST_TUNING,
   getTask,
   newMcpClient,
   ScriptedUser,
   taskResult,
-  TOOLS_WITH_SAMPLES,
   waitForTask,
   type Answerer,
+  TOOLS_WITH_SAMPLES,
 } from '../helpers/mcp';
-import {
-  connectClient,
-  startWorker,
-  tempActivityConfig,
-  testTemporalConfig,
-  uniqueTaskQueue,
-  type RunningWorker,
-} from '../helpers/temporal';
 
-const taskQueue = uniqueTaskQueue('declared');
 const declared = loadToolsFile(path.join(ROOT, 'examples', 'tools.yaml'));
-let temporal: Client;
-let closeTemporal: () => Promise<void>;
-let worker: RunningWorker;
-const cleanups: (() => Promise<void>)[] = [];
+let stack: TestStack;
 
 beforeAll(async () => {
-  ({ client: temporal, close: closeTemporal } = await connectClient());
-  worker = await startWorker(taskQueue, tempActivityConfig());
+  stack = await startStack({ name: 'declared' });
 });
 
-afterEach(async () => {
-  await Promise.all(cleanups.splice(0).map((cleanup) => cleanup()));
-});
+afterEach(() => stack.closeClients());
 
-afterAll(async () => {
-  await worker?.stop();
-  await closeTemporal?.();
-});
+afterAll(() => stack?.stop());
 
 async function bridgeWith(options: { inlineBudgetMs?: number; principal?: string } = {}): Promise<Bridge> {
-  return createBridge({
-    temporal: testTemporalConfig(taskQueue),
-    client: temporal,
+  return stack.addBridge({
     tools: [...TOOLS_WITH_SAMPLES, ...declared],
     tuning: { ...FAST_TUNING, inlineBudgetMs: options.inlineBudgetMs ?? FAST_TUNING.inlineBudgetMs },
-    ...(options.principal && { principalOf: () => options.principal! }),
+    principal: options.principal,
   });
 }
 
@@ -69,7 +48,7 @@ async function connect(bridge: Bridge, answer?: Answerer): Promise<{ client: Mcp
   const client = newMcpClient('declared', answer !== undefined);
   const user = new ScriptedUser(answer ?? (() => ({ action: 'cancel' })));
   if (answer) user.attach(client);
-  cleanups.push(await connectInMemory(bridge, client));
+  await stack.connect(client, bridge);
   return { client, user };
 }
 
@@ -115,7 +94,7 @@ describe('tools declared in a configuration file', () => {
     const bridge = await bridgeWith();
     const client = new McpClient({ name: 'url-client', version: '1' }, { capabilities: { elicitation: { form: {}, url: {} }, tasks: {} } });
     const user = new ScriptedUser(() => ({ action: 'accept' })).attach(client);
-    cleanups.push(await connectInMemory(bridge, client));
+    await stack.connect(client, bridge);
     const task = await startTask(client, 'sign_contract', { contractId: 'C-7', signer: 'Ada' });
     expect((await taskResult(client, task.taskId)).structuredContent).toEqual({ contractId: 'C-7', signed: true });
     expect(user.asked[0]).toMatchObject({
@@ -188,7 +167,7 @@ describe('tools declared in a configuration file', () => {
     const { client } = await connect(await bridgeWith());
     const task = await startTask(client, 'request_time_off', { employee: 'Ada', days: 2 });
     await waitForTask(client, task.taskId, (t) => t.status === 'input_required');
-    await temporal.workflow.getHandle(task.taskId).terminate('operator stopped it');
+    await stack.temporal.workflow.getHandle(task.taskId).terminate('operator stopped it');
     expect((await waitForTask(client, task.taskId, (t) => t.status === 'failed')).statusMessage).toMatch(/terminated/);
   });
 });

@@ -10,59 +10,32 @@ import { ErrorCode, McpError, type Task } from '@modelcontextprotocol/sdk/types.
 import { Client, Connection } from '@temporalio/client';
 import type { Bridge } from '../../src/mcp/bridge';
 import { freePort, temporalDev } from '../helpers/dev-server';
-import {
-  APPROVE,
-  connectInMemory,
-  errorCodeOf,
-  FAST_TUNING,
-  newMcpClient,
-  ScriptedUser,
-  startBridge,
-  startInvoiceTask,
-  taskResult,
-} from '../helpers/mcp';
-import {
-  connectClient,
-  eventually,
-  sampleInvoice,
-  startWorker,
-  tempActivityConfig,
-  uniqueTaskQueue,
-  type RunningWorker,
-} from '../helpers/temporal';
+import { APPROVE, errorCodeOf, FAST_TUNING, newMcpClient, ScriptedUser, startBridge, startInvoiceTask, taskResult } from '../helpers/mcp';
+import { startStack, type TestStack } from '../helpers/test-stack';
+import { eventually, sampleInvoice } from '../helpers/temporal';
 
-const taskQueue = uniqueTaskQueue('events');
-let temporal: Client;
-let closeTemporal: () => Promise<void>;
-let worker: RunningWorker;
-const cleanups: (() => Promise<void>)[] = [];
+let stack: TestStack;
 
 beforeAll(async () => {
-  ({ client: temporal, close: closeTemporal } = await connectClient());
-  worker = await startWorker(taskQueue, tempActivityConfig());
+  stack = await startStack({ name: 'events' });
 });
 
-afterEach(async () => {
-  await Promise.all(cleanups.splice(0).map((cleanup) => cleanup()));
-});
+afterEach(() => stack.closeClients());
 
-afterAll(async () => {
-  await worker?.stop();
-  await closeTemporal?.();
-});
+afterAll(() => stack?.stop());
 
 async function connect(bridge: Bridge) {
   const client = newMcpClient('events-test');
   const user = new ScriptedUser(() => APPROVE);
   user.attach(client);
-  cleanups.push(await connectInMemory(bridge, client));
+  await stack.connect(client, bridge);
   return { client, user };
 }
 
 describe('waiting by events', () => {
   test('with a poll interval of ten minutes, tasks/result still asks the question and returns the result: it waits on history events', async () => {
     const slow = { ...FAST_TUNING, core: { ...FAST_TUNING.core, pollIntervalMs: 600_000, reads: { keepMs: 500 } } };
-    const bridge = await startBridge({ client: temporal, taskQueue, tuning: slow });
+    const bridge = await stack.addBridge({ tuning: slow });
     const { client, user } = await connect(bridge);
     const task = await startInvoiceTask(client, sampleInvoice());
     const result = await taskResult(client, task.taskId, 30_000);
@@ -74,7 +47,7 @@ describe('waiting by events', () => {
 
   test('one history watch per task is shared by every request waiting on it', async () => {
     const briefReads = { ...FAST_TUNING, core: { ...FAST_TUNING.core, reads: { keepMs: 500 } } };
-    const bridge = await startBridge({ client: temporal, taskQueue, tuning: briefReads });
+    const bridge = await stack.addBridge({ tuning: briefReads });
     const { client } = await connect(bridge);
     const task = await startInvoiceTask(client, sampleInvoice());
     const view = await bridge.core.get(task.taskId, bridge.localPrincipal);
@@ -92,7 +65,7 @@ describe('tasks/list pages with the visibility store', () => {
   test('pages cover every task once, without duplicates or gaps, while more tasks are being created', async () => {
     const principal = `pager-${randomUUID().slice(0, 8)}`;
     const paged = { ...FAST_TUNING, core: { ...FAST_TUNING.core, pageSize: 7 } };
-    const bridge = await startBridge({ client: temporal, taskQueue: `${taskQueue}-idle`, principal, tuning: paged });
+    const bridge = await stack.addBridge({ taskQueue: `${stack.taskQueue}-idle`, principal, tuning: paged });
     const { client } = await connect(bridge);
     const created: string[] = [];
     for (let index = 0; index < 24; index++) created.push((await startInvoiceTask(client, sampleInvoice())).taskId);
@@ -123,13 +96,12 @@ describe('tasks/list pages with the visibility store', () => {
 
   test('a cursor is bound to its principal: another principal, or a made-up one, gets -32602', async () => {
     const paged = { ...FAST_TUNING, core: { ...FAST_TUNING.core, pageSize: 2 } };
-    const alice = await startBridge({
-      client: temporal,
-      taskQueue: `${taskQueue}-idle`,
+    const alice = await stack.addBridge({
+      taskQueue: `${stack.taskQueue}-idle`,
       principal: `alice-${randomUUID()}`,
       tuning: paged,
     });
-    const bob = await startBridge({ client: temporal, taskQueue: `${taskQueue}-idle`, principal: `bob-${randomUUID()}`, tuning: paged });
+    const bob = await stack.addBridge({ taskQueue: `${stack.taskQueue}-idle`, principal: `bob-${randomUUID()}`, tuning: paged });
     const { client: aliceClient } = await connect(alice);
     const { client: bobClient } = await connect(bob);
     for (let index = 0; index < 3; index++) await startInvoiceTask(aliceClient, sampleInvoice());
@@ -156,7 +128,7 @@ describe('Temporal down', () => {
     try {
       const client = new Client({ connection });
       const tuning = { ...FAST_TUNING, core: { ...FAST_TUNING.core, rpcTimeoutMs: 2000 } };
-      bridge = await startBridge({ client, taskQueue: `${taskQueue}-down`, tuning });
+      bridge = await startBridge({ client, taskQueue: `${stack.taskQueue}-down`, tuning });
       const { client: mcp } = await connect(bridge);
       const task = await startInvoiceTask(mcp, sampleInvoice());
       await temporalDev('stop', port, stateDir);
@@ -171,7 +143,7 @@ describe('Temporal down', () => {
         expect((error as McpError).message).toMatch(/Temporal is unavailable/);
       }
     } finally {
-      await Promise.all(cleanups.splice(0).map((cleanup) => cleanup().catch(() => undefined)));
+      await stack.closeClients().catch(() => undefined);
       await bridge?.close();
       await temporalDev('stop', port, stateDir).catch(() => undefined);
       await connection.close();

@@ -15,32 +15,17 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { Client as Mcp2026Client, StreamableHTTPClientTransport as Mcp2026HttpTransport } from '@modelcontextprotocol/client';
-import type { Client } from '@temporalio/client';
-import { createBridge, type Bridge } from '../../src/mcp/bridge';
 import { MCP2026_PROTOCOL_VERSIONS } from '../../src/mcp/mcp2026/envelope';
 import { loadToolsFile } from '../../src/mcp/tools/config-file';
-import { startHttpServer, type RunningHttpServer } from '../../src/mcp/transports/http';
 import { ADOPT_ONLY_META, IDEMPOTENCY_KEY_META } from '../../src/shared/wire';
-import { freePort, ROOT } from '../helpers/dev-server';
-import { APPROVE, FAST_TUNING, TOOLS_WITH_SAMPLES } from '../helpers/mcp';
+import { ROOT } from '../helpers/dev-server';
+import { startStack, type TestStack } from '../helpers/test-stack';
+import { APPROVE, TOOLS_WITH_SAMPLES } from '../helpers/mcp';
 import { serverEnv } from '../helpers/processes';
-import {
-  connectClient,
-  eventually,
-  sampleInvoice,
-  startWorker,
-  tempActivityConfig,
-  testTemporalConfig,
-  uniqueTaskQueue,
-  type RunningWorker,
-} from '../helpers/temporal';
+import { eventually, sampleInvoice } from '../helpers/temporal';
 
 const TASKS = 'io.modelcontextprotocol/tasks';
-const taskQueue = uniqueTaskQueue('headers');
-let worker: RunningWorker;
-let temporal: { client: Client; close(): Promise<void> };
-let bridge: Bridge;
-let server: RunningHttpServer;
+let stack: TestStack;
 
 beforeAll(async () => {
   // A tools file may mark arguments of its own: the region of this report is mirrored into Mcp-Param-Region.
@@ -60,22 +45,10 @@ beforeAll(async () => {
       '',
     ].join('\n'),
   );
-  [worker, temporal] = await Promise.all([startWorker(taskQueue, tempActivityConfig()), connectClient()]);
-  bridge = await createBridge({
-    temporal: testTemporalConfig(taskQueue),
-    client: temporal.client,
-    tuning: FAST_TUNING,
-    tools: [...TOOLS_WITH_SAMPLES, ...loadToolsFile(file)],
-  });
-  server = await startHttpServer({ host: '127.0.0.1', port: await freePort(), endpoints: bridge });
+  stack = await startStack({ name: 'headers', bridge: { tools: [...TOOLS_WITH_SAMPLES, ...loadToolsFile(file)] }, http: true });
 });
 
-afterAll(async () => {
-  await server?.close(0);
-  await bridge?.close();
-  await temporal?.close();
-  await worker?.stop();
-});
+afterAll(() => stack?.stop());
 
 interface Answer {
   status: number;
@@ -109,7 +82,7 @@ async function send2026(
 ): Promise<Answer> {
   const version = options.version ?? '2026-07-28';
   const name = (params.taskId ?? params.name) as string | undefined;
-  const response = await fetch(server.url, {
+  const response = await fetch(stack.http.url, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
@@ -179,7 +152,7 @@ describe('Mcp-Param-* headers (2026-07-28, SEP-2243)', () => {
         { name: 'headers-test', version: '1.0.0' },
         { capabilities: { extensions: { [TASKS]: {} } }, versionNegotiation: { mode: 'auto' } },
       );
-      await client.connect(new Mcp2026HttpTransport(new URL(server.url), { fetch: recording }));
+      await client.connect(new Mcp2026HttpTransport(new URL(stack.http.url), { fetch: recording }));
       return client;
     };
     const listed = await connect();
@@ -295,7 +268,7 @@ describe('subscriptions/listen: the version and the envelope', () => {
   });
 
   test('over stdio, a listen without client capabilities is -32602 (malformed envelope), a version not served -32022', async () => {
-    const child = spawn('npm', ['run', '-s', 'serve'], { cwd: ROOT, env: serverEnv(taskQueue), stdio: ['pipe', 'pipe', 'ignore'] });
+    const child = spawn('npm', ['run', '-s', 'serve'], { cwd: ROOT, env: serverEnv(stack.taskQueue), stdio: ['pipe', 'pipe', 'ignore'] });
     const byId = new Map<unknown, { error?: { code: number; message: string; data?: any } }>();
     createInterface({ input: child.stdout! }).on('line', (line) => {
       const message = JSON.parse(line);
@@ -328,7 +301,7 @@ describe('2025-11-25 sessions: plain JSON for calls that send nothing on their s
   /** Opens a session by hand (a client that can show forms) and returns a sender of its requests. */
   async function session(): Promise<(method: string, params: Record<string, unknown>) => Promise<Answer>> {
     const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-    const opened = await fetch(server.url, {
+    const opened = await fetch(stack.http.url, {
       method: 'POST',
       headers,
       body: JSON.stringify({
@@ -341,7 +314,7 @@ describe('2025-11-25 sessions: plain JSON for calls that send nothing on their s
     const sessionId = opened.headers.get('mcp-session-id')!;
     await opened.text();
     const inSession = { ...headers, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' };
-    await fetch(server.url, {
+    await fetch(stack.http.url, {
       method: 'POST',
       headers: inSession,
       body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
@@ -349,7 +322,11 @@ describe('2025-11-25 sessions: plain JSON for calls that send nothing on their s
     let id = 1;
     return async (method, params) =>
       read(
-        await fetch(server.url, { method: 'POST', headers: inSession, body: JSON.stringify({ jsonrpc: '2.0', id: id++, method, params }) }),
+        await fetch(stack.http.url, {
+          method: 'POST',
+          headers: inSession,
+          body: JSON.stringify({ jsonrpc: '2.0', id: id++, method, params }),
+        }),
       );
   }
 

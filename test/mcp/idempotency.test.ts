@@ -1,40 +1,29 @@
 import { randomUUID } from 'node:crypto';
 import { CreateTaskResultSchema, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
-import type { Client } from '@temporalio/client';
 import type { Bridge } from '../../src/mcp/bridge';
 import { ADOPT_ONLY_META, IDEMPOTENCY_KEY_META, REPLAYED_META } from '../../src/shared/wire';
-import { APPROVE, connectInMemory, errorCodeOf, newMcpClient, ScriptedUser, startBridge, taskResult } from '../helpers/mcp';
-import { connectClient, sampleInvoice, startWorker, tempActivityConfig, uniqueTaskQueue, type RunningWorker } from '../helpers/temporal';
+import { startStack, type TestStack } from '../helpers/test-stack';
+import { APPROVE, errorCodeOf, newMcpClient, ScriptedUser, taskResult } from '../helpers/mcp';
+import { sampleInvoice } from '../helpers/temporal';
 
-const taskQueue = uniqueTaskQueue('idempotency');
-let temporal: Client;
-let closeTemporal: () => Promise<void>;
-let worker: RunningWorker;
+let stack: TestStack;
 let alice: Bridge;
 let bob: Bridge;
-const cleanups: (() => Promise<void>)[] = [];
 
 beforeAll(async () => {
-  ({ client: temporal, close: closeTemporal } = await connectClient());
-  worker = await startWorker(taskQueue, tempActivityConfig());
-  alice = await startBridge({ client: temporal, taskQueue, principal: 'alice' });
-  bob = await startBridge({ client: temporal, taskQueue, principal: 'bob' });
+  stack = await startStack({ name: 'idempotency' });
+  [alice, bob] = await Promise.all([stack.addBridge({ principal: 'alice' }), stack.addBridge({ principal: 'bob' })]);
 });
 
-afterEach(async () => {
-  await Promise.all(cleanups.splice(0).map((cleanup) => cleanup()));
-});
+afterEach(() => stack.closeClients());
 
-afterAll(async () => {
-  await worker?.stop();
-  await closeTemporal?.();
-});
+afterAll(() => stack?.stop());
 
 async function connect(bridge: Bridge): Promise<McpClient> {
   const client = newMcpClient('idempotency-test');
   new ScriptedUser(() => APPROVE).attach(client);
-  cleanups.push(await connectInMemory(bridge, client));
+  await stack.connect(client, bridge);
   return client;
 }
 
@@ -48,7 +37,7 @@ function callWithMeta(client: McpClient, args: unknown, meta: Record<string, unk
 
 /** The run id of the newest run of a workflow: a second start would change it. */
 async function latestRunId(workflowId: string): Promise<string> {
-  return (await temporal.workflow.getHandle(workflowId).describe()).runId;
+  return (await stack.temporal.workflow.getHandle(workflowId).describe()).runId;
 }
 
 describe('idempotent task creation', () => {
@@ -81,7 +70,7 @@ describe('idempotent task creation', () => {
     const again = await callWithMeta(client, invoice, { [IDEMPOTENCY_KEY_META]: key });
     expect(again.task).toMatchObject({ taskId: first.task.taskId, status: 'completed' });
     expect(again._meta?.[REPLAYED_META]).toBe(true);
-    const description = await temporal.workflow.getHandle(first.task.taskId).describe();
+    const description = await stack.temporal.workflow.getHandle(first.task.taskId).describe();
     expect(description.runId).toBe(runId);
     expect(description.status.name).toBe('COMPLETED');
   });

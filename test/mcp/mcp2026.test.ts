@@ -9,41 +9,26 @@ import { ROOT } from '../helpers/dev-server';
 import { z } from 'zod';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { PaymentsLedger } from '../../src/activities/payments';
-import { freePort } from '../helpers/dev-server';
 import { APPROVE, getTask, newMcpClient, ScriptedUser, startInvoiceTask, taskResult } from '../helpers/mcp';
-import { serverEnv, spawnHttpServer, type HttpServerProcess } from '../helpers/processes';
+import { startStack, type TestStack } from '../helpers/test-stack';
+import { serverEnv } from '../helpers/processes';
 import { pythonClients, runPythonClient } from '../helpers/python';
-import {
-  eventually,
-  expectedWebUiLink,
-  sampleInvoice,
-  startWorker,
-  tempActivityConfig,
-  uniqueTaskQueue,
-  type RunningWorker,
-} from '../helpers/temporal';
+import { eventually, expectedWebUiLink, sampleInvoice } from '../helpers/temporal';
 import { WEB_UI_META } from '../../src/shared/wire';
 import { mcp2026Request, type RawRequestOptions } from '../helpers/mcp2026';
 
 const TASKS = 'io.modelcontextprotocol/tasks';
-const taskQueue = uniqueTaskQueue('mcp2026');
-const activities = tempActivityConfig();
-let worker: RunningWorker;
-let server: HttpServerProcess;
+let stack: TestStack;
 let python: string;
 
 beforeAll(async () => {
-  [python, worker, server] = await Promise.all([
+  [python, stack] = await Promise.all([
     pythonClients(),
-    startWorker(taskQueue, activities),
-    freePort().then((port) => spawnHttpServer(taskQueue, port, {}, ['--tools', 'examples/tools.yaml'])),
+    startStack({ name: 'mcp2026', servers: [{ args: ['--tools', 'examples/tools.yaml'] }] }),
   ]);
 }, 240_000);
 
-afterAll(async () => {
-  await server?.kill();
-  await worker?.stop();
-});
+afterAll(() => stack?.stop());
 
 interface TaskOutcome {
   taskId: string;
@@ -56,7 +41,7 @@ interface TaskOutcome {
 
 /** One 2026-07-28 request written by hand, with the headers a conforming client sends unless `headers` says otherwise. */
 const rpc = (method: string, params: Record<string, unknown>, options: RawRequestOptions = {}) =>
-  mcp2026Request(server.url, method, params, options);
+  mcp2026Request(stack.server.url, method, params, options);
 
 /** Opens a subscriptions/listen by hand and reads its stream to the end: every JSON-RPC message, in order. */
 async function listenRaw(id: string, taskIds: string[]): Promise<Array<Record<string, any>>> {
@@ -64,7 +49,7 @@ async function listenRaw(id: string, taskIds: string[]): Promise<Array<Record<st
     'io.modelcontextprotocol/protocolVersion': '2026-07-28',
     'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS]: {} } },
   };
-  const response = await fetch(server.url, {
+  const response = await fetch(stack.server.url, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
@@ -83,7 +68,7 @@ async function listenRaw(id: string, taskIds: string[]): Promise<Array<Record<st
 }
 
 async function paidLineItems(taskId: string): Promise<string[]> {
-  const entries = (await new PaymentsLedger(activities.ledgerDir).entries()).filter((entry) => entry.taskId === taskId);
+  const entries = (await new PaymentsLedger(stack.activities.ledgerDir).entries()).filter((entry) => entry.taskId === taskId);
   return entries.map((entry) => entry.lineItemId).sort();
 }
 
@@ -91,7 +76,7 @@ async function mcp2025Client() {
   const client = newMcpClient('mcp2025-client');
   const user = new ScriptedUser(() => APPROVE);
   user.attach(client);
-  await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+  await client.connect(new StreamableHTTPClientTransport(new URL(stack.server.url)));
   return { client, user };
 }
 
@@ -104,7 +89,7 @@ async function waitForStatus(taskId: string, status: string) {
 
 describe('FastMCP 4.1 with fastmcp-tasks (tasks extension)', () => {
   test('runs the invoice as a task: tasks/get shows the question, tasks/update answers it, each line item is paid once', async () => {
-    const out = await runPythonClient<TaskOutcome>(python, server.url, ['task', 'approve'], sampleInvoice());
+    const out = await runPythonClient<TaskOutcome>(python, stack.server.url, ['task', 'approve'], sampleInvoice());
     expect(out.status).toBe('completed');
     expect(out.structured?.outcome).toBe('paid');
     expect(out.asked).toHaveLength(1);
@@ -112,14 +97,14 @@ describe('FastMCP 4.1 with fastmcp-tasks (tasks extension)', () => {
   });
 
   test('a rejection completes the task with the rejected outcome and pays nothing', async () => {
-    const out = await runPythonClient<TaskOutcome>(python, server.url, ['task', 'reject'], sampleInvoice());
+    const out = await runPythonClient<TaskOutcome>(python, stack.server.url, ['task', 'reject'], sampleInvoice());
     expect(out.status).toBe('completed');
     expect(out.structured?.outcome).toBe('rejected');
     expect(await paidLineItems(out.taskId)).toEqual([]);
   });
 
   test('tasks/cancel is acknowledged and the task reads cancelled', async () => {
-    const out = await runPythonClient<TaskOutcome>(python, server.url, ['cancel'], sampleInvoice());
+    const out = await runPythonClient<TaskOutcome>(python, stack.server.url, ['cancel'], sampleInvoice());
     expect(out.status).toBe('cancelled');
     expect(await paidLineItems(out.taskId)).toEqual([]);
   });
@@ -127,7 +112,7 @@ describe('FastMCP 4.1 with fastmcp-tasks (tasks extension)', () => {
 
 describe('MCP Python SDK 2.3 without the tasks extension', () => {
   test('a plain call speaks 2026-07-28 and asks its question as input_required, answered by the retried call', async () => {
-    const out = await runPythonClient<TaskOutcome>(python, server.url, ['plain'], sampleInvoice());
+    const out = await runPythonClient<TaskOutcome>(python, stack.server.url, ['plain'], sampleInvoice());
     expect(out.protocolVersion).toBe('2026-07-28');
     expect(out.isError).toBe(false);
     expect(out.structured?.outcome).toBe('paid');
@@ -135,15 +120,15 @@ describe('MCP Python SDK 2.3 without the tasks extension', () => {
   });
 
   test('over stdio the first message decides: a server/discover probe gets 2026-07-28 and the same input_required round', async () => {
-    const out = await runPythonClient<TaskOutcome>(python, 'stdio', ['plain'], sampleInvoice(), serverEnv(taskQueue));
+    const out = await runPythonClient<TaskOutcome>(python, 'stdio', ['plain'], sampleInvoice(), serverEnv(stack.taskQueue));
     expect(out.protocolVersion).toBe('2026-07-28');
     expect(out.structured?.outcome).toBe('paid');
     expect(out.asked).toHaveLength(1);
   });
 
   test('tasks/get without the extension gets -32021 naming the capability', async () => {
-    const created = await runPythonClient<TaskOutcome>(python, server.url, ['create'], sampleInvoice());
-    const out = await runPythonClient<{ code: number; data: unknown }>(python, server.url, ['no-extension', created.taskId]);
+    const created = await runPythonClient<TaskOutcome>(python, stack.server.url, ['create'], sampleInvoice());
+    const out = await runPythonClient<{ code: number; data: unknown }>(python, stack.server.url, ['no-extension', created.taskId]);
     expect(out.code).toBe(-32021);
     expect(out.data).toEqual({ requiredCapabilities: { extensions: { [TASKS]: {} } } });
     await rpc('tasks/cancel', { taskId: created.taskId });
@@ -155,7 +140,7 @@ describe('one task core, two generations', () => {
     const { client } = await mcp2025Client();
     try {
       const task = await startInvoiceTask(client, sampleInvoice());
-      const out = await runPythonClient<TaskOutcome>(python, server.url, ['finish', task.taskId]);
+      const out = await runPythonClient<TaskOutcome>(python, stack.server.url, ['finish', task.taskId]);
       expect(out.status).toBe('completed');
       expect(out.structured?.outcome).toBe('paid');
       expect((await getTask(client, task.taskId)).status).toBe('completed');
@@ -165,7 +150,7 @@ describe('one task core, two generations', () => {
   });
 
   test('a task a 2026-07-28 client created is finished by a 2025-11-25 client through tasks/result', async () => {
-    const created = await runPythonClient<TaskOutcome>(python, server.url, ['create'], sampleInvoice());
+    const created = await runPythonClient<TaskOutcome>(python, stack.server.url, ['create'], sampleInvoice());
     const { client, user } = await mcp2025Client();
     try {
       const result = await taskResult(client, created.taskId);
@@ -190,12 +175,12 @@ describe('MCP TypeScript SDK v2 client: task status on subscriptions/listen', ()
     );
     await client.connect(
       over === 'http'
-        ? new Mcp2026HttpTransport(new URL(server.url))
+        ? new Mcp2026HttpTransport(new URL(stack.server.url))
         : new Mcp2026StdioTransport({
             command: 'npm',
             args: ['run', '-s', 'serve'],
             cwd: ROOT,
-            env: serverEnv(taskQueue),
+            env: serverEnv(stack.taskQueue),
             stderr: 'ignore',
           }),
     );

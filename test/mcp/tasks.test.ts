@@ -8,7 +8,6 @@ import {
   type Task,
 } from '@modelcontextprotocol/sdk/types.js';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
-import type { Client } from '@temporalio/client';
 import { APP_MIME_TYPE, TASK_VIEW_URI, UI_EXTENSION } from '../../src/mcp/app/ui';
 import type { Bridge } from '../../src/mcp/bridge';
 import { PaymentsLedger } from '../../src/activities/payments';
@@ -18,60 +17,36 @@ import {
   APPROVE,
   FAST_TUNING,
   type Answerer,
-  connectInMemory,
   errorCodeOf,
   getTask,
   newMcpClient,
   REJECT,
   ScriptedUser,
-  startBridge,
   startInvoiceTask,
   taskResult,
   waitForTask,
 } from '../helpers/mcp';
-import {
-  connectClient,
-  daysFromToday,
-  eventually,
-  sampleInvoice,
-  sendAnswer,
-  startWorker,
-  tempActivityConfig,
-  uniqueTaskQueue,
-  type RunningWorker,
-} from '../helpers/temporal';
+import { startStack, type TestStack } from '../helpers/test-stack';
+import { daysFromToday, eventually, sampleInvoice, sendAnswer } from '../helpers/temporal';
 
-const taskQueue = uniqueTaskQueue('mcp-tasks');
-const activities = tempActivityConfig();
-let temporal: Client;
-let closeTemporal: () => Promise<void>;
-let worker: RunningWorker | undefined;
-let bridge: Bridge;
-const cleanups: (() => Promise<void>)[] = [];
+let stack: TestStack;
 /** How long a plain call may wait inline: long, so that a call that waited it out cannot pass for one that did not. */
 const INLINE_BUDGET_MS = 60_000;
 
 beforeAll(async () => {
-  ({ client: temporal, close: closeTemporal } = await connectClient());
-  worker = await startWorker(taskQueue, activities);
-  bridge = await startBridge({ client: temporal, taskQueue, tuning: { ...FAST_TUNING, inlineBudgetMs: INLINE_BUDGET_MS } });
+  stack = await startStack({ name: 'mcp-tasks', bridge: { tuning: { ...FAST_TUNING, inlineBudgetMs: INLINE_BUDGET_MS } } });
 });
 
-afterEach(async () => {
-  await Promise.all(cleanups.splice(0).map((cleanup) => cleanup()));
-});
+afterEach(() => stack.closeClients());
 
-afterAll(async () => {
-  await worker?.stop();
-  await closeTemporal?.();
-});
+afterAll(() => stack?.stop());
 
 /** A connected SDK client whose user answers with `answer`. */
 async function connect(answer: Answerer = () => APPROVE, options: { principalBridge?: Bridge; elicitation?: boolean } = {}) {
   const client = newMcpClient('tasks-test', options.elicitation ?? true);
   const user = new ScriptedUser(answer);
   if (options.elicitation ?? true) user.attach(client);
-  cleanups.push(await connectInMemory(options.principalBridge ?? bridge, client));
+  await stack.connect(client, options.principalBridge);
   return { client, user };
 }
 
@@ -85,23 +60,22 @@ async function observer() {
 
 /** The reads of tasks the file's bridge has made, from Temporal or from its watches. */
 function reads(): number {
-  const { watched, fetched } = bridge.core.readStats();
+  const { watched, fetched } = stack.bridge.core.readStats();
   return watched + fetched;
 }
 
 /** Runs `work` with the worker stopped, then starts it again. */
 async function withoutWorker(work: () => Promise<void>): Promise<void> {
-  await worker!.stop();
-  worker = undefined;
+  await stack.stopWorker();
   try {
     await work();
   } finally {
-    worker = await startWorker(taskQueue, activities);
+    await stack.startWorker();
   }
 }
 
 async function ledgerFor(taskId: string) {
-  return (await new PaymentsLedger(activities.ledgerDir).entries()).filter((entry) => entry.taskId === taskId);
+  return (await new PaymentsLedger(stack.activities.ledgerDir).entries()).filter((entry) => entry.taskId === taskId);
 }
 
 describe('task-augmented tools/call', () => {
@@ -320,7 +294,7 @@ describe('task-augmented tools/call', () => {
       { name: 'apps-host', version: '1.0.0' },
       { capabilities: { extensions: { [UI_EXTENSION]: { mimeTypes: [APP_MIME_TYPE] } } } },
     );
-    cleanups.push(await connectInMemory(bridge, client));
+    await stack.connect(client);
     const result = await client.callTool({ name: 'process_invoice', arguments: sampleInvoice() });
     expect(result.isError).toBeFalsy();
     const { pendingTask } = result.structuredContent as { pendingTask: { taskId: string; status: string } };
@@ -395,7 +369,7 @@ describe('tasks/* errors and state', () => {
     expect(cancelled.status).toBe('cancelled');
     expect((await getTask(client, task.taskId)).status).toBe('cancelled');
     await eventually(
-      async () => ((await temporal.workflow.getHandle(task.taskId).describe()).status.name === 'CANCELLED' ? true : undefined),
+      async () => ((await stack.temporal.workflow.getHandle(task.taskId).describe()).status.name === 'CANCELLED' ? true : undefined),
       'the workflow to close',
     );
     expect((await getTask(client, task.taskId)).status).toBe('cancelled');
@@ -440,7 +414,7 @@ describe('tasks/* errors and state', () => {
     );
     expect(error).toMatchObject({ code: ErrorCode.InternalError, message: expect.stringContaining(`Task ${task.taskId}: ${report}`) });
     expect((await ledgerFor(task.taskId)).map((entry) => entry.lineItemId)).toEqual(['LI-1']);
-    expect((await temporal.workflow.getHandle(task.taskId).describe()).status.name).toBe('CANCELLED');
+    expect((await stack.temporal.workflow.getHandle(task.taskId).describe()).status.name).toBe('CANCELLED');
     expect(user.asked).toHaveLength(1);
   });
 
@@ -462,7 +436,7 @@ describe('tasks/* errors and state', () => {
       expect((await getTask(client, task.taskId)).status).toBe('cancelled');
     });
     await eventually(
-      async () => ((await temporal.workflow.getHandle(task.taskId).describe()).closeTime ? true : undefined),
+      async () => ((await stack.temporal.workflow.getHandle(task.taskId).describe()).closeTime ? true : undefined),
       'the workflow to close',
     );
     expect((await getTask(client, task.taskId)).status).toBe('cancelled');
@@ -474,7 +448,7 @@ describe('tasks/* errors and state', () => {
     await waitForTask(client, task.taskId, (t) => t.status === 'input_required');
     await withoutWorker(async () => {
       await client.experimental.tasks.cancelTask(task.taskId);
-      await temporal.workflow.getHandle(task.taskId).terminate('operator cleanup');
+      await stack.temporal.workflow.getHandle(task.taskId).terminate('operator cleanup');
       expect((await getTask(client, task.taskId)).status).toBe('cancelled');
     });
   });
@@ -512,7 +486,7 @@ describe('tasks/* errors and state', () => {
 
     // While the user looks at it, an answer that does not fit the form comes in through Temporal: received (the task
     // reads "Answer received" until a worker takes it), then refused by the workflow.
-    const handle = temporal.workflow.getHandle(task.taskId);
+    const handle = stack.temporal.workflow.getHandle(task.taskId);
     await sendAnswer(handle, { key: 'approval', action: 'accept', content: { decision: 'maybe' } });
     await eventually(async () => {
       const { events } = await handle.fetchHistory();
@@ -560,8 +534,7 @@ describe('tasks/* errors and state', () => {
     const quiet = await observer();
     const task = await startInvoiceTask(client, sampleInvoice());
     await waitForTask(quiet, task.taskId, (t) => t.status === 'input_required');
-    await worker!.stop();
-    worker = undefined;
+    await stack.stopWorker();
     // Read from what Temporal keeps (a read that needed a worker, a query, would not be answered while none runs).
     expect((await getTask(quiet, task.taskId)).status).toBe('input_required');
 
@@ -575,16 +548,14 @@ describe('tasks/* errors and state', () => {
     }, 'the task in tasks/list');
     expect(listed.status).toBe('working');
 
-    worker = await startWorker(taskQueue, activities);
+    await stack.startWorker();
     expect((await result).structuredContent).toMatchObject({ outcome: 'paid' });
     expect(user.asked).toHaveLength(1);
   });
 
   test('tasks/list: paginated with opaque cursors, every task once, and only the caller’s tasks', async () => {
     const principal = `list-${Date.now()}`;
-    const own = await startBridge({
-      client: temporal,
-      taskQueue,
+    const own = await stack.addBridge({
       principal,
       tuning: { ...FAST_TUNING, core: { defaultTtlMs: 3_600_000, pollIntervalMs: 200, pageSize: 2 } },
     });
@@ -622,13 +593,13 @@ describe('tasks/* errors and state', () => {
     const { client } = await connect(() => ({ action: 'cancel' }), { elicitation: false });
     const task = await startInvoiceTask(client, sampleInvoice());
     const seen = await waitForTask(client, task.taskId, (t) => t.status === 'input_required');
-    const memo = (await temporal.workflow.getHandle(task.taskId).describe()).memo?.[TASK_STATE_MEMO] as {
+    const memo = (await stack.temporal.workflow.getHandle(task.taskId).describe()).memo?.[TASK_STATE_MEMO] as {
       statusMessage: string;
       updatedAt: string;
     };
     expect(seen.statusMessage).toBe(memo.statusMessage);
     expect(seen.lastUpdatedAt).toBe(memo.updatedAt);
-    await sendAnswer(temporal.workflow.getHandle(task.taskId), { key: 'approval', action: 'decline' });
+    await sendAnswer(stack.temporal.workflow.getHandle(task.taskId), { key: 'approval', action: 'decline' });
     const done = await waitForTask(client, task.taskId, (t) => t.status === 'failed');
     expect(new Date(done.lastUpdatedAt).getTime()).toBeGreaterThanOrEqual(new Date(seen.lastUpdatedAt).getTime());
   });
@@ -671,7 +642,11 @@ describe('2025-11-25 to the letter', () => {
     const waiting = await waitForTask(client, task.taskId, (t) => t.status === 'input_required');
     await withoutWorker(async () => {
       // Sent past the bridge, straight to Temporal: the bridge learns of it from the history's event stream.
-      await sendAnswer(temporal.workflow.getHandle(task.taskId), { key: 'approval', action: 'accept', content: { decision: 'approve' } });
+      await sendAnswer(stack.temporal.workflow.getHandle(task.taskId), {
+        key: 'approval',
+        action: 'accept',
+        content: { decision: 'approve' },
+      });
       const received = await waitForTask(client, task.taskId, (t) => t.status !== 'input_required');
       expect(received.status).toBe('working');
       expect(received.statusMessage).toMatch(/Answer received/);

@@ -17,36 +17,20 @@ import {
   type JSONRPCMessage,
 } from '@modelcontextprotocol/sdk/types.js';
 import { randomUUID } from 'node:crypto';
-import { Client as TemporalClient, Connection, type Client } from '@temporalio/client';
-import { createBridge, type Bridge } from '../../src/mcp/bridge';
+import { Client as TemporalClient, Connection } from '@temporalio/client';
 import { HistoryWatch } from '../../src/mcp/tasks/history-watch';
 import { loadToolsFile } from '../../src/mcp/tools/config-file';
 import { respondSignal } from '../../src/shared/task-contract';
 import { refusalBackoffMs } from '../../src/mcp/mcp2025/server';
 import { pollUntil, sleep } from '../../src/util/wait';
-import { errorCodeOf, FAST_TUNING, newMcpClient, ScriptedUser, taskResult, TOOLS_WITH_SAMPLES, waitForTask } from '../helpers/mcp';
+import { errorCodeOf, newMcpClient, ScriptedUser, taskResult, waitForTask, TOOLS_WITH_SAMPLES } from '../helpers/mcp';
 import { freePort, temporalDev } from '../helpers/dev-server';
 import { mcp2026Request, type RawRequestOptions } from '../helpers/mcp2026';
-import { spawnHttpServer, type HttpServerProcess } from '../helpers/processes';
-import {
-  connectClient,
-  eventually,
-  sampleInvoice,
-  sendAnswer,
-  startWorker,
-  tempActivityConfig,
-  testTemporalConfig,
-  uniqueTaskQueue,
-  type RunningWorker,
-} from '../helpers/temporal';
+import { startStack, type TestStack } from '../helpers/test-stack';
+import { eventually, sampleInvoice, sendAnswer } from '../helpers/temporal';
 
-const taskQueue = uniqueTaskQueue('letter');
-const activities = tempActivityConfig();
 const tools = [...TOOLS_WITH_SAMPLES, ...loadToolsFile('examples/tools.yaml')];
-let temporal: { client: Client; close(): Promise<void> };
-let worker: RunningWorker;
-let bridge: Bridge;
-let server: HttpServerProcess;
+let stack: TestStack;
 
 /**
  * The principals of the requests over HTTP, one per test: the server lets each make 5 task requests a second
@@ -60,43 +44,29 @@ const TOKENS = Object.fromEntries(HTTP_PRINCIPALS.map((principal) => [principal,
 >;
 
 beforeAll(async () => {
-  temporal = await connectClient();
-  [worker, bridge, server] = await Promise.all([
-    startWorker(taskQueue, activities),
-    createBridge({
-      temporal: testTemporalConfig(taskQueue),
-      client: temporal.client,
-      tuning: FAST_TUNING,
-      tools,
-      principalOf: () => 'letter',
-    }),
-    freePort().then((port) =>
-      spawnHttpServer(
-        taskQueue,
-        port,
-        {
+  stack = await startStack({
+    name: 'letter',
+    bridge: { tools, principal: 'letter' },
+    servers: [
+      {
+        env: {
           MCP_TASK_OPS_PER_SECOND: '5',
           MCP_AUTH_TOKENS: HTTP_PRINCIPALS.map((principal) => `${principal}=${TOKENS[principal]}`).join(','),
         },
-        ['--tools', 'examples/tools.yaml'],
-      ),
-    ),
-  ]);
+        args: ['--tools', 'examples/tools.yaml'],
+      },
+    ],
+  });
 }, 120_000);
 
-afterAll(async () => {
-  await server?.kill();
-  await bridge?.close();
-  await worker?.stop();
-  await temporal?.close();
-});
+afterAll(() => stack?.stop());
 
 /** An SDK client on a fresh 2025-11-25 connection of the bridge, with every message the server sent it. */
 async function connect(withElicitation = true) {
   const client = newMcpClient('letter', withElicitation);
   const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
   const received: JSONRPCMessage[] = [];
-  const mcp = bridge.createMcp2025Server();
+  const mcp = stack.bridge.createMcp2025Server();
   await mcp.connect(serverTransport);
   await client.connect(clientTransport as Transport);
   const sdkHandler = clientTransport.onmessage!;
@@ -116,7 +86,7 @@ async function connect(withElicitation = true) {
 
 /** One 2026-07-28 request written by hand, as `principal`; `headers` replaces or (with undefined) removes standard headers. */
 const rpc = (method: string, params: Record<string, unknown>, options: RawRequestOptions = {}, principal: HttpPrincipal = 'letter') =>
-  mcp2026Request(server.url, method, params, {
+  mcp2026Request(stack.server.url, method, params, {
     ...options,
     headers: { authorization: `Bearer ${TOKENS[principal]}`, ...options.headers },
   });
@@ -150,7 +120,7 @@ describe('2025-11-25', () => {
       // The second answer taken by the workflow: only the dismissed question is open.
       await pollUntil(
         async () => {
-          const view = await bridge.core.get(created.task.taskId, 'letter', { watch: false });
+          const view = await stack.bridge.core.get(created.task.taskId, 'letter', { watch: false });
           return user.asked.length >= 2 && view.inputs.map((input) => input.key).join() === 'tax-id' ? true : undefined;
         },
         { timeoutMs: 30_000, what: 'the bank account recorded, the tax id still open' },
@@ -174,7 +144,7 @@ describe('2025-11-25', () => {
     const { client, close } = await connect();
     try {
       const reads = () => {
-        const { watched, fetched } = bridge.core.readStats();
+        const { watched, fetched } = stack.bridge.core.readStats();
         return watched + fetched;
       };
       let readsAtSecondDismissal: number | undefined;
@@ -201,7 +171,7 @@ describe('2025-11-25', () => {
       expect(user.asked.map((_, index) => keyOf(index))).toEqual(['tax-id', 'bank-account']);
 
       // An event of the task wakes the request, which reads it again: still nothing is asked.
-      const handle = temporal.client.workflow.getHandle(taskId);
+      const handle = stack.temporal.workflow.getHandle(taskId);
       const readsBeforeEvent = reads();
       await handle.signal(respondSignal, { key: 'not-asked', action: 'cancel' });
       await eventually(async () => (reads() > readsBeforeEvent ? true : undefined), 'the task read after its event');
@@ -356,7 +326,7 @@ describe('2025-11-25 over HTTP', () => {
     };
     const client = newMcpClient('letter-http');
     await client.connect(
-      new StreamableHTTPClientTransport(new URL(server.url), {
+      new StreamableHTTPClientTransport(new URL(stack.server.url), {
         fetch: recording,
         requestInit: { headers: { authorization: `Bearer ${TOKENS['letter-http']}` } },
       }),
@@ -474,12 +444,12 @@ describe('2026-07-28 over HTTP', () => {
 
 describe('the history watch', () => {
   test('long polls leave no abort listeners behind', async () => {
-    const handle = await temporal.client.workflow.start('salesReportWorkflow', {
-      taskQueue: `${taskQueue}-idle`,
+    const handle = await stack.temporal.workflow.start('salesReportWorkflow', {
+      taskQueue: `${stack.taskQueue}-idle`,
       workflowId: `letter-watch-${Date.now()}`,
       args: [{ region: 'north' }],
     });
-    const watch = new HistoryWatch(temporal.client, { longPollMs: 100, lingerMs: 50 });
+    const watch = new HistoryWatch(stack.temporal, { longPollMs: 100, lingerMs: 50 });
     const warnings: string[] = [];
     const onWarning = (warning: Error) => warnings.push(warning.name);
     process.on('warning', onWarning);

@@ -22,40 +22,26 @@ import { WEB_UI_META } from '../../src/shared/wire';
 import { pollUntil } from '../../src/util/wait';
 import { freePort, ROOT, temporalDev } from '../helpers/dev-server';
 import { APPROVE, errorCodeOf, getTask, newMcpClient, ScriptedUser, startInvoiceTask, taskResult, waitForTask } from '../helpers/mcp';
-import { serverEnv, spawnHttpServer, type HttpServerProcess } from '../helpers/processes';
-import {
-  eventually,
-  expectedWebUiLink,
-  sampleInvoice,
-  startWorker,
-  tempActivityConfig,
-  testAddress,
-  uniqueTaskQueue,
-  type RunningWorker,
-} from '../helpers/temporal';
+import { startStack, type TestStack } from '../helpers/test-stack';
+import { serverEnv, type HttpServerProcess } from '../helpers/processes';
+import { eventually, expectedWebUiLink, sampleInvoice, testAddress } from '../helpers/temporal';
 
 interface JsonRpcError {
   error: { code: number; message: string };
 }
 
-const taskQueue = uniqueTaskQueue('transports');
-const activities = tempActivityConfig();
-let worker: RunningWorker;
-const servers: HttpServerProcess[] = [];
+let stack: TestStack;
 const clients: { close(): Promise<void> }[] = [];
 
 beforeAll(async () => {
-  worker = await startWorker(taskQueue, activities);
+  stack = await startStack({ name: 'transports' });
 });
 
 afterEach(async () => {
   await Promise.all(clients.splice(0).map((client) => client.close().catch(() => undefined)));
 });
 
-afterAll(async () => {
-  await Promise.all(servers.map((server) => server.kill()));
-  await worker?.stop();
-});
+afterAll(() => stack?.stop());
 
 async function httpClient(url: string, user = new ScriptedUser(() => APPROVE), token?: string) {
   const client = newMcpClient('http-test');
@@ -67,16 +53,14 @@ async function httpClient(url: string, user = new ScriptedUser(() => APPROVE), t
   return { client, user };
 }
 
-async function httpServer(env: Record<string, string> = {}, via: 'npm' | 'node' = 'npm'): Promise<HttpServerProcess> {
-  const server = await spawnHttpServer(taskQueue, await freePort(), env, [], '127.0.0.1', via);
-  servers.push(server);
-  return server;
+function httpServer(env: Record<string, string> = {}, via: 'npm' | 'node' = 'npm'): Promise<HttpServerProcess> {
+  return stack.spawnServer({ env, via });
 }
 
 /** `npm run -s serve -- …args` to its end. */
 function runServe(args: string[], env: Record<string, string>) {
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn('npm', ['run', '-s', 'serve', '--', ...args], { cwd: ROOT, env: serverEnv(taskQueue, env) });
+    const child = spawn('npm', ['run', '-s', 'serve', '--', ...args], { cwd: ROOT, env: serverEnv(stack.taskQueue, env) });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
@@ -97,13 +81,13 @@ function getWithHost(url: string, host: string): Promise<{ status: number }> {
 }
 
 async function paidOnce(taskId: string): Promise<string[]> {
-  const entries = (await new PaymentsLedger(activities.ledgerDir).entries()).filter((e) => e.taskId === taskId);
+  const entries = (await new PaymentsLedger(stack.activities.ledgerDir).entries()).filter((e) => e.taskId === taskId);
   return entries.map((e) => e.lineItemId).sort();
 }
 
 describe('stdio (npm run -s serve)', () => {
   test('prints nothing but JSON-RPC on stdout', async () => {
-    const child = spawn('npm', ['run', '-s', 'serve'], { cwd: ROOT, env: serverEnv(taskQueue), stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn('npm', ['run', '-s', 'serve'], { cwd: ROOT, env: serverEnv(stack.taskQueue), stdio: ['pipe', 'pipe', 'pipe'] });
     const lines: string[] = [];
     const reader = createInterface({ input: child.stdout! });
     reader.on('line', (line) => lines.push(line));
@@ -144,7 +128,7 @@ describe('stdio (npm run -s serve)', () => {
       command: 'npm',
       args: ['run', '-s', 'serve'],
       cwd: ROOT,
-      env: serverEnv(taskQueue),
+      env: serverEnv(stack.taskQueue),
       stderr: 'pipe',
     });
     const errors: Error[] = [];
@@ -462,7 +446,7 @@ describe('tasks belong to the caller (bearer tokens)', () => {
   test('serve refuses a non-loopback address without tokens or --no-auth, and a bad token file names the line', async () => {
     const run = (args: string[], env: Record<string, string>) =>
       new Promise<{ code: number | null; stderr: string }>((resolve) => {
-        const child = spawn('npm', ['run', '-s', 'serve', '--', ...args], { cwd: ROOT, env: serverEnv(taskQueue, env) });
+        const child = spawn('npm', ['run', '-s', 'serve', '--', ...args], { cwd: ROOT, env: serverEnv(stack.taskQueue, env) });
         let stderr = '';
         child.stderr.on('data', (chunk) => (stderr += chunk));
         child.once('exit', (code) => resolve({ code, stderr }));

@@ -11,26 +11,16 @@ import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { TaskNotFoundError } from '../../src/mcp/tasks/errors';
 import { InterceptingCall } from '@grpc/grpc-js';
-import { Client, Connection } from '@temporalio/client';
-import { createBridge, type Bridge, type BridgeTuning } from '../../src/mcp/bridge';
-import { startHttpServer, type RunningHttpServer } from '../../src/mcp/transports/http';
-import { freePort } from '../helpers/dev-server';
-import { FAST_TUNING, getTask, newMcpClient, startInvoiceTask, TOOLS_WITH_SAMPLES, waitForTask } from '../helpers/mcp';
+import type { Bridge, BridgeTuning } from '../../src/mcp/bridge';
+import type { RunningHttpServer } from '../../src/mcp/transports/http';
+import { startStack, type TestStack } from '../helpers/test-stack';
+import { FAST_TUNING, getTask, newMcpClient, startInvoiceTask, waitForTask } from '../helpers/mcp';
 import { mcp2026Request } from '../helpers/mcp2026';
 import { pollUntil } from '../../src/util/wait';
-import {
-  sampleInvoice,
-  startWorker,
-  tempActivityConfig,
-  testAddress,
-  testTemporalConfig,
-  uniqueTaskQueue,
-  type RunningWorker,
-} from '../helpers/temporal';
+import { sampleInvoice, testAddress } from '../helpers/temporal';
 
-const taskQueue = uniqueTaskQueue('watched-reads');
 const principal = `reader-${randomUUID().slice(0, 8)}`;
-let worker: RunningWorker;
+let stack: TestStack;
 
 /** One replica: a bridge on a connection of its own whose requests to Temporal are counted, served over HTTP. */
 interface Replica {
@@ -38,10 +28,8 @@ interface Replica {
   http: RunningHttpServer;
   /** Requests to Temporal by method name (DescribeWorkflowExecution, GetWorkflowExecutionHistory, …). */
   requests: Map<string, number>;
-  close(): Promise<void>;
 }
 
-const replicas: Replica[] = [];
 const clients: McpClient[] = [];
 const proxies: net.Server[] = [];
 const routers: http.Server[] = [];
@@ -119,38 +107,22 @@ async function taskRouter(to: Replica[]): Promise<TaskRouter> {
 
 async function replica(tuning: BridgeTuning = FAST_TUNING, address = testAddress()): Promise<Replica> {
   const requests = new Map<string, number>();
-  const connection = await Connection.connect({
-    address,
-    interceptors: [
-      (options, next) => {
-        const method = String(options.method_definition.path).split('/').pop()!;
-        requests.set(method, (requests.get(method) ?? 0) + 1);
-        return new InterceptingCall(next(options));
-      },
-    ],
-  });
-  const client = new Client({ connection });
-  const bridge = await createBridge({
-    temporal: testTemporalConfig(taskQueue),
-    client,
-    tools: TOOLS_WITH_SAMPLES,
+  const bridge = await stack.addBridge({
+    connection: {
+      address,
+      interceptors: [
+        (options, next) => {
+          const method = String(options.method_definition.path).split('/').pop()!;
+          requests.set(method, (requests.get(method) ?? 0) + 1);
+          return new InterceptingCall(next(options));
+        },
+      ],
+    },
     tuning: { ...tuning, core: { ...tuning.core, quotas: { operationsPerSecond: 0 } } },
-    principalOf: () => principal,
+    principal,
     localPrincipal: principal,
   });
-  const http = await startHttpServer({ host: '127.0.0.1', port: await freePort(), endpoints: bridge });
-  const made: Replica = {
-    bridge,
-    http,
-    requests,
-    close: async () => {
-      await http.close(0);
-      await bridge.close();
-      await connection.close();
-    },
-  };
-  replicas.push(made);
-  return made;
+  return { bridge, http: await stack.serve(bridge), requests };
 }
 
 async function client2025(url: string): Promise<McpClient> {
@@ -176,18 +148,17 @@ function reads(of: Replica): { describes: number; history: number } {
 }
 
 beforeAll(async () => {
-  worker = await startWorker(taskQueue, tempActivityConfig());
+  stack = await startStack({ name: 'watched-reads' });
 });
 
 afterAll(async () => {
   await Promise.all(clients.map((client) => client.close().catch(() => undefined)));
-  await Promise.all(replicas.map((each) => each.close()));
+  await stack?.stop();
   for (const relay of proxies) relay.close();
   for (const router of routers) {
     router.close();
     router.closeAllConnections();
   }
-  await worker?.stop();
 });
 
 describe('polls served from the watch', () => {

@@ -7,32 +7,27 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Client } from '@temporalio/client';
 import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../../src/shared/task-contract';
-import { freePort } from '../helpers/dev-server';
-import { runServeToExit, spawnHttpServer, type HttpServerProcess } from '../helpers/processes';
-import { connectClient, eventually, sampleInvoice, uniqueTaskQueue } from '../helpers/temporal';
+import { startStack, type TestStack } from '../helpers/test-stack';
+import { runServeToExit } from '../helpers/processes';
+import { eventually, sampleInvoice } from '../helpers/temporal';
 
-const taskQueue = uniqueTaskQueue('bad-input');
 const principal = `hostile-${randomUUID().slice(0, 8)}`;
-let temporal: Client;
-let closeTemporal: () => Promise<void>;
-let server: HttpServerProcess;
+let stack: TestStack;
 let tried = 0;
 
 beforeAll(async () => {
-  ({ client: temporal, close: closeTemporal } = await connectClient());
-  // No worker: a task that slipped through would stay, and be counted.
-  server = await spawnHttpServer(taskQueue, await freePort(), {
-    MCP_LOCAL_PRINCIPAL: principal,
-    MCP_HTTP_MAX_BODY_BYTES: String(2 * 1024 * 1024),
+  stack = await startStack({
+    name: 'bad-input',
+    // No worker: a task that slipped through would stay, and be counted.
+    worker: false,
+    servers: [{ env: { MCP_LOCAL_PRINCIPAL: principal, MCP_HTTP_MAX_BODY_BYTES: String(2 * 1024 * 1024) } }],
   });
 }, 60_000);
 
 afterAll(async () => {
   console.error(`[test] bad input: ${tried} hostile inputs tried`);
-  await server?.kill();
-  await closeTemporal?.();
+  await stack?.stop();
 });
 
 const MCP2026_META = {
@@ -43,7 +38,7 @@ const MCP2026_META = {
 /** Posts `body` (a string, sent as is) and returns the HTTP status and the JSON-RPC error code, if any. */
 async function post(body: string, headers: Record<string, string> = {}): Promise<{ status: number; code?: number; text: string }> {
   tried++;
-  const response = await fetch(server.url, {
+  const response = await fetch(stack.server.url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
     body,
@@ -78,7 +73,7 @@ function mcp2026(method: unknown, params: unknown, id: unknown = 1, headers: Rec
 
 /** A 2025-11-25 session: initialize once, then send requests on it. */
 async function session() {
-  const init = await fetch(server.url, {
+  const init = await fetch(stack.server.url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
     body: JSON.stringify({
@@ -106,7 +101,7 @@ function expectRefused(answer: { status: number; code?: number; text: string }, 
 }
 
 async function openTasks(): Promise<number> {
-  const { count } = await temporal.workflowService.countWorkflowExecutions({
+  const { count } = await stack.temporal.workflowService.countWorkflowExecutions({
     namespace: 'default',
     query: `${PRINCIPAL_SEARCH_ATTRIBUTE} = '${principal}'`,
   });
@@ -253,7 +248,7 @@ describe('hostile input', () => {
     for (const [name, text] of Object.entries(files)) {
       tried++;
       writeFileSync(path.join(dir, name), text);
-      const refused = await runServeToExit(taskQueue, ['--tools', path.join(dir, name)]);
+      const refused = await runServeToExit(stack.taskQueue, ['--tools', path.join(dir, name)]);
       expect({ name, code: refused.code }).toEqual({ name, code: 2 });
       expect(refused.stderr).toMatch(new RegExp(name.replace('.', '\\.')));
     }
@@ -270,6 +265,6 @@ describe('hostile input', () => {
     // Visibility catches up: the one task appears, and nothing else ever did.
     await eventually(async () => ((await openTasks()) >= 1 ? true : undefined), 'the proper task counted');
     expect(await openTasks()).toBe(1);
-    await temporal.workflow.getHandle(taskId).terminate();
+    await stack.temporal.workflow.getHandle(taskId).terminate();
   });
 });

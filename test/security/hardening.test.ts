@@ -10,7 +10,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import type { Client } from '@temporalio/client';
 import { INVOICE_WORKFLOW_TYPE } from '../../src/shared/invoice';
 import { PRINCIPAL_KEY, localPrincipal } from '../../src/mcp/tasks/principal';
 import { TASK_META_MEMO, TASK_STATE_MEMO } from '../../src/shared/task-contract';
@@ -18,51 +17,25 @@ import { jsonSchema } from '../../src/mcp/tools/schema';
 import { printable } from '../../src/client/printable';
 import { ServerTokens } from '../../src/client/tokens';
 import { freePort } from '../helpers/dev-server';
-import {
-  APPROVE,
-  connectInMemory,
-  errorCodeOf,
-  getTask,
-  newMcpClient,
-  ScriptedUser,
-  startBridge,
-  startInvoiceTask,
-  taskResult,
-} from '../helpers/mcp';
+import { startStack, type TestStack } from '../helpers/test-stack';
+import { APPROVE, errorCodeOf, getTask, newMcpClient, ScriptedUser, startInvoiceTask, taskResult } from '../helpers/mcp';
 import { pollUntil } from '../../src/util/wait';
-import { runServeToExit, spawnHttpServer, type HttpServerProcess } from '../helpers/processes';
-import {
-  connectClient,
-  eventually,
-  sampleInvoice,
-  startWorker,
-  tempActivityConfig,
-  uniqueTaskQueue,
-  type RunningWorker,
-} from '../helpers/temporal';
+import { runServeToExit, type HttpServerProcess } from '../helpers/processes';
+import { eventually, sampleInvoice } from '../helpers/temporal';
 
-const taskQueue = uniqueTaskQueue('security');
-const idleQueue = `${taskQueue}-idle`;
-let temporal: Client;
-let closeTemporal: () => Promise<void>;
-let worker: RunningWorker;
-const servers: HttpServerProcess[] = [];
+let stack: TestStack;
+/** A task queue no worker polls. */
+let idleQueue: string;
 
 beforeAll(async () => {
-  ({ client: temporal, close: closeTemporal } = await connectClient());
-  worker = await startWorker(taskQueue, tempActivityConfig());
+  stack = await startStack({ name: 'security' });
+  idleQueue = `${stack.taskQueue}-idle`;
 });
 
-afterAll(async () => {
-  await Promise.all(servers.map((server) => server.kill()));
-  await worker?.stop();
-  await closeTemporal?.();
-});
+afterAll(() => stack?.stop());
 
-async function serve(env: Record<string, string> = {}, queue = taskQueue): Promise<HttpServerProcess> {
-  const server = await spawnHttpServer(queue, await freePort(), env);
-  servers.push(server);
-  return server;
+function serve(env: Record<string, string> = {}, taskQueue = stack.taskQueue): Promise<HttpServerProcess> {
+  return stack.spawnServer({ env, taskQueue });
 }
 
 async function httpClient(url: string, token?: string, headers: Record<string, string> = {}) {
@@ -78,7 +51,7 @@ async function httpClient(url: string, token?: string, headers: Record<string, s
 
 /** Runs `npm run -s serve -- ARGS` expecting it to refuse to start: its exit code and stderr. */
 function serveRefuses(args: string[], env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
-  return runServeToExit(taskQueue, args, env);
+  return runServeToExit(stack.taskQueue, args, env);
 }
 
 /** An initialize sent with node's http client, which (unlike fetch) lets a test set the Host header. */
@@ -160,16 +133,16 @@ describe('1. a caller identity that is really theirs', () => {
 
 describe('2. only tasks this bridge created', () => {
   test('a workflow planted in the namespace with the principal and a task memo is "not found", like a missing one', async () => {
-    const bridge = await startBridge({ client: temporal, taskQueue: idleQueue });
+    const bridge = await stack.addBridge({ taskQueue: idleQueue });
     const client = newMcpClient('forgery-test');
     const user = new ScriptedUser(() => APPROVE);
     user.attach(client);
-    const close = await connectInMemory(bridge, client);
+    const close = await stack.connect(client, bridge);
     try {
       const planted: string[] = [];
       const plant = async (type: string, meta: Record<string, unknown>) => {
         const workflowId = `invoice-${randomUUID()}`;
-        await temporal.workflow.start(type, {
+        await stack.temporal.workflow.start(type, {
           taskQueue: idleQueue,
           workflowId,
           args: [],
@@ -202,7 +175,7 @@ describe('2. only tasks this bridge created', () => {
         expect(await errorCodeOf(taskResult(client, workflowId, 5000))).toBe(ErrorCode.InvalidParams);
       }
       expect(user.asked).toHaveLength(0);
-      for (const workflowId of [...planted, real.taskId]) await temporal.workflow.getHandle(workflowId).terminate();
+      for (const workflowId of [...planted, real.taskId]) await stack.temporal.workflow.getHandle(workflowId).terminate();
     } finally {
       await close();
     }

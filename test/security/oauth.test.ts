@@ -10,34 +10,29 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CreateTaskResultSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { answer, ApprovalClients, awaitInInbox, inbox, textOf } from '../helpers/approvals';
 import { freePort, ROOT } from '../helpers/dev-server';
+import { startStack, type TestStack } from '../helpers/test-stack';
 import { TestIssuer, type Claims } from '../helpers/issuer';
 import { APPROVE, getTask, newMcpClient, ScriptedUser, startInvoiceTask, taskResult } from '../helpers/mcp';
-import { serverEnv, spawnHttpServer, type HttpServerProcess } from '../helpers/processes';
-import { sampleInvoice, startWorker, tempActivityConfig, uniqueTaskQueue, type RunningWorker } from '../helpers/temporal';
+import { serverEnv } from '../helpers/processes';
+import { sampleInvoice } from '../helpers/temporal';
 
-const taskQueue = uniqueTaskQueue('oauth');
-const activities = tempActivityConfig();
 const SCOPE = 'mcp:tasks';
 const STATIC_TOKEN = 'carol-static-token-0123456789';
 const TASKS = 'io.modelcontextprotocol/tasks';
 
 let issuer: TestIssuer;
-let worker: RunningWorker;
-/** OAuth with a required scope and the default principal claim, next to a static token; the resource as bound. */
-let server: HttpServerProcess;
+/** Its server: OAuth with a required scope and the default principal claim, next to a static token; the resource as bound. */
+let stack: TestStack;
 let prmUrl: string;
 const clients: { close(): Promise<void> }[] = [];
-const extraServers: HttpServerProcess[] = [];
 
 beforeAll(async () => {
   issuer = await TestIssuer.start();
-  [worker, server] = await Promise.all([
-    startWorker(taskQueue, activities),
-    freePort().then((port) =>
-      spawnHttpServer(taskQueue, port, { MCP_OAUTH_ISSUER: issuer.url, MCP_OAUTH_SCOPES: SCOPE, MCP_AUTH_TOKENS: `carol=${STATIC_TOKEN}` }),
-    ),
-  ]);
-  prmUrl = server.url.replace('/mcp', '/.well-known/oauth-protected-resource/mcp');
+  stack = await startStack({
+    name: 'oauth',
+    servers: [{ env: { MCP_OAUTH_ISSUER: issuer.url, MCP_OAUTH_SCOPES: SCOPE, MCP_AUTH_TOKENS: `carol=${STATIC_TOKEN}` } }],
+  });
+  prmUrl = stack.server.url.replace('/mcp', '/.well-known/oauth-protected-resource/mcp');
 }, 120_000);
 
 afterEach(async () => {
@@ -45,14 +40,13 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  await Promise.all([server, ...extraServers].map((running) => running?.kill()));
-  await worker?.stop();
+  await stack?.stop();
   await issuer?.close();
 });
 
 /** A token of the issuer for the main server: audience, subject and scope unless `claims` say otherwise. */
 function tokenFor(sub: string, claims: Claims = {}): Promise<string> {
-  return issuer.token({ sub, aud: server.url, scope: SCOPE, ...claims });
+  return issuer.token({ sub, aud: stack.server.url, scope: SCOPE, ...claims });
 }
 
 /** A v1 SDK client on `url` sending `Authorization: Bearer <token>`. */
@@ -132,7 +126,7 @@ async function getTaskError(client: Awaited<ReturnType<typeof connect>>, taskId:
 
 describe('discovery', () => {
   test('no token: 401 with a challenge naming the Protected Resource Metadata and the scope, and no error code', async () => {
-    const { response, text, challenge } = await initialize(server.url);
+    const { response, text, challenge } = await initialize(stack.server.url);
     expect(response.status).toBe(401);
     expect(challenge).toBe(`Bearer resource_metadata="${prmUrl}", scope="${SCOPE}"`);
     expect(JSON.parse(text)).toMatchObject({
@@ -141,18 +135,18 @@ describe('discovery', () => {
       error: { code: -32001, message: expect.stringMatching(/^Unauthorized/) },
     });
     // Another scheme is no bearer credential either.
-    expect((await initialize(server.url, `Basic ${Buffer.from('a:b').toString('base64')}`)).challenge).toBe(challenge);
+    expect((await initialize(stack.server.url, `Basic ${Buffer.from('a:b').toString('base64')}`)).challenge).toBe(challenge);
   });
 
   test('the Protected Resource Metadata names this resource, the issuer and the scope, at both well-known paths, GET only', async () => {
     const expected = {
-      resource: server.url,
+      resource: stack.server.url,
       authorization_servers: [issuer.url],
       scopes_supported: [SCOPE],
       bearer_methods_supported: ['header'],
       resource_name: expect.any(String),
     };
-    for (const url of [prmUrl, server.url.replace('/mcp', '/.well-known/oauth-protected-resource')]) {
+    for (const url of [prmUrl, stack.server.url.replace('/mcp', '/.well-known/oauth-protected-resource')]) {
       const response = await fetch(url);
       expect(response.status).toBe(200);
       expect(response.headers.get('content-type')).toMatch(/^application\/json/);
@@ -165,13 +159,13 @@ describe('discovery', () => {
   });
 
   test('the SDK v1 client finds the issuer and its metadata from the 401 alone', async () => {
-    const { response } = await initialize(server.url);
+    const { response } = await initialize(stack.server.url);
     const { resourceMetadataUrl, scope } = extractWWWAuthenticateParams(response);
     expect(resourceMetadataUrl?.href).toBe(prmUrl);
     expect(scope).toBe(SCOPE);
-    const found = await discoverOAuthServerInfo(server.url, { resourceMetadataUrl });
+    const found = await discoverOAuthServerInfo(stack.server.url, { resourceMetadataUrl });
     expect(found.authorizationServerUrl).toBe(issuer.url);
-    expect(found.resourceMetadata?.resource).toBe(server.url);
+    expect(found.resourceMetadata?.resource).toBe(stack.server.url);
     expect(found.authorizationServerMetadata).toMatchObject({ issuer: issuer.url, jwks_uri: issuer.jwksUrl });
   });
 
@@ -179,59 +173,59 @@ describe('discovery', () => {
     const { clientId, clientSecret } = issuer.registerClient('reporting-bot');
     const client = newMcpClient('oauth-client-credentials');
     const authProvider = new ClientCredentialsProvider({ clientId, clientSecret, scope: SCOPE, expectedIssuer: issuer.url });
-    await client.connect(new StreamableHTTPClientTransport(new URL(server.url), { authProvider }));
+    await client.connect(new StreamableHTTPClientTransport(new URL(stack.server.url), { authProvider }));
     clients.push(client);
     expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('process_invoice');
     const token = authProvider.tokens()!.access_token;
     const claims = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());
-    expect(claims).toMatchObject({ iss: issuer.url, aud: server.url, sub: 'reporting-bot', scope: SCOPE });
+    expect(claims).toMatchObject({ iss: issuer.url, aud: stack.server.url, sub: 'reporting-bot', scope: SCOPE });
   });
 });
 
 describe('tasks belong to the token’s principal', () => {
   test('a valid token creates a task; a token of another subject gets -32602 Task not found; a static token still works', async () => {
-    const alice = await connect(server.url, await tokenFor('alice'));
+    const alice = await connect(stack.server.url, await tokenFor('alice'));
     const task = await startInvoiceTask(alice, sampleInvoice());
     expect((await getTask(alice, task.taskId)).taskId).toBe(task.taskId);
 
-    const bob = await connect(server.url, await tokenFor('bob'));
+    const bob = await connect(stack.server.url, await tokenFor('bob'));
     const refused = await getTaskError(bob, task.taskId);
     expect(refused.code).toBe(ErrorCode.InvalidParams);
     expect(refused.message).toMatch(/Task not found/);
     expect((await bob.experimental.tasks.listTasks()).tasks.map((t) => t.taskId)).not.toContain(task.taskId);
 
     // A configured static token is accepted next to OAuth, as its own principal.
-    const carol = await connect(server.url, STATIC_TOKEN);
+    const carol = await connect(stack.server.url, STATIC_TOKEN);
     expect((await getTaskError(carol, task.taskId)).code).toBe(ErrorCode.InvalidParams);
 
     // A JWT whose subject is the static token's principal is another principal (oauth:carol): it sees none of carol's
     // tasks. So is one whose subject names a local principal: OAuth principals have a name space of their own.
     const carolsTask = await startInvoiceTask(carol, sampleInvoice());
-    const jwtCarol = await connect(server.url, await tokenFor('carol'));
+    const jwtCarol = await connect(stack.server.url, await tokenFor('carol'));
     expect((await getTaskError(jwtCarol, carolsTask.taskId)).code).toBe(ErrorCode.InvalidParams);
     expect((await jwtCarol.experimental.tasks.listTasks()).tasks.map((t) => t.taskId)).not.toContain(carolsTask.taskId);
     await carol.experimental.tasks.cancelTask(carolsTask.taskId);
 
     // A new token of the same subject, in a new session, finishes the task.
-    const again = await connect(server.url, await tokenFor('alice'));
+    const again = await connect(stack.server.url, await tokenFor('alice'));
     expect((await taskResult(again, task.taskId)).structuredContent).toMatchObject({ outcome: 'paid' });
   });
 
   test('2026-07-28: a valid token creates and reads a task, another subject gets -32602, no token gets 401', async () => {
     const alice = await tokenFor('alice');
-    const created = await mcp2026Rpc(server.url, 'tools/call', { name: 'process_invoice', arguments: sampleInvoice() }, alice);
+    const created = await mcp2026Rpc(stack.server.url, 'tools/call', { name: 'process_invoice', arguments: sampleInvoice() }, alice);
     expect(created.status).toBe(200);
     expect(created.body.result).toMatchObject({ resultType: 'task', taskId: expect.any(String) });
     const { taskId } = created.body.result as { taskId: string };
-    expect((await mcp2026Rpc(server.url, 'tasks/get', { taskId }, alice)).body.result).toMatchObject({ taskId });
-    const bob = await mcp2026Rpc(server.url, 'tasks/get', { taskId }, await tokenFor('bob'));
+    expect((await mcp2026Rpc(stack.server.url, 'tasks/get', { taskId }, alice)).body.result).toMatchObject({ taskId });
+    const bob = await mcp2026Rpc(stack.server.url, 'tasks/get', { taskId }, await tokenFor('bob'));
     expect(bob.body.error).toMatchObject({ code: -32602, message: expect.stringMatching(/Task not found/) });
 
-    const anonymous = await mcp2026Rpc(server.url, 'tasks/get', { taskId });
+    const anonymous = await mcp2026Rpc(stack.server.url, 'tasks/get', { taskId });
     expect(anonymous.status).toBe(401);
     expect(anonymous.challenge).toBe(`Bearer resource_metadata="${prmUrl}", scope="${SCOPE}"`);
     expect(anonymous.body.error.code).toBe(-32001);
-    await mcp2026Rpc(server.url, 'tasks/cancel', { taskId }, alice);
+    await mcp2026Rpc(stack.server.url, 'tasks/cancel', { taskId }, alice);
   });
 });
 
@@ -243,9 +237,17 @@ describe('refused tokens', () => {
     ['an expired token', () => tokenFor('alice', { exp: Math.floor(Date.now() / 1000) - 120 }), /expired/],
     ['a token not valid yet', () => tokenFor('alice', { nbf: Math.floor(Date.now() / 1000) + 600 }), /not valid yet/],
     ['a token without exp', () => tokenFor('alice', { exp: undefined }), /exp claim is missing/],
-    ['a key not in the key set', () => issuer.token({ sub: 'alice', aud: server.url, scope: SCOPE }, 'stranger'), /not signed by a key of/],
-    ['another key under the issuer’s key id', () => issuer.token({ sub: 'alice', aud: server.url, scope: SCOPE }, 'impostor'), /signature/],
-    ['alg none', async () => issuer.unsigned({ sub: 'alice', aud: server.url, scope: SCOPE }), /algorithm/],
+    [
+      'a key not in the key set',
+      () => issuer.token({ sub: 'alice', aud: stack.server.url, scope: SCOPE }, 'stranger'),
+      /not signed by a key of/,
+    ],
+    [
+      'another key under the issuer’s key id',
+      () => issuer.token({ sub: 'alice', aud: stack.server.url, scope: SCOPE }, 'impostor'),
+      /signature/,
+    ],
+    ['alg none', async () => issuer.unsigned({ sub: 'alice', aud: stack.server.url, scope: SCOPE }), /algorithm/],
     ['a token that is no JWT', async () => 'not-a-jwt-0123456789abcdef', /not a well-formed JWT/],
     ['no subject', () => tokenFor('alice', { sub: undefined }), /sub claim is missing/],
     ['a subject that is no usable principal', () => tokenFor('alice smith'), /not a usable principal/],
@@ -253,7 +255,7 @@ describe('refused tokens', () => {
 
   test.each(cases)('%s: 401 invalid_token with a description and the metadata URL, and the token is never echoed', async (_, make, why) => {
     const token = await make();
-    const { response, text, challenge } = await initialize(server.url, `Bearer ${token}`);
+    const { response, text, challenge } = await initialize(stack.server.url, `Bearer ${token}`);
     expect(response.status).toBe(401);
     expect(challenge).toMatch(/^Bearer error="invalid_token", error_description="[^"]+"/);
     expect(challenge).toContain(`resource_metadata="${prmUrl}"`);
@@ -265,26 +267,23 @@ describe('refused tokens', () => {
   });
 
   test('a valid token without the required scope: 403 insufficient_scope naming the scope', async () => {
-    const { response, text, challenge } = await initialize(server.url, `Bearer ${await tokenFor('alice', { scope: 'profile' })}`);
+    const { response, text, challenge } = await initialize(stack.server.url, `Bearer ${await tokenFor('alice', { scope: 'profile' })}`);
     expect(response.status).toBe(403);
     expect(challenge).toMatch(/^Bearer error="insufficient_scope", error_description="[^"]*mcp:tasks[^"]*"/);
     expect(challenge).toContain(`scope="${SCOPE}"`);
     expect(challenge).toContain(`resource_metadata="${prmUrl}"`);
     expect(JSON.parse(text).error).toMatchObject({ code: -32001, message: expect.stringMatching(/^Forbidden: .*mcp:tasks/) });
     // Scopes may also come as an `scp` array.
-    const scp = await initialize(server.url, `Bearer ${await tokenFor('alice', { scope: undefined, scp: ['profile', SCOPE] })}`);
+    const scp = await initialize(stack.server.url, `Bearer ${await tokenFor('alice', { scope: undefined, scp: ['profile', SCOPE] })}`);
     expect(scp.response.status).toBe(200);
   });
 });
 
 describe('roles from the access token', () => {
   test('MCP_OAUTH_ROLES_CLAIM: the claim (a list or a space-separated string) gives the roles approvals are addressed to', async () => {
-    const withRoles = await spawnHttpServer(taskQueue, await freePort(), {
-      MCP_OAUTH_ISSUER: issuer.url,
-      MCP_OAUTH_ROLES_CLAIM: 'groups',
-      MCP_TASK_OPS_PER_SECOND: '0',
+    const withRoles = await stack.spawnServer({
+      env: { MCP_OAUTH_ISSUER: issuer.url, MCP_OAUTH_ROLES_CLAIM: 'groups', MCP_TASK_OPS_PER_SECOND: '0' },
     });
-    extraServers.push(withRoles);
     const approvals = new ApprovalClients();
     const as = async (sub: string, groups: unknown) => {
       const token = await issuer.token({ sub, aud: withRoles.url, ...(groups !== undefined && { groups }) });
@@ -327,13 +326,14 @@ describe('roles from the access token', () => {
 describe('configuration', () => {
   test('MCP_OAUTH_PRINCIPAL_CLAIM names the principal; MCP_OAUTH_RESOURCE and MCP_OAUTH_JWKS_URL are used as given', async () => {
     const resource = 'https://mcp.example.test/mcp';
-    const custom = await spawnHttpServer(taskQueue, await freePort(), {
-      MCP_OAUTH_ISSUER: issuer.url,
-      MCP_OAUTH_JWKS_URL: issuer.jwksUrl,
-      MCP_OAUTH_RESOURCE: resource,
-      MCP_OAUTH_PRINCIPAL_CLAIM: 'email',
+    const custom = await stack.spawnServer({
+      env: {
+        MCP_OAUTH_ISSUER: issuer.url,
+        MCP_OAUTH_JWKS_URL: issuer.jwksUrl,
+        MCP_OAUTH_RESOURCE: resource,
+        MCP_OAUTH_PRINCIPAL_CLAIM: 'email',
+      },
     });
-    extraServers.push(custom);
     const token = (claims: Claims) => issuer.token({ aud: resource, ...claims });
 
     // The challenge points at the public URL; the document is served here too.
@@ -366,14 +366,10 @@ describe('configuration', () => {
 
   test('with OAuth (and MCP_ALLOWED_HOSTS), serve listens on a non-loopback address without --no-auth; an unreachable issuer is a 503, not a 401', async () => {
     const closedPort = await freePort();
-    const open = await spawnHttpServer(
-      taskQueue,
-      await freePort(),
-      { MCP_OAUTH_ISSUER: `http://127.0.0.1:${closedPort}`, MCP_ALLOWED_HOSTS: '127.0.0.1,0.0.0.0' },
-      [],
-      '0.0.0.0',
-    );
-    extraServers.push(open);
+    const open = await stack.spawnServer({
+      env: { MCP_OAUTH_ISSUER: `http://127.0.0.1:${closedPort}`, MCP_ALLOWED_HOSTS: '127.0.0.1,0.0.0.0' },
+      host: '0.0.0.0',
+    });
     const url = open.url.replace('0.0.0.0', '127.0.0.1');
     expect((await initialize(url)).response.status).toBe(401);
     const token = await issuer.token({ sub: 'alice', aud: open.url });
@@ -386,7 +382,7 @@ describe('configuration', () => {
   test('serve refuses OAuth settings it cannot use, naming the variable', async () => {
     const run = (args: string[], env: Record<string, string>) =>
       new Promise<{ code: number | null; stderr: string }>((resolve) => {
-        const child = spawn('npm', ['run', '-s', 'serve', '--', ...args], { cwd: ROOT, env: serverEnv(taskQueue, env) });
+        const child = spawn('npm', ['run', '-s', 'serve', '--', ...args], { cwd: ROOT, env: serverEnv(stack.taskQueue, env) });
         let stderr = '';
         child.stderr.on('data', (chunk) => (stderr += chunk));
         child.once('exit', (code) => resolve({ code, stderr }));

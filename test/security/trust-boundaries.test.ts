@@ -16,8 +16,6 @@ import {
   ElicitRequestSchema,
   RELATED_TASK_META_KEY,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { Client } from '@temporalio/client';
-import { createBridge, type Bridge } from '../../src/mcp/bridge';
 import { PRINCIPAL_KEY } from '../../src/mcp/tasks/principal';
 import {
   PRINCIPAL_SEARCH_ATTRIBUTE,
@@ -28,61 +26,28 @@ import {
 } from '../../src/shared/task-contract';
 import { PaymentsLedger } from '../../src/activities/payments';
 import { Logger } from '../../src/util/log';
-import {
-  connectInMemory,
-  errorCodeOf,
-  FAST_TUNING,
-  getTask,
-  newMcpClient,
-  startInvoiceTask,
-  TOOLS_WITH_SAMPLES,
-  waitForTask,
-} from '../helpers/mcp';
+import { errorCodeOf, FAST_TUNING, getTask, newMcpClient, startInvoiceTask, waitForTask } from '../helpers/mcp';
 import { pollUntil } from '../../src/util/wait';
 import { freePort } from '../helpers/dev-server';
+import { startStack } from '../helpers/test-stack';
 import { spawnHttpServer } from '../helpers/processes';
-import {
-  connectClient,
-  eventually,
-  sampleInvoice,
-  startWorker,
-  tempActivityConfig,
-  testTemporalConfig,
-  uniqueTaskQueue,
-} from '../helpers/temporal';
-
-let temporal: { client: Client; close(): Promise<void> };
-
-beforeAll(async () => {
-  temporal = await connectClient();
-});
-
-afterAll(async () => {
-  await temporal?.close();
-});
+import { eventually, sampleInvoice, uniqueTaskQueue } from '../helpers/temporal';
 
 describe('the task mark binds the run', () => {
   test('a mark copied onto a new run (after the task finished, or replacing it while it runs) is "Task not found" and never asks', async () => {
-    const taskQueue = uniqueTaskQueue('mark');
-    const worker = await startWorker(taskQueue, tempActivityConfig());
     const principal = `mark-${randomUUID().slice(0, 8)}`;
-    const bridge = await createBridge({
-      temporal: testTemporalConfig(taskQueue),
-      client: temporal.client,
-      tools: TOOLS_WITH_SAMPLES,
-      tuning: FAST_TUNING,
-      principalOf: () => principal,
-    });
+    const stack = await startStack({ name: 'mark', bridge: { principal } });
+    const { taskQueue, temporal } = stack;
     const client = newMcpClient('mark');
     const asked: string[] = [];
     client.setRequestHandler(ElicitRequestSchema, async (request) => {
       asked.push(request.params.message);
       return { action: 'cancel' };
     });
-    const close = await connectInMemory(bridge, client);
+    const close = await stack.connect(client);
     const plant = async (workflowId: string, conflict: 'FAIL' | 'TERMINATE_EXISTING') => {
-      const original = await temporal.client.workflow.getHandle(workflowId).describe();
-      await temporal.client.workflow.start('invoiceWorkflow', {
+      const original = await temporal.workflow.getHandle(workflowId).describe();
+      await temporal.workflow.start('invoiceWorkflow', {
         taskQueue,
         workflowId,
         args: [
@@ -104,7 +69,7 @@ describe('the task mark binds the run', () => {
       await waitForTask(client, finished.taskId, (task) => task.status === 'failed');
       await plant(finished.taskId, 'FAIL');
       await eventually(
-        async () => ((await temporal.client.workflow.getHandle(finished.taskId).describe()).status.name === 'RUNNING' ? true : undefined),
+        async () => ((await temporal.workflow.getHandle(finished.taskId).describe()).status.name === 'RUNNING' ? true : undefined),
         'the planted run',
       );
       expect(await errorCodeOf(getTask(client, finished.taskId))).toBe(-32602);
@@ -127,42 +92,33 @@ describe('the task mark binds the run', () => {
       expect(asked.some((message) => message.includes('EVIL-999'))).toBe(false);
     } finally {
       await close();
-      for await (const info of temporal.client.workflow.list({
+      for await (const info of temporal.workflow.list({
         query: `${PRINCIPAL_SEARCH_ATTRIBUTE} = '${principal}' AND ExecutionStatus = 'Running'`,
       })) {
-        await temporal.client.workflow
+        await temporal.workflow
           .getHandle(info.workflowId)
           .terminate()
           .catch(() => undefined);
       }
-      await bridge.close();
-      await worker.stop();
+      await stack.stop();
     }
   });
 });
 
 describe('answers only a bridge can give', () => {
   test('a plain Temporal client approves nothing, and a sealed answer copied onto another task is refused', async () => {
-    const taskQueue = uniqueTaskQueue('seal');
-    const activities = tempActivityConfig();
-    const worker = await startWorker(taskQueue, activities);
     const principal = `seal-${randomUUID().slice(0, 8)}`;
-    const bridge = await createBridge({
-      temporal: testTemporalConfig(taskQueue),
-      client: temporal.client,
-      tools: TOOLS_WITH_SAMPLES,
-      tuning: FAST_TUNING,
-      principalOf: () => principal,
-    });
+    const stack = await startStack({ name: 'seal', bridge: { principal } });
+    const { activities, temporal } = stack;
     const client = newMcpClient('seal');
-    const close = await connectInMemory(bridge, client);
+    const close = await stack.connect(client);
     const started: string[] = [];
     const ledger = new PaymentsLedger(activities.ledgerDir);
     const paidFor = async (taskId: string) => (await ledger.entries()).filter((entry) => entry.taskId === taskId);
     /** Waits until the workflow has published this many refused answers, and returns its state. */
     const refusals = (taskId: string, count: number) =>
       eventually(async () => {
-        const memo = (await temporal.client.workflow.getHandle(taskId).describe()).memo?.[TASK_STATE_MEMO] as PublishedTaskState;
+        const memo = (await temporal.workflow.getHandle(taskId).describe()).memo?.[TASK_STATE_MEMO] as PublishedTaskState;
         return (memo?.refusedAnswers?.length ?? 0) >= count ? memo : undefined;
       }, `${count} refused answer(s) of ${taskId}`);
     try {
@@ -173,7 +129,7 @@ describe('answers only a bridge can give', () => {
       await waitForTask(client, second.taskId, (task) => task.status === 'input_required');
 
       // The namespace writer's approval, as `temporal workflow signal` sends it.
-      await temporal.client.workflow
+      await temporal.workflow
         .getHandle(first.taskId)
         .signal(RESPOND_SIGNAL_NAME, { key: 'approval', action: 'accept', content: { decision: 'approve' } });
       expect((await refusals(first.taskId, 1)).refusedAnswers).toEqual([
@@ -190,31 +146,27 @@ describe('answers only a bridge can give', () => {
       expect(answered.isError).toBeFalsy();
       await waitForTask(client, first.taskId, (task) => task.status === 'completed');
       expect((await paidFor(first.taskId)).length).toBe(2);
-      const { events } = await temporal.client.workflow.getHandle(first.taskId).fetchHistory();
+      const { events } = await temporal.workflow.getHandle(first.taskId).fetchHistory();
       const sealedAnswers = events!
         .map((event) => event.workflowExecutionSignaledEventAttributes)
         .filter((signal) => signal?.signalName === RESPOND_SIGNAL_NAME)
-        .map(
-          (signal) =>
-            temporal.client.options.loadedDataConverter.payloadConverter.fromPayload(signal!.input!.payloads![0]) as InputResponse,
-        )
+        .map((signal) => temporal.options.loadedDataConverter.payloadConverter.fromPayload(signal!.input!.payloads![0]) as InputResponse)
         .filter((answer) => answer.sealed !== undefined);
       expect(sealedAnswers).toHaveLength(1);
       expect(sealedAnswers[0].answeredBy).toEqual({ principal, via: 'task_respond' });
-      await temporal.client.workflow.getHandle(second.taskId).signal(RESPOND_SIGNAL_NAME, sealedAnswers[0]);
+      await temporal.workflow.getHandle(second.taskId).signal(RESPOND_SIGNAL_NAME, sealedAnswers[0]);
       expect((await refusals(second.taskId, 1)).refusedAnswers?.[0].reason).toBe('its seal was made for another run');
       expect((await getTask(client, second.taskId)).status).toBe('input_required');
       expect(await paidFor(second.taskId)).toEqual([]);
     } finally {
       await close();
       for (const taskId of started) {
-        await temporal.client.workflow
+        await temporal.workflow
           .getHandle(taskId)
           .terminate()
           .catch(() => undefined);
       }
-      await bridge.close();
-      await worker.stop();
+      await stack.stop();
     }
   });
 });
@@ -222,17 +174,15 @@ describe('answers only a bridge can give', () => {
 describe('the open-task quota', () => {
   test('15 concurrent creates against a cap of 3 make 3 tasks; the others are refused with -32600', async () => {
     // No worker polls this queue: every task stays running, so each counts against the quota.
-    const taskQueue = uniqueTaskQueue('burst');
     const principal = `burst-${randomUUID().slice(0, 8)}`;
-    const bridge: Bridge = await createBridge({
-      temporal: testTemporalConfig(taskQueue),
-      client: temporal.client,
-      tools: TOOLS_WITH_SAMPLES,
-      tuning: { ...FAST_TUNING, core: { ...FAST_TUNING.core, quotas: { maxOpenTasks: 3 } } },
-      principalOf: () => principal,
+    const stack = await startStack({
+      name: 'burst',
+      worker: false,
+      bridge: { principal, tuning: { ...FAST_TUNING, core: { ...FAST_TUNING.core, quotas: { maxOpenTasks: 3 } } } },
     });
+    const { temporal } = stack;
     const client = newMcpClient('burst');
-    const close = await connectInMemory(bridge, client);
+    const close = await stack.connect(client);
     try {
       const calls = await Promise.allSettled(
         Array.from({ length: 15 }, () =>
@@ -247,7 +197,7 @@ describe('the open-task quota', () => {
       expect(made).toHaveLength(3);
       expect(refused.map((call) => (call.reason as { code?: number }).code)).toEqual(Array(12).fill(-32600));
       const running = await eventually(async () => {
-        const { count } = await temporal.client.workflowService.countWorkflowExecutions({
+        const { count } = await temporal.workflowService.countWorkflowExecutions({
           namespace: 'default',
           query: `${PRINCIPAL_SEARCH_ATTRIBUTE} = '${principal}'`,
         });
@@ -256,28 +206,23 @@ describe('the open-task quota', () => {
       expect(running).toBe(3);
     } finally {
       await close();
-      for await (const info of temporal.client.workflow.list({ query: `${PRINCIPAL_SEARCH_ATTRIBUTE} = '${principal}'` })) {
-        await temporal.client.workflow
+      for await (const info of temporal.workflow.list({ query: `${PRINCIPAL_SEARCH_ATTRIBUTE} = '${principal}'` })) {
+        await temporal.workflow
           .getHandle(info.workflowId)
           .terminate()
           .catch(() => undefined);
       }
-      await bridge.close();
+      await stack.stop();
     }
   });
 });
 
 describe('waits', () => {
   test('questions pushed to a client count against its waits: with a limit of 2, two are held and a third tasks/result is refused', async () => {
-    const taskQueue = uniqueTaskQueue('waits');
-    const worker = await startWorker(taskQueue, tempActivityConfig());
     const principal = `waits-${randomUUID().slice(0, 8)}`;
-    const bridge = await createBridge({
-      temporal: testTemporalConfig(taskQueue),
-      client: temporal.client,
-      tools: TOOLS_WITH_SAMPLES,
-      tuning: { ...FAST_TUNING, core: { ...FAST_TUNING.core, quotas: { maxWaits: 2 } } },
-      principalOf: () => principal,
+    const stack = await startStack({
+      name: 'waits',
+      bridge: { principal, tuning: { ...FAST_TUNING, core: { ...FAST_TUNING.core, quotas: { maxWaits: 2 } } } },
     });
     const client = newMcpClient('waits');
     const pushed: string[] = [];
@@ -288,10 +233,10 @@ describe('waits', () => {
     });
     // The same principal, unable to be asked: its polls offer nothing.
     const observer = newMcpClient('waits-observer', false);
-    const close = await connectInMemory(bridge, client);
-    const closeObserver = await connectInMemory(bridge, observer);
+    const close = await stack.connect(client);
+    const closeObserver = await stack.connect(observer);
     // Every question offered for a push asks for a place among the waits once its grace period has passed.
-    const quotas = bridge.core.quotas;
+    const quotas = stack.bridge.core.quotas;
     const beginWait = quotas.beginWait.bind(quotas);
     let placesAsked = 0;
     quotas.beginWait = (who) => {
@@ -313,8 +258,7 @@ describe('waits', () => {
       quotas.beginWait = beginWait;
       await closeObserver();
       await close();
-      await bridge.close();
-      await worker.stop();
+      await stack.stop();
     }
   });
 });

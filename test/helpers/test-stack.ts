@@ -1,0 +1,243 @@
+/**
+ * One stack of the product on the run's dev server for a test file (or one test): a task queue of its own, activity
+ * files in a fresh folder, a worker in this process, bridges, their Streamable HTTP endpoints, spawned `serve --http`
+ * processes and in-memory SDK clients, all taken down by {@link TestStack.stop}.
+ */
+import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { Client, Connection, type ClientInterceptors, type ConnectionOptions } from '@temporalio/client';
+import type { NativeConnection } from '@temporalio/worker';
+import type { ActivityConfig } from '../../src/activities';
+import type { Bridge } from '../../src/mcp/bridge';
+import { startHttpServer, type RunningHttpServer } from '../../src/mcp/transports/http';
+import { freePort } from './dev-server';
+import { connectInMemory, startBridge, type TestBridgeOptions } from './mcp';
+import { spawnHttpServer, type HttpServerProcess } from './processes';
+import {
+  connectClient,
+  startWorker,
+  tempActivityConfig,
+  testAddress,
+  uniqueTaskQueue,
+  type RunningWorker,
+  type TestWorkerOptions,
+} from './temporal';
+
+/** A worker of the stack: the run's bundle on a connection of its own unless these say otherwise. */
+export interface StackWorkerOptions extends TestWorkerOptions {
+  /** A connection to share (e.g. a test environment's); the stack does not close it. */
+  connection?: NativeConnection;
+}
+
+/** A bridge of the stack, on the stack's task queue and Temporal client unless these say otherwise. */
+export interface StackBridgeOptions extends Partial<Omit<TestBridgeOptions, 'client'>> {
+  /**
+   * A Temporal connection of the bridge's own (to another address, with gRPC interceptors), closed after the bridge;
+   * the address defaults to the run's dev server.
+   */
+  connection?: Partial<ConnectionOptions>;
+  /** Interceptors of the bridge's client (tracing): on a connection of its own, as with {@link connection}. */
+  clientInterceptors?: ClientInterceptors;
+}
+
+/** A spawned `npm run -s serve -- --http` of the stack (see {@link spawnHttpServer}). */
+export interface StackServerOptions {
+  /** Added to the server's environment (the test dev server, the task queue, quick polls: `serverEnv`). */
+  env?: Record<string, string>;
+  /** Arguments after `--http HOST:PORT`. */
+  args?: string[];
+  /** The address it binds; default loopback. */
+  host?: string;
+  /** `node`: the server is the spawned process itself, as a process manager runs it; default through npm. */
+  via?: 'npm' | 'node';
+  /** Default the stack's. */
+  taskQueue?: string;
+}
+
+/** What {@link startStack} starts. */
+export interface StackOptions {
+  /** Names the stack's task queue (made unique). */
+  name: string;
+  /** Overrides of the activity configuration (see {@link tempActivityConfig}), e.g. the invoice approval policy. */
+  activities?: Partial<ActivityConfig>;
+  /** The worker; `false` starts none (a test starts it later with {@link TestStack.startWorker}, or runs its own). */
+  worker?: false | StackWorkerOptions;
+  /** The stack's bridge ({@link TestStack.bridge}); default none. */
+  bridge?: true | StackBridgeOptions;
+  /** Serves the stack's bridge over Streamable HTTP in this process ({@link TestStack.http}). */
+  http?: boolean;
+  /** Servers spawned as a user runs them ({@link TestStack.servers}). */
+  servers?: StackServerOptions[];
+}
+
+/** A stack started by {@link startStack}; see there. */
+export class TestStack {
+  /** The servers of {@link StackOptions.servers}, in their order. */
+  readonly servers: HttpServerProcess[] = [];
+  private runningWorker: RunningWorker | undefined;
+  private mainBridge: Bridge | undefined;
+  private mainHttp: RunningHttpServer | undefined;
+  private readonly inMemory: (() => Promise<void>)[] = [];
+  private readonly endpoints: RunningHttpServer[] = [];
+  private readonly spawned: HttpServerProcess[] = [];
+  private readonly bridges: { bridge: Bridge; connection?: Connection }[] = [];
+  private stopping: Promise<void> | undefined;
+
+  private constructor(
+    readonly taskQueue: string,
+    readonly activities: ActivityConfig,
+    /** A Temporal client on the run's dev server. */
+    readonly temporal: Client,
+    private readonly closeTemporal: () => Promise<void>,
+    private readonly workerOptions: StackWorkerOptions,
+  ) {}
+
+  /** Starts what `options` say, at the same time; if any part fails, stops what started and throws. */
+  static async start(options: StackOptions): Promise<TestStack> {
+    if (options.http && !options.bridge) throw new Error("`http` serves the stack's bridge: start it with `bridge` too");
+    const { client, close } = await connectClient();
+    const stack = new TestStack(uniqueTaskQueue(options.name), tempActivityConfig(options.activities), client, close, options.worker || {});
+    const mainBridge = async (bridgeOptions: StackBridgeOptions) => {
+      stack.mainBridge = await stack.addBridge(bridgeOptions);
+      if (options.http) stack.mainHttp = await stack.serve(stack.mainBridge);
+    };
+    const parts = await Promise.allSettled([
+      ...(options.worker === false ? [] : [stack.startWorker()]),
+      ...(options.bridge ? [mainBridge(options.bridge === true ? {} : options.bridge)] : []),
+      ...(options.servers ?? []).map((server, index) => stack.spawnServer(server).then((spawned) => (stack.servers[index] = spawned))),
+    ]);
+    const failed = parts.find((part): part is PromiseRejectedResult => part.status === 'rejected');
+    if (failed) {
+      await stack.stop().catch(() => undefined);
+      throw failed.reason;
+    }
+    return stack;
+  }
+
+  /** The worker running now, if any. */
+  get worker(): RunningWorker | undefined {
+    return this.runningWorker;
+  }
+
+  /** The bridge of {@link StackOptions.bridge}. Throws if the stack was started without one. */
+  get bridge(): Bridge {
+    if (!this.mainBridge) throw new Error('this stack has no bridge: start it with `bridge`');
+    return this.mainBridge;
+  }
+
+  /** The endpoint of {@link StackOptions.http}. Throws if the stack was started without one. */
+  get http(): RunningHttpServer {
+    if (!this.mainHttp) throw new Error('this stack serves no HTTP endpoint: start it with `http`');
+    return this.mainHttp;
+  }
+
+  /** The first of {@link servers}. Throws if the stack was started without one. */
+  get server(): HttpServerProcess {
+    if (!this.servers[0]) throw new Error('this stack has no spawned server: start it with `servers`');
+    return this.servers[0];
+  }
+
+  /** Starts a worker (again, after {@link stopWorker}). Throws if one runs. */
+  async startWorker(): Promise<RunningWorker> {
+    if (this.runningWorker) throw new Error('the stack runs a worker already');
+    const { connection, ...options } = this.workerOptions;
+    this.runningWorker = await startWorker(this.taskQueue, this.activities, connection, options);
+    return this.runningWorker;
+  }
+
+  /** Stops the worker, if one runs: nothing polls the task queue until {@link startWorker}. */
+  async stopWorker(): Promise<void> {
+    const worker = this.runningWorker;
+    this.runningWorker = undefined;
+    await worker?.stop();
+  }
+
+  /** Another bridge, closed by {@link stop}. */
+  async addBridge(options: StackBridgeOptions = {}): Promise<Bridge> {
+    const { connection: connectionOptions, clientInterceptors, ...bridgeOptions } = options;
+    const connection =
+      (connectionOptions || clientInterceptors) && (await Connection.connect({ address: testAddress(), ...connectionOptions }));
+    const client = connection ? new Client({ connection, ...(clientInterceptors && { interceptors: clientInterceptors }) }) : this.temporal;
+    try {
+      const bridge = await startBridge({ taskQueue: this.taskQueue, ...bridgeOptions, client });
+      this.bridges.push({ bridge, ...(connection && { connection }) });
+      return bridge;
+    } catch (error) {
+      await connection?.close();
+      throw error;
+    }
+  }
+
+  /** Serves `bridge` over Streamable HTTP on a free loopback port, until {@link stop}. */
+  async serve(bridge: Bridge = this.bridge): Promise<RunningHttpServer> {
+    const endpoint = await startHttpServer({ host: '127.0.0.1', port: await freePort(), endpoints: bridge });
+    this.endpoints.push(endpoint);
+    return endpoint;
+  }
+
+  /** Spawns a server on a free port, killed by {@link stop} (a test may kill it before). */
+  async spawnServer(options: StackServerOptions = {}): Promise<HttpServerProcess> {
+    const server = await spawnHttpServer(
+      options.taskQueue ?? this.taskQueue,
+      await freePort(),
+      options.env,
+      options.args,
+      options.host,
+      options.via,
+    );
+    this.spawned.push(server);
+    return server;
+  }
+
+  /**
+   * Connects `client` to a fresh 2025-11-25 server of `bridge` over the in-memory transport. The connection is closed
+   * by {@link closeClients} or {@link stop}, or earlier by the function returned.
+   */
+  async connect(client: McpClient, bridge: Bridge = this.bridge): Promise<() => Promise<void>> {
+    const disconnect = await connectInMemory(bridge, client);
+    let closing: Promise<void> | undefined;
+    const close = () => (closing ??= disconnect());
+    this.inMemory.push(close);
+    return close;
+  }
+
+  /** Closes the in-memory connections of {@link connect} (in `afterEach`, for clients of one test). */
+  async closeClients(): Promise<void> {
+    await Promise.all(this.inMemory.splice(0).map((close) => close()));
+  }
+
+  /**
+   * Takes the stack down, each step even if one before failed: clients, HTTP endpoints, spawned servers, bridges (and
+   * their own connections), the worker, the Temporal client. Throws the first failure. Once only: a second call waits
+   * for the first.
+   */
+  stop(): Promise<void> {
+    return (this.stopping ??= this.takeDown());
+  }
+
+  private async takeDown(): Promise<void> {
+    const failures: unknown[] = [];
+    const step = async (work: Promise<unknown>[]) => {
+      for (const outcome of await Promise.allSettled(work)) if (outcome.status === 'rejected') failures.push(outcome.reason);
+    };
+    await step([this.closeClients()]);
+    await step(this.endpoints.splice(0).map((endpoint) => endpoint.close(0)));
+    await step(this.spawned.splice(0).map((server) => server.kill()));
+    await step(
+      this.bridges.splice(0).map(async ({ bridge, connection }) => {
+        await bridge.close();
+        await connection?.close();
+      }),
+    );
+    await step([this.stopWorker()]);
+    await step([this.closeTemporal()]);
+    if (failures.length > 0) throw failures[0];
+  }
+}
+
+/**
+ * Starts a stack: a task queue named after `options.name`, activity files in a fresh folder, a worker unless
+ * `worker: false`, and the bridge, endpoint and servers `options` ask for. Stop it with {@link TestStack.stop}.
+ */
+export function startStack(options: StackOptions): Promise<TestStack> {
+  return TestStack.start(options);
+}
