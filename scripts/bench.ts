@@ -328,7 +328,7 @@ class Stack {
     );
   }
 
-  /** The MCP server's node process: the member of npm's process group that runs src/mcp/main.ts. */
+  /** The MCP server's node process: the member of npm's process group that runs src/mcp/serve/main.ts. */
   serverPid(): number {
     const group = this.server?.child?.pid;
     if (group === undefined) throw new Error('the MCP server is not running');
@@ -341,12 +341,12 @@ class Stack {
         if (pgrp !== group) continue;
         // The node process itself, not a shell npm ran it through.
         const argv = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
-        if (path.basename(argv[0]) === 'node' && argv.includes('src/mcp/main.ts')) return Number(entry);
+        if (path.basename(argv[0]) === 'node' && argv.includes('src/mcp/serve/main.ts')) return Number(entry);
       } catch {
         // the process ended while the table was read
       }
     }
-    throw new Error(`no process running src/mcp/main.ts in process group ${group}`);
+    throw new Error(`no process running src/mcp/serve/main.ts in process group ${group}`);
   }
 
   /** The in-memory MCP task server the poller rows compare with; started on first use. */

@@ -5,7 +5,7 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { buildTaskViewHtml, TASK_VIEW_URI } from '../src/mcp/app/task-view';
+import { buildTaskViewHtml, TASK_VIEW_URI } from '../src/mcp/app/view-html';
 
 const ROOT = path.resolve(__dirname, '..');
 

@@ -105,7 +105,7 @@ async function main(argv: string[]): Promise<void> {
   const server = new Managed(
     'server',
     process.execPath,
-    () => ['--import', 'tsx', 'src/mcp/main.ts', '--http', `127.0.0.1:${port}`, '--tools', 'examples/conformance/tools.yaml'],
+    () => ['--import', 'tsx', 'src/mcp/serve/main.ts', '--http', `127.0.0.1:${port}`, '--tools', 'examples/conformance/tools.yaml'],
     env,
   );
   let failed = 0;

@@ -68,11 +68,11 @@ export function runCommandLine(argv: string[]): void {
   // Each command is loaded only when it runs: the client needs none of the server's modules, and so on.
   switch (command) {
     case 'serve':
-      return (require('./mcp/main') as typeof import('./mcp/main')).runServeCommand(rest);
+      return (require('./mcp/serve/main') as typeof import('./mcp/serve/main')).runServeCommand(rest);
     case 'worker':
       return (require('./worker') as typeof import('./worker')).runWorkerCommand(rest);
     case 'client':
-      return (require('./client/cli') as typeof import('./client/cli')).runClientCommand(rest);
+      return (require('./client/main') as typeof import('./client/main')).runClientCommand(rest);
     case 'dev-server':
       return runDevServer(rest);
     case '-v':

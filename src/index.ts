@@ -16,7 +16,7 @@ export { APPROVAL_TOOLS, COMPANION_TOOLS, DEFAULT_TOOLS } from './mcp/tools';
 export { loadToolsFile, ToolsFileError, type ToolEntry } from './mcp/tools/config-file';
 
 // Serving: stdio for every client generation, or Streamable HTTP with its bounds and authentication.
-export { serveStdioForAllGenerations } from './mcp/stdio';
+export { serveStdioForAllGenerations } from './mcp/transports/stdio';
 export type { ListenRequest, ListenSink, McpEndpoints, TaskListenEndpoint } from './mcp/endpoints';
 export { startHttpServer, type HttpServerOptions, type RunningHttpServer } from './mcp/transports/http';
 export { allowedHostsFromEnv, httpLimitsFromEnv, OriginPolicy, type HttpLimits } from './mcp/transports/limits';
@@ -33,6 +33,6 @@ export { DEFAULT_ADDRESS, DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV, temporalConfigFrom
 // The task contract between workflows and the bridge, and the `_meta` keys of this project on the wire.
 export * from './contract';
 export { ADOPT_ONLY_META, IDEMPOTENCY_KEY_META, INPUT_KEY_META, REPLAYED_META } from './shared/wire';
-export { TASK_VIEW_URI } from './mcp/app/task-view';
+export { TASK_VIEW_URI } from './mcp/app/view-html';
 
 export { PACKAGE_VERSION } from './version';

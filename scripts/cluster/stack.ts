@@ -628,7 +628,7 @@ export class ClusterStack {
     this.spawnDetached(
       part,
       process.execPath,
-      ['--import', 'tsx', path.join(ROOT, 'src', 'mcp', 'main.ts'), '--http', `127.0.0.1:${port}`, '--samples'],
+      ['--import', 'tsx', path.join(ROOT, 'src', 'mcp', 'serve', 'main.ts'), '--http', `127.0.0.1:${port}`, '--samples'],
       {
         ...env,
         MCP_AUTH_TOKENS_FILE: this.tokensFile,

@@ -113,7 +113,7 @@ export class Rig {
     this.server = new Managed(
       'server',
       node,
-      () => ['--import', 'tsx', 'src/mcp/main.ts', '--http', `127.0.0.1:${this.serverPort}`, '--samples'],
+      () => ['--import', 'tsx', 'src/mcp/serve/main.ts', '--http', `127.0.0.1:${this.serverPort}`, '--samples'],
       this.env(this.options.serverEnv),
       path.join(this.logDir, 'server.log'),
     );
@@ -224,7 +224,7 @@ export function printedOutcome(output: string): { status?: string; result?: any 
   }
 }
 
-/** A CLI client process (`src/client/cli.ts`) against `url`, answering from `answersFile`, printing its outcome as JSON. */
+/** A CLI client process (`src/client/main.ts`) against `url`, answering from `answersFile`, printing its outcome as JSON. */
 export function cliClient(
   url: string,
   options: {
@@ -248,7 +248,7 @@ export function cliClient(
   return new Managed(
     'client',
     process.execPath,
-    () => ['--import', 'tsx', 'src/client/cli.ts', ...options.args, ...common, ...extra],
+    () => ['--import', 'tsx', 'src/client/main.ts', ...options.args, ...common, ...extra],
     options.env,
     options.logFile,
   );

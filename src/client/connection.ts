@@ -27,8 +27,8 @@ import { PACKAGE_VERSION } from '../version';
  * folder; or its TypeScript source through tsx (a checkout run from `src/`), in the checkout, where tsx resolves.
  */
 function stdioServerCommand(): { args: string[]; cwd?: string } {
-  if (path.extname(__filename) !== '.ts') return { args: [path.join(__dirname, '..', 'mcp', 'main.js')] };
-  return { args: ['--import', 'tsx', path.join(__dirname, '..', 'mcp', 'main.ts')], cwd: path.resolve(__dirname, '..', '..') };
+  if (path.extname(__filename) !== '.ts') return { args: [path.join(__dirname, '..', 'mcp', 'serve', 'main.js')] };
+  return { args: ['--import', 'tsx', path.join(__dirname, '..', 'mcp', 'serve', 'main.ts')], cwd: path.resolve(__dirname, '..', '..') };
 }
 
 /** Thrown when the server stays unreachable past the reconnect timeout. */

@@ -91,7 +91,7 @@ export async function spawnHttpServer(
   const { match, ...spawned } = await spawnUntilReady(
     'the HTTP server',
     via === 'npm' ? 'npm' : process.execPath,
-    via === 'npm' ? ['run', '-s', 'serve', '--', ...serve] : ['--import', 'tsx', 'src/mcp/main.ts', ...serve],
+    via === 'npm' ? ['run', '-s', 'serve', '--', ...serve] : ['--import', 'tsx', 'src/mcp/serve/main.ts', ...serve],
     serverEnv(taskQueue, extraEnv),
     /MCP Streamable HTTP on (http:\/\/[^\s,]+)/,
     60_000,

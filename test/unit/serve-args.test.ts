@@ -1,18 +1,18 @@
 /** The command line of `serve` and the rule that decides whether it serves the sample tools. No server, no Temporal. */
 import path from 'node:path';
-import { parseServeArgs, samplesByDefault, UsageError } from '../../src/mcp/serve-args';
+import { parseServeArgs, samplesByDefault, UsageError } from '../../src/mcp/serve/args';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
 describe('samplesByDefault', () => {
   test('the TypeScript sources of a checkout (npm run serve through tsx) serve the samples by default', () => {
-    expect(samplesByDefault(require.resolve('../../src/mcp/main'))).toBe(true);
-    expect(samplesByDefault(path.join(ROOT, 'src', 'mcp', 'main.ts'))).toBe(true);
+    expect(samplesByDefault(require.resolve('../../src/mcp/serve/main'))).toBe(true);
+    expect(samplesByDefault(path.join(ROOT, 'src', 'mcp', 'serve', 'main.ts'))).toBe(true);
   });
 
   test('the compiled server (dist/, all an installed package holds) serves none by default', () => {
-    expect(samplesByDefault(path.join(ROOT, 'dist', 'mcp', 'main.js'))).toBe(false);
-    expect(samplesByDefault('/app/node_modules/temporal-mcp-tasks/dist/mcp/main.js')).toBe(false);
+    expect(samplesByDefault(path.join(ROOT, 'dist', 'mcp', 'serve', 'main.js'))).toBe(false);
+    expect(samplesByDefault('/app/node_modules/temporal-mcp-tasks/dist/mcp/serve/main.js')).toBe(false);
   });
 });
 

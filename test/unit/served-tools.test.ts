@@ -1,6 +1,6 @@
 /** What `serve` offers: the default tools, the samples when asked for, a tools file's tools, and name clashes. */
 import { z } from 'zod';
-import { servedTools } from '../../src/mcp/served-tools';
+import { servedTools } from '../../src/mcp/serve/served-tools';
 import { ToolsFileError } from '../../src/mcp/tools/config-file';
 import { defineWorkflowTool } from '../../src/mcp/tools/define';
 

@@ -3,7 +3,7 @@
  * resource, for hosts that render Apps. Both protocol generations serve it the same way.
  */
 import { McpError, type ReadResourceResult, type Resource } from '@modelcontextprotocol/sdk/types.js';
-import { TASK_VIEW_URI, taskViewHtml } from './task-view';
+import { TASK_VIEW_URI, taskViewHtml } from './view-html';
 
 export { TASK_VIEW_URI };
 

@@ -21,8 +21,8 @@ export interface ServeArgs {
 
 /**
  * Whether `serve` offers the sample tools by default: yes when `moduleFile` (the server's own module) is TypeScript,
- * as in a checkout, where `npm run serve`, the scripts and the tests run `src/mcp/main.ts` through tsx; no when it is
- * the compiled `dist/mcp/main.js`, which is all an installed package holds.
+ * as in a checkout, where `npm run serve`, the scripts and the tests run `src/mcp/serve/main.ts` through tsx; no when it is
+ * the compiled `dist/mcp/serve/main.js`, which is all an installed package holds.
  */
 export function samplesByDefault(moduleFile: string): boolean {
   return path.extname(moduleFile) === '.ts';

@@ -1,7 +1,7 @@
-import { DEFAULT_TOOLS } from './tools';
-import { ToolsFileError } from './tools/config-file';
-import { SAMPLE_TOOLS } from './tools/samples';
-import type { ToolDefinition } from './tools/types';
+import { DEFAULT_TOOLS } from '../tools';
+import { ToolsFileError } from '../tools/config-file';
+import { SAMPLE_TOOLS } from '../tools/samples';
+import type { ToolDefinition } from '../tools/types';
 
 /**
  * The tools `serve` offers: the sample tools when asked for, the default tools, then those of the tools file, in the

@@ -1,9 +1,9 @@
 import { PassThrough, Transform } from 'node:stream';
 import { StdioServerTransport as LegacyStdioTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
-import { log } from '../util/log';
-import { drained } from '../util/wait';
-import type { McpEndpoints } from './endpoints';
+import { log } from '../../util/log';
+import { drained } from '../../util/wait';
+import type { McpEndpoints } from '../endpoints';
 
 /** Longest first message read before the generation is decided (the HTTP body limit's default). */
 const MAX_FIRST_LINE = 2 * 1024 * 1024;

@@ -3,25 +3,25 @@
  * HTTP on /mcp); in a checkout, `npm run serve`, which serves the sample tools too. `--check` checks Temporal for a
  * process manager and exits.
  */
-import { createBridge } from './bridge';
+import { createBridge } from '../bridge';
 import { Connection, type ConnectionOptions } from '@temporalio/client';
-import { checkTemporal, describeCheck, TemporalCheckError } from '../shared/temporal-check';
-import { msFromEnv, temporalConfigFromEnv, TASK_QUEUE_ENV } from '../shared/temporal-config';
-import { startTelemetry, TelemetryConfigError } from '../shared/telemetry';
-import { log, LogConfigError, logOptionsFromEnv } from '../util/log';
-import { TokenConfigError, tokensFromEnv } from './transports/auth';
-import { loadToolsFile, ToolsFileError } from './tools/config-file';
-import { SAMPLE_TOOLS } from './tools/samples';
-import { parseServeArgs, samplesByDefault, UsageError } from './serve-args';
+import { checkTemporal, describeCheck, TemporalCheckError } from '../../shared/temporal-check';
+import { msFromEnv, temporalConfigFromEnv, TASK_QUEUE_ENV } from '../../shared/temporal-config';
+import { startTelemetry, TelemetryConfigError } from '../../shared/telemetry';
+import { log, LogConfigError, logOptionsFromEnv } from '../../util/log';
+import { TokenConfigError, tokensFromEnv } from '../transports/auth';
+import { loadToolsFile, ToolsFileError } from '../tools/config-file';
+import { SAMPLE_TOOLS } from '../tools/samples';
+import { parseServeArgs, samplesByDefault, UsageError } from './args';
 import { servedTools } from './served-tools';
-import { startHttpServer } from './transports/http';
-import { allowedHostsFromEnv, httpLimitsFromEnv, isLoopbackHost, OriginPolicy } from './transports/limits';
-import { answerSealFromEnv } from '../shared/answer-proof';
-import { MarkerKeyError } from './tasks/marker';
-import { createAuthenticator } from './transports/oauth';
-import { OAuthConfigError, oauthConfigFromEnv } from './transports/oauth-config';
-import { serveStdioForAllGenerations } from './stdio';
-import { PACKAGE_VERSION } from '../version';
+import { startHttpServer } from '../transports/http';
+import { allowedHostsFromEnv, httpLimitsFromEnv, isLoopbackHost, OriginPolicy } from '../transports/limits';
+import { answerSealFromEnv } from '../../shared/answer-proof';
+import { MarkerKeyError } from '../tasks/marker';
+import { createAuthenticator } from '../transports/oauth';
+import { OAuthConfigError, oauthConfigFromEnv } from '../transports/oauth-config';
+import { serveStdioForAllGenerations } from '../transports/stdio';
+import { PACKAGE_VERSION } from '../../version';
 
 /** Whether the sample tools are served when the command line does not say (see --help). */
 const SAMPLES_BY_DEFAULT = samplesByDefault(__filename);
