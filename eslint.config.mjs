@@ -1,7 +1,73 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import { builtinModules } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import layers from './eslint/layers.js';
 import noImportCycle from './eslint/no-import-cycle.js';
+
+/**
+ * The layers of src/, bottom up, and the layers each may use (docs/architecture.md shows the same picture). A file
+ * belongs to the first layer that names its folder (a prefix ending in "/") or the file itself.
+ */
+const LAYERS = [
+  { name: 'util', files: ['src/util/', 'src/version.ts'], uses: [] },
+  { name: 'contract', files: ['src/shared/', 'src/approvals/contract.ts', 'src/contract.ts'], uses: ['util'] },
+  // Activities are imported by workflows as types only (see the sandbox rule below).
+  { name: 'workflows', files: ['src/workflows/', 'src/approvals/workflow.ts', 'src/workflow.ts'], uses: ['contract', 'activities'] },
+  { name: 'activities', files: ['src/activities/'], uses: ['contract', 'util'] },
+  { name: 'worker', files: ['src/worker.ts'], uses: ['activities', 'contract', 'util'] },
+  { name: 'core', files: ['src/mcp/tasks/'], uses: ['contract', 'util'] },
+  { name: 'approvals', files: ['src/approvals/approvals.ts', 'src/approvals/update-refusal.ts'], uses: ['core', 'contract', 'util'] },
+  {
+    name: 'protocol',
+    files: [
+      'src/mcp/wire-errors.ts',
+      'src/mcp/outcome.ts',
+      'src/mcp/param-headers.ts',
+      'src/mcp/confirmation.ts',
+      'src/mcp/signed-call.ts',
+    ],
+    uses: ['core', 'contract', 'util'],
+  },
+  { name: 'app', files: ['src/mcp/app/'], uses: ['contract', 'util'] },
+  { name: 'tools', files: ['src/mcp/tools/', 'src/approvals/tools.ts'], uses: ['protocol', 'approvals', 'core', 'contract', 'util'] },
+  { name: 'calls', files: ['src/mcp/call-tool.ts'], uses: ['tools', 'protocol', 'app', 'approvals', 'core', 'contract', 'util'] },
+  { name: 'mcp2025', files: ['src/mcp/mcp2025/'], uses: ['calls', 'tools', 'protocol', 'app', 'approvals', 'core', 'contract', 'util'] },
+  { name: 'endpoints', files: ['src/mcp/endpoints.ts'], uses: ['protocol'] },
+  {
+    name: 'mcp2026',
+    files: ['src/mcp/mcp2026/'],
+    uses: ['endpoints', 'calls', 'tools', 'protocol', 'app', 'approvals', 'core', 'contract', 'util'],
+  },
+  { name: 'transports', files: ['src/mcp/transports/'], uses: ['endpoints', 'mcp2026', 'protocol', 'core', 'contract', 'util'] },
+  {
+    name: 'bridge',
+    files: ['src/mcp/bridge.ts'],
+    uses: ['transports', 'mcp2026', 'mcp2025', 'endpoints', 'calls', 'tools', 'protocol', 'app', 'approvals', 'core', 'contract', 'util'],
+  },
+  { name: 'serve', files: ['src/mcp/serve/'], uses: ['bridge', 'transports', 'endpoints', 'tools', 'core', 'contract', 'util'] },
+  { name: 'client', files: ['src/client/'], uses: ['contract', 'util'] },
+  {
+    name: 'entries',
+    files: ['src/index.ts', 'src/samples.ts', 'src/cli.ts'],
+    uses: [
+      'serve',
+      'bridge',
+      'transports',
+      'endpoints',
+      'tools',
+      'protocol',
+      'app',
+      'core',
+      'client',
+      'worker',
+      'activities',
+      'contract',
+      'util',
+    ],
+  },
+];
 
 export default tseslint.config(
   { ignores: ['node_modules/', 'dist/', '.temporal/', '.data/', 'coverage/'] },
@@ -19,8 +85,11 @@ export default tseslint.config(
     // No import cycles, of types either: a cycle makes two modules one that is read in two places, and a cycle of
     // values leaves one side half-loaded while the other starts.
     files: ['src/**/*.ts', 'scripts/**/*.ts', 'test/**/*.ts'],
-    plugins: { local: { rules: { 'no-import-cycle': noImportCycle } } },
-    rules: { 'local/no-import-cycle': 'error' },
+    plugins: { local: { rules: { 'no-import-cycle': noImportCycle, layers } } },
+    rules: {
+      'local/no-import-cycle': 'error',
+      'local/layers': ['error', { root: path.dirname(fileURLToPath(import.meta.url)), layers: LAYERS }],
+    },
   },
   {
     // Workflow code runs in Temporal's deterministic sandbox: no Node built-ins, no MCP, no server code. The shared
