@@ -203,14 +203,20 @@ export default tseslint.config(
     },
   },
   {
-    // The task layer serves every protocol front-end and tool; it depends on none of them.
+    // The task core knows no wire: no MCP SDK error class, no server of either generation (the layers do the rest).
     files: ['src/mcp/tasks/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
         {
-          patterns: [
-            { group: ['../tools', '../tools/*', '../mcp2025/*', '../mcp2026/*'], message: 'the task layer must not import its callers' },
+          paths: [
+            {
+              name: '@modelcontextprotocol/sdk/types.js',
+              importNames: ['McpError', 'ErrorCode'],
+              message: 'the task core throws its own errors (errors.ts)',
+            },
+            { name: '@modelcontextprotocol/server', message: 'the task core knows no wire generation' },
+            { name: '@modelcontextprotocol/sdk/server/index.js', message: 'the task core knows no wire generation' },
           ],
         },
       ],

@@ -5,7 +5,7 @@
  * The sample tools are not here: a server that wants them imports `SAMPLE_TOOLS` from `temporal-mcp-tasks/samples`.
  */
 
-// The bridge: one Temporal connection and task layer, one MCP server per connection.
+// The bridge: one Temporal connection and task core, one MCP server per connection.
 export { createBridge, tuningFromEnv, type Bridge, type BridgeTuning, type CreateBridgeOptions } from './mcp/bridge';
 
 // Tools: declared in code, or in a JSON or YAML file; the generic tools every server may offer (DEFAULT_TOOLS).

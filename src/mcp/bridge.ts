@@ -65,7 +65,7 @@ export function tuningFromEnv(env: NodeJS.ProcessEnv = process.env): BridgeTunin
 
 /**
  * A connected bridge: the endpoints of every protocol generation (hand it to {@link startHttpServer} or
- * {@link serveStdioForAllGenerations}) over one Temporal-backed task layer.
+ * {@link serveStdioForAllGenerations}) over one Temporal-backed task core.
  */
 export interface Bridge extends McpEndpoints {
   /** The task core all generations share. */
@@ -107,7 +107,7 @@ export interface CreateBridgeOptions {
 const MAX_RECONNECT_BACKOFF_MS = 2000;
 
 /**
- * Connects to Temporal and prepares the task layer. The longest ttl granted defaults to the namespace's retention,
+ * Connects to Temporal and prepares the task core. The longest ttl granted defaults to the namespace's retention,
  * so a task is never forgotten by Temporal before its ttl has passed.
  */
 export async function createBridge(options: CreateBridgeOptions): Promise<Bridge> {

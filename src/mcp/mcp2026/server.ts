@@ -1,6 +1,6 @@
 /**
  * MCP 2026-07-28 requests (stateless, per-request `_meta`) and the tasks extension
- * `io.modelcontextprotocol/tasks` (SEP-2663), over the same Temporal-backed task layer as 2025-11-25.
+ * `io.modelcontextprotocol/tasks` (SEP-2663), over the same Temporal-backed task core as 2025-11-25.
  *
  * The SDK (v2) serves the base protocol: `server/discover`, the per-request envelope, header checks, `resultType`,
  * `-32601` for `tasks/result` and `tasks/list`. This module adds the tools and the three task methods.

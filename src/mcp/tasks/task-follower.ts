@@ -9,7 +9,7 @@ import { sleep } from '../../util/wait';
 import { isTemporalUnavailable } from './errors';
 import type { TaskView } from './task-view';
 
-/** What a follower needs of the task layer: a read, and a wait for the next event. */
+/** What a follower needs of the task core: a read, and a wait for the next event. */
 export interface FollowSource {
   get(taskId: string, principal: string): Promise<TaskView>;
   /** Resolves once the task may have changed since `view` was read, after `timeoutMs`, or when `signal` aborts. */
