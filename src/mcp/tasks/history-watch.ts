@@ -7,12 +7,12 @@
  * A watch lives while someone waits on it, or while reads keep it ({@link HistoryWatch.keep}), plus a short linger;
  * how many are kept for reads is capped, the least recently read going first.
  */
-import { InterceptingCall, Metadata, type Interceptor } from '@grpc/grpc-js';
-import { Connection, type Client, type ConnectionLike } from '@temporalio/client';
+import type { Client, ConnectionLike } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { log, withoutLogContext } from '../../util/log';
 import { backoffMs, sleep } from '../../util/wait';
 import { describeServiceError, grpcStatusOf, GrpcStatus } from './errors';
+import { pollingService } from './polling-service';
 
 const EventType = temporal.api.enums.v1.EventType;
 
@@ -108,64 +108,6 @@ const MAX_RETRY_MS = 30_000;
 
 /** Failed long polls are reported at most this often, counted together. */
 const FAILURE_REPORT_MS = 60_000;
-
-/** A call that fails with CANCELLED as soon as it starts: what a call made on a closed connection becomes. */
-function closedConnectionCall(): ConstructorParameters<typeof InterceptingCall>[0] {
-  return {
-    start(_metadata, listener) {
-      process.nextTick(() =>
-        listener?.onReceiveStatus?.({
-          code: GrpcStatus.CANCELLED,
-          details: 'The connection to Temporal is closed',
-          metadata: new Metadata(),
-        }),
-      );
-    },
-    cancelWithStatus: () => undefined,
-    getPeer: () => '',
-    sendMessageWithContext: () => undefined,
-    sendMessage: () => undefined,
-    startRead: () => undefined,
-    halfClose: () => undefined,
-    getAuthContext: () => null,
-  };
-}
-
-/**
- * The long polls' interceptor: a call made once the connection was closed (a watch still polling when its application
- * closed the connection) fails with CANCELLED instead of throwing "Channel has been shut down" where nobody catches it.
- */
-const closedConnectionGuard: Interceptor = (options, next) => {
-  try {
-    return new InterceptingCall(next(options));
-  } catch {
-    return new InterceptingCall(closedConnectionCall());
-  }
-};
-
-/**
- * The workflow service of `connection` for the long polls: the same channel, metadata (API key included), deadline and
- * abort signal, without the client's interceptors (its retries: the watch retries on its own, and a retried long poll
- * held its answer back from the watch) and with {@link closedConnectionGuard}. The connection's own service when the
- * client does not expose what this needs.
- */
-function pollingService(connection: ConnectionLike): ConnectionLike['workflowService'] {
-  if (!(connection instanceof Connection)) return connection.workflowService;
-  const internals = connection as unknown as { client?: unknown; apiKeyFnRef?: unknown };
-  const generate = (Connection as unknown as { generateRPCImplementation?: (options: object) => unknown }).generateRPCImplementation;
-  if (typeof generate !== 'function' || typeof internals.client !== 'object' || typeof internals.apiKeyFnRef !== 'object') {
-    return connection.workflowService;
-  }
-  const rpc = generate.call(Connection, {
-    serviceName: 'temporal.api.workflowservice.v1.WorkflowService',
-    client: internals.client,
-    callContextStorage: connection.callContextStorage,
-    interceptors: [closedConnectionGuard],
-    staticMetadata: connection.options.metadata,
-    apiKeyFnRef: internals.apiKeyFnRef,
-  });
-  return temporal.api.workflowservice.v1.WorkflowService.create(rpc as never, false, false);
-}
 
 /** Waits on workflow histories for every part of a process (see the module comment). */
 export class HistoryWatch {
