@@ -24,6 +24,20 @@ export { BearerTokens, TokenConfigError, tokensFromEnv } from './mcp/transports/
 export { createAuthenticator, type AuthenticatorOptions, type RequestAuthenticator } from './mcp/transports/oauth';
 export { OAuthConfigError, oauthConfigFromEnv, type OAuthConfig } from './mcp/transports/oauth-config';
 export { MarkerKeyError, markerFromEnv, type TaskMarker } from './mcp/tasks/marker';
+
+// The task core, as a bridge exposes it (`bridge.core`, `bridge.approvals`, a direct tool's context), and its errors,
+// which the front-ends turn into JSON-RPC errors.
+export type { TaskCore } from './mcp/tasks/task-core';
+export type { TaskOutcome, TaskState, TaskStatus, TaskView } from './mcp/tasks/task-view';
+export type { Approvals, InboxItem, OpenQuestion } from './approvals/approvals';
+export {
+  AnswerRefusedError,
+  InvalidTaskRequestError,
+  TaskCoreError,
+  TaskNotFoundError,
+  TooManyRequestsError,
+  TooManyTasksError,
+} from './mcp/tasks/errors';
 export { AnswerSeal, answerSealFromEnv, createAnswerActivities } from './shared/answer-proof';
 export { createNotificationActivities, notificationOutboxFromEnv, readNotifications } from './activities/notifications';
 

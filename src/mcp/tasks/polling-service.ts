@@ -63,4 +63,3 @@ export function pollingService(connection: ConnectionLike): ConnectionLike['work
   });
   return temporal.api.workflowservice.v1.WorkflowService.create(rpc as never, false, false);
 }
-
