@@ -2,6 +2,7 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ErrorCode, McpError, RELATED_TASK_META_KEY, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { checkFormContent, type InputResponse, type PendingInput } from '../../shared/task-contract';
 import { INPUT_KEY_META } from '../../shared/wire';
+import { canElicit } from '../can-elicit';
 import { plainMessage } from '../wire-errors';
 import { WRITE_PATIENCE_MS } from '../tasks/options';
 import type { TaskCore } from '../tasks/task-core';
@@ -66,12 +67,9 @@ export class InputChannel {
     private readonly options: InputChannelOptions,
   ) {}
 
-  /** True when the client declared elicitation in the mode `input` needs (form when empty, for older clients). */
-  canAsk(input?: PendingInput): boolean {
-    const elicitation = this.server.getClientCapabilities()?.elicitation;
-    if (elicitation === undefined) return false;
-    if (input?.request.mode === 'url') return elicitation.url !== undefined;
-    return elicitation.form !== undefined || elicitation.url === undefined;
+  /** True when this connection's client can be asked `input` (see {@link canElicit}). */
+  canAsk(input: PendingInput): boolean {
+    return canElicit(this.server.getClientCapabilities()?.elicitation, input);
   }
 
   /**

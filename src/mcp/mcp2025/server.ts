@@ -22,16 +22,17 @@ import {
 import { z } from 'zod';
 import { annotateRequest, traceRequest } from '../../shared/telemetry';
 import { REPLAYED_META } from '../../shared/wire';
-import { APP_RESOURCES, readAppResource, rendersApps } from '../app/ui';
+import { APP_RESOURCES, readAppResource } from '../app/ui';
+import { describeTool, directToolContext, idempotencyOf, pendingTaskResult, ttlOf } from '../call-tool';
 import {
-  describeTool,
-  directToolContext,
-  idempotencyOf,
-  invalidArgumentsResult,
-  invalidArgumentsText,
-  pendingTaskResult,
-  ttlOf,
-} from '../call-tool';
+  declinedConfirmation,
+  planCall,
+  unaskedConfirmation,
+  type CallAnswer,
+  type DirectPlan,
+  type PlannedConfirmation,
+  type StartPlan,
+} from '../call-plan';
 import { setBounded } from '../../util/bounded';
 import { log } from '../../util/log';
 import { AskingPace, refusalBackoffMs } from './asking-pace';
@@ -41,10 +42,10 @@ import { callResultOf } from '../outcome';
 import type { TaskCore } from '../tasks/task-core';
 import type { Approvals } from '../../approvals/approvals';
 import { webUiMeta, type TaskView } from '../tasks/task-view';
-import type { DirectTool, DirectToolContext, ToolDefinition, WorkflowTool } from '../tools/types';
+import type { DirectToolContext, ToolDefinition, WorkflowTool } from '../tools/types';
 import type { InputContent } from '../../shared/task-contract';
 import { toolTables } from '../tools';
-import { applyConfirmation, confirmationRequest, declinedResult, pendingConfirmationResult } from '../confirmation';
+import { applyConfirmation } from '../confirmation';
 import type { CallSeal } from '../signed-call';
 import { sleep } from '../../util/wait';
 import { PACKAGE_NAME, PACKAGE_VERSION } from '../../version';
@@ -145,58 +146,30 @@ export class Mcp2025Connection {
     ({ byName: this.byName, workflowTools: this.workflowTools } = toolTables(deps.tools));
   }
 
-  /** tools/call: a task-augmented call answers with the task; a plain one waits for the result inline. */
+  /** tools/call: carries out its {@link planCall plan}; a task-augmented call answers with the task, a plain one waits inline. */
   async callTool(request: CallToolRequest, extra: Extra): Promise<object> {
-    const { name, arguments: rawArgs, task } = request.params;
-    const tool = this.byName.get(name);
-    if (!tool) {
-      throw new McpError(ErrorCode.InvalidParams, `Unknown tool "${name}"; available tools: ${[...this.byName.keys()].join(', ')}`);
-    }
+    const { name, arguments: args, task } = request.params;
+    const capabilities = this.server.getClientCapabilities();
+    const plan = planCall({ generation: 'mcp2025', taskAugmented: task !== undefined, name, args, tools: this.byName, capabilities });
+    if (plan.kind === 'error' || plan.kind === 'result') return answerOf(plan);
     const principal = this.deps.principalOf(extra);
-    if (tool.kind === 'direct') {
-      if (task)
-        throw new McpError(
-          ErrorCode.MethodNotFound,
-          `Tool "${name}" does not support task-augmented calls (execution.taskSupport is "forbidden")`,
-        );
-      const parsed = tool.input.check(rawArgs ?? {});
-      if (!parsed.ok) return invalidArgumentsResult(name, parsed.problems);
-      return this.runDirectTool(tool, parsed.value, principal, extra);
-    }
-    if (task && tool.taskSupport === 'forbidden') {
-      throw new McpError(
-        ErrorCode.MethodNotFound,
-        `Tool "${name}" does not support task-augmented calls (execution.taskSupport is "forbidden")`,
-      );
-    }
-    if (!task && tool.taskSupport === 'required') {
-      throw new McpError(
-        ErrorCode.MethodNotFound,
-        `Tool "${name}" must be called as a task: add params.task (execution.taskSupport is "required")`,
-      );
-    }
-    const parsed = tool.input.check(rawArgs ?? {});
-    if (!parsed.ok) {
-      // A task-augmented call can only answer with a task, and none was created: a protocol error.
-      if (task) throw new McpError(ErrorCode.InvalidParams, invalidArgumentsText(name, parsed.problems));
-      return invalidArgumentsResult(name, parsed.problems);
-    }
-    let input: unknown = parsed.value;
-    if (tool.confirm) {
-      const confirmed = await this.confirm(tool, parsed.value, principal, extra, task !== undefined);
-      if (confirmed.kind !== 'start') return confirmed.result;
+    if (plan.kind === 'direct') return this.runDirectTool(plan, principal, extra);
+    let input = plan.input;
+    if (plan.confirmation) {
+      const confirmed = await this.confirm(plan, plan.confirmation, principal, extra);
+      if (confirmed.kind !== 'start') return answerOf(confirmed);
       input = confirmed.input;
     }
-    const view = await this.deps.core.create(tool, input, principal, {
+    const view = await this.deps.core.create(plan.tool, input, principal, {
       requestedTtl: ttlOf(task),
       ...idempotencyOf(request.params._meta as Record<string, unknown> | undefined),
     });
     annotateRequest({ taskId: view.task.taskId });
     this.observe(view);
-    if (task) {
+    if (plan.then === 'task') {
       const token = extra._meta?.progressToken;
       if (token !== undefined) setBounded(this.progressTokens, view.task.taskId, token, PER_CONNECTION_LIMIT);
-      const immediate = tool.immediateResponse?.(parsed.value, view.task.taskId);
+      const immediate = plan.tool.immediateResponse?.(plan.input, view.task.taskId);
       const meta = {
         ...(immediate && { [MODEL_IMMEDIATE_RESPONSE_META]: immediate }),
         ...(view.replayed && { [REPLAYED_META]: true }),
@@ -204,8 +177,7 @@ export class Mcp2025Connection {
       };
       return { task: mcp2025Task(view), ...(Object.keys(meta).length > 0 && { _meta: meta }) };
     }
-    // A host that renders the task view gets the task at once: the view follows it, nothing waits.
-    if (rendersApps(this.server.getClientCapabilities())) return pendingTaskResult(view, { kind: 'view' });
+    if (plan.then === 'view') return pendingTaskResult(view, { kind: 'view' });
     const result = await this.awaitResult(view.task.taskId, extra, this.deps.inlineBudgetMs);
     if (result) return result;
     const now = await this.deps.core.get(view.task.taskId, principal);
@@ -214,37 +186,26 @@ export class Mcp2025Connection {
   }
 
   /**
-   * Asks the tool's confirmation on the call's own stream before anything starts. A client that cannot be asked gets
-   * the question and a `confirm_start` token instead (a task-augmented call: -32600 carrying them). A bad answer is
-   * asked again, saying why; a declined one starts nothing (a tool error, or -32600 for a task-augmented call).
+   * Asks the plan's confirmation on the call's own stream before anything starts (a client that cannot be asked gets
+   * the question and a `confirm_start` token instead). A bad answer is asked again, saying why; a declined one starts
+   * nothing. How a call that starts nothing answers is the plan's.
    */
   private async confirm(
-    tool: WorkflowTool<any, any>,
-    args: unknown,
+    plan: StartPlan,
+    { confirm, question, askable }: PlannedConfirmation,
     principal: string,
     extra: Extra,
-    augmented: boolean,
-  ): Promise<{ kind: 'start'; input: unknown } | { kind: 'answered'; result: CallToolResult }> {
-    const confirmation = tool.confirm!;
-    const question = confirmationRequest(confirmation, args);
-    if (!this.channelFor(principal).canAsk(question)) {
-      const pending = pendingConfirmationResult(tool, question, this.deps.seal.seal({ principal, tool: tool.name, args }));
-      if (augmented) throw new McpError(ErrorCode.InvalidRequest, textOf(pending), pending.structuredContent);
-      return { kind: 'answered', result: pending };
-    }
+  ): Promise<{ kind: 'start'; input: unknown } | CallAnswer> {
+    if (!askable) return unaskedConfirmation(plan, question, this.deps.seal.seal({ principal, tool: plan.tool.name, args: plan.input }));
     let why = '';
     for (let refusals = 1; ; refusals++) {
       const answer = await this.server.elicitInput(
         { ...question.request, message: why + question.request.message },
         { relatedRequestId: extra.requestId, signal: extra.signal, timeout: this.deps.input.elicitationTimeoutMs },
       );
-      const outcome = applyConfirmation(confirmation, args, answer);
+      const outcome = applyConfirmation(confirm, plan.input, answer);
       if (outcome.kind === 'start') return outcome;
-      if (outcome.kind === 'declined') {
-        const result = declinedResult(tool, outcome.action);
-        if (augmented) throw new McpError(ErrorCode.InvalidRequest, textOf(result), { declined: true });
-        return { kind: 'answered', result };
-      }
+      if (outcome.kind === 'declined') return declinedConfirmation(plan, outcome.action);
       why = `Your previous answer could not be used: ${outcome.problem}.\n\n`;
       await sleep(refusalBackoffMs(refusals), extra.signal);
       if (extra.signal.aborted) throw new McpError(ErrorCode.ConnectionClosed, 'Request was cancelled');
@@ -338,7 +299,7 @@ export class Mcp2025Connection {
     return undefined;
   }
 
-  private runDirectTool(tool: DirectTool<any>, input: unknown, principal: string, extra: Extra) {
+  private runDirectTool({ tool, input, mayAsk }: DirectPlan, principal: string, extra: Extra) {
     const context = { core: this.deps.core, approvals: this.deps.approvals, seal: this.deps.seal, workflowTools: this.workflowTools };
     const ask: DirectToolContext['ask'] = async (request) => {
       const answer = await this.server.elicitInput(
@@ -353,7 +314,7 @@ export class Mcp2025Connection {
         context,
         { principal, roles: this.deps.rolesOf(extra) },
         (taskId, budgetMs) => this.awaitResult(taskId, extra, budgetMs),
-        this.channelFor(principal).canAsk() ? ask : undefined,
+        mayAsk ? ask : undefined,
       ),
     );
   }
@@ -559,9 +520,10 @@ function progressReporter(
   };
 }
 
-/** The text of a tool result. */
-function textOf(result: CallToolResult): string {
-  return result.content.map((part) => (part.type === 'text' ? part.text : '')).join(' ');
+/** A plan's answer in this generation: a tool result, or the JSON-RPC error thrown as an `McpError`. */
+function answerOf(answer: CallAnswer): CallToolResult {
+  if (answer.kind === 'error') throw new McpError(answer.error.code, answer.error.message, answer.error.data);
+  return answer.result;
 }
 
 /** Errors as JSON-RPC errors (see {@link asMcpError}): "Temporal unreachable" becomes a retryable one that says so. */

@@ -20,29 +20,39 @@ import {
 import { z } from 'zod';
 import type { FormInputRequest, InputContent, PendingInput } from '../../shared/task-contract';
 import { annotateRequest, traceRequest, type RequestScope } from '../../shared/telemetry';
-import { APP_RESOURCES, readAppResource, rendersApps } from '../app/ui';
-import { describeTool, directToolContext, idempotencyOf, invalidArgumentsResult, pendingTaskResult } from '../call-tool';
+import { APP_RESOURCES, readAppResource } from '../app/ui';
+import { describeTool, directToolContext, idempotencyOf, pendingTaskResult } from '../call-tool';
+import {
+  declinedConfirmation,
+  planCall,
+  TASKS_EXTENSION,
+  unaskedConfirmation,
+  type CallAnswer,
+  type DirectPlan,
+  type StartPlan,
+} from '../call-plan';
+import { canElicit, type ElicitationCapability } from '../can-elicit';
 import { isInvalidParams, jsonRpcFailureOf, plainMessage } from '../wire-errors';
 import { callResultOf } from '../outcome';
 import { argumentsDigest } from '../../util/arguments-digest';
-import { applyConfirmation, CONFIRMATION_KEY, confirmationRequest, declinedResult, pendingConfirmationResult } from '../confirmation';
+import { applyConfirmation, CONFIRMATION_KEY } from '../confirmation';
 import type { CallSeal } from '../signed-call';
 import { toolTables } from '../tools';
 import type { TaskCore } from '../tasks/task-core';
 import type { Approvals } from '../../approvals/approvals';
 import { webUiMeta, type TaskView } from '../tasks/task-view';
 import { detailedTask, inputRequestsOf, mcp2026Task } from './task-shape';
-import type { DirectTool, DirectToolContext, ToolDefinition, WorkflowTool } from '../tools/types';
-
-/** The extension id of MCP tasks in protocol 2026-07-28 (SEP-2663). */
-export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+import type { DirectToolContext, ToolDefinition } from '../tools/types';
 
 /**
  * What a plain call carries through the client between `input_required` rounds (sealed by the SDK's codec, bound to
  * the principal, short-lived): the round's origin (the tool and a digest of its arguments: a state is honoured only
  * on a retry of the same call) and what the round waits on, a task's questions or the confirmation asked before start.
  */
-export type ResumeState = { tool: string; args: string } & ({ kind: 'task'; taskId: string } | { kind: 'confirm' } | { kind: 'direct' });
+export type ResumeState = Origin & ({ kind: 'task'; taskId: string } | { kind: 'confirm' } | { kind: 'direct' });
+
+/** The call a round was issued for: the tool and a digest of its arguments. */
+type Origin = { tool: string; args: string };
 
 /** The key of the form a direct tool puts to its caller (see `DirectToolContext.ask`) among a round's inputRequests. */
 const DIRECT_FORM_KEY = 'form';
@@ -102,20 +112,17 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
   server.setRequestHandler('tools/call', (request, ctx) =>
     traced('tools/call', request.params, () =>
       protocolErrors(async (): Promise<CallToolResult | InputRequiredResult> => {
-        const { name, arguments: rawArgs } = request.params;
-        const tool = byName.get(name);
-        if (!tool) {
-          throw new ProtocolError(
-            ProtocolErrorCode.InvalidParams,
-            `Unknown tool "${name}"; available tools: ${[...byName.keys()].join(', ')}`,
-          );
-        }
-        if (tool.kind === 'direct') {
-          const parsed = tool.input.check(rawArgs ?? {});
-          if (!parsed.ok) return invalidArgumentsResult(name, parsed.problems) as CallToolResult;
-          return runDirectTool(tool, rawArgs ?? {}, parsed.value, ctx);
-        }
-        return callWorkflowTool(tool, request.params as { arguments?: unknown; _meta?: Record<string, unknown> }, ctx);
+        const { name, _meta } = request.params;
+        const args = request.params.arguments ?? {};
+        // A call of a workflow tool is bound to its arguments as they came (the plan's check may strip what a
+        // configured schema does not declare), and the round it resumes is checked before anything else.
+        const origin = byName.get(name)?.kind === 'workflow' ? { tool: name, args: argumentsDigest(args) } : undefined;
+        const resume = origin && resumeStateOf(ctx, origin);
+        if (resume?.kind === 'task') return continueTask(resume.taskId, origin!, ctx);
+        const plan = planCall({ generation: 'mcp2026', name, args, tools: byName, capabilities: capabilitiesOf(ctx) });
+        if (plan.kind === 'error' || plan.kind === 'result') return answerOf(plan);
+        if (plan.kind === 'direct') return runDirectTool(plan, args, ctx);
+        return startWorkflow(plan, origin!, resume, _meta as Record<string, unknown> | undefined, ctx);
       }),
     ),
   );
@@ -171,96 +178,66 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
     ),
   );
 
-  async function callWorkflowTool(
-    tool: WorkflowTool<any, any>,
-    params: { arguments?: unknown; _meta?: Record<string, unknown> },
+  /** A retried plain call: hands its answers to its task, then goes on waiting. */
+  async function continueTask(taskId: string, origin: Origin, ctx: ServerContext): Promise<CallToolResult | InputRequiredResult> {
+    annotateRequest({ taskId });
+    let view = await core.get(taskId, principal);
+    let problem: string | undefined;
+    const responses = ctx.mcpReq.inputResponses;
+    if (responses && typeof responses === 'object') {
+      try {
+        await core.answer(view, responses as Record<string, unknown>, { principal, via: 'input_required' });
+      } catch (error) {
+        if (!isInvalidParams(error)) throw error;
+        // An answer that does not fit is asked again, saying what was wrong.
+        problem = plainMessage(error);
+      }
+      // Read again: the answers just given are no longer outstanding.
+      view = await core.get(taskId, principal);
+    }
+    return awaitPlainCall(view, ctx, origin, problem);
+  }
+
+  /**
+   * Carries out a plan that starts a workflow: its confirmation as an input_required round (answered by the retried
+   * call's `inputResponses`), the start, then the answer the plan names.
+   */
+  async function startWorkflow(
+    plan: StartPlan,
+    origin: Origin,
+    resume: ResumeState | undefined,
+    meta: Record<string, unknown> | undefined,
     ctx: ServerContext,
   ): Promise<CallToolResult | InputRequiredResult> {
-    const capabilities = capabilitiesOf(ctx);
-    // The server decides per call (SEP-2663): a tool that never runs as a task answers inline even to a task client.
-    const withTasks = capabilities.extensions?.[TASKS_EXTENSION] !== undefined && tool.taskSupport !== 'forbidden';
-    const rawArgs = params.arguments ?? {};
-    const origin = { tool: tool.name, args: argumentsDigest(rawArgs) };
-    const resume = ctx.mcpReq.requestState<ResumeState>();
-    if (resume !== undefined && (resume?.tool !== origin.tool || resume.args !== origin.args)) {
-      // A state is the server's promise for one call: replayed on another tool or other arguments it is refused.
-      throw new ProtocolError(
-        ProtocolErrorCode.InvalidParams,
-        `requestState was issued for another call; retry the call that received it with the same tool and arguments, or call afresh without it`,
-      );
-    }
-    let view: TaskView;
-    let problem: string | undefined;
-    if (resume?.kind === 'task') {
-      // A retried plain call: hand its answers to the workflow, then keep waiting.
-      annotateRequest({ taskId: resume.taskId });
-      view = await core.get(resume.taskId, principal);
-      const responses = ctx.mcpReq.inputResponses;
-      if (responses && typeof responses === 'object') {
-        try {
-          await core.answer(view, responses as Record<string, unknown>, { principal, via: 'input_required' });
-        } catch (error) {
-          if (!isInvalidParams(error)) throw error;
-          // An answer that does not fit is asked again, saying what was wrong.
-          problem = plainMessage(error);
+    let input = plan.input;
+    if (plan.confirmation) {
+      const { confirm, question, askable } = plan.confirmation;
+      const answer =
+        resume?.kind === 'confirm' ? (ctx.mcpReq.inputResponses as Record<string, unknown> | undefined)?.[CONFIRMATION_KEY] : undefined;
+      const outcome = answer === undefined ? undefined : applyConfirmation(confirm, plan.input, answer);
+      if (outcome?.kind === 'declined') return answerOf(declinedConfirmation(plan, outcome.action));
+      if (outcome?.kind !== 'start') {
+        if (!askable) {
+          return answerOf(unaskedConfirmation(plan, question, deps.seal.seal({ principal, tool: plan.tool.name, args: plan.input })));
         }
-        // Read again: the answers just given are no longer outstanding.
-        view = await core.get(resume.taskId, principal);
+        const why = outcome?.kind === 'invalid' ? `Your previous answer could not be used: ${outcome.problem}\n\n` : '';
+        const asked = { ...question, request: { ...question.request, message: why + question.request.message } };
+        return inputRound([asked], { kind: 'confirm', ...origin }, ctx);
       }
-    } else {
-      if (!withTasks && tool.taskSupport === 'required') {
-        throw new ProtocolError(
-          ProtocolErrorCode.MissingRequiredClientCapability,
-          `Tool "${tool.name}" runs only as a task: declare the ${TASKS_EXTENSION} extension in the request's client capabilities`,
-          { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
-        );
-      }
-      // Arguments that do not fit are a tool error the model can correct (2026-07-28), task client or not.
-      const parsed = tool.input.check(rawArgs);
-      if (!parsed.ok) return invalidArgumentsResult(tool.name, parsed.problems) as CallToolResult;
-      let input: unknown = parsed.value;
-      if (tool.confirm) {
-        const answer =
-          resume?.kind === 'confirm' ? (ctx.mcpReq.inputResponses as Record<string, unknown> | undefined)?.[CONFIRMATION_KEY] : undefined;
-        const outcome = answer === undefined ? undefined : applyConfirmation(tool.confirm, parsed.value, answer);
-        if (outcome?.kind === 'declined') return declinedResult(tool, outcome.action) as CallToolResult;
-        if (outcome?.kind !== 'start') {
-          const question = confirmationRequest(tool.confirm, parsed.value);
-          if (!canElicit(capabilities, question)) {
-            return pendingConfirmationResult(
-              tool,
-              question,
-              deps.seal.seal({ principal, tool: tool.name, args: parsed.value }),
-            ) as CallToolResult;
-          }
-          const why = outcome?.kind === 'invalid' ? `Your previous answer could not be used: ${outcome.problem}\n\n` : '';
-          return {
-            resultType: 'input_required',
-            inputRequests: inputRequestsOf([{ ...question, request: { ...question.request, message: why + question.request.message } }]),
-            requestState: await deps.requestState.mint({ kind: 'confirm', ...origin }, ctx),
-          } as InputRequiredResult;
-        }
-        input = outcome.input;
-      }
-      view = await core.create(tool, input, principal, idempotencyOf(params._meta));
-      annotateRequest({ taskId: view.task.taskId });
-      if (withTasks) {
-        const meta = webUiMeta(view);
-        return {
-          resultType: 'task',
-          ...mcp2026Task(view),
-          ...(Object.keys(meta).length > 0 && { _meta: meta }),
-        } as unknown as CallToolResult;
-      }
-      // A host that renders the task view gets the task at once: the view follows it, nothing waits.
-      if (rendersApps(capabilities)) return pendingTaskResult(view, { kind: 'view' }) as CallToolResult;
+      input = outcome.input;
     }
-    const endWait = core.quotas.beginWait(principal);
-    try {
-      return await awaitPlainCall(view, capabilities, ctx, origin, problem);
-    } finally {
-      endWait();
+    const view = await core.create(plan.tool, input, principal, idempotencyOf(meta));
+    annotateRequest({ taskId: view.task.taskId });
+    if (plan.then === 'task') {
+      const webUi = webUiMeta(view);
+      return {
+        resultType: 'task',
+        ...mcp2026Task(view),
+        ...(Object.keys(webUi).length > 0 && { _meta: webUi }),
+      } as unknown as CallToolResult;
     }
+    if (plan.then === 'view') return pendingTaskResult(view, { kind: 'view' }) as CallToolResult;
+    return awaitPlainCall(view, ctx, origin);
   }
 
   /**
@@ -269,42 +246,42 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
    */
   async function awaitPlainCall(
     created: TaskView,
-    capabilities: ClientCapabilities,
     ctx: ServerContext,
-    origin: { tool: string; args: string },
+    origin: Origin,
     problem?: string,
   ): Promise<CallToolResult | InputRequiredResult> {
-    const follower = core.follow(created.task.taskId, principal, {
-      from: created,
-      signal: ctx.mcpReq.signal,
-      deadline: Date.now() + deps.inlineBudgetMs,
-    });
-    for await (const view of follower) {
-      if (isTerminal(view.task.status)) return callResultOf(view) as CallToolResult;
-      const askable = view.inputs.filter((input) => canElicit(capabilities, input));
-      if (view.inputs.length > 0 && askable.length === view.inputs.length) {
-        const inputs = problem
-          ? askable.map((input) => ({
-              ...input,
-              request: { ...input.request, message: `Your previous answer could not be used: ${problem}\n\n${input.request.message}` },
-            }))
-          : askable;
-        return {
-          resultType: 'input_required',
-          inputRequests: inputRequestsOf(inputs),
-          requestState: await deps.requestState.mint({ kind: 'task', taskId: view.task.taskId, ...origin }, ctx),
-        } as InputRequiredResult;
+    const elicitation = capabilitiesOf(ctx).elicitation as ElicitationCapability | undefined;
+    const endWait = core.quotas.beginWait(principal);
+    try {
+      const follower = core.follow(created.task.taskId, principal, {
+        from: created,
+        signal: ctx.mcpReq.signal,
+        deadline: Date.now() + deps.inlineBudgetMs,
+      });
+      for await (const view of follower) {
+        if (isTerminal(view.task.status)) return callResultOf(view) as CallToolResult;
+        const askable = view.inputs.filter((input) => canElicit(elicitation, input));
+        if (view.inputs.length > 0 && askable.length === view.inputs.length) {
+          const inputs = problem
+            ? askable.map((input) => ({
+                ...input,
+                request: { ...input.request, message: `Your previous answer could not be used: ${problem}\n\n${input.request.message}` },
+              }))
+            : askable;
+          return await inputRound(inputs, { kind: 'task', taskId: view.task.taskId, ...origin }, ctx);
+        }
+        if (view.inputs.length > 0) return pendingTaskResult(view, { kind: 'question' }) as CallToolResult;
       }
-      if (view.inputs.length > 0) return pendingTaskResult(view, { kind: 'question' }) as CallToolResult;
+      if (ctx.mcpReq.signal.aborted) throw new ProtocolError(ProtocolErrorCode.InternalError, 'Request was cancelled');
+      return pendingTaskResult(follower.latest ?? created, { kind: 'budget', budgetMs: deps.inlineBudgetMs }) as CallToolResult;
+    } finally {
+      endWait();
     }
-    if (ctx.mcpReq.signal.aborted) throw new ProtocolError(ProtocolErrorCode.InternalError, 'Request was cancelled');
-    return pendingTaskResult(follower.latest ?? created, { kind: 'budget', budgetMs: deps.inlineBudgetMs }) as CallToolResult;
   }
 
   async function runDirectTool(
-    tool: DirectTool<any>,
-    rawArgs: unknown,
-    input: unknown,
+    { tool, input, mayAsk }: DirectPlan,
+    args: unknown,
     ctx: ServerContext,
   ): Promise<CallToolResult | InputRequiredResult> {
     // No server-to-client requests in this generation: wait without asking; a question is answered with task_respond.
@@ -316,14 +293,8 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
         endWait();
       }
     };
-    const origin = { tool: tool.name, args: argumentsDigest(rawArgs) };
-    const resume = ctx.mcpReq.requestState<ResumeState>();
-    if (resume !== undefined && (resume?.kind !== 'direct' || resume.tool !== origin.tool || resume.args !== origin.args)) {
-      throw new ProtocolError(
-        ProtocolErrorCode.InvalidParams,
-        `requestState was issued for another call; retry the call that received it with the same tool and arguments, or call afresh without it`,
-      );
-    }
+    const origin = { tool: tool.name, args: argumentsDigest(args) };
+    const resume = resumeStateOf(ctx, origin, 'direct');
     // A form is an input_required round: the tool runs again from the top on the retried call, which carries the answer.
     const answer = resume ? (ctx.mcpReq.inputResponses as Record<string, unknown> | undefined)?.[DIRECT_FORM_KEY] : undefined;
     const ask: DirectToolContext['ask'] = async (request) => {
@@ -336,10 +307,6 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
       }
       throw new FormRound(request);
     };
-    const formable = canElicit(capabilitiesOf(ctx), {
-      key: DIRECT_FORM_KEY,
-      request: { mode: 'form', message: '', requestedSchema: { type: 'object', properties: {} } },
-    });
     try {
       return (await tool.handler(
         input,
@@ -347,16 +314,16 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
           { core, approvals: deps.approvals, seal: deps.seal, workflowTools },
           { principal, roles },
           awaitResult,
-          formable ? ask : undefined,
+          mayAsk ? ask : undefined,
         ),
       )) as CallToolResult;
     } catch (error) {
       if (!(error instanceof FormRound)) throw error;
-      return {
-        resultType: 'input_required',
-        inputRequests: inputRequestsOf([{ key: DIRECT_FORM_KEY, request: { mode: 'form' as const, ...error.request } }]),
-        requestState: await deps.requestState.mint({ kind: 'direct', ...origin }, ctx),
-      } as InputRequiredResult;
+      return inputRound(
+        [{ key: DIRECT_FORM_KEY, request: { mode: 'form' as const, ...error.request } }],
+        { kind: 'direct', ...origin },
+        ctx,
+      );
     }
 
     async function waitInline(taskId: string, budgetMs: number) {
@@ -367,6 +334,15 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
       }
       return undefined;
     }
+  }
+
+  /** An input_required round: the questions, and the sealed state the retried call brings back with its answers. */
+  async function inputRound(inputs: PendingInput[], state: ResumeState, ctx: ServerContext): Promise<InputRequiredResult> {
+    return {
+      resultType: 'input_required',
+      inputRequests: inputRequestsOf(inputs),
+      requestState: await deps.requestState.mint(state, ctx),
+    } as InputRequiredResult;
   }
 
   return server;
@@ -389,12 +365,28 @@ function requireTasks(ctx: ServerContext): void {
   }
 }
 
-/** True when the client declared elicitation in the mode `input` needs (form when the mode is not named). */
-function canElicit(capabilities: ClientCapabilities, input: PendingInput): boolean {
-  const elicitation = capabilities.elicitation as { form?: object; url?: object } | undefined;
-  if (elicitation === undefined) return false;
-  if (input.request.mode === 'url') return elicitation.url !== undefined;
-  return elicitation.form !== undefined || elicitation.url === undefined;
+/**
+ * The requestState a retried call carries, if any (of the kind `only`, when named); -32602 when it was issued for
+ * another call: a state is the server's promise for one call, refused on another tool or other arguments.
+ */
+function resumeStateOf(ctx: ServerContext, origin: Origin, only?: ResumeState['kind']): ResumeState | undefined {
+  const resume = ctx.mcpReq.requestState<ResumeState>();
+  if (
+    resume !== undefined &&
+    (resume?.tool !== origin.tool || resume.args !== origin.args || (only !== undefined && resume.kind !== only))
+  ) {
+    throw new ProtocolError(
+      ProtocolErrorCode.InvalidParams,
+      `requestState was issued for another call; retry the call that received it with the same tool and arguments, or call afresh without it`,
+    );
+  }
+  return resume;
+}
+
+/** A plan's answer in this generation: a tool result, or the JSON-RPC error thrown as a `ProtocolError`. */
+function answerOf(answer: CallAnswer): CallToolResult {
+  if (answer.kind === 'error') throw new ProtocolError(answer.error.code, answer.error.message, answer.error.data);
+  return answer.result as CallToolResult;
 }
 
 /** Errors in this SDK's error type (see {@link jsonRpcFailureOf}); "Temporal unreachable" becomes a retryable error. */

@@ -21,7 +21,7 @@ import { isTemporalUnavailable, TaskNotFoundError } from '../tasks/errors';
 import { jsonRpcFailureOf } from '../wire-errors';
 import type { TaskCore } from '../tasks/task-core';
 import type { TaskView } from '../tasks/task-view';
-import { TASKS_EXTENSION } from './server';
+import { TASKS_EXTENSION } from '../call-plan';
 import { detailedTask } from './task-shape';
 
 /** Options of {@link TaskSubscriptions}. */
