@@ -21,18 +21,12 @@ const LAYERS = [
   { name: 'approvals', files: ['src/approvals/approvals.ts', 'src/approvals/update-refusal.ts'], uses: ['core', 'contract', 'util'] },
   {
     name: 'protocol',
-    files: [
-      'src/mcp/wire-errors.ts',
-      'src/mcp/outcome.ts',
-      'src/mcp/param-headers.ts',
-      'src/mcp/confirmation.ts',
-      'src/mcp/signed-call.ts',
-    ],
+    files: ['src/mcp/protocol/'],
     uses: ['core', 'contract', 'util'],
   },
   { name: 'app', files: ['src/mcp/app/'], uses: ['contract', 'util'] },
   { name: 'tools', files: ['src/mcp/tools/', 'src/approvals/tools.ts'], uses: ['protocol', 'approvals', 'core', 'contract', 'util'] },
-  { name: 'calls', files: ['src/mcp/call-tool.ts'], uses: ['tools', 'protocol', 'app', 'approvals', 'core', 'contract', 'util'] },
+  { name: 'calls', files: ['src/mcp/calls/'], uses: ['tools', 'protocol', 'app', 'approvals', 'core', 'contract', 'util'] },
   { name: 'mcp2025', files: ['src/mcp/mcp2025/'], uses: ['calls', 'tools', 'protocol', 'app', 'approvals', 'core', 'contract', 'util'] },
   { name: 'endpoints', files: ['src/mcp/endpoints.ts'], uses: ['protocol'] },
   {

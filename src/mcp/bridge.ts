@@ -10,7 +10,7 @@ import type { McpEndpoints } from './endpoints';
 import { answerAtOnce, createMcp2025Server, SERVER_INFO, SERVER_INSTRUCTIONS, type Mcp2025Dependencies } from './mcp2025/server';
 import { answerSealFromEnv, type AnswerSeal } from '../shared/answer-proof';
 import { markerFromEnv, type TaskMarker } from './tasks/marker';
-import { rolesInAuthInfo } from './call-tool';
+import { rolesInAuthInfo } from './calls/call-tool';
 import { localPrincipal, parseRoles } from './tasks/principal';
 import { TaskCore } from './tasks/task-core';
 import { Approvals } from '../approvals/approvals';
@@ -18,7 +18,7 @@ import type { TaskCoreOptions } from './tasks/options';
 import { DEFAULT_WATCH_LIMIT } from './tasks/history-watch';
 import { DEFAULT_TOOLS, toolTables, workflowToolsByName } from './tools';
 import { confirmStartTool } from './tools/confirm-start';
-import { CallSeal } from './signed-call';
+import { CallSeal } from './protocol/signed-call';
 import type { ToolDefinition } from './tools/types';
 
 /** Task and input tuning, from MCP_* environment variables. */

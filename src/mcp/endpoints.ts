@@ -5,7 +5,7 @@
 import type { Server as Mcp2025Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { McpHttpHandler, Server as Mcp2026Server } from '@modelcontextprotocol/server';
-import type { ParamHeader } from './param-headers';
+import type { ParamHeader } from './protocol/param-headers';
 
 /** A JSON-RPC `subscriptions/listen` request as it came off the wire. */
 export interface ListenRequest {

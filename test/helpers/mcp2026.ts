@@ -1,5 +1,5 @@
 /** One MCP 2026-07-28 request written by hand over Streamable HTTP, with the headers a conforming client sends. */
-import { encodeParamValue } from '../../src/mcp/param-headers';
+import { encodeParamValue } from '../../src/mcp/protocol/param-headers';
 
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 

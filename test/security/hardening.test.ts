@@ -238,6 +238,34 @@ describe('4. one caller cannot exhaust the server', () => {
     }
   });
 
+  test('a 2025-11-25 principal polling in a tight loop is slowed with a retryable -32603 that says when to retry', async () => {
+    const server = await serve({ MCP_TASK_OPS_PER_SECOND: '5', MCP_LOCAL_PRINCIPAL: `poller-${randomUUID().slice(0, 8)}` }, idleQueue);
+    const client = await httpClient(server.url);
+    try {
+      const missing = `invoice-${randomUUID()}`;
+      const errors = await Promise.all(
+        Array.from({ length: 40 }, () =>
+          client.experimental.tasks.getTask(missing).then(
+            () => undefined,
+            (error: McpError) => error,
+          ),
+        ),
+      );
+      const limited = errors.filter((error) => error?.code === ErrorCode.InternalError);
+      expect(limited.length).toBeGreaterThan(0);
+      for (const error of limited) {
+        expect(error?.message).toMatch(/Too many task requests/);
+        expect(error?.data).toMatchObject({ retryable: true, retryAfterMs: expect.any(Number), limit: 5 });
+      }
+      // Every other poll got what a poll of an unknown task gets.
+      for (const error of errors.filter((candidate) => candidate?.code !== ErrorCode.InternalError)) {
+        expect(error?.code).toBe(ErrorCode.InvalidParams);
+      }
+    } finally {
+      await client.close();
+    }
+  });
+
   test('a request that trickles in is cut off after the request timeout', async () => {
     const server = await serve({ MCP_HTTP_REQUEST_TIMEOUT_MS: '1500', MCP_HTTP_HEADERS_TIMEOUT_MS: '1000' });
     const { port } = new URL(server.url);

@@ -9,9 +9,9 @@ import {
   type DeclaredCapabilities,
   type StartPlan,
   type ToolCall,
-} from '../../src/mcp/call-plan';
-import { canElicit } from '../../src/mcp/can-elicit';
-import { confirmationRequest } from '../../src/mcp/confirmation';
+} from '../../src/mcp/calls/call-plan';
+import { canElicit } from '../../src/mcp/calls/can-elicit';
+import { confirmationRequest } from '../../src/mcp/protocol/confirmation';
 import { defineWorkflowTool } from '../../src/mcp/tools/define';
 import { zodSchema } from '../../src/mcp/tools/schema';
 import type { DirectTool, ToolDefinition } from '../../src/mcp/tools/types';

@@ -1,7 +1,7 @@
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
-import { applyConfirmation, confirmationRequest, declinedResult, pendingConfirmationResult } from '../../src/mcp/confirmation';
+import { applyConfirmation, confirmationRequest, declinedResult, pendingConfirmationResult } from '../../src/mcp/protocol/confirmation';
 import { refusalBackoffMs } from '../../src/mcp/mcp2025/server';
-import { CallSeal } from '../../src/mcp/signed-call';
+import { CallSeal } from '../../src/mcp/protocol/signed-call';
 import { derivedUuid } from '../../src/mcp/tasks/idempotency';
 import { argumentsDigest, canonicalJson } from '../../src/util/arguments-digest';
 import { decodeCursor, encodeCursor, listBinding } from '../../src/mcp/tasks/list-cursor';
@@ -24,7 +24,7 @@ import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamable
 import { NamespaceNotFoundError } from '@temporalio/common';
 import { isTransient } from '../../src/client/connection';
 import { isTemporalUnavailable, TooManyRequestsError } from '../../src/mcp/tasks/errors';
-import { jsonRpcFailureOf, type JsonRpcFailure } from '../../src/mcp/wire-errors';
+import { jsonRpcFailureOf, type JsonRpcFailure } from '../../src/mcp/protocol/wire-errors';
 
 describe('transient failures', () => {
   test("a balancer's 502/503/504 is transient for the client; other statuses are not", () => {

@@ -3,7 +3,7 @@ import { ServiceError } from '@temporalio/client';
 import { ErrorCode, McpError, RELATED_TASK_META_KEY } from '@modelcontextprotocol/sdk/types.js';
 import { mcp2025Task } from '../../src/mcp/mcp2025/server';
 import { detailedTask } from '../../src/mcp/mcp2026/task-shape';
-import { callResultOf } from '../../src/mcp/outcome';
+import { callResultOf } from '../../src/mcp/protocol/outcome';
 import {
   AnswerRefusedError,
   InvalidTaskRequestError,
@@ -12,7 +12,7 @@ import {
   TooManyTasksError,
 } from '../../src/mcp/tasks/errors';
 import { taskViewOf, type WorkflowSnapshot } from '../../src/mcp/tasks/task-view';
-import { asMcpError, jsonRpcFailureOf } from '../../src/mcp/wire-errors';
+import { asMcpError, jsonRpcFailureOf } from '../../src/mcp/protocol/wire-errors';
 
 function ended(overrides: Partial<WorkflowSnapshot>) {
   return taskViewOf(

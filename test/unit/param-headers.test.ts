@@ -9,7 +9,7 @@ import {
   paramHeaderMismatch,
   paramHeadersOf,
   type ParamHeader,
-} from '../../src/mcp/param-headers';
+} from '../../src/mcp/protocol/param-headers';
 import { loadToolsFile, ToolsFileError } from '../../src/mcp/tools/config-file';
 import { DEFAULT_TOOLS, toolTables } from '../../src/mcp/tools';
 import { SAMPLE_TOOLS } from '../../src/mcp/tools/samples';

@@ -23,7 +23,7 @@ import { z } from 'zod';
 import { annotateRequest, traceRequest } from '../../shared/telemetry';
 import { REPLAYED_META } from '../../shared/wire';
 import { APP_RESOURCES, readAppResource } from '../app/ui';
-import { describeTool, directToolContext, idempotencyOf, pendingTaskResult, ttlOf } from '../call-tool';
+import { describeTool, directToolContext, idempotencyOf, pendingTaskResult, ttlOf } from '../calls/call-tool';
 import {
   declinedConfirmation,
   planCall,
@@ -32,21 +32,21 @@ import {
   type DirectPlan,
   type PlannedConfirmation,
   type StartPlan,
-} from '../call-plan';
+} from '../calls/call-plan';
 import { setBounded } from '../../util/bounded';
 import { log } from '../../util/log';
 import { AskingPace, refusalBackoffMs } from './asking-pace';
 import { InputChannel, type InputChannelOptions } from './input-channel';
-import { asMcpError } from '../wire-errors';
-import { callResultOf } from '../outcome';
+import { asMcpError } from '../protocol/wire-errors';
+import { callResultOf } from '../protocol/outcome';
 import type { TaskCore } from '../tasks/task-core';
 import type { Approvals } from '../../approvals/approvals';
 import { webUiMeta, type TaskView } from '../tasks/task-view';
 import type { DirectToolContext, ToolDefinition, WorkflowTool } from '../tools/types';
 import type { InputContent } from '../../shared/task-contract';
 import { toolTables } from '../tools';
-import { applyConfirmation } from '../confirmation';
-import type { CallSeal } from '../signed-call';
+import { applyConfirmation } from '../protocol/confirmation';
+import type { CallSeal } from '../protocol/signed-call';
 import { sleep } from '../../util/wait';
 import { PACKAGE_NAME, PACKAGE_VERSION } from '../../version';
 
@@ -375,7 +375,11 @@ function onRequest<Schema extends RequestSchema>(
       throw new McpError(ErrorCode.InvalidParams, `Invalid params for ${method}: ${z.prettifyError(parsed.error).replace(/\n/g, ' ')}`);
     }
     if (!traced) return mapTemporalErrors(handler(parsed.data, extra));
-    core.quotas.takeOperation(principalOf(extra));
+    try {
+      core.quotas.takeOperation(principalOf(extra));
+    } catch (error) {
+      throw asMcpError(error);
+    }
     const params = (parsed.data as { params?: { name?: unknown; taskId?: unknown; _meta?: Record<string, unknown> } }).params;
     return traceRequest(
       {

@@ -21,7 +21,7 @@ import { z } from 'zod';
 import type { FormInputRequest, InputContent, PendingInput } from '../../shared/task-contract';
 import { annotateRequest, traceRequest, type RequestScope } from '../../shared/telemetry';
 import { APP_RESOURCES, readAppResource } from '../app/ui';
-import { describeTool, directToolContext, idempotencyOf, pendingTaskResult } from '../call-tool';
+import { describeTool, directToolContext, idempotencyOf, pendingTaskResult } from '../calls/call-tool';
 import {
   declinedConfirmation,
   planCall,
@@ -30,13 +30,13 @@ import {
   type CallAnswer,
   type DirectPlan,
   type StartPlan,
-} from '../call-plan';
-import { canElicit, type ElicitationCapability } from '../can-elicit';
-import { isInvalidParams, jsonRpcFailureOf, plainMessage } from '../wire-errors';
-import { callResultOf } from '../outcome';
+} from '../calls/call-plan';
+import { canElicit, type ElicitationCapability } from '../calls/can-elicit';
+import { isInvalidParams, jsonRpcFailureOf, plainMessage } from '../protocol/wire-errors';
+import { callResultOf } from '../protocol/outcome';
 import { argumentsDigest } from '../../util/arguments-digest';
-import { applyConfirmation, CONFIRMATION_KEY } from '../confirmation';
-import type { CallSeal } from '../signed-call';
+import { applyConfirmation, CONFIRMATION_KEY } from '../protocol/confirmation';
+import type { CallSeal } from '../protocol/signed-call';
 import { toolTables } from '../tools';
 import type { TaskCore } from '../tasks/task-core';
 import type { Approvals } from '../../approvals/approvals';

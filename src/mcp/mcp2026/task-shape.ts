@@ -5,9 +5,9 @@
  */
 import { RELATED_TASK_META_KEY, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { PendingInput } from '../../shared/task-contract';
-import { callResultOf, outcomeError, outcomeOf } from '../outcome';
+import { callResultOf, outcomeError, outcomeOf } from '../protocol/outcome';
 import type { TaskView } from '../tasks/task-view';
-import { plainMessage } from '../wire-errors';
+import { plainMessage } from '../protocol/wire-errors';
 
 /** A flat SEP-2663 task: what `tools/call` answers with (`resultType: "task"`) and the core of `tasks/get`. */
 export function mcp2026Task(view: TaskView) {

@@ -18,10 +18,10 @@ import {
 import type { ListenRequest, ListenSink } from '../endpoints';
 import { envelopeRefusal } from './envelope';
 import { isTemporalUnavailable, TaskNotFoundError } from '../tasks/errors';
-import { jsonRpcFailureOf } from '../wire-errors';
+import { jsonRpcFailureOf } from '../protocol/wire-errors';
 import type { TaskCore } from '../tasks/task-core';
 import type { TaskView } from '../tasks/task-view';
-import { TASKS_EXTENSION } from '../call-plan';
+import { TASKS_EXTENSION } from '../calls/call-plan';
 import { detailedTask } from './task-shape';
 
 /** Options of {@link TaskSubscriptions}. */

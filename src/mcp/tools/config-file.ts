@@ -4,7 +4,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { defineWorkflowTool, ToolDeclarationError } from './define';
 import { InvalidJsonSchemaError, jsonSchema } from './schema';
-import type { StartConfirmation } from '../confirmation';
+import type { StartConfirmation } from '../protocol/confirmation';
 import type { WorkflowTool } from './types';
 
 /** Thrown for a tools file that cannot be used; the message names the file and the field. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { applyConfirmation, confirmationRequest, declinedResult, startedResult } from '../confirmation';
+import { applyConfirmation, confirmationRequest, declinedResult, startedResult } from '../protocol/confirmation';
 import { zodSchema } from './schema';
 import { text } from './task-tool-support';
 import type { DirectTool } from './types';

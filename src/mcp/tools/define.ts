@@ -1,8 +1,8 @@
 import { CallToolResultSchema, type CallToolResult, type ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
 import { zodSchema, type ToolSchema } from './schema';
-import { InvalidParamHeaderError, paramHeadersOf } from '../param-headers';
-import type { StartConfirmation } from '../confirmation';
+import { InvalidParamHeaderError, paramHeadersOf } from '../protocol/param-headers';
+import type { StartConfirmation } from '../protocol/confirmation';
 import type { WorkflowTool } from './types';
 
 const TOOL_NAME = /^[a-zA-Z0-9_.-]{1,128}$/;

@@ -4,7 +4,7 @@ import { taskRespondTool } from './task-respond';
 import { taskResultTool } from './task-result';
 import { taskStatusTool } from './task-status';
 import type { ToolDefinition, WorkflowTool } from './types';
-import { InvalidParamHeaderError, paramHeadersOf, type ParamHeader } from '../param-headers';
+import { InvalidParamHeaderError, paramHeadersOf, type ParamHeader } from '../protocol/param-headers';
 
 /** The companion tools that let any client, and the model itself, finish a task. */
 export const COMPANION_TOOLS = [taskStatusTool, taskResultTool, taskRespondTool, taskCancelTool];

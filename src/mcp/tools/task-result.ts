@@ -1,6 +1,6 @@
 import { isTerminal } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import { z } from 'zod';
-import { callResultOf } from '../outcome';
+import { callResultOf } from '../protocol/outcome';
 import { zodSchema } from './schema';
 import { describe, TaskIdSchema, text, withTask } from './task-tool-support';
 import type { DirectTool } from './types';

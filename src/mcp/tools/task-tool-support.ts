@@ -2,10 +2,10 @@
 import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { TaskCoreError } from '../tasks/errors';
 import { z } from 'zod';
-import { plainMessage } from '../wire-errors';
+import { plainMessage } from '../protocol/wire-errors';
 import type { TaskView } from '../tasks/task-view';
 import type { DirectToolContext } from './types';
-import { X_MCP_HEADER } from '../param-headers';
+import { X_MCP_HEADER } from '../protocol/param-headers';
 
 /** The `{Name}` of the `Mcp-Param-{Name}` header that carries a task tool's `taskId`. */
 const TASK_ID_HEADER_NAME = 'TaskId';

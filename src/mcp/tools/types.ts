@@ -4,9 +4,9 @@ import type { TaskTool } from '../tasks/options';
 import type { TaskCore } from '../tasks/task-core';
 import type { Approvals } from '../../approvals/approvals';
 import type { TaskView } from '../tasks/task-view';
-import type { StartConfirmation } from '../confirmation';
+import type { StartConfirmation } from '../protocol/confirmation';
 import type { FormInputRequest, InputContent } from '../../shared/task-contract';
-import type { SealedCall } from '../signed-call';
+import type { SealedCall } from '../protocol/signed-call';
 import type { ToolSchema } from './schema';
 
 /** A tool whose call starts a workflow; the workflow id is the task id. Make one with `defineWorkflowTool`. */

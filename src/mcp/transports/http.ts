@@ -9,7 +9,7 @@ import { log } from '../../util/log';
 import { drained, sleep } from '../../util/wait';
 import type { ListenSink, McpEndpoints } from '../endpoints';
 import { MCP2026_PROTOCOL_VERSIONS, unsupportedVersion } from '../mcp2026/envelope';
-import { paramHeaderMismatch } from '../param-headers';
+import { paramHeaderMismatch } from '../protocol/param-headers';
 import { isLoopbackHost, OriginPolicy, type HttpLimits } from './limits';
 import type { RequestAuthenticator } from './oauth';
 import { SessionStore } from './sessions';

@@ -3,7 +3,7 @@
  * its `McpError` and 2026-07-28 its `ProtocolError`.
  */
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { isTemporalUnavailable, TaskCoreError, type TaskErrorCategory } from './tasks/errors';
+import { isTemporalUnavailable, TaskCoreError, type TaskErrorCategory } from '../tasks/errors';
 
 /** A JSON-RPC error's parts. */
 export interface JsonRpcFailure {

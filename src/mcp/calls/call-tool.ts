@@ -3,15 +3,15 @@
  * idempotency `_meta`, and the answer of a plain call whose task outlived its wait.
  */
 import { ErrorCode, McpError, RELATED_TASK_META_KEY, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import { ADOPT_ONLY_META, IDEMPOTENCY_KEY_META, IDEMPOTENCY_KEY_PATTERN } from '../shared/wire';
-import { taskViewToolMeta } from './app/ui';
-import { PENDING_CONFIRMATION_SCHEMA } from './confirmation';
-import { describe } from './tools/task-tool-support';
-import { webUiMeta, type TaskView } from './tasks/task-view';
-import type { CallSeal } from './signed-call';
-import type { TaskCore } from './tasks/task-core';
-import type { Approvals } from '../approvals/approvals';
-import type { DirectToolContext, ToolDefinition, WorkflowTool } from './tools/types';
+import { ADOPT_ONLY_META, IDEMPOTENCY_KEY_META, IDEMPOTENCY_KEY_PATTERN } from '../../shared/wire';
+import { taskViewToolMeta } from '../app/ui';
+import { PENDING_CONFIRMATION_SCHEMA } from '../protocol/confirmation';
+import { describe } from '../tools/task-tool-support';
+import { webUiMeta, type TaskView } from '../tasks/task-view';
+import type { CallSeal } from '../protocol/signed-call';
+import type { TaskCore } from '../tasks/task-core';
+import type { Approvals } from '../../approvals/approvals';
+import type { DirectToolContext, ToolDefinition, WorkflowTool } from '../tools/types';
 
 /**
  * The structured content of a plain call that answers before its task has finished (see {@link pendingTaskResult}):

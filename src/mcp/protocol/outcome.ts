@@ -4,7 +4,7 @@
  * `result` and `error`): a tool result, or the JSON-RPC error the call would have got.
  */
 import { ErrorCode, McpError, RELATED_TASK_META_KEY, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { webUiMeta, type TaskOutcome, type TaskView } from './tasks/task-view';
+import { webUiMeta, type TaskOutcome, type TaskView } from '../tasks/task-view';
 
 /** How the terminal task `view` ended; throws when it was not read to its end (a fault of the server). */
 export function outcomeOf(view: TaskView): TaskOutcome {

@@ -7,13 +7,13 @@
  */
 import { ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { PendingInput } from '../shared/task-contract';
-import { rendersApps } from './app/ui';
+import type { PendingInput } from '../../shared/task-contract';
+import { rendersApps } from '../app/ui';
 import { canElicit, type ElicitationCapability } from './can-elicit';
 import { invalidArgumentsResult, invalidArgumentsText } from './call-tool';
-import { confirmationRequest, declinedResult, pendingConfirmationResult, type StartConfirmation } from './confirmation';
-import type { DirectTool, ToolDefinition, WorkflowTool } from './tools/types';
-import type { JsonRpcFailure } from './wire-errors';
+import { confirmationRequest, declinedResult, pendingConfirmationResult, type StartConfirmation } from '../protocol/confirmation';
+import type { DirectTool, ToolDefinition, WorkflowTool } from '../tools/types';
+import type { JsonRpcFailure } from '../protocol/wire-errors';
 
 /** The extension id of MCP tasks in protocol 2026-07-28 (SEP-2663). */
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
