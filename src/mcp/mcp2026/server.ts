@@ -110,72 +110,64 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
   server.setRequestHandler('resources/read', (request) => protocolErrors(() => readAppResource(request.params.uri)) as never);
 
   server.setRequestHandler('tools/call', (request, ctx) =>
-    traced('tools/call', request.params, () =>
-      protocolErrors(async (): Promise<CallToolResult | InputRequiredResult> => {
-        const { name, _meta } = request.params;
-        const args = request.params.arguments ?? {};
-        // A call of a workflow tool is bound to its arguments as they came (the plan's check may strip what a
-        // configured schema does not declare), and the round it resumes is checked before anything else.
-        const origin = byName.get(name)?.kind === 'workflow' ? { tool: name, args: argumentsDigest(args) } : undefined;
-        const resume = origin && resumeStateOf(ctx, origin);
-        if (resume?.kind === 'task') return continueTask(resume.taskId, origin!, ctx);
-        const plan = planCall({ generation: 'mcp2026', name, args, tools: byName, capabilities: capabilitiesOf(ctx) });
-        if (plan.kind === 'error' || plan.kind === 'result') return answerOf(plan);
-        if (plan.kind === 'direct') return runDirectTool(plan, args, ctx);
-        return startWorkflow(plan, origin!, resume, _meta as Record<string, unknown> | undefined, ctx);
-      }),
-    ),
+    traced('tools/call', request.params, async (): Promise<CallToolResult | InputRequiredResult> => {
+      const { name, _meta } = request.params;
+      const args = request.params.arguments ?? {};
+      // A call of a workflow tool is bound to its arguments as they came (the plan's check may strip what a
+      // configured schema does not declare), and the round it resumes is checked before anything else.
+      const origin = byName.get(name)?.kind === 'workflow' ? { tool: name, args: argumentsDigest(args) } : undefined;
+      const resume = origin && resumeStateOf(ctx, origin);
+      if (resume?.kind === 'task') return continueTask(resume.taskId, origin!, ctx);
+      const plan = planCall({ generation: 'mcp2026', name, args, tools: byName, capabilities: capabilitiesOf(ctx) });
+      if (plan.kind === 'error' || plan.kind === 'result') return answerOf(plan);
+      if (plan.kind === 'direct') return runDirectTool(plan, args, ctx);
+      return startWorkflow(plan, origin!, resume, _meta as Record<string, unknown> | undefined, ctx);
+    }),
   );
 
   server.setRequestHandler('tasks/get', { params: TaskIdParams }, (params, ctx) =>
-    traced('tasks/get', params, () =>
-      protocolErrors(async () => {
-        requireTasks(ctx);
-        const view = await core.get(params.taskId, principal);
-        const meta = webUiMeta(view);
-        return { ...detailedTask(view), ...(Object.keys(meta).length > 0 && { _meta: meta }) } as never;
-      }),
-    ),
+    traced('tasks/get', params, async () => {
+      requireTasks(ctx);
+      const view = await core.get(params.taskId, principal);
+      const meta = webUiMeta(view);
+      return { ...detailedTask(view), ...(Object.keys(meta).length > 0 && { _meta: meta }) } as never;
+    }),
   );
 
   // The SDK lifts `inputResponses` out of every request's params into ctx.mcpReq.inputResponses.
   server.setRequestHandler('tasks/update', { params: TaskIdParams }, (params, ctx) =>
-    traced('tasks/update', params, () =>
-      protocolErrors(async () => {
-        const { taskId } = params;
-        requireTasks(ctx);
-        // The client waits for the acknowledgement: a busy Temporal slows it down rather than fail it.
-        const view = await core.getPatiently(taskId, principal);
-        const responses = ctx.mcpReq.inputResponses;
-        if (responses === undefined || responses === null || typeof responses !== 'object' || Array.isArray(responses)) {
-          throw new ProtocolError(
-            ProtocolErrorCode.InvalidParams,
-            'tasks/update needs params.inputResponses: an object of answers keyed by input request',
-          );
-        }
-        // Unknown and already answered keys are ignored (SEP-2663); answers that do not fit fail the call, and none is passed on.
-        await core.answer(view, responses as Record<string, unknown>, { principal, via: 'tasks/update' });
-        return {};
-      }),
-    ),
+    traced('tasks/update', params, async () => {
+      const { taskId } = params;
+      requireTasks(ctx);
+      // The client waits for the acknowledgement: a busy Temporal slows it down rather than fail it.
+      const view = await core.getPatiently(taskId, principal);
+      const responses = ctx.mcpReq.inputResponses;
+      if (responses === undefined || responses === null || typeof responses !== 'object' || Array.isArray(responses)) {
+        throw new ProtocolError(
+          ProtocolErrorCode.InvalidParams,
+          'tasks/update needs params.inputResponses: an object of answers keyed by input request',
+        );
+      }
+      // Unknown and already answered keys are ignored (SEP-2663); answers that do not fit fail the call, and none is passed on.
+      await core.answer(view, responses as Record<string, unknown>, { principal, via: 'tasks/update' });
+      return {};
+    }),
   );
 
   // Cooperative and acknowledged only; a terminal task is left as it is.
   server.setRequestHandler('tasks/cancel', { params: TaskIdParams }, (params, ctx) =>
-    traced('tasks/cancel', params, () =>
-      protocolErrors(async () => {
-        const { taskId } = params;
-        requireTasks(ctx);
-        const view = await core.get(taskId, principal);
-        if (!isTerminal(view.task.status)) {
-          await core.cancel(taskId, principal).catch((error: unknown) => {
-            // It ended between the read and the cancel: nothing to do.
-            if (!isInvalidParams(error)) throw error;
-          });
-        }
-        return {};
-      }),
-    ),
+    traced('tasks/cancel', params, async () => {
+      const { taskId } = params;
+      requireTasks(ctx);
+      const view = await core.get(taskId, principal);
+      if (!isTerminal(view.task.status)) {
+        await core.cancel(taskId, principal).catch((error: unknown) => {
+          // It ended between the read and the cancel: nothing to do.
+          if (!isInvalidParams(error)) throw error;
+        });
+      }
+      return {};
+    }),
   );
 
   /** A retried plain call: hands its answers to its task, then goes on waiting. */
