@@ -5,6 +5,7 @@
  * the same rules. Wire names are stored in workflow histories: never rename them.
  */
 import type { FormInputRequest, InputContent } from '../shared/elicitation';
+import type { SignedDecisionRecord } from './records/types';
 
 /**
  * KeywordList search attribute a workflow keeps while questions addressed to others are open: `principal:<name>` and
@@ -45,6 +46,11 @@ export interface InputEscalation {
 /** One person's answer to an addressed question, as the workflow recorded it. */
 export interface AnswerRecord {
   principal: string;
+  /**
+   * The person behind the principal, as the bridge resolved it (the approvers directory, or {@link defaultPersonOf}):
+   * four eyes count people, not credentials. Absent in answers recorded before people were resolved.
+   */
+  person?: string;
   roles: string[];
   /** `delegate`: the person handed the question to `delegatedTo`, who is asked in their place. */
   action: 'accept' | 'decline' | 'delegate';
@@ -55,6 +61,8 @@ export interface AnswerRecord {
   at: string;
   /** How it came (see {@link AnswerOrigin}). */
   via?: string;
+  /** The bridge's signed decision record of this answer (see `records/`), as kept in the decision store. */
+  record?: SignedDecisionRecord;
 }
 
 /** A question the workflow addressed to others, as published in {@link PublishedTaskState.awaiting}. */
@@ -64,10 +72,20 @@ export interface AddressedInput {
   audience: InputAudience;
   /** The principal whose task this is (excluded unless `audience.allowRequester`). */
   requester: string;
+  /**
+   * What the question is about, as plain JSON the approver is shown beside the message (the invoice: vendor, lines,
+   * amounts, the ERP check). Its digest goes into every signed decision record, and the effect (a payment) is checked
+   * against it.
+   */
+  subject?: unknown;
   /** Answers taken so far, oldest first. */
   answers: AnswerRecord[];
-  /** ISO 8601: when the question was asked, and when it is due (if it is). */
+  /** ISO 8601: when the question was asked. */
   askedAt: string;
+  /**
+   * ISO 8601: the deadline. Past it, the question is escalated when it has an escalation not yet made, and ends
+   * `overdue` otherwise. See {@link escalatesAt} and {@link deadlineOf} for the words people are shown.
+   */
   dueAt?: string;
   /** ISO 8601: when the audience is reminded (a notification), if nobody closed the question by then. */
   followUpAt?: string;
@@ -90,18 +108,56 @@ export const DECISION_NOTIFICATIONS_PATCH = 'mcp-decision-notifications';
 export interface DecisionNotification {
   /** Stable across retries: `<taskId>/<key>/<kind>/<n>`. */
   id: string;
-  kind: 'asked' | 'reminder' | 'escalated' | 'delegated';
+  kind: 'asked' | 'reminder' | 'escalated' | 'delegated' | 'decided';
   taskId: string;
   key: string;
   /** The question as the workflow asked it. */
   message: string;
   /** Who is asked now (after an escalation or delegation, with those added). */
   audience: InputAudience;
+  /** The principal whose task this is: never notified as an approver. */
+  requester?: string;
+  /** People who answered or handed the question on: not asked again. */
+  answeredBy?: string[];
+  /** What the question is about ({@link AddressedInput.subject}). */
+  subject?: unknown;
   accepted: number;
   required: number;
+  /** ISO 8601: when the question escalates to more people, if it will. */
+  escalatesAt?: string;
+  /** ISO 8601: the deadline, past which the question ends unanswered. */
   dueAt?: string;
+  /** `delegated`: who handed it, and to whom. */
+  delegatedBy?: string;
+  delegatedTo?: string;
+  /** `decided`: how the question ended. */
+  outcome?: 'accepted' | 'declined' | 'overdue';
   /** ISO 8601, workflow time. */
   at: string;
+}
+
+/**
+ * The person a principal stands for when no directory says otherwise: the principal without the `oauth:` prefix of
+ * OAuth principals, so that the static `carol` and `oauth:carol` are one person. Pure.
+ */
+export function defaultPersonOf(principal: string): string {
+  return principal.startsWith('oauth:') ? principal.slice('oauth:'.length) : principal;
+}
+
+/** The person who gave an answer: as the bridge resolved it, or by the default rule. */
+export function personOfAnswer(answer: Pick<AnswerRecord, 'principal' | 'person'>): string {
+  return answer.person ?? defaultPersonOf(answer.principal);
+}
+
+/** ISO 8601: when an open question escalates to more people, or undefined when it will not. */
+export function escalatesAt(input: AddressedInput): string | undefined {
+  return input.escalation && !input.escalated ? input.dueAt : undefined;
+}
+
+/** ISO 8601: the deadline past which an open question ends unanswered, or undefined when it has none. */
+export function deadlineOf(input: AddressedInput): string | undefined {
+  if (input.escalation && !input.escalated) return input.escalation.dueAt;
+  return input.dueAt;
 }
 
 /**

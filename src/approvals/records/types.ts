@@ -1,0 +1,44 @@
+/**
+ * Decision records: what the bridge signs for each decision on an addressed question, kept in the workflow's history
+ * and in an append-only decision store outside Temporal, chained per task. Plain types, safe in the workflow sandbox.
+ * Wire names are stored: never rename them.
+ */
+
+/** What a decision record says. Signed as canonical JSON (keys sorted, no spaces). */
+export interface DecisionRecordBody {
+  v: 1;
+  /** The task (workflow id) and the original run id of its run chain (kept across resets). */
+  taskId: string;
+  run: string;
+  /** Position in the task's chain, from 1, and the digest of the record before it (null for the first). */
+  seq: number;
+  prev: string | null;
+  /** The question: its key and its message as shown. */
+  question: { key: string; message: string };
+  /** What the question is about, as shown (`AddressedInput.subject`), and its digest (`sha256:<base64url>`). */
+  shown: unknown;
+  subject: string;
+  decision: 'approve' | 'reject' | 'decline' | 'delegate' | 'expire' | 'void';
+  /** `delegate`: the person it was handed to. */
+  delegatedTo?: string;
+  /** `void`: the digest of a record of this chain the workflow refused to take, and why. */
+  voids?: string;
+  reason?: string;
+  /** Who decided: principal, person, how they authenticated (`token`, `oauth`, `local`, `workflow`), roles. */
+  by: { principal: string; person: string; auth: string; roles: string[]; actingAs?: string };
+  comment?: string;
+  /** ISO 8601, and the path it came by (`approvals_answer`, `approvals_answer (form)`, `timer`). */
+  at: string;
+  via: string;
+}
+
+/** A record with its digest and, for records the bridge made, its Ed25519 signature. */
+export interface SignedDecisionRecord {
+  body: DecisionRecordBody;
+  /** `sha256:<base64url>` of the canonical JSON of `body`. */
+  digest: string;
+  /** base64url Ed25519 signature over the canonical JSON of `body`; absent on records a worker wrote (`expire`). */
+  signature?: string;
+  /** Names the signing key: the first 16 characters of the base64url SHA-256 of its raw public key. */
+  keyId?: string;
+}
