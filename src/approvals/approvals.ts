@@ -20,7 +20,7 @@ import {
 import { log } from '../util/log';
 import { retryWithBackoff } from '../util/wait';
 import { formFieldsOf } from '../mcp/tasks/answers';
-import { AnswerRefusedError, describeServiceError, isTemporalUnavailable, taskNotFound } from '../mcp/tasks/errors';
+import { AnswerRefusedError, describeServiceError, isTemporalUnavailable, TaskNotFoundError } from '../mcp/tasks/errors';
 import { decodeCursor, encodeCursor, listBinding } from '../mcp/tasks/list-cursor';
 import { assertValidPrincipal, isValidRole } from '../mcp/tasks/principal';
 import type { TaskCore } from '../mcp/tasks/task-core';
@@ -28,10 +28,16 @@ import {
   ANSWER_UPDATE_NAME,
   answerRefusal,
   AWAITING_SEARCH_ATTRIBUTE,
+  deadlineOf,
+  defaultPersonOf,
   delegationRefusal,
+  escalatesAt,
+  REFUSALS,
   type AddressedInput,
   type AnswerRecord,
 } from './contract';
+import { DecisionLog } from './decision-log';
+import type { DecisionRecordBody, SignedDecisionRecord } from './records/types';
 import { isUpdateRetryable, updateRefusal } from './update-refusal';
 
 /** One open question in an approver's inbox: what the workflow chose to show, no more. */
@@ -41,10 +47,15 @@ export interface InboxItem {
   tool?: string;
   message: string;
   requestedSchema: FormInputRequest['requestedSchema'];
+  /** Who submitted the request the question is about (the task's principal). */
+  requester: string;
   /** Distinct acceptances the question needs, and how many it has. */
   required: number;
   accepted: number;
   askedAt: string;
+  /** ISO 8601: when the question escalates to more people, if it will. */
+  escalatesAt?: string;
+  /** ISO 8601: the deadline, past which the question ends unanswered. */
   dueAt?: string;
 }
 
@@ -67,12 +78,46 @@ export interface DecisionResponse {
 /** Who decides: the caller's principal, their roles at this moment, and the way the decision came. */
 export type Decider = AnswerOrigin & { roles: string[] };
 
+/** Who is who: the person behind a principal, and the roles the deployment knows a principal or person holds. */
+export interface PeopleDirectory {
+  personOf(principal: string): string;
+  /** The roles of someone who is not the caller (for hand-overs); undefined when nobody says. */
+  rolesOf(principalOrPerson: string): string[] | undefined;
+}
+
+/** Options of {@link Approvals}. */
+export interface ApprovalsOptions {
+  /** Signs each decision and appends it to the decision store (see `records/`); without it nothing is recorded there. */
+  decisions?: DecisionLog;
+  /** Who is who; default: the default rule ({@link defaultPersonOf}) and no roles known for others. */
+  people?: PeopleDirectory;
+  /** The principal of requests without credentials: its decisions say they were not authenticated. */
+  localPrincipal?: string;
+}
+
+/** The one answer for a question someone may not see or that does not exist: it tells a real task from none apart. */
+export function noQuestionFor(taskId: string, key: string): AnswerRefusedError {
+  return new AnswerRefusedError(`No question "${key}" of task ${taskId} awaits your answer`);
+}
+
 /** How long an approver's call keeps trying while Temporal is busy or unreachable, by default. */
 const DECISION_PATIENCE_MS = 30_000;
 
 /** Questions addressed to people, across tasks (see the module's comment). */
 export class Approvals {
-  constructor(private readonly core: TaskCore) {}
+  private readonly people: PeopleDirectory;
+
+  constructor(
+    private readonly core: TaskCore,
+    private readonly options: ApprovalsOptions = {},
+  ) {
+    this.people = options.people ?? { personOf: defaultPersonOf, rolesOf: () => undefined };
+  }
+
+  /** The person behind `principal`, as this deployment says. */
+  personOf(principal: string): string {
+    return this.people.personOf(principal);
+  }
 
   /**
    * The open questions addressed to `principal` or one of `roles` that they may answer now, across every task in the
@@ -101,7 +146,7 @@ export class Approvals {
       if (!description || description.status.name !== 'RUNNING') continue;
       const meta = description.memo?.[TASK_META_MEMO] as TaskMeta | undefined;
       for (const input of awaitingOf(description)) {
-        if (answerRefusal(input, principal, roles) !== undefined) continue;
+        if (answerRefusal(input, this.answerer(principal, roles), this.personOf(input.requester)) !== undefined) continue;
         items.push(inboxItemOf(description.workflowId, meta?.tool, input));
       }
     }
@@ -109,9 +154,10 @@ export class Approvals {
   }
 
   /**
-   * The question `key` of `taskId` as `by` may answer it now (one read of the task), or a refusal: `TaskNotFoundError`
-   * for who is not in its audience (as for a task that does not exist), {@link AnswerRefusedError} saying why otherwise.
-   * While Temporal is busy or unreachable the read is tried again until `deadline`.
+   * The question `key` of `taskId` as `by` may answer it now (one read of the task), or an {@link AnswerRefusedError}
+   * saying why not. Who may not see the question at all (not in its audience, no such task, no such question, a task
+   * that is not this bridge's) gets one answer for all of these ({@link noQuestionFor}); the submitter is told it is her
+   * own request. While Temporal is busy or unreachable the read is tried again until `deadline`.
    */
   async question(
     taskId: string,
@@ -123,16 +169,22 @@ export class Approvals {
     const description = await retryWithBackoff(read, {
       isRetryable: isTemporalUnavailable,
       deadline: deadline ?? Date.now() + DECISION_PATIENCE_MS,
+    }).catch((error: unknown) => {
+      if (error instanceof TaskNotFoundError) throw noQuestionFor(taskId, key);
+      throw error;
     });
     const input = description.status.name === 'RUNNING' ? awaitingOf(description).find((candidate) => candidate.key === key) : undefined;
-    const refusal = input ? answerRefusal(input, by.principal, by.roles) : 'not addressed';
-    // Who is not in the audience learns nothing of the task.
-    if (!input || refusal === 'this question is not addressed to you') {
-      throw input ? taskNotFound(taskId) : new AnswerRefusedError(`Task ${taskId} has no open question "${key}" for you`);
-    }
+    const refusal = input
+      ? answerRefusal(input, this.answerer(by.principal, by.roles), this.personOf(input.requester))
+      : REFUSALS.notAddressed;
+    if (refusal === REFUSALS.notAddressed) throw noQuestionFor(taskId, key);
     if (refusal) throw new AnswerRefusedError(`${refusal[0].toUpperCase()}${refusal.slice(1)}`);
     const { workflowId, runId, historyLength } = description;
-    return { taskId, key, input, run: { workflowId, runId, historyLength } };
+    return { taskId, key, input: input!, run: { workflowId, runId, historyLength } };
+  }
+
+  private answerer(principal: string, roles: readonly string[]): { principal: string; roles: readonly string[]; person: string } {
+    return { principal, roles, person: this.personOf(principal) };
   }
 
   /**
@@ -153,10 +205,23 @@ export class Approvals {
     const deadline = Date.now() + patienceMs;
     const question = 'input' in target ? target : await this.question(target.taskId, target.key, by, deadline);
     const { taskId, key, input, run } = question;
-    const checked = checkedResponse(input, response, by.principal);
+    const person = this.personOf(by.principal);
+    const requesterPerson = this.personOf(input.requester);
+    const checked = checkedResponse(input, response, { principal: by.principal, person }, requesterPerson, (to) => this.people.rolesOf(to));
     const { core } = this;
     const originalRunId = await retryWithBackoff(() => core.answers.originalRunIdOf(run), { isRetryable: isTemporalUnavailable, deadline });
-    const sealed = core.temporal.options.answerSeal.seal({ workflowId: run.workflowId, originalRunId }, { key, ...checked }, by);
+    const auth = by.principal.startsWith('oauth:') ? 'oauth' : by.principal === this.options.localPrincipal ? 'local' : 'token';
+    const origin = { ...by, person, auth } as const;
+    // Signed and in the decision store before the workflow hears of it: a history that loses the answer later (a
+    // reset that leaves it out) does not lose the record.
+    const record = await this.options.decisions?.append(taskId, (seq, prev) =>
+      recordBody(taskId, input, checked, origin, originalRunId, seq, prev),
+    );
+    const sealed = core.temporal.options.answerSeal.seal(
+      { workflowId: run.workflowId, originalRunId },
+      { key, ...checked, ...(record && { record }) },
+      origin,
+    );
     await core.reads.beforeWrite(run.workflowId, run.runId);
     // One Update id for every attempt: Temporal takes a repeated one as the same Update, so trying again is safe.
     const updateId = randomUUID();
@@ -181,17 +246,65 @@ export class Approvals {
       return record;
     } catch (error) {
       await core.reads.afterWrite(taskId);
-      throw updateRefusal(error, taskId, patienceMs);
+      const refusal = updateRefusal(error, taskId, patienceMs);
+      // The workflow took nothing: the record stays, and a signed void beside it says so.
+      if (record && refusal instanceof AnswerRefusedError) await this.options.decisions!.void(record, refusal.message);
+      throw refusal;
     }
   }
 }
 
-/** The response as it is sealed: a hand-over names only whom to, an answer only the form's fields, checked. */
-function checkedResponse(input: AddressedInput, response: DecisionResponse, principal: string): DecisionResponse {
+/** The decision record of one person's answer (see `records/types.ts`). */
+function recordBody(
+  taskId: string,
+  input: AddressedInput,
+  response: DecisionResponse & { delegateRoles?: string[] },
+  by: Decider & { person: string; auth: string },
+  run: string,
+  seq: number,
+  prev: string | null,
+): Omit<DecisionRecordBody, 'subject'> {
+  const chosen = response.content?.decision;
+  const decision =
+    response.action === 'delegate' ? 'delegate' : response.action === 'decline' ? 'decline' : chosen === 'reject' ? 'reject' : 'approve';
+  const actingAs = input.audience.principals?.some((name) => name === by.principal || name === by.person)
+    ? 'named'
+    : by.roles.find((role) => input.audience.roles?.includes(role));
+  return {
+    v: 1,
+    taskId,
+    run,
+    seq,
+    prev,
+    question: { key: input.key, message: input.request.message },
+    shown: input.subject ?? null,
+    decision,
+    ...(response.action === 'delegate' && { delegatedTo: String(response.content?.to) }),
+    by: { principal: by.principal, person: by.person, auth: by.auth, roles: [...by.roles], ...(actingAs && { actingAs }) },
+    ...(response.action === 'accept' && response.content && { content: response.content }),
+    ...(response.comment !== undefined && { comment: response.comment }),
+    at: new Date().toISOString(),
+    via: by.via ?? 'approvals_answer',
+  };
+}
+
+/**
+ * The response as it is sealed: a hand-over names only whom to (someone eligible for the question, with the roles the
+ * deployment knows they hold), an answer only the form's fields, checked.
+ */
+function checkedResponse(
+  input: AddressedInput,
+  response: DecisionResponse,
+  from: { principal: string; person: string },
+  requesterPerson: string,
+  rolesOf: (principal: string) => string[] | undefined,
+): DecisionResponse & { delegateRoles?: string[] } {
   if (response.action === 'delegate') {
-    const problem = delegationRefusal(input, principal, response.content?.to);
+    const to = response.content?.to;
+    const toRoles = typeof to === 'string' ? rolesOf(to) : undefined;
+    const problem = delegationRefusal(input, from, to, toRoles, requesterPerson);
     if (problem) throw new AnswerRefusedError(`${problem[0].toUpperCase()}${problem.slice(1)}`);
-    return { ...response, content: { to: response.content!.to } };
+    return { ...response, content: { to: to! }, ...(toRoles && { delegateRoles: toRoles }) };
   }
   if (response.action === 'accept') {
     const content = formFieldsOf(input.request.requestedSchema, response.content ?? {});
@@ -215,9 +328,11 @@ function inboxItemOf(taskId: string, tool: string | undefined, input: AddressedI
     ...(tool && { tool }),
     message: input.request.message,
     requestedSchema: input.request.requestedSchema,
+    requester: input.requester,
     required: input.audience.required ?? 1,
     accepted: input.answers.filter((answer) => answer.action === 'accept').length,
     askedAt: input.askedAt,
-    ...(input.dueAt && { dueAt: input.dueAt }),
+    ...(escalatesAt(input) && { escalatesAt: escalatesAt(input) }),
+    ...(deadlineOf(input) && { dueAt: deadlineOf(input) }),
   };
 }

@@ -160,31 +160,70 @@ export function deadlineOf(input: AddressedInput): string | undefined {
   return input.dueAt;
 }
 
+/** Who answers or is handed a question: a principal, its roles, and the person behind it (by default the rule's). */
+export interface Answerer {
+  principal: string;
+  roles: readonly string[];
+  person?: string;
+}
+
+/** Refusals people see, one spelling each (the bridge and the workflow say the same). */
+export const REFUSALS = {
+  notAddressed: 'this question is not addressed to you',
+  ownRequest: 'this is your own request: someone else must approve it',
+  excluded: 'you are excluded from answering this question',
+  answered: 'you have answered this question already',
+} as const;
+
 /**
- * Why `principal` with `roles` may not answer `input` now, or undefined when they may. Pure: the workflow's Update
- * validator, its handler (on the sealed identity) and the bridge's inbox all use it.
+ * Why `who` may not answer `input` now, or undefined when they may. People count, not credentials: a person who
+ * answered through one principal may not answer again through another, and the requester's person never answers
+ * unless the audience allows it. `requesterPerson`: the requester's person when a directory says (default rule
+ * otherwise). Pure: the workflow's Update validator, its handler (on the sealed identity) and the bridge use it.
  */
-export function answerRefusal(input: AddressedInput, principal: string, roles: readonly string[]): string | undefined {
+export function answerRefusal(input: AddressedInput, who: Answerer, requesterPerson?: string): string | undefined {
   const { audience } = input;
-  const named = audience.principals?.includes(principal) ?? false;
-  const inRole = roles.some((role) => audience.roles?.includes(role));
-  if (!named && !inRole) return 'this question is not addressed to you';
-  if (audience.exclude?.includes(principal)) return 'you are excluded from answering this question';
-  if (principal === input.requester && !audience.allowRequester) return 'you asked for this, so someone else must answer it';
-  if (input.answers.some((answer) => answer.principal === principal)) return 'you have answered this question already';
+  const person = who.person ?? defaultPersonOf(who.principal);
+  const isRequester = who.principal === input.requester || person === (requesterPerson ?? defaultPersonOf(input.requester));
+  if (isRequester && !audience.allowRequester) return REFUSALS.ownRequest;
+  const named = audience.principals?.some((name) => name === who.principal || name === person) ?? false;
+  const inRole = who.roles.some((role) => audience.roles?.includes(role));
+  if (!named && !inRole) return REFUSALS.notAddressed;
+  if (audience.exclude?.some((name) => name === who.principal || name === person)) return REFUSALS.excluded;
+  if (input.answers.some((answer) => answer.principal === who.principal || personOfAnswer(answer) === person)) return REFUSALS.answered;
   return undefined;
 }
 
 /**
- * Why `from` may not hand `input` to `to`, or undefined when they may: the person handed it must be someone else who
- * is not excluded, not the requester (unless allowed), and has not answered or handed it on already.
+ * Why `from` may not hand `input` to `to`, or undefined when they may. The person handed it must be eligible for the
+ * question (named in it or in its escalation, or holding one of their roles: `toRoles`, as the bridge knows them),
+ * someone else, not excluded, not the requester (unless allowed), and not have answered or handed it on already.
  */
-export function delegationRefusal(input: AddressedInput, from: string, to: unknown): string | undefined {
-  if (typeof to !== 'string' || to.trim() === '' || to.length > 200) return 'say whom to hand the question to (content.to, a principal)';
-  if (to === from) return 'you cannot hand a question to yourself';
-  if (input.audience.exclude?.includes(to)) return `cannot hand it to ${to}: they are excluded from answering it`;
-  if (to === input.requester && !input.audience.allowRequester) return `cannot hand it to ${to}: they asked for this and may not answer it`;
-  if (input.answers.some((answer) => answer.principal === to)) return `cannot hand it to ${to}: they have answered or handed it on already`;
+export function delegationRefusal(
+  input: AddressedInput,
+  from: Pick<Answerer, 'principal' | 'person'>,
+  to: unknown,
+  toRoles: readonly string[] | undefined,
+  requesterPerson?: string,
+): string | undefined {
+  if (typeof to !== 'string' || to.trim() === '' || to.length > 200) return 'say whom to hand the question to (delegateTo, a principal)';
+  const toPerson = defaultPersonOf(to);
+  if (to === from.principal || toPerson === (from.person ?? defaultPersonOf(from.principal)))
+    return 'you cannot hand a question to yourself';
+  const { audience, escalation } = input;
+  if (audience.exclude?.some((name) => name === to || name === toPerson))
+    return `cannot hand it to ${to}: they are excluded from answering it`;
+  if ((to === input.requester || toPerson === (requesterPerson ?? defaultPersonOf(input.requester))) && !audience.allowRequester) {
+    return `cannot hand it to ${to}: it is their own request`;
+  }
+  if (input.answers.some((answer) => answer.principal === to || personOfAnswer(answer) === toPerson)) {
+    return `cannot hand it to ${to}: they have answered or handed it on already`;
+  }
+  const named = [...(audience.principals ?? []), ...(escalation?.principals ?? [])].some((name) => name === to || name === toPerson);
+  const roles = [...(audience.roles ?? []), ...(escalation?.roles ?? [])];
+  if (!named && !(toRoles ?? []).some((role) => roles.includes(role))) {
+    return `cannot hand it to ${to}: they are not known to hold ${roles.length ? `the role ${roles.join(' or ')}` : 'a place in this question'}`;
+  }
   return undefined;
 }
 

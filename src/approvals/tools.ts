@@ -41,8 +41,16 @@ function describeItem(item: InboxItem): string {
   const fields = Object.entries(item.requestedSchema.properties)
     .map(([name, property]) => `${name}${'enum' in property ? ` (${property.enum.join('/')})` : ` (${property.type})`}`)
     .join(', ');
-  const due = item.dueAt ? `; due ${item.dueAt}` : '';
-  return `- task ${item.taskId}, question "${item.key}": ${item.message} [${item.accepted} of ${item.required} approval(s)${due}; fields: ${fields}]`;
+  const when = [item.escalatesAt && `escalates ${item.escalatesAt}`, item.dueAt && `due ${item.dueAt}`].filter(Boolean).join('; ');
+  return (
+    `- task ${item.taskId}, question "${item.key}", submitted by ${item.requester}: ${item.message} ` +
+    `[${progressOf(item)}${when ? `; ${when}` : ''}; fields: ${fields}]`
+  );
+}
+
+/** "1 of 2 approvals": how far a question has come. */
+function progressOf(question: { accepted: number; required: number }): string {
+  return `${question.accepted} of ${question.required} approval${question.required === 1 ? '' : 's'}`;
 }
 
 const AnswerSchema = z.object({
@@ -93,7 +101,7 @@ export const approvalsAnswerTool: DirectTool<z.infer<typeof AnswerSchema>> = {
     try {
       if (action === undefined) {
         const question = await context.approvals.question(taskId, key, by);
-        const { request } = question.input;
+        const { request, requester, answers, audience } = question.input;
         if (!context.ask) {
           return text(
             `Your client cannot show a form: call again with action (accept, decline or delegate)` +
@@ -101,8 +109,11 @@ export const approvalsAnswerTool: DirectTool<z.infer<typeof AnswerSchema>> = {
             { isError: true },
           );
         }
+        const accepted = answers.filter((given) => given.action === 'accept').length;
         const answer = await context.ask({
-          message: `${request.message}\n\n(You answer as ${context.principal}; your answer is recorded with your name.)`,
+          message:
+            `${request.message}\n\nSubmitted by ${requester}; ${progressOf({ accepted, required: audience.required ?? 1 })} so far.` +
+            `\n(You answer as ${context.principal}; your answer is recorded with your name.)`,
           requestedSchema: request.requestedSchema,
         });
         if (answer.action === 'cancel') return text(`You dismissed the question "${key}" on task ${taskId}. Nothing was recorded.`);

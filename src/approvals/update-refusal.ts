@@ -44,7 +44,9 @@ export function updateRefusal(error: unknown, taskId: string, patienceMs: number
     if (cause instanceof ApplicationFailure && cause.type && WORKFLOW_ENDED_UPDATE_FAILURES.has(cause.type)) {
       return new AnswerRefusedError(`Task ${taskId} ended before the answer was recorded`);
     }
-    return new AnswerRefusedError((cause ?? error).message.replace(/^Answer refused: /, ''));
+    // The workflow's words are the contract's refusals, as the bridge says them when it refuses first: one spelling.
+    const reason = (cause ?? error).message.replace(/^Answer refused: /, '');
+    return new AnswerRefusedError(`${reason.charAt(0).toUpperCase()}${reason.slice(1)}`);
   }
   // Closed before the Update was admitted (or aborted by the close): Temporal answers NOT_FOUND.
   if (error instanceof WorkflowNotFoundError) return new AnswerRefusedError(`Task ${taskId} ended before the answer was recorded`);

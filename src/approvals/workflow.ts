@@ -12,18 +12,46 @@ import {
   awaitingKeywords,
   DECISION_NOTIFICATIONS_PATCH,
   delegationRefusal,
+  escalatesAt,
+  deadlineOf,
   NOTIFY_ACTIVITY,
+  personOfAnswer,
   type AddressedInput,
   type AnswerRecord,
   type DecisionNotification,
   type InputAudience,
 } from './contract';
+import { RECORD_DECISION_ACTIVITY, type SignedDecisionRecord } from './records/types';
 
 // Notifications are best effort: a worker without the activity, or an outbox that stays down, never holds the question.
 const notifier = proxyActivities<Record<typeof NOTIFY_ACTIVITY, (notification: DecisionNotification) => Promise<void>>>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '1 minute', maximumAttempts: 20 },
 });
+
+// The record of an expiry is kept until the store takes it: the question's end waits for nothing else.
+const recorder = proxyActivities<
+  Record<
+    typeof RECORD_DECISION_ACTIVITY,
+    (input: {
+      taskId: string;
+      run: string;
+      question: { key: string; message: string };
+      shown: unknown;
+      decision: 'expire';
+      at: string;
+    }) => Promise<SignedDecisionRecord>
+  >
+>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+});
+
+/**
+ * Patch id under which a question that has a subject records its expiry in the decision store and says how it ended
+ * in a `decided` notification. Histories from before it did neither.
+ */
+export const DECISION_RECORDS_PATCH = 'mcp-decision-records';
 
 const MAX_COMMENT_LENGTH = 2_000;
 
@@ -44,6 +72,11 @@ export interface DecisionRequest extends Omit<FormInputRequest, 'mode'> {
   escalation?: { principals?: string[]; roles?: string[]; dueAt?: Date };
   /** Roles or counts, never names: how the requester's status message names who is asked (default the roles). */
   describedAs?: string;
+  /**
+   * What the question is about, as plain JSON shown beside the message (e.g. an invoice's vendor, lines and amounts).
+   * Every decision record carries its digest, so that the effect can be checked against what was approved.
+   */
+  subject?: unknown;
 }
 
 /** How an addressed question ended, with every answer it took (who, their roles, when, through what, what). */
@@ -59,7 +92,7 @@ export interface Decision {
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
-/** "25 Nov 14:00 UTC": a due time as the requester's status message shows it. */
+/** "25 Nov 14:00 UTC": a time as the requester's status message shows it. */
 function dueText(iso: string): string {
   const at = new Date(iso);
   return `${at.getUTCDate()} ${MONTHS[at.getUTCMonth()]} ${iso.slice(11, 16)} UTC`;
@@ -85,13 +118,16 @@ function escalate(entry: { input: AddressedInput; describedAs: string }): void {
 }
 
 /** Sends notifications about `input` without waiting for them; each kind counts its own ids so retries dedupe. */
-function notificationsOf(input: AddressedInput): (kind: DecisionNotification['kind']) => void {
+function notificationsOf(input: AddressedInput): (kind: DecisionNotification['kind'], outcome?: Decision['outcome']) => void {
   const sent = new Map<string, number>();
   const { workflowId } = workflowInfo();
-  return (kind) => {
+  return (kind, outcome) => {
     const n = (sent.get(kind) ?? 0) + 1;
     sent.set(kind, n);
     const accepted = input.answers.filter((answer) => answer.action === 'accept').length;
+    const last = input.answers[input.answers.length - 1];
+    const escalates = escalatesAt(input);
+    const due = deadlineOf(input);
     const notification: DecisionNotification = {
       id: `${workflowId}/${input.key}/${kind}/${n}`,
       kind,
@@ -99,9 +135,15 @@ function notificationsOf(input: AddressedInput): (kind: DecisionNotification['ki
       key: input.key,
       message: input.request.message,
       audience: { ...input.audience },
+      requester: input.requester,
+      answeredBy: [...new Set(input.answers.map(personOfAnswer))],
+      ...(input.subject !== undefined && { subject: input.subject }),
       accepted,
       required: input.audience.required ?? 1,
-      ...(input.dueAt && { dueAt: input.dueAt }),
+      ...(escalates && { escalatesAt: escalates }),
+      ...(due && { dueAt: due }),
+      ...(kind === 'delegated' && last?.delegatedTo !== undefined && { delegatedBy: last.principal, delegatedTo: last.delegatedTo }),
+      ...(outcome && { outcome }),
       at: new Date().toISOString(),
     };
     notifier[NOTIFY_ACTIVITY](notification).catch((error: unknown) =>
@@ -133,7 +175,7 @@ interface Entry {
   describedAs: string;
   closesOn?: (answer: AnswerRecord) => boolean;
   closed?: Decision['outcome'];
-  notify?: (kind: DecisionNotification['kind']) => void;
+  notify?: (kind: DecisionNotification['kind'], outcome?: Decision['outcome']) => void;
 }
 
 /** The questions a workflow addresses to others (see the module's comment). Make one per workflow run. */
@@ -165,7 +207,7 @@ export class AddressedQuestions {
   async request(key: string, request: DecisionRequest, closesOn?: (answer: AnswerRecord) => boolean): Promise<Decision> {
     const { host } = this;
     if (host.usedKeys.has(key)) throw new Error(`input key "${key}" was used before; keys are never reused`);
-    const { audience, dueAt, followUpAt, escalation, describedAs, ...form } = request;
+    const { audience, dueAt, followUpAt, escalation, describedAs, subject, ...form } = request;
     const required = audience.required ?? 1;
     if (!Number.isInteger(required) || required < 1) throw new Error(`audience.required must be a whole number of 1 or more`);
     if (!audience.principals?.length && !audience.roles?.length) throw new Error('a decision must name principals or roles');
@@ -177,6 +219,7 @@ export class AddressedQuestions {
         request: { mode: 'form', ...form },
         audience: { ...audience, required, exclude: [...(audience.exclude ?? [])] },
         requester: host.requester(),
+        ...(subject !== undefined && { subject }),
         answers: [],
         askedAt: new Date().toISOString(),
         ...(dueAt && { dueAt: dueAt.toISOString() }),
@@ -225,10 +268,27 @@ export class AddressedQuestions {
       }
     }
     this.entries.splice(this.entries.indexOf(entry), 1);
+    if (entry.input.subject !== undefined && patched(DECISION_RECORDS_PATCH)) {
+      entry.notify?.('decided', entry.closed);
+      if (entry.closed === 'overdue') await this.recordExpiry(entry.input);
+    }
     const still = this.waitingFor();
     if (still) host.showWaiting(still, true);
     host.publish();
     return { key, outcome: entry.closed!, answers: [...entry.input.answers], escalated: entry.input.escalated === true };
+  }
+
+  /** Appends the question's expiry to the decision store: a reset that reopens it finds it closed there. */
+  private async recordExpiry(input: AddressedInput): Promise<void> {
+    const { workflowId, originalExecutionRunId } = workflowInfo();
+    await recorder[RECORD_DECISION_ACTIVITY]({
+      taskId: workflowId,
+      run: originalExecutionRunId,
+      question: { key: input.key, message: input.request.message },
+      shown: input.subject,
+      decision: 'expire',
+      at: new Date().toISOString(),
+    });
   }
 
   /** Takes an answer the validator let through, once its seal holds and the state still admits it. */
@@ -241,12 +301,14 @@ export class AddressedQuestions {
     const entry = this.openEntry(opened.key)!;
     const record: AnswerRecord = {
       principal: opened.answeredBy.principal,
+      ...(opened.answeredBy.person !== undefined && { person: opened.answeredBy.person }),
       roles: [...(opened.answeredBy.roles ?? [])],
       action: opened.action,
       ...(opened.content !== undefined && { content: opened.content }),
       ...(opened.comment !== undefined && { comment: opened.comment }),
       at: opened.answeredAt,
       ...(opened.answeredBy.via !== undefined && { via: opened.answeredBy.via }),
+      ...(opened.record !== undefined && { record: opened.record }),
     };
     if (opened.action === 'delegate') {
       const to = String(opened.content!.to);
@@ -275,12 +337,16 @@ export class AddressedQuestions {
     if (!response || !entry) return `no question "${String(response?.key)}" is open on this task`;
     const by = response.answeredBy;
     if (typeof by?.principal !== 'string') return 'the answer does not say who gave it';
-    const refusal = answerRefusal(entry.input, by.principal, by.roles ?? []);
+    const who = { principal: by.principal, roles: by.roles ?? [], ...(typeof by.person === 'string' && { person: by.person }) };
+    const refusal = answerRefusal(entry.input, who);
     if (refusal) return refusal;
     if (response.action !== 'accept' && response.action !== 'decline' && response.action !== 'delegate') {
       return 'the action must be accept, decline or delegate';
     }
-    if (response.action === 'delegate') return delegationRefusal(entry.input, by.principal, response.content?.to);
+    if (response.action === 'delegate') {
+      const toRoles = Array.isArray(response.delegateRoles) ? response.delegateRoles.filter((role) => typeof role === 'string') : undefined;
+      return delegationRefusal(entry.input, who, response.content?.to, toRoles);
+    }
     if (response.action === 'accept') {
       const problem = checkFormContent(entry.input.request.requestedSchema, response.content);
       if (problem) return `the answer does not fit the question: ${problem}`;
@@ -300,7 +366,10 @@ export class AddressedQuestions {
         const required = input.audience.required ?? 1;
         const accepted = input.answers.filter((answer) => answer.action === 'accept').length;
         const count = required === 1 ? '1 approval' : `${required - accepted} of ${required} approvals`;
-        return `${count} by ${describedAs}${input.dueAt ? `, due ${dueText(input.dueAt)}` : ''}`;
+        const escalates = escalatesAt(input);
+        const due = deadlineOf(input);
+        const when = [escalates && `escalates ${dueText(escalates)}`, due && `due ${dueText(due)}`].filter(Boolean).join(', ');
+        return `${count} by ${describedAs}${when ? `, ${when}` : ''}`;
       })
       .join('; ');
   }

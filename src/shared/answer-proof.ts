@@ -44,6 +44,8 @@ export class AnswerSeal {
       action: response.action,
       ...(response.content !== undefined && { content: response.content }),
       ...(response.comment !== undefined && { comment: response.comment }),
+      ...(response.record !== undefined && { record: response.record }),
+      ...(response.delegateRoles !== undefined && { delegateRoles: [...response.delegateRoles] }),
       answeredBy,
       answeredAt: now.toISOString(),
     };

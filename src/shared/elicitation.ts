@@ -42,24 +42,35 @@ export interface AnswerOrigin {
   roles?: string[];
   /** How the answer came: `elicitation`, `input_required` (a 2026-07-28 retried call), `task_respond`. */
   via?: string;
+  /** The person behind the principal (addressed questions): the approvers directory's name, or the default rule. */
+  person?: string;
+  /** How the principal authenticated: `token` (a static bearer token), `oauth` (a JWT), `local` (no credentials). */
+  auth?: 'token' | 'oauth' | 'local';
 }
 
+/** The most an answer to a form may weigh, as JSON text: whatever its schema allows, an answer is a few fields. */
+export const MAX_FORM_ANSWER_CHARS = 16_384;
+
 /**
- * Checks accepted form content against the request's schema: required fields, types, enums, bounds.
- * Returns the first problem as a sentence a person can act on, or undefined when the content fits.
+ * Checks accepted form content against the request's schema: only the form's own fields (never names an object has
+ * from its prototype, such as `constructor`), required fields, types, enums, bounds, and at most
+ * {@link MAX_FORM_ANSWER_CHARS} in all. Returns the first problem as a sentence a person can act on, or undefined when
+ * the content fits.
  */
 export function checkFormContent(schema: FormInputRequest['requestedSchema'], content: unknown): string | undefined {
   if (typeof content !== 'object' || content === null || Array.isArray(content)) return 'the answer must be an object';
   const values = content as Record<string, unknown>;
   for (const name of schema.required ?? []) {
-    if (values[name] === undefined) return `"${name}" is required`;
+    if (!Object.hasOwn(values, name) || values[name] === undefined) return `"${name}" is required`;
   }
   for (const [name, value] of Object.entries(values)) {
-    const property = schema.properties[name];
+    const property = Object.hasOwn(schema.properties, name) ? schema.properties[name] : undefined;
     if (!property) return `"${name}" is not a field of this form`;
     const problem = checkProperty(property, value);
     if (problem) return `"${name}" ${problem}`;
   }
+  if (JSON.stringify(values).length > MAX_FORM_ANSWER_CHARS)
+    return `the answer is too long: at most ${MAX_FORM_ANSWER_CHARS} characters in all`;
   return undefined;
 }
 

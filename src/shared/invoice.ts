@@ -110,17 +110,23 @@ export type ScheduledPayment = z.infer<typeof ScheduledPaymentSchema>;
 /** One approver's answer, as the workflow recorded it. */
 export const ApproverSchema = z.object({
   principal: z.string(),
+  person: z.string().optional().describe('The person behind the principal: four eyes count people'),
   roles: z.array(z.string()).describe('Their roles when they answered'),
   decision: z.enum(['approve', 'reject', 'decline', 'delegate']),
   delegatedTo: z.string().optional(),
   comment: z.string().optional(),
   at: z.string().describe('ISO 8601 time the answer was taken'),
   via: z.string().optional().describe('The tool or request it came through'),
+  record: z.string().optional().describe('Digest of the signed decision record (see `temporal-mcp-tasks approvals verify`)'),
 });
 export type Approver = z.infer<typeof ApproverSchema>;
 
-/** Outcomes of an invoice: paid in full, rejected by the approver, or refused by the ERP check. */
-export const INVOICE_OUTCOMES = ['paid', 'rejected', 'invalid'] as const;
+/**
+ * Outcomes of an invoice: paid in full, rejected by the approver, refused by the ERP check, or `unapproved`: the
+ * decision records on file do not allow the payment (a rejection on record, too few approvals for what would be paid),
+ * so what was not paid yet never is.
+ */
+export const INVOICE_OUTCOMES = ['paid', 'rejected', 'invalid', 'unapproved'] as const;
 
 /** The invoice workflow's result, also the tool's `structuredContent`. */
 export const InvoiceResultSchema = z.object({
@@ -224,4 +230,39 @@ export function sumAmounts(amounts: number[]): number {
 export function formatAmount(amount: number, currency: string): string {
   const [whole, cents] = amount.toFixed(2).split('.');
   return `${currency} ${whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}.${cents}`;
+}
+
+/** What an approver of an invoice is shown, as data: the subject of its approval question and of every decision record. */
+export interface InvoiceSubject {
+  kind: 'invoice';
+  vendorId: string;
+  vendorName?: string;
+  invoiceNumber: string;
+  currency: string;
+  total: number;
+  lines: { lineItemId: string; description: string; amount: number; payOn?: string }[];
+  /** The ERP check the approver was told of: the vendor is active and the number not booked yet. */
+  erp: { ok: true; vendorName?: string };
+}
+
+/**
+ * The subject of an invoice's approval: exactly what is paid (vendor, number, currency, each line's amount and date).
+ * The workflow shows it with the question and checks the decision records against it again before each payment.
+ */
+export function invoiceSubject(invoice: Invoice, total: number, vendorName?: string): InvoiceSubject {
+  return {
+    kind: 'invoice',
+    vendorId: invoice.vendorId,
+    ...(vendorName !== undefined && { vendorName }),
+    invoiceNumber: invoice.invoiceNumber,
+    currency: invoice.currency,
+    total,
+    lines: invoice.lineItems.map((item) => ({
+      lineItemId: item.lineItemId,
+      description: item.description,
+      amount: item.amount,
+      ...(item.payOn !== undefined && { payOn: item.payOn }),
+    })),
+    erp: { ok: true, ...(vendorName !== undefined && { vendorName }) },
+  };
 }

@@ -25,7 +25,9 @@ export type SpendRequest = z.infer<typeof SpendRequestSchema>;
 export interface SpendApprover {
   principal: string;
   roles: string[];
-  decision: 'approve' | 'reject';
+  /** `delegate`: they handed the question to `delegatedTo`, whose own decision follows. */
+  decision: 'approve' | 'reject' | 'decline' | 'delegate';
+  delegatedTo?: string;
   comment?: string;
   at: string;
 }

@@ -6,6 +6,7 @@
  * Everything here is plain data and Temporal message definitions, so it is safe in the workflow sandbox and
  * speakable from any Temporal SDK. Wire names are stored in workflow histories: never rename them.
  */
+import type { SignedDecisionRecord } from '../approvals/records/types';
 import { defineSignal } from '@temporalio/workflow';
 import type { AddressedInput } from '../approvals/contract';
 import type { AnswerOrigin, FormInputRequest, InputContent, UrlInputRequest } from './elicitation';
@@ -122,6 +123,10 @@ export interface InputResponse {
   answeredAt?: string;
   /** A note the person gave with the answer (addressed questions), at most 2,000 characters. */
   comment?: string;
+  /** Addressed questions: the bridge's signed decision record of this answer. */
+  record?: SignedDecisionRecord;
+  /** A hand-over: the roles the bridge knows the person handed to holds. */
+  delegateRoles?: string[];
   sealed?: string;
   proof?: string;
 }
@@ -141,6 +146,10 @@ export interface SealedAnswer {
   comment?: string;
   answeredBy: AnswerOrigin;
   answeredAt: string;
+  /** Addressed questions: the bridge's signed decision record of this answer, as it keeps it in the decision store. */
+  record?: SignedDecisionRecord;
+  /** A hand-over: the roles the bridge knows the person handed to holds (from its directory or credentials). */
+  delegateRoles?: string[];
 }
 
 /**

@@ -16,18 +16,21 @@ import {
   APPROVAL_INPUT_KEY,
   approvalRequest,
   formatAmount,
+  invoiceSubject,
   releaseScheduledPaymentUpdate,
   sumAmounts,
   type Approver,
   type Invoice,
   type InvoiceApprovalPolicy,
   type InvoiceResult,
+  type InvoiceSubject,
   type LineItem,
   type Payment,
   type ScheduledPayment,
 } from '../shared/invoice';
-import type { AnswerRecord } from '../approvals/contract';
-import { startWorkflowTask, type WorkflowTask } from './workflow-task';
+import { personOfAnswer, type AnswerRecord } from '../approvals/contract';
+import { VERIFY_DECISIONS_ACTIVITY } from '../approvals/records/types';
+import { startWorkflowTask, taskPrincipal, type WorkflowTask } from './workflow-task';
 
 /**
  * Patch: the invoice number is registered with the ERP once the invoice is approved, and a number that the validation
@@ -48,7 +51,25 @@ const REPORTS_PAYMENTS_ON_CANCEL = 'reports-payments-on-cancel';
  */
 const APPROVERS_BY_POLICY = 'invoice-approvers-by-policy';
 
+/**
+ * Patch: approvals by role carry the invoice as their subject, and before each payment a worker activity checks the
+ * decision records on file (signatures, chain, subject, distinct people, quorum, no rejection). Histories without it
+ * paid on the answers in their history alone.
+ */
+const VERIFIES_DECISION_RECORDS = 'invoice-verifies-decision-records';
+
 const { invoiceApprovalPolicy } = proxyLocalActivities<InvoiceActivities>({ startToCloseTimeout: '10 seconds' });
+
+/** What the decision records say of a payment: allowed, or why not. */
+type Verdict = { ok: true } | { ok: false; reason: string };
+
+// The store outside Temporal may be down for a while: the payment waits for it, it is never made unchecked.
+const decisions = proxyActivities<
+  Record<
+    typeof VERIFY_DECISIONS_ACTIVITY,
+    (input: { taskId: string; run: string; key: string; subject: unknown; required: number; requester: string }) => Promise<Verdict>
+  >
+>({ startToCloseTimeout: '1 minute', retry: { initialInterval: '1 second', maximumInterval: '30 seconds' } });
 
 // Each ERP call and payment heartbeats while it waits on the outside world, so a worker that dies mid-call is noticed
 // within the heartbeat timeout and the call is retried elsewhere, rather than after the whole start-to-close timeout.
@@ -166,7 +187,22 @@ async function processInvoice(invoice: Invoice, taskId: string, task: WorkflowTa
   }
 
   const policy: InvoiceApprovalPolicy = patched(APPROVERS_BY_POLICY) ? await invoiceApprovalPolicy() : { approvers: 'requester' };
-  const approval = await askForApproval(task, policy, approvalRequest(invoice, total, check.vendorName), total);
+  const subject =
+    policy.approvers === 'role' && patched(VERIFIES_DECISION_RECORDS) ? invoiceSubject(invoice, total, check.vendorName) : undefined;
+  const approval = await askForApproval(task, policy, approvalRequest(invoice, total, check.vendorName), total, subject);
+  /** Whether the decision records on file still allow paying this invoice; always, for approvals without records. */
+  const verify = async (): Promise<Verdict> => {
+    if (!subject || policy.approvers !== 'role') return { ok: true };
+    const { workflowId, originalExecutionRunId } = workflowInfo();
+    return decisions[VERIFY_DECISIONS_ACTIVITY]({
+      taskId: workflowId,
+      run: originalExecutionRunId,
+      key: APPROVAL_INPUT_KEY,
+      subject,
+      required: requiredApprovals(policy, total),
+      requester: taskPrincipal(),
+    });
+  };
   const { comment } = approval;
   const recorded = { ...(comment && { comment }), ...(approval.approvers && { approvers: approval.approvers }) };
   const registersOnApproval = patched(ERP_REGISTERS_ON_APPROVAL);
@@ -191,6 +227,26 @@ async function processInvoice(invoice: Invoice, taskId: string, task: WorkflowTa
     };
   }
   state.approved = true;
+  const unapproved = (reason: string): InvoiceResult => {
+    const payments = invoice.lineItems.filter((item) => paid.has(item.lineItemId)).map((item) => paid.get(item.lineItemId)!);
+    return {
+      ...base,
+      outcome: 'unapproved',
+      reason: `The decision records on file do not allow this payment: ${reason}`,
+      approval: { decision: 'approve', ...recorded },
+      payments,
+      scheduled: [],
+      summary:
+        payments.length === 0
+          ? `Invoice ${invoice.invoiceNumber} (${money(total)}) was not paid: its approvals do not hold up (${reason}).`
+          : `Invoice ${invoice.invoiceNumber}: payments stopped after ${payments.length} of ${invoice.lineItems.length} line item(s): its approvals do not hold up (${reason}).`,
+    };
+  };
+  const first = await verify();
+  if (!first.ok) {
+    if (registersOnApproval && state.mayHoldNumber) await releaseInvoice(taskId, invoice);
+    return unapproved(first.reason);
+  }
   if (registersOnApproval) {
     task.setStatus(`Approved; registering invoice ${invoice.invoiceNumber} with the ERP`);
     state.mayHoldNumber = true;
@@ -248,6 +304,8 @@ async function processInvoice(invoice: Invoice, taskId: string, task: WorkflowTa
     );
   };
 
+  // A scheduled payment is checked again when its day comes: a rejection recorded meanwhile stops it.
+  let stopped: string | undefined;
   const dueNow = invoice.lineItems.filter((item) => msUntil(item.payOn) <= 0);
   for (const item of dueNow) {
     task.setStatus(`Approved; paying line item ${item.lineItemId} (${money(item.amount)})`);
@@ -261,10 +319,17 @@ async function processInvoice(invoice: Invoice, taskId: string, task: WorkflowTa
       .map(async (item) => {
         // A durable timer: survives worker and server restarts, and wakes early on release.
         await condition(() => releasedEarly.has(item.lineItemId), Math.max(msUntil(item.payOn), 1));
+        if (stopped) return;
+        const verdict = await verify();
+        if (!verdict.ok) {
+          stopped ??= verdict.reason;
+          return;
+        }
         await pay(item);
         progress();
       }),
   );
+  if (stopped) return unapproved(stopped);
   await condition(allHandlersFinished);
 
   const payments = invoice.lineItems.map((item) => paid.get(item.lineItemId)!);
@@ -295,6 +360,7 @@ async function askForApproval(
   policy: InvoiceApprovalPolicy,
   request: ReturnType<typeof approvalRequest>,
   total: number,
+  subject: InvoiceSubject | undefined,
 ): Promise<ApprovalOutcome> {
   if (policy.approvers === 'requester') {
     const answer = await task.requestInput(APPROVAL_INPUT_KEY, request);
@@ -311,7 +377,8 @@ async function askForApproval(
     APPROVAL_INPUT_KEY,
     {
       ...request,
-      audience: { roles: [policy.role], required: total > policy.secondApproverAbove ? 2 : 1 },
+      ...(subject && { subject }),
+      audience: { roles: [policy.role], required: requiredApprovals(policy, total) },
       ...(dueAt && { dueAt }),
       ...(followUpAt && { followUpAt }),
       ...(escalates && {
@@ -332,6 +399,11 @@ async function askForApproval(
   };
 }
 
+/** Distinct people who must approve an invoice of `total` under a policy by role. */
+function requiredApprovals(policy: Extract<InvoiceApprovalPolicy, { approvers: 'role' }>, total: number): number {
+  return total > policy.secondApproverAbove ? 2 : 1;
+}
+
 function approverOf(answer: AnswerRecord): Approver {
   const decision =
     answer.action === 'delegate'
@@ -345,12 +417,14 @@ function approverOf(answer: AnswerRecord): Approver {
     answer.comment ?? (typeof answer.content?.comment === 'string' && answer.content.comment !== '' ? answer.content.comment : undefined);
   return {
     principal: answer.principal,
+    ...(answer.person !== undefined && { person: personOfAnswer(answer) }),
     roles: answer.roles,
     decision,
     ...(answer.delegatedTo !== undefined && { delegatedTo: answer.delegatedTo }),
     ...(comment !== undefined && { comment }),
     at: answer.at,
     ...(answer.via !== undefined && { via: answer.via }),
+    ...(answer.record !== undefined && { record: answer.record.digest }),
   };
 }
 

@@ -25,11 +25,20 @@ export async function spendApprovalWorkflow(request: SpendRequest): Promise<Spen
   const approvers: SpendApprover[] = decision.answers.map((answer) => ({
     principal: answer.principal,
     roles: answer.roles,
-    decision: answer.action === 'accept' && answer.content?.decision === 'approve' ? 'approve' : 'reject',
+    decision:
+      answer.action === 'delegate'
+        ? 'delegate'
+        : answer.action === 'decline'
+          ? 'decline'
+          : answer.content?.decision === 'approve'
+            ? 'approve'
+            : 'reject',
+    ...(answer.delegatedTo !== undefined && { delegatedTo: answer.delegatedTo }),
     ...(answer.comment !== undefined && { comment: answer.comment }),
     at: answer.at,
   }));
-  const approved = decision.outcome === 'accepted' && approvers.every((approver) => approver.decision === 'approve');
+  // Accepted means the required number of people approved and nobody rejected: a hand-over is neither.
+  const approved = decision.outcome === 'accepted';
   const outcome = decision.outcome === 'overdue' ? 'overdue' : approved ? 'approved' : 'rejected';
   task.setStatus(approved ? 'Approved' : `Not approved (${outcome}); nothing was spent`);
   return { purpose: request.purpose, amount: request.amount, currency: request.currency, approved, outcome, approvers };

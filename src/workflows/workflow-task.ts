@@ -45,6 +45,11 @@ const answerCheck = proxyLocalActivities<Record<typeof VERIFY_ANSWER_ACTIVITY, (
 const REFUSED_ANSWERS_KEPT = 5;
 
 const PRINCIPAL = defineSearchAttributeKey(PRINCIPAL_SEARCH_ATTRIBUTE, SearchAttributeType.KEYWORD);
+
+/** The principal whose task this workflow is (its `McpPrincipal` search attribute), or '' when it has none. */
+export function taskPrincipal(): string {
+  return workflowInfo().typedSearchAttributes.get(PRINCIPAL) ?? '';
+}
 const AWAITING = defineSearchAttributeKey(AWAITING_SEARCH_ATTRIBUTE, SearchAttributeType.KEYWORD_LIST);
 
 /** The task as seen from inside one workflow run. */
@@ -174,7 +179,7 @@ export function startWorkflowTask(initialMessage?: string): WorkflowTask {
   // Questions addressed to others: their answers come through the Update this installs.
   const questions = new AddressedQuestions({
     usedKeys: used,
-    requester: () => workflowInfo().typedSearchAttributes.get(PRINCIPAL) ?? '',
+    requester: taskPrincipal,
     checkSeal: async (incoming) => {
       const { workflowId, originalExecutionRunId } = workflowInfo();
       const opened = openSealedAnswer(incoming.sealed, { workflowId, originalRunId: originalExecutionRunId });

@@ -10,6 +10,7 @@ import { Quotas } from '../../src/mcp/tasks/quotas';
 import type { WorkflowTool } from '../../src/mcp/tools/types';
 import { AnswerSeal } from '../../src/shared/answer-proof';
 import { checkFormContent, openSealedAnswer } from '../../src/shared/task-contract';
+import { formFieldsOf } from '../../src/mcp/tasks/answers';
 import { answerRefusal, awaitingKeywords, delegationRefusal } from '../../src/approvals/contract';
 import { invoiceApprovalPolicyFromEnv } from '../../src/activities';
 import { parseRoles } from '../../src/mcp/tasks/principal';
@@ -129,30 +130,61 @@ describe('addressed questions', () => {
   };
 
   test('who may answer: named or in a role; not excluded, not the requester, not twice', () => {
-    expect(answerRefusal(input, 'static:erin', ['approver'])).toBeUndefined();
-    expect(answerRefusal(input, 'static:ops', [])).toBeUndefined();
-    expect(answerRefusal(input, 'static:dave', ['viewer'])).toBe('this question is not addressed to you');
-    expect(answerRefusal(input, 'static:bob', ['approver'])).toBe('you are excluded from answering this question');
-    expect(answerRefusal(input, 'static:alice', ['approver'])).toBe('you asked for this, so someone else must answer it');
+    const who = (principal: string, roles: string[], person?: string) => ({ principal, roles, ...(person && { person }) });
+    expect(answerRefusal(input, who('static:erin', ['approver']))).toBeUndefined();
+    expect(answerRefusal(input, who('static:ops', []))).toBeUndefined();
+    expect(answerRefusal(input, who('static:dave', ['viewer']))).toBe('this question is not addressed to you');
+    expect(answerRefusal(input, who('static:bob', ['approver']))).toBe('you are excluded from answering this question');
+    expect(answerRefusal(input, who('static:alice', ['approver']))).toBe('this is your own request: someone else must approve it');
+    // The submitter without the role hears that it is her own request, not that it is not addressed to her.
+    expect(answerRefusal(input, who('static:alice', []))).toBe('this is your own request: someone else must approve it');
     expect(
-      answerRefusal({ ...input, audience: { ...input.audience, allowRequester: true } }, 'static:alice', ['approver']),
+      answerRefusal({ ...input, audience: { ...input.audience, allowRequester: true } }, who('static:alice', ['approver'])),
     ).toBeUndefined();
-    expect(answerRefusal(input, 'static:carol', ['approver'])).toBe('you have answered this question already');
+    expect(answerRefusal(input, who('static:carol', ['approver']))).toBe('you have answered this question already');
     expect(awaitingKeywords(input.audience)).toEqual(['principal:static:ops', 'role:approver']);
   });
 
-  test('a hand-over goes to someone else who may answer: not oneself, not the requester, not excluded, not twice', () => {
-    expect(delegationRefusal(input, 'static:erin', 'static:frank')).toBeUndefined();
-    expect(delegationRefusal(input, 'static:erin', 'static:erin')).toBe('you cannot hand a question to yourself');
-    expect(delegationRefusal(input, 'static:erin', 'static:alice')).toBe(
-      'cannot hand it to static:alice: they asked for this and may not answer it',
+  test('four eyes count people: the static carol and oauth:carol are one person, and a directory can join others', () => {
+    const carol = { ...input, requester: 'alice', answers: [{ ...input.answers[0], principal: 'carol' }] };
+    expect(answerRefusal(carol, { principal: 'oauth:carol', roles: ['approver'] })).toBe('you have answered this question already');
+    // A directory says static:c.smith is carol too: the bridge passes the person it resolved.
+    expect(answerRefusal(carol, { principal: 'static:c.smith', roles: ['approver'], person: 'carol' })).toBe(
+      'you have answered this question already',
     );
-    expect(delegationRefusal(input, 'static:erin', 'static:bob')).toBe('cannot hand it to static:bob: they are excluded from answering it');
-    expect(delegationRefusal(input, 'static:erin', 'static:carol')).toBe(
+    expect(answerRefusal(carol, { principal: 'oauth:alice', roles: ['approver'] })).toBe(
+      'this is your own request: someone else must approve it',
+    );
+    expect(answerRefusal(carol, { principal: 'static:a', roles: ['approver'], person: 'al' }, 'al')).toBe(
+      'this is your own request: someone else must approve it',
+    );
+  });
+
+  test('a hand-over goes to someone else eligible for the question: not oneself, not the requester, not excluded, not twice', () => {
+    const erin = { principal: 'static:erin' };
+    expect(delegationRefusal(input, erin, 'static:frank', ['approver'])).toBeUndefined();
+    // Named in the question: eligible without a role.
+    expect(delegationRefusal(input, erin, 'static:ops', undefined)).toBeUndefined();
+    expect(delegationRefusal(input, erin, 'static:frank', ['viewer'])).toBe(
+      'cannot hand it to static:frank: they are not known to hold the role approver',
+    );
+    expect(delegationRefusal(input, erin, 'static:frank', undefined)).toBe(
+      'cannot hand it to static:frank: they are not known to hold the role approver',
+    );
+    expect(delegationRefusal(input, erin, 'static:erin', ['approver'])).toBe('you cannot hand a question to yourself');
+    expect(delegationRefusal(input, { principal: 'erin' }, 'oauth:erin', ['approver'])).toBe('you cannot hand a question to yourself');
+    expect(delegationRefusal(input, erin, 'static:alice', ['approver'])).toBe('cannot hand it to static:alice: it is their own request');
+    expect(delegationRefusal(input, erin, 'static:bob', ['approver'])).toBe(
+      'cannot hand it to static:bob: they are excluded from answering it',
+    );
+    expect(delegationRefusal(input, erin, 'static:carol', ['approver'])).toBe(
       'cannot hand it to static:carol: they have answered or handed it on already',
     );
+    // The escalation's role makes someone eligible too.
+    const escalating = { ...input, escalation: { roles: ['manager'] } };
+    expect(delegationRefusal(escalating, erin, 'static:mia', ['manager'])).toBeUndefined();
     for (const to of [undefined, '', ' ', 'x'.repeat(201), 42]) {
-      expect(delegationRefusal(input, 'static:erin', to)).toBe('say whom to hand the question to (content.to, a principal)');
+      expect(delegationRefusal(input, erin, to, ['approver'])).toBe('say whom to hand the question to (delegateTo, a principal)');
     }
   });
 
@@ -368,6 +400,17 @@ describe('pauses and checks', () => {
     expect(checkFormContent(schema, { decision: 'approve', amount: 11 })).toBeDefined();
     expect(checkFormContent(schema, { decision: 'approve', urgent: 'yes' })).toBeDefined();
     expect(checkFormContent(schema, 'approve')).toBe('the answer must be an object');
+  });
+
+  test("checkFormContent takes only the form's own fields, never prototype names, and at most 16 KiB", () => {
+    const schema = { type: 'object' as const, properties: { note: { type: 'string' as const } }, required: [] };
+    for (const name of ['constructor', 'toString', '__proto__', 'hasOwnProperty']) {
+      expect(checkFormContent(schema, JSON.parse(`{"${name}": "x"}`))).toBe(`"${name}" is not a field of this form`);
+    }
+    expect(checkFormContent({ ...schema, required: ['toString'] }, {})).toBe('"toString" is required');
+    expect(checkFormContent(schema, { note: 'x'.repeat(16_000) })).toBeUndefined();
+    expect(checkFormContent(schema, { note: 'x'.repeat(900_000) })).toBe('the answer is too long: at most 16384 characters in all');
+    expect(formFieldsOf(schema, { note: 'a', constructor: 'b', toString: 'c' })).toEqual({ note: 'a' });
   });
 
   test('escapeControls writes every control character as an escape and leaves other text alone', () => {

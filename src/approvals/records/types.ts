@@ -26,6 +26,8 @@ export interface DecisionRecordBody {
   reason?: string;
   /** Who decided: principal, person, how they authenticated (`token`, `oauth`, `local`, `workflow`), roles. */
   by: { principal: string; person: string; auth: string; roles: string[]; actingAs?: string };
+  /** An answer's fields as given (`accept`), and the person's note. */
+  content?: Record<string, unknown>;
   comment?: string;
   /** ISO 8601, and the path it came by (`approvals_answer`, `approvals_answer (form)`, `timer`). */
   at: string;
@@ -42,3 +44,9 @@ export interface SignedDecisionRecord {
   /** Names the signing key: the first 16 characters of the base64url SHA-256 of its raw public key. */
   keyId?: string;
 }
+
+/** Name of the worker activity that verifies the decision records of a question before its effect (a payment). */
+export const VERIFY_DECISIONS_ACTIVITY = 'mcpVerifyDecisions';
+
+/** Name of the worker activity that appends a record the workflow itself makes (a question that expired). */
+export const RECORD_DECISION_ACTIVITY = 'mcpRecordDecision';

@@ -52,7 +52,7 @@ export function applyConfirmation(confirmation: StartConfirmation, args: unknown
   // Fields the form does not ask for are left out rather than refused.
   const fields =
     typeof content === 'object' && content !== null && !Array.isArray(content)
-      ? Object.fromEntries(Object.entries(content).filter(([name]) => name in schema.properties))
+      ? Object.fromEntries(Object.entries(content).filter(([name]) => Object.hasOwn(schema.properties, name)))
       : (content ?? {});
   const problem = checkFormContent(schema, fields);
   if (problem) return { kind: 'invalid', problem };

@@ -140,5 +140,5 @@ export class TaskAnswers {
 /** The content's values for the form's own fields; anything that is not an object is passed on for the check to refuse. */
 export function formFieldsOf(schema: FormInputRequest['requestedSchema'], content: unknown): unknown {
   if (typeof content !== 'object' || content === null || Array.isArray(content)) return content ?? {};
-  return Object.fromEntries(Object.entries(content).filter(([name]) => name in schema.properties));
+  return Object.fromEntries(Object.entries(content).filter(([name]) => Object.hasOwn(schema.properties, name)));
 }

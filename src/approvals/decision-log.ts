@@ -1,0 +1,68 @@
+/**
+ * The bridge's side of decision records: each decision on an addressed question is signed and appended to the decision
+ * store, chained to the task's previous record, before the workflow hears of it; a decision the workflow then refused
+ * gets a signed void beside it. Node only.
+ */
+import { log } from '../util/log';
+import { digestOf } from './records/canonical';
+import { decisionSignerFromEnv, type DecisionSigner } from './records/keys';
+import { appendChained, decisionStoreFromEnv, type DecisionStore } from './records/store';
+import type { DecisionRecordBody, SignedDecisionRecord } from './records/types';
+
+/** A record as the bridge makes it: everything but the subject's digest, which is computed from what was shown. */
+export type DecisionDraft = Omit<DecisionRecordBody, 'subject'>;
+
+/** Signs decisions and appends them to the store (see the module's comment). */
+export class DecisionLog {
+  constructor(
+    readonly signer: DecisionSigner,
+    readonly store: DecisionStore,
+  ) {}
+
+  /** The log of the keys and the store in the environment (MCP_DECISION_SIGNING_KEY, MCP_DECISION_STORE). */
+  static fromEnv(env: NodeJS.ProcessEnv = process.env): DecisionLog {
+    return new DecisionLog(decisionSignerFromEnv(env), decisionStoreFromEnv(env));
+  }
+
+  /** Signs the next record of `taskId`'s chain and appends it; tried again when another record took its place. */
+  append(taskId: string, draft: (seq: number, prev: string | null) => DecisionDraft): Promise<SignedDecisionRecord> {
+    return appendChained(this.store, taskId, (seq, prev) => {
+      const body = draft(seq, prev);
+      return this.signer.sign({ ...body, subject: digestOf(body.shown) });
+    });
+  }
+
+  /**
+   * Appends a signed void of `record`: the workflow refused to take it (`reason`), so it does not count. A void that
+   * cannot be written is logged, not thrown: the person was told nothing was recorded, and the record only blocks.
+   */
+  async void(record: SignedDecisionRecord, reason: string): Promise<void> {
+    const { body } = record;
+    try {
+      await this.append(body.taskId, (seq, prev) => ({
+        v: 1,
+        taskId: body.taskId,
+        run: body.run,
+        seq,
+        prev,
+        question: body.question,
+        shown: body.shown,
+        decision: 'void',
+        voids: record.digest,
+        reason,
+        by: { principal: body.by.principal, person: body.by.person, auth: body.by.auth, roles: body.by.roles },
+        at: new Date().toISOString(),
+        via: 'refused by the workflow',
+      }));
+    } catch (error) {
+      log.warn(`a refused decision could not be voided in ${this.store.describe()}: ${(error as Error).message}`, {
+        taskId: body.taskId,
+        record: record.digest,
+      });
+    }
+  }
+
+  close(): Promise<void> {
+    return this.store.close();
+  }
+}
