@@ -12,13 +12,23 @@ import noImportCycle from './eslint/no-import-cycle.js';
  */
 const LAYERS = [
   { name: 'util', files: ['src/util/', 'src/version.ts'], uses: [] },
-  { name: 'contract', files: ['src/shared/', 'src/approvals/contract.ts', 'src/contract.ts'], uses: ['util'] },
+  {
+    name: 'contract',
+    files: ['src/shared/', 'src/approvals/contract.ts', 'src/approvals/records/types.ts', 'src/contract.ts'],
+    uses: ['util'],
+  },
+  // Decision records: signing, the stores, verification. Used by the bridge, the workers and the auditor's command.
+  { name: 'records', files: ['src/approvals/records/', 'src/approvals/directory.ts'], uses: ['contract', 'util'] },
   // Activities are imported by workflows as types only (see the sandbox rule below).
   { name: 'workflows', files: ['src/workflows/', 'src/approvals/workflow.ts', 'src/workflow.ts'], uses: ['contract', 'activities'] },
-  { name: 'activities', files: ['src/activities/'], uses: ['contract', 'util'] },
-  { name: 'worker', files: ['src/worker.ts'], uses: ['activities', 'contract', 'util'] },
+  { name: 'activities', files: ['src/activities/'], uses: ['records', 'contract', 'util'] },
+  { name: 'worker', files: ['src/worker.ts'], uses: ['activities', 'records', 'contract', 'util'] },
   { name: 'core', files: ['src/mcp/tasks/'], uses: ['contract', 'util'] },
-  { name: 'approvals', files: ['src/approvals/approvals.ts', 'src/approvals/update-refusal.ts'], uses: ['core', 'contract', 'util'] },
+  {
+    name: 'approvals',
+    files: ['src/approvals/approvals.ts', 'src/approvals/update-refusal.ts', 'src/approvals/decision-log.ts'],
+    uses: ['records', 'core', 'contract', 'util'],
+  },
   {
     name: 'protocol',
     files: ['src/mcp/protocol/'],
@@ -40,7 +50,11 @@ const LAYERS = [
     files: ['src/mcp/bridge.ts'],
     uses: ['transports', 'mcp2026', 'mcp2025', 'endpoints', 'calls', 'tools', 'protocol', 'app', 'approvals', 'core', 'contract', 'util'],
   },
-  { name: 'serve', files: ['src/mcp/serve/'], uses: ['bridge', 'transports', 'endpoints', 'tools', 'core', 'contract', 'util'] },
+  {
+    name: 'serve',
+    files: ['src/mcp/serve/'],
+    uses: ['bridge', 'transports', 'endpoints', 'tools', 'approvals', 'records', 'core', 'contract', 'util'],
+  },
   { name: 'client', files: ['src/client/'], uses: ['contract', 'util'] },
   {
     name: 'entries',
@@ -60,6 +74,7 @@ const LAYERS = [
       'core',
       'client',
       'worker',
+      'records',
       'activities',
       'workflows',
       'contract',

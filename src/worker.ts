@@ -7,6 +7,9 @@ import type { Logger as TemporalLogger, LogLevel as TemporalLogLevel, LogMetadat
 import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import { answerSealFromEnv, createAnswerActivities, type AnswerSeal } from './shared/answer-proof';
 import { activityConfigFromEnv, createActivities, importJsonLinesFiles, type ActivityConfig } from './activities';
+import { createDecisionActivities } from './approvals/records/activities';
+import { decisionPublicKeysFromEnv, type DecisionPublicKeys } from './approvals/records/keys';
+import { decisionStoreFromEnv } from './approvals/records/store';
 import { checkTemporal, describeCheck, TemporalCheckError } from './shared/temporal-check';
 import { msFromEnv, temporalConfigFromEnv, TASK_QUEUE_ENV, type TemporalConfig } from './shared/temporal-config';
 import { startTelemetry, TelemetryConfigError, type Telemetry } from './shared/telemetry';
@@ -30,6 +33,8 @@ export interface SampleWorkerOptions {
   shutdownGraceMs?: number;
   /** Checks the seals of answers (the bridge's key); default {@link answerSealFromEnv}. */
   answerSeal?: AnswerSeal;
+  /** The public keys decision records are checked with; default {@link decisionPublicKeysFromEnv}. */
+  decisionKeys?: DecisionPublicKeys;
 }
 
 /**
@@ -42,7 +47,14 @@ export function createSampleWorker(options: SampleWorkerOptions): Promise<Worker
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
-    activities: { ...createAnswerActivities(options.answerSeal), ...createActivities(options.activities) },
+    activities: {
+      ...createAnswerActivities(options.answerSeal),
+      ...createDecisionActivities({
+        store: decisionStoreFromEnv({ MCP_DECISION_STORE: options.activities.decisionStore }),
+        keys: options.decisionKeys ?? decisionPublicKeysFromEnv(),
+      }),
+      ...createActivities(options.activities),
+    },
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: require.resolve('./workflows') }),
     ...(options.telemetry && { interceptors: options.telemetry.interceptors, sinks: options.telemetry.sinks }),
     shutdownGraceTime: graceMs,
@@ -81,6 +93,10 @@ Environment:
   INVOICE_APPROVAL_EXPIRE_AFTER_MS    end the invoice unpaid after this long without approval (default never)
   NOTIFICATION_OUTBOX     JSON-lines file of approval notifications (asked, reminder, escalated, delegated) for
                           mail or chat to pick up (default .data/notifications.jsonl)
+  MCP_DECISION_STORE      where the bridge keeps signed decision records, checked before each payment of an invoice
+                          approved by role: a directory or a postgres:// URL, the bridge's own (default .data/decisions)
+  MCP_DECISION_PUBLIC_KEY the bridge's decision public key(s), SPKI PEM files, comma-separated (default: the public
+                          half of the local default key, ~/.config/temporal-mcp-tasks/decision-signing-key.pub.pem)
   MCP_TASK_MARKER_KEY     the bridge's secret key (32+ characters), which workflows need to check that an answer
                           came from a bridge; the same as the bridge's (MCP_TASK_MARKER_KEY_FILE names a file
                           instead; default: the key file every local process shares, see the bridge's --help)
@@ -164,6 +180,8 @@ async function main(argv: string[]): Promise<void> {
   const activities = activityConfigFromEnv();
   // Read before polling: a worker without the bridge's key would refuse every answer.
   const answerSeal = answerSealFromEnv();
+  // Read before polling too: without the public key no payment of an invoice approved by role could be checked.
+  const decisionKeys = decisionPublicKeysFromEnv();
   const imported = await importJsonLinesFiles(activities);
   if (imported.payments !== undefined) log.info(`worker: ${imported.payments} payment(s) imported from ${activities.ledgerDir}.jsonl`);
   if (imported.registrations !== undefined) {
@@ -197,6 +215,7 @@ async function main(argv: string[]): Promise<void> {
     taskQueue: config.taskQueue,
     activities,
     answerSeal,
+    decisionKeys,
     shutdownGraceMs,
     ...(telemetry.worker && { telemetry: telemetry.worker }),
   });
@@ -204,7 +223,7 @@ async function main(argv: string[]): Promise<void> {
   if (telemetry.enabled) log.info(`worker: traces to ${telemetry.description}`);
   log.info(`worker: invoices approved by ${describePolicy(activities.invoiceApproval)}; notifications to ${activities.notificationOutbox}`);
   log.info(
-    `worker: polling task queue "${config.taskQueue}" on ${config.address} (namespace ${config.namespace}); ledger ${activities.ledgerDir}; answer key ${answerSeal.keyId}`,
+    `worker: polling task queue "${config.taskQueue}" on ${config.address} (namespace ${config.namespace}); ledger ${activities.ledgerDir}; answer key ${answerSeal.keyId}; decisions in ${redactUrl(activities.decisionStore)}, checked with key ${decisionKeys.keyIds.join(', ')}`,
   );
   try {
     await worker.run();
@@ -229,3 +248,8 @@ export function runWorkerCommand(argv: string[]): void {
 }
 
 if (require.main === module) runWorkerCommand(process.argv.slice(2));
+
+/** A store location fit for a log line: a database URL without its password. */
+function redactUrl(location: string): string {
+  return location.replace(/^(postgres(?:ql)?:\/\/[^:/@]*):[^@]*@/, '$1:***@');
+}

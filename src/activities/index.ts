@@ -23,6 +23,11 @@ export interface ActivityConfig {
   invoiceApproval: InvoiceApprovalPolicy;
   /** The JSON-lines file notifications about approvals go to. */
   notificationOutbox: string;
+  /**
+   * The decision store the bridge appends signed decision records to, and the payments are checked against: a
+   * directory, or a `postgres://` URL. The bridge must be given the same (MCP_DECISION_STORE).
+   */
+  decisionStore: string;
 }
 
 /**
@@ -33,7 +38,7 @@ export type InvoiceValidation = ErpCheck & { registered?: boolean };
 
 /**
  * Reads {@link ActivityConfig} from the environment: PAYMENTS_LEDGER, ERP_REGISTRY, ERP_DELAY_MS, PAYMENT_DELAY_MS,
- * PAYMENT_FAIL_ATTEMPTS, NOTIFICATION_OUTBOX and the INVOICE_* approval settings (see
+ * PAYMENT_FAIL_ATTEMPTS, NOTIFICATION_OUTBOX, MCP_DECISION_STORE and the INVOICE_* approval settings (see
  * {@link invoiceApprovalPolicyFromEnv}). The directories default to `.data/` in the current folder (the checkout, for
  * the npm scripts), never inside an installed package.
  */
@@ -47,7 +52,18 @@ export function activityConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Act
     paymentFailAttempts: nonNegativeInt(env.PAYMENT_FAIL_ATTEMPTS, 'PAYMENT_FAIL_ATTEMPTS'),
     invoiceApproval: invoiceApprovalPolicyFromEnv(env),
     notificationOutbox: notificationOutboxFromEnv(env),
+    decisionStore: decisionStoreLocation(env),
   };
+}
+
+/**
+ * Where decision records are kept: MCP_DECISION_STORE (a directory, or a `postgres://` URL), default `.data/decisions`
+ * in the current folder. A path is made absolute; a URL is kept as given.
+ */
+export function decisionStoreLocation(env: NodeJS.ProcessEnv = process.env): string {
+  const given = env.MCP_DECISION_STORE?.trim();
+  if (!given) return path.resolve('.data', 'decisions');
+  return /^postgres(ql)?:\/\//.test(given) ? given : path.resolve(given);
 }
 
 const ROLE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,99}$/;

@@ -13,7 +13,8 @@ import { markerFromEnv, type TaskMarker } from './tasks/marker';
 import { rolesInAuthInfo } from './calls/call-tool';
 import { localPrincipal, parseRoles } from './tasks/principal';
 import { TaskCore } from './tasks/task-core';
-import { Approvals } from '../approvals/approvals';
+import { Approvals, type ApprovalsOptions } from '../approvals/approvals';
+import { DecisionLog } from '../approvals/decision-log';
 import type { TaskCoreOptions } from './tasks/options';
 import { DEFAULT_WATCH_LIMIT } from './tasks/history-watch';
 import { DEFAULT_TOOLS, toolTables, workflowToolsByName } from './tools';
@@ -101,6 +102,11 @@ export interface CreateBridgeOptions {
   answerSeal?: AnswerSeal;
   /** Interceptors of the client this bridge connects (tracing); not used with `client`. */
   clientInterceptors?: ClientInterceptors;
+  /**
+   * Decision records and who is who for approvals; default: records signed with MCP_DECISION_SIGNING_KEY into
+   * MCP_DECISION_STORE ({@link DecisionLog.fromEnv}), people by the default rule.
+   */
+  approvals?: Omit<ApprovalsOptions, 'localPrincipal'>;
 }
 
 /** The longest pause between the server's attempts to reach Temporal again once its connection failed. */
@@ -154,7 +160,8 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
   if (confirms && !tools.some((tool) => tool.name === confirmStartTool.name)) tools = [...tools, confirmStartTool];
   // Read once here, so that an invalid x-mcp-header stops the server at start rather than failing its requests.
   const { paramHeaders } = toolTables(tools);
-  const approvals = new Approvals(core);
+  const decisions = options.approvals ? options.approvals.decisions : DecisionLog.fromEnv();
+  const approvals = new Approvals(core, { ...options.approvals, ...(decisions && { decisions }), localPrincipal: local });
   const dependencies: Mcp2025Dependencies = {
     core,
     approvals,
@@ -220,6 +227,7 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
     close: async () => {
       core.watch.close();
       await mcp2026.close();
+      await decisions?.close();
       await connection?.close();
     },
   };
