@@ -22,4 +22,6 @@ export default async function globalSetup(): Promise<void> {
   process.env[TEST_ENV.port] = String(port);
   process.env[TEST_ENV.bundle] = bundle;
   process.env[TEST_ENV.stateDir] = stateDir;
+  // Decision records of bridges and workers a test starts without a store of their own: never in the checkout.
+  process.env.MCP_DECISION_STORE ??= path.join(stateDir, 'decisions');
 }

@@ -1,3 +1,4 @@
+import { DecisionLog } from '../../src/approvals/decision-log';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
@@ -43,6 +44,8 @@ export interface TestBridgeOptions {
   tuning?: BridgeTuning;
   /** Default {@link TOOLS_WITH_SAMPLES}. */
   tools?: readonly ToolDefinition[];
+  /** Where the bridge keeps decision records (a directory); default MCP_DECISION_STORE. */
+  decisionStore?: string;
 }
 
 /** A bridge on the run's dev server, sharing `client`, serving {@link TOOLS_WITH_SAMPLES} unless `tools` says. */
@@ -56,6 +59,7 @@ export function startBridge(options: TestBridgeOptions): Promise<Bridge> {
     ...(principal && { principalOf: () => principal }),
     ...(roles && { rolesOf: () => roles }),
     ...(options.localPrincipal && { localPrincipal: options.localPrincipal }),
+    ...(options.decisionStore && { approvals: { decisions: DecisionLog.fromEnv({ ...process.env, MCP_DECISION_STORE: options.decisionStore }) } }),
   });
 }
 

@@ -48,6 +48,7 @@ export function tempActivityConfig(overrides: Partial<ActivityConfig> = {}): Act
     paymentFailAttempts: 0,
     invoiceApproval: { approvers: 'requester' },
     notificationOutbox: path.join(dir, 'notifications.jsonl'),
+    decisionStore: path.join(dir, 'decisions'),
     ...overrides,
   };
 }

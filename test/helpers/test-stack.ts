@@ -158,7 +158,7 @@ export class TestStack {
       (connectionOptions || clientInterceptors) && (await Connection.connect({ address: testAddress(), ...connectionOptions }));
     const client = connection ? new Client({ connection, ...(clientInterceptors && { interceptors: clientInterceptors }) }) : this.temporal;
     try {
-      const bridge = await startBridge({ taskQueue: this.taskQueue, ...bridgeOptions, client });
+      const bridge = await startBridge({ taskQueue: this.taskQueue, decisionStore: this.activities.decisionStore, ...bridgeOptions, client });
       this.bridges.push({ bridge, ...(connection && { connection }) });
       return bridge;
     } catch (error) {
@@ -179,7 +179,8 @@ export class TestStack {
     const server = await spawnHttpServer(
       options.taskQueue ?? this.taskQueue,
       await freePort(),
-      options.env,
+      // The stack's worker checks payments against the records its servers keep.
+      { MCP_DECISION_STORE: this.activities.decisionStore, ...options.env },
       options.args,
       options.host,
       options.via,

@@ -4,6 +4,7 @@
  * process manager and exits.
  */
 import { createBridge } from '../bridge';
+import { approvalsOptionsFromEnv } from './approvals-setup';
 import { Connection, type ConnectionOptions } from '@temporalio/client';
 import { checkTemporal, describeCheck, TemporalCheckError } from '../../shared/temporal-check';
 import { msFromEnv, temporalConfigFromEnv, TASK_QUEUE_ENV } from '../../shared/temporal-config';
@@ -155,6 +156,7 @@ async function main(argv: string[]): Promise<void> {
     temporal,
     answerSeal,
     tools,
+    approvals: approvalsOptionsFromEnv(tokens),
     ...(telemetry.clientInterceptors && { clientInterceptors: telemetry.clientInterceptors }),
   });
   if (args.samples) log.info(`serve: sample tools ${SAMPLE_TOOLS.map((tool) => tool.name).join(', ')} (--no-samples leaves them out)`);

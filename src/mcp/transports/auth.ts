@@ -52,6 +52,12 @@ export class BearerTokens {
     return this.callerOf(token)?.principal;
   }
 
+  /** The roles the tokens of `principal` carry (all of them), or undefined when no token is that principal's. */
+  rolesOf(principal: string): string[] | undefined {
+    const entries = this.digests.filter((entry) => entry.principal === principal);
+    return entries.length === 0 ? undefined : [...new Set(entries.flatMap((entry) => entry.roles))];
+  }
+
   /** The principal a token belongs to and its roles, or undefined. */
   callerOf(token: string): { principal: string; roles: string[] } | undefined {
     const digest = sha256(token);
