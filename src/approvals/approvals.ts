@@ -174,11 +174,15 @@ export class Approvals {
       throw error;
     });
     const input = description.status.name === 'RUNNING' ? awaitingOf(description).find((candidate) => candidate.key === key) : undefined;
+    // A repeat after the question closed hears what a repeat while it is open hears.
+    if (!input && decidedOf(description).some((closed) => closed.key === key && closed.people.includes(this.personOf(by.principal)))) {
+      throw new AnswerRefusedError(capitalized(REFUSALS.answered));
+    }
     const refusal = input
       ? answerRefusal(input, this.answerer(by.principal, by.roles), this.personOf(input.requester))
       : REFUSALS.notAddressed;
     if (refusal === REFUSALS.notAddressed) throw noQuestionFor(taskId, key);
-    if (refusal) throw new AnswerRefusedError(`${refusal[0].toUpperCase()}${refusal.slice(1)}`);
+    if (refusal) throw new AnswerRefusedError(capitalized(refusal));
     const { workflowId, runId, historyLength } = description;
     return { taskId, key, input: input!, run: { workflowId, runId, historyLength } };
   }
@@ -313,6 +317,17 @@ function checkedResponse(
     return { ...response, content: content as InputContent };
   }
   return response;
+}
+
+/** The closed questions a described workflow publishes, with who answered each. */
+function decidedOf(description: WorkflowExecutionDescription): { key: string; people: string[] }[] {
+  const published = description.memo?.[TASK_STATE_MEMO] as PublishedTaskState | undefined;
+  const decided = published?.decided;
+  return Array.isArray(decided) ? decided.filter((closed) => typeof closed?.key === 'string' && Array.isArray(closed.people)) : [];
+}
+
+function capitalized(text: string): string {
+  return `${text.charAt(0).toUpperCase()}${text.slice(1)}`;
 }
 
 /** The addressed questions a described workflow publishes as open. */

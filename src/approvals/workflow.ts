@@ -14,7 +14,9 @@ import {
   delegationRefusal,
   escalatesAt,
   deadlineOf,
+  defaultPersonOf,
   NOTIFY_ACTIVITY,
+  REFUSALS,
   personOfAnswer,
   type AddressedInput,
   type AnswerRecord,
@@ -54,6 +56,9 @@ const recorder = proxyActivities<
 export const DECISION_RECORDS_PATCH = 'mcp-decision-records';
 
 const MAX_COMMENT_LENGTH = 2_000;
+
+/** Closed questions whose answerers a task keeps publishing, so that a repeated answer is told it was answered. */
+const DECIDED_KEPT = 20;
 
 /** The answer to an addressed question, sent by the bridge: validated, then checked for the bridge's seal. */
 export const answerUpdate = defineUpdate<AnswerRecord, [InputResponse]>(ANSWER_UPDATE_NAME);
@@ -182,6 +187,8 @@ interface Entry {
 export class AddressedQuestions {
   /** Open questions, in the order asked. */
   private readonly entries: Entry[] = [];
+  /** The most recent closed questions and who answered them (see `PublishedTaskState.decided`). */
+  readonly decided: { key: string; people: string[] }[] = [];
 
   /** Installs the Update handler that takes answers. */
   constructor(private readonly host: DecisionHost) {
@@ -268,6 +275,8 @@ export class AddressedQuestions {
       }
     }
     this.entries.splice(this.entries.indexOf(entry), 1);
+    this.decided.push({ key, people: [...new Set(entry.input.answers.map(personOfAnswer))] });
+    if (this.decided.length > DECIDED_KEPT) this.decided.shift();
     if (entry.input.subject !== undefined && patched(DECISION_RECORDS_PATCH)) {
       entry.notify?.('decided', entry.closed);
       if (entry.closed === 'overdue') await this.recordExpiry(entry.input);
@@ -334,8 +343,14 @@ export class AddressedQuestions {
   /** Why this answer cannot be taken now, judged by the identity it carries; undefined when it can. */
   private refusal(response: InputResponse | undefined): string | undefined {
     const entry = this.openEntry(response?.key);
-    if (!response || !entry) return `no question "${String(response?.key)}" is open on this task`;
-    const by = response.answeredBy;
+    const by = response?.answeredBy;
+    if (!response || !entry) {
+      const closed = this.decided.find((decided) => decided.key === response?.key);
+      const person =
+        typeof by?.person === 'string' ? by.person : typeof by?.principal === 'string' ? defaultPersonOf(by.principal) : undefined;
+      if (closed && person !== undefined && closed.people.includes(person)) return REFUSALS.answered;
+      return `no question "${String(response?.key)}" is open on this task`;
+    }
     if (typeof by?.principal !== 'string') return 'the answer does not say who gave it';
     const who = { principal: by.principal, roles: by.roles ?? [], ...(typeof by.person === 'string' && { person: by.person }) };
     const refusal = answerRefusal(entry.input, who);

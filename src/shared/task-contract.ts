@@ -98,6 +98,8 @@ export interface PublishedTaskState {
    * wait; the bridge shows them in the inboxes of those they are addressed to, never to the requester.
    */
   awaiting?: AddressedInput[];
+  /** Addressed questions that closed (the most recent ones), and the people who answered each: a repeat is told so. */
+  decided?: { key: string; people: string[] }[];
 }
 
 /** The input requests a published state waits on: `inputs`, or the single `input` of older workflows. */

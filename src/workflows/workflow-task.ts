@@ -115,6 +115,7 @@ export function startWorkflowTask(initialMessage?: string): WorkflowTask {
       ...(cancelledStatusMessage !== undefined && { cancelledStatusMessage }),
       ...(refusedAnswers.length > 0 && { refusedAnswers }),
       ...(questions.published.length > 0 && { awaiting: questions.published }),
+      ...(questions.decided.length > 0 && { decided: questions.decided }),
     };
     upsertMemo({ [TASK_STATE_MEMO]: state });
     const keywords = questions.keywords();

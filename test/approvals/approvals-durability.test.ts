@@ -48,7 +48,11 @@ test('the server, the worker and Temporal killed between two approvals: the firs
   const { taskId } = created.task;
   await awaitInInbox(ann, taskId, undefined, 60_000);
   expect((await answer(ann, taskId, 'approve', { comment: 'first of two' })).isError).toBeFalsy();
-  await waitForTask(sam, taskId, (task) => task.statusMessage?.startsWith('Waiting for 1 of 2 approvals by ap-approver, due ') ?? false);
+  await waitForTask(
+    sam,
+    taskId,
+    (task) => task.statusMessage?.startsWith('Waiting for 1 of 2 approvals by ap-approver, escalates ') ?? false,
+  );
 
   await clients.closeAll();
   await rig.killAndRestart({ server: true, worker: true, temporal: true });

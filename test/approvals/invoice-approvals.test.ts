@@ -120,9 +120,13 @@ test('above the threshold two distinct approvers, answering at the same moment t
 
   // Four eyes: sam holds the role but submitted it; olga is not addressed and learns nothing.
   expect((await inbox(sam)).some((item) => item.taskId === taskId)).toBe(false);
-  expect(textOf(await answer(sam, taskId, 'approve'))).toBe('You asked for this, so someone else must answer it. Nothing was recorded.');
+  expect(textOf(await answer(sam, taskId, 'approve'))).toBe(
+    'This is your own request: someone else must approve it. Nothing was recorded.',
+  );
   expect((await inbox(olga)).some((item) => item.taskId === taskId)).toBe(false);
-  expect(textOf(await answer(olga, taskId, 'approve'))).toMatch(/^Task not found: /);
+  expect(textOf(await answer(olga, taskId, 'approve'))).toBe(
+    `No question "approval" of task ${taskId} awaits your answer. Nothing was recorded.`,
+  );
 
   // ann and bob answer at the same moment, through different replicas: both are counted.
   await awaitInInbox(bob, taskId);
@@ -131,12 +135,11 @@ test('above the threshold two distinct approvers, answering at the same moment t
     answer(bob, taskId, 'approve'),
   ]);
   expect([first.isError, second.isError]).toEqual([undefined, undefined]);
-  // A repeat counts once, and is refused once the question is closed; so is a question that never was.
-  expect(textOf(await answer(ann, taskId, 'approve'))).toBe(
-    `Task ${taskId} has no open question "approval" for you. Nothing was recorded.`,
-  );
+  // A repeat counts once, and says so after the question closed as it does while it is open; a question that never
+  // was is refused like a task that is not the caller's.
+  expect(textOf(await answer(ann, taskId, 'approve'))).toBe('You have answered this question already. Nothing was recorded.');
   const unknown = await callAnswer(bob, { taskId, key: 'payment-run', action: 'accept', content: { decision: 'approve' } });
-  expect(textOf(unknown)).toBe(`Task ${taskId} has no open question "payment-run" for you. Nothing was recorded.`);
+  expect(textOf(unknown)).toBe(`No question "payment-run" of task ${taskId} awaits your answer. Nothing was recorded.`);
 
   await waitForTask(sam, taskId, (task) => /scheduled: LI-2/.test(task.statusMessage ?? ''));
   expect(await paidLineItems(main, taskId)).toEqual(['LI-1']);
@@ -179,35 +182,38 @@ test('a rejection ends the task as a tool error saying nothing was paid (2025-11
   expect(await paidLineItems(main, taskId)).toEqual([]);
 });
 
-test('an approver hands the question to someone else, who approves through a form on their own call; both are recorded', async () => {
+test('an approver hands the question to someone eligible, who approves through a form on their own call; both are recorded', async () => {
   const approve = () => ({ action: 'accept' as const, content: { decision: 'approve', comment: 'checked the contract' } });
-  const [sam, ann, bob, mia] = await Promise.all([
+  const [sam, ann, bob, bobWithForms] = await Promise.all([
     connectAs(people.sam),
     connectAs(people.ann),
     connectAs(people.bob),
-    clients.connect(main.servers[0].url, people.mia, approve),
+    clients.connect(main.servers[0].url, people.bob, approve),
   ]);
   const taskId = await submit(sam);
   await awaitInInbox(ann, taskId);
   // Not to the submitter, not to oneself, and only with a name.
   const toSubmitter = await callAnswer(ann, { taskId, key: 'approval', action: 'delegate', delegateTo: people.sam.principal });
-  expect(textOf(toSubmitter)).toBe(
-    `Cannot hand it to ${people.sam.principal}: they asked for this and may not answer it. Nothing was recorded.`,
-  );
+  expect(textOf(toSubmitter)).toBe(`Cannot hand it to ${people.sam.principal}: it is their own request. Nothing was recorded.`);
   const toSelf = await callAnswer(ann, { taskId, key: 'approval', action: 'delegate', delegateTo: people.ann.principal });
   expect(toSelf.isError).toBe(true);
+  // Only to someone eligible: mia manages, but this question is for ap-approver.
+  const toMia = await callAnswer(ann, { taskId, key: 'approval', action: 'delegate', delegateTo: people.mia.principal });
+  expect(textOf(toMia)).toBe(
+    `Cannot hand it to ${people.mia.principal}: they are not known to hold the role ap-approver. Nothing was recorded.`,
+  );
   expect((await callAnswer(ann, { taskId, key: 'approval', action: 'delegate' })).isError).toBe(true);
 
   const handed = await callAnswer(ann, {
     taskId,
     key: 'approval',
     action: 'delegate',
-    delegateTo: people.mia.principal,
+    delegateTo: people.bob.principal,
     comment: 'on leave',
   });
   expect(handed.isError).toBeFalsy();
-  // mia holds no ap-approver role but is named now; ann has handed it on and cannot answer any more.
-  await awaitInInbox(mia, taskId);
+  // bob is named now; ann has handed it on and cannot answer any more.
+  await awaitInInbox(bob, taskId);
   expect(textOf(await answer(ann, taskId, 'approve'))).toBe('You have answered this question already. Nothing was recorded.');
   // A client that shows no forms is told how to answer with a plain call; nothing is recorded.
   const plainCall = await callAnswer(bob, { taskId, key: 'approval' });
@@ -215,20 +221,22 @@ test('an approver hands the question to someone else, who approves through a for
     'Your client cannot show a form: call again with action (accept, decline or delegate) and content with the fields ' +
       'decision, comment. Nothing was recorded.',
   );
-  // mia's client shows forms: she calls with the question only, and it is put to her on that call.
-  const formed = await callAnswer(mia, { taskId, key: 'approval' });
+  // bob's other client shows forms: he calls with the question only, and it is put to him on that call, with who
+  // submitted and how far the approval has come.
+  const formed = await callAnswer(bobWithForms, { taskId, key: 'approval' });
   expect(formed.isError).toBeFalsy();
   expect(clients.asked).toHaveLength(1);
   expect(clients.asked[0].message).toMatch(/^Approve invoice INV-/);
-  expect(clients.asked[0].message).toContain(`(You answer as ${people.mia.principal}; your answer is recorded with your name.)`);
+  expect(clients.asked[0].message).toContain(`Submitted by ${people.sam.principal}; 0 of 1 approval so far.`);
+  expect(clients.asked[0].message).toContain(`(You answer as ${people.bob.principal}; your answer is recorded with your name.)`);
   const result = await taskResult(sam, taskId);
   expect(result.structuredContent).toMatchObject({
     outcome: 'paid',
     approval: {
       decision: 'approve',
       approvers: [
-        { principal: people.ann.principal, decision: 'delegate', delegatedTo: people.mia.principal, comment: 'on leave' },
-        { principal: people.mia.principal, roles: ['ap-manager'], decision: 'approve', comment: 'checked the contract' },
+        { principal: people.ann.principal, decision: 'delegate', delegatedTo: people.bob.principal, comment: 'on leave' },
+        { principal: people.bob.principal, roles: ['ap-approver', 'auditor'], decision: 'approve', comment: 'checked the contract' },
       ],
     },
   });

@@ -59,7 +59,9 @@ export function startBridge(options: TestBridgeOptions): Promise<Bridge> {
     ...(principal && { principalOf: () => principal }),
     ...(roles && { rolesOf: () => roles }),
     ...(options.localPrincipal && { localPrincipal: options.localPrincipal }),
-    ...(options.decisionStore && { approvals: { decisions: DecisionLog.fromEnv({ ...process.env, MCP_DECISION_STORE: options.decisionStore }) } }),
+    ...(options.decisionStore && {
+      approvals: { decisions: DecisionLog.fromEnv({ ...process.env, MCP_DECISION_STORE: options.decisionStore }) },
+    }),
   });
 }
 

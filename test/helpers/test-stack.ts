@@ -158,7 +158,12 @@ export class TestStack {
       (connectionOptions || clientInterceptors) && (await Connection.connect({ address: testAddress(), ...connectionOptions }));
     const client = connection ? new Client({ connection, ...(clientInterceptors && { interceptors: clientInterceptors }) }) : this.temporal;
     try {
-      const bridge = await startBridge({ taskQueue: this.taskQueue, decisionStore: this.activities.decisionStore, ...bridgeOptions, client });
+      const bridge = await startBridge({
+        taskQueue: this.taskQueue,
+        decisionStore: this.activities.decisionStore,
+        ...bridgeOptions,
+        client,
+      });
       this.bridges.push({ bridge, ...(connection && { connection }) });
       return bridge;
     } catch (error) {

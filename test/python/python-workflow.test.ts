@@ -200,13 +200,19 @@ test('request_budget: a Python workflow addresses its question to a role; the re
       message: 'Approve a budget of 4200.00 EUR for team offsite?',
     });
     expect((await inbox(ada)).some((item) => item.taskId === taskId)).toBe(false);
-    expect(textOf(await answer(ada, taskId, 'approve'))).toBe('You asked for this, so someone else must answer it. Nothing was recorded.');
-    expect(textOf(await answer(cy, taskId, 'approve'))).toMatch(/^Task not found: /);
+    expect(textOf(await answer(ada, taskId, 'approve'))).toBe(
+      'This is your own request: someone else must approve it. Nothing was recorded.',
+    );
+    expect(textOf(await answer(cy, taskId, 'approve'))).toBe(
+      `No question "approval" of task ${taskId} awaits your answer. Nothing was recorded.`,
+    );
     expect(textOf(await answer(ben, taskId, 'maybe' as 'approve'))).toMatch(/does not fit the question.*Nothing was recorded/);
 
     const approved = await answer(ben, taskId, 'approve', { comment: 'fits the plan' });
     expect(approved.isError).toBeFalsy();
-    expect(textOf(await answer(ben, taskId, 'approve'))).toMatch(/has no open question "approval"/);
+    expect(textOf(await answer(ben, taskId, 'approve'))).toMatch(
+      /^(You have answered this question already|No question "approval" of task .* awaits your answer)\. Nothing was recorded\.$/,
+    );
     const result = await taskResult(ada, taskId);
     expect(result.structuredContent).toEqual({
       purpose: 'team offsite',

@@ -305,9 +305,11 @@ describe('roles from the access token', () => {
       const { taskId } = created.task;
       await awaitInInbox(bob, taskId);
       expect((await inbox(carol)).some((item) => item.taskId === taskId)).toBe(false);
-      expect(textOf(await answer(carol, taskId, 'approve'))).toMatch(/^Task not found: /);
+      expect(textOf(await answer(carol, taskId, 'approve'))).toBe(
+        `No question "approval" of task ${taskId} awaits your answer. Nothing was recorded.`,
+      );
       expect(textOf(await answer(alice, taskId, 'approve'))).toBe(
-        'You asked for this, so someone else must answer it. Nothing was recorded.',
+        'This is your own request: someone else must approve it. Nothing was recorded.',
       );
       // A role claimed in the arguments is not a role.
       expect((await answer(carol, taskId, 'approve', { roles: ['spend-approver'] })).isError).toBe(true);
