@@ -13,19 +13,29 @@ import noImportCycle from './eslint/no-import-cycle.js';
 const LAYERS = [
   { name: 'util', files: ['src/util/', 'src/version.ts'], uses: [] },
   { name: 'contract', files: ['src/shared/', 'src/approvals/contract.ts', 'src/contract.ts'], uses: ['util'] },
+  // The approvers directory and the messages people are sent (Node side: the worker, the bridge).
+  { name: 'people', files: ['src/approvals/directory.ts', 'src/approvals/notification-message.ts'], uses: ['contract', 'util'] },
   // Activities are imported by workflows as types only (see the sandbox rule below).
   { name: 'workflows', files: ['src/workflows/', 'src/approvals/workflow.ts', 'src/workflow.ts'], uses: ['contract', 'activities'] },
-  { name: 'activities', files: ['src/activities/'], uses: ['contract', 'util'] },
-  { name: 'worker', files: ['src/worker.ts'], uses: ['activities', 'contract', 'util'] },
+  { name: 'activities', files: ['src/activities/'], uses: ['people', 'contract', 'util'] },
+  { name: 'worker', files: ['src/worker.ts'], uses: ['activities', 'people', 'contract', 'util'] },
   { name: 'core', files: ['src/mcp/tasks/'], uses: ['contract', 'util'] },
-  { name: 'approvals', files: ['src/approvals/approvals.ts', 'src/approvals/update-refusal.ts'], uses: ['core', 'contract', 'util'] },
+  {
+    name: 'approvals',
+    files: ['src/approvals/approvals.ts', 'src/approvals/update-refusal.ts'],
+    uses: ['core', 'people', 'contract', 'util'],
+  },
   {
     name: 'protocol',
     files: ['src/mcp/protocol/'],
     uses: ['core', 'contract', 'util'],
   },
   { name: 'app', files: ['src/mcp/app/'], uses: ['contract', 'util'] },
-  { name: 'tools', files: ['src/mcp/tools/', 'src/approvals/tools.ts'], uses: ['protocol', 'approvals', 'core', 'contract', 'util'] },
+  {
+    name: 'tools',
+    files: ['src/mcp/tools/', 'src/approvals/tools.ts'],
+    uses: ['protocol', 'approvals', 'core', 'people', 'contract', 'util'],
+  },
   { name: 'calls', files: ['src/mcp/calls/'], uses: ['tools', 'protocol', 'app', 'approvals', 'core', 'contract', 'util'] },
   { name: 'mcp2025', files: ['src/mcp/mcp2025/'], uses: ['calls', 'tools', 'protocol', 'app', 'approvals', 'core', 'contract', 'util'] },
   { name: 'endpoints', files: ['src/mcp/endpoints.ts'], uses: ['protocol'] },
@@ -40,7 +50,7 @@ const LAYERS = [
     files: ['src/mcp/bridge.ts'],
     uses: ['transports', 'mcp2026', 'mcp2025', 'endpoints', 'calls', 'tools', 'protocol', 'app', 'approvals', 'core', 'contract', 'util'],
   },
-  { name: 'serve', files: ['src/mcp/serve/'], uses: ['bridge', 'transports', 'endpoints', 'tools', 'core', 'contract', 'util'] },
+  { name: 'serve', files: ['src/mcp/serve/'], uses: ['bridge', 'transports', 'endpoints', 'tools', 'core', 'people', 'contract', 'util'] },
   { name: 'client', files: ['src/client/'], uses: ['contract', 'util'] },
   {
     name: 'entries',
@@ -62,6 +72,7 @@ const LAYERS = [
       'worker',
       'activities',
       'workflows',
+      'people',
       'contract',
       'util',
     ],

@@ -7,6 +7,7 @@ import type { Logger as TemporalLogger, LogLevel as TemporalLogLevel, LogMetadat
 import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import { answerSealFromEnv, createAnswerActivities, type AnswerSeal } from './shared/answer-proof';
 import { activityConfigFromEnv, createActivities, importJsonLinesFiles, type ActivityConfig } from './activities';
+import { describeNotificationDelivery } from './activities/notification-delivery';
 import { checkTemporal, describeCheck, TemporalCheckError } from './shared/temporal-check';
 import { msFromEnv, temporalConfigFromEnv, TASK_QUEUE_ENV, type TemporalConfig } from './shared/temporal-config';
 import { startTelemetry, TelemetryConfigError, type Telemetry } from './shared/telemetry';
@@ -34,7 +35,7 @@ export interface SampleWorkerOptions {
 
 /**
  * Creates (does not run) the sample worker: the workflows of `src/workflows` (those of the sample tools and of
- * `examples/tools.yaml`) with the fixture ERP, the payments ledger, the notification outbox and the answer checks.
+ * `examples/tools.yaml`) with the fixture ERP, the payments ledger, the notifications (outbox, webhooks, mail) and the answer checks.
  */
 export function createSampleWorker(options: SampleWorkerOptions): Promise<Worker> {
   const graceMs = options.shutdownGraceMs ?? 10_000;
@@ -79,8 +80,18 @@ Environment:
   INVOICE_APPROVAL_ESCALATE_AFTER_MS  then ask INVOICE_ESCALATION_ROLE too (default 259200000, three days; "never")
   INVOICE_ESCALATION_ROLE the role an unanswered approval escalates to (default ap-manager; "none")
   INVOICE_APPROVAL_EXPIRE_AFTER_MS    end the invoice unpaid after this long without approval (default never)
-  NOTIFICATION_OUTBOX     JSON-lines file of approval notifications (asked, reminder, escalated, delegated) for
-                          mail or chat to pick up (default .data/notifications.jsonl)
+  NOTIFICATION_OUTBOX     JSON-lines file of approval notifications (asked, reminder, escalated, delegated,
+                          decided), every one whether delivered or not (default .data/notifications.jsonl)
+  MCP_APPROVERS_DIRECTORY JSON file of the people to reach: names, principals, roles, email, webhook (default none:
+                          the outbox only; see docs/configuration.md)
+  MCP_SMTP_URL            mail approvers through this SMTP server: smtp://host:port, smtps://user:pass@host:465
+                          (default none: no mail)
+  MCP_NOTIFY_FROM         the sender of that mail, e.g. "Approvals <approvals@example.com>" (required with
+                          MCP_SMTP_URL)
+  MCP_WEBHOOK_SECRET      signs webhook calls (Standard Webhooks, whsec_...) of people without a secret of their own
+  MCP_TASK_VIEW_URL       link to a task in messages, {taskId} standing for its id (default none)
+  NOTIFICATION_LEDGER     directory recording each delivery made, so a retry makes none twice
+                          (default .data/notifications-sent)
   MCP_TASK_MARKER_KEY     the bridge's secret key (32+ characters), which workflows need to check that an answer
                           came from a bridge; the same as the bridge's (MCP_TASK_MARKER_KEY_FILE names a file
                           instead; default: the key file every local process shares, see the bridge's --help)
@@ -202,7 +213,12 @@ async function main(argv: string[]): Promise<void> {
   });
   running.worker = worker;
   if (telemetry.enabled) log.info(`worker: traces to ${telemetry.description}`);
-  log.info(`worker: invoices approved by ${describePolicy(activities.invoiceApproval)}; notifications to ${activities.notificationOutbox}`);
+  const reached = activities.notificationDelivery
+    ? ` and to ${describeNotificationDelivery(activities.notificationDelivery)}`
+    : ' only (MCP_APPROVERS_DIRECTORY unset)';
+  log.info(
+    `worker: invoices approved by ${describePolicy(activities.invoiceApproval)}; notifications to ${activities.notificationOutbox}${reached}`,
+  );
   log.info(
     `worker: polling task queue "${config.taskQueue}" on ${config.address} (namespace ${config.namespace}); ledger ${activities.ledgerDir}; answer key ${answerSeal.keyId}`,
   );

@@ -4,6 +4,7 @@ import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { DEFAULT_INVOICE_APPROVER_ROLE, type Invoice, type InvoiceApprovalPolicy } from '../shared/invoice';
 import { createNotificationActivities, notificationOutboxFromEnv } from './notifications';
+import { notificationDeliveryFromEnv, type NotificationDeliveryConfig } from './notification-delivery';
 import { FixtureErp, type ErpCheck } from './erp';
 import { PaymentsLedger, type LedgerEntry, type PaymentRequest } from './payments';
 
@@ -23,6 +24,8 @@ export interface ActivityConfig {
   invoiceApproval: InvoiceApprovalPolicy;
   /** The JSON-lines file notifications about approvals go to. */
   notificationOutbox: string;
+  /** Who is reached about approvals, by webhook and mail, besides the outbox; without it, the outbox only. */
+  notificationDelivery?: NotificationDeliveryConfig;
 }
 
 /**
@@ -33,9 +36,10 @@ export type InvoiceValidation = ErpCheck & { registered?: boolean };
 
 /**
  * Reads {@link ActivityConfig} from the environment: PAYMENTS_LEDGER, ERP_REGISTRY, ERP_DELAY_MS, PAYMENT_DELAY_MS,
- * PAYMENT_FAIL_ATTEMPTS, NOTIFICATION_OUTBOX and the INVOICE_* approval settings (see
- * {@link invoiceApprovalPolicyFromEnv}). The directories default to `.data/` in the current folder (the checkout, for
- * the npm scripts), never inside an installed package.
+ * PAYMENT_FAIL_ATTEMPTS, NOTIFICATION_OUTBOX, the INVOICE_* approval settings (see
+ * {@link invoiceApprovalPolicyFromEnv}) and the delivery of notifications (MCP_APPROVERS_DIRECTORY and the others of
+ * {@link notificationDeliveryFromEnv}). The directories default to `.data/` in the current folder (the checkout, for
+ * the npm scripts), never inside an installed package. Throws naming a bad setting.
  */
 export function activityConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ActivityConfig {
   const dataDir = path.resolve('.data');
@@ -47,6 +51,7 @@ export function activityConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Act
     paymentFailAttempts: nonNegativeInt(env.PAYMENT_FAIL_ATTEMPTS, 'PAYMENT_FAIL_ATTEMPTS'),
     invoiceApproval: invoiceApprovalPolicyFromEnv(env),
     notificationOutbox: notificationOutboxFromEnv(env),
+    notificationDelivery: notificationDeliveryFromEnv(env),
   };
 }
 
@@ -135,7 +140,7 @@ export function createActivities(config: ActivityConfig) {
   const erp = new FixtureErp(config.erpRegistryDir);
   const ledger = new PaymentsLedger(config.ledgerDir);
   return {
-    ...createNotificationActivities(config.notificationOutbox),
+    ...createNotificationActivities(config.notificationOutbox, config.notificationDelivery),
 
     /** Who approves invoices on this worker's deployment (read once per invoice, kept in its history). */
     async invoiceApprovalPolicy(): Promise<InvoiceApprovalPolicy> {
