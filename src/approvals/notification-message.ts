@@ -126,7 +126,10 @@ function summary(notification: DecisionNotification): string {
     return `invoice ${invoice.invoiceNumber} from ${invoice.vendorName ?? invoice.vendorId}, ${formatAmount(totalOf(invoice), invoice.currency)}`;
   }
   const firstLine = notification.message.split('\n')[0].replace(/\s+/g, ' ').trim();
-  return clip(firstLine, 100);
+  if (firstLine.length <= 100) return firstLine;
+  // Cut between words, where a reader expects the ellipsis.
+  const cut = firstLine.slice(0, 100);
+  return `${cut.slice(0, cut.lastIndexOf(' ') > 60 ? cut.lastIndexOf(' ') : 99)}…`;
 }
 
 const DAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
