@@ -237,6 +237,14 @@ export class NotificationDeliverer {
         jobs.push(this.once(notification, person, 'webhook', (id) => this.callWebhook(notification, person, message, id)));
       if (person.email && this.mailer) jobs.push(this.once(notification, person, 'mail', (id) => this.sendMail(person, message, id)));
     }
+    if (jobs.length === 0) {
+      log.info('notification has nobody this worker can reach (no webhook, and no mail address or no MCP_SMTP_URL)', {
+        id: notification.id,
+        kind: notification.kind,
+        recipients: recipients.map((person) => person.name),
+      });
+      return;
+    }
     const failures = (await Promise.allSettled(jobs))
       .filter((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected')
       .map((outcome) => (outcome.reason as Error).message);
