@@ -17,8 +17,13 @@ const LAYERS = [
     files: ['src/shared/', 'src/approvals/contract.ts', 'src/approvals/records/types.ts', 'src/contract.ts'],
     uses: ['util'],
   },
-  // Decision records: signing, the stores, verification. Used by the bridge, the workers and the auditor's command.
-  { name: 'records', files: ['src/approvals/records/', 'src/approvals/directory.ts'], uses: ['contract', 'util'] },
+  // Decision records (signing, the stores, verification), the approvers directory and the messages people are sent:
+  // used by the bridge, the workers and the auditor's command.
+  {
+    name: 'records',
+    files: ['src/approvals/records/', 'src/approvals/directory.ts', 'src/approvals/notification-message.ts'],
+    uses: ['contract', 'util'],
+  },
   // Activities are imported by workflows as types only (see the sandbox rule below).
   { name: 'workflows', files: ['src/workflows/', 'src/approvals/workflow.ts', 'src/workflow.ts'], uses: ['contract', 'activities'] },
   { name: 'activities', files: ['src/activities/'], uses: ['records', 'contract', 'util'] },
@@ -35,7 +40,11 @@ const LAYERS = [
     uses: ['core', 'contract', 'util'],
   },
   { name: 'app', files: ['src/mcp/app/'], uses: ['contract', 'util'] },
-  { name: 'tools', files: ['src/mcp/tools/', 'src/approvals/tools.ts'], uses: ['protocol', 'approvals', 'core', 'contract', 'util'] },
+  {
+    name: 'tools',
+    files: ['src/mcp/tools/', 'src/approvals/tools.ts'],
+    uses: ['protocol', 'approvals', 'core', 'records', 'contract', 'util'],
+  },
   { name: 'calls', files: ['src/mcp/calls/'], uses: ['tools', 'protocol', 'app', 'approvals', 'core', 'contract', 'util'] },
   { name: 'mcp2025', files: ['src/mcp/mcp2025/'], uses: ['calls', 'tools', 'protocol', 'app', 'approvals', 'core', 'contract', 'util'] },
   { name: 'endpoints', files: ['src/mcp/endpoints.ts'], uses: ['protocol'] },

@@ -10,6 +10,7 @@ import { activityConfigFromEnv, createActivities, importJsonLinesFiles, type Act
 import { createDecisionActivities } from './approvals/records/activities';
 import { decisionPublicKeysFromEnv, type DecisionPublicKeys } from './approvals/records/keys';
 import { decisionStoreFromEnv } from './approvals/records/store';
+import { describeNotificationDelivery } from './activities/notification-delivery';
 import { checkTemporal, describeCheck, TemporalCheckError } from './shared/temporal-check';
 import { msFromEnv, temporalConfigFromEnv, TASK_QUEUE_ENV, type TemporalConfig } from './shared/temporal-config';
 import { startTelemetry, TelemetryConfigError, type Telemetry } from './shared/telemetry';
@@ -39,7 +40,7 @@ export interface SampleWorkerOptions {
 
 /**
  * Creates (does not run) the sample worker: the workflows of `src/workflows` (those of the sample tools and of
- * `examples/tools.yaml`) with the fixture ERP, the payments ledger, the notification outbox and the answer checks.
+ * `examples/tools.yaml`) with the fixture ERP, the payments ledger, the notifications (outbox, webhooks, mail) and the answer checks.
  */
 export function createSampleWorker(options: SampleWorkerOptions): Promise<Worker> {
   const graceMs = options.shutdownGraceMs ?? 10_000;
@@ -91,12 +92,22 @@ Environment:
   INVOICE_APPROVAL_ESCALATE_AFTER_MS  then ask INVOICE_ESCALATION_ROLE too (default 259200000, three days; "never")
   INVOICE_ESCALATION_ROLE the role an unanswered approval escalates to (default ap-manager; "none")
   INVOICE_APPROVAL_EXPIRE_AFTER_MS    end the invoice unpaid after this long without approval (default never)
-  NOTIFICATION_OUTBOX     JSON-lines file of approval notifications (asked, reminder, escalated, delegated) for
-                          mail or chat to pick up (default .data/notifications.jsonl)
   MCP_DECISION_STORE      where the bridge keeps signed decision records, checked before each payment of an invoice
                           approved by role: a directory or a postgres:// URL, the bridge's own (default .data/decisions)
   MCP_DECISION_PUBLIC_KEY the bridge's decision public key(s), SPKI PEM files, comma-separated (default: the public
                           half of the local default key, ~/.config/temporal-mcp-tasks/decision-signing-key.pub.pem)
+  NOTIFICATION_OUTBOX     JSON-lines file of approval notifications (asked, reminder, escalated, delegated,
+                          decided), every one whether delivered or not (default .data/notifications.jsonl)
+  MCP_APPROVERS_DIRECTORY JSON file of the people to reach: names, principals, roles, email, webhook (default none:
+                          the outbox only; see docs/configuration.md)
+  MCP_SMTP_URL            mail approvers through this SMTP server: smtp://host:port, smtps://user:pass@host:465
+                          (default none: no mail)
+  MCP_NOTIFY_FROM         the sender of that mail, e.g. "Approvals <approvals@example.com>" (required with
+                          MCP_SMTP_URL)
+  MCP_WEBHOOK_SECRET      signs webhook calls (Standard Webhooks, whsec_...) of people without a secret of their own
+  MCP_TASK_VIEW_URL       link to a task in messages, {taskId} standing for its id (default none)
+  NOTIFICATION_LEDGER     directory recording each delivery made, so a retry makes none twice
+                          (default .data/notifications-sent)
   MCP_TASK_MARKER_KEY     the bridge's secret key (32+ characters), which workflows need to check that an answer
                           came from a bridge; the same as the bridge's (MCP_TASK_MARKER_KEY_FILE names a file
                           instead; default: the key file every local process shares, see the bridge's --help)
@@ -221,7 +232,12 @@ async function main(argv: string[]): Promise<void> {
   });
   running.worker = worker;
   if (telemetry.enabled) log.info(`worker: traces to ${telemetry.description}`);
-  log.info(`worker: invoices approved by ${describePolicy(activities.invoiceApproval)}; notifications to ${activities.notificationOutbox}`);
+  const reached = activities.notificationDelivery
+    ? ` and to ${describeNotificationDelivery(activities.notificationDelivery)}`
+    : ' only (MCP_APPROVERS_DIRECTORY unset)';
+  log.info(
+    `worker: invoices approved by ${describePolicy(activities.invoiceApproval)}; notifications to ${activities.notificationOutbox}${reached}`,
+  );
   log.info(
     `worker: polling task queue "${config.taskQueue}" on ${config.address} (namespace ${config.namespace}); ledger ${activities.ledgerDir}; answer key ${answerSeal.keyId}; decisions in ${redactUrl(activities.decisionStore)}, checked with key ${decisionKeys.keyIds.join(', ')}`,
   );

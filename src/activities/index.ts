@@ -4,6 +4,7 @@ import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { DEFAULT_INVOICE_APPROVER_ROLE, type Invoice, type InvoiceApprovalPolicy } from '../shared/invoice';
 import { createNotificationActivities, notificationOutboxFromEnv } from './notifications';
+import { notificationDeliveryFromEnv, type NotificationDeliveryConfig } from './notification-delivery';
 import { FixtureErp, type ErpCheck } from './erp';
 import { PaymentsLedger, type LedgerEntry, type PaymentRequest } from './payments';
 
@@ -28,6 +29,8 @@ export interface ActivityConfig {
    * directory, or a `postgres://` URL. The bridge must be given the same (MCP_DECISION_STORE).
    */
   decisionStore: string;
+  /** Who is reached about approvals, by webhook and mail, besides the outbox; without it, the outbox only. */
+  notificationDelivery?: NotificationDeliveryConfig;
 }
 
 /**
@@ -41,6 +44,10 @@ export type InvoiceValidation = ErpCheck & { registered?: boolean };
  * PAYMENT_FAIL_ATTEMPTS, NOTIFICATION_OUTBOX, MCP_DECISION_STORE and the INVOICE_* approval settings (see
  * {@link invoiceApprovalPolicyFromEnv}). The directories default to `.data/` in the current folder (the checkout, for
  * the npm scripts), never inside an installed package.
+ * PAYMENT_FAIL_ATTEMPTS, NOTIFICATION_OUTBOX, the INVOICE_* approval settings (see
+ * {@link invoiceApprovalPolicyFromEnv}) and the delivery of notifications (MCP_APPROVERS_DIRECTORY and the others of
+ * {@link notificationDeliveryFromEnv}). The directories default to `.data/` in the current folder (the checkout, for
+ * the npm scripts), never inside an installed package. Throws naming a bad setting.
  */
 export function activityConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ActivityConfig {
   const dataDir = path.resolve('.data');
@@ -53,6 +60,7 @@ export function activityConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Act
     invoiceApproval: invoiceApprovalPolicyFromEnv(env),
     notificationOutbox: notificationOutboxFromEnv(env),
     decisionStore: decisionStoreLocation(env),
+    notificationDelivery: notificationDeliveryFromEnv(env),
   };
 }
 
@@ -151,7 +159,7 @@ export function createActivities(config: ActivityConfig) {
   const erp = new FixtureErp(config.erpRegistryDir);
   const ledger = new PaymentsLedger(config.ledgerDir);
   return {
-    ...createNotificationActivities(config.notificationOutbox),
+    ...createNotificationActivities(config.notificationOutbox, config.notificationDelivery),
 
     /** Who approves invoices on this worker's deployment (read once per invoice, kept in its history). */
     async invoiceApprovalPolicy(): Promise<InvoiceApprovalPolicy> {

@@ -1,0 +1,228 @@
+/**
+ * What a person is sent about an addressed question: a subject line and a plain-text body for each kind of
+ * {@link DecisionNotification}, the same for mail and webhooks. Pure: the notification and a few facts the worker
+ * knows (the submitter as a person, the task view's address) in, text out.
+ */
+import { z } from 'zod';
+import { formatAmount, sumAmounts } from '../shared/invoice';
+import { defaultPersonOf, type DecisionNotification } from './contract';
+
+/** What one person is sent about one notification. */
+export interface NotificationMessage {
+  /** One line: the mail's Subject, a chat message's title. No line breaks. */
+  subject: string;
+  /** The body, plain text, lines joined with `\n`. */
+  text: string;
+  /** The task view's address, when {@link MessageContext.taskViewUrl} is set (it is in `text` too). */
+  link?: string;
+}
+
+/** What the worker knows beyond the notification. */
+export interface MessageContext {
+  /** The person the message goes to, for the greeting. */
+  recipient?: string;
+  /** The requester as a person (the directory's `personOf`); default {@link defaultPersonOf} of `requester`. */
+  submitter?: string;
+  /** Template of a link to the task view, `{taskId}` standing for the task id (`MCP_TASK_VIEW_URL`). */
+  taskViewUrl?: string;
+}
+
+/** The task view's address for `taskId`: `template` with each `{taskId}` replaced by the id, URL-encoded. */
+export function taskViewLink(template: string, taskId: string): string {
+  return template.replaceAll('{taskId}', encodeURIComponent(taskId));
+}
+
+// An invoice as a question's subject: the invoice itself, or `{ invoice, vendorName?, total? }`. Extra fields are kept
+// out of the message, not refused: the subject is whatever the workflow shows.
+const InvoiceLineSchema = z.object({
+  lineItemId: z.string(),
+  description: z.string(),
+  amount: z.number(),
+  payOn: z.string().optional(),
+});
+const InvoiceSubjectSchema = z.object({
+  vendorId: z.string(),
+  vendorName: z.string().optional(),
+  invoiceNumber: z.string(),
+  currency: z.string(),
+  total: z.number().optional(),
+  lineItems: z.array(InvoiceLineSchema).min(1),
+});
+type InvoiceSubject = z.infer<typeof InvoiceSubjectSchema>;
+
+/** The subject as an invoice, or undefined when it is not one. */
+function invoiceOf(subject: unknown): InvoiceSubject | undefined {
+  if (typeof subject !== 'object' || subject === null) return undefined;
+  const outer = subject as Record<string, unknown>;
+  const inner = typeof outer.invoice === 'object' && outer.invoice !== null ? { ...(outer.invoice as object), ...outer } : outer;
+  const parsed = InvoiceSubjectSchema.safeParse(inner);
+  return parsed.success ? parsed.data : undefined;
+}
+
+function vendorText(invoice: InvoiceSubject): string {
+  return invoice.vendorName ? `${invoice.vendorId} (${invoice.vendorName})` : invoice.vendorId;
+}
+
+function totalOf(invoice: InvoiceSubject): number {
+  return invoice.total ?? sumAmounts(invoice.lineItems.map((item) => item.amount));
+}
+
+/** The invoice as the body shows it: what, from whom, how much, and each line with its amount. */
+function invoiceLines(invoice: InvoiceSubject): string[] {
+  return [
+    `Invoice ${invoice.invoiceNumber} from vendor ${vendorText(invoice)}`,
+    `Total: ${formatAmount(totalOf(invoice), invoice.currency)} in ${invoice.lineItems.length} line item(s):`,
+    ...invoice.lineItems.map(
+      (item) =>
+        `  - ${item.lineItemId} ${item.description}: ${formatAmount(item.amount, invoice.currency)}` +
+        (item.payOn ? `, scheduled for ${item.payOn}` : ''),
+    ),
+  ];
+}
+
+const MAX_SUBJECT_LINES = 40;
+const MAX_VALUE_LENGTH = 200;
+
+function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/** Any other subject, field by field, nested fields indented; long values and long subjects cut short. */
+function genericLines(subject: unknown): string[] {
+  const lines: string[] = [];
+  const walk = (value: unknown, label: string, indent: string): void => {
+    if (lines.length > MAX_SUBJECT_LINES) return;
+    const prefix = label ? `${indent}${label}: ` : indent;
+    if (value === null || typeof value !== 'object') {
+      lines.push(`${prefix}${clip(String(value).replace(/\s+/g, ' '), MAX_VALUE_LENGTH)}`);
+      return;
+    }
+    const entries: [string, unknown][] = Array.isArray(value)
+      ? value.map((item, index) => [`${index + 1}`, item])
+      : Object.entries(value as Record<string, unknown>);
+    if (entries.every(([, item]) => item === null || typeof item !== 'object') && Array.isArray(value)) {
+      lines.push(`${prefix}${clip(value.map(String).join(', '), MAX_VALUE_LENGTH)}`);
+      return;
+    }
+    if (label) lines.push(`${indent}${label}:`);
+    for (const [key, item] of entries) walk(item, key, label ? `${indent}  ` : indent);
+  };
+  walk(subject, '', '');
+  if (lines.length > MAX_SUBJECT_LINES) return [...lines.slice(0, MAX_SUBJECT_LINES), '…'];
+  return lines;
+}
+
+/** What the question is about, as the body shows it; none without a subject. */
+function subjectLines(subject: unknown): string[] {
+  if (subject === undefined) return [];
+  const invoice = invoiceOf(subject);
+  return invoice ? invoiceLines(invoice) : ['About:', ...genericLines(subject).map((line) => `  ${line}`)];
+}
+
+/** What the question is about, in a few words for the subject line. */
+function summary(notification: DecisionNotification): string {
+  const invoice = invoiceOf(notification.subject);
+  if (invoice) {
+    return `invoice ${invoice.invoiceNumber} from ${invoice.vendorName ?? invoice.vendorId}, ${formatAmount(totalOf(invoice), invoice.currency)}`;
+  }
+  const firstLine = notification.message.split('\n')[0].replace(/\s+/g, ' ').trim();
+  if (firstLine.length <= 100) return firstLine;
+  // Cut between words, where a reader expects the ellipsis.
+  const cut = firstLine.slice(0, 100);
+  return `${cut.slice(0, cut.lastIndexOf(' ') > 60 ? cut.lastIndexOf(' ') : 99)}…`;
+}
+
+const DAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/** "Sat 28 Nov 2026, 14:00 UTC": a time the same on every machine; an unreadable one as given. */
+export function formatTime(iso: string): string {
+  const at = new Date(iso);
+  if (Number.isNaN(at.getTime())) return iso;
+  const hh = String(at.getUTCHours()).padStart(2, '0');
+  const mm = String(at.getUTCMinutes()).padStart(2, '0');
+  return `${DAYS[at.getUTCDay()]} ${at.getUTCDate()} ${MONTHS[at.getUTCMonth()]} ${at.getUTCFullYear()}, ${hh}:${mm} UTC`;
+}
+
+function approvalsText(count: number, required: number): string {
+  return `${count} of ${required} approval${required === 1 ? '' : 's'}`;
+}
+
+const DECIDED_WORDS: Record<NonNullable<DecisionNotification['outcome']>, { subject: string; text: string }> = {
+  accepted: { subject: 'Approved', text: 'was approved' },
+  declined: { subject: 'Declined', text: 'was declined' },
+  overdue: { subject: 'Overdue', text: 'was not answered in time: it ended overdue' },
+};
+
+/** The subject line's opening words for each kind. */
+function subjectOpening(notification: DecisionNotification): string {
+  switch (notification.kind) {
+    case 'asked':
+      return 'Approval requested';
+    case 'reminder':
+      return 'Reminder: approval requested';
+    case 'escalated':
+      return 'Escalated: approval requested';
+    case 'delegated':
+      return 'Handed to you: approval requested';
+    case 'decided':
+      return notification.outcome ? DECIDED_WORDS[notification.outcome].subject : 'Decided';
+  }
+}
+
+/** The body's first sentence for each kind. */
+function lead(notification: DecisionNotification, submitter: string | undefined): string {
+  const request = submitter ? `${submitter}'s request` : 'a request';
+  switch (notification.kind) {
+    case 'asked':
+      return submitter ? `${submitter} asks for your approval.` : 'Your approval is requested.';
+    case 'reminder':
+      return `Reminder: ${request} still waits for your approval.`;
+    case 'escalated':
+      return `${submitter ? request : 'A request'} was not approved in time, so it is escalated: you are asked too.`;
+    case 'delegated':
+      return `${notification.delegatedBy ?? 'An approver'} handed ${request} to you: you are asked in their place.`;
+    case 'decided': {
+      const words = notification.outcome ? DECIDED_WORDS[notification.outcome].text : 'was decided';
+      return `Your request ${words}.`;
+    }
+  }
+}
+
+/**
+ * The message for `notification` (see the module's comment): who submitted it, what it is about (an invoice: vendor,
+ * number, total and each line with its amount; any other subject field by field), the question, how far the approval
+ * has come, when it escalates and when it is due, and how to answer (`approvals_inbox`, then `approvals_answer` with
+ * the task id and key), with a link to the task view when `context.taskViewUrl` is set. A `decided` notification tells
+ * the requester how it ended instead.
+ */
+export function notificationMessage(notification: DecisionNotification, context: MessageContext = {}): NotificationMessage {
+  const submitter = context.submitter ?? (notification.requester !== undefined ? defaultPersonOf(notification.requester) : undefined);
+  const link = context.taskViewUrl ? taskViewLink(context.taskViewUrl, notification.taskId) : undefined;
+  const subject = `${subjectOpening(notification)}: ${summary(notification)}`.replace(/[\r\n]+/g, ' ');
+  const body: string[] = [];
+  if (context.recipient) body.push(`Hello ${context.recipient},`, '');
+  body.push(lead(notification, submitter), '');
+  if (submitter) body.push(`Submitted by: ${submitter}`);
+  const about = subjectLines(notification.subject);
+  if (about.length > 0) body.push(...about);
+  body.push('', 'Question:', ...notification.message.split('\n').map((line) => `  ${line}`), '');
+  body.push(`Progress: ${approvalsText(notification.accepted, notification.required)}.`);
+  if (notification.kind === 'decided') {
+    if (notification.answeredBy?.length) body.push(`Answered by: ${notification.answeredBy.join(', ')}`);
+  } else {
+    if (notification.escalatesAt) body.push(`Escalates: ${formatTime(notification.escalatesAt)}, when more approvers are asked.`);
+    if (notification.dueAt) body.push(`Due: ${formatTime(notification.dueAt)}; unanswered by then, the request ends overdue.`);
+    body.push(
+      '',
+      'How to answer, from an MCP client connected to the task bridge:',
+      '  1. approvals_inbox lists the questions waiting for you.',
+      `  2. approvals_answer with taskId "${notification.taskId}" and key "${notification.key}": with no action your client`,
+      '     shows the form; or action "accept" with content (the fields approvals_inbox lists), "decline", or',
+      '     "delegate" with delegateTo (the principal asked in your place).',
+    );
+  }
+  if (link) body.push('', `Task view: ${link}`);
+  body.push('', `Task ${notification.taskId}, question "${notification.key}".`);
+  return { subject, text: `${body.join('\n')}\n`, ...(link && { link }) };
+}

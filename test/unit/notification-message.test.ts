@@ -1,0 +1,132 @@
+import type { DecisionNotification } from '../../src/approvals/contract';
+import { formatTime, notificationMessage, taskViewLink } from '../../src/approvals/notification-message';
+
+const invoiceSubject = {
+  vendorId: 'V-100',
+  vendorName: 'Acme Office Supplies',
+  invoiceNumber: 'INV-2041',
+  currency: 'EUR',
+  total: 6_800,
+  lineItems: [
+    { lineItemId: 'LI-1', description: 'Laptops, 4 units', amount: 5_600 },
+    { lineItemId: 'LI-2', description: 'Support contract, second half', amount: 1_200, payOn: '2027-02-24' },
+  ],
+};
+
+function notification(overrides: Partial<DecisionNotification> = {}): DecisionNotification {
+  return {
+    id: 'invoice-1/approval/reminder/1',
+    kind: 'reminder',
+    taskId: 'invoice-1',
+    key: 'approval',
+    message: 'Approve invoice INV-2041 from vendor V-100 (Acme Office Supplies): EUR 6,800.00 in 2 line item(s)?',
+    audience: { roles: ['ap-approver'], required: 2 },
+    requester: 'oauth:sam',
+    answeredBy: ['ann'],
+    subject: invoiceSubject,
+    accepted: 1,
+    required: 2,
+    escalatesAt: '2026-11-28T14:00:00.000Z',
+    dueAt: '2026-12-01T09:30:00.000Z',
+    at: '2026-11-27T14:00:00.000Z',
+    ...overrides,
+  };
+}
+
+test('notification message: an invoice reminder names the submitter, vendor, number, total, each line, 1 of 2, both times and how to answer', () => {
+  const message = notificationMessage(notification(), { recipient: 'bob', taskViewUrl: 'https://tasks.example.com/view?task={taskId}' });
+  expect(message.subject).toBe('Reminder: approval requested: invoice INV-2041 from Acme Office Supplies, EUR 6,800.00');
+  const lines = message.text.split('\n');
+  expect(lines[0]).toBe('Hello bob,');
+  expect(lines).toContain("Reminder: sam's request still waits for your approval.");
+  expect(lines).toContain('Submitted by: sam');
+  expect(lines).toContain('Invoice INV-2041 from vendor V-100 (Acme Office Supplies)');
+  expect(lines).toContain('Total: EUR 6,800.00 in 2 line item(s):');
+  expect(lines).toContain('  - LI-1 Laptops, 4 units: EUR 5,600.00');
+  expect(lines).toContain('  - LI-2 Support contract, second half: EUR 1,200.00, scheduled for 2027-02-24');
+  expect(lines).toContain('Progress: 1 of 2 approvals.');
+  expect(lines).toContain('Escalates: Sat 28 Nov 2026, 14:00 UTC, when more approvers are asked.');
+  expect(lines).toContain('Due: Tue 1 Dec 2026, 09:30 UTC; unanswered by then, the request ends overdue.');
+  expect(message.text).toContain('approvals_inbox lists the questions waiting for you');
+  expect(message.text).toContain('approvals_answer with taskId "invoice-1" and key "approval"');
+  expect(message.link).toBe('https://tasks.example.com/view?task=invoice-1');
+  expect(lines).toContain('Task view: https://tasks.example.com/view?task=invoice-1');
+});
+
+test('notification message: without a total the lines are summed; without a vendor name the vendor id stands; an `invoice` field counts as the invoice', () => {
+  const { total: _total, vendorName: _name, ...bare } = invoiceSubject;
+  const message = notificationMessage(notification({ kind: 'asked', accepted: 0, subject: { invoice: bare, erp: { ok: true } } }));
+  expect(message.subject).toBe('Approval requested: invoice INV-2041 from V-100, EUR 6,800.00');
+  expect(message.text).toContain('Total: EUR 6,800.00 in 2 line item(s):');
+  expect(message.text).toContain('Invoice INV-2041 from vendor V-100\n');
+  expect(message.text).toContain('Progress: 0 of 2 approvals.');
+});
+
+test('notification message: any other subject is shown field by field; no subject shows the question alone', () => {
+  const other = notificationMessage(
+    notification({
+      kind: 'asked',
+      message: 'Approve the expense report?\nTravel to Lyon',
+      subject: { employee: 'dana', amounts: [120, 80], trip: { city: 'Lyon', nights: 2 } },
+      accepted: 0,
+      required: 1,
+    }),
+  );
+  expect(other.subject).toBe('Approval requested: Approve the expense report?');
+  expect(other.text).toContain('About:\n  employee: dana\n  amounts: 120, 80\n  trip:\n    city: Lyon\n    nights: 2\n');
+  expect(other.text).toContain('Question:\n  Approve the expense report?\n  Travel to Lyon\n');
+  expect(other.text).toContain('Progress: 0 of 1 approval.');
+
+  // As today's workflows send them: no requester, no subject, no escalation time.
+  const bare = notificationMessage({
+    id: 't/approval/asked/1',
+    kind: 'asked',
+    taskId: 't',
+    key: 'approval',
+    message: 'Approve it?',
+    audience: { roles: ['ap-approver'] },
+    accepted: 0,
+    required: 1,
+    at: '2026-11-27T14:00:00.000Z',
+  });
+  expect(bare.subject).toBe('Approval requested: Approve it?');
+  expect(bare.text).toContain('Your approval is requested.');
+  expect(bare.text).not.toContain('Submitted by');
+  expect(bare.text).not.toContain('Escalates');
+  expect(bare.text).not.toContain('Due');
+  expect(bare.link).toBeUndefined();
+});
+
+test('notification message: each kind opens with its own words; decided tells the requester how it ended, with no answering steps', () => {
+  expect(notificationMessage(notification({ kind: 'asked' })).text).toContain('sam asks for your approval.');
+  expect(notificationMessage(notification({ kind: 'escalated' })).subject).toMatch(/^Escalated: approval requested: /);
+  expect(notificationMessage(notification({ kind: 'escalated' })).text).toContain(
+    "sam's request was not approved in time, so it is escalated",
+  );
+  const delegated = notificationMessage(notification({ kind: 'delegated', delegatedBy: 'ann', delegatedTo: 'bob' }));
+  expect(delegated.subject).toMatch(/^Handed to you: /);
+  expect(delegated.text).toContain("ann handed sam's request to you");
+  const decided = notificationMessage(notification({ kind: 'decided', outcome: 'accepted', accepted: 2, answeredBy: ['ann', 'bob'] }), {
+    recipient: 'sam',
+    submitter: 'sam',
+  });
+  expect(decided.subject).toBe('Approved: invoice INV-2041 from Acme Office Supplies, EUR 6,800.00');
+  expect(decided.text).toContain('Your request was approved.');
+  expect(decided.text).toContain('Progress: 2 of 2 approvals.');
+  expect(decided.text).toContain('Answered by: ann, bob');
+  expect(decided.text).not.toContain('approvals_answer');
+  expect(notificationMessage(notification({ kind: 'decided', outcome: 'overdue' })).subject).toMatch(/^Overdue: /);
+  expect(notificationMessage(notification({ kind: 'decided', outcome: 'declined' })).text).toContain('Your request was declined.');
+});
+
+test('notification message: the subject line has no line breaks; the directory’s person stands for the submitter', () => {
+  const message = notificationMessage(notification({ subject: undefined, message: 'Line one\r\nline two' }), { submitter: 'Sam Smith' });
+  expect(message.subject).toBe('Reminder: approval requested: Line one');
+  expect(message.text).toContain('Submitted by: Sam Smith');
+});
+
+test('notification message: times read the same on every machine; task view links encode the id', () => {
+  expect(formatTime('2026-01-05T07:04:00Z')).toBe('Mon 5 Jan 2026, 07:04 UTC');
+  expect(formatTime('not a time')).toBe('not a time');
+  expect(taskViewLink('https://x.example/t/{taskId}', 'invoice 1/a')).toBe('https://x.example/t/invoice%201%2Fa');
+});
