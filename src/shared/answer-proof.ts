@@ -1,6 +1,7 @@
 /**
- * Answers only a bridge can give. The bridge seals each answer it hands to a workflow: the answer, the run it is for
- * and who gave it, as JSON text, with a MAC under a key derived from its secret key. Workers hold the same key and check
+ * Answers only a bridge can give. The bridge seals each answer it hands to a workflow (and each request for an action a
+ * workflow offers): the answer, the run it is for and who gave it, as JSON text, with a MAC under a key derived from its
+ * secret key. Workers hold the same key and check
  * the MAC in the local activity {@link VERIFY_ANSWER_ACTIVITY} before the workflow acts, so a signal sent by anyone
  * else who can write the namespace (a plain Temporal client, the CLI) answers nothing. Node only: never imported by
  * workflow code.
@@ -10,8 +11,10 @@ import { log } from '@temporalio/activity';
 import { taskKeyFromEnv } from './task-key';
 import {
   VERIFY_ANSWER_ACTIVITY,
+  type ActionSealFields,
   type AnswerOrigin,
   type InputResponse,
+  type SealedAction,
   type SealedAnswer,
   type VerifyAnswerInput,
   type VerifyAnswerResult,
@@ -52,6 +55,33 @@ export class AnswerSeal {
     const sealedAnswer: SealedAnswer = { v: 1, workflowId: run.workflowId, originalRunId: run.originalRunId, ...answer };
     const sealed = JSON.stringify(sealedAnswer);
     return { ...answer, sealed, proof: `v1.${this.keyId}.${this.mac(sealed)}` };
+  }
+
+  /**
+   * The seal of a request for an action the run offers (an Update): who asked, for which run (`run`, as for an answer),
+   * which Update and what for. The Update's argument carries it beside its own fields; the workflow checks it as it
+   * checks an answer's (`openSealedAction`, then {@link VERIFY_ANSWER_ACTIVITY}).
+   */
+  sealAction(
+    run: { workflowId: string; originalRunId: string },
+    update: string,
+    subject: SealedAction['subject'],
+    requestedBy: AnswerOrigin,
+    now = new Date(),
+  ): Required<ActionSealFields> {
+    const action: SealedAction = { v: 1, kind: 'action', ...run, update, subject, requestedBy, requestedAt: now.toISOString() };
+    const sealed = JSON.stringify(action);
+    return { sealed, proof: `v1.${this.keyId}.${this.mac(sealed)}` };
+  }
+
+  /**
+   * An id for the Update of an action that only a holder of the key can tell in advance, the same for every request of
+   * that action on that run: a retried request is applied once, and nobody else can take the id first with a request
+   * of their own (which would be refused, and then answer every request with that id).
+   */
+  actionId(run: { workflowId: string; originalRunId: string }, update: string, subject: SealedAction['subject']): string {
+    const text = `action-id\n${JSON.stringify([run.workflowId, run.originalRunId, update, subject])}`;
+    return this.mac(text).slice(0, 22);
   }
 
   /** Whether `proof` is this key's MAC of `sealed` (constant-time), and if not, why. */

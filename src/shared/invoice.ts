@@ -4,7 +4,7 @@
  */
 import { defineUpdate } from '@temporalio/workflow';
 import { z } from 'zod';
-import type { FormInputRequest } from './task-contract';
+import type { ActionSealFields, FormInputRequest, RefusedAction } from './task-contract';
 
 /** Workflow type name; stored in histories, never rename. */
 export const INVOICE_WORKFLOW_TYPE = 'invoiceWorkflow';
@@ -90,12 +90,21 @@ export const InvoiceSchema = z
   });
 export type Invoice = z.infer<typeof InvoiceSchema>;
 
+/** Who released a scheduled line item for payment before its date, as the workflow recorded it. */
+export const ReleaseRecordSchema = z.object({
+  principal: z.string().describe('The principal the bridge authenticated'),
+  via: z.string().optional().describe('The tool it came through'),
+  at: z.string().describe('ISO 8601 time the workflow took the release'),
+});
+export type ReleaseRecord = z.infer<typeof ReleaseRecordSchema>;
+
 /** A line item that was paid. */
 export const PaymentSchema = z.object({
   lineItemId: z.string(),
   amount: z.number(),
   paymentId: z.string(),
   paidAt: z.string().describe('ISO 8601 time of payment'),
+  releasedBy: ReleaseRecordSchema.optional().describe('Who released it before its date, when someone did'),
 });
 export type Payment = z.infer<typeof PaymentSchema>;
 
@@ -152,13 +161,37 @@ export const InvoiceResultSchema = z.object({
 });
 export type InvoiceResult = z.infer<typeof InvoiceResultSchema>;
 
-/** Argument of {@link releaseScheduledPaymentUpdate}. */
-export interface ReleasePaymentRequest {
+/** Wire name of {@link releaseScheduledPaymentUpdate}; stored in histories, never rename. */
+export const RELEASE_SCHEDULED_PAYMENT_UPDATE = 'releaseScheduledPayment';
+
+/**
+ * Argument of {@link releaseScheduledPaymentUpdate}: the line item, and the bridge's seal of the request (a sealed
+ * action for this run, this Update and `{ lineItemId }`). A release without a valid seal is refused.
+ */
+export interface ReleasePaymentRequest extends ActionSealFields {
   lineItemId: string;
 }
 
-/** Pays a scheduled line item now instead of on its date; completes with the payment. */
-export const releaseScheduledPaymentUpdate = defineUpdate<Payment, [ReleasePaymentRequest]>('releaseScheduledPayment');
+/**
+ * Pays a scheduled line item now instead of on its date; completes with the payment, which says who released it. Only a
+ * request the bridge sealed is taken (see {@link SEALED_RELEASES_PATCH}).
+ */
+export const releaseScheduledPaymentUpdate = defineUpdate<Payment, [ReleasePaymentRequest]>(RELEASE_SCHEDULED_PAYMENT_UPDATE);
+
+/** Patch id under which the invoice workflow takes only sealed releases; histories from before it took any and replay so. */
+export const SEALED_RELEASES_PATCH = 'invoice-sealed-releases';
+
+/**
+ * Memo key where the invoice workflow keeps its releases: who released which line item and when, and the last few
+ * releases it refused (no seal, a bad proof, another run's or another line item's), newest last.
+ */
+export const RELEASES_MEMO = 'invoiceReleases';
+
+/** What the invoice workflow keeps in {@link RELEASES_MEMO}. */
+export interface PublishedReleases {
+  released: (ReleaseRecord & { lineItemId: string })[];
+  refused: RefusedAction[];
+}
 
 /**
  * Who approves invoices: holders of a role, never the submitter, two distinct ones above an amount, with a reminder,

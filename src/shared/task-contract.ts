@@ -34,6 +34,29 @@ export const RESPOND_SIGNAL_NAME = 'mcp.respond';
 /** Delivers the user's answer to a pending input request. Durable once the signal call returns. */
 export const respondSignal = defineSignal<[InputResponse]>(RESPOND_SIGNAL_NAME);
 
+/**
+ * Signal name of the bridge's {@link RunBinding}: sent to every run the bridge starts, before the run's first workflow
+ * task. A workflow need not handle it (the bridge reads it from the history); the TypeScript helper registers a handler
+ * that ignores it, and SDKs that buffer signals without a handler (Python, Go, Java, .NET) are not disturbed by it.
+ */
+export const BIND_SIGNAL_NAME = 'mcp.bind';
+
+/** Carries the bridge's {@link RunBinding} to the run it started. */
+export const bindSignal = defineSignal<[RunBinding]>(BIND_SIGNAL_NAME);
+
+/**
+ * The bridge's word that it started this run: `proof` is a MAC over the workflow id and the run id its start returned,
+ * under a key derived from its secret key. A read of a task whose mark says it is bound serves the run only when the
+ * first run of its chain holds a binding for its own run id, so a run that replaces the task (even with a copy of its
+ * memo and this signal) is not the task.
+ */
+export interface RunBinding {
+  v: 1;
+  workflowId: string;
+  runId: string;
+  proof: string;
+}
+
 /** Non-terminal statuses a running workflow may publish; terminal ones come from the execution itself. */
 export const PUBLISHED_STATUSES = ['working', 'input_required'] as const;
 
@@ -196,14 +219,83 @@ export function openSealedAnswer(sealed: unknown, run: { workflowId: string; ori
   } catch {
     return 'its seal is not JSON';
   }
-  const answer = parsed as Partial<SealedAnswer> | null;
+  const answer = parsed as (Partial<SealedAnswer> & { kind?: unknown }) | null;
   if (typeof answer !== 'object' || answer === null || answer.v !== 1) return 'its seal is of an unknown version';
+  // An action's seal is proved with the same key: it never answers a question.
+  if (answer.kind !== undefined) return 'its seal is not an answer seal';
   if (answer.workflowId !== run.workflowId || answer.originalRunId !== run.originalRunId) return 'its seal was made for another run';
   if (typeof answer.key !== 'string' || !['accept', 'decline', 'delegate'].includes(answer.action as string))
     return 'its seal has no answer';
   if (typeof answer.answeredBy?.principal !== 'string' || typeof answer.answeredAt !== 'string')
     return 'its seal does not say who answered';
   return answer as SealedAnswer;
+}
+
+/**
+ * What the bridge seals when a person asks a workflow to do something it offers (an Update, such as the invoice's
+ * release of a scheduled payment): who asked, for which run, which Update and what for. Sealed and proved like an answer
+ * (the same key and {@link VERIFY_ANSWER_ACTIVITY}); `kind` tells it from an answer, whose seal has none.
+ */
+export interface SealedAction {
+  v: 1;
+  kind: 'action';
+  workflowId: string;
+  /** The run's original run id, as for a {@link SealedAnswer}. */
+  originalRunId: string;
+  /** The Update's wire name. */
+  update: string;
+  /** What the action is for: the Update's arguments without the seal, e.g. `{ lineItemId: 'LI-2' }`. */
+  subject: Record<string, string | number | boolean>;
+  requestedBy: AnswerOrigin;
+  /** ISO 8601 time the bridge took the request. */
+  requestedAt: string;
+}
+
+/** The seal an Update's argument carries beside its own fields: the JSON text of a {@link SealedAction} and its proof. */
+export interface ActionSealFields {
+  sealed?: string;
+  proof?: string;
+}
+
+/** An action the workflow refused (no seal, a bad proof, another run's or another action's), as a workflow keeps it. */
+export interface RefusedAction {
+  /** The Update's wire name. */
+  update: string;
+  /** What it was asked for, as sent (shortened). */
+  subject: string;
+  reason: string;
+  /** ISO 8601, workflow time. */
+  at: string;
+}
+
+/**
+ * Reads an action seal's text: the action it carries when it is well formed, made for this run and for `update` with
+ * this `subject`, or why not. Pure and deterministic; the proof is checked apart, by {@link VERIFY_ANSWER_ACTIVITY}.
+ */
+export function openSealedAction(
+  sealed: unknown,
+  run: { workflowId: string; originalRunId: string },
+  update: string,
+  subject: Record<string, string | number | boolean>,
+): SealedAction | string {
+  if (typeof sealed !== 'string') return 'it carries no seal';
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(sealed);
+  } catch {
+    return 'its seal is not JSON';
+  }
+  const action = parsed as Partial<SealedAction> | null;
+  if (typeof action !== 'object' || action === null || action.v !== 1 || action.kind !== 'action') return 'its seal is not an action seal';
+  if (action.workflowId !== run.workflowId || action.originalRunId !== run.originalRunId) return 'its seal was made for another run';
+  if (action.update !== update) return `its seal was made for ${String(action.update)}, not ${update}`;
+  const sealedSubject = action.subject ?? {};
+  const same =
+    Object.keys(sealedSubject).length === Object.keys(subject).length &&
+    Object.entries(subject).every(([name, value]) => sealedSubject[name] === value);
+  if (!same) return 'its seal was made for another request';
+  if (typeof action.requestedBy?.principal !== 'string' || typeof action.requestedAt !== 'string') return 'its seal does not say who asked';
+  return action as SealedAction;
 }
 
 /** What the bridge stores in {@link TASK_META_MEMO} when it starts a workflow. */
@@ -216,6 +308,9 @@ export interface TaskMeta {
   createdAt?: string;
   /** SHA-256 of the validated arguments (canonical JSON), when the call carried an idempotency key. */
   argumentsDigest?: string;
-  /** The bridge's mark (an HMAC over workflow id, principal and tool): only workflows carrying it are served as tasks. */
+  /**
+   * The bridge's mark (an HMAC over workflow id, principal, tool, input digest and creation time, and whether the run is
+   * bound by a {@link RunBinding}): only workflows carrying it are served as tasks.
+   */
   marker?: string;
 }

@@ -1,13 +1,16 @@
 import {
   ActivityCancellationType,
   allHandlersFinished,
+  ApplicationFailure,
   CancellationScope,
   condition,
   isCancellation,
+  log,
   patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
+  upsertMemo,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { InvoiceActivities } from '../activities';
@@ -17,7 +20,10 @@ import {
   approvalRequest,
   formatAmount,
   invoiceSubject,
+  RELEASE_SCHEDULED_PAYMENT_UPDATE,
   releaseScheduledPaymentUpdate,
+  RELEASES_MEMO,
+  SEALED_RELEASES_PATCH,
   sumAmounts,
   type Approver,
   type Invoice,
@@ -26,8 +32,12 @@ import {
   type InvoiceSubject,
   type LineItem,
   type Payment,
+  type PublishedReleases,
+  type ReleasePaymentRequest,
+  type ReleaseRecord,
   type ScheduledPayment,
 } from '../shared/invoice';
+import { openSealedAction, VERIFY_ANSWER_ACTIVITY, type VerifyAnswerInput, type VerifyAnswerResult } from '../shared/task-contract';
 import { personOfAnswer, type AnswerRecord } from '../approvals/contract';
 import { VERIFY_DECISIONS_ACTIVITY } from '../approvals/records/types';
 import { startWorkflowTask, taskPrincipal, type WorkflowTask } from './workflow-task';
@@ -154,11 +164,17 @@ async function processInvoice(invoice: Invoice, taskId: string, task: WorkflowTa
   const base = { vendorId: invoice.vendorId, invoiceNumber: invoice.invoiceNumber, currency: invoice.currency, total };
   const { paid, releasedEarly } = state;
 
+  const releases: PublishedReleases = { released: [], refused: [] };
   setHandler(
     releaseScheduledPaymentUpdate,
-    async ({ lineItemId }) => {
+    async (request) => {
+      const { lineItemId } = request;
+      // Histories from before sealed releases took any release as it came; they replay that way.
+      const releasedBy = patched(SEALED_RELEASES_PATCH) ? await takeSealedRelease(request, releases) : undefined;
+      const early = !paid.has(lineItemId);
       releasedEarly.add(lineItemId);
       await condition(() => paid.has(lineItemId));
+      if (releasedBy && early) paid.set(lineItemId, { ...paid.get(lineItemId)!, releasedBy });
       return paid.get(lineItemId)!;
     },
     {
@@ -445,4 +461,47 @@ function cancelledMessage(invoice: Invoice, payments: LedgerEntry[], approved: b
 
 function msUntil(payOn: string | undefined): number {
   return payOn ? Date.parse(`${payOn}T00:00:00Z`) - Date.now() : 0;
+}
+
+const releaseCheck = proxyLocalActivities<Record<typeof VERIFY_ANSWER_ACTIVITY, (input: VerifyAnswerInput) => Promise<VerifyAnswerResult>>>(
+  {
+    startToCloseTimeout: '10 seconds',
+  },
+);
+
+/** Refused releases kept in {@link RELEASES_MEMO}. */
+const REFUSED_RELEASES_KEPT = 5;
+
+/**
+ * Takes a release only with the bridge's seal for this run and this line item, checked by the worker: records who
+ * released it (in `releases`, published in the memo) and returns that record. Any other release is refused: kept in
+ * `releases.refused` and failed with `ReleaseRefused`, so that nothing is paid early for it.
+ */
+async function takeSealedRelease(request: ReleasePaymentRequest, releases: PublishedReleases): Promise<ReleaseRecord> {
+  const { workflowId, originalExecutionRunId } = workflowInfo();
+  const subject = { lineItemId: request.lineItemId };
+  const run = { workflowId, originalRunId: originalExecutionRunId };
+  const opened = openSealedAction(request.sealed, run, RELEASE_SCHEDULED_PAYMENT_UPDATE, subject);
+  let refusal = typeof opened === 'string' ? opened : undefined;
+  if (typeof opened !== 'string') {
+    try {
+      const verdict = await releaseCheck[VERIFY_ANSWER_ACTIVITY]({ sealed: request.sealed!, proof: String(request.proof) });
+      if (!verdict.ok) refusal = `its seal does not hold (${verdict.reason ?? 'no reason given'})`;
+    } catch (error) {
+      refusal = `its seal could not be checked: ${(error as Error).message}`;
+    }
+  }
+  const at = new Date().toISOString();
+  if (refusal !== undefined || typeof opened === 'string') {
+    log.warn('refused a release', { lineItemId: request.lineItemId, reason: refusal });
+    const refused = { update: RELEASE_SCHEDULED_PAYMENT_UPDATE, subject: String(request.lineItemId).slice(0, 200), reason: refusal!, at };
+    releases.refused = [...releases.refused, refused].slice(-REFUSED_RELEASES_KEPT);
+    upsertMemo({ [RELEASES_MEMO]: releases });
+    throw ApplicationFailure.nonRetryable(`Release refused: ${refusal}`, 'ReleaseRefused');
+  }
+  const { principal, via } = opened.requestedBy;
+  const record: ReleaseRecord = { principal, ...(via !== undefined && { via }), at };
+  releases.released.push({ lineItemId: request.lineItemId, ...record });
+  upsertMemo({ [RELEASES_MEMO]: releases });
+  return record;
 }

@@ -14,6 +14,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import {
+  bindSignal,
   checkFormContent,
   openSealedAnswer,
   PRINCIPAL_SEARCH_ATTRIBUTE,
@@ -151,6 +152,9 @@ export function startWorkflowTask(initialMessage?: string): WorkflowTask {
     const { key, action, content, answeredBy, answeredAt } = opened;
     return { key, action, ...(content !== undefined && { content }), answeredBy, answeredAt };
   };
+
+  // The bridge's binding of this run is for the bridge to read in the history; handled so that it is not buffered.
+  setHandler(bindSignal, () => undefined);
 
   setHandler(respondSignal, async (incoming) => {
     if (!openInput(incoming?.key)) return;

@@ -9,7 +9,7 @@ import { answerSealFromEnv } from '../../src/shared/answer-proof';
 import { respondSignal, type InputContent } from '../../src/shared/task-contract';
 import { webUiUrlFromEnv, type TemporalConfig } from '../../src/shared/temporal-config';
 import { createSampleWorker, type SampleWorkerOptions } from '../../src/worker';
-import type { Invoice } from '../../src/shared/invoice';
+import { RELEASE_SCHEDULED_PAYMENT_UPDATE, type Invoice, type ReleasePaymentRequest } from '../../src/shared/invoice';
 import { pollUntil } from '../../src/util/wait';
 import { TEST_ENV } from './dev-server';
 
@@ -177,6 +177,19 @@ export async function sendAnswer(
   const { action } = response;
   const run = { workflowId: handle.workflowId, originalRunId: await originalRunIdOf(handle) };
   await handle.signal(respondSignal, testSeal.seal(run, { ...response, action }, { principal }));
+}
+
+/**
+ * A release of the invoice's scheduled line item as the bridge sends it: sealed with the bridge's key (the one every
+ * local process shares) for the run that is running now, as asked by `principal`.
+ */
+export async function sealedRelease(
+  handle: WorkflowHandle,
+  lineItemId: string,
+  principal = 'test:releaser',
+): Promise<ReleasePaymentRequest> {
+  const run = { workflowId: handle.workflowId, originalRunId: await originalRunIdOf(handle) };
+  return { lineItemId, ...testSeal.sealAction(run, RELEASE_SCHEDULED_PAYMENT_UPDATE, { lineItemId }, { principal }) };
 }
 
 /** The current run's original run id (kept across resets), from its start event: what answers are sealed for. */

@@ -258,6 +258,32 @@ describe('the task mark', () => {
     // A version-1 mark (workflow id, principal and tool only) is refused.
     expect(marker.verify(mark.replace(/^v2\./, ''), start)).toBe(false);
   });
+
+  test('a bound mark says so under its MAC: it does not pass as unbound, nor an unbound one as bound', () => {
+    const marker = new TaskMarker(Buffer.alloc(32, 7));
+    const start = { workflowId: 'invoice-1', principal: 'alice', tool: 'process_invoice', argumentsDigest: 'd1', createdAt: '2026-01-01' };
+    const bound = marker.sign({ ...start, bound: true });
+    const unbound = marker.sign(start);
+    expect(marker.verify(bound, start)).toBe(true);
+    expect(TaskMarker.isBound(bound)).toBe(true);
+    expect(TaskMarker.isBound(unbound)).toBe(false);
+    expect(marker.verify(bound.replace(/^v3\./, 'v2.'), start)).toBe(false);
+    expect(marker.verify(unbound.replace(/^v2\./, 'v3.'), start)).toBe(false);
+  });
+
+  test('a run binding holds for its workflow id and run id only, under its own key', () => {
+    const marker = new TaskMarker(Buffer.alloc(32, 7));
+    const binding = marker.bind('invoice-1', 'run-a');
+    expect(marker.verifyBinding(binding, 'invoice-1', 'run-a')).toBe(true);
+    expect(marker.verifyBinding(binding, 'invoice-1', 'run-b')).toBe(false);
+    expect(marker.verifyBinding(binding, 'invoice-2', 'run-a')).toBe(false);
+    expect(marker.verifyBinding({ ...binding, runId: 'run-b' }, 'invoice-1', 'run-b')).toBe(false);
+    expect(marker.verifyBinding(undefined, 'invoice-1', 'run-a')).toBe(false);
+    expect(new TaskMarker(Buffer.alloc(32, 8)).verifyBinding(binding, 'invoice-1', 'run-a')).toBe(false);
+    // A binding is no mark: its MAC is under a key derived for bindings.
+    const start = { workflowId: 'invoice-1', principal: 'alice', tool: 'process_invoice', argumentsDigest: 'd1', createdAt: '2026-01-01' };
+    expect(binding.proof.slice(3)).not.toBe(marker.sign(start).slice(3));
+  });
 });
 
 describe('confirmations', () => {

@@ -16,6 +16,7 @@ import {
   originalRunIdOf,
   quietTemporalLogs,
   sampleInvoice,
+  sealedRelease,
   sendAnswer,
   startWorker,
   tempActivityConfig,
@@ -375,8 +376,12 @@ describe('invoiceWorkflow', () => {
     expect(await updateRejection(handle.executeUpdate(releaseScheduledPaymentUpdate, { args: [{ lineItemId: 'NOPE' }] }))).toMatch(
       /no line item/,
     );
-    const payment = await handle.executeUpdate(releaseScheduledPaymentUpdate, { args: [{ lineItemId: 'LATER' }] });
-    expect(payment).toMatchObject({ lineItemId: 'LATER', amount: 99.99 });
+    // Only a release the bridge sealed is taken: a plain one is refused and pays nothing.
+    expect(await updateRejection(handle.executeUpdate(releaseScheduledPaymentUpdate, { args: [{ lineItemId: 'LATER' }] }))).toMatch(
+      /Release refused: it carries no seal/,
+    );
+    const payment = await handle.executeUpdate(releaseScheduledPaymentUpdate, { args: [await sealedRelease(handle, 'LATER')] });
+    expect(payment).toMatchObject({ lineItemId: 'LATER', amount: 99.99, releasedBy: { principal: 'test:releaser' } });
 
     const result = (await handle.result()) as InvoiceResult;
     expect(result.outcome).toBe('paid');

@@ -92,6 +92,22 @@ export class TaskAnswers {
     return handed;
   }
 
+  /**
+   * Seals a request of `requestedBy` for an action the task's workflow offers (the Update `update`, for `subject`), for
+   * the run `view` shows: the fields its argument carries, and the Update id to send it under (see
+   * `AnswerSeal.actionId`).
+   */
+  async sealAction(
+    view: TaskView,
+    update: string,
+    subject: Record<string, string | number | boolean>,
+    requestedBy: AnswerOrigin,
+  ): Promise<{ sealed: string; proof: string; updateId: string }> {
+    const run = { workflowId: view.workflowId, originalRunId: await this.originalRunIdOf(view) };
+    const seal = this.temporal.options.answerSeal;
+    return { ...seal.sealAction(run, update, subject, requestedBy), updateId: seal.actionId(run, update, subject) };
+  }
+
   /** The run's original run id, from its start event (a reset run's is the run it was reset from first); cached. */
   async originalRunIdOf(run: { workflowId: string; runId: string }): Promise<string> {
     const cached = this.originalRunIds.get(run.runId);

@@ -1,18 +1,19 @@
 /**
- * A task's life: created by starting its tool's workflow (found again for a retried call with the same idempotency
- * key), and cancelled by requesting the workflow's cancellation.
+ * A task's life: created by starting its tool's workflow and binding the run it started (found again for a retried call
+ * with the same idempotency key), and cancelled by requesting the workflow's cancellation.
  */
 import { randomUUID } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, type WorkflowExecutionDescription } from '@temporalio/client';
 import { isTerminal } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
-import { TASK_META_MEMO, type TaskMeta } from '../../shared/task-contract';
+import { bindSignal, TASK_META_MEMO, type TaskMeta } from '../../shared/task-contract';
 import { argumentsDigest } from '../../util/arguments-digest';
 import { log } from '../../util/log';
-import { InvalidTaskRequestError, TaskNotFoundError } from './errors';
+import { retryWithBackoff } from '../../util/wait';
+import { InvalidTaskRequestError, isTemporalUnavailable, TaskNotFoundError } from './errors';
 import { derivedUuid } from './idempotency';
 import type { TaskListing } from './listing';
 import type { MarkedRuns } from './marked-runs';
-import type { TaskTool } from './options';
+import { WRITE_PATIENCE_MS, type TaskTool } from './options';
 import { assertValidPrincipal, PRINCIPAL_KEY } from './principal';
 import type { Quotas } from './quotas';
 import type { TaskReads } from './reads';
@@ -33,8 +34,19 @@ export interface CreateOptions {
 /** A task just created, or found again for a retried call (`replayed`). */
 export type CreatedTask = TaskView & { replayed: boolean };
 
+/**
+ * How long a run the bridge starts waits for its binding before its first workflow task (Temporal's start delay; the
+ * binding, sent with signal-with-start, ends the wait at once). Longer than the bridge keeps trying to bind it, so the
+ * binding always comes first; a run the bridge could neither bind nor terminate (it stopped in between) starts after
+ * it, and is never served.
+ */
+const BINDING_WAIT_MS = 15 * 60_000;
+
 /** Creates and cancels tasks (see the module's comment). */
 export class TaskLifecycle {
+  /** Runs this process started and is binding now, by workflow id: a retried call of the same key waits for them. */
+  private readonly binding = new Map<string, Promise<unknown>>();
+
   constructor(
     private readonly temporal: TemporalAccess,
     private readonly parts: { runs: MarkedRuns; snapshots: Snapshots; reads: TaskReads; listing: TaskListing; quotas: Quotas },
@@ -67,13 +79,14 @@ export class TaskLifecycle {
       pollInterval: tool.pollIntervalMs ?? temporal.options.pollIntervalMs,
       createdAt,
       argumentsDigest: digest,
-      marker: temporal.options.marker.sign({ workflowId, principal, tool: tool.name, argumentsDigest: digest, createdAt }),
+      marker: temporal.options.marker.sign({ workflowId, principal, tool: tool.name, argumentsDigest: digest, createdAt, bound: true }),
     };
+    const taskQueue = tool.taskQueue ?? temporal.options.taskQueue;
     let handle;
     try {
       handle = await temporal.rpc(() =>
         temporal.client.workflow.start(tool.workflowType, {
-          taskQueue: tool.taskQueue ?? temporal.options.taskQueue,
+          taskQueue,
           workflowId,
           args: [input],
           memo: { [TASK_META_MEMO]: meta },
@@ -81,6 +94,8 @@ export class TaskLifecycle {
           // A second start of a derived id is a retried call: refused whether the first run is open or closed.
           workflowIdConflictPolicy: 'FAIL',
           workflowIdReusePolicy: 'REJECT_DUPLICATE',
+          // The run does nothing until the bridge has bound it (see bind).
+          startDelay: BINDING_WAIT_MS,
         }),
       );
     } catch (error) {
@@ -93,14 +108,27 @@ export class TaskLifecycle {
       }
       throw error;
     }
+    const runId = handle.firstExecutionRunId;
+    const binding = this.bind(tool.workflowType, taskQueue, input, workflowId, runId);
+    this.binding.set(workflowId, binding);
+    try {
+      await binding;
+    } catch (error) {
+      // No task: the run it started must not run on unserved, and its place under the quota is free again.
+      release();
+      await this.abandon(workflowId, runId, error);
+      throw error;
+    } finally {
+      this.binding.delete(workflowId);
+    }
     log.info('task created', { taskId: workflowId, principal, tool: tool.name, workflowType: tool.workflowType, ttl });
     this.parts.listing.remember(principal, workflowId);
-    // This process made the start: its reads need not fetch it from history to check the mark against it.
-    this.parts.runs.noteStart(handle.firstExecutionRunId, { startedAt: Date.parse(createdAt), argumentsDigest: digest });
+    // This process made the start and bound it: its reads need not fetch it from history to check the mark against it.
+    this.parts.runs.noteStart(runId, { startedAt: Date.parse(createdAt), argumentsDigest: digest, bound: true });
     // The answer is built from the start itself: a describe() could already show a later status.
     return {
       workflowId,
-      runId: handle.firstExecutionRunId,
+      runId,
       tool: tool.name,
       inputs: [],
       historyLength: 0,
@@ -130,6 +158,58 @@ export class TaskLifecycle {
     return reads.get(taskId, principal);
   }
 
+  /**
+   * Binds the run this process just started: signals it the bridge's binding of its run id, which only a holder of the
+   * key can make and which names no other run, so that a run replacing it is never served as the task. Sent with
+   * signal-with-start, which also ends the run's start delay (a plain signal would not), and which with
+   * `REJECT_DUPLICATE` never starts a run of its own. Kept trying for the write patience while Temporal is unavailable.
+   */
+  private async bind(workflowType: string, taskQueue: string, input: unknown, workflowId: string, runId: string): Promise<void> {
+    const { temporal } = this;
+    const signaled = await retryWithBackoff(
+      () =>
+        temporal.rpc(() =>
+          temporal.client.workflow.signalWithStart(workflowType, {
+            workflowId,
+            taskQueue,
+            args: [input],
+            signal: bindSignal,
+            signalArgs: [temporal.options.marker.bind(workflowId, runId)],
+            workflowIdReusePolicy: 'REJECT_DUPLICATE',
+          }),
+        ),
+      {
+        isRetryable: isTemporalUnavailable,
+        deadline: Date.now() + WRITE_PATIENCE_MS,
+        onRetry: (error, attempt) => {
+          if (attempt === 0) log.warn(`new task waits for Temporal to bind its run: ${(error as Error).message}`, { taskId: workflowId });
+        },
+      },
+    );
+    if (signaled.signaledRunId !== runId) {
+      // Someone replaced the run between the start and the binding: that run is not the task, and reads say so.
+      log.warn('the run of a new task was replaced before it was bound', { taskId: workflowId, runId, replacedBy: signaled.signaledRunId });
+    }
+  }
+
+  /** Terminates a run this process started and could not bind (it has not run: it waits for its binding). */
+  private async abandon(workflowId: string, runId: string, cause: unknown): Promise<void> {
+    try {
+      await this.temporal.rpc(() =>
+        this.temporal.client.workflow.getHandle(workflowId, runId).terminate('the bridge could not bind the run; the task was not created'),
+      );
+      log.warn(`task not created: its run could not be bound (${(cause as Error).message}); the run was terminated`, {
+        taskId: workflowId,
+      });
+    } catch (error) {
+      log.error(
+        `task not created: its run could not be bound (${(cause as Error).message}) nor terminated (${(error as Error).message}); ` +
+          `it waits in its start delay for ${BINDING_WAIT_MS / 60_000} minutes, then runs without being served: terminate it`,
+        { taskId: workflowId, runId },
+      );
+    }
+  }
+
   /** The task an earlier call with the same idempotency key made, checked to be the same call. */
   private async replay(
     workflowId: string,
@@ -138,6 +218,8 @@ export class TaskLifecycle {
     key: string,
     digest: string,
   ): Promise<TaskView & { replayed: true }> {
+    // A call of the same key still being set up in this process: its run is served once bound.
+    await this.binding.get(workflowId)?.catch(() => undefined);
     let description: WorkflowExecutionDescription;
     try {
       description = await this.parts.runs.describe(workflowId, principal);

@@ -1,14 +1,17 @@
 /**
  * Which workflow runs are tasks of this bridge: a run is served only when it carries the bridge's mark for its own
- * workflow id, principal, tool and input, runs that tool's workflow, and started when the mark says. Anything else in
- * the namespace (a planted workflow, a copied mark on another run) is "not found", exactly like a task that does not
- * exist.
+ * workflow id, principal, tool and input, runs that tool's workflow, and started when the mark says; and, for a mark
+ * that says so (every mark since run bindings), when the first run of its chain holds the bridge's binding of that very
+ * run. Anything else in the namespace (a planted workflow, a copied mark on another run, a run that replaced the task)
+ * is "not found", exactly like a task that does not exist.
  */
 import { WorkflowNotFoundError, type WorkflowExecutionDescription } from '@temporalio/client';
-import { TASK_META_MEMO, type TaskMeta } from '../../shared/task-contract';
+import type { temporal } from '@temporalio/proto';
+import { BIND_SIGNAL_NAME, TASK_META_MEMO, type TaskMeta } from '../../shared/task-contract';
 import { argumentsDigest } from '../../util/arguments-digest';
 import { setBounded } from '../../util/bounded';
 import { taskNotFound } from './errors';
+import { TaskMarker } from './marker';
 import { PRINCIPAL_KEY } from './principal';
 import { timestampToMs, type TemporalAccess } from './temporal-access';
 
@@ -24,22 +27,40 @@ const CHAIN_STARTS_KEPT = 10_000;
  */
 const MARK_START_TOLERANCE_MS = 120_000;
 
-/** When a run chain started and the digest of its input. */
+/**
+ * Events read per page of a chain's start. The bridge's binding comes before the run's first workflow task (the run
+ * waits in a start delay until it), so the first page holds it: the start, the binding, the first workflow task.
+ */
+const START_PAGE_SIZE = 8;
+
+/** Events of a chain's start read at most: signals that pile up before a run's first workflow task are not read past it. */
+const START_EVENTS_READ = 200;
+
+/** When a run chain started, the digest of its input, and whether its first run holds the bridge's binding of it. */
 export interface ChainStart {
   startedAt: number;
   argumentsDigest: string;
+  /** The first run's history holds a valid binding of that run, before its first workflow task. */
+  bound: boolean;
 }
 
 /** Describes tasks of this bridge, and nothing else (see the module's comment). */
 export class MarkedRuns {
-  /** When each run chain started and the digest of its input, by first run id (they never change). */
+  /** What each run chain's start says, by first run id, once it cannot change any more. */
   private readonly chainStarts = new Map<string, ChainStart>();
+  /** Pages of first runs' histories read to learn their starts: the Temporal reads marks cost beyond a describe. */
+  private historyReads = 0;
 
   constructor(private readonly temporal: TemporalAccess) {}
 
-  /** Notes the start of a run chain this process made, so that its reads need not fetch it from history. */
+  /** Notes the start of a run chain this process made (and bound), so that its reads need not fetch it from history. */
   noteStart(firstRunId: string, start: ChainStart): void {
     setBounded(this.chainStarts, firstRunId, start, CHAIN_STARTS_KEPT);
+  }
+
+  /** How many history pages were read to check marks against their runs' starts (at most one a chain, per process). */
+  stats(): { historyReads: number } {
+    return { historyReads: this.historyReads };
   }
 
   /**
@@ -69,26 +90,72 @@ export class MarkedRuns {
     if (!tool || tool.workflowType !== description.type || !this.temporal.options.marker.verify(meta?.marker, marked)) {
       throw taskNotFound(taskId);
     }
-    // The mark must also be the run's own: a copy on another run (other arguments, a later start) is not the task.
+    // The mark must also be the run's own: a copy on another run (other arguments, a later start) is not the task; and a
+    // bound mark's run must be the one the bridge bound, which only its first run's history can say.
     const start = await this.chainStart(description);
     const startedNear = Math.abs(start.startedAt - Date.parse(meta!.createdAt!)) <= MARK_START_TOLERANCE_MS;
     if (start.argumentsDigest !== meta!.argumentsDigest || !startedNear) throw taskNotFound(taskId);
+    if (TaskMarker.isBound(meta!.marker) && !start.bound) throw taskNotFound(taskId);
     return description;
   }
 
   /**
-   * The start of the run chain a described run belongs to (its first run: a workflow that continued as new or retried
-   * keeps its chain): when it started and the digest of its input, read from its first history event once per process.
+   * The start of the run chain a described run belongs to (its first run: a workflow that continued as new, retried or
+   * was reset keeps its chain): when it started, the digest of its input, and whether the bridge bound it, read from the
+   * first run's history as far as its first workflow task, once per process (a start still waiting for its binding is
+   * read again next time).
    */
   private async chainStart(description: WorkflowExecutionDescription): Promise<ChainStart> {
     const firstRunId = description.raw.workflowExecutionInfo?.firstRunId || description.runId;
     const known = this.chainStarts.get(firstRunId);
     if (known) return known;
-    const event = await this.temporal.startEvent(description.workflowId, firstRunId);
-    const payload = event?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+    const { workflowId } = description;
+    let startEvent: temporal.api.history.v1.IHistoryEvent | undefined;
+    let bound = false;
+    // Whether the run has gone past its start (a workflow task, a close): nothing can bind it any more.
+    let settled = false;
+    let read = 0;
+    let token: Uint8Array | undefined;
+    do {
+      const page = await this.temporal.historyPage(workflowId, firstRunId, START_PAGE_SIZE, token);
+      this.historyReads++;
+      token = page.nextPageToken;
+      for (const event of page.events) {
+        read++;
+        if (!startEvent) {
+          startEvent = event;
+          continue;
+        }
+        const signal = event.workflowExecutionSignaledEventAttributes;
+        if (signal) {
+          if (signal.signalName === BIND_SIGNAL_NAME && !bound) bound = this.bindsRun(signal, workflowId, firstRunId);
+        } else if (!event.workflowExecutionCancelRequestedEventAttributes) {
+          settled = true;
+        }
+        if (bound || settled) break;
+      }
+    } while (token && !bound && !settled && read < START_EVENTS_READ);
+    const payload = startEvent?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
     const input = payload ? this.temporal.client.options.loadedDataConverter.payloadConverter.fromPayload(payload) : undefined;
-    const start = { startedAt: timestampToMs(event?.eventTime) ?? 0, argumentsDigest: argumentsDigest(input) };
-    this.noteStart(firstRunId, start);
+    const start = { startedAt: timestampToMs(startEvent?.eventTime) ?? 0, argumentsDigest: argumentsDigest(input), bound };
+    if (bound || settled || read >= START_EVENTS_READ) this.noteStart(firstRunId, start);
     return start;
+  }
+
+  /** Whether a signal in `firstRunId`'s history is the bridge's binding of that run. */
+  private bindsRun(
+    signal: temporal.api.history.v1.IWorkflowExecutionSignaledEventAttributes,
+    workflowId: string,
+    firstRunId: string,
+  ): boolean {
+    const payload = signal.input?.payloads?.[0];
+    if (!payload) return false;
+    let binding: unknown;
+    try {
+      binding = this.temporal.client.options.loadedDataConverter.payloadConverter.fromPayload(payload);
+    } catch {
+      return false;
+    }
+    return this.temporal.options.marker.verifyBinding(binding, workflowId, firstRunId);
   }
 }

@@ -38,6 +38,24 @@ export class TemporalAccess {
     });
     return page.history?.events?.[0];
   }
+
+  /** One page of a run's history from its start (`nextPageToken` of the page before for the next). */
+  async historyPage(
+    workflowId: string,
+    runId: string,
+    pageSize: number,
+    nextPageToken?: Uint8Array,
+  ): Promise<{ events: temporal.api.history.v1.IHistoryEvent[]; nextPageToken?: Uint8Array }> {
+    const page = await this.client.workflowService.getWorkflowExecutionHistory({
+      namespace: this.namespace,
+      execution: { workflowId, runId },
+      maximumPageSize: pageSize,
+      skipArchival: true,
+      ...(nextPageToken && { nextPageToken }),
+    });
+    const token = page.nextPageToken;
+    return { events: page.history?.events ?? [], ...(token && token.length > 0 && { nextPageToken: token }) };
+  }
 }
 
 type Timestamp = temporal.api.workflow.v1.IPendingWorkflowTaskInfo['scheduledTime'];

@@ -1,6 +1,6 @@
 import { WorkflowUpdateFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { z } from 'zod';
-import { releaseScheduledPaymentUpdate, type InvoiceResult, type Payment } from '../../shared/invoice';
+import { RELEASE_SCHEDULED_PAYMENT_UPDATE, releaseScheduledPaymentUpdate, type InvoiceResult, type Payment } from '../../shared/invoice';
 import { grpcStatusOf, GrpcStatus } from '../tasks/errors';
 import { zodSchema } from './schema';
 import type { DirectTool } from './types';
@@ -10,7 +10,10 @@ const ReleaseArgsSchema = z.object({
   lineItemId: z.string().min(1).max(64).describe('The scheduled line item to pay now.'),
 });
 
-/** `release_scheduled_payment`: pays a scheduled line item of an approved invoice now. */
+/**
+ * `release_scheduled_payment`: pays a scheduled line item of an approved invoice now. The release is sealed like an
+ * answer (who asked, for which run and line item), and the workflow takes no other.
+ */
 export const releaseScheduledPaymentTool: DirectTool<z.infer<typeof ReleaseArgsSchema>> = {
   kind: 'direct',
   name: 'release_scheduled_payment',
@@ -20,8 +23,15 @@ export const releaseScheduledPaymentTool: DirectTool<z.infer<typeof ReleaseArgsS
     'Returns the payment. The line item is still paid only once.',
   input: zodSchema(ReleaseArgsSchema),
   annotations: { destructiveHint: true, idempotentHint: true, openWorldHint: true },
-  async handler({ taskId, lineItemId }, { client, ownedWorkflowId }) {
-    const handle = client.workflow.getHandle(await ownedWorkflowId(taskId));
+  async handler({ taskId, lineItemId }, { client, core, principal, task }) {
+    const view = await task(taskId);
+    const handle = client.workflow.getHandle(view.workflowId);
+    const { updateId, ...seal } = await core.answers.sealAction(
+      view,
+      RELEASE_SCHEDULED_PAYMENT_UPDATE,
+      { lineItemId },
+      { principal, via: 'release_scheduled_payment' },
+    );
     const paid = (payment: Payment) => ({
       content: [
         {
@@ -32,8 +42,14 @@ export const releaseScheduledPaymentTool: DirectTool<z.infer<typeof ReleaseArgsS
       structuredContent: payment,
     });
     try {
-      // One update id per line item: a repeated call (a retry after a lost answer) is applied once and answered alike.
-      return paid(await handle.executeUpdate(releaseScheduledPaymentUpdate, { args: [{ lineItemId }], updateId: `release/${lineItemId}` }));
+      // One update id per line item and run: a repeated call (a retry after a lost answer) is applied once and answered
+      // alike; only the bridge can tell the id, so nobody can take it first with a release of their own.
+      return paid(
+        await handle.executeUpdate(releaseScheduledPaymentUpdate, {
+          args: [{ lineItemId, ...seal }],
+          updateId: `release/${lineItemId}/${updateId}`,
+        }),
+      );
     } catch (error) {
       const closed = error instanceof WorkflowNotFoundError || grpcStatusOf(error) === GrpcStatus.NOT_FOUND;
       if (closed) {

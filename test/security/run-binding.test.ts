@@ -1,0 +1,210 @@
+/**
+ * The task mark binds the run: a namespace writer who replaces a running task inside the mark's creation window, with
+ * the same input, a copy of its memo and even a copy of the bridge's binding signal, gets a run the bridge never serves
+ * and whose question it never asks; a reset of the real run is still the task; and checking the binding costs one
+ * history read per task and process. Against the run's dev server, through real SDK clients.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { CallToolResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { temporal } from '@temporalio/proto';
+import type { Bridge } from '../../src/mcp/bridge';
+import { PRINCIPAL_KEY } from '../../src/mcp/tasks/principal';
+import { INVOICE_WORKFLOW_TYPE, type Invoice } from '../../src/shared/invoice';
+import {
+  BIND_SIGNAL_NAME,
+  PRINCIPAL_SEARCH_ATTRIBUTE,
+  TASK_STATE_MEMO,
+  type PendingInput,
+  type PublishedTaskState,
+  type RunBinding,
+} from '../../src/shared/task-contract';
+import { errorCodeOf, FAST_TUNING, getTask, newMcpClient, startInvoiceTask, waitForTask } from '../helpers/mcp';
+import { eventually, sampleInvoice } from '../helpers/temporal';
+import { startStack, type TestStack } from '../helpers/test-stack';
+
+const { EventType } = temporal.api.enums.v1;
+const principal = `bind-${randomUUID().slice(0, 8)}`;
+let stack: TestStack;
+
+/** Questions the owner's client was asked, by message. */
+const asked: string[] = [];
+
+beforeAll(async () => {
+  stack = await startStack({ name: 'bind', bridge: { principal } });
+});
+
+afterEach(() => stack.closeClients());
+
+afterAll(async () => {
+  if (!stack) return;
+  for await (const info of stack.temporal.workflow.list({
+    query: `${PRINCIPAL_SEARCH_ATTRIBUTE} = '${principal}' AND ExecutionStatus = 'Running'`,
+  })) {
+    await stack.temporal.workflow
+      .getHandle(info.workflowId)
+      .terminate()
+      .catch(() => undefined);
+  }
+  await stack.stop();
+});
+
+/** The owner's client on `bridge`: it records every question it is asked, and answers none. */
+async function owner(bridge: Bridge = stack.bridge): Promise<McpClient> {
+  const client = newMcpClient('bind-owner');
+  client.setRequestHandler(ElicitRequestSchema, (request) => {
+    asked.push(request.params.message);
+    return { action: 'cancel' };
+  });
+  await stack.connect(client, bridge);
+  return client;
+}
+
+/** Another bridge of the same key on its own, with nothing cached: it learns every task from Temporal. */
+function freshBridge(): Promise<Bridge> {
+  return stack.addBridge({ principal, tuning: { ...FAST_TUNING, core: { ...FAST_TUNING.core, reads: { limit: 0 } } } });
+}
+
+/** The attacker's question: what the replacing run publishes as its state, with no worker ever running it. */
+function plantedState(): PublishedTaskState {
+  const input: PendingInput = {
+    key: 'evil',
+    request: {
+      mode: 'form',
+      message: 'EVIL-QUESTION: confirm the new bank account of the vendor',
+      requestedSchema: { type: 'object', properties: { iban: { type: 'string' } }, required: ['iban'] },
+    },
+  };
+  return { status: 'input_required', updatedAt: new Date().toISOString(), inputs: [input], input };
+}
+
+/** The bindings the bridge signalled to a run, as they are in its history. */
+async function bindingsOf(workflowId: string, runId: string): Promise<RunBinding[]> {
+  const { events } = await stack.temporal.workflow.getHandle(workflowId, runId).fetchHistory();
+  return events!
+    .map((event) => event.workflowExecutionSignaledEventAttributes)
+    .filter((signal) => signal?.signalName === BIND_SIGNAL_NAME)
+    .map((signal) => stack.temporal.options.loadedDataConverter.payloadConverter.fromPayload(signal!.input!.payloads![0]) as RunBinding);
+}
+
+/**
+ * Replaces the running task with `TERMINATE_EXISTING` as a namespace writer can: the same input, the task's memo with a
+ * question of the attacker's, the owner's principal, on a task queue no worker polls; with `bindings`, those signals
+ * are sent to the new run before anything else happens in it, as the bridge sends its own.
+ */
+async function replace(taskId: string, invoice: Invoice, bindings: RunBinding[] = []): Promise<string> {
+  const original = await stack.temporal.workflow.getHandle(taskId).describe();
+  const options = {
+    taskQueue: `${stack.taskQueue}-nobody`,
+    workflowId: taskId,
+    args: [invoice],
+    memo: { ...original.memo, [TASK_STATE_MEMO]: plantedState() },
+    typedSearchAttributes: [{ key: PRINCIPAL_KEY, value: principal }],
+  };
+  const handle = await stack.temporal.workflow.start(INVOICE_WORKFLOW_TYPE, {
+    ...options,
+    workflowIdConflictPolicy: 'TERMINATE_EXISTING',
+    ...(bindings.length > 0 && { startDelay: '1 hour' }),
+  });
+  for (const binding of bindings) {
+    await stack.temporal.workflow.signalWithStart(INVOICE_WORKFLOW_TYPE, { ...options, signal: BIND_SIGNAL_NAME, signalArgs: [binding] });
+  }
+  return handle.firstExecutionRunId;
+}
+
+/** Waits until `client` reads the task as "Task not found" (its bridge may serve its last read until its watch sees the change). */
+function awaitNotFound(client: McpClient, taskId: string): Promise<true> {
+  return eventually(
+    async () => ((await errorCodeOf(getTask(client, taskId))) === -32602 ? true : undefined),
+    `task ${taskId} to read as not found`,
+    10_000,
+  );
+}
+
+describe('the task mark binds the run', () => {
+  test('a replacement inside the creation window, with the same input and a copy of the memo, is "Task not found" and never asks', async () => {
+    const client = await owner();
+    const invoice = sampleInvoice();
+    const task = await startInvoiceTask(client, invoice);
+    await waitForTask(client, task.taskId, (seen) => seen.status === 'input_required');
+    const created = await stack.temporal.workflow.getHandle(task.taskId).describe();
+    // The bridge bound the run it started, before the run's first workflow task.
+    expect(await bindingsOf(task.taskId, created.runId)).toEqual([
+      { v: 1, workflowId: task.taskId, runId: created.runId, proof: expect.any(String) },
+    ]);
+
+    const replacement = await replace(task.taskId, invoice);
+    expect(Date.now() - Date.parse(task.createdAt)).toBeLessThan(120_000);
+    await awaitNotFound(client, task.taskId);
+    expect(await errorCodeOf(client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema))).toBe(-32602);
+    expect((await client.experimental.tasks.listTasks()).tasks.map((listed) => listed.taskId)).not.toContain(task.taskId);
+    // Nor through a bridge that never saw the task.
+    const fresh = await owner(await freshBridge());
+    expect(await errorCodeOf(getTask(fresh, task.taskId))).toBe(-32602);
+    expect(asked.some((message) => message.startsWith('EVIL-QUESTION'))).toBe(false);
+    expect((await stack.temporal.workflow.getHandle(task.taskId).describe()).runId).toBe(replacement);
+  });
+
+  test("the bridge's binding copied onto the replacement binds nothing: it names the run it was made for", async () => {
+    const client = await owner();
+    const invoice = sampleInvoice();
+    const task = await startInvoiceTask(client, invoice);
+    await waitForTask(client, task.taskId, (seen) => seen.status === 'input_required');
+    const real = (await stack.temporal.workflow.getHandle(task.taskId).describe()).runId;
+    const bindings = await bindingsOf(task.taskId, real);
+    expect(bindings).toHaveLength(1);
+
+    // The copy, and the copy with the run id rewritten to the replacement's (its proof is still the real run's).
+    const replacement = await replace(task.taskId, invoice, bindings);
+    await stack.temporal.workflow
+      .getHandle(task.taskId, replacement)
+      .signal(BIND_SIGNAL_NAME, { ...bindings[0], runId: replacement } satisfies RunBinding);
+    expect((await bindingsOf(task.taskId, replacement)).length).toBe(2);
+    await awaitNotFound(client, task.taskId);
+    const fresh = await owner(await freshBridge());
+    expect(await errorCodeOf(getTask(fresh, task.taskId))).toBe(-32602);
+    expect(asked.some((message) => message.startsWith('EVIL-QUESTION'))).toBe(false);
+  });
+
+  test('a reset of the real run keeps its chain, and is served as the task', async () => {
+    const client = await owner();
+    const task = await startInvoiceTask(client, sampleInvoice());
+    await waitForTask(client, task.taskId, (seen) => seen.status === 'input_required');
+    const handle = stack.temporal.workflow.getHandle(task.taskId);
+    const { runId } = await handle.describe();
+    const { events } = await handle.fetchHistory();
+    const firstTask = events!.find((event) => event.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)!;
+    const reset = await stack.temporal.workflowService.resetWorkflowExecution({
+      namespace: 'default',
+      workflowExecution: { workflowId: task.taskId, runId },
+      reason: 'test',
+      workflowTaskFinishEventId: firstTask.eventId,
+      requestId: randomUUID(),
+    });
+    expect(reset.runId).not.toBe(runId);
+    await eventually(
+      async () => ((await handle.describe()).runId === reset.runId ? true : undefined),
+      'the reset run to be the current one',
+    );
+    const fresh = await owner(await freshBridge());
+    const served = await waitForTask(fresh, task.taskId, (seen) => seen.status === 'input_required');
+    expect(served.taskId).toBe(task.taskId);
+    expect((await waitForTask(client, task.taskId, (seen) => seen.status === 'input_required')).taskId).toBe(task.taskId);
+  });
+
+  test('checking the binding costs one history read per task and process, however often the task is read', async () => {
+    const client = await owner();
+    const before = stack.bridge.core.runs.stats().historyReads;
+    const task = await startInvoiceTask(client, sampleInvoice());
+    await waitForTask(client, task.taskId, (seen) => seen.status === 'input_required');
+    // The bridge that created the task knows its start: it never reads it.
+    expect(stack.bridge.core.runs.stats().historyReads).toBe(before);
+
+    const reader = await freshBridge();
+    const fresh = await owner(reader);
+    for (let read = 0; read < 5; read++) expect((await getTask(fresh, task.taskId)).status).toBe('input_required');
+    // Every read asked Temporal (no watched reads on this bridge), and only the first read the history.
+    expect(reader.core.readStats().fetched).toBeGreaterThanOrEqual(5);
+    expect(reader.core.runs.stats().historyReads).toBe(1);
+  });
+});
