@@ -32,8 +32,9 @@ export function taskViewLink(template: string, taskId: string): string {
   return template.replaceAll('{taskId}', encodeURIComponent(taskId));
 }
 
-// An invoice as a question's subject: the invoice itself, or `{ invoice, vendorName?, total? }`. Extra fields are kept
-// out of the message, not refused: the subject is whatever the workflow shows.
+// An invoice as a question's subject: `InvoiceSubject` of the invoice sample (`kind: 'invoice'`, its `lines`), or an
+// invoice itself (`lineItems`). Extra fields are kept out of the message, not refused: the subject is whatever the
+// workflow shows.
 const InvoiceLineSchema = z.object({
   lineItemId: z.string(),
   description: z.string(),
@@ -53,9 +54,8 @@ type InvoiceSubject = z.infer<typeof InvoiceSubjectSchema>;
 /** The subject as an invoice, or undefined when it is not one. */
 function invoiceOf(subject: unknown): InvoiceSubject | undefined {
   if (typeof subject !== 'object' || subject === null) return undefined;
-  const outer = subject as Record<string, unknown>;
-  const inner = typeof outer.invoice === 'object' && outer.invoice !== null ? { ...(outer.invoice as object), ...outer } : outer;
-  const parsed = InvoiceSubjectSchema.safeParse(inner);
+  const given = subject as Record<string, unknown>;
+  const parsed = InvoiceSubjectSchema.safeParse(given.kind === 'invoice' ? { ...given, lineItems: given.lines } : given);
   return parsed.success ? parsed.data : undefined;
 }
 

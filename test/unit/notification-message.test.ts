@@ -1,16 +1,20 @@
 import type { DecisionNotification } from '../../src/approvals/contract';
 import { formatTime, notificationMessage, taskViewLink } from '../../src/approvals/notification-message';
 
+const lines = [
+  { lineItemId: 'LI-1', description: 'Laptops, 4 units', amount: 5_600 },
+  { lineItemId: 'LI-2', description: 'Support contract, second half', amount: 1_200, payOn: '2027-02-24' },
+];
+// The invoice sample's subject (`invoiceSubject` in src/shared/invoice.ts).
 const invoiceSubject = {
+  kind: 'invoice',
   vendorId: 'V-100',
   vendorName: 'Acme Office Supplies',
   invoiceNumber: 'INV-2041',
   currency: 'EUR',
   total: 6_800,
-  lineItems: [
-    { lineItemId: 'LI-1', description: 'Laptops, 4 units', amount: 5_600 },
-    { lineItemId: 'LI-2', description: 'Support contract, second half', amount: 1_200, payOn: '2027-02-24' },
-  ],
+  lines,
+  erp: { ok: true, vendorName: 'Acme Office Supplies' },
 };
 
 function notification(overrides: Partial<DecisionNotification> = {}): DecisionNotification {
@@ -53,9 +57,9 @@ test('notification message: an invoice reminder names the submitter, vendor, num
   expect(lines).toContain('Task view: https://tasks.example.com/view?task=invoice-1');
 });
 
-test('notification message: without a total the lines are summed; without a vendor name the vendor id stands; an `invoice` field counts as the invoice', () => {
-  const { total: _total, vendorName: _name, ...bare } = invoiceSubject;
-  const message = notificationMessage(notification({ kind: 'asked', accepted: 0, subject: { invoice: bare, erp: { ok: true } } }));
+test('notification message: an invoice itself as the subject: without a total the lines are summed; without a vendor name the vendor id stands', () => {
+  const bare = { vendorId: 'V-100', invoiceNumber: 'INV-2041', currency: 'EUR', lineItems: lines };
+  const message = notificationMessage(notification({ kind: 'asked', accepted: 0, subject: bare }));
   expect(message.subject).toBe('Approval requested: invoice INV-2041 from V-100, EUR 6,800.00');
   expect(message.text).toContain('Total: EUR 6,800.00 in 2 line item(s):');
   expect(message.text).toContain('Invoice INV-2041 from vendor V-100\n');
