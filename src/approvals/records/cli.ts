@@ -5,7 +5,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { escapeControls } from '../../util/log';
-import { decisionPublicKeysFromEnv, publicKeysFromFiles, type DecisionPublicKeys } from './keys';
+import { decisionPublicKeysFromEnv, DecisionKeyError, publicKeysFromFiles, type DecisionPublicKeys } from './keys';
 import { exportReceipt, verifyReceipt, type QuestionReport, type ReceiptReport } from './receipt';
 import { decisionStoreFromEnv, openDecisionStore } from './store';
 
@@ -182,7 +182,14 @@ async function verifyCommand(argv: string[], io: CommandOutput): Promise<number>
 }
 
 function keysOf(option: string | undefined): DecisionPublicKeys {
-  if (option === undefined) return decisionPublicKeysFromEnv();
+  if (option === undefined) {
+    try {
+      return decisionPublicKeysFromEnv();
+    } catch (error) {
+      if (error instanceof DecisionKeyError) throw new ApprovalsUsageError(`${error.message}; or give --public-key FILE`);
+      throw error;
+    }
+  }
   return publicKeysFromFiles(
     option
       .split(',')
@@ -266,7 +273,10 @@ function subjectLines(shown: unknown, safe: (text: unknown) => string): string[]
     if (item === null || typeof item !== 'object') continue;
     const line = item as Record<string, unknown>;
     const payOn = line.payOn !== undefined ? `, to pay on ${safe(line.payOn)}` : '';
-    lines.push(`    line ${safe(line.lineItemId ?? '?')}: ${safe(line.description ?? '')} ${safe(line.amount ?? '')}${payOn}`);
+    const currency = subject.currency !== undefined ? ` ${safe(subject.currency)}` : '';
+    lines.push(
+      `    line ${safe(line.lineItemId ?? '?')} "${safe(line.description ?? '')}": ${safe(line.amount ?? '?')}${currency}${payOn}`,
+    );
   }
   return lines;
 }
