@@ -121,7 +121,14 @@ describe('signing', () => {
     expect(() => decisionSignerFromEnv({ MCP_DECISION_SIGNING_KEY: file })).toThrow(/set MCP_DECISION_SIGNING_KEY/);
     expect(existsSync(file)).toBe(false);
     const noKeys = { XDG_CONFIG_HOME: path.join(tempDir(), 'empty') };
-    expect(() => decisionPublicKeysFromEnv(noKeys)).toThrow(/set MCP_DECISION_PUBLIC_KEY .*or start the server once/);
+    // Read when first needed: a worker may start before the server has made the pair.
+    const later = decisionPublicKeysFromEnv(noKeys);
+    expect(() => later.keyIds).toThrow(/set MCP_DECISION_PUBLIC_KEY .*or start the server once/);
+    const [record] = chainOf(TASK, signer, [{ decision: 'approve' }]);
+    expect(() => verifyChain(TASK, [record], later)).toThrow(DecisionKeyError);
+    const made = decisionSignerFromEnv(noKeys);
+    expect(later.keyIds).toEqual([made.keyId]);
+    expect(later.verify(chainOf(TASK, made, [{ decision: 'approve' }])[0])).toBe(true);
     expect(() => decisionPublicKeysFromEnv({ MCP_DECISION_PUBLIC_KEY: file })).toThrow(/cannot read the decision public key/);
   });
 

@@ -184,7 +184,10 @@ async function verifyCommand(argv: string[], io: CommandOutput): Promise<number>
 function keysOf(option: string | undefined): DecisionPublicKeys {
   if (option === undefined) {
     try {
-      return decisionPublicKeysFromEnv();
+      const keys = decisionPublicKeysFromEnv();
+      // Read now: the check has no use for keys that may appear later.
+      void keys.keyIds;
+      return keys;
     } catch (error) {
       if (error instanceof DecisionKeyError) throw new ApprovalsUsageError(`${error.message}; or give --public-key FILE`);
       throw error;

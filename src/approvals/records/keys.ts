@@ -151,7 +151,9 @@ export function decisionSignerFromEnv(env: NodeJS.ProcessEnv = process.env): Dec
 
 /**
  * The public keys in the files MCP_DECISION_PUBLIC_KEY names (comma-separated: during a rotation, the old key and the
- * new), else the public half of the machine's default key pair. Throws {@link DecisionKeyError} saying what to set.
+ * new), else the public half of the machine's default key pair. Throws {@link DecisionKeyError} saying what to set;
+ * when the machine has no default key pair yet, the keys are read on first use, which throws until the server has
+ * made the pair (a worker may start before the server does).
  */
 export function decisionPublicKeysFromEnv(env: NodeJS.ProcessEnv = process.env): DecisionPublicKeys {
   const named = env[DECISION_PUBLIC_KEY_ENV]?.trim();
@@ -162,6 +164,22 @@ export function decisionPublicKeysFromEnv(env: NodeJS.ProcessEnv = process.env):
         .map((file) => file.trim())
         .filter(Boolean),
     );
+  const load = () => defaultPublicKeys(env);
+  if (existsSync(defaultPublicKeyFile(env)) || existsSync(defaultSigningKeyFile(env))) return load();
+  // No key pair on this machine yet: the server makes it when it first starts, maybe after this worker. The keys are
+  // read when first needed; until the pair is there, each use throws the error saying what to do (an activity retries).
+  let loaded: DecisionPublicKeys | undefined;
+  const keys = () => (loaded ??= load());
+  return {
+    get keyIds() {
+      return keys().keyIds;
+    },
+    verify: (record) => keys().verify(record),
+  };
+}
+
+/** The public half of the machine's default key pair; derived from its private key when only that is there. */
+function defaultPublicKeys(env: NodeJS.ProcessEnv): DecisionPublicKeys {
   const file = defaultPublicKeyFile(env);
   if (!existsSync(file)) {
     // The private key of this machine is there but its public half is not (a copy of the folder, say): derive it.

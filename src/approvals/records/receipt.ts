@@ -91,7 +91,8 @@ export async function exportReceipt(store: DecisionStore, taskId: string): Promi
  * Checks a receipt with `keys`: its shape, then the chain ({@link verifyChain}: task, order, links, digests,
  * signatures), then reports each question of each run: its decisions, who made them, the subject shown, and whether
  * it stands approved (signed approvals of the latest subject by distinct people, nothing blocking). The number of
- * approvals a question needs is not on record: the report says how many distinct people approved. Never throws.
+ * approvals a question needs is not on record: the report says how many distinct people approved. Throws only what reading
+ * `keys` throws.
  */
 export function verifyReceipt(receipt: unknown, keys: DecisionPublicKeys): ReceiptReport {
   const report: ReceiptReport = { ok: false, keyIds: [], checkedWith: [...keys.keyIds], records: 0, problems: [], questions: [] };

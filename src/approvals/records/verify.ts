@@ -14,7 +14,7 @@ export type ChainCheck = { ok: true } | { ok: false; problem: string };
  * Checks the chain of `taskId`: every record belongs to the task, seqs run 1..n without gap, each record names the
  * digest of the one before (null for the first), each digest is that of its body, each subject that of what was
  * shown, and each signature is valid under one of `keys`. Only an expiry the workflow recorded
- * (`by.auth: 'workflow'`) may be unsigned. Never throws.
+ * (`by.auth: 'workflow'`) may be unsigned. Throws only what reading `keys` throws (see `decisionPublicKeysFromEnv`).
  */
 export function verifyChain(taskId: string, records: SignedDecisionRecord[], keys: DecisionPublicKeys): ChainCheck {
   if (!Array.isArray(records)) return { ok: false, problem: 'the records are not a list' };
