@@ -1,6 +1,6 @@
 /**
  * The `temporal-mcp-tasks` command: the server, the worker, the client and the dev server behind one name.
- * Usage: temporal-mcp-tasks <serve|worker|client|dev-server> [options]; each command takes --help.
+ * Usage: temporal-mcp-tasks <serve|worker|client|approvals|dev-server> [options]; each command takes --help.
  */
 import { spawn } from 'node:child_process';
 import os from 'node:os';
@@ -16,6 +16,8 @@ Commands:
                --samples the sample tools)
   worker       the Temporal worker of the sample workflows (the invoice flow) and their activities
   client       the task-aware MCP client: call a tool as a task, list, resume, answer and cancel tasks
+  approvals    verify the signed decision records of a task's approvals, or an exported receipt, offline with
+               the bridge's public key (approvals verify TASK, approvals verify --receipt FILE)
   dev-server   a local Temporal dev server for trying it out (run, start, stop, status)
 
 Options:
@@ -73,6 +75,8 @@ export function runCommandLine(argv: string[]): void {
       return (require('./worker') as typeof import('./worker')).runWorkerCommand(rest);
     case 'client':
       return (require('./client/main') as typeof import('./client/main')).runClientCommand(rest);
+    case 'approvals':
+      return (require('./approvals/records/cli') as typeof import('./approvals/records/cli')).runApprovalsCommand(rest);
     case 'dev-server':
       return runDevServer(rest);
     case '-v':

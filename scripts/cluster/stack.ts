@@ -9,7 +9,7 @@
  */
 import { execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import net from 'node:net';
 import path from 'node:path';
@@ -20,6 +20,7 @@ import { temporal } from '@temporalio/proto';
 import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../../src/shared/task-contract';
 import { AWAITING_SEARCH_ATTRIBUTE } from '../../src/approvals/contract';
 import { pollUntil } from '../../src/util/wait';
+import { findPostgresBin, LocalPostgres } from '../lib/postgres';
 import { pidAlive, ROOT } from '../lib/processes';
 
 /** The Temporal server release the stack builds and runs. */
@@ -133,9 +134,8 @@ export class ClusterStack {
   async up(): Promise<void> {
     mkdirSync(this.logDir, { recursive: true });
     const binaries = await this.serverBinaries();
-    const pgBin = this.postgresBin();
     const haproxy = this.haproxyBin();
-    await this.startPostgres(pgBin);
+    await this.startPostgres();
     await this.applySchemas(binaries.sql);
     this.writeState({ basePort: this.options.basePort, pids: this.readState()?.pids ?? {} });
     // One at a time: services that start together race to write the cluster's metadata, and one of them loses.
@@ -183,9 +183,7 @@ export class ClusterStack {
     const state = this.readState();
     const order: Part[] = [...BRIDGE_PROCESSES, 'ui', 'haproxy', ...TEMPORAL_SERVICES];
     await Promise.all(order.map((part) => this.stop(part, state)));
-    if (existsSync(path.join(this.pgData, 'postmaster.pid'))) {
-      this.asPostgres(path.join(this.postgresBin(), 'pg_ctl'), ['-D', this.pgData, '-m', 'fast', '-w', 'stop']);
-    }
+    if (existsSync(path.join(this.pgData, 'postmaster.pid'))) this.postgres().stop('fast');
     if (purge) rmSync(this.dir, { recursive: true, force: true });
     this.say(purge ? `down: stopped, and ${this.dir} removed` : `down: stopped (data kept in ${this.dir})`);
   }
@@ -234,9 +232,8 @@ export class ClusterStack {
 
   /** Restarts PostgreSQL (fast shutdown, then start): every connection of every service breaks. */
   async restartPostgres(): Promise<void> {
-    const pgBin = this.postgresBin();
-    this.asPostgres(path.join(pgBin, 'pg_ctl'), ['-D', this.pgData, '-m', 'immediate', '-w', 'stop']);
-    await this.startPostgres(pgBin);
+    this.postgres().stop('immediate');
+    await this.startPostgres();
   }
 
   // --- building and installing -------------------------------------------------------------------------------------
@@ -268,18 +265,14 @@ export class ClusterStack {
 
   /** PostgreSQL's binaries; Debian's package is installed when they are missing (as root). */
   private postgresBin(): string {
-    const found = () => {
-      const root = '/usr/lib/postgresql';
-      if (!existsSync(root)) return undefined;
-      const versions = execFileSync('ls', [root], { encoding: 'utf8' })
-        .split('\n')
-        .filter(Boolean)
-        .sort((a, b) => Number(b) - Number(a));
-      return versions.map((version) => path.join(root, version, 'bin')).find((bin) => existsSync(path.join(bin, 'initdb')));
-    };
-    const bin = found() ?? (this.aptInstall('postgresql'), found());
+    const bin = findPostgresBin() ?? (this.aptInstall('postgresql'), findPostgresBin());
     if (!bin) throw new Error('PostgreSQL is not installed and could not be installed: apt-get install postgresql');
     return bin;
+  }
+
+  /** The stack's PostgreSQL server, in its folder. */
+  private postgres(): LocalPostgres {
+    return new LocalPostgres({ dataDir: this.pgData, port: this.ports.postgres, bin: this.postgresBin(), say: this.say });
   }
 
   private haproxyBin(): string {
@@ -306,51 +299,16 @@ export class ClusterStack {
 
   // --- PostgreSQL ----------------------------------------------------------------------------------------------------
 
-  /** Runs a PostgreSQL binary as the `postgres` user when this process is root (PostgreSQL refuses root). */
-  private asPostgres(command: string, args: string[]): string {
-    const asRoot = process.getuid?.() === 0;
-    const [bin, argv] = asRoot ? ['runuser', ['-u', 'postgres', '--', command, ...args]] : [command, args];
-    const result = spawnSync(bin, argv, { encoding: 'utf8', cwd: '/' });
-    if (result.status !== 0) throw new Error(`${path.basename(command)} ${args.join(' ')} failed:\n${result.stderr}${result.stdout}`);
-    return result.stdout;
-  }
-
-  private async startPostgres(pgBin: string): Promise<void> {
+  private async startPostgres(): Promise<void> {
     if (await portOpen(this.ports.postgres)) return;
-    const asRoot = process.getuid?.() === 0;
-    if (!existsSync(path.join(this.pgData, 'PG_VERSION'))) {
-      this.say(`initializing PostgreSQL in ${this.pgData}`);
-      mkdirSync(this.pgData, { recursive: true });
-      // PostgreSQL runs as its own user, which must reach its folder (the stack's own files stay 0600).
-      if (asRoot) chmodSync(this.dir, 0o711);
-      if (asRoot) {
-        const { uid, gid } = postgresUser();
-        chownSync(this.pgData, uid, gid);
-      }
-      chmodSync(this.pgData, 0o700);
-      this.asPostgres(path.join(pgBin, 'initdb'), ['-D', this.pgData, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C']);
-    }
-    this.say(`starting PostgreSQL on 127.0.0.1:${this.ports.postgres}`);
-    const options = `-p ${this.ports.postgres} -k ${this.pgData} -c listen_addresses=127.0.0.1 -c max_connections=200`;
-    this.asPostgres(path.join(pgBin, 'pg_ctl'), [
-      '-D',
-      this.pgData,
-      '-o',
-      options,
-      '-l',
-      path.join(this.pgData, 'server.log'),
-      '-w',
-      'start',
-    ]);
+    this.postgres().start();
     this.psql(
       `DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'temporal') THEN CREATE ROLE temporal LOGIN CREATEDB PASSWORD '${this.pgPassword()}'; END IF; END $$;`,
     );
   }
 
   private psql(sql: string): string {
-    return execFileSync('psql', ['-h', '127.0.0.1', '-p', String(this.ports.postgres), '-U', 'postgres', '-d', 'postgres', '-tAc', sql], {
-      encoding: 'utf8',
-    });
+    return this.postgres().psql(sql);
   }
 
   private pgPassword(): string {
@@ -719,11 +677,6 @@ async function goInstall(bin: string, packages: string[]): Promise<void> {
       `go install ${packages.join(' ')} failed (Go 1.25+ and the Go module proxy are needed):\n${error.stderr ?? error.message}`,
     );
   });
-}
-
-function postgresUser(): { uid: number; gid: number } {
-  const [uid, gid] = execFileSync('sh', ['-c', 'id -u postgres; id -g postgres'], { encoding: 'utf8' }).trim().split('\n').map(Number);
-  return { uid, gid };
 }
 
 export function portOpen(port: number): Promise<boolean> {

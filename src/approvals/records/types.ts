@@ -50,3 +50,24 @@ export const VERIFY_DECISIONS_ACTIVITY = 'mcpVerifyDecisions';
 
 /** Name of the worker activity that appends a record the workflow itself makes (a question that expired). */
 export const RECORD_DECISION_ACTIVITY = 'mcpRecordDecision';
+
+/** What {@link DecisionStore.append} did: took the record, found its place taken by another, or had it already. */
+export type AppendOutcome = 'appended' | 'conflict' | 'duplicate';
+
+/**
+ * An append-only store of decision records, one chain per task (a directory of files, a PostgreSQL table). Records
+ * are never changed or removed; two writers never take one place in a chain. See `records/store.ts`.
+ */
+export interface DecisionStore {
+  /** The task's records in `seq` order (none: an empty array). Throws when the store cannot be read. */
+  records(taskId: string): Promise<SignedDecisionRecord[]>;
+  /**
+   * Appends `record` at `record.body.seq` of its task's chain: `conflict` when another record holds that place,
+   * `duplicate` when this very record (the same digest) does. Throws when the store cannot be written, or when the
+   * place before it is empty.
+   */
+  append(record: SignedDecisionRecord): Promise<AppendOutcome>;
+  /** Where the records are, for logs and errors: the directory, or the database without its password. */
+  describe(): string;
+  close(): Promise<void>;
+}

@@ -1,0 +1,109 @@
+/**
+ * The worker's decision-record activities: checking the records of a question before its effect (a payment), and
+ * recording what the workflow itself decides (a question that expired). Node only.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import { digestOf } from './canonical';
+import type { DecisionPublicKeys } from './keys';
+import { DecisionStoreError } from './store-error';
+import {
+  RECORD_DECISION_ACTIVITY,
+  VERIFY_DECISIONS_ACTIVITY,
+  type DecisionRecordBody,
+  type DecisionStore,
+  type SignedDecisionRecord,
+} from './types';
+import { judgeApprovals, verifyChain, type ApprovalExpectation, type ApprovalJudgement } from './verify';
+
+export { RECORD_DECISION_ACTIVITY, VERIFY_DECISIONS_ACTIVITY } from './types';
+
+/** What the workflow asks {@link RECORD_DECISION_ACTIVITY} to record. */
+export interface RecordDecisionInput {
+  taskId: string;
+  /** The original run id of the run chain. */
+  run: string;
+  question: { key: string; message: string };
+  /** The question's subject, as shown. */
+  shown: unknown;
+  decision: 'expire';
+  /** ISO 8601, workflow time: the same on every retry, so a retry finds the record it made. */
+  at: string;
+  reason?: string;
+}
+
+/** What {@link VERIFY_DECISIONS_ACTIVITY} is asked: the question's expectation, without the person rule (the worker's). */
+export type VerifyDecisionsInput = Omit<ApprovalExpectation, 'personOf'>;
+
+/** Who records what the workflow decides: the workflow, unsigned. */
+const WORKFLOW_DECIDER: DecisionRecordBody['by'] = { principal: 'workflow', person: 'workflow', auth: 'workflow', roles: [] };
+
+const APPEND_ATTEMPTS = 20;
+
+/**
+ * The activities, by name: {@link VERIFY_DECISIONS_ACTIVITY} reads the task's records from `store`, checks the chain
+ * with `keys` and judges the question (a store that cannot be read throws, and Temporal retries);
+ * {@link RECORD_DECISION_ACTIVITY} appends an unsigned expiry by the workflow, once per run and question.
+ */
+export function createDecisionActivities(options: {
+  store: DecisionStore;
+  keys: DecisionPublicKeys;
+  personOf?: (principal: string) => string;
+}): {
+  mcpVerifyDecisions(input: VerifyDecisionsInput): Promise<ApprovalJudgement>;
+  mcpRecordDecision(input: RecordDecisionInput): Promise<SignedDecisionRecord>;
+} {
+  const { store, keys, personOf } = options;
+  return {
+    async [VERIFY_DECISIONS_ACTIVITY](input: VerifyDecisionsInput): Promise<ApprovalJudgement> {
+      if (typeof input?.taskId !== 'string' || typeof input.run !== 'string' || typeof input.key !== 'string') {
+        throw ApplicationFailure.nonRetryable('mcpVerifyDecisions needs a taskId, a run and a question key', 'BadDecisionCheck');
+      }
+      const records = await store.records(input.taskId);
+      const chain = verifyChain(input.taskId, records, keys);
+      if (!chain.ok)
+        return { ok: false, reason: `the decision records of ${input.taskId} in ${store.describe()} do not check out: ${chain.problem}` };
+      return judgeApprovals(records, { ...input, ...(personOf && { personOf }) });
+    },
+
+    async [RECORD_DECISION_ACTIVITY](input: RecordDecisionInput): Promise<SignedDecisionRecord> {
+      if (input?.decision !== 'expire' || typeof input.taskId !== 'string' || typeof input.run !== 'string' || !input.question) {
+        throw ApplicationFailure.nonRetryable(
+          'mcpRecordDecision records an expiry: give taskId, run, question and decision "expire"',
+          'BadDecisionRecord',
+        );
+      }
+      for (let attempt = 0; attempt < APPEND_ATTEMPTS; attempt++) {
+        const records = await store.records(input.taskId);
+        const recorded = records.find(
+          (record) =>
+            record.body.decision === 'expire' && record.body.run === input.run && record.body.question?.key === input.question.key,
+        );
+        if (recorded) return recorded;
+        const head = records.at(-1);
+        const shown = input.shown === undefined ? null : input.shown;
+        const body: DecisionRecordBody = {
+          v: 1,
+          taskId: input.taskId,
+          run: input.run,
+          seq: (head?.body.seq ?? 0) + 1,
+          prev: head?.digest ?? null,
+          question: { key: input.question.key, message: input.question.message },
+          shown,
+          subject: digestOf(shown),
+          decision: 'expire',
+          ...(input.reason !== undefined && { reason: input.reason }),
+          by: { ...WORKFLOW_DECIDER, roles: [] },
+          at: input.at,
+          via: 'timer',
+        };
+        const record: SignedDecisionRecord = { body, digest: digestOf(body) };
+        // Another writer (a bridge taking a late answer) took the place: read the chain again, and look again.
+        if ((await store.append(record)) !== 'conflict') return record;
+      }
+      throw new DecisionStoreError(
+        `could not record the expiry of ${input.question.key} of ${input.taskId} in ${store.describe()}: other writers took the next place ${APPEND_ATTEMPTS} times in a row`,
+        store.describe(),
+      );
+    },
+  };
+}

@@ -1,0 +1,156 @@
+/**
+ * The decision store of a dev stack: a directory with one folder per task and one file per record, named by its place
+ * in the chain. Node only.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import type { AppendOutcome, DecisionStore, SignedDecisionRecord } from './types';
+import { DecisionStoreError } from './store-error';
+
+/** Record files: the zero-padded seq. */
+const RECORD_FILE = /^(\d{10})\.json$/;
+const SEQ_DIGITS = 10;
+const MAX_SEQ = 10 ** SEQ_DIGITS - 1;
+/** Folder names longer than this are a digest of the task id instead. */
+const MAX_FOLDER_NAME = 200;
+
+/**
+ * A directory of decision records: `<dir>/<task>/<seq, 10 digits>.json`, each file written whole to a temporary file
+ * of its own, fsynced, then given its name by `link()`, which fails when the name exists. So two writers, in any
+ * process on any host sharing the directory, never take one seq; a name only ever points at a complete record; and an
+ * existing file is never rewritten. The folder is fsynced before `append` returns, so an appended record survives a
+ * crash. Readers ignore temporary files a crash left behind.
+ */
+export class FileDecisionStore implements DecisionStore {
+  readonly dir: string;
+
+  constructor(dir: string) {
+    this.dir = path.resolve(dir);
+  }
+
+  async records(taskId: string): Promise<SignedDecisionRecord[]> {
+    const folder = this.folderOf(taskId);
+    let names: string[];
+    try {
+      names = await fs.readdir(folder);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') return [];
+      throw new DecisionStoreError(
+        `cannot read the decision records of ${taskId} in ${folder}: ${(error as Error).message}`,
+        this.describe(),
+      );
+    }
+    const files = names.filter((name) => RECORD_FILE.test(name)).sort();
+    return Promise.all(files.map((name) => this.read(path.join(folder, name))));
+  }
+
+  async append(record: SignedDecisionRecord): Promise<AppendOutcome> {
+    const { taskId, seq } = record.body;
+    if (!Number.isInteger(seq) || seq < 1 || seq > MAX_SEQ) {
+      throw new DecisionStoreError(`a decision record's seq must be a whole number from 1, not ${seq}`, this.describe());
+    }
+    const folder = this.folderOf(taskId);
+    const file = path.join(folder, this.fileName(seq));
+    const existing = await this.readIfThere(file);
+    if (existing) return existing.digest === record.digest ? 'duplicate' : 'conflict';
+    if (seq > 1 && !(await this.readIfThere(path.join(folder, this.fileName(seq - 1))))) {
+      throw new DecisionStoreError(`record ${seq} of ${taskId} would leave a gap: record ${seq - 1} is not in the store`, this.describe());
+    }
+    await this.makeFolder(folder);
+    const temp = path.join(folder, `.${this.fileName(seq)}.${randomUUID()}.tmp`);
+    try {
+      // Readable by the store's user only: a record names people and what they approved.
+      const handle = await fs.open(temp, 'wx', 0o600);
+      try {
+        await handle.writeFile(`${JSON.stringify(record)}\n`, 'utf8');
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await fs.link(temp, file);
+    } catch (error) {
+      await fs.unlink(temp).catch(() => undefined);
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
+        throw new DecisionStoreError(
+          `cannot write a decision record of ${taskId} to ${folder}: ${(error as Error).message}`,
+          this.describe(),
+        );
+      }
+      // Another writer took this seq first; its file is complete, since it got its name only once written.
+      const winner = await this.read(file);
+      await syncDir(folder);
+      return winner.digest === record.digest ? 'duplicate' : 'conflict';
+    }
+    await fs.unlink(temp).catch(() => undefined);
+    await syncDir(folder);
+    return 'appended';
+  }
+
+  describe(): string {
+    return `the decision records directory ${this.dir}`;
+  }
+
+  async close(): Promise<void> {}
+
+  /**
+   * The task's folder: the task id itself when it is a plain name (`[a-z0-9-]`, as workflow ids of tasks are), else
+   * each other character written `_` and its hex code (one to one, and safe on any file system); `=` and a digest when
+   * that is too long.
+   */
+  folderOf(taskId: string): string {
+    if (typeof taskId !== 'string' || taskId === '') throw new DecisionStoreError('a decision record needs a task id', this.describe());
+    const escaped = [...taskId].map((char) => (/^[a-z0-9-]$/.test(char) ? char : `_${char.codePointAt(0)!.toString(16)}_`)).join('');
+    const name = escaped.length <= MAX_FOLDER_NAME ? escaped : `=${createHash('sha256').update(taskId).digest('hex')}`;
+    return path.join(this.dir, name);
+  }
+
+  private fileName(seq: number): string {
+    return `${String(seq).padStart(SEQ_DIGITS, '0')}.json`;
+  }
+
+  private async makeFolder(folder: string): Promise<void> {
+    try {
+      await fs.mkdir(this.dir, { recursive: true, mode: 0o700 });
+      await fs.mkdir(folder, { mode: 0o700 });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return;
+      throw new DecisionStoreError(`cannot create ${folder}: ${(error as Error).message}`, this.describe());
+    }
+    // A new folder is durable only once its parent is.
+    await syncDir(this.dir);
+  }
+
+  private async readIfThere(file: string): Promise<SignedDecisionRecord | undefined> {
+    try {
+      await fs.access(file);
+    } catch {
+      return undefined;
+    }
+    return this.read(file);
+  }
+
+  private async read(file: string): Promise<SignedDecisionRecord> {
+    let text: string;
+    try {
+      text = await fs.readFile(file, 'utf8');
+    } catch (error) {
+      throw new DecisionStoreError(`cannot read the decision record ${file}: ${(error as Error).message}`, this.describe());
+    }
+    try {
+      return JSON.parse(text) as SignedDecisionRecord;
+    } catch {
+      throw new DecisionStoreError(`the decision record ${file} is not JSON: the file was damaged or put there by hand`, this.describe());
+    }
+  }
+}
+
+async function syncDir(dir: string): Promise<void> {
+  const handle = await fs.open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}

@@ -1,0 +1,207 @@
+/**
+ * Approval receipts: a task's decision records exported as one JSON file an auditor verifies offline, with the
+ * bridge's public key alone, and the report of that check. Node only (reading the store), pure otherwise.
+ */
+import { defaultPersonOf } from '../contract';
+import type { DecisionPublicKeys } from './keys';
+import type { DecisionRecordBody, DecisionStore, SignedDecisionRecord } from './types';
+import { verifyChain, type CountedApproval } from './verify';
+
+/** The `format` of a receipt. */
+export const RECEIPT_FORMAT = 'temporal-mcp-tasks/approval-receipt';
+
+/** A task's decision records, as exported. */
+export interface ApprovalReceipt {
+  format: typeof RECEIPT_FORMAT;
+  v: 1;
+  taskId: string;
+  /** ISO 8601. */
+  exportedAt: string;
+  /** The keys the records are signed with. */
+  keyIds: string[];
+  records: SignedDecisionRecord[];
+}
+
+/** One decision of a question, as a receipt report shows it. */
+export interface ReportedDecision {
+  seq: number;
+  decision: DecisionRecordBody['decision'];
+  person: string;
+  principal: string;
+  roles: string[];
+  /** `named`, or the role by which they were asked. */
+  actingAs?: string;
+  auth: string;
+  at: string;
+  /** The path it came by (`approvals_answer`, `timer`, …). */
+  via: string;
+  delegatedTo?: string;
+  comment?: string;
+  reason?: string;
+  /** True for a record the bridge signed; false for one the workflow wrote (an expiry). */
+  signed: boolean;
+  /** True when a later signed void takes it back. */
+  voided: boolean;
+  /** False when the person was shown another subject than the question's latest. */
+  sameSubject: boolean;
+  digest: string;
+}
+
+/** Where one question stands on the record. */
+export type QuestionStanding = 'approved' | 'rejected' | 'declined' | 'expired' | 'open';
+
+/** One question of one run, as a receipt report shows it. */
+export interface QuestionReport {
+  run: string;
+  key: string;
+  message: string;
+  /** The subject shown with the question's latest record, and its digest. */
+  shown: unknown;
+  subject: string;
+  decisions: ReportedDecision[];
+  /** Approvals that count: signed, of the latest subject, not voided, one per person. */
+  approvers: CountedApproval[];
+  standing: QuestionStanding;
+  /** In words: by whom it stands approved, or what stops it. */
+  verdict: string;
+}
+
+/** What checking a receipt found. */
+export interface ReceiptReport {
+  /** False when the receipt is malformed or any signature, link of the chain or digest fails. */
+  ok: boolean;
+  taskId?: string;
+  exportedAt?: string;
+  keyIds: string[];
+  /** The keys the check used. */
+  checkedWith: string[];
+  records: number;
+  problems: string[];
+  questions: QuestionReport[];
+}
+
+/** The receipt of `taskId`: its records as the store holds them now. Throws when the store cannot be read. */
+export async function exportReceipt(store: DecisionStore, taskId: string): Promise<ApprovalReceipt> {
+  const records = await store.records(taskId);
+  const keyIds = [...new Set(records.map((record) => record.keyId).filter((id): id is string => typeof id === 'string'))];
+  return { format: RECEIPT_FORMAT, v: 1, taskId, exportedAt: new Date().toISOString(), keyIds, records };
+}
+
+/**
+ * Checks a receipt with `keys`: its shape, then the chain ({@link verifyChain}: task, order, links, digests,
+ * signatures), then reports each question of each run: its decisions, who made them, the subject shown, and whether
+ * it stands approved (signed approvals of the latest subject by distinct people, nothing blocking). The number of
+ * approvals a question needs is not on record: the report says how many distinct people approved. Throws only what reading
+ * `keys` throws.
+ */
+export function verifyReceipt(receipt: unknown, keys: DecisionPublicKeys): ReceiptReport {
+  const report: ReceiptReport = { ok: false, keyIds: [], checkedWith: [...keys.keyIds], records: 0, problems: [], questions: [] };
+  const shapeProblem = receiptShapeProblem(receipt);
+  if (shapeProblem) {
+    report.problems.push(shapeProblem);
+    return report;
+  }
+  const { taskId, exportedAt, keyIds, records } = receipt as ApprovalReceipt;
+  Object.assign(report, { taskId, exportedAt, keyIds: [...keyIds], records: records.length });
+  if (records.length === 0) {
+    report.problems.push(`there are no decision records of task ${taskId}: nothing was decided, or this is not the task's store`);
+    return report;
+  }
+  const chain = verifyChain(taskId, records, keys);
+  if (!chain.ok) {
+    report.problems.push(chain.problem);
+    return report;
+  }
+  report.questions = questionsOf(records);
+  report.ok = true;
+  return report;
+}
+
+function receiptShapeProblem(receipt: unknown): string | undefined {
+  if (receipt === null || typeof receipt !== 'object' || Array.isArray(receipt)) return 'the receipt is not a JSON object';
+  const candidate = receipt as Partial<ApprovalReceipt>;
+  if (candidate.format !== RECEIPT_FORMAT) return `the receipt's format is ${JSON.stringify(candidate.format)}, not "${RECEIPT_FORMAT}"`;
+  if (candidate.v !== 1) return `the receipt is of version ${JSON.stringify(candidate.v)}; this check knows version 1`;
+  if (typeof candidate.taskId !== 'string' || candidate.taskId === '') return 'the receipt names no task (taskId)';
+  if (typeof candidate.exportedAt !== 'string') return 'the receipt has no exportedAt time';
+  if (!Array.isArray(candidate.keyIds) || !candidate.keyIds.every((id) => typeof id === 'string'))
+    return 'the receipt has no list of keyIds';
+  if (!Array.isArray(candidate.records)) return 'the receipt has no list of records';
+  return undefined;
+}
+
+/** The questions of a verified chain, in the order they were first decided. */
+function questionsOf(records: SignedDecisionRecord[]): QuestionReport[] {
+  const groups = new Map<string, SignedDecisionRecord[]>();
+  for (const record of records) {
+    const id = JSON.stringify([record.body.run, record.body.question.key]);
+    groups.set(id, [...(groups.get(id) ?? []), record]);
+  }
+  return [...groups.values()].map(questionOf);
+}
+
+function questionOf(records: SignedDecisionRecord[]): QuestionReport {
+  const latest = records[records.length - 1].body;
+  const voided = new Set(
+    records.filter((record) => record.body.decision === 'void' && record.signature !== undefined).map((record) => record.body.voids),
+  );
+  const decisions: ReportedDecision[] = records.map(({ body, digest, signature }) => ({
+    seq: body.seq,
+    decision: body.decision,
+    person: body.by.person ?? defaultPersonOf(body.by.principal),
+    principal: body.by.principal,
+    roles: [...(body.by.roles ?? [])],
+    ...(body.by.actingAs !== undefined && { actingAs: body.by.actingAs }),
+    auth: body.by.auth,
+    at: body.at,
+    via: body.via,
+    ...(body.delegatedTo !== undefined && { delegatedTo: body.delegatedTo }),
+    ...(body.comment !== undefined && { comment: body.comment }),
+    ...(body.reason !== undefined && { reason: body.reason }),
+    signed: signature !== undefined,
+    voided: voided.has(digest),
+    sameSubject: body.subject === latest.subject,
+    digest,
+  }));
+  const standingOnes = decisions.filter((decision) => !decision.voided && decision.decision !== 'void');
+  const blocker = standingOnes.find((decision) => ['reject', 'decline', 'expire'].includes(decision.decision));
+  const approvers: CountedApproval[] = [];
+  for (const decision of standingOnes) {
+    if (decision.decision !== 'approve' || !decision.signed || !decision.sameSubject) continue;
+    if (approvers.some((approver) => approver.person === decision.person)) continue;
+    approvers.push({
+      person: decision.person,
+      principal: decision.principal,
+      roles: decision.roles,
+      at: decision.at,
+      digest: decision.digest,
+    });
+  }
+  let standing: QuestionStanding;
+  let verdict: string;
+  if (blocker) {
+    standing = blocker.decision === 'reject' ? 'rejected' : blocker.decision === 'decline' ? 'declined' : 'expired';
+    verdict =
+      blocker.decision === 'expire'
+        ? `expired unanswered at ${blocker.at}: nothing may be done on it`
+        : `${standing} by ${blocker.person} (principal ${blocker.principal}) at ${blocker.at}: nothing may be done on it`;
+  } else if (approvers.length > 0) {
+    standing = 'approved';
+    const people = approvers.map((approver) => `${approver.person} (principal ${approver.principal})`).join(', ');
+    verdict = `approved by ${approvers.length} distinct ${approvers.length === 1 ? 'person' : 'people'}: ${people}; no rejection on record`;
+  } else {
+    standing = 'open';
+    verdict = 'not approved: no signed approval of what it is about is on record';
+  }
+  return {
+    run: latest.run,
+    key: latest.question.key,
+    message: latest.question.message,
+    shown: latest.shown,
+    subject: latest.subject,
+    decisions,
+    approvers,
+    standing,
+    verdict,
+  };
+}

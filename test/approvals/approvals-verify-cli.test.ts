@@ -1,0 +1,197 @@
+/**
+ * `temporal-mcp-tasks approvals verify` as an auditor runs it: a task's records from the store, an exported receipt
+ * offline, a tampered or moved record, and what the command says and exits with on bad usage.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { FileDecisionStore } from '../../src/approvals/records/file-store';
+import type { ApprovalReceipt } from '../../src/approvals/records/receipt';
+import { appendChained } from '../../src/approvals/records/store';
+import { ROOT } from '../../scripts/lib/processes';
+import { bodyOf, testSigner, type Step } from '../helpers/decision-records';
+
+const { signer } = testSigner();
+const FIRST = 'process-invoice-1a2b3c4d-0000-4000-8000-000000000001';
+const SECOND = 'process-invoice-1a2b3c4d-0000-4000-8000-000000000002';
+const REJECTED = 'process-invoice-1a2b3c4d-0000-4000-8000-000000000003';
+
+let dir: string;
+let storeDir: string;
+let publicKey: string;
+
+/** The command's run: exit code and output. */
+function approvals(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'approvals', ...args], {
+      cwd: ROOT,
+      // Nothing of the machine's own store or keys: only what a test gives.
+      env: { ...process.env, MCP_DECISION_STORE: path.join(dir, 'no-store-here'), XDG_CONFIG_HOME: path.join(dir, 'no-config'), ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (chunk) => (out += chunk));
+    child.stderr.on('data', (chunk) => (err += chunk));
+    child.once('close', (code) => resolve({ code, out, err }));
+  });
+}
+
+async function record(store: FileDecisionStore, taskId: string, steps: Step[]): Promise<void> {
+  for (const step of steps) await appendChained(store, taskId, (seq, prev) => signer.sign(bodyOf(taskId, seq, prev, step)));
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'approvals-cli-'));
+  storeDir = path.join(dir, 'decisions');
+  publicKey = path.join(dir, 'decision.pub.pem');
+  writeFileSync(publicKey, signer.publicKeyPem);
+  const store = new FileDecisionStore(storeDir);
+  const twoApprovals: Step[] = [
+    { decision: 'approve', by: 'carol', comment: 'ok\u001b[31m red' },
+    {
+      decision: 'approve',
+      by: { principal: 'oauth:dave', person: 'dave', auth: 'oauth', roles: ['ap-approver'], actingAs: 'ap-approver' },
+    },
+  ];
+  await record(store, FIRST, twoApprovals);
+  await record(store, SECOND, twoApprovals);
+  await record(store, REJECTED, [{ decision: 'reject', by: 'carol', comment: 'not ours' }]);
+});
+
+afterAll(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+test('approvals verify: reports the subject, each decision and the verdict, exports a receipt, exits 0', async () => {
+  const receipt = path.join(dir, 'first.json');
+  const run = await approvals(['verify', FIRST, '--store', storeDir, '--public-key', publicKey, '--export', receipt]);
+  expect(run).toMatchObject({ code: 0, err: '' });
+  expect(run.out).toContain(`Task ${FIRST}: 2 decision records in the decision records directory ${storeDir}`);
+  expect(run.out).toContain('Subject shown: vendor ACME Office Supplies (V-100), invoice INV-2026-0042, total 1450 EUR');
+  expect(run.out).toContain('line LI-1 "Chairs, 10 units": 1450 EUR');
+  expect(run.out).toMatch(
+    /1\. approve by carol \(principal carol, role ap-approver\) at 2026-11-26T10:00:01\.000Z via approvals_answer; comment "ok\\x1b\[31m red"; signed/,
+  );
+  expect(run.out).toContain('2. approve by dave (principal oauth:dave, role ap-approver, asked as ap-approver)');
+  expect(run.out).toContain(
+    'Verdict: approved by 2 distinct people: carol (principal carol), dave (principal oauth:dave); no rejection on record',
+  );
+  expect(run.out).toContain('VALID:');
+  expect(run.out).toContain(`Receipt written to ${receipt}.`);
+  // Control characters from a record never reach the terminal as they are.
+  expect(run.out).not.toContain('\u001b');
+  const written = JSON.parse(readFileSync(receipt, 'utf8')) as ApprovalReceipt;
+  expect(written).toMatchObject({ format: 'temporal-mcp-tasks/approval-receipt', v: 1, taskId: FIRST, keyIds: [signer.keyId] });
+  expect(written.records).toHaveLength(2);
+});
+
+test('approvals verify --receipt: checks a receipt offline; one byte changed, or a record moved in, exits 1', async () => {
+  const [first, second] = [path.join(dir, 'r1.json'), path.join(dir, 'r2.json')];
+  const exported = await Promise.all([
+    approvals(['verify', FIRST, '--public-key', publicKey, '--export', first], { MCP_DECISION_STORE: storeDir }),
+    approvals(['verify', SECOND, '--public-key', publicKey, '--export', second], { MCP_DECISION_STORE: storeDir }),
+  ]);
+  expect(exported.map((run) => run.code)).toEqual([0, 0]);
+
+  const text = readFileSync(first, 'utf8');
+  const at = text.indexOf('1450');
+  const tampered = path.join(dir, 'tampered.json');
+  writeFileSync(tampered, `${text.slice(0, at)}1460${text.slice(at + 4)}`);
+  const one = JSON.parse(text) as ApprovalReceipt;
+  one.records[0] = (JSON.parse(readFileSync(second, 'utf8')) as ApprovalReceipt).records[0];
+  const moved = path.join(dir, 'moved.json');
+  writeFileSync(moved, JSON.stringify(one));
+
+  const [good, changed, movedIn, json] = await Promise.all([
+    approvals(['verify', '--receipt', first, '--public-key', publicKey]),
+    approvals(['verify', '--receipt', tampered, '--public-key', publicKey]),
+    approvals(['verify', '--receipt', moved, '--public-key', publicKey]),
+    approvals(['verify', '--receipt', first, '--json'], { MCP_DECISION_PUBLIC_KEY: publicKey }),
+  ]);
+  expect(good).toMatchObject({ code: 0, out: expect.stringContaining('VALID:') });
+  expect(good.out).toContain(`decision records in the receipt ${first}`);
+  expect(changed).toMatchObject({
+    code: 1,
+    out: expect.stringContaining('INVALID: record 1 was altered: its content does not match its digest'),
+  });
+  expect(movedIn).toMatchObject({
+    code: 1,
+    out: expect.stringMatching(/INVALID: record 1 belongs to task .*000000000002, not to .*000000000001/),
+  });
+  expect(json.code).toBe(0);
+  expect(JSON.parse(json.out)).toMatchObject({
+    ok: true,
+    taskId: FIRST,
+    checkedWith: [signer.keyId],
+    questions: [{ key: 'approval', standing: 'approved', approvers: [{ person: 'carol' }, { person: 'dave' }] }],
+  });
+});
+
+test('approvals verify: a rejection is reported, another key fails the check, a task without records exits 1', async () => {
+  const otherKey = path.join(dir, 'other.pub.pem');
+  writeFileSync(otherKey, testSigner().signer.publicKeyPem);
+  const [rejected, wrongKey, unknown] = await Promise.all([
+    approvals(['verify', REJECTED, '--store', storeDir, '--public-key', publicKey]),
+    approvals(['verify', FIRST, '--store', storeDir, '--public-key', otherKey]),
+    approvals(['verify', 'process-invoice-nothing-here', '--store', storeDir, '--public-key', publicKey]),
+  ]);
+  expect(rejected.code).toBe(0);
+  expect(rejected.out).toMatch(/Verdict: rejected by carol \(principal carol\) at .*: nothing may be done on it/);
+  expect(wrongKey).toMatchObject({
+    code: 1,
+    out: expect.stringMatching(/INVALID: record 1 is signed by key \S+, which is not among the public keys given/),
+  });
+  expect(unknown).toMatchObject({
+    code: 1,
+    out: expect.stringContaining('INVALID: there are no decision records of task process-invoice-nothing-here'),
+  });
+});
+
+test('approvals: --help at every level exits 0; bad usage exits 2 saying what to do', async () => {
+  const missingKey = path.join(dir, 'missing.pem');
+  const runs = await Promise.all([
+    approvals(['--help']),
+    approvals(['verify', '--help']),
+    approvals([]),
+    approvals(['verify']),
+    approvals(['verify', FIRST, '--bogus']),
+    approvals(['verify', FIRST, '--receipt', path.join(dir, 'r1.json')]),
+    approvals(['verify', FIRST, '--store', storeDir, '--public-key', missingKey]),
+    approvals(['verify', FIRST, '--store', storeDir]),
+    approvals(['verify', '--receipt', path.join(dir, 'no-such-receipt.json'), '--public-key', publicKey]),
+    approvals(['audit']),
+  ]);
+  const [help, verifyHelp, bare, noTask, bogus, both, noKeyFile, noDefaultKey, noReceipt, unknownCommand] = runs;
+  expect(help).toMatchObject({ code: 0, out: expect.stringContaining('Usage: temporal-mcp-tasks approvals <command>') });
+  expect(verifyHelp).toMatchObject({ code: 0, out: expect.stringContaining('--receipt FILE') });
+  expect(bare).toMatchObject({ code: 2, out: '', err: expect.stringContaining('Usage: temporal-mcp-tasks approvals') });
+  expect(noTask).toMatchObject({
+    code: 2,
+    err: 'approvals: give the task id to verify, or --receipt FILE; see temporal-mcp-tasks approvals verify --help\n',
+  });
+  expect(bogus).toMatchObject({
+    code: 2,
+    err: expect.stringMatching(/Unknown option '--bogus'.*see temporal-mcp-tasks approvals verify --help/),
+  });
+  expect(both).toMatchObject({ code: 2, err: expect.stringContaining('give a task id or --receipt FILE, not both') });
+  expect(noKeyFile).toMatchObject({ code: 2, err: expect.stringContaining(`cannot read the decision public key ${missingKey}`) });
+  expect(noDefaultKey).toMatchObject({
+    code: 2,
+    err: expect.stringMatching(/set MCP_DECISION_PUBLIC_KEY .* or start the server once .*; or give --public-key FILE\n$/),
+  });
+  expect(noReceipt).toMatchObject({ code: 2, err: expect.stringContaining('cannot read the receipt') });
+  expect(unknownCommand).toMatchObject({ code: 2, err: expect.stringContaining('unknown command "audit"') });
+  for (const run of runs.slice(2)) expect(run.out).toBe('');
+});
+
+test('temporal-mcp-tasks --help names the approvals command', async () => {
+  const run = await new Promise<string>((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', '--help'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (chunk) => (out += chunk));
+    child.once('close', () => resolve(out));
+  });
+  expect(run).toMatch(/\n {2}approvals {4}verify the signed decision records/);
+});
