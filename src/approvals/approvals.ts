@@ -37,7 +37,7 @@ import {
   type AnswerRecord,
 } from './contract';
 import { DecisionLog } from './decision-log';
-import type { DecisionRecordBody, SignedDecisionRecord } from './records/types';
+import type { DecisionRecordBody } from './records/types';
 import { isUpdateRetryable, updateRefusal } from './update-refusal';
 
 /** One open question in an approver's inbox: what the workflow chose to show, no more. */
