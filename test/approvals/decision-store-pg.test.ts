@@ -128,6 +128,18 @@ test('pg store: UPDATE, DELETE and TRUNCATE are refused, even to the table owner
   expect(await store.records(task)).toEqual([record]);
 });
 
+test('pg store: a role that may only read reads the records, and cannot append', async () => {
+  const task = taskId();
+  const [record] = chainOf(task, signer, [{ decision: 'approve', by: 'carol' }]);
+  await newStore().append(record);
+  postgres.psql('CREATE ROLE auditor LOGIN; GRANT SELECT ON mcp_decision_records TO auditor', 'records');
+  const reader = openDecisionStore(`postgresql://auditor@127.0.0.1:${postgres.port}/records`) as PostgresDecisionStore;
+  stores.push(reader);
+  expect(await reader.records(task)).toEqual([record]);
+  const second = signer.sign(bodyOf(task, 2, record.digest, { decision: 'approve', by: 'dave' }));
+  await expect(reader.append(second)).rejects.toThrow(/permission denied/);
+});
+
 test('pg store: a database that cannot be reached throws, and the store works again once it is back', async () => {
   const store = newStore();
   const task = taskId();
