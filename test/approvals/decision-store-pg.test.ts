@@ -3,14 +3,15 @@
  * the table made when missing, appends from many writers at once, and the rows no one may change or remove.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { PostgresDecisionStore } from '../../src/approvals/records/pg-store';
 import { appendChained, DecisionStoreError, openDecisionStore } from '../../src/approvals/records/store';
 import { verifyChain } from '../../src/approvals/records/verify';
 import { LocalPostgres } from '../../scripts/lib/postgres';
-import { freePort } from '../../scripts/lib/processes';
+import { freePort, ROOT } from '../../scripts/lib/processes';
 import { bodyOf, chainOf, testSigner } from '../helpers/decision-records';
 
 const { signer, keys } = testSigner();
@@ -126,6 +127,43 @@ test('pg store: UPDATE, DELETE and TRUNCATE are refused, even to the table owner
   expect(asOwner(`DELETE FROM mcp_decision_records WHERE task_id = '${task}'`)).toThrow(/append-only/);
   expect(asOwner('TRUNCATE mcp_decision_records')).toThrow(/append-only/);
   expect(await store.records(task)).toEqual([record]);
+});
+
+test('pg store: a role that may only read reads the records, and cannot append', async () => {
+  const task = taskId();
+  const [record] = chainOf(task, signer, [{ decision: 'approve', by: 'carol' }]);
+  await newStore().append(record);
+  postgres.psql('CREATE ROLE auditor LOGIN; GRANT SELECT ON mcp_decision_records TO auditor', 'records');
+  const reader = openDecisionStore(`postgresql://auditor@127.0.0.1:${postgres.port}/records`) as PostgresDecisionStore;
+  stores.push(reader);
+  expect(await reader.records(task)).toEqual([record]);
+  const second = signer.sign(bodyOf(task, 2, record.digest, { decision: 'approve', by: 'dave' }));
+  await expect(reader.append(second)).rejects.toThrow(/permission denied/);
+});
+
+test('approvals verify reads a task from the PostgreSQL store as it does from a directory', async () => {
+  const task = taskId();
+  for (const by of ['carol', 'dave']) {
+    await appendChained(newStore(), task, (seq, prev) => signer.sign(bodyOf(task, seq, prev, { decision: 'approve', by })));
+  }
+  const publicKey = path.join(dir, 'decision.pub.pem');
+  writeFileSync(publicKey, signer.publicKeyPem);
+  const run = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', 'src/cli.ts', 'approvals', 'verify', task, '--store', url, '--public-key', publicKey],
+    {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 60_000,
+    },
+  );
+  expect(run.stderr).toBe('');
+  expect(run.status).toBe(0);
+  expect(run.stdout).toContain(
+    `Task ${task}: 2 decision records in the decision records table mcp_decision_records of postgresql://recorder@`,
+  );
+  expect(run.stdout).toContain('Verdict: approved by 2 distinct people');
+  expect(run.stdout).not.toContain(PASSWORD);
 });
 
 test('pg store: a database that cannot be reached throws, and the store works again once it is back', async () => {

@@ -153,9 +153,7 @@ async function verifyCommand(argv: string[], io: CommandOutput): Promise<number>
       try {
         receipt = await exportReceipt(store, taskId!);
       } catch (error) {
-        throw new ApprovalsUsageError(
-          `cannot read the decision records of ${taskId} from ${store.describe()}: ${(error as Error).message}; check --store or MCP_DECISION_STORE`,
-        );
+        throw new ApprovalsUsageError(`${(error as Error).message}; check --store or MCP_DECISION_STORE`);
       }
       report = verifyReceipt(receipt, keys);
       if (report.records === 0)

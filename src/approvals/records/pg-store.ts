@@ -111,6 +111,12 @@ export class PostgresDecisionStore implements DecisionStore {
         throw new DecisionStoreError(`cannot connect to ${this.where}: ${error.message}`, this.where);
       });
       try {
+        // Made already: nothing to create, so a role that may only read (an auditor's) needs no right to create.
+        const made = await client.query<{ made: boolean }>(
+          `SELECT to_regclass($1) IS NOT NULL AND (SELECT count(*) FROM pg_trigger WHERE tgrelid = to_regclass($1)) >= 2 AS made`,
+          [DECISION_TABLE],
+        );
+        if (made.rows[0]?.made) return;
         await client.query('BEGIN');
         await client.query(SCHEMA);
         await client.query('COMMIT');
