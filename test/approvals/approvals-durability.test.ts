@@ -79,7 +79,7 @@ test('the server, the worker and Temporal killed between two approvals: the firs
     const payments = (await new PaymentsLedger(rig.ledgerDir).entries()).filter((entry) => entry.taskId === taskId);
     expect(payments.map((payment) => payment.lineItemId).sort()).toEqual(['LI-1', 'LI-2']);
     const notifications = (await readNotifications(rig.outbox)).filter((n) => n.taskId === taskId);
-    expect(notifications.map((n) => n.kind)).toEqual(['asked']);
+    expect(notifications.map((n) => n.kind)).toEqual(['asked', 'decided']);
     passed = true;
   } finally {
     await clients.closeAll();

@@ -260,14 +260,16 @@ test('nobody answers: a reminder on a durable timer, then the question escalates
   });
 
   const notifications = (await readNotifications(timed.activities.notificationOutbox)).filter((n) => n.taskId === taskId);
-  expect(notifications.map((n) => n.kind)).toEqual(['asked', 'reminder', 'escalated']);
+  expect(notifications.map((n) => n.kind)).toEqual(['asked', 'reminder', 'escalated', 'decided']);
   expect(notifications[0]).toMatchObject({ key: 'approval', audience: { roles: ['ap-approver'] }, accepted: 0, required: 1 });
   expect(notifications[2].audience.roles).toEqual(['ap-approver', 'ap-manager']);
   expect(notifications.map((n) => n.id)).toEqual([
     `${taskId}/approval/asked/1`,
     `${taskId}/approval/reminder/1`,
     `${taskId}/approval/escalated/1`,
+    `${taskId}/approval/decided/1`,
   ]);
+  expect(notifications[3]).toMatchObject({ outcome: 'accepted', requester: people.sam.principal, accepted: 1 });
 });
 
 test('an approver on 2026-07-28 is put the form through an input_required round on their own call', async () => {
@@ -334,5 +336,5 @@ test('nobody answers, not even after the escalation: the invoice ends unpaid as 
   });
   expect(await paidLineItems(timed, taskId)).toEqual([]);
   const kinds = (await readNotifications(timed.activities.notificationOutbox)).filter((n) => n.taskId === taskId).map((n) => n.kind);
-  expect(kinds).toEqual(['asked', 'reminder', 'escalated']);
+  expect(kinds).toEqual(['asked', 'reminder', 'escalated', 'decided']);
 });

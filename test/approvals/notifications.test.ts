@@ -156,14 +156,11 @@ test('notifications: an invoice reaches its approvers by webhook and mail once e
   // The mail: sender, subject, a stable Message-ID of its own per person, and what the approver needs to answer.
   const mail = annMail[0];
   expect(mail.from).toBe('approvals@example.com');
-  expect(mail.headers.subject).toBe(
-    `Approval requested: Approve invoice ${invoiceNumber} from vendor V-100 (Acme Office Supplies): EUR 6,800.00 in 2 line…`,
-  );
+  expect(mail.headers.subject).toBe(`Approval requested: invoice ${invoiceNumber} from Acme Office Supplies, EUR 6,800.00`);
   expect(mail.headers['message-id']).toMatch(/^<[A-Za-z0-9_-]{32}@example\.com>$/);
   expect(bobMail[0].headers['message-id']).not.toBe(mail.headers['message-id']);
   expect(mail.headers['auto-submitted']).toBe('auto-generated');
   expect(mail.text).toContain('Hello ann,');
-  // The workflow names no requester yet: the worker found the submitter through the task's principal.
   expect(mail.text).toContain('sam asks for your approval.');
   expect(mail.text).toContain('Submitted by: sam');
   expect(mail.text).toContain('- LI-1 Laptops, 4 units: EUR 5,600.00, paid on approval');
