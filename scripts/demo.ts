@@ -7,6 +7,8 @@
  * scheduled line item and prints every status change.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -47,7 +49,9 @@ Runs the invoice flow with three people, each through a real MCP client of their
   4. the submitter's own approval is refused (four eyes); the first approver finds the invoice in approvals_inbox and
      approves it with approvals_answer; the second is shown the form on their own call (elicitation) and approves,
   5. pays one line item now and releases the one scheduled for later,
-  6. prints each status change, who approved, and the payments ledger entries of the task.
+  6. prints each status change, who approved, and the payments ledger entries of the task,
+  7. exports the approvals as a receipt (temporal-mcp-tasks approvals verify TASK --export FILE) and verifies it with
+     the public key alone, as an auditor without access to Temporal would.
 A worker started with INVOICE_APPROVER_ROLE=requester asks the submitter instead; the demo then answers as them.
 It stops the worker it started; the dev server keeps running (./temporal-dev.sh stop stops it).
 Environment: the same TEMPORAL_* variables as npm run serve and npm run worker.
@@ -265,8 +269,46 @@ async function main(argv: string[]): Promise<void> {
   say(
     `notification outbox ${outbox} (for mail or chat): ${notifications.map((n) => `${n.kind} ${n.audience.roles?.join(', ')}`).join('; ') || 'nothing'}`,
   );
+  printReceipt(taskId, outcome);
   await Promise.all([submitter, ann, bob].map((client) => client.close()));
   await connection.close();
+}
+
+/**
+ * What an auditor does: `temporal-mcp-tasks approvals verify TASK --export FILE` reads the decision store (no Temporal)
+ * and writes the receipt; `approvals verify --receipt FILE --public-key FILE` checks the receipt with the public key
+ * alone. Prints both, and the receipt's records.
+ */
+function printReceipt(taskId: string, outcome: InvoiceResult): void {
+  if (!outcome.approval?.approvers?.some((approver) => approver.record)) {
+    say('no decision records: this worker let the submitter approve (INVOICE_APPROVER_ROLE=requester)');
+    return;
+  }
+  const receipt = path.join(mkdtempSync(path.join(os.tmpdir(), 'temporal-mcp-demo-')), `${taskId}.receipt.json`);
+  const cli = (args: string[]) =>
+    spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'cli.ts'), 'approvals', 'verify', ...args], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
+  say(`the auditor: temporal-mcp-tasks approvals verify ${taskId} --export ${receipt}`);
+  const exported = cli([taskId, '--export', receipt]);
+  process.stdout.write(indent(`${exported.stdout}${exported.stderr}`.trimEnd()) + '\n');
+  if (exported.status !== 0) return;
+  const publicKey =
+    process.env.MCP_DECISION_PUBLIC_KEY ?? path.join(os.homedir(), '.config', 'temporal-mcp-tasks', 'decision-signing-key.pub.pem');
+  say(
+    `the auditor, with the receipt and the public key alone: temporal-mcp-tasks approvals verify --receipt ${receipt} --public-key ${publicKey}`,
+  );
+  const offline = cli(['--receipt', receipt, '--public-key', publicKey]);
+  process.stdout.write(indent(`${offline.stdout}${offline.stderr}`.trimEnd()) + '\n');
+  const records = (
+    JSON.parse(readFileSync(receipt, 'utf8')) as {
+      records: { body: { seq: number; decision: string; by: { person: string } }; digest: string }[];
+    }
+  ).records;
+  say(
+    `receipt ${receipt}: ${records.map((record) => `#${record.body.seq} ${record.body.decision} by ${record.body.by.person} (${record.digest.slice(0, 19)}…)`).join('; ')}`,
+  );
 }
 
 function stopStarted(): void {

@@ -4,6 +4,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { formatAmount } from '../../shared/invoice';
 import { escapeControls } from '../../util/log';
 import { decisionPublicKeysFromEnv, DecisionKeyError, publicKeysFromFiles, type DecisionPublicKeys } from './keys';
 import { exportReceipt, verifyReceipt, type QuestionReport, type ReceiptReport } from './receipt';
@@ -231,7 +232,11 @@ export function humanReport(report: ReceiptReport, source: string, exportedTo?: 
 }
 
 function questionLines(question: QuestionReport, safe: (text: unknown) => string): string[] {
-  const lines = [`Question "${safe(question.key)}" (run ${safe(question.run)})`, `  Asked: ${safe(question.message)}`];
+  // Each line of the question on a line of its own (control characters are escaped by `safe`).
+  const asked = String(question.message ?? '')
+    .split('\n')
+    .map((line, index) => `${index === 0 ? '  Asked: ' : '         '}${safe(line)}`);
+  const lines = [`Question "${safe(question.key)}" (run ${safe(question.run)})`, ...asked];
   lines.push(...subjectLines(question.shown, safe));
   for (const decision of question.decisions) {
     const role = decision.roles.length > 0 ? `, role${decision.roles.length === 1 ? '' : 's'} ${decision.roles.map(safe).join(', ')}` : '';
@@ -265,8 +270,7 @@ function subjectLines(shown: unknown, safe: (text: unknown) => string): string[]
   }
   const invoice = subject.invoiceNumber ?? subject.invoice;
   if (invoice !== undefined) parts.push(`invoice ${safe(invoice)}`);
-  if (subject.total !== undefined)
-    parts.push(`total ${safe(subject.total)}${subject.currency !== undefined ? ` ${safe(subject.currency)}` : ''}`);
+  if (subject.total !== undefined) parts.push(`total ${money(subject.total, subject.currency, safe)}`);
   const lineItems = Array.isArray(subject.lines) ? subject.lines : Array.isArray(subject.lineItems) ? subject.lineItems : undefined;
   if (parts.length === 0 && !lineItems) return [`  Subject shown: ${safe(shortJson(shown))}`];
   const lines = [`  Subject shown: ${parts.join(', ') || '(see its lines)'}`];
@@ -274,12 +278,19 @@ function subjectLines(shown: unknown, safe: (text: unknown) => string): string[]
     if (item === null || typeof item !== 'object') continue;
     const line = item as Record<string, unknown>;
     const payOn = line.payOn !== undefined ? `, to pay on ${safe(line.payOn)}` : '';
-    const currency = subject.currency !== undefined ? ` ${safe(subject.currency)}` : '';
     lines.push(
-      `    line ${safe(line.lineItemId ?? '?')} "${safe(line.description ?? '')}": ${safe(line.amount ?? '?')}${currency}${payOn}`,
+      `    line ${safe(line.lineItemId ?? '?')} "${safe(line.description ?? '')}": ${money(line.amount, subject.currency, safe)}${payOn}`,
     );
   }
   return lines;
+}
+
+/** An amount as every other place shows it ("EUR 1,636.75"), when it is a number with a currency code. */
+function money(amount: unknown, currency: unknown, safe: (text: unknown) => string): string {
+  if (typeof amount === 'number' && Number.isFinite(amount) && typeof currency === 'string' && /^[A-Z]{3}$/.test(currency)) {
+    return formatAmount(amount, currency);
+  }
+  return `${safe(amount ?? '?')}${currency !== undefined ? ` ${safe(currency)}` : ''}`;
 }
 
 function shortJson(value: unknown): string {
