@@ -7,7 +7,7 @@
  * printed. Figures, not assertions: see --help for what each row measures.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -287,6 +287,7 @@ class Stack {
   inMemory?: Managed;
   inMemoryUrl?: string;
   inbox?: InboxRig;
+  private keys?: ReturnType<Stack['decisionKeys']>;
   client!: Client;
   private connection?: Connection;
 
@@ -311,6 +312,7 @@ class Stack {
     this.serverPort = await freePort();
     this.replicaPort = await freePort();
     this.dev('start');
+    this.keys = this.decisionKeys();
     this.connection = await Connection.connect({ address: this.address });
     this.client = new Client({ connection: this.connection, namespace: 'default' });
     const toolsFile = path.join(this.dir, 'bench-tools.json');
@@ -330,7 +332,13 @@ class Stack {
         ],
       }),
     );
-    const env = { ...process.env, TEMPORAL_ADDRESS: this.address, TEMPORAL_NAMESPACE: 'default', TEMPORAL_TASK_QUEUE: this.taskQueue };
+    const env = {
+      ...process.env,
+      TEMPORAL_ADDRESS: this.address,
+      TEMPORAL_NAMESPACE: 'default',
+      TEMPORAL_TASK_QUEUE: this.taskQueue,
+      ...this.keys,
+    };
     this.worker = new Managed(
       'the worker',
       process.execPath,
@@ -355,6 +363,20 @@ class Stack {
       this.server.start().waitFor(/MCP Streamable HTTP on/),
       this.replica.start().waitFor(/MCP Streamable HTTP on/),
     ]);
+  }
+
+  /**
+   * A decision key pair of the run's own (the servers sign decision records with its private half, the workers check
+   * them with its public half), so that a machine without the default pair in ~/.config runs the bench all the same
+   * and the bench leaves no key behind.
+   */
+  private decisionKeys(): { MCP_DECISION_SIGNING_KEY: string; MCP_DECISION_PUBLIC_KEY: string } {
+    const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+    const signing = path.join(this.dir, 'decision-signing-key.pem');
+    const verifying = path.join(this.dir, 'decision-signing-key.pub.pem');
+    writeFileSync(signing, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+    writeFileSync(verifying, publicKey.export({ type: 'spki', format: 'pem' }));
+    return { MCP_DECISION_SIGNING_KEY: signing, MCP_DECISION_PUBLIC_KEY: verifying };
   }
 
   /** An MCP server process (`npm run serve -- --http`) on `port`, with the sample tools, the bench's tools and settings. */
@@ -423,7 +445,7 @@ class Stack {
 
   /** The approver-inbox row's worker and server ({@link InboxRig}), started; stopped by the row or by {@link down}. */
   async startInbox(): Promise<InboxRig> {
-    this.inbox = new InboxRig({ dir: this.dir, address: this.address, taskQueue: this.taskQueue, client: this.client });
+    this.inbox = new InboxRig({ dir: this.dir, address: this.address, taskQueue: this.taskQueue, client: this.client, env: this.keys });
     await this.inbox.start();
     return this.inbox;
   }

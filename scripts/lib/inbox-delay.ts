@@ -71,6 +71,8 @@ export class InboxRig {
       taskQueue: string;
       /** The bench's Temporal client, for the raw visibility query and the histories. */
       client: Client;
+      /** Settings both processes get besides the rig's own (the run's decision keys). */
+      env?: Record<string, string>;
     },
   ) {
     this.dir = path.join(options.dir, 'inbox');
@@ -97,6 +99,7 @@ export class InboxRig {
     );
     const env = {
       ...process.env,
+      ...this.options.env,
       TEMPORAL_ADDRESS: this.options.address,
       TEMPORAL_NAMESPACE: 'default',
       TEMPORAL_TASK_QUEUE: this.taskQueue,
