@@ -855,30 +855,49 @@ async function pollerRows(args: Args, stack: Stack, serverPid: number, ids: stri
 }
 
 /**
- * The approver-inbox row: {@link INBOX_SAMPLES} invoices, one at a time, on the stack's {@link InboxRig}, idle and then
- * with one core kept busy; the rig is stopped at the end.
+ * The approver-inbox row: {@link INBOX_SAMPLES} invoices, one at a time, on the stack's {@link InboxRig}, idle, with
+ * one core kept busy, and while the bench's server creates tasks {@link BULK_IN_FLIGHT} at a time (the load of the
+ * "create N" row); the rig is stopped at the end.
  */
-async function inboxRow(stack: Stack): Promise<string> {
+async function inboxRow(stack: Stack, mcp: McpClient): Promise<string> {
   process.stderr.write('bench: starting the approvals worker and server for the inbox row…\n');
   const rig = await stack.startInbox();
-  const samples = async (from: number) => {
+  let next = 0;
+  const phase = async (what: string) => {
+    process.stderr.write(`bench: ${INBOX_SAMPLES} invoices into the approver's inbox, ${what}…\n`);
+    const load = os.loadavg()[0];
     const taken: InboxSample[] = [];
-    for (let i = 0; i < INBOX_SAMPLES; i++) taken.push(await rig.sample(from + i, READ_INTERVAL_MS));
-    return taken;
+    for (let i = 0; i < INBOX_SAMPLES; i++) taken.push(await rig.sample(next++, READ_INTERVAL_MS));
+    return { what, taken, load };
   };
-  let idle: InboxSample[];
-  let busy: InboxSample[];
+  const phases: Awaited<ReturnType<typeof phase>>[] = [];
+  let createdMeanwhile = 0;
+  let creation: string | undefined;
   try {
     // The first invoice meets cold paths (the server's first visibility query, the worker's first run of the flow).
-    await rig.sample(0, READ_INTERVAL_MS);
-    process.stderr.write(`bench: ${INBOX_SAMPLES} invoices into the approver's inbox, idle…\n`);
-    idle = await samples(1);
-    process.stderr.write(`bench: ${INBOX_SAMPLES} invoices into the approver's inbox, one core busy…\n`);
+    await rig.sample(next++, READ_INTERVAL_MS);
+    phases.push(await phase('idle'));
     const hog = spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' });
     try {
-      busy = await samples(1 + INBOX_SAMPLES);
+      phases.push(await phase('one core busy'));
     } finally {
       hog.kill('SIGKILL');
+    }
+    let creating = true;
+    const started = performance.now();
+    const lane = async () => {
+      while (creating) {
+        await createHoldTask(mcp, createdMeanwhile);
+        createdMeanwhile++;
+      }
+    };
+    const lanes = Array.from({ length: BULK_IN_FLIGHT }, lane);
+    try {
+      phases.push(await phase(`creating tasks`));
+    } finally {
+      creating = false;
+      await Promise.all(lanes);
+      creation = `${createdMeanwhile} tasks created meanwhile, ${(createdMeanwhile / ((performance.now() - started) / 1000)).toFixed(1)}/s`;
     }
   } finally {
     await rig.stop();
@@ -886,23 +905,21 @@ async function inboxRow(stack: Stack): Promise<string> {
   }
   const spread = (values: number[]) => `p50 ${ms(percentile(values, 50))} p95 ${ms(percentile(values, 95))} max ${ms(Math.max(...values))}`;
   const p50 = (taken: InboxSample[], span: (sample: InboxSample) => number) => ms(percentile(taken.map(span), 50));
-  const lines = (what: string, taken: InboxSample[]) => [
+  const lines = phases.flatMap(({ what, taken, load }) => [
     `${what}: askedAt → inbox ${spread(taken.map((s) => s.seen - s.asked))}   submit → inbox ${spread(taken.map((s) => s.seen - s.submitted))}` +
       `  (an inbox call p50 ${ms(
         percentile(
           taken.flatMap((s) => s.inboxCalls),
           50,
         ),
-      )})`,
-    `${''.padEnd(what.length)}  steps p50: submit → started ${p50(taken, (s) => s.started - s.submitted)}, → first workflow task ${p50(taken, (s) => s.firstTask - s.started)}, ` +
+      )}; load average ${load.toFixed(1)})`,
+    `  steps p50: submit → started ${p50(taken, (s) => s.started - s.submitted)}, → first workflow task ${p50(taken, (s) => s.firstTask - s.started)}, ` +
       `→ validated ${p50(taken, (s) => s.validated - s.firstTask)}, → question committed ${p50(taken, (s) => s.committed - s.validated)} ` +
       `(askedAt → committed ${p50(taken, (s) => s.committed - s.asked)}), → raw listing ${p50(taken, (s) => s.visible - s.committed)}, ` +
       `→ inbox ${p50(taken, (s) => s.seen - s.committed)} (max ${ms(Math.max(...taken.map((s) => s.seen - s.committed)))})`,
-  ];
-  return [...lines('idle', idle), ...lines('one core busy', busy)]
-    .map((line, index) => (index === 0 ? line : `${''.padEnd(32)}${line}`))
-    .join('\n')
-    .concat(`\n${''.padEnd(32)}(${INBOX_SAMPLES} invoices each, one at a time; inbox and raw listing read every ${READ_INTERVAL_MS} ms)`);
+  ]);
+  lines.push(`(${INBOX_SAMPLES} invoices each, one at a time; inbox and raw listing read every ${READ_INTERVAL_MS} ms; ${creation})`);
+  return lines.map((line, index) => (index === 0 ? line : `${''.padEnd(32)}${line}`)).join('\n');
 }
 
 async function run(args: Args, stack: Stack, rows: Map<RowKey, string>): Promise<void> {
@@ -1198,7 +1215,7 @@ async function run(args: Args, stack: Stack, rows: Map<RowKey, string>): Promise
       }
     }
 
-    if (wants('inbox')) row('inbox', 'inbox: question shown', await inboxRow(stack));
+    if (wants('inbox')) row('inbox', 'inbox: question shown', await inboxRow(stack, mcp));
 
     if (wants('pollers') && args.pollers.length > 0)
       rows.set('pollers', await pollerRows(args, stack, serverPid, [...bulkIds, ...holdIds]));
