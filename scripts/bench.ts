@@ -7,7 +7,7 @@
  * printed. Figures, not assertions: see --help for what each row measures.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -34,6 +34,7 @@ import {
 import { pollUntil, sleep } from '../src/util/wait';
 import { writePlot } from './lib/plot';
 import { mcp2026Post, mcp2026TaskGet, pollerAgent, runFleet, type FleetFigures, type Read } from './lib/poller-fleet';
+import { InboxRig, type InboxSample } from './lib/inbox-delay';
 import { freePort, Managed, ROOT } from './lib/processes';
 
 /** Starts of each kind in the creation row, and how many are in flight at once. */
@@ -48,6 +49,8 @@ const ANSWER_SAMPLES = 20;
 const CLOSE_SAMPLES = 20;
 /** Answers through one replica read through another, idle and with one core kept busy. */
 const CROSS_SAMPLES = 50;
+/** Invoices whose approval question is timed into the approver's inbox, idle and with one core kept busy. */
+const INBOX_SAMPLES = 20;
 /** Blocked tasks/result calls while Temporal's request counters are read, and for how long. */
 const IDLE_WAITS = 100;
 const IDLE_WINDOW_MS = 60_000;
@@ -71,6 +74,27 @@ const HOLD_ID_PREFIX = 'bench-hold';
 /** The ttl the server grants when the client asks for none (24 h, within the dev server's retention). */
 const DEFAULT_TTL_MS = 24 * 3600_000;
 const APPROVE: InputContent = { decision: 'approve' };
+
+/** The rows, printed in this order whatever order they were measured in. */
+const ROW_ORDER = [
+  'create',
+  'get',
+  'get-input',
+  'answer',
+  'close',
+  'cross',
+  'inbox',
+  'bulk',
+  'list',
+  'rss',
+  'watched',
+  'rpcs',
+  'pollers',
+  'ledger',
+] as const;
+type RowKey = (typeof ROW_ORDER)[number];
+/** The rows --rows names (get-input comes with get). */
+const SELECTABLE_ROWS = ROW_ORDER.filter((key) => key !== 'get-input');
 
 /** What each row measures, for --help: the row's label and its explanation, a line at a time. */
 const ROW_HELP: [string, string[]][] = [
@@ -119,6 +143,23 @@ const ROW_HELP: [string, string[]][] = [
       'first replica, repeated without pause, no longer reads input_required. p50/p99/max, and how',
       'many answers the first read after them still missed; idle, then again with a CPU hog',
       'keeping one of the cores busy.',
+    ],
+  ],
+  [
+    'inbox: question shown',
+    [
+      `${INBOX_SAMPLES} invoices submitted as tasks one at a time by a submitter, on a worker and an MCP server of their`,
+      'own (INVOICE_APPROVER_ROLE=ap-approver on a second task queue; bearer tokens for the submitter',
+      'and for an approver holding ap-approver); the approver calls approvals_inbox every',
+      `${READ_INTERVAL_MS} ms until the question shows, then approves it, and the invoice is awaited to its end`,
+      "before the next. p50/p95/max from the question's askedAt (the workflow publishing it) to the",
+      'first inbox call that listed it, and from the submit; idle (after one unmeasured invoice),',
+      `then with a CPU hog keeping one of the cores busy, then while the bench's server creates`,
+      `hold tasks ${BULK_IN_FLIGHT} at a time (the load of "create N"). Then the p50 of each step, from the`,
+      "workflow's history: submit → WorkflowExecutionStarted → first workflow task completed →",
+      'validation activity completed → the workflow task that published the question (memo and',
+      'McpAwaiting) completed → a raw ListWorkflowExecutions of the inbox query (repeated beside the',
+      'inbox, at the same pace) listed it → approvals_inbox listed it.',
     ],
   ],
   [`create N, ${BULK_IN_FLIGHT} in flight`, ['how long creating the N tasks of the next rows took, through tools/call.']],
@@ -177,6 +218,9 @@ Options:
                        none: no fleets
   --poll-seconds S     seconds each fleet is measured (default 60)
   --plot FILE          also draw get latency and Temporal requests/s against the pollers into FILE (PNG)
+  --rows KEY[,KEY…]    measure only these rows (default all), of: ${SELECTABLE_ROWS.slice(0, 7).join(', ')},
+                       ${SELECTABLE_ROWS.slice(7).join(', ')}; the tasks a row needs are created for it all the
+                       same (get needs create's tasks, pollers the N tasks and create's); e.g. --rows inbox
   -h, --help           show this help
 
 MCP_TASK_PAGE_SIZE (default 20) is passed to the server. Rows, in order:
@@ -186,6 +230,7 @@ ${ROW_HELP.map(([label, lines]) => `  ${label.padEnd(28)}${lines.join(`\n${' '.r
 
 interface Args {
   help: boolean;
+  rows: Set<RowKey>;
   tasks: number;
   pollers: number[];
   pollSeconds: number;
@@ -193,7 +238,7 @@ interface Args {
 }
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { help: false, tasks: 1000, pollers: [100, 1000], pollSeconds: 60 };
+  const args: Args = { help: false, rows: new Set(SELECTABLE_ROWS), tasks: 1000, pollers: [100, 1000], pollSeconds: 60 };
   const wholeNumber = (name: string, value: string | undefined) => {
     const parsed = Number(value);
     if (!Number.isInteger(parsed) || parsed < 1) throw new Error(`${name} needs a whole number above 0 (got "${value ?? ''}")`);
@@ -210,6 +255,12 @@ function parseArgs(argv: string[]): Args {
       const list = value();
       args.pollers = list === 'none' ? [] : (list ?? '').split(',').map((each) => wholeNumber('--pollers', each.trim()));
       if (args.pollers.includes(0)) throw new Error('--pollers takes fleet sizes from 1 up, or "none"');
+    } else if (name === '--rows') {
+      const list = (value() ?? '').split(',').map((each) => each.trim());
+      const unknown = list.filter((each) => !(SELECTABLE_ROWS as readonly string[]).includes(each));
+      if (unknown.length > 0 || list.length === 0)
+        throw new Error(`--rows takes row keys separated by commas, of ${SELECTABLE_ROWS.join(', ')} (got "${unknown.join(',')}")`);
+      args.rows = new Set(list as RowKey[]);
     } else if (name === '--poll-seconds') args.pollSeconds = wholeNumber('--poll-seconds', value());
     else if (name === '--plot') {
       args.plot = value();
@@ -236,6 +287,8 @@ class Stack {
   replica?: Managed;
   inMemory?: Managed;
   inMemoryUrl?: string;
+  inbox?: InboxRig;
+  private keys?: ReturnType<Stack['decisionKeys']>;
   client!: Client;
   private connection?: Connection;
 
@@ -260,6 +313,7 @@ class Stack {
     this.serverPort = await freePort();
     this.replicaPort = await freePort();
     this.dev('start');
+    this.keys = this.decisionKeys();
     this.connection = await Connection.connect({ address: this.address });
     this.client = new Client({ connection: this.connection, namespace: 'default' });
     const toolsFile = path.join(this.dir, 'bench-tools.json');
@@ -279,7 +333,13 @@ class Stack {
         ],
       }),
     );
-    const env = { ...process.env, TEMPORAL_ADDRESS: this.address, TEMPORAL_NAMESPACE: 'default', TEMPORAL_TASK_QUEUE: this.taskQueue };
+    const env = {
+      ...process.env,
+      TEMPORAL_ADDRESS: this.address,
+      TEMPORAL_NAMESPACE: 'default',
+      TEMPORAL_TASK_QUEUE: this.taskQueue,
+      ...this.keys,
+    };
     this.worker = new Managed(
       'the worker',
       process.execPath,
@@ -304,6 +364,20 @@ class Stack {
       this.server.start().waitFor(/MCP Streamable HTTP on/),
       this.replica.start().waitFor(/MCP Streamable HTTP on/),
     ]);
+  }
+
+  /**
+   * A decision key pair of the run's own (the servers sign decision records with its private half, the workers check
+   * them with its public half), so that a machine without the default pair in ~/.config runs the bench all the same
+   * and the bench leaves no key behind.
+   */
+  private decisionKeys(): { MCP_DECISION_SIGNING_KEY: string; MCP_DECISION_PUBLIC_KEY: string } {
+    const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+    const signing = path.join(this.dir, 'decision-signing-key.pem');
+    const verifying = path.join(this.dir, 'decision-signing-key.pub.pem');
+    writeFileSync(signing, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+    writeFileSync(verifying, publicKey.export({ type: 'spki', format: 'pem' }));
+    return { MCP_DECISION_SIGNING_KEY: signing, MCP_DECISION_PUBLIC_KEY: verifying };
   }
 
   /** An MCP server process (`npm run serve -- --http`) on `port`, with the sample tools, the bench's tools and settings. */
@@ -370,8 +444,16 @@ class Stack {
     await this.worker?.kill('SIGTERM');
   }
 
+  /** The approver-inbox row's worker and server ({@link InboxRig}), started; stopped by the row or by {@link down}. */
+  async startInbox(): Promise<InboxRig> {
+    this.inbox = new InboxRig({ dir: this.dir, address: this.address, taskQueue: this.taskQueue, client: this.client, env: this.keys });
+    await this.inbox.start();
+    return this.inbox;
+  }
+
   async down(): Promise<void> {
     await Promise.all([
+      this.inbox?.stop(),
       this.worker?.kill('SIGTERM'),
       this.server?.kill('SIGTERM'),
       this.replica?.kill('SIGTERM'),
@@ -383,6 +465,7 @@ class Stack {
 
   /** Stops everything at once (a signal arrived): SIGKILL to the process groups, then the dev server. */
   killNow(): void {
+    this.inbox?.killNow();
     for (const managed of [this.worker, this.server, this.replica, this.inMemory]) {
       if (!managed?.running) continue;
       try {
@@ -622,24 +705,6 @@ async function crossReplicaDelays(
   return { delays, stale };
 }
 
-/** The rows, printed in this order whatever order they were measured in. */
-const ROW_ORDER = [
-  'create',
-  'get',
-  'get-input',
-  'answer',
-  'close',
-  'cross',
-  'bulk',
-  'list',
-  'rss',
-  'watched',
-  'rpcs',
-  'pollers',
-  'ledger',
-] as const;
-type RowKey = (typeof ROW_ORDER)[number];
-
 /** Seconds each fleet runs before its window. */
 const FLEET_WARMUP_SECONDS = 10;
 /** The workers' own long polls of their task queues: not requests the bridge makes. */
@@ -790,9 +855,78 @@ async function pollerRows(args: Args, stack: Stack, serverPid: number, ids: stri
   return lines.join('\n');
 }
 
+/**
+ * The approver-inbox row: {@link INBOX_SAMPLES} invoices, one at a time, on the stack's {@link InboxRig}, idle, with
+ * one core kept busy, and while the bench's server creates tasks {@link BULK_IN_FLIGHT} at a time (the load of the
+ * "create N" row); the rig is stopped at the end.
+ */
+async function inboxRow(stack: Stack, mcp: McpClient): Promise<string> {
+  process.stderr.write('bench: starting the approvals worker and server for the inbox row…\n');
+  const rig = await stack.startInbox();
+  let next = 0;
+  const phase = async (what: string) => {
+    process.stderr.write(`bench: ${INBOX_SAMPLES} invoices into the approver's inbox, ${what}…\n`);
+    const load = os.loadavg()[0];
+    const taken: InboxSample[] = [];
+    for (let i = 0; i < INBOX_SAMPLES; i++) taken.push(await rig.sample(next++, READ_INTERVAL_MS));
+    return { what, taken, load };
+  };
+  const phases: Awaited<ReturnType<typeof phase>>[] = [];
+  let createdMeanwhile = 0;
+  let creation: string | undefined;
+  try {
+    // The first invoice meets cold paths (the server's first visibility query, the worker's first run of the flow).
+    await rig.sample(next++, READ_INTERVAL_MS);
+    phases.push(await phase('idle'));
+    const hog = spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' });
+    try {
+      phases.push(await phase('one core busy'));
+    } finally {
+      hog.kill('SIGKILL');
+    }
+    let creating = true;
+    const started = performance.now();
+    const lane = async () => {
+      while (creating) {
+        await createHoldTask(mcp, createdMeanwhile);
+        createdMeanwhile++;
+      }
+    };
+    const lanes = Array.from({ length: BULK_IN_FLIGHT }, lane);
+    try {
+      phases.push(await phase(`creating tasks`));
+    } finally {
+      creating = false;
+      await Promise.all(lanes);
+      creation = `${createdMeanwhile} tasks created meanwhile, ${(createdMeanwhile / ((performance.now() - started) / 1000)).toFixed(1)}/s`;
+    }
+  } finally {
+    await rig.stop();
+    stack.inbox = undefined;
+  }
+  const spread = (values: number[]) => `p50 ${ms(percentile(values, 50))} p95 ${ms(percentile(values, 95))} max ${ms(Math.max(...values))}`;
+  const p50 = (taken: InboxSample[], span: (sample: InboxSample) => number) => ms(percentile(taken.map(span), 50));
+  const lines = phases.flatMap(({ what, taken, load }) => [
+    `${what}: askedAt → inbox ${spread(taken.map((s) => s.seen - s.asked))}   submit → inbox ${spread(taken.map((s) => s.seen - s.submitted))}` +
+      `  (an inbox call p50 ${ms(
+        percentile(
+          taken.flatMap((s) => s.inboxCalls),
+          50,
+        ),
+      )}; load average ${load.toFixed(1)})`,
+    `  steps p50: submit → started ${p50(taken, (s) => s.started - s.submitted)}, → first workflow task ${p50(taken, (s) => s.firstTask - s.started)}, ` +
+      `→ validated ${p50(taken, (s) => s.validated - s.firstTask)}, → question committed ${p50(taken, (s) => s.committed - s.validated)} ` +
+      `(askedAt → committed ${p50(taken, (s) => s.committed - s.asked)}), → raw listing ${p50(taken, (s) => s.visible - s.committed)}, ` +
+      `→ inbox ${p50(taken, (s) => s.seen - s.committed)} (max ${ms(Math.max(...taken.map((s) => s.seen - s.committed)))})`,
+  ]);
+  lines.push(`(${INBOX_SAMPLES} invoices each, one at a time; inbox and raw listing read every ${READ_INTERVAL_MS} ms; ${creation})`);
+  return lines.map((line, index) => (index === 0 ? line : `${''.padEnd(32)}${line}`)).join('\n');
+}
+
 async function run(args: Args, stack: Stack, rows: Map<RowKey, string>): Promise<void> {
   const row = (key: RowKey, label: string, figures: string) => rows.set(key, `${label.padEnd(32)}${figures}`);
   const count = args.tasks;
+  const wants = (...keys: RowKey[]) => keys.some((key) => args.rows.has(key));
 
   process.stderr.write('bench: starting the dev server, the worker and the MCP server…\n');
   await stack.up();
@@ -806,268 +940,291 @@ async function run(args: Args, stack: Stack, rows: Map<RowKey, string>): Promise
 
     // The N tasks first, so that the listing holds exactly them.
     const bulkIds: string[] = [];
-    const created = await inParallel(
-      count,
-      BULK_IN_FLIGHT,
-      async (index) => void bulkIds.push(await createHoldTask(mcp, index)),
-      progress(`creating ${count} tasks`, count),
-    );
-    row(
-      'bulk',
-      `create N, ${BULK_IN_FLIGHT} in flight`,
-      `${count} tasks in ${(created / 1000).toFixed(1)} s (${(count / (created / 1000)).toFixed(1)}/s)`,
-    );
-    await sleep(2000);
-    const loaded = memoryOf(serverPid);
-    row(
-      'rss',
-      'server RSS',
-      `idle ${mib(idle.rss)} → after ${count} tasks ${mib(loaded.rss)}  (+${mib(loaded.rss - idle.rss)}; peak ${mib(loaded.peak)})`,
-    );
-
-    process.stderr.write(`bench: walking tasks/list up to page ${FAR_PAGE}…\n`);
-    const pages: number[] = [];
-    let listed = 0;
-    let cursor: string | undefined;
-    do {
-      const started = performance.now();
-      const page = await mcp.experimental.tasks.listTasks(cursor);
-      pages.push(performance.now() - started);
-      listed += page.tasks.length;
-      cursor = page.nextCursor;
-    } while (cursor && pages.length < FAR_PAGE);
-    const far = pages.length === FAR_PAGE ? `${FAR_PAGE}` : `${pages.length} (last)`;
-    row(
-      'list',
-      `tasks/list page 1 / ${far}`,
-      `${ms(pages[0])} / ${ms(pages[pages.length - 1])}  (p50 ${ms(percentile(pages, 50))}, slowest ${ms(Math.max(...pages))}; ${count} tasks, page size ${stack.pageSize}, ` +
-        `${listed} listed in ${pages.length} pages)`,
-    );
-
-    // Each task read once: the server keeps each read, and its task's watch, for the polls that follow.
-    const watched = Math.min(count, WATCH_LIMIT);
-    // A read Temporal did not answer in time is counted and the row goes on: at the largest sizes the dev server is
-    // what gives out first, and the row says how often it did.
-    let failedReads = 0;
-    let firstFailure = '';
-    const reading = await inParallel(
-      watched,
-      READ_IN_FLIGHT,
-      async (index) => {
-        try {
-          await mcp.experimental.tasks.getTask(bulkIds[index]);
-        } catch (error) {
-          failedReads++;
-          firstFailure ||= (error as Error).message;
-        }
-      },
-      progress(`reading ${watched} tasks once`, watched),
-    );
-    const failedNote = failedReads > 0 ? `; ${failedReads} reads failed (${firstFailure})` : '';
-    await sleep(2000);
-    const watching = memoryOf(serverPid);
-    row(
-      'watched',
-      `server RSS, ${watched} ${process.env.MCP_WATCH_LIMIT === '0' ? 'read' : 'watched'}`,
-      `${mib(watching.rss)}  (+${mib(watching.rss - loaded.rss)} over the row above: ${((watching.rss - loaded.rss) / watched).toFixed(1)} KiB ` +
-        `per watched task; each task read once by tasks/get in ${(reading / 1000).toFixed(1)} s, ${READ_IN_FLIGHT} in flight; peak ${mib(watching.peak)}${failedNote})`,
-    );
-
-    // The watches those reads keep end first: their polls would take the CPU the next rows measure.
-    await settle(stack.metricsPort);
-    process.stderr.write(`bench: ${CREATE_STARTS} tools/call against ${CREATE_STARTS} raw starts, ${CREATE_IN_FLIGHT} in flight…\n`);
-    const holdIds: string[] = [];
-    let bridgeMs = 0;
-    let rawMs = 0;
-    let serverCpuMs = 0;
-    const block = CREATE_STARTS / 4;
-    for (let round = 0; round < 4; round++) {
-      const cpuBefore = cpuMsOf(serverPid);
-      bridgeMs += await inParallel(block, CREATE_IN_FLIGHT, async (index) => void holdIds.push(await createHoldTask(mcp, index)));
-      serverCpuMs += cpuMsOf(serverPid) - cpuBefore;
-      rawMs += await inParallel(block, CREATE_IN_FLIGHT, async (index) => void (await startHoldWorkflow(stack, index)));
-    }
-    const bridgeRate = CREATE_STARTS / (bridgeMs / 1000);
-    const rawRate = CREATE_STARTS / (rawMs / 1000);
-    row(
-      'create',
-      `create, ${CREATE_IN_FLIGHT} in flight`,
-      `bridge ${bridgeRate.toFixed(1)}/s   raw start ${rawRate.toFixed(1)}/s   ratio ${(bridgeRate / rawRate).toFixed(2)}` +
-        `  (MCP server CPU ${(serverCpuMs / CREATE_STARTS).toFixed(1)} ms a call)`,
-    );
-
-    const invoiceCount = 2 * ANSWER_SAMPLES + CLOSE_SAMPLES + 2 * CROSS_SAMPLES + IDLE_WAITS;
-    const invoiceIds: string[] = [];
-    await inParallel(
-      invoiceCount,
-      CREATE_IN_FLIGHT,
-      async (index) => void invoiceIds.push(await createInvoiceTask(mcp, index)),
-      progress(`creating ${invoiceCount} invoice tasks`, invoiceCount),
-    );
-    process.stderr.write('bench: waiting until every invoice task asks for approval…\n');
-    await pollUntil(
-      async () => {
-        const states = await Promise.all(invoiceIds.map((id) => publishedState(stack, id)));
-        return states.every((state) => state?.status === 'input_required') ? true : undefined;
-      },
-      { timeoutMs: 180_000, intervalMs: 500, what: 'every invoice task to ask for approval' },
-    );
-    const bridgeAnswered = invoiceIds.slice(0, ANSWER_SAMPLES);
-    const rawAnswered = invoiceIds.slice(ANSWER_SAMPLES, 2 * ANSWER_SAMPLES);
-    const closing = invoiceIds.slice(2 * ANSWER_SAMPLES, 2 * ANSWER_SAMPLES + CLOSE_SAMPLES);
-    const crossing = invoiceIds.slice(2 * ANSWER_SAMPLES + CLOSE_SAMPLES, 2 * ANSWER_SAMPLES + CLOSE_SAMPLES + 2 * CROSS_SAMPLES);
-    const waiting = invoiceIds.slice(2 * ANSWER_SAMPLES + CLOSE_SAMPLES + 2 * CROSS_SAMPLES);
-
-    process.stderr.write('bench: tasks/get against describe()…\n');
-    const getAgainstDescribe = async (ids: string[], what: string) => {
-      // A client polls: its first read of a task asks Temporal (and starts the task's watch), the next ones are served
-      // from the watch. The first reads are timed apart.
-      const first: number[] = [];
-      for (const id of ids) await timed(first, () => mcp.experimental.tasks.getTask(id));
-      await sleep(1000);
-      const get: number[] = [];
-      const describe: number[] = [];
-      const cpuBefore = cpuMsOf(serverPid);
-      for (const [index, id] of ids.entries()) {
-        const viaMcp = () => timed(get, () => mcp.experimental.tasks.getTask(id));
-        const raw = () => timed(describe, () => stack.client.workflow.getHandle(id).describe());
-        // Alternating which goes first, so neither always finds the connection warm.
-        if (index % 2 === 0) await viaMcp().then(raw);
-        else await raw().then(viaMcp);
-      }
-      return (
-        `p50 ${ms(percentile(get, 50))} vs ${ms(percentile(describe, 50))}  ratio ${(percentile(get, 50) / percentile(describe, 50)).toFixed(2)}   ` +
-        `p95 ${ms(percentile(get, 95))} vs ${ms(percentile(describe, 95))}  (MCP server CPU ${((cpuMsOf(serverPid) - cpuBefore) / ids.length).toFixed(1)} ms a call; ` +
-        `${ids.length} ${what}; a task's first read p50 ${ms(percentile(first, 50))})`
+    if (wants('bulk', 'list', 'rss', 'watched', 'pollers')) {
+      const created = await inParallel(
+        count,
+        BULK_IN_FLIGHT,
+        async (index) => void bulkIds.push(await createHoldTask(mcp, index)),
+        progress(`creating ${count} tasks`, count),
       );
-    };
-    row('get', 'tasks/get vs describe', await getAgainstDescribe(holdIds.slice(0, GET_SAMPLES), 'working'));
-    row('get-input', '', await getAgainstDescribe(waiting, 'input_required'));
-
-    process.stderr.write('bench: answer → working…\n');
-    const viaRespond: number[] = [];
-    const viaSignal: number[] = [];
-    const respondCall: number[] = [];
-    const signalCall: number[] = [];
-    const whatFor = { timeoutMs: 30_000, intervalMs: READ_INTERVAL_MS };
-    for (let i = 0; i < ANSWER_SAMPLES; i++) {
-      const mcpTask = bridgeAnswered[i];
-      await timed(viaRespond, async () => {
-        await timed(respondCall, () => respond(mcp, mcpTask));
-        await pollUntil(async () => ((await mcp.experimental.tasks.getTask(mcpTask)).status !== 'input_required' ? true : undefined), {
-          ...whatFor,
-          what: `task ${mcpTask} to leave input_required`,
-        });
-      });
-      const rawTask = rawAnswered[i];
-      const handle = stack.client.workflow.getHandle(rawTask);
-      const [input] = pendingInputsOf(await publishedState(stack, rawTask));
-      // Never reset here: the original run id is the run id.
-      const run = { workflowId: rawTask, originalRunId: (await handle.describe()).runId };
-      await timed(viaSignal, async () => {
-        // The baseline is the signal a bridge sends: the answer sealed for the run.
-        const answer = RAW_SEAL.seal(run, { key: input.key, action: 'accept', content: APPROVE }, { principal: 'bench' });
-        await timed(signalCall, () => handle.signal(respondSignal, answer));
-        await pollUntil(async () => ((await publishedState(stack, rawTask))?.status !== 'input_required' ? true : undefined), {
-          ...whatFor,
-          what: `the memo of ${rawTask} to change`,
-        });
-      });
-    }
-    row(
-      'answer',
-      'answer → working',
-      `p50 ${ms(percentile(viaRespond, 50))} vs signal ${ms(percentile(viaSignal, 50))}   ` +
-        `p95 ${ms(percentile(viaRespond, 95))} vs ${ms(percentile(viaSignal, 95))}  (read every ${READ_INTERVAL_MS} ms; ` +
-        `the task_respond call itself p50 ${ms(percentile(respondCall, 50))}, the signal itself ${ms(percentile(signalCall, 50))})`,
-    );
-
-    process.stderr.write('bench: close → tasks/result…\n');
-    const results = closing.map((id) =>
-      mcp.experimental.tasks.getTaskResult(id, CallToolResultSchema, { timeout: 600_000 }).then((result) => ({ result, at: Date.now() })),
-    );
-    // Every tasks/result is waiting on its task's history before the first answer goes out.
-    await sleep(2000);
-    const closeToResult: number[] = [];
-    for (const [index, id] of closing.entries()) {
-      await respond(mcp, id);
-      const { result, at } = await results[index];
-      if (result.isError) throw new Error(`task ${id} ended with a tool error: ${JSON.stringify(result.content)}`);
-      const description = await stack.client.workflow.getHandle(id).describe();
-      if (!description.closeTime) throw new Error(`tasks/result of ${id} returned before its workflow closed`);
-      closeToResult.push(at - description.closeTime.getTime());
-    }
-    row(
-      'close',
-      'close → tasks/result',
-      `p50 ${ms(percentile(closeToResult, 50))}  max ${ms(Math.max(...closeToResult))}  (${CLOSE_SAMPLES} tasks)`,
-    );
-
-    process.stderr.write('bench: cross-replica read delay, idle and with one core busy…\n');
-    const writer = await connectMcp(stack.replicaUrl, 'bench-other-replica');
-    try {
-      const idleDelays = await crossReplicaDelays(mcp, writer, crossing.slice(0, CROSS_SAMPLES));
-      const hog = spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' });
-      try {
-        const busyDelays = await crossReplicaDelays(mcp, writer, crossing.slice(CROSS_SAMPLES));
-        const figures = ({ delays, stale }: { delays: number[]; stale: number }) =>
-          `p50 ${ms(percentile(delays, 50))} p99 ${ms(percentile(delays, 99))} max ${ms(Math.max(...delays))} (${stale}/${delays.length} first reads before)`;
-        row('cross', 'cross-replica read delay', `idle ${figures(idleDelays)}   one core busy ${figures(busyDelays)}`);
-      } finally {
-        hog.kill('SIGKILL');
-      }
-    } finally {
-      await writer.close();
-    }
-
-    process.stderr.write(`bench: ${IDLE_WAITS} blocked tasks/result for ${IDLE_WINDOW_MS / 1000} s, worker stopped…\n`);
-    await stack.stopWorker();
-    const residual = await settle(stack.metricsPort);
-    const waiter = await connectMcp(stack.url, 'bench-waiter');
-    const stopWaiting = new AbortController();
-    // Every blocked request listens on this one signal.
-    setMaxListeners(IDLE_WAITS + 10, stopWaiting.signal);
-    let returned = 0;
-    const waits = waiting.map((id) =>
-      waiter.experimental.tasks.getTaskResult(id, CallToolResultSchema, { timeout: 600_000, signal: stopWaiting.signal }).then(
-        () => void returned++,
-        () => undefined,
-      ),
-    );
-    try {
-      // The waits settle into their long polls; the counters are published about once a second.
-      await sleep(3000);
-      const before = await frontendRequests(stack.metricsPort);
-      const started = performance.now();
-      await sleep(IDLE_WINDOW_MS);
-      const after = await frontendRequests(stack.metricsPort);
-      const seconds = (performance.now() - started) / 1000;
-      const rates = [...after]
-        .map(([operation, value]) => [operation, (value - (before.get(operation) ?? 0)) / seconds] as const)
-        .filter(([, rate]) => rate > 0)
-        .sort((a, b) => b[1] - a[1]);
-      const total = rates.reduce((sum, [, rate]) => sum + rate, 0);
-      const top = rates
-        .slice(0, 4)
-        .map(([operation, rate]) => `${operation} ${rate.toFixed(2)}/s`)
-        .join(', ');
       row(
-        'rpcs',
-        `Temporal RPCs, ${IDLE_WAITS} waits`,
-        `${total.toFixed(2)} req/s  (${top || 'none'}; over ${seconds.toFixed(0)} s${returned > 0 ? `; ${returned} waits returned early` : ''}` +
-          `${residual > 0 ? `; ${residual.toFixed(1)} req/s before the waits began` : ''})`,
+        'bulk',
+        `create N, ${BULK_IN_FLIGHT} in flight`,
+        `${count} tasks in ${(created / 1000).toFixed(1)} s (${(count / (created / 1000)).toFixed(1)}/s)`,
       );
-    } finally {
-      stopWaiting.abort();
-      await Promise.all(waits);
-      await waiter.close();
+      await sleep(2000);
+      const loaded = memoryOf(serverPid);
+      row(
+        'rss',
+        'server RSS',
+        `idle ${mib(idle.rss)} → after ${count} tasks ${mib(loaded.rss)}  (+${mib(loaded.rss - idle.rss)}; peak ${mib(loaded.peak)})`,
+      );
+
+      process.stderr.write(`bench: walking tasks/list up to page ${FAR_PAGE}…\n`);
+      const pages: number[] = [];
+      let listed = 0;
+      let cursor: string | undefined;
+      do {
+        const started = performance.now();
+        const page = await mcp.experimental.tasks.listTasks(cursor);
+        pages.push(performance.now() - started);
+        listed += page.tasks.length;
+        cursor = page.nextCursor;
+      } while (cursor && pages.length < FAR_PAGE);
+      const far = pages.length === FAR_PAGE ? `${FAR_PAGE}` : `${pages.length} (last)`;
+      row(
+        'list',
+        `tasks/list page 1 / ${far}`,
+        `${ms(pages[0])} / ${ms(pages[pages.length - 1])}  (p50 ${ms(percentile(pages, 50))}, slowest ${ms(Math.max(...pages))}; ${count} tasks, page size ${stack.pageSize}, ` +
+          `${listed} listed in ${pages.length} pages)`,
+      );
+
+      // Each task read once: the server keeps each read, and its task's watch, for the polls that follow.
+      const watched = Math.min(count, WATCH_LIMIT);
+      // A read Temporal did not answer in time is counted and the row goes on: at the largest sizes the dev server is
+      // what gives out first, and the row says how often it did.
+      let failedReads = 0;
+      let firstFailure = '';
+      const reading = await inParallel(
+        watched,
+        READ_IN_FLIGHT,
+        async (index) => {
+          try {
+            await mcp.experimental.tasks.getTask(bulkIds[index]);
+          } catch (error) {
+            failedReads++;
+            firstFailure ||= (error as Error).message;
+          }
+        },
+        progress(`reading ${watched} tasks once`, watched),
+      );
+      const failedNote = failedReads > 0 ? `; ${failedReads} reads failed (${firstFailure})` : '';
+      await sleep(2000);
+      const watching = memoryOf(serverPid);
+      row(
+        'watched',
+        `server RSS, ${watched} ${process.env.MCP_WATCH_LIMIT === '0' ? 'read' : 'watched'}`,
+        `${mib(watching.rss)}  (+${mib(watching.rss - loaded.rss)} over the row above: ${((watching.rss - loaded.rss) / watched).toFixed(1)} KiB ` +
+          `per watched task; each task read once by tasks/get in ${(reading / 1000).toFixed(1)} s, ${READ_IN_FLIGHT} in flight; peak ${mib(watching.peak)}${failedNote})`,
+      );
+
+      // The watches those reads keep end first: their polls would take the CPU the next rows measure.
+      await settle(stack.metricsPort);
     }
 
-    if (args.pollers.length > 0) rows.set('pollers', await pollerRows(args, stack, serverPid, [...bulkIds, ...holdIds]));
+    const holdIds: string[] = [];
+    if (wants('create', 'get', 'pollers')) {
+      process.stderr.write(`bench: ${CREATE_STARTS} tools/call against ${CREATE_STARTS} raw starts, ${CREATE_IN_FLIGHT} in flight…\n`);
+      let bridgeMs = 0;
+      let rawMs = 0;
+      let serverCpuMs = 0;
+      const block = CREATE_STARTS / 4;
+      for (let round = 0; round < 4; round++) {
+        const cpuBefore = cpuMsOf(serverPid);
+        bridgeMs += await inParallel(block, CREATE_IN_FLIGHT, async (index) => void holdIds.push(await createHoldTask(mcp, index)));
+        serverCpuMs += cpuMsOf(serverPid) - cpuBefore;
+        rawMs += await inParallel(block, CREATE_IN_FLIGHT, async (index) => void (await startHoldWorkflow(stack, index)));
+      }
+      const bridgeRate = CREATE_STARTS / (bridgeMs / 1000);
+      const rawRate = CREATE_STARTS / (rawMs / 1000);
+      row(
+        'create',
+        `create, ${CREATE_IN_FLIGHT} in flight`,
+        `bridge ${bridgeRate.toFixed(1)}/s   raw start ${rawRate.toFixed(1)}/s   ratio ${(bridgeRate / rawRate).toFixed(2)}` +
+          `  (MCP server CPU ${(serverCpuMs / CREATE_STARTS).toFixed(1)} ms a call)`,
+      );
+    }
+
+    if (wants('get', 'answer', 'close', 'cross', 'rpcs')) {
+      const invoiceCount = 2 * ANSWER_SAMPLES + CLOSE_SAMPLES + 2 * CROSS_SAMPLES + IDLE_WAITS;
+      const invoiceIds: string[] = [];
+      await inParallel(
+        invoiceCount,
+        CREATE_IN_FLIGHT,
+        async (index) => void invoiceIds.push(await createInvoiceTask(mcp, index)),
+        progress(`creating ${invoiceCount} invoice tasks`, invoiceCount),
+      );
+      process.stderr.write('bench: waiting until every invoice task asks for approval…\n');
+      await pollUntil(
+        async () => {
+          const states = await Promise.all(invoiceIds.map((id) => publishedState(stack, id)));
+          return states.every((state) => state?.status === 'input_required') ? true : undefined;
+        },
+        { timeoutMs: 180_000, intervalMs: 500, what: 'every invoice task to ask for approval' },
+      );
+      const bridgeAnswered = invoiceIds.slice(0, ANSWER_SAMPLES);
+      const rawAnswered = invoiceIds.slice(ANSWER_SAMPLES, 2 * ANSWER_SAMPLES);
+      const closing = invoiceIds.slice(2 * ANSWER_SAMPLES, 2 * ANSWER_SAMPLES + CLOSE_SAMPLES);
+      const crossing = invoiceIds.slice(2 * ANSWER_SAMPLES + CLOSE_SAMPLES, 2 * ANSWER_SAMPLES + CLOSE_SAMPLES + 2 * CROSS_SAMPLES);
+      const waiting = invoiceIds.slice(2 * ANSWER_SAMPLES + CLOSE_SAMPLES + 2 * CROSS_SAMPLES);
+
+      process.stderr.write('bench: tasks/get against describe()…\n');
+      const getAgainstDescribe = async (ids: string[], what: string) => {
+        // A client polls: its first read of a task asks Temporal (and starts the task's watch), the next ones are served
+        // from the watch. The first reads are timed apart.
+        const first: number[] = [];
+        for (const id of ids) await timed(first, () => mcp.experimental.tasks.getTask(id));
+        await sleep(1000);
+        const get: number[] = [];
+        const describe: number[] = [];
+        const cpuBefore = cpuMsOf(serverPid);
+        for (const [index, id] of ids.entries()) {
+          const viaMcp = () => timed(get, () => mcp.experimental.tasks.getTask(id));
+          const raw = () => timed(describe, () => stack.client.workflow.getHandle(id).describe());
+          // Alternating which goes first, so neither always finds the connection warm.
+          if (index % 2 === 0) await viaMcp().then(raw);
+          else await raw().then(viaMcp);
+        }
+        return (
+          `p50 ${ms(percentile(get, 50))} vs ${ms(percentile(describe, 50))}  ratio ${(percentile(get, 50) / percentile(describe, 50)).toFixed(2)}   ` +
+          `p95 ${ms(percentile(get, 95))} vs ${ms(percentile(describe, 95))}  (MCP server CPU ${((cpuMsOf(serverPid) - cpuBefore) / ids.length).toFixed(1)} ms a call; ` +
+          `${ids.length} ${what}; a task's first read p50 ${ms(percentile(first, 50))})`
+        );
+      };
+      if (wants('get')) {
+        row('get', 'tasks/get vs describe', await getAgainstDescribe(holdIds.slice(0, GET_SAMPLES), 'working'));
+        row('get-input', '', await getAgainstDescribe(waiting, 'input_required'));
+      }
+
+      if (wants('answer')) {
+        process.stderr.write('bench: answer → working…\n');
+        const viaRespond: number[] = [];
+        const viaSignal: number[] = [];
+        const respondCall: number[] = [];
+        const signalCall: number[] = [];
+        const whatFor = { timeoutMs: 30_000, intervalMs: READ_INTERVAL_MS };
+        for (let i = 0; i < ANSWER_SAMPLES; i++) {
+          const mcpTask = bridgeAnswered[i];
+          await timed(viaRespond, async () => {
+            await timed(respondCall, () => respond(mcp, mcpTask));
+            await pollUntil(async () => ((await mcp.experimental.tasks.getTask(mcpTask)).status !== 'input_required' ? true : undefined), {
+              ...whatFor,
+              what: `task ${mcpTask} to leave input_required`,
+            });
+          });
+          const rawTask = rawAnswered[i];
+          const handle = stack.client.workflow.getHandle(rawTask);
+          const [input] = pendingInputsOf(await publishedState(stack, rawTask));
+          // Never reset here: the original run id is the run id.
+          const run = { workflowId: rawTask, originalRunId: (await handle.describe()).runId };
+          await timed(viaSignal, async () => {
+            // The baseline is the signal a bridge sends: the answer sealed for the run.
+            const answer = RAW_SEAL.seal(run, { key: input.key, action: 'accept', content: APPROVE }, { principal: 'bench' });
+            await timed(signalCall, () => handle.signal(respondSignal, answer));
+            await pollUntil(async () => ((await publishedState(stack, rawTask))?.status !== 'input_required' ? true : undefined), {
+              ...whatFor,
+              what: `the memo of ${rawTask} to change`,
+            });
+          });
+        }
+        row(
+          'answer',
+          'answer → working',
+          `p50 ${ms(percentile(viaRespond, 50))} vs signal ${ms(percentile(viaSignal, 50))}   ` +
+            `p95 ${ms(percentile(viaRespond, 95))} vs ${ms(percentile(viaSignal, 95))}  (read every ${READ_INTERVAL_MS} ms; ` +
+            `the task_respond call itself p50 ${ms(percentile(respondCall, 50))}, the signal itself ${ms(percentile(signalCall, 50))})`,
+        );
+      }
+
+      if (wants('close')) {
+        process.stderr.write('bench: close → tasks/result…\n');
+        const results = closing.map((id) =>
+          mcp.experimental.tasks
+            .getTaskResult(id, CallToolResultSchema, { timeout: 600_000 })
+            .then((result) => ({ result, at: Date.now() })),
+        );
+        // Every tasks/result is waiting on its task's history before the first answer goes out.
+        await sleep(2000);
+        const closeToResult: number[] = [];
+        for (const [index, id] of closing.entries()) {
+          await respond(mcp, id);
+          const { result, at } = await results[index];
+          if (result.isError) throw new Error(`task ${id} ended with a tool error: ${JSON.stringify(result.content)}`);
+          const description = await stack.client.workflow.getHandle(id).describe();
+          if (!description.closeTime) throw new Error(`tasks/result of ${id} returned before its workflow closed`);
+          closeToResult.push(at - description.closeTime.getTime());
+        }
+        row(
+          'close',
+          'close → tasks/result',
+          `p50 ${ms(percentile(closeToResult, 50))}  max ${ms(Math.max(...closeToResult))}  (${CLOSE_SAMPLES} tasks)`,
+        );
+      }
+
+      if (wants('cross')) {
+        process.stderr.write('bench: cross-replica read delay, idle and with one core busy…\n');
+        const writer = await connectMcp(stack.replicaUrl, 'bench-other-replica');
+        try {
+          const idleDelays = await crossReplicaDelays(mcp, writer, crossing.slice(0, CROSS_SAMPLES));
+          const hog = spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' });
+          try {
+            const busyDelays = await crossReplicaDelays(mcp, writer, crossing.slice(CROSS_SAMPLES));
+            const figures = ({ delays, stale }: { delays: number[]; stale: number }) =>
+              `p50 ${ms(percentile(delays, 50))} p99 ${ms(percentile(delays, 99))} max ${ms(Math.max(...delays))} (${stale}/${delays.length} first reads before)`;
+            row('cross', 'cross-replica read delay', `idle ${figures(idleDelays)}   one core busy ${figures(busyDelays)}`);
+          } finally {
+            hog.kill('SIGKILL');
+          }
+        } finally {
+          await writer.close();
+        }
+      }
+
+      if (wants('rpcs')) {
+        process.stderr.write(`bench: ${IDLE_WAITS} blocked tasks/result for ${IDLE_WINDOW_MS / 1000} s, worker stopped…\n`);
+        await stack.stopWorker();
+        const residual = await settle(stack.metricsPort);
+        const waiter = await connectMcp(stack.url, 'bench-waiter');
+        const stopWaiting = new AbortController();
+        // Every blocked request listens on this one signal.
+        setMaxListeners(IDLE_WAITS + 10, stopWaiting.signal);
+        let returned = 0;
+        const waits = waiting.map((id) =>
+          waiter.experimental.tasks.getTaskResult(id, CallToolResultSchema, { timeout: 600_000, signal: stopWaiting.signal }).then(
+            () => void returned++,
+            () => undefined,
+          ),
+        );
+        try {
+          // The waits settle into their long polls; the counters are published about once a second.
+          await sleep(3000);
+          const before = await frontendRequests(stack.metricsPort);
+          const started = performance.now();
+          await sleep(IDLE_WINDOW_MS);
+          const after = await frontendRequests(stack.metricsPort);
+          const seconds = (performance.now() - started) / 1000;
+          const rates = [...after]
+            .map(([operation, value]) => [operation, (value - (before.get(operation) ?? 0)) / seconds] as const)
+            .filter(([, rate]) => rate > 0)
+            .sort((a, b) => b[1] - a[1]);
+          const total = rates.reduce((sum, [, rate]) => sum + rate, 0);
+          const top = rates
+            .slice(0, 4)
+            .map(([operation, rate]) => `${operation} ${rate.toFixed(2)}/s`)
+            .join(', ');
+          row(
+            'rpcs',
+            `Temporal RPCs, ${IDLE_WAITS} waits`,
+            `${total.toFixed(2)} req/s  (${top || 'none'}; over ${seconds.toFixed(0)} s${returned > 0 ? `; ${returned} waits returned early` : ''}` +
+              `${residual > 0 ? `; ${residual.toFixed(1)} req/s before the waits began` : ''})`,
+          );
+        } finally {
+          stopWaiting.abort();
+          await Promise.all(waits);
+          await waiter.close();
+        }
+      }
+    }
+
+    if (wants('inbox')) row('inbox', 'inbox: question shown', await inboxRow(stack, mcp));
+
+    if (wants('pollers') && args.pollers.length > 0)
+      rows.set('pollers', await pollerRows(args, stack, serverPid, [...bulkIds, ...holdIds]));
   } finally {
     await mcp.close();
   }
 
+  if (!wants('ledger')) return;
   const ledger = new PaymentsLedger(path.join(stack.dir, 'ledger-bench'));
   const payments = 500;
   const payStarted = performance.now();
