@@ -7,8 +7,6 @@
 import { randomUUID } from 'node:crypto';
 import type { WorkflowExecutionDescription } from '@temporalio/client';
 import {
-  TASK_META_MEMO,
-  TASK_STATE_MEMO,
   checkFormContent,
   type AnswerOrigin,
   type FormInputRequest,
@@ -20,7 +18,14 @@ import {
 import { log } from '../util/log';
 import { retryWithBackoff } from '../util/wait';
 import { formFieldsOf } from '../mcp/tasks/answers';
-import { AnswerRefusedError, describeServiceError, isTemporalUnavailable, TaskNotFoundError } from '../mcp/tasks/errors';
+import {
+  AnswerRefusedError,
+  describeServiceError,
+  isTemporalUnavailable,
+  TaskNotFoundError,
+  TaskStateUnreadableError,
+} from '../mcp/tasks/errors';
+import { checkedMemos } from '../mcp/tasks/snapshots';
 import { decodeCursor, encodeCursor, listBinding } from '../mcp/tasks/list-cursor';
 import { assertValidPrincipal, isValidRole } from '../mcp/tasks/principal';
 import type { TaskCore } from '../mcp/tasks/task-core';
@@ -121,16 +126,34 @@ export class Approvals {
 
   /**
    * The open questions addressed to `principal` or one of `roles` that they may answer now, across every task in the
-   * namespace, newest first as the visibility store keeps them: one visibility query a page (on the
-   * {@link AWAITING_SEARCH_ATTRIBUTE} the workflows keep), then each task read and checked as any task read is.
+   * namespace, newest first as the visibility store keeps them: a visibility query on the {@link AWAITING_SEARCH_ATTRIBUTE}
+   * the workflows keep, which leaves out tasks that say the caller's person is done with them (`done:<person>`), then
+   * each task read and checked as any task read is. A page that the checks empty (planted workflows, tasks whose state
+   * cannot be read, older workflows that publish no `done:`) is filled from the next ones, up to
+   * {@link INBOX_FILL_PAGES} pages and {@link INBOX_FILL_MS}: a page is empty only when nothing further is open.
    */
   async inbox(principal: string, roles: readonly string[], cursor?: string): Promise<{ items: InboxItem[]; nextCursor?: string }> {
     assertValidPrincipal(principal);
-    const keywords = [`principal:${principal}`, ...roles.filter(isValidRole).map((role) => `role:${role}`)];
-    const query = `${AWAITING_SEARCH_ATTRIBUTE} IN (${keywords.map((keyword) => `'${keyword}'`).join(', ')}) AND ExecutionStatus = 'Running'`;
+    const query = inboxQuery(principal, roles, this.personOf(principal));
     const binding = listBinding(`inbox:${principal}`, query);
-    const token = cursor === undefined ? undefined : decodeCursor(cursor, binding);
-    const { ids, next } = await this.core.listing.visiblePage(query, token);
+    let token = cursor === undefined ? undefined : decodeCursor(cursor, binding);
+    const items: InboxItem[] = [];
+    const until = Date.now() + INBOX_FILL_MS;
+    for (let pages = 0; ; pages++) {
+      const { ids, next } = await this.core.listing.visiblePage(query, token);
+      items.push(...(await this.inboxItemsOf(ids, principal, roles)));
+      token = next;
+      if (items.length > 0 || !token || pages + 1 >= INBOX_FILL_PAGES || Date.now() >= until) break;
+    }
+    return { items, ...(token && { nextCursor: encodeCursor(token, binding) }) };
+  }
+
+  /**
+   * The questions of the tasks `ids` that the caller may answer now. A task that is not this bridge's, has ended or is
+   * gone is left out; so is one whose published state cannot be read, with a warning: it is that task's problem, not
+   * the inbox's.
+   */
+  private async inboxItemsOf(ids: readonly string[], principal: string, roles: readonly string[]): Promise<InboxItem[]> {
     const found = await Promise.all(
       ids.map((id) =>
         this.core.temporal
@@ -144,13 +167,20 @@ export class Approvals {
     const items: InboxItem[] = [];
     for (const description of found) {
       if (!description || description.status.name !== 'RUNNING') continue;
-      const meta = description.memo?.[TASK_META_MEMO] as TaskMeta | undefined;
-      for (const input of awaitingOf(description)) {
+      let memos: { meta?: TaskMeta; published?: PublishedTaskState };
+      try {
+        memos = checkedMemos(description);
+      } catch (error) {
+        if (!(error instanceof TaskStateUnreadableError)) throw error;
+        log.warn(`approvals_inbox: left out: ${error.message}`, { taskId: description.workflowId, principal });
+        continue;
+      }
+      for (const input of memos.published?.awaiting ?? []) {
         if (answerRefusal(input, this.answerer(principal, roles), this.personOf(input.requester)) !== undefined) continue;
-        items.push(inboxItemOf(description.workflowId, meta?.tool, input));
+        items.push(inboxItemOf(description.workflowId, memos.meta?.tool, input));
       }
     }
-    return { items, ...(next && { nextCursor: encodeCursor(next, binding) }) };
+    return items;
   }
 
   /**
@@ -319,21 +349,45 @@ function checkedResponse(
   return response;
 }
 
-/** The closed questions a described workflow publishes, with who answered each. */
+/**
+ * The closed questions a described workflow publishes, with who answered each. Throws `TaskStateUnreadableError` when
+ * its published state does not fit the contract.
+ */
 function decidedOf(description: WorkflowExecutionDescription): { key: string; people: string[] }[] {
-  const published = description.memo?.[TASK_STATE_MEMO] as PublishedTaskState | undefined;
-  const decided = published?.decided;
-  return Array.isArray(decided) ? decided.filter((closed) => typeof closed?.key === 'string' && Array.isArray(closed.people)) : [];
+  return checkedMemos(description).published?.decided ?? [];
 }
 
 function capitalized(text: string): string {
   return `${text.charAt(0).toUpperCase()}${text.slice(1)}`;
 }
 
-/** The addressed questions a described workflow publishes as open. */
+/**
+ * The addressed questions a described workflow publishes as open. Throws `TaskStateUnreadableError` when its
+ * published state does not fit the contract.
+ */
 function awaitingOf(description: WorkflowExecutionDescription): AddressedInput[] {
-  const published = description.memo?.[TASK_STATE_MEMO] as PublishedTaskState | undefined;
-  return published?.awaiting ?? [];
+  return checkedMemos(description).published?.awaiting ?? [];
+}
+
+/** Visibility pages one inbox call reads at most to fill a page the checks emptied. */
+const INBOX_FILL_PAGES = 10;
+
+/** How long one inbox call reads further pages to fill one the checks emptied. */
+const INBOX_FILL_MS = 5_000;
+
+/** A person's name as it may stand in a visibility query's string literal. */
+const QUERY_SAFE_NAME = /^[A-Za-z0-9._:@+ -]{1,200}$/;
+
+/**
+ * The visibility query of an inbox: running tasks awaiting the principal or one of the roles, that do not say the
+ * person is done with every question they ask (`done:<person>`, see `AddressedQuestions.keywords`). A person's name
+ * the query cannot carry safely leaves that clause out: the checks after the query still apply.
+ */
+export function inboxQuery(principal: string, roles: readonly string[], person: string): string {
+  const keywords = [`principal:${principal}`, ...roles.filter(isValidRole).map((role) => `role:${role}`)];
+  const addressed = `${AWAITING_SEARCH_ATTRIBUTE} IN (${keywords.map((keyword) => `'${keyword}'`).join(', ')})`;
+  const notDone = QUERY_SAFE_NAME.test(person) ? ` AND ${AWAITING_SEARCH_ATTRIBUTE} NOT IN ('done:${person}')` : '';
+  return `${addressed}${notDone} AND ExecutionStatus = 'Running'`;
 }
 
 function inboxItemOf(taskId: string, tool: string | undefined, input: AddressedInput): InboxItem {

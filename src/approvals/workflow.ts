@@ -60,6 +60,26 @@ const MAX_COMMENT_LENGTH = 2_000;
 /** Closed questions whose answerers a task keeps publishing, so that a repeated answer is told it was answered. */
 const DECIDED_KEPT = 20;
 
+/** Patch id under which a workflow publishes `done:<person>` in its awaiting search attribute (see `keywords`). */
+export const AWAITING_DONE_PATCH = 'mcp-awaiting-done';
+
+/**
+ * `done:<person>` for each person who may answer none of `open`: in every question, they answered or handed it on,
+ * are excluded, or are the requester where the question does not allow the requester. Pure.
+ */
+export function doneKeywords(open: readonly AddressedInput[]): string[] {
+  const blocked = open.map(
+    (input) =>
+      new Set([
+        ...input.answers.map(personOfAnswer),
+        ...(input.audience.exclude ?? []),
+        ...(input.audience.allowRequester ? [] : [defaultPersonOf(input.requester)]),
+      ]),
+  );
+  const [first, ...rest] = blocked;
+  return [...(first ?? [])].filter((person) => rest.every((others) => others.has(person))).map((person) => `done:${person}`);
+}
+
 /** The answer to an addressed question, sent by the bridge: validated, then checked for the bridge's seal. */
 export const answerUpdate = defineUpdate<AnswerRecord, [InputResponse]>(ANSWER_UPDATE_NAME);
 
@@ -205,9 +225,16 @@ export class AddressedQuestions {
     return this.entries.map((entry) => entry.input);
   }
 
-  /** The search attribute values of the open questions' audiences, sorted. */
+  /**
+   * The search attribute values of the open questions' audiences, and `done:<person>` for each person who may answer
+   * none of them (answered or handed each on, excluded from it, or its requester where it does not allow the
+   * requester), sorted: an inbox query leaves out the tasks its caller is done with. Runs from before the patch
+   * publish the audiences alone.
+   */
   keywords(): string[] {
-    return [...new Set(this.entries.flatMap((entry) => awaitingKeywords(entry.input.audience)))].sort();
+    const audiences = this.entries.flatMap((entry) => awaitingKeywords(entry.input.audience));
+    const done = this.entries.length > 0 && patched(AWAITING_DONE_PATCH) ? doneKeywords(this.entries.map((entry) => entry.input)) : [];
+    return [...new Set([...audiences, ...done])].sort();
   }
 
   /** See `WorkflowTask.requestDecision`. */

@@ -52,6 +52,26 @@ export class TooManyRequestsError extends TaskCoreError {
   readonly category = 'later';
 }
 
+/**
+ * Thrown when a task's published state (its `mcpTask` memo) does not fit the task contract: the task cannot be read
+ * until its workflow publishes a state that does. Only that task is affected.
+ */
+export class TaskStateUnreadableError extends TaskCoreError {
+  readonly category = 'later';
+
+  constructor(
+    readonly taskId: string,
+    /** What does not fit, as a path and a sentence. */
+    readonly problem: string,
+  ) {
+    super(
+      `The state of task ${taskId} cannot be read: its workflow published a malformed task state (${problem}). ` +
+        'It can be read again once the workflow publishes a valid one; its author should fix the workflow',
+      { taskId, problem },
+    );
+  }
+}
+
 /** Thrown when an answer was refused (by the workflow, or by the bridge on its behalf): nothing was recorded. */
 export class AnswerRefusedError extends Error {
   constructor(message: string) {

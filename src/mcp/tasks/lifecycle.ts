@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, type WorkflowExecutionDescription } from '@temporalio/client';
 import { isTerminal } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import { bindSignal, TASK_META_MEMO, type TaskMeta } from '../../shared/task-contract';
+import { readTaskMeta } from '../../shared/memo-schemas';
 import { argumentsDigest } from '../../util/arguments-digest';
 import { log } from '../../util/log';
 import { retryWithBackoff } from '../../util/wait';
@@ -229,7 +230,8 @@ export class TaskLifecycle {
       }
       throw error;
     }
-    const meta = description.memo?.[TASK_META_MEMO] as TaskMeta | undefined;
+    // Checked by the read above: a meta that does not fit is "not found" there.
+    const meta = readTaskMeta(description.memo);
     if (meta?.tool !== tool || meta.argumentsDigest !== digest) {
       throw new InvalidTaskRequestError(
         `Idempotency key "${key}" was already used for a call of ${tool} with other arguments; use a new key for a new call`,

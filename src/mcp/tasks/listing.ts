@@ -5,7 +5,8 @@
  */
 import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../../shared/task-contract';
 import { setBounded } from '../../util/bounded';
-import { isTemporalUnavailable } from './errors';
+import { log } from '../../util/log';
+import { isTemporalUnavailable, TaskStateUnreadableError } from './errors';
 import { decodeCursor, encodeCursor, listBinding } from './list-cursor';
 import { assertValidPrincipal } from './principal';
 import type { TaskReads } from './reads';
@@ -48,6 +49,8 @@ export class TaskListing {
       ids.map((id) =>
         this.reads.get(id, principal, { watch: false }).catch((error: unknown) => {
           if (isTemporalUnavailable(error)) throw error;
+          // A task whose state cannot be read is left out of the list; a read of it says why.
+          if (error instanceof TaskStateUnreadableError) log.warn(`tasks/list: left out: ${error.message}`, { taskId: id, principal });
           return undefined;
         }),
       ),

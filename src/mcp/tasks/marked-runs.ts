@@ -7,7 +7,8 @@
  */
 import { WorkflowNotFoundError, type WorkflowExecutionDescription } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
-import { BIND_SIGNAL_NAME, TASK_META_MEMO, type TaskMeta } from '../../shared/task-contract';
+import { MalformedMemoError, readTaskMeta } from '../../shared/memo-schemas';
+import { BIND_SIGNAL_NAME, type TaskMeta } from '../../shared/task-contract';
 import { argumentsDigest } from '../../util/arguments-digest';
 import { setBounded } from '../../util/bounded';
 import { taskNotFound } from './errors';
@@ -78,7 +79,14 @@ export class MarkedRuns {
     }
     const principal = description.typedSearchAttributes.get(PRINCIPAL_KEY);
     if (principal === undefined || (owner !== undefined && principal !== owner)) throw taskNotFound(taskId);
-    const meta = description.memo?.[TASK_META_MEMO] as TaskMeta | undefined;
+    // A meta that does not fit carries no mark that holds: the task is "not found", as an unmarked one is.
+    let meta: TaskMeta | undefined;
+    try {
+      meta = readTaskMeta(description.memo);
+    } catch (error) {
+      if (error instanceof MalformedMemoError) throw taskNotFound(taskId);
+      throw error;
+    }
     const tool = typeof meta?.tool === 'string' ? this.temporal.tools.get(meta.tool) : undefined;
     const marked = {
       workflowId: taskId,

@@ -10,13 +10,13 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import {
   PROTOCOL_ERROR_FAILURE_TYPE,
   RESPOND_SIGNAL_NAME,
-  TASK_META_MEMO,
-  TASK_STATE_MEMO,
   pendingInputsOf,
   type InputResponse,
   type PublishedTaskState,
   type TaskMeta,
 } from '../../shared/task-contract';
+import { MalformedMemoError, readTaskMeta, readTaskState } from '../../shared/memo-schemas';
+import { TaskStateUnreadableError } from './errors';
 import { setBounded } from '../../util/bounded';
 import { taskViewOf, type TaskView, type WorkflowFailure, type WorkflowSnapshot } from './task-view';
 import { timestampToIso, type TemporalAccess } from './temporal-access';
@@ -35,8 +35,7 @@ export class Snapshots {
 
   /** The task a described workflow is: what its status calls for is read too, then mapped by {@link taskViewOf}. */
   async view(description: WorkflowExecutionDescription): Promise<TaskView> {
-    const meta = description.memo?.[TASK_META_MEMO] as TaskMeta | undefined;
-    const published = description.memo?.[TASK_STATE_MEMO] as PublishedTaskState | undefined;
+    const { meta, published } = checkedMemos(description);
     const cancelRequested = description.raw.workflowExtendedInfo?.cancelRequested === true;
     const status = description.status.name;
     const snapshot: WorkflowSnapshot = {
@@ -146,4 +145,19 @@ function describeFailure(error: WorkflowFailedError): string {
   if (cause instanceof TerminatedFailure) return 'the workflow was terminated';
   if (cause instanceof TimeoutFailure) return 'the workflow timed out';
   return cause?.message ?? error.message;
+}
+
+/**
+ * The task meta and published state of a described task, checked (see `memo-schemas.ts`). Throws
+ * {@link TaskStateUnreadableError} when either does not fit: the task cannot be read, no other task is touched.
+ */
+export function checkedMemos(description: WorkflowExecutionDescription): { meta?: TaskMeta; published?: PublishedTaskState } {
+  try {
+    const meta = readTaskMeta(description.memo);
+    const published = readTaskState(description.memo);
+    return { ...(meta && { meta }), ...(published && { published }) };
+  } catch (error) {
+    if (error instanceof MalformedMemoError) throw new TaskStateUnreadableError(description.workflowId, `${error.memo}: ${error.problem}`);
+    throw error;
+  }
 }
