@@ -4,7 +4,7 @@
  * which roles they hold come from their credentials only, never from arguments.
  */
 import { z } from 'zod';
-import { AnswerRefusedError, TaskCoreError } from '../mcp/tasks/errors';
+import { AnswerRefusedError, TaskCoreError, TooManyRequestsError } from '../mcp/tasks/errors';
 import { zodSchema } from '../mcp/tools/schema';
 import { TaskIdSchema, text } from '../mcp/tools/task-tool-support';
 import type { DirectTool } from '../mcp/tools/types';
@@ -137,6 +137,8 @@ export const approvalsAnswerTool: DirectTool<z.infer<typeof AnswerSchema>> = {
       });
     } catch (error) {
       if (error instanceof AnswerRefusedError) return text(`${error.message}. Nothing was recorded.`, { isError: true });
+      // Over a quota: the caller's client is told to retry (a JSON-RPC error), not that the task id is wrong.
+      if (error instanceof TooManyRequestsError) throw error;
       if (error instanceof TaskCoreError)
         return text(`${error.message}. Check the task id and the key in approvals_inbox.`, { isError: true });
       throw error;

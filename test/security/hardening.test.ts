@@ -9,7 +9,15 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import {
+  CreateTaskResultSchema,
+  ElicitRequestSchema,
+  ErrorCode,
+  McpError,
+  type CallToolResult,
+  type ElicitResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import { INVOICE_WORKFLOW_TYPE } from '../../src/shared/invoice';
 import { PRINCIPAL_KEY, localPrincipal } from '../../src/mcp/tasks/principal';
 import { TASK_META_MEMO, TASK_STATE_MEMO } from '../../src/shared/task-contract';
@@ -18,7 +26,8 @@ import { printable } from '../../src/client/printable';
 import { ServerTokens } from '../../src/client/tokens';
 import { freePort } from '../helpers/dev-server';
 import { startStack, type TestStack } from '../helpers/test-stack';
-import { APPROVE, errorCodeOf, getTask, newMcpClient, ScriptedUser, startInvoiceTask, taskResult } from '../helpers/mcp';
+import { APPROVE, errorCodeOf, getTask, newMcpClient, ScriptedUser, startInvoiceTask, taskResult, waitForTask } from '../helpers/mcp';
+import { ApprovalClients, makePeople, textOf, writeTokensFile } from '../helpers/approvals';
 import { pollUntil } from '../../src/util/wait';
 import { runServeToExit, type HttpServerProcess } from '../helpers/processes';
 import { eventually, sampleInvoice } from '../helpers/temporal';
@@ -235,6 +244,79 @@ describe('4. one caller cannot exhaust the server', () => {
     } finally {
       await client.close();
       await quiet.close();
+    }
+  });
+
+  test("an approver's open forms count against the waits quota: with a quota of 2 the third is refused, retryably", async () => {
+    const people = makePeople({ asker: '', approver: 'spend-approver' });
+    const server = await serve({
+      MCP_AUTH_TOKENS_FILE: writeTokensFile(people),
+      MCP_MAX_WAITS_PER_PRINCIPAL: '2',
+      MCP_TASK_OPS_PER_SECOND: '0',
+      MCP_ELICITATION_TIMEOUT_MS: '120000',
+    });
+    const clients = new ApprovalClients();
+    // The approver's client shows each form and leaves it open until the test closes them all.
+    const shown: (() => void)[] = [];
+    const approver = new McpClient(
+      { name: 'approver', version: '1.0.0' },
+      { capabilities: { elicitation: { form: {} }, tasks: { requests: {} } } },
+    );
+    approver.setRequestHandler(
+      ElicitRequestSchema,
+      () => new Promise<ElicitResult>((resolve) => shown.push(() => resolve({ action: 'cancel' }))),
+    );
+    await approver.connect(
+      new StreamableHTTPClientTransport(new URL(server.url), {
+        requestInit: { headers: { authorization: `Bearer ${people.approver.token}` } },
+      }),
+    );
+    try {
+      const asker = await clients.connect(server.url, people.asker);
+      const taskIds: string[] = [];
+      for (const purpose of ['one', 'two', 'three']) {
+        const created = await asker.request(
+          {
+            method: 'tools/call',
+            params: { name: 'request_spend_approval', arguments: { purpose, amount: 50, currency: 'EUR' }, task: {} },
+          },
+          CreateTaskResultSchema,
+        );
+        await waitForTask(asker, created.task.taskId, (task) => task.statusMessage?.startsWith('Waiting for') ?? false);
+        taskIds.push(created.task.taskId);
+      }
+      const putForm = (taskId: string) =>
+        approver.callTool({ name: 'approvals_answer', arguments: { taskId, key: 'approval' } }, undefined, { timeout: 120_000 });
+      const open = taskIds.slice(0, 2).map(putForm);
+      await pollUntil(() => (shown.length >= 2 ? true : undefined), { timeoutMs: 30_000, what: 'two forms to be shown' });
+      // Refused at once; a third form shown means it was not counted.
+      const refused = await Promise.race([
+        putForm(taskIds[2]).then(
+          () => undefined,
+          (error: McpError) => error,
+        ),
+        pollUntil(() => (shown.length >= 3 ? true : undefined), { timeoutMs: 60_000, what: 'a third form' }).then(
+          () => 'a third form was shown',
+        ),
+      ]);
+      expect(refused).toBeInstanceOf(McpError);
+      if (!(refused instanceof McpError)) return;
+      expect(refused?.code).toBe(ErrorCode.InternalError);
+      expect(refused?.message).toMatch(/Too many waits/);
+      expect(refused?.data).toMatchObject({ retryable: true, limit: 2 });
+      expect(shown).toHaveLength(2);
+      // Closing the forms gives the places back: the third form is shown.
+      for (const close of shown.splice(0)) close();
+      for (const result of await Promise.all(open)) expect(textOf(result as CallToolResult)).toMatch(/You dismissed the question/);
+      const third = putForm(taskIds[2]);
+      await pollUntil(() => (shown.length >= 1 ? true : undefined), { timeoutMs: 30_000, what: 'the third form to be shown' });
+      shown.splice(0).forEach((close) => close());
+      expect(textOf((await third) as CallToolResult)).toMatch(/You dismissed the question/);
+      for (const taskId of taskIds) await asker.experimental.tasks.cancelTask(taskId);
+    } finally {
+      shown.splice(0).forEach((close) => close());
+      await approver.close();
+      await clients.closeAll();
     }
   });
 

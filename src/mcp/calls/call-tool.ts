@@ -148,7 +148,11 @@ export function invalidArgumentsResult(name: string, problems: string[]): CallTo
   return { content: [{ type: 'text', text: `${invalidArgumentsText(name, problems)}. Fix them and call again.` }], isError: true };
 }
 
-/** What a direct tool may use, for `principal`: the same in every generation but for how it waits. */
+/**
+ * What a direct tool may use, for `principal`: the same in every generation but for how it waits. A form it puts to
+ * the caller (`ask`) counts against the principal's waits (`MCP_MAX_WAITS_PER_PRINCIPAL`) while it is open; over the
+ * quota, `ask` throws `TooManyRequestsError`.
+ */
 export function directToolContext(
   deps: { core: TaskCore; approvals: Approvals; seal: CallSeal; workflowTools: ReadonlyMap<string, WorkflowTool<any, any>> },
   caller: { principal: string; roles: readonly string[] },
@@ -166,7 +170,17 @@ export function directToolContext(
     ownedWorkflowId: (taskId) => core.ownedWorkflowId(taskId, principal),
     task: (taskId) => core.get(taskId, principal),
     awaitResult,
-    ...(ask && { ask }),
+    // A form held open on the caller's call is a wait like any other: it takes one of the principal's waits.
+    ...(ask && {
+      ask: async (request) => {
+        const endWait = core.quotas.beginWait(principal);
+        try {
+          return await ask(request);
+        } finally {
+          endWait();
+        }
+      },
+    }),
     confirmations: { open: (token, caller) => seal.open(token, caller), tool: (name) => workflowTools.get(name) },
   };
 }
