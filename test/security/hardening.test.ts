@@ -348,6 +348,39 @@ describe('4. one caller cannot exhaust the server', () => {
     }
   });
 
+  test('a full connection cap closes silent sockets for new ones: idle sockets from several loopback addresses keep no client out', async () => {
+    const server = await serve({ MCP_HTTP_MAX_CONNECTIONS: '16', MCP_HTTP_MAX_CONNECTIONS_PER_ADDRESS: '4' });
+    const { port } = new URL(server.url);
+    // Four addresses hold four silent sockets each, the whole cap, and open another as soon as one is closed.
+    let stopped = false;
+    let connected = 0;
+    const open = new Set<net.Socket>();
+    const hold = (localAddress: string) => {
+      if (stopped) return;
+      const socket = net.connect({ host: '127.0.0.1', port: Number(port), localAddress });
+      open.add(socket);
+      socket.once('connect', () => connected++);
+      socket.on('error', () => undefined);
+      socket.once('close', () => {
+        open.delete(socket);
+        setTimeout(() => hold(localAddress), 20);
+      });
+    };
+    for (const address of ['127.0.0.2', '127.0.0.3', '127.0.0.4', '127.0.0.5']) for (let index = 0; index < 4; index++) hold(address);
+    const client = newMcpClient('behind-the-idle', false);
+    try {
+      await pollUntil(() => (connected >= 16 ? true : undefined), { timeoutMs: 30_000, what: 'sixteen silent sockets' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+      for (let call = 0; call < 5; call++) expect((await client.listTools()).tools.length).toBeGreaterThan(0);
+      // The silent ones were still there, reopened: the client got in by closing them, not because they left.
+      expect(open.size).toBeGreaterThanOrEqual(12);
+    } finally {
+      stopped = true;
+      for (const socket of open) socket.destroy();
+      await client.close().catch(() => undefined);
+    }
+  });
+
   test('a request that trickles in is cut off after the request timeout', async () => {
     const server = await serve({ MCP_HTTP_REQUEST_TIMEOUT_MS: '1500', MCP_HTTP_HEADERS_TIMEOUT_MS: '1000' });
     const { port } = new URL(server.url);

@@ -12,6 +12,7 @@ import { MCP2026_PROTOCOL_VERSIONS, unsupportedVersion } from '../mcp2026/envelo
 import { paramHeaderMismatch } from '../protocol/param-headers';
 import { isLoopbackHost, OriginPolicy, type HttpLimits } from './limits';
 import type { RequestAuthenticator } from './oauth';
+import { ConnectionGate } from './connections';
 import { SessionStore } from './sessions';
 import { sendWebResponse, toWebRequest } from './web-bridge';
 
@@ -201,35 +202,16 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       });
     },
   );
-  httpServer.maxConnections = options.limits?.maxConnections ?? 512;
   // Node's own 5 s would close a poller's connection about when it sends its next request (ECONNRESET on its side).
   httpServer.keepAliveTimeout = options.limits?.keepAliveTimeoutMs ?? 65_000;
-  const maxPerAddress = options.limits?.maxConnectionsPerAddress ?? 64;
-  const firstRequestTimeoutMs = options.limits?.firstRequestTimeoutMs ?? 5000;
-  const sockets = new Set<Socket>();
-  const perAddress = new Map<string, number>();
-  const silentSockets = new WeakMap<Socket, NodeJS.Timeout>();
-  // The first request's headers arrived: the connection is no longer silent.
-  httpServer.on('request', (req: IncomingMessage) => clearTimeout(silentSockets.get(req.socket)));
-  httpServer.on('connection', (socket: Socket) => {
-    const address = socket.remoteAddress ?? '';
-    const open = (perAddress.get(address) ?? 0) + 1;
-    // Counted before any request is read: one address cannot take the places every other caller needs.
-    if (maxPerAddress > 0 && open > maxPerAddress) return void socket.destroy();
-    perAddress.set(address, open);
-    sockets.add(socket);
-    // A connection that sends no request is closed early rather than held until the headers timeout.
-    const silent = setTimeout(() => socket.destroy(), firstRequestTimeoutMs);
-    silent.unref();
-    silentSockets.set(socket, silent);
-    socket.once('close', () => {
-      clearTimeout(silent);
-      sockets.delete(socket);
-      const left = (perAddress.get(address) ?? 1) - 1;
-      if (left > 0) perAddress.set(address, left);
-      else perAddress.delete(address);
-    });
+  // The gate, not node's maxConnections, holds the cap: node refuses new connections, the gate closes silent ones.
+  const connections = new ConnectionGate({
+    maxConnections: options.limits?.maxConnections ?? 512,
+    maxPerAddress: options.limits?.maxConnectionsPerAddress ?? 64,
+    firstRequestTimeoutMs: options.limits?.firstRequestTimeoutMs ?? 5000,
   });
+  httpServer.on('request', (req: IncomingMessage, res: ServerResponse) => connections.request(req, res));
+  httpServer.on('connection', (socket: Socket) => connections.admit(socket));
   await new Promise<void>((resolve, reject) => {
     httpServer.once('error', reject);
     httpServer.listen(options.port, options.host, () => {
@@ -252,7 +234,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       await sessions.closeAll();
       for (const exchange of openExchanges) exchange.abort();
       const deadline = Date.now() + graceMs;
-      while (sockets.size > 0 && Date.now() < deadline) {
+      while (connections.size > 0 && Date.now() < deadline) {
         httpServer.closeIdleConnections();
         await sleep(25);
       }

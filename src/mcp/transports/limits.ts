@@ -10,7 +10,10 @@ export interface HttpLimits {
   maxSessions: number;
   /** Open sessions of one principal; a new one evicts that principal's longest idle. */
   maxSessionsPerPrincipal: number;
-  /** Open TCP connections; more are refused by the server socket. */
+  /**
+   * Open TCP connections; at the cap a new one closes the oldest that has sent no request, else the one idle longest
+   * (never one with a request under way), and is refused only when every connection is busy.
+   */
   maxConnections: number;
   /**
    * Open TCP connections from one remote address; more are closed at once, so one stranger cannot take every
