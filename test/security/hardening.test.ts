@@ -27,7 +27,7 @@ import { ServerTokens } from '../../src/client/tokens';
 import { freePort } from '../helpers/dev-server';
 import { startStack, type TestStack } from '../helpers/test-stack';
 import { APPROVE, errorCodeOf, getTask, newMcpClient, ScriptedUser, startInvoiceTask, taskResult, waitForTask } from '../helpers/mcp';
-import { ApprovalClients, makePeople, textOf, writeTokensFile } from '../helpers/approvals';
+import { answer, ApprovalClients, inbox, makePeople, textOf, writeTokensFile } from '../helpers/approvals';
 import { pollUntil } from '../../src/util/wait';
 import { runServeToExit, type HttpServerProcess } from '../helpers/processes';
 import { eventually, sampleInvoice } from '../helpers/temporal';
@@ -126,6 +126,48 @@ describe('1. a caller identity that is really theirs', () => {
     } finally {
       await client.close();
       await other.close();
+    }
+  });
+
+  test('MCP_LOCAL_ROLES are for stdio: over HTTP they are ignored with a warning, and granted only with --local-roles-over-http and a loud one', async () => {
+    const id = randomUUID().slice(0, 8);
+    const env = { MCP_LOCAL_PRINCIPAL: `desk-${id}`, MCP_LOCAL_ROLES: 'spend-approver' };
+    const [plain, granted] = await Promise.all([stack.spawnServer({ env }), stack.spawnServer({ env, args: ['--local-roles-over-http'] })]);
+    expect(plain.stderr()).toContain(
+      'MCP_LOCAL_ROLES (spend-approver) is ignored over HTTP: it would give those roles to EVERY process and user of this machine that connects to',
+    );
+    expect(granted.stderr()).toMatch(
+      new RegExp(
+        `WARNING: --local-roles-over-http: EVERY process and user of this machine that connects to ${granted.url.replace(/[.]/g, '\\.')} ` +
+          `acts as desk-${id} with the role\\(s\\) spend-approver`,
+      ),
+    );
+    // Someone else asks the spend approvers.
+    const requester = newMcpClient('requester');
+    await stack.connect(requester, await stack.addBridge({ principal: `requester-${id}` }));
+    const created = await requester.request(
+      {
+        method: 'tools/call',
+        params: { name: 'request_spend_approval', arguments: { purpose: 'desk', amount: 50, currency: 'EUR' }, task: {} },
+      },
+      CreateTaskResultSchema,
+    );
+    const { taskId } = created.task;
+    const [grantedClient, plainClient] = await Promise.all([httpClient(granted.url), httpClient(plain.url)]);
+    try {
+      await waitForTask(requester, taskId, (task) => task.statusMessage?.startsWith('Waiting for') ?? false);
+      await pollUntil(async () => ((await inbox(grantedClient)).some((item) => item.taskId === taskId) ? true : undefined), {
+        timeoutMs: 30_000,
+        what: 'the question in the inbox of the server that grants the local roles over HTTP',
+      });
+      expect((await inbox(plainClient)).some((item) => item.taskId === taskId)).toBe(false);
+      const refused = await answer(plainClient, taskId, 'approve');
+      expect(textOf(refused)).toBe(`No question "approval" of task ${taskId} awaits your answer. Nothing was recorded.`);
+    } finally {
+      await requester.experimental.tasks.cancelTask(taskId).catch(() => undefined);
+      await grantedClient.close();
+      await plainClient.close();
+      await stack.closeClients();
     }
   });
 

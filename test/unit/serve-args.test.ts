@@ -1,6 +1,7 @@
 /** The command line of `serve` and the rule that decides whether it serves the sample tools. No server, no Temporal. */
 import path from 'node:path';
 import { parseServeArgs, samplesByDefault, UsageError } from '../../src/mcp/serve/args';
+import { localRolesFor } from '../../src/mcp/serve/local-roles';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -60,5 +61,47 @@ describe('parseServeArgs', () => {
   ])('%j is refused with a UsageError saying what to change', (argv, message) => {
     expect(() => parseServeArgs(argv, { samples: true })).toThrow(UsageError);
     expect(() => parseServeArgs(argv, { samples: true })).toThrow(message);
+  });
+});
+
+describe('local roles', () => {
+  const http = { url: 'http://127.0.0.1:3000/mcp', noAuth: false, authenticated: false };
+
+  test('--local-roles-over-http goes with --http only', () => {
+    expect(parseServeArgs(['--http', '127.0.0.1:3000', '--local-roles-over-http'], { samples: false }).localRolesOverHttp).toBe(true);
+    expect(parseServeArgs(['--http', '127.0.0.1:3000'], { samples: false }).localRolesOverHttp).toBeUndefined();
+    expect(() => parseServeArgs(['--local-roles-over-http'], { samples: false })).toThrow(
+      new UsageError('--local-roles-over-http goes with --http (over stdio MCP_LOCAL_ROLES always apply)'),
+    );
+  });
+
+  test('MCP_LOCAL_ROLES apply to stdio, silently', () => {
+    expect(localRolesFor({ env: 'a,b', overHttp: false, principal: 'me' })).toEqual({ roles: ['a', 'b'], warnings: [] });
+  });
+
+  test('over HTTP they are ignored unless asked for, with a warning that says why and how', () => {
+    const ignored = localRolesFor({ env: 'ap-approver', overHttp: false, principal: 'me', http });
+    expect(ignored.roles).toEqual([]);
+    expect(ignored.warnings).toEqual([
+      'serve: MCP_LOCAL_ROLES (ap-approver) is ignored over HTTP: it would give those roles to EVERY process and user of this machine ' +
+        'that connects to http://127.0.0.1:3000/mcp. It applies to stdio; to grant them over HTTP anyway, pass --local-roles-over-http',
+    ]);
+    expect(localRolesFor({ env: undefined, overHttp: false, principal: 'me', http })).toEqual({ roles: [], warnings: [] });
+  });
+
+  test('asked for over HTTP, they apply and the server says loudly what it grants to whom', () => {
+    const granted = localRolesFor({ env: 'ap-approver', overHttp: true, principal: 'me', http: { ...http, noAuth: true } });
+    expect(granted.roles).toEqual(['ap-approver']);
+    expect(granted.warnings).toEqual([
+      'serve: WARNING: --local-roles-over-http: EVERY caller that reaches http://127.0.0.1:3000/mcp (--no-auth: anyone on the network ' +
+        'who can connect) acts as me with the role(s) ap-approver, and may answer every question addressed to them. Give people tokens ' +
+        'with roles instead (MCP_AUTH_TOKENS_FILE)',
+    ]);
+  });
+
+  test('with tokens every request authenticates: the roles are ignored, and the flag is refused', () => {
+    const authenticated = { ...http, authenticated: true };
+    expect(localRolesFor({ env: 'a', overHttp: false, principal: 'me', http: authenticated }).roles).toEqual([]);
+    expect(() => localRolesFor({ env: 'a', overHttp: true, principal: 'me', http: authenticated })).toThrow(UsageError);
   });
 });

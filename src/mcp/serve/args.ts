@@ -12,6 +12,11 @@ export interface ServeArgs {
   help: boolean;
   check: boolean;
   noAuth: boolean;
+  /**
+   * `--local-roles-over-http`: MCP_LOCAL_ROLES also go to HTTP callers without credentials (by default they are for
+   * stdio only). Present only when given.
+   */
+  localRolesOverHttp?: true;
   /** The tools file of `--tools`. */
   tools?: string;
   http?: { host: string; port: number };
@@ -30,12 +35,14 @@ export function samplesByDefault(moduleFile: string): boolean {
 
 /**
  * Parses `serve`'s arguments; `samples` is what the command line says, else `defaults.samples`. Throws
- * {@link UsageError} for an unknown argument, a missing or malformed value, or `--no-auth` without `--http`.
+ * {@link UsageError} for an unknown argument, a missing or malformed value, or `--no-auth` or `--local-roles-over-http`
+ * without `--http`.
  */
 export function parseServeArgs(argv: readonly string[], defaults: { samples: boolean }): ServeArgs {
   let help = false;
   let check = false;
   let noAuth = false;
+  let localRolesOverHttp = false;
   let samples = defaults.samples;
   let tools: string | undefined;
   let http: { host: string; port: number } | undefined;
@@ -44,6 +51,7 @@ export function parseServeArgs(argv: readonly string[], defaults: { samples: boo
     if (arg === '--help' || arg === '-h') help = true;
     else if (arg === '--check') check = true;
     else if (arg === '--no-auth') noAuth = true;
+    else if (arg === '--local-roles-over-http') localRolesOverHttp = true;
     else if (arg === '--samples') samples = true;
     else if (arg === '--no-samples') samples = false;
     else if (arg === '--tools' || arg.startsWith('--tools=')) {
@@ -58,5 +66,16 @@ export function parseServeArgs(argv: readonly string[], defaults: { samples: boo
     } else throw new UsageError(`unknown argument "${arg}"; see --help`);
   }
   if (noAuth && !http) throw new UsageError('--no-auth goes with --http');
-  return { help, check, noAuth, samples, ...(tools !== undefined && { tools }), ...(http && { http }) };
+  if (localRolesOverHttp && !http) {
+    throw new UsageError('--local-roles-over-http goes with --http (over stdio MCP_LOCAL_ROLES always apply)');
+  }
+  return {
+    help,
+    check,
+    noAuth,
+    ...(localRolesOverHttp && { localRolesOverHttp: true as const }),
+    samples,
+    ...(tools !== undefined && { tools }),
+    ...(http && { http }),
+  };
 }

@@ -14,6 +14,8 @@ import { TokenConfigError, tokensFromEnv } from '../transports/auth';
 import { loadToolsFile, ToolsFileError } from '../tools/config-file';
 import { SAMPLE_TOOLS } from '../tools/samples';
 import { parseServeArgs, samplesByDefault, UsageError } from './args';
+import { localRolesFor } from './local-roles';
+import { localPrincipal } from '../tasks/principal';
 import { servedTools } from './served-tools';
 import { startHttpServer } from '../transports/http';
 import { allowedHostsFromEnv, httpLimitsFromEnv, isLoopbackHost, OriginPolicy } from '../transports/limits';
@@ -27,8 +29,8 @@ import { PACKAGE_VERSION } from '../../version';
 /** Whether the sample tools are served when the command line does not say (see --help). */
 const SAMPLES_BY_DEFAULT = samplesByDefault(__filename);
 
-const HELP = `Usage: temporal-mcp-tasks serve [--http HOST:PORT [--no-auth]] [--tools FILE] [--samples | --no-samples] [--check]
-                                [--help] [--version]
+const HELP = `Usage: temporal-mcp-tasks serve [--http HOST:PORT [--no-auth] [--local-roles-over-http]] [--tools FILE]
+                                [--samples | --no-samples] [--check] [--help] [--version]
 
 Serves Temporal workflows as MCP tasks. Without --http it speaks MCP on stdin/stdout (for an MCP host to spawn);
 with --http it serves Streamable HTTP on http://HOST:PORT/mcp, and GET /healthz answers 200 {"status":"ok"} while
@@ -39,6 +41,10 @@ within MCP_SHUTDOWN_TIMEOUT_MS.
 Options:
   --http HOST:PORT   serve Streamable HTTP instead of stdio, e.g. --http 127.0.0.1:3000
   --no-auth          serve HTTP without authentication on a non-loopback address (every caller is one principal)
+  --local-roles-over-http
+                     also give MCP_LOCAL_ROLES to HTTP callers without credentials: on loopback every user and process
+                     of the machine, with --no-auth anyone who reaches the address (the server warns at start).
+                     Without it MCP_LOCAL_ROLES apply to stdio only, and HTTP callers without credentials hold no roles
   --tools FILE       also serve the workflow tools declared in FILE (JSON or YAML; see examples/tools.yaml)
   --samples          also serve the sample tools (process_invoice, release_scheduled_payment, submit_expense_report,
                      request_spend_approval), whose workflows run on the sample worker (temporal-mcp-tasks worker)
@@ -78,7 +84,8 @@ Environment:
   MCP_AUTH_TOKENS_FILE            a file of bearer tokens, one "principal token [role,role]" line each (# comments);
                                   the roles decide which addressed questions (approvals_inbox) the principal may answer
   MCP_LOCAL_PRINCIPAL             principal of requests without credentials (default local:<os user>@<host>)
-  MCP_LOCAL_ROLES                 roles of requests without credentials, comma-separated (default none)
+  MCP_LOCAL_ROLES                 roles of requests without credentials, comma-separated (default none); stdio only,
+                                  unless --local-roles-over-http
   MCP_TASK_MARKER_KEY             HMAC key (32+ characters) marking the tasks this bridge starts and sealing the answers
                                   it hands to workflows; the same on every replica and every worker (default: a key
                                   generated once in ~/.config/temporal-mcp-tasks; MCP_TASK_MARKER_KEY_FILE: a file)
@@ -114,6 +121,11 @@ Environment:
                                   http/protobuf, the default, or http/json; OTEL_SERVICE_NAME, default temporal-mcp-serve)
 Other TEMPORAL_* variables and the Temporal config file are read as the Temporal CLI reads them.
 `;
+
+/** The endpoint URL of `--http HOST:PORT`, as the HTTP server names it. */
+function endpointUrlOf(http: { host: string; port: number }): string {
+  return `http://${http.host.includes(':') ? `[${http.host}]` : http.host}:${http.port}/mcp`;
+}
 
 /** How long `--check` and /healthz wait for Temporal. */
 const CHECK_DEADLINE_MS = 5_000;
@@ -152,13 +164,24 @@ async function main(argv: string[]): Promise<void> {
   const shutdownTimeoutMs = msFromEnv(process.env, 'MCP_SHUTDOWN_TIMEOUT_MS', 10_000);
   const telemetry = startTelemetry({ serviceName: 'temporal-mcp-serve' });
   const answerSeal = answerSealFromEnv();
+  const principal = localPrincipal();
+  const authenticated = !!tokens && (tokens.size > 0 || !!oauth);
+  const local = localRolesFor({
+    env: process.env.MCP_LOCAL_ROLES,
+    overHttp: args.localRolesOverHttp === true,
+    principal,
+    ...(args.http && { http: { url: endpointUrlOf(args.http), noAuth: args.noAuth, authenticated } }),
+  });
   const bridge = await createBridge({
     temporal,
     answerSeal,
     tools,
+    localPrincipal: principal,
+    localRoles: local.roles,
     approvals: approvalsOptionsFromEnv(tokens),
     ...(telemetry.clientInterceptors && { clientInterceptors: telemetry.clientInterceptors }),
   });
+  for (const warning of local.warnings) log.warn(warning);
   if (args.samples) log.info(`serve: sample tools ${SAMPLE_TOOLS.map((tool) => tool.name).join(', ')} (--no-samples leaves them out)`);
   if (declared.length > 0)
     log.info(`serve: ${declared.length} tool(s) from ${args.tools}: ${declared.map((tool) => tool.name).join(', ')}`);
