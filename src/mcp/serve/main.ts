@@ -89,6 +89,12 @@ Environment:
   MCP_TASK_MARKER_KEY             HMAC key (32+ characters) marking the tasks this bridge starts and sealing the answers
                                   it hands to workflows; the same on every replica and every worker (default: a key
                                   generated once in ~/.config/temporal-mcp-tasks; MCP_TASK_MARKER_KEY_FILE: a file)
+  MCP_DECISION_SIGNING_KEY        Ed25519 private key (PKCS#8 PEM file) that signs each decision record; the same on
+                                  every replica (default: a pair generated once in ~/.config/temporal-mcp-tasks)
+  MCP_DECISION_STORE              the append-only decision store, shared with the workers: a directory or a
+                                  postgres:// URL (default .data/decisions)
+  MCP_APPROVERS_DIRECTORY         JSON file of the people who approve: their principals (four eyes count people) and
+                                  roles (a question is handed on only to someone eligible)
   MCP_TEMPORAL_RPC_TIMEOUT_MS     deadline of each request to Temporal (default 5000)
   MCP_MAX_OPEN_TASKS_PER_PRINCIPAL  open tasks one principal may have (default 1000)
   MCP_MAX_WAITS_PER_PRINCIPAL     concurrent waits (tasks/result, inline calls, subscriptions) of one principal (default 64)
