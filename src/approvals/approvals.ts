@@ -248,9 +248,13 @@ export class Approvals {
     const origin = { ...by, person, auth } as const;
     // Signed and in the decision store before the workflow hears of it: a history that loses the answer later (a
     // reset that leaves it out) does not lose the record.
-    const record = await this.options.decisions?.append(taskId, (seq, prev) =>
-      recordBody(taskId, input, checked, origin, originalRunId, seq, prev),
-    );
+    const record = await this.options.decisions
+      ?.append(taskId, (seq, prev) => recordBody(taskId, input, checked, origin, originalRunId, seq, prev))
+      .catch((error: Error) => {
+        // Without its record a decision is not taken at all: the workflow never hears of it.
+        log.error(`a decision could not be recorded: ${error.message}`, { taskId, key, principal: by.principal });
+        throw new AnswerRefusedError(`The decision store could not take your decision (${error.message}); answer again in a moment`);
+      });
     const sealed = core.temporal.options.answerSeal.seal(
       { workflowId: run.workflowId, originalRunId },
       { key, ...checked, ...(record && { record }) },
