@@ -9,14 +9,14 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
-import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CreateTaskResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { temporal } from '@temporalio/proto';
 import { PaymentsLedger } from '../../src/activities/payments';
 import type { InvoiceApprovalPolicy, InvoiceResult } from '../../src/shared/invoice';
 import { answer, ApprovalClients, awaitInInbox, callAnswer, makePeople, textOf, writeTokensFile, type Person } from '../helpers/approvals';
 import { ROOT } from '../helpers/dev-server';
 import { TestIssuer } from '../helpers/issuer';
-import { taskResult } from '../helpers/mcp';
+import { newMcpClient, taskResult } from '../helpers/mcp';
 import { startStack, type TestStack } from '../helpers/test-stack';
 import { sampleInvoice } from '../helpers/temporal';
 import { pollUntil } from '../../src/util/wait';
@@ -289,4 +289,29 @@ test('an auditor verifies a payment offline with the public key; one byte change
   const moved = path.join(dir, 'moved.json');
   writeFileSync(moved, JSON.stringify(one));
   expect(auditor(['verify', '--receipt', moved, '--public-key', publicKey]).code).toBe(1);
+});
+
+test('a decision the decision store cannot take is refused, and the workflow never hears of it', async () => {
+  const [sam, ann] = await Promise.all([as(people.sam), as(people.ann)]);
+  const taskId = await submit(sam);
+  await awaitInInbox(ann, taskId);
+  // A bridge whose store is under a file: every append fails.
+  const blocker = path.join(mkdtempSync(path.join(os.tmpdir(), 'temporal-mcp-blocked-')), 'a-file');
+  writeFileSync(blocker, '');
+  const broken = await stack.addBridge({
+    principal: people.ann.principal,
+    roles: ['ap-approver'],
+    decisionStore: path.join(blocker, 'decisions'),
+  });
+  const annThere = newMcpClient('audit-broken-store');
+  await stack.connect(annThere, broken);
+  const refused = (await answer(annThere, taskId, 'approve')) as CallToolResult;
+  expect(refused.isError).toBe(true);
+  expect(textOf(refused)).toMatch(
+    /^The decision store could not take your decision \(.*\); answer again in a moment\. Nothing was recorded\.$/,
+  );
+  // Still open for ann, who answers through a bridge whose store works.
+  await awaitInInbox(ann, taskId);
+  expect((await answer(ann, taskId, 'approve')).isError).toBeFalsy();
+  expect(((await taskResult(sam, taskId)).structuredContent as InvoiceResult).outcome).toBe('paid');
 });
