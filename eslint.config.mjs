@@ -276,7 +276,13 @@ export default tseslint.config(
           paths: builtinModules
             .flatMap((name) => [name, `node:${name}`])
             .map((name) => ({ name, message: 'the task view runs in a browser' })),
-          patterns: [{ group: ['../*'], message: 'the task view bundles only its own folder and @modelcontextprotocol/ext-apps' }],
+          // and the one way amounts of money are written (a pure module with no imports), shared with the workflows
+          patterns: [
+            {
+              regex: '^\\.\\./(?!\\.\\./\\.\\./shared/amount$)',
+              message: 'the task view bundles only its own folder, src/shared/amount.ts and @modelcontextprotocol/ext-apps',
+            },
+          ],
         },
       ],
     },

@@ -27,7 +27,7 @@ import { activityConfigFromEnv } from '../src/activities';
 import { readNotifications } from '../src/activities/notifications';
 import { PaymentsLedger } from '../src/activities/payments';
 import { DEFAULT_ADDRESS, temporalConfigFromEnv, type TemporalConfig } from '../src/shared/temporal-config';
-import type { InvoiceResult } from '../src/shared/invoice';
+import { formatAmount, type InvoiceResult } from '../src/shared/invoice';
 import { pollUntil, sleep } from '../src/util/wait';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -260,7 +260,7 @@ async function main(argv: string[]): Promise<void> {
   for (const approver of outcome.approval?.approvers ?? [])
     say(`  ${approver.decision} by ${approver.principal} (roles ${approver.roles.join(', ')}) at ${approver.at} via ${approver.via}`);
   for (const payment of outcome.payments)
-    say(`  paid ${payment.lineItemId}: ${payment.amount.toFixed(2)} ${outcome.currency} as ${payment.paymentId}`);
+    say(`  paid ${payment.lineItemId}: ${formatAmount(payment.amount, outcome.currency)} as ${payment.paymentId}`);
   const ledger = new PaymentsLedger(activityConfigFromEnv().ledgerDir);
   const paid = (await ledger.entries()).filter((entry) => entry.taskId === taskId);
   say(`payments ledger ${ledger.dir}: ${paid.length} payment(s) for this task, keys ${paid.map((entry) => entry.key).join(', ')}`);

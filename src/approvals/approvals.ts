@@ -52,6 +52,8 @@ export interface InboxItem {
   tool?: string;
   message: string;
   requestedSchema: FormInputRequest['requestedSchema'];
+  /** What the question is about, as the workflow published it ({@link AddressedInput.subject}), when it did. */
+  subject?: unknown;
   /** Who submitted the request the question is about (the task's principal). */
   requester: string;
   /** Distinct acceptances the question needs, and how many it has. */
@@ -401,6 +403,7 @@ function inboxItemOf(taskId: string, tool: string | undefined, input: AddressedI
     ...(tool && { tool }),
     message: input.request.message,
     requestedSchema: input.request.requestedSchema,
+    ...(input.subject !== undefined && { subject: input.subject }),
     requester: input.requester,
     required: input.audience.required ?? 1,
     accepted: input.answers.filter((answer) => answer.action === 'accept').length,

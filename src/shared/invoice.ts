@@ -4,7 +4,10 @@
  */
 import { defineUpdate } from '@temporalio/workflow';
 import { z } from 'zod';
+import { formatAmount } from './amount';
 import type { ActionSealFields, FormInputRequest, RefusedAction } from './task-contract';
+
+export { formatAmount };
 
 /** Workflow type name; stored in histories, never rename. */
 export const INVOICE_WORKFLOW_TYPE = 'invoiceWorkflow';
@@ -259,11 +262,6 @@ export function sumAmounts(amounts: number[]): number {
   return amounts.reduce((cents, amount) => cents + Math.round(amount * 100), 0) / 100;
 }
 
-/** "EUR 1,234.50": fixed formatting that does not depend on the machine's locale. */
-export function formatAmount(amount: number, currency: string): string {
-  const [whole, cents] = amount.toFixed(2).split('.');
-  return `${currency} ${whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}.${cents}`;
-}
 
 /** What an approver of an invoice is shown, as data: the subject of its approval question and of every decision record. */
 export interface InvoiceSubject {

@@ -9,7 +9,7 @@ import { PaymentsLedger } from '../../src/activities/payments';
 import { launchChromium } from '../helpers/browser';
 import { startStack, type TestStack } from '../helpers/test-stack';
 import { startInspector, type Inspector } from '../helpers/inspector';
-import { sampleInvoice } from '../helpers/temporal';
+import { eventually, sampleInvoice } from '../helpers/temporal';
 
 const LONG = 45_000;
 let stack: TestStack;
@@ -69,6 +69,14 @@ test('2025-11-25 mode: the view follows the task, styled, and the invoice is app
     const view = await openInvoiceApp(page, inspector, invoice);
     await view.getByText('Input required').first().waitFor({ timeout: LONG });
     await view.getByText(`Approve invoice ${invoice.invoiceNumber}`).first().waitFor();
+    // The question once (not again as the task's status), its invoice lines as a table.
+    const asked = await view.locator('body').innerText();
+    expect(asked.split(`Approve invoice ${invoice.invoiceNumber}`).length - 1).toBe(1);
+    const lines = view.getByRole('region', { name: 'Invoice lines' });
+    await lines.getByRole('cell', { name: 'Printer paper, 20 boxes' }).waitFor();
+    await lines.getByRole('cell', { name: 'EUR 120.50', exact: true }).waitFor();
+    await lines.getByRole('cell', { name: 'EUR 80.25', exact: true }).waitFor();
+    expect(asked).not.toContain('- LI-1');
     expect(await badgeStyle(view)).toEqual({ radius: '999px', padding: '10px' });
     await view.getByRole('radio', { name: 'Approve' }).check();
     await view.getByRole('textbox', { name: /Comment/ }).fill('Approved in the Inspector');
@@ -103,6 +111,30 @@ test('2026-07-28 mode: the host asks the question itself; the view shows the fin
     expect(text).not.toContain('Waiting for the task');
     expect(await badgeStyle(view)).toEqual({ radius: '999px', padding: '10px' });
     expect((await paidLineItems(invoice.invoiceNumber)).sort()).toEqual(['LI-1', 'LI-2']);
+  } finally {
+    await page.close();
+    await inspector.stop();
+  }
+});
+
+test("2026-07-28 mode: the Cancel of the host's own dialog cancels the whole task; nothing is paid", async () => {
+  const inspector = await startInspector(stack.server.url, 'modern');
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  try {
+    const invoice = sampleInvoice();
+    await openInvoiceApp(page, inspector, invoice);
+    const dialog = page.getByRole('dialog');
+    await dialog.getByText(`Approve invoice ${invoice.invoiceNumber}`).first().waitFor({ timeout: LONG });
+    await dialog.getByRole('button', { name: 'Cancel', exact: true }).click();
+    // The host sends tasks/cancel: its task list names the task, which Temporal holds cancelled.
+    const id = page.getByText(/^ID: invoice-/).first();
+    await id.waitFor({ timeout: LONG });
+    const taskId = (await id.innerText()).replace(/^ID: /, '').trim();
+    await eventually(async () => {
+      const { status } = await stack.temporal.workflow.getHandle(taskId).describe();
+      return status.name === 'CANCELLED' ? true : undefined;
+    }, 'the invoice task cancelled');
+    expect(await paidLineItems(invoice.invoiceNumber)).toEqual([]);
   } finally {
     await page.close();
     await inspector.stop();

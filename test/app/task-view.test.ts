@@ -117,7 +117,7 @@ async function show(
   client: Client,
   tool: Tool,
   args: Record<string, unknown>,
-  result: CallToolResult,
+  result: CallToolResult | undefined,
   theme: 'light' | 'dark',
   taskId: string,
   embedding: 'document' | 'body' = 'document',
@@ -181,6 +181,12 @@ describe('the task view in a real browser', () => {
     try {
       await view.getByText('Input required').first().waitFor({ timeout: LONG });
       await view.getByText(`Approve invoice ${invoice.invoiceNumber}`).first().waitFor();
+      // The question is said once (not again as the status), its invoice lines as a table, amounts written one way.
+      expect(occurrences(await view.locator('body').innerText(), `Approve invoice ${invoice.invoiceNumber}`)).toBe(1);
+      await expectInvoiceLines(view, [
+        ['LI-1', 'Printer paper', 'EUR 120.50', 'on approval'],
+        ['LI-2', 'Service contract', 'EUR 980.00', daysFromToday(90)],
+      ]);
 
       // A reload shows the same question again: the view asks the server, it keeps nothing.
       await chat.reload();
@@ -224,6 +230,14 @@ describe('the task view in a real browser', () => {
       // Tall enough for the whole result: the host sizes the frame to what the view reports.
       await page.setViewportSize({ width: 420, height: 1800 });
       await view.getByRole('cell', { name: 'LI-2' }).waitFor();
+      // Amounts in the result read as everywhere else: "EUR 120.50", never "120.5" or "980".
+      await view.getByRole('cell', { name: 'EUR 120.50', exact: true }).waitFor();
+      await view.getByRole('cell', { name: 'EUR 980.00', exact: true }).waitFor();
+      await view
+        .getByRole('definition')
+        .filter({ hasText: /^EUR 1,100\.50$/ })
+        .waitFor();
+      expect(await view.locator('.result').innerText()).not.toMatch(/(^|\s)(120\.5|980|1,100\.5)(\s|$)/);
       await page.locator('iframe').screenshot({ path: join(SCREENSHOTS, 'task-view-result.png') });
       expect(await paidLineItems(chat.taskId)).toEqual(['LI-1', 'LI-2']);
 
@@ -261,6 +275,29 @@ describe('the task view in a real browser', () => {
         return { radius: computed.borderTopLeftRadius, padding: computed.paddingLeft, display: computed.display };
       });
       expect(style).toEqual({ radius: '999px', padding: '10px', display: 'inline-block' });
+    } finally {
+      await chat.close();
+    }
+  });
+
+  test('a host that follows the task itself and cancels the call: the view says the task was cancelled', async () => {
+    const client = await hostClient();
+    const tool = (await client.listTools()).tools.find((candidate) => candidate.name === 'process_invoice') as Tool;
+    const invoice = sampleInvoice();
+    const started = (await client.callTool({ name: 'process_invoice', arguments: invoice })) as CallToolResult;
+    const taskId = (started.structuredContent as { pendingTask: { taskId: string } }).pendingTask.taskId;
+    // The host keeps the task to itself: the view gets the call's input and no result.
+    const chat = await show(client, tool, invoice, undefined, 'light', taskId);
+    try {
+      await chat.view.getByText('Waiting for the task…').waitFor({ timeout: LONG });
+      await client.callTool({ name: 'task_cancel', arguments: { taskId } });
+      await chat.page.evaluate(() =>
+        (globalThis as unknown as { cancelToolCall(reason: string): Promise<void> }).cancelToolCall('user action'),
+      );
+      await chat.view.getByText('Cancelled', { exact: true }).waitFor({ timeout: LONG });
+      await containsText(chat.view.locator('body'), 'The task was cancelled (user action).');
+      expect(await chat.view.locator('body').innerText()).not.toContain('Waiting for the task');
+      expect(await paidLineItems(taskId)).toEqual([]);
     } finally {
       await chat.close();
     }
@@ -336,18 +373,31 @@ describe('the task view in a real browser', () => {
         const item = view.getByRole('button', { name: new RegExp(`Approve invoice ${invoice.invoiceNumber}`) });
         await item.waitFor({ timeout: LONG });
         await containsText(item, 'One approval needed');
+        await containsText(view.locator('body'), '1 question awaits your decision.');
         mkdirSync(SCREENSHOTS, { recursive: true });
         await page.locator('iframe').screenshot({ path: join(SCREENSHOTS, 'task-view-inbox.png') });
 
         await item.click();
-        await containsText(view.locator('body'), '- LI-2 Service contract: EUR 980.00, scheduled for');
+        // The lines come from the question's subject (with its total) as a table, not as lines of text.
+        await expectInvoiceLines(view, [
+          ['LI-1', 'Printer paper', 'EUR 120.50', 'on approval'],
+          ['LI-2', 'Service contract', 'EUR 980.00', daysFromToday(90)],
+        ]);
+        await view.locator('tfoot').getByRole('cell', { name: 'EUR 1,100.50', exact: true }).waitFor();
+        expect(await view.locator('body').innerText()).not.toContain('- LI-2');
+        expect(occurrences(await view.locator('body').innerText(), `Approve invoice ${invoice.invoiceNumber}`)).toBe(1);
         await containsText(view.locator('body'), 'ERP check: vendor V-100 (Acme Office Supplies) is active');
         await containsText(view.locator('body'), taskId);
         await view.getByRole('radio', { name: 'Approve' }).check();
         await view.getByRole('textbox', { name: /Comment/ }).fill('Matches the contract');
         await page.locator('iframe').screenshot({ path: join(SCREENSHOTS, 'task-view-inbox-question.png') });
         await view.getByRole('button', { name: 'Submit' }).click();
-        await view.getByText('Answer sent.').first().waitFor({ timeout: LONG });
+        // The answer moves someone else's task: the card says what was recorded and waits for nothing.
+        await view.getByText('Your answer was recorded:').first().waitFor({ timeout: LONG });
+        const card = view.locator('.sent');
+        await containsText(card, 'Approve');
+        await containsText(card, 'Matches the contract');
+        expect(await view.locator('body').innerText()).not.toContain('Waiting for the task');
 
         await view.getByRole('button', { name: 'Back to the list' }).click();
         await containsText(view.locator('body'), 'Nothing awaits your decision.');
@@ -396,6 +446,27 @@ describe('the task view in a real browser', () => {
     }
   });
 });
+
+/** How often `needle` occurs in `text`. */
+function occurrences(text: string, needle: string): number {
+  return text.split(needle).length - 1;
+}
+
+/** Waits for the question's invoice lines table (line, description, amount, pay on) and checks its rows. */
+async function expectInvoiceLines(view: FrameLocator, rows: string[][]): Promise<void> {
+  const table = view.getByRole('region', { name: 'Invoice lines' });
+  await table.waitFor({ timeout: LONG });
+  const headers = await table.getByRole('columnheader').allInnerTexts();
+  expect(headers.map((header) => header.trim())).toEqual(['Line', 'Description', 'Amount', 'Pay on']);
+  const cells = await table
+    .locator('tbody tr')
+    .evaluateAll((trs) =>
+      trs.map((tr) =>
+        Array.from((tr as unknown as { cells: ArrayLike<{ textContent: string | null }> }).cells, (cell) => cell.textContent ?? ''),
+      ),
+    );
+  expect(cells).toEqual(rows);
+}
 
 /** Waits until the locator's text contains `expected` (the page updates as the task moves on). */
 function containsText(locator: Locator, expected: string): Promise<true> {

@@ -108,6 +108,7 @@ test('two distinct approvers by role, on both generations; the requester, a repe
 
   const result = await taskResult(alice, taskId);
   expect(result.isError).toBeFalsy();
+  expect(textOf(result)).toBe('Approved: EUR 4,200.00 for "GPU server", by 2 approver(s).');
   expect(result.structuredContent).toMatchObject({
     approved: true,
     outcome: 'approved',

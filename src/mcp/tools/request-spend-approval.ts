@@ -1,4 +1,5 @@
 import { SPEND_WORKFLOW_TYPE, SpendRequestSchema, type SpendOutcome, type SpendRequest } from '../../shared/spend';
+import { formatAmount } from '../../shared/amount';
 import { defineWorkflowTool } from './define';
 
 /** `request_spend_approval`: the sample of approvals by others (roles, four eyes, no self-approval). */
@@ -19,8 +20,8 @@ export const requestSpendApprovalTool = defineWorkflowTool<SpendRequest, SpendOu
       {
         type: 'text',
         text: outcome.approved
-          ? `Approved: ${outcome.currency} ${outcome.amount.toFixed(2)} for "${outcome.purpose}", by ${outcome.approvers.length} approver(s).`
-          : `Not approved (${outcome.outcome}): ${outcome.currency} ${outcome.amount.toFixed(2)} for "${outcome.purpose}"; nothing was spent.`,
+          ? `Approved: ${formatAmount(outcome.amount, outcome.currency)} for "${outcome.purpose}", by ${outcome.approvers.length} approver(s).`
+          : `Not approved (${outcome.outcome}): ${formatAmount(outcome.amount, outcome.currency)} for "${outcome.purpose}"; nothing was spent.`,
       },
     ],
     structuredContent: outcome as unknown as Record<string, unknown>,

@@ -9,7 +9,8 @@ interface MountOptions {
   html: string;
   tool: Record<string, unknown>;
   toolInput: Record<string, unknown>;
-  toolResult: Record<string, unknown>;
+  /** Absent: the host follows the task itself and hands the view no result (yet). */
+  toolResult?: Record<string, unknown>;
   theme: 'light' | 'dark';
   /**
    * `document` (default): the view's HTML is the iframe's document. `body`: the host puts it inside a body of its own,
@@ -23,6 +24,8 @@ declare global {
     /** Provided by the test: makes the view's tool call through the MCP client. */
     hostCallTool(params: { name: string; arguments?: Record<string, unknown> }): Promise<Record<string, unknown>>;
     mountView(options: MountOptions): Promise<void>;
+    /** Tells the view the host cancelled the tool call (`ui/notifications/tool-cancelled`). */
+    cancelToolCall(reason: string): Promise<void>;
   }
 }
 
@@ -54,8 +57,9 @@ window.mountView = async ({ html, tool, toolInput, toolResult, theme, embedding 
   };
   bridge.oninitialized = () => {
     void bridge.sendToolInput({ arguments: toolInput });
-    void bridge.sendToolResult(toolResult as never);
+    if (toolResult) void bridge.sendToolResult(toolResult as never);
   };
+  window.cancelToolCall = (reason) => bridge.sendToolCancelled({ reason });
   // The iframe's window stays the same object when its document loads, so the bridge listens before the view starts.
   await bridge.connect(new PostMessageTransport(iframe.contentWindow!, iframe.contentWindow!));
   iframe.srcdoc =

@@ -3,6 +3,7 @@
  * before anything is sent, and a link with Done/Decline for a URL-mode question.
  */
 import { h, humanize, messageOf, replaceChildren, uniqueId } from './dom';
+import { questionMessage, type QuestionText } from './question-message';
 import { textOf, type ToolResult } from './tools';
 import type { FieldSchema, FormContent, FormQuestion, PendingQuestion, UrlQuestion } from './types';
 
@@ -14,6 +15,12 @@ export interface QuestionCallbacks {
   openLink(url: string): Promise<boolean>;
   /** Called after an answer was recorded, to ask the server for the new status. */
   answered(): void;
+  /**
+   * What a taken answer does for this page: `follow` (the default), the page's own task goes on and the card says it
+   * waits for that; `recorded`, the answer is someone else's task's (an approver's inbox), so the card says what was
+   * recorded and waits for nothing.
+   */
+  afterAnswer?: 'follow' | 'recorded';
 }
 
 /** A value a field contributes to the answer. */
@@ -99,7 +106,7 @@ export class QuestionsPanel {
     const form = h(
       'form',
       { class: 'question-form', novalidate: true, 'aria-labelledby': messageId },
-      h('p', { id: messageId, class: 'question-message' }, question.message),
+      questionMessage(question, messageId),
       hasRequired && h('p', { class: 'help', 'aria-hidden': 'true' }, 'Fields marked * are required.'),
       ...fields.map((field) => field.element),
       problem,
@@ -142,13 +149,13 @@ export class QuestionsPanel {
       }
       void send(
         () => this.callbacks.accept(question.key, content),
-        () => sentSummary(question.message, 'Answer sent.', fields, content),
+        () => this.sentSummary(question, 'accept', fields, content),
       );
     });
     decline.addEventListener('click', () => {
       void send(
         () => this.callbacks.decline(question.key),
-        () => sentSummary(question.message, 'Declined.'),
+        () => this.sentSummary(question, 'decline'),
       );
     });
     return card;
@@ -174,13 +181,13 @@ export class QuestionsPanel {
     const group = h(
       'div',
       { class: 'question-form', role: 'group', 'aria-labelledby': messageId },
-      h('p', { id: messageId, class: 'question-message' }, question.message),
+      questionMessage(question, messageId),
       h('p', {}, url ? 'Open this page, then come back and choose Done: ' : 'This address cannot be opened from here: ', link),
       problem,
       h('div', { class: 'buttons' }, done, decline),
     );
     const card = h('article', { class: 'question', 'data-key': question.key }, group);
-    const send = async (work: () => Promise<ToolResult>, saying: string) => {
+    const send = async (work: () => Promise<ToolResult>, action: 'done' | 'decline') => {
       problem.hidden = true;
       setBusy(group, true);
       try {
@@ -189,7 +196,7 @@ export class QuestionsPanel {
           showProblem(problem, textOf(result) || 'The server did not accept the answer.');
           return;
         }
-        replaceChildren(card, sentSummary(question.message, saying));
+        replaceChildren(card, this.sentSummary(question, action));
         this.callbacks.answered();
       } catch (error) {
         showProblem(problem, `The answer could not be sent: ${messageOf(error)}`);
@@ -197,25 +204,37 @@ export class QuestionsPanel {
         setBusy(group, false);
       }
     };
-    done.addEventListener('click', () => void send(() => this.callbacks.accept(question.key, {}), 'Marked as done.'));
-    decline.addEventListener('click', () => void send(() => this.callbacks.decline(question.key), 'Declined.'));
+    done.addEventListener('click', () => void send(() => this.callbacks.accept(question.key, {}), 'done'));
+    decline.addEventListener('click', () => void send(() => this.callbacks.decline(question.key), 'decline'));
     return card;
+  }
+
+  /** The card after an answer: the question, what was done, and the values sent. */
+  private sentSummary(question: QuestionText, action: 'accept' | 'decline' | 'done', fields: Field[] = [], content: FormContent = {}) {
+    const rows = fields
+      .filter((field) => content[field.name] !== undefined)
+      .flatMap((field) => [h('dt', {}, field.label), h('dd', {}, field.display(content[field.name]))]);
+    const note =
+      this.callbacks.afterAnswer === 'recorded' ? RECORDED_NOTES[action] : `${SENT_NOTES[action]} Waiting for the task to go on…`;
+    return h(
+      'div',
+      { class: 'sent' },
+      questionMessage(question),
+      h('p', { class: 'sent-note', role: 'status' }, note),
+      rows.length > 0 && h('dl', { class: 'fields' }, ...rows),
+    );
   }
 }
 
-/** The card after an answer: the question, what was done, and the values sent. */
-function sentSummary(message: string, saying: string, fields: Field[] = [], content: FormContent = {}): HTMLElement {
-  const rows = fields
-    .filter((field) => content[field.name] !== undefined)
-    .flatMap((field) => [h('dt', {}, field.label), h('dd', {}, field.display(content[field.name]))]);
-  return h(
-    'div',
-    { class: 'sent' },
-    h('p', { class: 'question-message' }, message),
-    h('p', { class: 'sent-note' }, saying, ' Waiting for the task to go on…'),
-    rows.length > 0 && h('dl', { class: 'fields' }, ...rows),
-  );
-}
+/** What the card says once the answer was taken, on the page of the task it moves on. */
+const SENT_NOTES = { accept: 'Answer sent.', decline: 'Declined.', done: 'Marked as done.' } as const;
+
+/** What the card says once the answer was taken, where it is someone else's task that goes on (an approver's inbox). */
+const RECORDED_NOTES = {
+  accept: 'Your answer was recorded:',
+  decline: 'Your decline was recorded.',
+  done: 'Recorded as done.',
+} as const;
 
 function showProblem(element: HTMLElement, text: string): void {
   element.textContent = text;

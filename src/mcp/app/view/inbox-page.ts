@@ -42,7 +42,9 @@ export class InboxPage {
     this.summary.textContent =
       entries.length === 0
         ? 'Nothing awaits your decision.'
-        : `${entries.length} question${entries.length === 1 ? '' : 's'} await your decision.`;
+        : entries.length === 1
+          ? '1 question awaits your decision.'
+          : `${entries.length} questions await your decision.`;
     const listId = uniqueId('inbox');
     const items = entries.map((entry) => {
       const open = h(
@@ -97,6 +99,7 @@ export class InboxPage {
       decline: () => this.host.tools.decline(entry),
       openLink: (url) => this.host.openLink(url),
       answered: () => this.showNotice(undefined),
+      afterAnswer: 'recorded',
     });
     questions.update([entry.question]);
     const headingId = uniqueId('entry');

@@ -74,6 +74,9 @@ app.ontoolinput = ({ arguments: args }) => {
   const taskId = record(args)?.taskId;
   if (typeof taskId === 'string' && taskId && !page.following) page.follow(taskId);
 };
+app.ontoolcancelled = ({ reason }) => {
+  if (!inbox) page.cancelledByHost(reason);
+};
 app.onhostcontextchanged = hostContextChanged;
 
 app.connect().then(hostContextChanged, (error: unknown) => page.disconnected(error));

@@ -1,8 +1,11 @@
 /**
  * A finished task's result, rendered from its `structuredContent` alone: objects as definition lists, arrays of
  * objects as tables, scalars in words. Field titles and descriptions come from the tool's output schema when the host
- * tells it; nothing depends on which tool it was.
+ * tells it; nothing depends on which tool it was. A result that names its `currency` (an ISO 4217 code) has its
+ * amounts (numbers under a key `amount` or `total`, or ending in `Amount` or `Total`) written as money, the way every
+ * other place writes them (`formatAmount`).
  */
+import { formatAmount } from '../../../shared/amount';
 import { h, humanize, uniqueId, type Child } from './dom';
 import { record, textOf, type ToolResult } from './tools';
 
@@ -24,6 +27,8 @@ interface Schema {
 
 const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/;
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
+const CURRENCY_CODE = /^[A-Z]{3}$/;
+const AMOUNT_KEY = /^(amount|total)$|[a-z0-9](Amount|Total)$/;
 
 /** The nodes showing a `task_result` answer (below the "Result" heading). */
 export function renderResult(result: ToolResult, outputSchema: unknown, formatting: Formatting): Node[] {
@@ -40,12 +45,17 @@ export function renderResult(result: ToolResult, outputSchema: unknown, formatti
   }
   const structured = record(result.structuredContent);
   if (!structured) return [paragraphs(text || 'The task finished without a result.')];
-  return new Renderer(formatting).top(structured, asSchema(outputSchema));
+  const currency = typeof structured.currency === 'string' && CURRENCY_CODE.test(structured.currency) ? structured.currency : undefined;
+  return new Renderer(formatting, currency).top(structured, asSchema(outputSchema));
 }
 
 /** Renders values with one formatting. */
 class Renderer {
-  constructor(private readonly formatting: Formatting) {}
+  constructor(
+    private readonly formatting: Formatting,
+    /** The currency the result's amounts are in, when it names one. */
+    private readonly currency: string | undefined,
+  ) {}
 
   /** The result object: its `summary` string first, then its fields; lists of records get their own sub-section. */
   top(value: Record<string, unknown>, schema: Schema | undefined): Node[] {
@@ -86,13 +96,13 @@ class Renderer {
           fieldSchema?.title ?? humanize(key),
           fieldSchema?.description ? h('span', { class: 'help' }, fieldSchema.description) : undefined,
         ),
-        h('dd', {}, this.value(value, fieldSchema)),
+        h('dd', {}, this.value(value, fieldSchema, key)),
       ];
     });
     return h('dl', { class: 'fields' }, ...rows);
   }
 
-  private value(value: unknown, schema: Schema | undefined): Child {
+  private value(value: unknown, schema: Schema | undefined, key?: string): Child {
     if (Array.isArray(value)) {
       if (value.length === 0) return h('span', { class: 'muted' }, 'None');
       if (value.every((item) => record(item))) return this.table(value as Array<Record<string, unknown>>, itemsOf(schema));
@@ -103,7 +113,7 @@ class Renderer {
       const entries = orderedEntries(object, schema);
       return entries.length === 0 ? h('span', { class: 'muted' }, 'None') : this.definitionList(entries, schema);
     }
-    return this.scalar(value);
+    return this.scalar(value, key);
   }
 
   /** A table in a box that scrolls sideways on its own, so that the page never does. */
@@ -119,7 +129,7 @@ class Renderer {
       }),
     );
     const body = items.map((item) =>
-      h('tr', {}, ...keys.map((key) => h('td', {}, item[key] === undefined ? '' : this.value(item[key], propertyOf(schema, key))))),
+      h('tr', {}, ...keys.map((key) => h('td', {}, item[key] === undefined ? '' : this.value(item[key], propertyOf(schema, key), key)))),
     );
     return h(
       'div',
@@ -128,9 +138,10 @@ class Renderer {
     );
   }
 
-  private scalar(value: unknown): Child {
+  private scalar(value: unknown, key?: string): Child {
     if (value === null || value === undefined) return h('span', { class: 'muted' }, '—');
     if (typeof value === 'boolean') return value ? 'Yes' : 'No';
+    if (typeof value === 'number' && this.currency && key && AMOUNT_KEY.test(key)) return formatAmount(value, this.currency);
     if (typeof value === 'number') return this.number(value);
     if (typeof value !== 'string') return JSON.stringify(value);
     if (ISO_DATE_TIME.test(value)) return this.date(value, { dateStyle: 'medium', timeStyle: 'short', timeZone: this.formatting.timeZone });

@@ -149,6 +149,26 @@ export class TaskPage {
     this.showResult(result);
   }
 
+  /**
+   * The host cancelled the tool call (`ui/notifications/tool-cancelled`). A task followed here is asked about at once,
+   * and its own status says the rest. A host that followed the task itself hands over no result after a cancel: the
+   * page says the task was cancelled and stops waiting for one.
+   */
+  cancelledByHost(reason: string | undefined): void {
+    if (this.taskId !== undefined) {
+      void this.refresh();
+      return;
+    }
+    this.stopped = true;
+    this.stopPolling();
+    replaceChildren(
+      this.statusRegion,
+      h('p', { class: 'status-line' }, h('span', { class: 'badge', 'data-status': 'cancelled' }, STATUS_LABELS.cancelled)),
+      h('p', { class: 'status-message notice danger' }, reason ? `The task was cancelled (${reason}).` : 'The task was cancelled.'),
+    );
+    this.cancel.show(false);
+  }
+
   /** Whether a task is followed already. */
   get following(): boolean {
     return this.taskId !== undefined;
@@ -253,8 +273,13 @@ export class TaskPage {
   }
 
   private show(report: StatusReport): void {
-    const { status, statusMessage } = report.task;
+    const { status } = report.task;
     const terminal = TERMINAL_STATUSES.includes(status);
+    // A task waiting on a question usually says the question as its status too: the question's card shows it once.
+    const statusMessage =
+      terminal || !report.questions.some((question) => question.message.trim() === report.task.statusMessage?.trim())
+        ? report.task.statusMessage
+        : undefined;
     const signature = JSON.stringify([status, statusMessage]);
     if (this.statusRegion.dataset.signature !== signature) {
       this.statusRegion.dataset.signature = signature;

@@ -173,7 +173,13 @@ function readQuestion(value: unknown): PendingQuestion | undefined {
     if (field) fields[name] = field as FieldSchema;
   }
   const required = Array.isArray(schema?.required) ? schema.required.filter((name): name is string => typeof name === 'string') : [];
-  return { key, mode: 'form', message, requestedSchema: { type: 'object', properties: fields, required } };
+  return {
+    key,
+    mode: 'form',
+    message,
+    requestedSchema: { type: 'object', properties: fields, required },
+    ...(question.subject !== undefined && { subject: question.subject }),
+  };
 }
 
 function readProgress(value: unknown): Progress | undefined {

@@ -49,6 +49,8 @@ export interface FormQuestion {
   mode: 'form';
   message: string;
   requestedSchema: { type: 'object'; properties: Record<string, FieldSchema>; required?: string[] };
+  /** What the question is about, as the workflow published it (an invoice: `kind: "invoice"` with its lines). */
+  subject?: unknown;
 }
 
 /** A URL question: open `url`, then say whether it was done. */
