@@ -1,3 +1,4 @@
+import { formatAmount } from '../shared/amount';
 import { sleep } from '@temporalio/workflow';
 import { COST_CENTERS, type ExpenseOutcome, type ExpenseReport } from '../shared/expense';
 import { startWorkflowTask } from './workflow-task';
@@ -17,7 +18,7 @@ export async function expenseReportWorkflow(report: ExpenseReport): Promise<Expe
   const base = { employee: report.employee, total, currency: report.currency };
 
   const approval = await task.requestInput('manager-approval', {
-    message: `Approve ${report.employee}'s expenses of ${report.currency} ${total.toFixed(2)}?`,
+    message: `Approve ${report.employee}'s expenses of ${formatAmount(total, report.currency)}?`,
     requestedSchema: {
       type: 'object',
       properties: {
@@ -34,7 +35,7 @@ export async function expenseReportWorkflow(report: ExpenseReport): Promise<Expe
   task.setProgress(report.items.length + 1, steps, 'Approved by the manager');
 
   const booking = await task.requestInput('cost-center', {
-    message: `Which cost center pays ${report.employee}'s ${report.currency} ${total.toFixed(2)}?`,
+    message: `Which cost center pays ${report.employee}'s ${formatAmount(total, report.currency)}?`,
     requestedSchema: {
       type: 'object',
       properties: { costCenter: { type: 'string', title: 'Cost center', enum: [...COST_CENTERS] } },

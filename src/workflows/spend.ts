@@ -1,3 +1,4 @@
+import { formatAmount } from '../shared/amount';
 import type { SpendApprover, SpendOutcome, SpendRequest } from '../shared/spend';
 import { FOUR_EYES_THRESHOLD, SPEND_APPROVER_ROLE } from '../shared/spend';
 import { startWorkflowTask } from './workflow-task';
@@ -7,12 +8,12 @@ import { startWorkflowTask } from './workflow-task';
  * the four-eyes threshold; the requester never approves their own. Any rejection ends it. The result says who decided.
  */
 export async function spendApprovalWorkflow(request: SpendRequest): Promise<SpendOutcome> {
-  const task = startWorkflowTask(`Received the request for ${request.currency} ${request.amount.toFixed(2)}`);
+  const task = startWorkflowTask(`Received the request for ${formatAmount(request.amount, request.currency)}`);
   const required = request.amount > FOUR_EYES_THRESHOLD ? 2 : 1;
   const decision = await task.requestDecision(
     'approval',
     {
-      message: `Approve ${request.currency} ${request.amount.toFixed(2)} for "${request.purpose}"?`,
+      message: `Approve ${formatAmount(request.amount, request.currency)} for "${request.purpose}"?`,
       requestedSchema: {
         type: 'object',
         properties: { decision: { type: 'string', title: 'Decision', enum: ['approve', 'reject'] } },

@@ -51,7 +51,7 @@ test('two distinct approvers by role, on both generations; the requester, a repe
   expect(waiting.statusMessage).toBe('Waiting for 2 of 2 approvals by spend-approver');
 
   const item = await awaitInInbox(carol, taskId);
-  expect(item).toMatchObject({ key: 'approval', required: 2, accepted: 0, message: 'Approve EUR 4200.00 for "GPU server"?' });
+  expect(item).toMatchObject({ key: 'approval', required: 2, accepted: 0, message: 'Approve EUR 4,200.00 for "GPU server"?' });
   // alice holds the role but asked for it: not in her inbox, and her own approval is refused.
   expect((await inbox(alice)).some((entry) => entry.taskId === taskId)).toBe(false);
   const own = await answer(alice, taskId, 'approve');
