@@ -41,6 +41,7 @@ import { openSealedAction, VERIFY_ANSWER_ACTIVITY, type VerifyAnswerInput, type 
 import { personOfAnswer, type AnswerRecord } from '../approvals/contract';
 import { VERIFY_DECISIONS_ACTIVITY } from '../approvals/records/types';
 import { startWorkflowTask, taskPrincipal, type WorkflowTask } from './workflow-task';
+import { oneSealCheckAtATime } from './seal-checks';
 
 /**
  * Patch: the invoice number is registered with the ERP once the invoice is approved, and a number that the validation
@@ -485,7 +486,9 @@ async function takeSealedRelease(request: ReleasePaymentRequest, releases: Publi
   let refusal = typeof opened === 'string' ? opened : undefined;
   if (typeof opened !== 'string') {
     try {
-      const verdict = await releaseCheck[VERIFY_ANSWER_ACTIVITY]({ sealed: request.sealed!, proof: String(request.proof) });
+      const verdict = await oneSealCheckAtATime(() =>
+        releaseCheck[VERIFY_ANSWER_ACTIVITY]({ sealed: request.sealed!, proof: String(request.proof) }),
+      );
       if (!verdict.ok) refusal = `its seal does not hold (${verdict.reason ?? 'no reason given'})`;
     } catch (error) {
       refusal = `its seal could not be checked: ${(error as Error).message}`;

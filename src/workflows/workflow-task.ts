@@ -35,6 +35,7 @@ import {
 } from '../shared/task-contract';
 import { AWAITING_SEARCH_ATTRIBUTE, type AnswerRecord } from '../approvals/contract';
 import { AddressedQuestions, type Decision, type DecisionRequest } from '../approvals/workflow';
+import { oneSealCheckAtATime } from './seal-checks';
 
 export type { Decision, DecisionRequest };
 
@@ -144,7 +145,9 @@ export function startWorkflowTask(initialMessage?: string): WorkflowTask {
     if (typeof opened === 'string') return refuse(response.key, opened);
     let verdict: VerifyAnswerResult;
     try {
-      verdict = await answerCheck[VERIFY_ANSWER_ACTIVITY]({ sealed: response.sealed!, proof: String(response.proof) });
+      verdict = await oneSealCheckAtATime(() =>
+        answerCheck[VERIFY_ANSWER_ACTIVITY]({ sealed: response.sealed!, proof: String(response.proof) }),
+      );
     } catch (error) {
       return refuse(response.key, `its seal could not be checked: ${(error as Error).message}`);
     }
@@ -189,7 +192,9 @@ export function startWorkflowTask(initialMessage?: string): WorkflowTask {
       const { workflowId, originalExecutionRunId } = workflowInfo();
       const opened = openSealedAnswer(incoming.sealed, { workflowId, originalRunId: originalExecutionRunId });
       if (typeof opened === 'string') return opened;
-      const verdict = await answerCheck[VERIFY_ANSWER_ACTIVITY]({ sealed: incoming.sealed!, proof: String(incoming.proof) });
+      const verdict = await oneSealCheckAtATime(() =>
+        answerCheck[VERIFY_ANSWER_ACTIVITY]({ sealed: incoming.sealed!, proof: String(incoming.proof) }),
+      );
       return verdict.ok ? opened : `its seal does not hold (${verdict.reason})`;
     },
     // The requester's status names what addressed questions still wait for, unless a question of their own is open.
