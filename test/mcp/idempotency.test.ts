@@ -5,7 +5,8 @@ import type { Bridge } from '../../src/mcp/bridge';
 import { ADOPT_ONLY_META, IDEMPOTENCY_KEY_META, REPLAYED_META } from '../../src/shared/wire';
 import { startStack, type TestStack } from '../helpers/test-stack';
 import { APPROVE, errorCodeOf, newMcpClient, ScriptedUser, taskResult } from '../helpers/mcp';
-import { sampleInvoice } from '../helpers/temporal';
+import { derivedUuid } from '../../src/mcp/tasks/idempotency';
+import { eventually, sampleInvoice } from '../helpers/temporal';
 
 let stack: TestStack;
 let alice: Bridge;
@@ -106,6 +107,37 @@ describe('idempotent task creation', () => {
     const adopted = await callWithMeta(client, invoice, { [IDEMPOTENCY_KEY_META]: key, [ADOPT_ONLY_META]: true });
     expect(adopted.task.taskId).toBe(created.task.taskId);
     expect(adopted._meta?.[REPLAYED_META]).toBe(true);
+  });
+
+  test('tools/call: a retry after the first call stopped between starting its run and binding it binds that run and serves it', async () => {
+    // A bridge of alice's that stops right after the start: its binding never leaves, as when its process dies there.
+    let stopped: (error: Error) => void = () => undefined;
+    const stalled = await stack.addBridge({
+      principal: 'alice',
+      clientInterceptors: {
+        workflow: [{ signalWithStart: () => new Promise<string>((_resolve, reject) => (stopped = reject)) }],
+      },
+    });
+    const invoice = sampleInvoice();
+    const key = randomUUID();
+    const first = callWithMeta(await connect(stalled), invoice, { [IDEMPOTENCY_KEY_META]: key }).catch((e: Error) => e);
+    try {
+      // The id a call of this key gets; its run exists once the first call has started it.
+      const workflowId = `invoice-${derivedUuid('alice', 'process_invoice', key)}`;
+      await eventually(
+        () => stack.temporal.workflow.getHandle(workflowId).describe().then(() => true, () => undefined),
+        'the run of the first call',
+      );
+      const client = await connect(alice);
+      const retried = await callWithMeta(client, invoice, { [IDEMPOTENCY_KEY_META]: key });
+      expect(retried.task.taskId).toBe(workflowId);
+      expect(retried._meta?.[REPLAYED_META]).toBe(true);
+      // Bound: the run leaves its start delay, asks its question and is paid.
+      expect((await taskResult(client, retried.task.taskId)).structuredContent).toMatchObject({ outcome: 'paid' });
+    } finally {
+      stopped(new Error('the stalled bridge is stopped'));
+      await first;
+    }
   });
 
   test('tools/call: a malformed idempotency key or adopt-only flag gets -32602 naming the field, and starts nothing', async () => {

@@ -69,7 +69,7 @@ export class TaskLifecycle {
     const digest = argumentsDigest(input);
     if (options.adoptOnly) {
       if (idempotencyKey === undefined) throw new InvalidTaskRequestError('adopt-only needs an idempotency key');
-      return temporal.rpc(() => this.replay(workflowId, principal, tool.name, idempotencyKey, digest));
+      return temporal.rpc(() => this.replay({ tool, input, workflowId, principal, key: idempotencyKey, digest }));
     }
     const release = await temporal.rpc(() => this.parts.quotas.beginTask(principal));
     const ttl = Math.min(options.requestedTtl ?? tool.ttlMs ?? temporal.options.defaultTtlMs, temporal.options.maxTtlMs);
@@ -103,14 +103,14 @@ export class TaskLifecycle {
       // Nothing started: the place reserved under the quota is free again.
       release();
       if (error instanceof WorkflowExecutionAlreadyStartedError && idempotencyKey !== undefined) {
-        const replayed = await temporal.rpc(() => this.replay(workflowId, principal, tool.name, idempotencyKey, digest));
+        const replayed = await temporal.rpc(() => this.replay({ tool, input, workflowId, principal, key: idempotencyKey, digest }));
         log.info('task found again for a repeated idempotency key', { taskId: workflowId, principal, tool: tool.name });
         return replayed;
       }
       throw error;
     }
     const runId = handle.firstExecutionRunId;
-    const binding = this.bind(tool.workflowType, taskQueue, input, workflowId, runId);
+    const binding = this.bind(tool, input, workflowId, runId);
     this.binding.set(workflowId, binding);
     try {
       await binding;
@@ -165,14 +165,14 @@ export class TaskLifecycle {
    * signal-with-start, which also ends the run's start delay (a plain signal would not), and which with
    * `REJECT_DUPLICATE` never starts a run of its own. Kept trying for the write patience while Temporal is unavailable.
    */
-  private async bind(workflowType: string, taskQueue: string, input: unknown, workflowId: string, runId: string): Promise<void> {
+  private async bind(tool: TaskTool, input: unknown, workflowId: string, runId: string): Promise<boolean> {
     const { temporal } = this;
     const signaled = await retryWithBackoff(
       () =>
         temporal.rpc(() =>
-          temporal.client.workflow.signalWithStart(workflowType, {
+          temporal.client.workflow.signalWithStart(tool.workflowType, {
             workflowId,
-            taskQueue,
+            taskQueue: tool.taskQueue ?? temporal.options.taskQueue,
             args: [input],
             signal: bindSignal,
             signalArgs: [temporal.options.marker.bind(workflowId, runId)],
@@ -190,7 +190,9 @@ export class TaskLifecycle {
     if (signaled.signaledRunId !== runId) {
       // Someone replaced the run between the start and the binding: that run is not the task, and reads say so.
       log.warn('the run of a new task was replaced before it was bound', { taskId: workflowId, runId, replacedBy: signaled.signaledRunId });
+      return false;
     }
+    return true;
   }
 
   /** Terminates a run this process started and could not bind (it has not run: it waits for its binding). */
@@ -211,33 +213,69 @@ export class TaskLifecycle {
     }
   }
 
-  /** The task an earlier call with the same idempotency key made, checked to be the same call. */
-  private async replay(
-    workflowId: string,
-    principal: string,
-    tool: string,
-    key: string,
-    digest: string,
-  ): Promise<TaskView & { replayed: true }> {
+  /**
+   * The task an earlier call with the same idempotency key made, checked to be the same call. When that call's process
+   * stopped between starting the run and binding it, the run still waits for its binding: this call, the same one
+   * (principal, tool, key and arguments), binds it and serves it.
+   */
+  private async replay(call: {
+    tool: TaskTool;
+    input: unknown;
+    workflowId: string;
+    principal: string;
+    key: string;
+    digest: string;
+  }): Promise<TaskView & { replayed: true }> {
+    const { tool, workflowId, principal, key, digest } = call;
     // A call of the same key still being set up in this process: its run is served once bound.
     await this.binding.get(workflowId)?.catch(() => undefined);
     let description: WorkflowExecutionDescription;
     try {
       description = await this.parts.runs.describe(workflowId, principal);
     } catch (error) {
-      if (error instanceof TaskNotFoundError) {
-        throw new InvalidTaskRequestError(`No task was started with idempotency key "${key}" for tool ${tool}`);
-      }
-      throw error;
+      if (!(error instanceof TaskNotFoundError)) throw error;
+      const unbound = await this.bindLeftOver(call);
+      if (!unbound) throw new InvalidTaskRequestError(`No task was started with idempotency key "${key}" for tool ${tool.name}`);
+      description = unbound;
     }
     // Checked by the read above: a meta that does not fit is "not found" there.
     const meta = readTaskMeta(description.memo);
-    if (meta?.tool !== tool || meta.argumentsDigest !== digest) {
+    if (meta?.tool !== tool.name || meta.argumentsDigest !== digest) {
       throw new InvalidTaskRequestError(
-        `Idempotency key "${key}" was already used for a call of ${tool} with other arguments; use a new key for a new call`,
+        `Idempotency key "${key}" was already used for a call of ${tool.name} with other arguments; use a new key for a new call`,
       );
     }
     return { ...(await this.parts.snapshots.view(description)), replayed: true };
+  }
+
+  /**
+   * Binds the run an earlier call of the same key started and did not bind, when its meta is this call's; returns its
+   * description once bound, or undefined when there is no such run (or another binding came first).
+   */
+  private async bindLeftOver(call: {
+    tool: TaskTool;
+    input: unknown;
+    workflowId: string;
+    principal: string;
+    digest: string;
+  }): Promise<WorkflowExecutionDescription | undefined> {
+    const { tool, input, workflowId, principal, digest } = call;
+    const waiting = await this.parts.runs.awaitingBinding(workflowId, principal);
+    if (!waiting) return undefined;
+    const meta = readTaskMeta(waiting.memo);
+    // Another call's run under this key (other arguments) is refused as such by the caller, unbound or not.
+    if (meta?.tool !== tool.name || meta.argumentsDigest !== digest) return waiting;
+    const binding = this.bind(tool, input, workflowId, waiting.runId);
+    this.binding.set(workflowId, binding);
+    try {
+      if (!(await binding)) return undefined;
+    } finally {
+      this.binding.delete(workflowId);
+    }
+    log.warn('bound the run of a task whose creating call stopped before binding it', { taskId: workflowId, principal, tool: tool.name });
+    this.parts.listing.remember(principal, workflowId);
+    // Read again, binding included: a run served is always one whose history holds its binding.
+    return this.parts.runs.describe(workflowId, principal);
   }
 }
 

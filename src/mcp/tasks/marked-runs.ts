@@ -11,7 +11,7 @@ import { MalformedMemoError, readTaskMeta } from '../../shared/memo-schemas';
 import { BIND_SIGNAL_NAME, type TaskMeta } from '../../shared/task-contract';
 import { argumentsDigest } from '../../util/arguments-digest';
 import { setBounded } from '../../util/bounded';
-import { taskNotFound } from './errors';
+import { TaskNotFoundError, taskNotFound } from './errors';
 import { TaskMarker } from './marker';
 import { PRINCIPAL_KEY } from './principal';
 import { timestampToMs, type TemporalAccess } from './temporal-access';
@@ -69,6 +69,31 @@ export class MarkedRuns {
    * approver reads a task that is not theirs). Throws `TaskNotFoundError` for anything else.
    */
   async describe(taskId: string, owner?: string): Promise<WorkflowExecutionDescription> {
+    const { description, bindable } = await this.examine(taskId, owner);
+    if (bindable) throw taskNotFound(taskId);
+    return description;
+  }
+
+  /**
+   * The run of a task of `owner` that this bridge started and never bound (the process that started it stopped before
+   * it could), while it still waits for its binding in its start delay: a retry of the call that started it may bind it.
+   * Undefined for a task that is bound, and for anything that is not a task of this bridge.
+   */
+  async awaitingBinding(taskId: string, owner: string): Promise<WorkflowExecutionDescription | undefined> {
+    try {
+      const { description, bindable } = await this.examine(taskId, owner);
+      return bindable ? description : undefined;
+    } catch (error) {
+      if (error instanceof TaskNotFoundError) return undefined;
+      throw error;
+    }
+  }
+
+  /**
+   * Describes a run whose mark holds for it (see {@link describe}); `bindable` when its mark asks for a binding that
+   * its chain does not hold yet, and can still get. Throws `TaskNotFoundError` for anything else.
+   */
+  private async examine(taskId: string, owner?: string): Promise<{ description: WorkflowExecutionDescription; bindable: boolean }> {
     if (typeof taskId !== 'string' || !TASK_ID_PATTERN.test(taskId)) throw taskNotFound(String(taskId));
     let description: WorkflowExecutionDescription;
     try {
@@ -103,8 +128,13 @@ export class MarkedRuns {
     const start = await this.chainStart(description);
     const startedNear = Math.abs(start.startedAt - Date.parse(meta!.createdAt!)) <= MARK_START_TOLERANCE_MS;
     if (start.argumentsDigest !== meta!.argumentsDigest || !startedNear) throw taskNotFound(taskId);
-    if (TaskMarker.isBound(meta!.marker) && !start.bound) throw taskNotFound(taskId);
-    return description;
+    if (TaskMarker.isBound(meta!.marker) && !start.bound) {
+      // Its first run, still waiting for a binding: it never ran.
+      const open = start.bindable && description.status.name === 'RUNNING' && description.runId === start.firstRunId;
+      if (!open) throw taskNotFound(taskId);
+      return { description, bindable: true };
+    }
+    return { description, bindable: false };
   }
 
   /**
@@ -113,10 +143,12 @@ export class MarkedRuns {
    * first run's history as far as its first workflow task, once per process (a start still waiting for its binding is
    * read again next time).
    */
-  private async chainStart(description: WorkflowExecutionDescription): Promise<ChainStart> {
+  private async chainStart(
+    description: WorkflowExecutionDescription,
+  ): Promise<ChainStart & { firstRunId: string; bindable: boolean }> {
     const firstRunId = description.raw.workflowExecutionInfo?.firstRunId || description.runId;
     const known = this.chainStarts.get(firstRunId);
-    if (known) return known;
+    if (known) return { ...known, firstRunId, bindable: false };
     const { workflowId } = description;
     let startEvent: temporal.api.history.v1.IHistoryEvent | undefined;
     let bound = false;
@@ -146,8 +178,10 @@ export class MarkedRuns {
     const payload = startEvent?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
     const input = payload ? this.temporal.client.options.loadedDataConverter.payloadConverter.fromPayload(payload) : undefined;
     const start = { startedAt: timestampToMs(startEvent?.eventTime) ?? 0, argumentsDigest: argumentsDigest(input), bound };
-    if (bound || settled || read >= START_EVENTS_READ) this.noteStart(firstRunId, start);
-    return start;
+    // Settled once bound, past its start, or too long to read: kept; a start still waiting for its binding is not.
+    const bindable = !bound && !settled && read < START_EVENTS_READ;
+    if (!bindable) this.noteStart(firstRunId, start);
+    return { ...start, firstRunId, bindable };
   }
 
   /** Whether a signal in `firstRunId`'s history is the bridge's binding of that run. */
