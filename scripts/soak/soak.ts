@@ -277,8 +277,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     log('soak: no more kills; waiting for the invoices in flight to finish');
     await Promise.race([Promise.all(slots), sleep(Math.max(endAt - Date.now(), 0) + DRAIN_MS)]);
     for (const job of jobs.filter((candidate) => !candidate.done)) {
+      const failing = job.taskId ? await lastWorkflowTaskFailure(rig, job.taskId) : undefined;
       report.problems.push(
-        `invoice ${job.index} (${job.taskId ?? 'no task id'}) did not finish within ${DRAIN_MS / 1000} s after the last kill`,
+        `invoice ${job.index} (${job.taskId ?? 'no task id'}) did not finish within ${DRAIN_MS / 1000} s after the last kill` +
+          (failing ? `; its last workflow task failed: ${failing}` : ''),
       );
       await job.client?.kill();
     }
@@ -354,6 +356,18 @@ async function killAndRestart(
     }
     if (pending.size === 0) report.recoveryMs[victim].push(Date.now() - restartedAt);
   })();
+}
+
+/** Why the task's last failed workflow task failed (a nondeterminism error, for instance), if one did. */
+async function lastWorkflowTaskFailure(rig: SoakStack, taskId: string): Promise<string | undefined> {
+  try {
+    const history = await rig.client!.workflow.getHandle(taskId).fetchHistory();
+    const failed = (history.events ?? []).filter((event) => event.workflowTaskFailedEventAttributes).pop();
+    const failure = failed?.workflowTaskFailedEventAttributes?.failure?.message;
+    return failed ? `event ${String(failed.eventId)}: ${failure ?? 'no message'}`.slice(0, 300) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The workflow's history length, -1 once it is closed, undefined while Temporal cannot say. */
