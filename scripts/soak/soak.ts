@@ -208,7 +208,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   };
   const jobsDir = path.join(rig.dir, 'invoices');
   let keep = true;
-  const stopApprovers = new AbortController();
+  const soakOver = new AbortController();
   let approving: Promise<unknown> = Promise.resolve();
   try {
     await rig.up();
@@ -216,7 +216,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       `soak: ${options.concurrency} invoices in flight for ${options.minutes} min, a kill every ${options.killEverySeconds} s (work dir ${rig.dir})`,
     );
     const approvers = rig.approvers().map((person) => new SoakApprover(person, rig.mcpUrl, log));
-    approving = Promise.all(approvers.map((approver) => approver.run(stopApprovers.signal)));
+    approving = Promise.all(approvers.map((approver) => approver.run(soakOver.signal)));
     const endAt = Date.now() + options.minutes * 60_000;
     const startClient = (job: Job) => {
       const taskId = job.taskId;
@@ -264,7 +264,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
         const victim = rig.victims[Math.floor(Math.random() * rig.victims.length)];
         round++;
         try {
-          await killAndRestart(rig, jobs, victim, report, log, round);
+          await killAndRestart(rig, jobs, victim, report, log, round, soakOver.signal);
         } catch (error) {
           // The stack could not be brought back: report it, stop killing, and still check what the invoices became.
           report.problems.push(`kill ${round} (${victim}): the restart failed: ${(error as Error).message}`);
@@ -284,12 +284,12 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       );
       await job.client?.kill();
     }
-    stopApprovers.abort();
+    soakOver.abort();
     await approving;
     await check(rig, jobs, approvers, report);
     keep = report.problems.length > 0;
   } finally {
-    stopApprovers.abort();
+    soakOver.abort();
     await approving;
     for (const job of jobs) await job.client?.kill();
     await rig.down(keep);
@@ -321,6 +321,8 @@ async function killAndRestart(
   report: SoakReport,
   log: (line: string) => void,
   round: number,
+  /** Ends the measuring once the soak is over (its Temporal connection closes then). */
+  over: AbortSignal,
 ): Promise<void> {
   const running = jobs.filter((job) => !job.done && job.client?.running);
   const clients =
@@ -346,13 +348,13 @@ async function killAndRestart(
   void (async () => {
     const pending = new Set(watched);
     const deadline = restartedAt + DRAIN_MS;
-    while (pending.size > 0 && Date.now() < deadline) {
+    while (pending.size > 0 && Date.now() < deadline && !over.aborted) {
       for (const id of [...pending]) {
         const length = await historyLength(rig, id);
         if (length === undefined) continue;
         if (length > (before.get(id) ?? 0) || length < 0) pending.delete(id);
       }
-      if (pending.size > 0) await sleep(250);
+      if (pending.size > 0) await sleep(250, over);
     }
     if (pending.size === 0) report.recoveryMs[victim].push(Date.now() - restartedAt);
   })();
