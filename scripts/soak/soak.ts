@@ -231,6 +231,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       const operator = operate(rig, job);
       for (;;) {
         const code = await job.client!.exited();
+        // Given up on after the drain: its client is not started again (it would outlive the soak).
+        if (job.done) break;
         if (job.killedBySoak) {
           job.killedBySoak = false;
           await sleep(200);
@@ -282,6 +284,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
         `invoice ${job.index} (${job.taskId ?? 'no task id'}) did not finish within ${DRAIN_MS / 1000} s after the last kill` +
           (failing ? `; its last workflow task failed: ${failing}` : ''),
       );
+      job.done = true;
       await job.client?.kill();
     }
     soakOver.abort();
