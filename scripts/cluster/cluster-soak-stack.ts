@@ -1,6 +1,7 @@
 /**
  * The production-shaped stack as the soak's stack: what it kills is a Temporal frontend, the history or the matching
- * service, an MCP replica, a worker (each at random among its kind), or PostgreSQL (restarted), besides clients.
+ * service, an MCP replica, a worker (each at random among its kind), or PostgreSQL (restarted), besides clients. The
+ * submitter and the approvers are the principals of the stack's token file (`submitter`, `approver-a`, `approver-b`).
  */
 import { mkdtempSync, appendFileSync } from 'node:fs';
 import os from 'node:os';
@@ -9,7 +10,7 @@ import { Client, Connection } from '@temporalio/client';
 import type { PublishedTaskState } from '../../src/shared/task-contract';
 import type { Managed } from '../lib/processes';
 import { cliClient, taskState } from '../lib/rig';
-import type { SoakStack } from '../soak/soak-stack';
+import type { SoakStack, StackPerson } from '../soak/soak-stack';
 import { ClusterStack, randomBasePort, type Part } from './stack';
 
 const VICTIMS = ['client', 'mcp-replica', 'worker', 'frontend', 'history', 'matching', 'postgres'] as const;
@@ -24,8 +25,7 @@ export class ClusterSoakStack implements SoakStack {
     this.stack = new ClusterStack({
       dir: mkdtempSync(path.join(os.tmpdir(), 'temporal-mcp-soak-cluster-')),
       basePort: randomBasePort(),
-      // The soak answers every approval as the submitter, so the books count one question per invoice.
-      workerEnv: { ...options.workerEnv, INVOICE_APPROVER_ROLE: 'requester' },
+      workerEnv: options.workerEnv,
       ...(options.say && { say: (line: string) => options.say!(`cluster: ${line}`) }),
     });
   }
@@ -38,8 +38,24 @@ export class ClusterSoakStack implements SoakStack {
     return this.stack.ledgerDir;
   }
 
+  get decisionStore(): string {
+    return this.stack.decisionStore;
+  }
+
   get taskQueue(): string {
     return this.stack.taskQueue;
+  }
+
+  get mcpUrl(): string {
+    return this.stack.mcpUrl;
+  }
+
+  submitter(): StackPerson {
+    return { principal: 'submitter', token: this.stack.tokenOf('submitter') };
+  }
+
+  approvers(): StackPerson[] {
+    return ['approver-a', 'approver-b'].map((principal) => ({ principal, token: this.stack.tokenOf(principal) }));
   }
 
   async up(): Promise<void> {
@@ -61,7 +77,7 @@ export class ClusterSoakStack implements SoakStack {
       logFile,
       answerDelayMs,
       env: process.env,
-      token: this.stack.tokenOf('submitter'),
+      token: this.submitter().token,
     });
   }
 

@@ -118,6 +118,11 @@ export class ClusterStack {
     return path.join(this.dir, 'data', 'payments');
   }
 
+  /** The decision store every MCP replica appends signed decision records to and every worker checks payments against. */
+  get decisionStore(): string {
+    return path.join(this.dir, 'data', 'decisions');
+  }
+
   get tokensFile(): string {
     return path.join(this.dir, 'tokens');
   }
@@ -571,6 +576,7 @@ export class ClusterStack {
       PAYMENTS_LEDGER: this.ledgerDir,
       ERP_REGISTRY: path.join(this.dir, 'data', 'erp'),
       NOTIFICATION_OUTBOX: path.join(this.dir, 'data', 'notifications.jsonl'),
+      MCP_DECISION_STORE: this.decisionStore,
       TEMPORAL_WEB_UI_URL: this.webUiUrl,
     };
   }

@@ -4,6 +4,7 @@
  * process logs into the rig's folder, which is kept when a run fails and removed when it passes.
  */
 import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -25,6 +26,11 @@ export interface RigOptions {
   workerEnv?: Record<string, string>;
   /** Settings of the MCP server besides the defaults (e.g. a token file). */
   serverEnv?: Record<string, string>;
+  /**
+   * People of a token file the rig writes and gives the MCP server (MCP_AUTH_TOKENS_FILE), each `principal` or
+   * `principal role,role`; each gets a fresh token ({@link Rig.tokenOf}).
+   */
+  people?: readonly string[];
 }
 
 /** The processes of one run, and how to kill and restart each. */
@@ -60,6 +66,25 @@ export class Rig {
     return path.join(this.dir, 'notifications.jsonl');
   }
 
+  /** The decision store the MCP server and the worker share: signed decision records, one folder per task. */
+  get decisionStore(): string {
+    return path.join(this.dir, 'decisions');
+  }
+
+  /** The token file of {@link RigOptions.people}. */
+  get tokensFile(): string {
+    return path.join(this.dir, 'tokens');
+  }
+
+  /** The token of `principal` in the rig's token file (written by `up`). */
+  tokenOf(principal: string): string {
+    const line = readFileSync(this.tokensFile, 'utf8')
+      .split('\n')
+      .find((candidate) => candidate.split(' ')[0] === principal);
+    if (!line) throw new Error(`no principal ${principal} in ${this.tokensFile}`);
+    return line.split(' ')[1];
+  }
+
   /** The dev server's own log (written by temporal-dev.sh). */
   get temporalLog(): string {
     return path.join(this.dir, `dev-${this.temporalPort}.log`);
@@ -74,6 +99,8 @@ export class Rig {
       PAYMENTS_LEDGER: this.ledgerDir,
       ERP_REGISTRY: path.join(this.dir, 'erp'),
       NOTIFICATION_OUTBOX: this.outbox,
+      // In the rig's folder, not the checkout's .data: the server appends decision records, the worker checks them.
+      MCP_DECISION_STORE: this.decisionStore,
       MCP_TASK_POLL_INTERVAL_MS: '300',
       // Every simulated client acts for one local principal: its rate limit would measure the crowd, not the faults.
       MCP_TASK_OPS_PER_SECOND: '0',
@@ -98,6 +125,14 @@ export class Rig {
   async up(): Promise<void> {
     this.temporalPort = await freePort();
     this.serverPort = await freePort();
+    const people = this.options.people ?? [];
+    if (people.length > 0) {
+      const lines = people.map((spec) => {
+        const [principal, roles] = spec.split(' ');
+        return `${principal} ${principal}-${randomBytes(18).toString('base64url')}${roles ? ` ${roles}` : ''}`;
+      });
+      writeFileSync(this.tokensFile, `${lines.join('\n')}\n`, { mode: 0o600 });
+    }
     this.temporalDev('start');
     this.connection = await Connection.connect({ address: this.address });
     this.client = new Client({ connection: this.connection });
@@ -106,7 +141,8 @@ export class Rig {
       'worker',
       node,
       () => ['--import', 'tsx', 'src/worker.ts'],
-      // The drill and the soak answer every approval as the submitter, so the books count one question per invoice.
+      // The drill answers every approval as the submitter, so its books count one question per invoice; the soak
+      // sets a role of its own.
       this.env({ INVOICE_APPROVER_ROLE: 'requester', ...(this.options.workerEnv ?? WORKER_ENV) }),
       path.join(this.logDir, 'worker.log'),
     );
@@ -114,7 +150,7 @@ export class Rig {
       'server',
       node,
       () => ['--import', 'tsx', 'src/mcp/serve/main.ts', '--http', `127.0.0.1:${this.serverPort}`, '--samples'],
-      this.env(this.options.serverEnv),
+      this.env({ ...(people.length > 0 && { MCP_AUTH_TOKENS_FILE: this.tokensFile }), ...this.options.serverEnv }),
       path.join(this.logDir, 'server.log'),
     );
     await Promise.all([this.startWorker(), this.startServer()]);

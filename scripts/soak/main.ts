@@ -5,10 +5,17 @@ import { formatSoak, runSoak } from './soak';
 
 const HELP = `Usage: npm run soak -- [--minutes M] [--concurrency C] [--kill-every S] [--cluster] [--help]
 
-Keeps C invoices in flight for M minutes through the CLI client (each approved by a scripted answer; every other one
-with a line item months out that an operator releases), while SIGKILLing a random victim every S seconds (a client,
-the MCP server, the worker, the Temporal dev server, or all of them) and restarting it. Then checks the books: every
-invoice paid with each line item once, nobody asked the same question twice, no workflow that no client knows.
+Keeps C invoices in flight for M minutes, submitted through the CLI client by a submitter with a token of its own
+(every other one with a line item months out that the submitter releases), while SIGKILLing a random victim every S
+seconds (a client, the MCP server, the worker, the Temporal dev server, or all of them) and restarting it. Approvers
+other than the submitter (three holders of the role ap-approver; two with --cluster, its approver-a and approver-b),
+each an MCP client over Streamable HTTP, poll approvals_inbox and approve with approvals_answer, sending a call again
+on a fresh connection when a kill cuts it; every other pair of invoices is above the workers'
+INVOICE_SECOND_APPROVER_ABOVE and needs two of them. The MCP servers and the workers share a decision store in the
+soak's folder (MCP_DECISION_STORE), the signed records of those answers. Then checks the books:
+every invoice paid with each line item once, approved by as many distinct approvers as it needs (never the
+submitter, nobody twice, no answer an approver saw taken missing), nobody asked the same question twice, no workflow
+that no client knows.
 
   --minutes M       how long new invoices are started (default 10)
   --concurrency C   invoices in flight at once (default 8)
@@ -19,8 +26,10 @@ invoice paid with each line item once, nobody asked the same question twice, no 
                     or PostgreSQL (restarted)
 
 Prints tasks, kills and recovery time (from the restart until every task in flight at the kill has moved on) p50/max
-per victim, then lost, paid twice, asked twice, orphans and client errors. It starts its own dev server, worker and
-MCP server in a temporary folder, removed when everything checks out and kept (with every process's log) otherwise.
+per victim; the approvals, those sent again after a lost reply (recorded on the retry, or refused as answered already
+because the lost one had been taken: neither is a problem) and the decision records; then lost, paid twice, asked
+twice, answered twice, wrong approvers, orphans and client errors. It starts its own dev server, worker and MCP server
+in a temporary folder, removed when everything checks out and kept (with every process's log) otherwise.
 Exit code 0 when nothing is wrong, 1 otherwise, 2 for a bad command line.
 `;
 

@@ -2,21 +2,24 @@
  * The soak: many invoices in flight at once while random parts of the system are SIGKILLed and restarted, then the
  * books are checked. `npm run soak` runs it (scripts/soak/main.ts).
  *
- * Each slot runs invoices one after another through the CLI client (`call process_invoice` with an idempotency key,
- * approved by a scripted answer); every other invoice has a line item months out that an operator releases with
+ * Each slot runs invoices one after another through the CLI client, as the submitter (`call process_invoice` with an
+ * idempotency key); holders of the approver role other than the submitter approve them from their inboxes
+ * (scripts/soak/approver.ts), one approver for a small invoice and two distinct ones above the workers'
+ * INVOICE_SECOND_APPROVER_ABOVE. Every other invoice has a line item months out that an operator releases with
  * `release_scheduled_payment` once the task waits on its timer. A killed client is restarted the way a person would:
  * `resume <taskId>` when its store has the task id, else the same `call` with the same idempotency key.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { PaymentsLedger } from '../../src/activities/payments';
 import { LocalTaskStore } from '../../src/client/store';
 import { sleep } from '../../src/util/wait';
 import { ClusterSoakStack } from '../cluster/cluster-soak-stack';
 import type { Managed } from '../lib/processes';
-import { LINE_ITEMS, printedOutcome, Rig } from '../lib/rig';
-import type { SoakStack } from './soak-stack';
+import { cliClient, LINE_ITEMS, printedOutcome, Rig } from '../lib/rig';
+import { COUNTED_FATES, SoakApprover } from './approver';
+import { SOAK_APPROVER_ROLE, type SoakStack, type StackPerson } from './soak-stack';
 
 /** What the soak kills on the dev-server stack. */
 export const SOAK_VICTIMS = ['client', 'server', 'worker', 'temporal', 'all'] as const;
@@ -42,8 +45,27 @@ export interface SoakReport {
   lost: number;
   /** Line items (or invoice numbers) in the ledger more than once. */
   paidTwice: number;
-  /** Questions a person (here: the answers file) was asked more than once. */
+  /**
+   * Questions asked more than once: of the submitter (from its client's answers file, which has none to give), or
+   * listed again in an approver's inbox after that approver's answer was recorded.
+   */
   askedTwice: number;
+  /** Approvals the approvers gave, as the invoices' results list them. */
+  approvals: number;
+  /**
+   * Answers sent again after a lost reply (a kill during the call): recorded on the retry, or refused then as answered
+   * already because the lost attempt had been taken. Neither counts twice; the results check it.
+   */
+  answersRetried: number;
+  /**
+   * A person's answer counted twice in a result, or a repeat refused as "answered already" when that person's earlier
+   * answer had its reply (so nothing was lost that a retry would explain).
+   */
+  answeredTwice: number;
+  /** Invoices whose result lists other approvers than it should: too few or many, the submitter, or an answer missing. */
+  wrongApprovers: number;
+  /** Files in the decision store (signed decision records) at the end. */
+  decisionRecords: number;
   /** Workflows of the soak that no client's store knows. */
   orphans: number;
   /** Clients that exited with an error by themselves (not killed). */
@@ -53,8 +75,21 @@ export interface SoakReport {
   keptDir?: string;
 }
 
-/** Faster steps than the drill's: the soak wants many invoices, each still slow enough to be hit mid-flight. */
-const SOAK_WORKER_ENV = { ERP_DELAY_MS: '1000', PAYMENT_DELAY_MS: '500', PAYMENT_FAIL_ATTEMPTS: '1' };
+/** Above this total an invoice needs two distinct approvers: every other pair of soak invoices is above it. */
+const SECOND_APPROVER_ABOVE = 500;
+/**
+ * Faster steps than the drill's (the soak wants many invoices, each still slow enough to be hit mid-flight), and
+ * approval by holders of the approver role, never the submitter.
+ */
+const SOAK_WORKER_ENV = {
+  ERP_DELAY_MS: '1000',
+  PAYMENT_DELAY_MS: '500',
+  PAYMENT_FAIL_ATTEMPTS: '1',
+  INVOICE_APPROVER_ROLE: SOAK_APPROVER_ROLE,
+  INVOICE_SECOND_APPROVER_ABOVE: String(SECOND_APPROVER_ABOVE),
+};
+/** The people of the dev-server stack's token file: the submitter and three approvers. */
+const DEV_PEOPLE = ['submitter', ...['approver-a', 'approver-b', 'approver-c'].map((name) => `${name} ${SOAK_APPROVER_ROLE}`)];
 /** How long the in-flight invoices may take to finish once the soak stops killing. */
 const DRAIN_MS = 300_000;
 /** Restarts of one invoice's client after errors of its own before the soak gives up on it. */
@@ -78,6 +113,8 @@ class Job {
     root: string,
     readonly index: number,
     readonly scheduled: boolean,
+    /** Above SECOND_APPROVER_ABOVE: two distinct approvers. */
+    readonly twoApprovers: boolean,
   ) {
     this.dir = path.join(root, `invoice-${String(index).padStart(4, '0')}`);
     mkdirSync(this.dir, { recursive: true });
@@ -86,7 +123,8 @@ class Job {
     this.invoiceFile = path.join(this.dir, 'invoice.json');
     this.invoiceNumber = `INV-SOAK-${index}-${randomUUID().slice(0, 8).toUpperCase()}`;
     this.store = new LocalTaskStore(this.stateDir);
-    writeFileSync(this.answersFile, JSON.stringify({ approval: { decision: 'approve', comment: 'soak' } }));
+    // The submitter has nothing to answer: a question put to it ends its client with exit code 6, a client error.
+    writeFileSync(this.answersFile, JSON.stringify({}));
     const payOn = new Date(Date.now() + 120 * 86_400_000).toISOString().slice(0, 10);
     writeFileSync(
       this.invoiceFile,
@@ -95,7 +133,7 @@ class Job {
         invoiceNumber: this.invoiceNumber,
         currency: 'EUR',
         lineItems: [
-          { lineItemId: 'LI-1', description: 'Paid at once', amount: 10 },
+          { lineItemId: 'LI-1', description: 'Paid at once', amount: twoApprovers ? SECOND_APPROVER_ABOVE + 10 : 10 },
           { lineItemId: 'LI-2', description: 'Paid at once', amount: 2.5 },
           {
             lineItemId: 'LI-3',
@@ -117,6 +155,23 @@ class Job {
 class DevSoakStack extends Rig implements SoakStack {
   readonly victims = SOAK_VICTIMS;
 
+  get mcpUrl(): string {
+    return this.url;
+  }
+
+  submitter(): StackPerson {
+    return { principal: 'submitter', token: this.tokenOf('submitter') };
+  }
+
+  approvers(): StackPerson[] {
+    return ['approver-a', 'approver-b', 'approver-c'].map((principal) => ({ principal, token: this.tokenOf(principal) }));
+  }
+
+  override clientProcess(stateDir: string, args: string[], answersFile: string, logFile: string, answerDelayMs = 2500): Managed {
+    const token = this.submitter().token;
+    return cliClient(this.url, { stateDir, args, answersFile, logFile, answerDelayMs, env: this.env(), token });
+  }
+
   override async killAndRestart(
     victim: string | { server: boolean; worker: boolean; temporal: boolean },
     alsoKilling: Promise<unknown>[] = [],
@@ -133,7 +188,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   const rig: SoakStack =
     options.stack === 'cluster'
       ? new ClusterSoakStack({ workerEnv: SOAK_WORKER_ENV, say: log })
-      : new DevSoakStack({ name: 'soak', workerEnv: SOAK_WORKER_ENV });
+      : new DevSoakStack({ name: 'soak', workerEnv: SOAK_WORKER_ENV, people: DEV_PEOPLE });
   const jobs: Job[] = [];
   const report: SoakReport = {
     tasks: 0,
@@ -142,17 +197,26 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     lost: 0,
     paidTwice: 0,
     askedTwice: 0,
+    approvals: 0,
+    answersRetried: 0,
+    answeredTwice: 0,
+    wrongApprovers: 0,
+    decisionRecords: 0,
     orphans: 0,
     clientErrors: 0,
     problems: [],
   };
   const jobsDir = path.join(rig.dir, 'invoices');
   let keep = true;
+  const soakOver = new AbortController();
+  let approving: Promise<unknown> = Promise.resolve();
   try {
     await rig.up();
     log(
       `soak: ${options.concurrency} invoices in flight for ${options.minutes} min, a kill every ${options.killEverySeconds} s (work dir ${rig.dir})`,
     );
+    const approvers = rig.approvers().map((person) => new SoakApprover(person, rig.mcpUrl, log));
+    approving = Promise.all(approvers.map((approver) => approver.run(soakOver.signal)));
     const endAt = Date.now() + options.minutes * 60_000;
     const startClient = (job: Job) => {
       const taskId = job.taskId;
@@ -167,6 +231,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       const operator = operate(rig, job);
       for (;;) {
         const code = await job.client!.exited();
+        // Given up on after the drain: its client is not started again (it would outlive the soak).
+        if (job.done) break;
         if (job.killedBySoak) {
           job.killedBySoak = false;
           await sleep(200);
@@ -186,7 +252,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
 
     const slots = Array.from({ length: options.concurrency }, async (_, slot) => {
       while (Date.now() < endAt) {
-        const job = new Job(jobsDir, jobs.length, (jobs.length + slot) % 2 === 0);
+        const index = jobs.length;
+        const job = new Job(jobsDir, index, (index + slot) % 2 === 0, Math.floor(index / 2) % 2 === 0);
         jobs.push(job);
         await runJob(job);
       }
@@ -199,7 +266,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
         const victim = rig.victims[Math.floor(Math.random() * rig.victims.length)];
         round++;
         try {
-          await killAndRestart(rig, jobs, victim, report, log, round);
+          await killAndRestart(rig, jobs, victim, report, log, round, soakOver.signal);
         } catch (error) {
           // The stack could not be brought back: report it, stop killing, and still check what the invoices became.
           report.problems.push(`kill ${round} (${victim}): the restart failed: ${(error as Error).message}`);
@@ -212,14 +279,21 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     log('soak: no more kills; waiting for the invoices in flight to finish');
     await Promise.race([Promise.all(slots), sleep(Math.max(endAt - Date.now(), 0) + DRAIN_MS)]);
     for (const job of jobs.filter((candidate) => !candidate.done)) {
+      const failing = job.taskId ? await lastWorkflowTaskFailure(rig, job.taskId) : undefined;
       report.problems.push(
-        `invoice ${job.index} (${job.taskId ?? 'no task id'}) did not finish within ${DRAIN_MS / 1000} s after the last kill`,
+        `invoice ${job.index} (${job.taskId ?? 'no task id'}) did not finish within ${DRAIN_MS / 1000} s after the last kill` +
+          (failing ? `; its last workflow task failed: ${failing}` : ''),
       );
+      job.done = true;
       await job.client?.kill();
     }
-    await check(rig, jobs, report);
+    soakOver.abort();
+    await approving;
+    await check(rig, jobs, approvers, report);
     keep = report.problems.length > 0;
   } finally {
+    soakOver.abort();
+    await approving;
     for (const job of jobs) await job.client?.kill();
     await rig.down(keep);
   }
@@ -250,6 +324,8 @@ async function killAndRestart(
   report: SoakReport,
   log: (line: string) => void,
   round: number,
+  /** Ends the measuring once the soak is over (its Temporal connection closes then). */
+  over: AbortSignal,
 ): Promise<void> {
   const running = jobs.filter((job) => !job.done && job.client?.running);
   const clients =
@@ -275,16 +351,28 @@ async function killAndRestart(
   void (async () => {
     const pending = new Set(watched);
     const deadline = restartedAt + DRAIN_MS;
-    while (pending.size > 0 && Date.now() < deadline) {
+    while (pending.size > 0 && Date.now() < deadline && !over.aborted) {
       for (const id of [...pending]) {
         const length = await historyLength(rig, id);
         if (length === undefined) continue;
         if (length > (before.get(id) ?? 0) || length < 0) pending.delete(id);
       }
-      if (pending.size > 0) await sleep(250);
+      if (pending.size > 0) await sleep(250, over);
     }
     if (pending.size === 0) report.recoveryMs[victim].push(Date.now() - restartedAt);
   })();
+}
+
+/** Why the task's last failed workflow task failed (a nondeterminism error, for instance), if one did. */
+async function lastWorkflowTaskFailure(rig: SoakStack, taskId: string): Promise<string | undefined> {
+  try {
+    const history = await rig.client!.workflow.getHandle(taskId).fetchHistory();
+    const failed = (history.events ?? []).filter((event) => event.workflowTaskFailedEventAttributes).pop();
+    const failure = failed?.workflowTaskFailedEventAttributes?.failure?.message;
+    return failed ? `event ${String(failed.eventId)}: ${failure ?? 'no message'}`.slice(0, 300) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The workflow's history length, -1 once it is closed, undefined while Temporal cannot say. */
@@ -297,9 +385,21 @@ async function historyLength(rig: SoakStack, taskId: string): Promise<number | u
   }
 }
 
-/** The books: every invoice paid once per line item, nobody asked twice, no workflow nobody knows. */
-async function check(rig: SoakStack, jobs: Job[], report: SoakReport): Promise<void> {
+/**
+ * The books: every invoice paid once per line item, approved by as many distinct approvers as its total needs (never
+ * the submitter, each answer the approvers know was taken in the result), nobody asked twice, no workflow nobody knows.
+ */
+async function check(rig: SoakStack, jobs: Job[], approvers: SoakApprover[], report: SoakReport): Promise<void> {
   report.tasks = jobs.length;
+  const submitter = rig.submitter().principal;
+  for (const approver of approvers) {
+    report.askedTwice += approver.askedAgain;
+    report.answeredTwice += approver.answeredTwice;
+    report.problems.push(...approver.problems);
+    for (const fate of approver.fates.values()) {
+      if (fate === 'recorded-on-retry' || fate === 'taken-before-lost-reply') report.answersRetried++;
+    }
+  }
   const ledger = await new PaymentsLedger(rig.ledgerDir).entries();
   const known = new Set<string>();
   for (const job of jobs) {
@@ -311,8 +411,14 @@ async function check(rig: SoakStack, jobs: Job[], report: SoakReport): Promise<v
     if (printed?.status !== 'completed' || printed.result?.structuredContent?.outcome !== 'paid' || paid.join() !== LINE_ITEMS.join()) {
       report.lost++;
       report.problems.push(
-        `invoice ${job.index} (${taskId ?? 'no task id'}) ended ${printed?.status ?? 'without an outcome'}, paid ${paid.join(',') || 'nothing'}`,
+        `invoice ${job.index} (${taskId ?? 'no task id'}) ended ${printed?.status ?? 'without an outcome'}, paid ${paid.join(',') || 'nothing'}` +
+          (printed?.result?.structuredContent?.outcome ? ` (outcome ${printed.result.structuredContent.outcome})` : ''),
       );
+    }
+    if (taskId && printed?.result?.structuredContent) {
+      const listed: { principal: string; decision: string }[] = printed.result.structuredContent.approval?.approvers ?? [];
+      report.approvals += listed.filter((entry) => entry.decision === 'approve').length;
+      checkApprovers(job, taskId, listed, submitter, approvers, report);
     }
     for (const [key, count] of stored?.humanAnswers ?? []) {
       if (count > 1) {
@@ -329,6 +435,7 @@ async function check(rig: SoakStack, jobs: Job[], report: SoakReport): Promise<v
       report.problems.push(`invoice ${job.index}: the ledger holds ${items.join(',')} through ${tasks.size} task(s)`);
     }
   }
+  report.decisionRecords = countFiles(rig.decisionStore);
   // Every workflow the soak started must be known to its client: visibility is eventually consistent, so read twice.
   const listed = new Set<string>();
   for (let attempt = 0; attempt < 2; attempt++) {
@@ -343,6 +450,58 @@ async function check(rig: SoakStack, jobs: Job[], report: SoakReport): Promise<v
   }
 }
 
+/**
+ * One invoice's approvers against what it needs and what the approvers saw: as many distinct people as its total
+ * needs, all holders of the role, never the submitter, nobody twice; every answer an approver knows was taken is listed,
+ * and no answer an approver knows was refused is.
+ */
+function checkApprovers(
+  job: Job,
+  taskId: string,
+  listed: { principal: string; decision: string }[],
+  submitter: string,
+  approvers: SoakApprover[],
+  report: SoakReport,
+): void {
+  const principals = listed.map((entry) => entry.principal);
+  const required = job.twoApprovers ? 2 : 1;
+  const wrong: string[] = [];
+  const twice = principals.filter((principal, at) => principals.indexOf(principal) !== at);
+  if (twice.length > 0) {
+    report.answeredTwice += twice.length;
+    wrong.push(`${[...new Set(twice)].join(', ')} listed twice`);
+  }
+  const others = listed.filter((entry) => entry.decision !== 'approve');
+  if (others.length > 0) wrong.push(`decisions nobody gave: ${others.map((entry) => `${entry.principal} ${entry.decision}`).join(', ')}`);
+  if (new Set(principals).size !== required) wrong.push(`${new Set(principals).size} distinct approver(s) where ${required} are needed`);
+  if (principals.includes(submitter)) wrong.push(`the submitter ${submitter} among them`);
+  for (const principal of principals) {
+    const approver = approvers.find((candidate) => candidate.principal === principal);
+    if (!approver) wrong.push(`${principal}, who is not an approver of the soak`);
+    else if (!approver.fates.has(taskId)) wrong.push(`${principal}, who never answered it`);
+    else if (approver.fates.get(taskId) === 'refused') wrong.push(`${principal}, whose answer was refused`);
+  }
+  for (const approver of approvers) {
+    const fate = approver.fates.get(taskId);
+    if (fate && COUNTED_FATES.includes(fate) && !principals.includes(approver.principal)) {
+      wrong.push(`not ${approver.principal}, whose answer was taken (${fate}): lost`);
+    }
+  }
+  if (wrong.length > 0) {
+    report.wrongApprovers++;
+    report.problems.push(`invoice ${job.index} (${taskId}): approvers ${principals.join(', ') || 'none'}: ${wrong.join('; ')}`);
+  }
+}
+
+/** How many files are under `dir` (0 when it does not exist). */
+function countFiles(dir: string): number {
+  try {
+    return readdirSync(dir, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile()).length;
+  } catch {
+    return 0;
+  }
+}
+
 /** The report as the lines the soak prints. */
 export function formatSoak(report: SoakReport): string {
   const victims = Object.keys(report.kills).map((victim) => {
@@ -354,6 +513,8 @@ export function formatSoak(report: SoakReport): string {
   return [
     `tasks ${report.tasks}`,
     ...victims,
-    `lost ${report.lost}, paid twice ${report.paidTwice}, asked twice ${report.askedTwice}, orphans ${report.orphans}, client errors ${report.clientErrors}`,
+    `approvals ${report.approvals} (answers sent again after a lost reply ${report.answersRetried}), decision records ${report.decisionRecords}`,
+    `lost ${report.lost}, paid twice ${report.paidTwice}, asked twice ${report.askedTwice}, answered twice ${report.answeredTwice}, ` +
+      `wrong approvers ${report.wrongApprovers}, orphans ${report.orphans}, client errors ${report.clientErrors}`,
   ].join('\n');
 }
