@@ -49,6 +49,8 @@ export class TaskPage {
   private pollAgain = false;
   private stopped = false;
   private resultShown = false;
+  /** What the host said when it cancelled the call (`ui/notifications/tool-cancelled`), once it has. */
+  private hostCancel: { reason: string | undefined } | undefined;
   /** When the task was first seen cancelled, and the status message it had then. */
   private cancelSeen: { at: number; message: string | undefined } | undefined;
 
@@ -118,6 +120,7 @@ export class TaskPage {
     this.stopped = false;
     this.resultShown = false;
     this.cancelSeen = undefined;
+    this.hostCancel = undefined;
     replaceChildren(this.taskLine, 'Task ID ', h('code', {}, taskId));
     this.taskLine.hidden = false;
     replaceChildren(this.statusRegion, h('p', { class: 'waiting' }, 'Loading the task…'));
@@ -151,11 +154,12 @@ export class TaskPage {
 
   /**
    * The host cancelled the tool call (`ui/notifications/tool-cancelled`). A task followed here is asked about at once,
-   * and its own status says the rest. A host that followed the task itself hands over no result after a cancel: the
-   * page says the task was cancelled and stops waiting for one.
+   * and its own status says the rest (with the host's words once it reads cancelled). A host that followed the task
+   * itself hands over no result after a cancel: the page says the task was cancelled and stops waiting for one.
    */
   cancelledByHost(reason: string | undefined): void {
     if (this.taskId !== undefined) {
+      this.hostCancel = { reason };
       void this.refresh();
       return;
     }
@@ -164,7 +168,7 @@ export class TaskPage {
     replaceChildren(
       this.statusRegion,
       h('p', { class: 'status-line' }, h('span', { class: 'badge', 'data-status': 'cancelled' }, STATUS_LABELS.cancelled)),
-      h('p', { class: 'status-message notice danger' }, reason ? `The task was cancelled (${reason}).` : 'The task was cancelled.'),
+      h('p', { class: 'status-message notice danger' }, cancelledText(reason)),
     );
     this.cancel.show(false);
   }
@@ -280,13 +284,15 @@ export class TaskPage {
       terminal || !report.questions.some((question) => question.message.trim() === report.task.statusMessage?.trim())
         ? report.task.statusMessage
         : undefined;
-    const signature = JSON.stringify([status, statusMessage]);
+    const byHost = status === 'cancelled' && this.hostCancel ? cancelledText(this.hostCancel.reason) : undefined;
+    const signature = JSON.stringify([status, statusMessage, byHost]);
     if (this.statusRegion.dataset.signature !== signature) {
       this.statusRegion.dataset.signature = signature;
       const prominent = status === 'failed' || status === 'cancelled';
       replaceChildren(
         this.statusRegion,
         h('p', { class: 'status-line' }, h('span', { class: 'badge', 'data-status': status }, STATUS_LABELS[status])),
+        byHost && h('p', { class: 'status-message notice danger' }, byHost),
         statusMessage && h('p', { class: prominent ? 'status-message notice danger' : 'status-message' }, statusMessage),
       );
     }
@@ -400,6 +406,11 @@ class ActionsPanel {
       for (const button of buttons) button.disabled = false;
     }
   }
+}
+
+/** What the page says of a call the host cancelled, with the host's reason if it gave one. */
+function cancelledText(reason: string | undefined): string {
+  return reason ? `The task was cancelled (${reason}).` : 'The task was cancelled.';
 }
 
 /** "Cancel task" with a confirmation in the page (a sandboxed frame may not show `confirm()`). */
