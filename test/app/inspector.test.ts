@@ -102,6 +102,8 @@ test('2026-07-28 mode: the host asks the question itself; the view shows the fin
     // The host follows the task and puts the question (tasks/update, SEP-2663) in its own dialog.
     const dialog = page.getByRole('dialog');
     await dialog.getByText(`Approve invoice ${invoice.invoiceNumber}`).first().waitFor({ timeout: LONG });
+    // The view, handed the call's arguments only, has found the task by its call (task_find) before the answer.
+    await view.getByText('Task ID').waitFor({ timeout: LONG });
     await dialog.getByRole('textbox', { name: /Decision/ }).click();
     await page.getByRole('option', { name: 'Approve' }).click();
     await dialog.getByRole('button', { name: 'Submit' }).click();

@@ -63,6 +63,17 @@ describe('task_find', () => {
     expect(textOf(found)).toContain(task.taskId);
   });
 
+  test('without a tool name, finds the task of whichever tool these arguments are a call of', async () => {
+    const client = await connect(alice);
+    const invoice = sampleInvoice();
+    const task = await startInvoiceTask(client, invoice);
+    const found = await find(client, { arguments: invoice });
+    expect(found.structuredContent).toMatchObject({ found: true, tool: 'process_invoice', task: { taskId: task.taskId } });
+    const byBob = await find(await connect(bob), { arguments: invoice });
+    expect(byBob.structuredContent).toEqual({ found: false });
+    expect(textOf(byBob)).toMatch(/^No task of yours started by a tool with these arguments/);
+  });
+
   test('finds it through another replica too, once the visibility store shows the task', async () => {
     const client = await connect(alice);
     const invoice = sampleInvoice();

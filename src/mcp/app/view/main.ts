@@ -46,8 +46,8 @@ const page = new TaskPage({ tools, openLink, outputSchema: () => app.getHostCont
  * Looks for the task of the call when the host hands over its arguments and, for a while, nothing naming the task (a
  * host that follows the task itself may never tell the view how it ended, not even that it was cancelled).
  */
-const finder = new TaskFinder(tools, (taskId) => {
-  if (!inbox) page.follow(taskId);
+const finder = new TaskFinder(tools, (taskId, byCall) => {
+  if (!inbox) page.follow(taskId, byCall);
 });
 /** The inbox mode, once the view is shown for an `approvals_inbox` result. */
 let inbox: InboxPage | undefined;
@@ -83,8 +83,8 @@ app.ontoolinput = ({ arguments: args }) => {
     page.follow(taskId);
     return;
   }
-  const tool = app.getHostContext()?.toolInfo?.tool.name;
-  if (tool && args && !page.following) finder.start(tool, args);
+  // MCP Inspector 2.12 does not say which tool the view was opened on (no toolInfo): the server then tries each.
+  if (args && !page.following) finder.start(app.getHostContext()?.toolInfo?.tool.name, args);
 };
 app.ontoolcancelled = ({ reason }) => {
   finder.stop();

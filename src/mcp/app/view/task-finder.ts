@@ -2,7 +2,7 @@
  * Finds the task a tool call started when the host hands the view only the call's arguments (a host that follows the
  * task itself, and may never say how it ended): asks `task_find` with back-off until the server names the task.
  */
-import { readFound, type TaskTools } from './tools';
+import { readFound, type TaskTools, type ToolResult } from './tools';
 
 /** How long the host has to hand over a result naming the task before the view looks for it itself. */
 const FIRST_LOOK_MS = 1500;
@@ -18,24 +18,29 @@ export class TaskFinder {
 
   constructor(
     private readonly tools: TaskTools,
-    private readonly found: (taskId: string) => void,
+    /** Called once with the task's id, and a way to ask about the task by its call again. */
+    private readonly found: (taskId: string, byCall: () => Promise<ToolResult>) => void,
   ) {}
 
-  /** Starts looking for the task of `tool` called with `args`, after {@link FIRST_LOOK_MS}. */
-  start(tool: string, args: Record<string, unknown>): void {
+  /**
+   * Starts looking for the task of `tool` called with `args`, after {@link FIRST_LOOK_MS}; `tool` unknown (a host that
+   * does not say which tool the view was opened on): the task of any tool called with them.
+   */
+  start(tool: string | undefined, args: Record<string, unknown>): void {
     if (this.timer !== undefined || this.stopped) return;
     const giveUpAt = Date.now() + GIVE_UP_MS;
     const look = async (pause: number): Promise<void> => {
       this.timer = undefined;
       if (this.stopped) return;
       try {
-        const answer = await this.tools.find(tool, args);
+        const byCall = () => this.tools.find(tool, args);
+        const answer = await byCall();
         // A tool error (no such tool here, an older server, arguments that start nothing) will not change.
         if (answer.isError) return this.stop();
         const taskId = readFound(answer.structuredContent);
         if (taskId && !this.stopped) {
           this.stop();
-          this.found(taskId);
+          this.found(taskId, byCall);
           return;
         }
       } catch {

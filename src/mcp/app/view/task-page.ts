@@ -49,6 +49,16 @@ export class TaskPage {
   private pollAgain = false;
   private stopped = false;
   private resultShown = false;
+  /**
+   * For a task found by its call (`task_find`): asks about the task by that call again. Used once a host refuses the
+   * calls that name the task (MCP Inspector 2.12 in its 2026-07-28 mode does not send an App's calls with the
+   * `Mcp-Param-TaskId` header the server requires); the result then comes from the host, when the call ends.
+   */
+  private byCall: (() => Promise<ToolResult>) | undefined;
+  /** Whether the task is followed by its call (see {@link byCall}). */
+  private viaCall = false;
+  /** The final result the host handed over while a task is followed: shown when the task is followed by its call. */
+  private hostResult: ToolResult | undefined;
   /** What the host said when it cancelled the call (`ui/notifications/tool-cancelled`), once it has. */
   private hostCancel: { reason: string | undefined } | undefined;
   /** When the task was first seen cancelled, and the status message it had then. */
@@ -109,10 +119,16 @@ export class TaskPage {
     this.title.textContent = title || 'Task';
   }
 
-  /** Follows `taskId`, unless it is followed already. */
-  follow(taskId: string): void {
+  /**
+   * Follows `taskId`, unless it is followed already. `byCall`: the task was found by its call, and this asks about it
+   * that way, should the host refuse the calls that name the task.
+   */
+  follow(taskId: string, byCall?: () => Promise<ToolResult>): void {
     if (taskId === this.taskId) return;
     this.taskId = taskId;
+    this.byCall = byCall;
+    this.viaCall = false;
+    this.hostResult = undefined;
     this.generation += 1;
     this.stopPolling();
     this.inFlight = false;
@@ -140,7 +156,12 @@ export class TaskPage {
    * task itself hands the view only the final result). A task followed already is left to its polls.
    */
   showFinal(result: ToolResult): void {
-    if (this.taskId !== undefined) return;
+    if (this.taskId !== undefined) {
+      // Followed by its call, the task's result can come only from the host (kept until the view knows it must).
+      this.hostResult = result;
+      if (this.viaCall && !this.resultShown) this.showResult(result);
+      return;
+    }
     this.stopped = true;
     this.stopPolling();
     const status: TaskStatus = result.isError ? 'failed' : 'completed';
@@ -196,7 +217,7 @@ export class TaskPage {
     const generation = this.generation;
     let next: number | undefined;
     try {
-      const answer = await this.host.tools.status(taskId);
+      const answer = await this.statusOf(taskId);
       if (generation !== this.generation) return;
       if (answer.isError) {
         this.notFound();
@@ -215,7 +236,9 @@ export class TaskPage {
         next = interval;
       } else {
         if (this.settling(report)) next = interval;
-        if (!this.resultShown) {
+        if (!this.resultShown && this.viaCall && this.hostResult) {
+          this.showResult(this.hostResult);
+        } else if (!this.resultShown && !this.viaCall) {
           const result = await this.host.tools.result(taskId);
           if (generation !== this.generation) return;
           this.showResult(result);
@@ -236,6 +259,19 @@ export class TaskPage {
         }
       }
     }
+  }
+
+  /** `task_status`, or the call's `task_find` once the host has refused `task_status` for a task found by its call. */
+  private async statusOf(taskId: string): Promise<ToolResult> {
+    if (!this.viaCall) {
+      try {
+        return await this.host.tools.status(taskId);
+      } catch (error) {
+        if (!this.byCall) throw error;
+        this.viaCall = true;
+      }
+    }
+    return this.byCall!();
   }
 
   /** Whether a cancelled task's status message may still change (see {@link CANCEL_SETTLE_MS}). */

@@ -78,9 +78,9 @@ export class TaskTools {
     return this.call('task_cancel', { taskId });
   }
 
-  /** `task_find`: the caller's most recent task started by a call of `tool` with `args`. */
-  find(tool: string, args: Record<string, unknown>): Promise<ToolResult> {
-    return this.call('task_find', { tool, arguments: args });
+  /** `task_find`: the caller's most recent task started by a call of `tool` (any tool, when unknown) with `args`. */
+  find(tool: string | undefined, args: Record<string, unknown>): Promise<ToolResult> {
+    return this.call('task_find', { ...(tool !== undefined && { tool }), arguments: args });
   }
 
   /** Runs an action the status offered, with the task id first so that the action's own arguments win. */
