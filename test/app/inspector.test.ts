@@ -2,7 +2,9 @@
  * The task view inside a host nobody here wrote: MCP Inspector 2.12's web client, in headless Chromium, against a real
  * server, worker and dev server. In its 2025-11-25 mode the host hands the view the call's result (a pending task) and
  * the person approves through the view's form; in its 2026-07-28 mode the host follows the task itself, puts the
- * question in its own dialog and hands the view only the final result. In both the view keeps its styles.
+ * question in its own dialog and hands the view only the call's arguments and, at the end, the final result; the view
+ * finds the task by its call and follows it, so a task the host cancels reads cancelled there too. In both the view
+ * keeps its styles.
  */
 import type { Browser, FrameLocator, Page } from 'playwright-core';
 import { PaymentsLedger } from '../../src/activities/payments';
@@ -100,6 +102,8 @@ test('2026-07-28 mode: the host asks the question itself; the view shows the fin
     // The host follows the task and puts the question (tasks/update, SEP-2663) in its own dialog.
     const dialog = page.getByRole('dialog');
     await dialog.getByText(`Approve invoice ${invoice.invoiceNumber}`).first().waitFor({ timeout: LONG });
+    // The view, handed the call's arguments only, has found the task by its call (task_find) before the answer.
+    await view.getByText('Task ID').waitFor({ timeout: LONG });
     await dialog.getByRole('textbox', { name: /Decision/ }).click();
     await page.getByRole('option', { name: 'Approve' }).click();
     await dialog.getByRole('button', { name: 'Submit' }).click();
@@ -117,12 +121,12 @@ test('2026-07-28 mode: the host asks the question itself; the view shows the fin
   }
 });
 
-test("2026-07-28 mode: the Cancel of the host's own dialog cancels the whole task; nothing is paid", async () => {
+test("2026-07-28 mode: the Cancel of the host's own dialog cancels the whole task; nothing is paid, and the view says so", async () => {
   const inspector = await startInspector(stack.server.url, 'modern');
   const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
   try {
     const invoice = sampleInvoice();
-    await openInvoiceApp(page, inspector, invoice);
+    const view = await openInvoiceApp(page, inspector, invoice);
     const dialog = page.getByRole('dialog');
     await dialog.getByText(`Approve invoice ${invoice.invoiceNumber}`).first().waitFor({ timeout: LONG });
     await dialog.getByRole('button', { name: 'Cancel', exact: true }).click();
@@ -135,6 +139,11 @@ test("2026-07-28 mode: the Cancel of the host's own dialog cancels the whole tas
       return status.name === 'CANCELLED' ? true : undefined;
     }, 'the invoice task cancelled');
     expect(await paidLineItems(invoice.invoiceNumber)).toEqual([]);
+    // The host hands the view the call's arguments only and tells it nothing of the cancel: the view found the task by
+    // its call (task_find) and follows it to its end.
+    await view.getByText(taskId).waitFor({ timeout: LONG });
+    await view.getByText('Cancelled', { exact: true }).first().waitFor({ timeout: LONG });
+    expect(await view.locator('body').innerText()).not.toContain('Waiting for the task');
   } finally {
     await page.close();
     await inspector.stop();

@@ -303,6 +303,27 @@ describe('the task view in a real browser', () => {
     }
   });
 
+  test('a host that follows the task itself and cancels it without telling the view: the view finds the task and reads it cancelled', async () => {
+    const client = await hostClient();
+    const tool = (await client.listTools()).tools.find((candidate) => candidate.name === 'process_invoice') as Tool;
+    const invoice = sampleInvoice();
+    const started = (await client.callTool({ name: 'process_invoice', arguments: invoice })) as CallToolResult;
+    const taskId = (started.structuredContent as { pendingTask: { taskId: string } }).pendingTask.taskId;
+    // The host hands the view the call's input only, never a result or a word of the cancel (MCP Inspector 2.12's way).
+    const chat = await show(client, tool, invoice, undefined, 'light', taskId);
+    try {
+      // Found by its call (task_find), the task is followed as any other: its id shown, its question asked.
+      await chat.view.getByText(taskId).waitFor({ timeout: LONG });
+      await chat.view.getByText('Input required').first().waitFor({ timeout: LONG });
+      await client.callTool({ name: 'task_cancel', arguments: { taskId } });
+      await chat.view.getByText('Cancelled', { exact: true }).waitFor({ timeout: LONG });
+      expect(await chat.view.locator('body').innerText()).not.toContain('Waiting for the task');
+      expect(await paidLineItems(taskId)).toEqual([]);
+    } finally {
+      await chat.close();
+    }
+  });
+
   test('a reject ends the task as a tool error that says nothing was paid (dark theme)', async () => {
     const chat = await chatCall('process_invoice', sampleInvoice(), 'dark');
     try {

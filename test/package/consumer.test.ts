@@ -19,7 +19,15 @@ import { sampleInvoice, testAddress, uniqueTaskQueue } from '../helpers/temporal
 
 const VERSION = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 const TASK_VIEW_URI = 'ui://temporal-mcp-tasks/task-view.html';
-const DEFAULT_TOOL_NAMES = ['task_status', 'task_result', 'task_respond', 'task_cancel', 'approvals_inbox', 'approvals_answer'];
+const DEFAULT_TOOL_NAMES = [
+  'task_status',
+  'task_result',
+  'task_respond',
+  'task_cancel',
+  'task_find',
+  'approvals_inbox',
+  'approvals_answer',
+];
 const SAMPLE_TOOL_NAMES = ['process_invoice', 'release_scheduled_payment', 'submit_expense_report', 'request_spend_approval'];
 const SETUP_TIMEOUT_MS = 15 * 60_000;
 const FLOW_TIMEOUT_MS = 4 * 60_000;
@@ -347,7 +355,7 @@ describe('the package (npm pack, npm install in a scratch project)', () => {
       await client.connect(new StreamableHTTPClientTransport(new URL(url)));
       try {
         const { tools } = await client.listTools();
-        expect(tools.map((tool) => tool.name)).toEqual(['greet', 'task_status', 'task_result', 'task_respond', 'task_cancel']);
+        expect(tools.map((tool) => tool.name)).toEqual(['greet', 'task_status', 'task_result', 'task_respond', 'task_cancel', 'task_find']);
         const { task } = await client.request(
           { method: 'tools/call', params: { name: 'greet', arguments: { name: 'Ada' }, task: {} } },
           CreateTaskResultSchema,

@@ -4,7 +4,7 @@ import { servedTools } from '../../src/mcp/serve/served-tools';
 import { ToolsFileError } from '../../src/mcp/tools/config-file';
 import { defineWorkflowTool } from '../../src/mcp/tools/define';
 
-const GENERIC = ['task_status', 'task_result', 'task_respond', 'task_cancel', 'approvals_inbox', 'approvals_answer'];
+const GENERIC = ['task_status', 'task_result', 'task_respond', 'task_cancel', 'task_find', 'approvals_inbox', 'approvals_answer'];
 const SAMPLES = ['process_invoice', 'release_scheduled_payment', 'submit_expense_report', 'request_spend_approval'];
 
 const declared = (name: string) =>

@@ -21,6 +21,11 @@ export function taskViewToolMeta(): Record<string, unknown> {
   return { ui: { resourceUri: TASK_VIEW_URI }, [LEGACY_RESOURCE_URI_META]: TASK_VIEW_URI };
 }
 
+/** The tool `_meta` of a tool only Apps call: hosts that render Apps keep it off the model's tool list. */
+export function appOnlyToolMeta(): Record<string, unknown> {
+  return { ui: { visibility: ['app'] } };
+}
+
 /** True when the client says it renders App views (HTML resources of {@link APP_MIME_TYPE}). */
 export function rendersApps(capabilities: { extensions?: Record<string, unknown> } | undefined): boolean {
   const ui = capabilities?.extensions?.[UI_EXTENSION] as { mimeTypes?: unknown } | undefined;

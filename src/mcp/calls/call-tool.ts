@@ -4,7 +4,7 @@
  */
 import { ErrorCode, McpError, RELATED_TASK_META_KEY, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { ADOPT_ONLY_META, IDEMPOTENCY_KEY_META, IDEMPOTENCY_KEY_PATTERN } from '../../shared/wire';
-import { taskViewToolMeta } from '../app/ui';
+import { appOnlyToolMeta, taskViewToolMeta } from '../app/ui';
 import { PENDING_CONFIRMATION_SCHEMA } from '../protocol/confirmation';
 import { describe } from '../tools/task-tool-support';
 import { webUiMeta, type TaskView } from '../tasks/task-view';
@@ -53,6 +53,7 @@ export function describeTool(tool: ToolDefinition): Tool {
     ...(tool.annotations && { annotations: tool.annotations }),
     execution: { taskSupport: workflow ? tool.taskSupport : 'forbidden' },
     ...((workflow || tool.view) && { _meta: taskViewToolMeta() }),
+    ...(!workflow && tool.appOnly && { _meta: appOnlyToolMeta() }),
   };
 }
 

@@ -44,7 +44,29 @@ export class TaskListing {
     const { ids: listed, next } = await this.visiblePage(query, token);
     // The first page also names what this process created lately and the store does not show yet (newest first).
     const ids = [...unseen.filter((id) => !listed.includes(id)), ...listed];
-    // A task deleted by retention between the listing and the read is left out; an outage is reported.
+    return { views: await this.readAll(ids, principal), ...(next && { nextCursor: encodeCursor(next, binding) }) };
+  }
+
+  /**
+   * The principal's tasks started within the last `withinMs` (at most one page of them, open ones first, each group
+   * newest first), those created here that the store does not show yet among them. One visibility request (two while
+   * such tasks exist), whatever the principal's history holds.
+   */
+  async startedWithin(principal: string, withinMs: number): Promise<TaskView[]> {
+    assertValidPrincipal(principal);
+    const since = new Date(Date.now() - withinMs);
+    const unseen = await this.notYetVisible(principal);
+    const { ids: listed } = await this.visiblePage(
+      `${PRINCIPAL_SEARCH_ATTRIBUTE} = '${principal}' AND StartTime >= '${since.toISOString()}'`,
+      undefined,
+    );
+    const views = await this.readAll([...unseen.filter((id) => !listed.includes(id)), ...listed], principal);
+    // A task that continued as new lately started long ago: its creation, not its run's start, says how recent it is.
+    return views.filter((view) => Date.parse(view.task.createdAt) >= since.getTime());
+  }
+
+  /** Reads each task for `principal`: one deleted by retention meanwhile, or unreadable, is left out; an outage is thrown. */
+  private async readAll(ids: readonly string[], principal: string): Promise<TaskView[]> {
     const views = await Promise.all(
       ids.map((id) =>
         this.reads.get(id, principal, { watch: false }).catch((error: unknown) => {
@@ -55,10 +77,7 @@ export class TaskListing {
         }),
       ),
     );
-    return {
-      views: views.filter((view): view is TaskView => view !== undefined),
-      ...(next && { nextCursor: encodeCursor(next, binding) }),
-    };
+    return views.filter((view): view is TaskView => view !== undefined);
   }
 
   /** Notes a task this process just created for `principal`, so that {@link list} finds it before the store does. */

@@ -53,6 +53,8 @@ export interface TaskView {
   workflowId: string;
   runId: string;
   tool?: string;
+  /** The digest of the workflow input the task was started with (`argumentsDigest`), when its meta has one. */
+  argumentsDigest?: string;
   /** The first outstanding input request, when the task is `input_required`: the one to ask one at a time. */
   input?: PendingInput;
   /** Every outstanding input request (empty unless `input_required`), in the order the workflow asked them. */
@@ -144,6 +146,7 @@ export function taskViewOf(snapshot: WorkflowSnapshot, defaults: ViewDefaults): 
     workflowId: snapshot.workflowId,
     runId: snapshot.runId,
     tool: meta?.tool,
+    ...(meta?.argumentsDigest !== undefined && { argumentsDigest: meta.argumentsDigest }),
     inputs: [],
     historyLength: snapshot.historyLength,
     ...(snapshot.webUiUrl && { webUiUrl: snapshot.webUiUrl }),

@@ -1,13 +1,17 @@
 import { approvalsAnswerTool, approvalsInboxTool } from '../../approvals/tools';
 import { taskCancelTool } from './task-cancel';
+import { taskFindTool } from './task-find';
 import { taskRespondTool } from './task-respond';
 import { taskResultTool } from './task-result';
 import { taskStatusTool } from './task-status';
 import type { ToolDefinition, WorkflowTool } from './types';
 import { InvalidParamHeaderError, paramHeadersOf, type ParamHeader } from '../protocol/param-headers';
 
-/** The companion tools that let any client, and the model itself, finish a task. */
-export const COMPANION_TOOLS = [taskStatusTool, taskResultTool, taskRespondTool, taskCancelTool];
+/**
+ * The companion tools that let any client, and the model itself, finish a task; and `task_find`, with which the task
+ * view finds the task of a call it knows only by its arguments (called by Apps only).
+ */
+export const COMPANION_TOOLS = [taskStatusTool, taskResultTool, taskRespondTool, taskCancelTool, taskFindTool];
 
 /** The approver's tools: questions addressed to the caller by principal or role, across every task. */
 export const APPROVAL_TOOLS = [approvalsInboxTool, approvalsAnswerTool];

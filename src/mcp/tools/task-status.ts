@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { zodSchema } from './schema';
-import { describe, TaskIdSchema, text, withTask } from './task-tool-support';
+import { describe, statusContent, TaskIdSchema, text, withTask } from './task-tool-support';
 import type { DirectTool } from './types';
 
 /** `task_status`: where a task is, and the question it waits on, if any. */
@@ -15,15 +15,5 @@ export const taskStatusTool: DirectTool<{ taskId: string }> = {
   annotations: { readOnlyHint: true },
   answersAtOnce: () => true,
   handler: ({ taskId }, context) =>
-    withTask(context, taskId, async (view) =>
-      text(describe(view), {
-        structuredContent: {
-          task: view.task,
-          ...(view.input && { question: { key: view.input.key, ...view.input.request } }),
-          ...(view.inputs.length > 1 && { questions: view.inputs.map((input) => ({ key: input.key, ...input.request })) }),
-          ...(view.progress && { progress: view.progress }),
-          ...(view.actions && { actions: view.actions }),
-        },
-      }),
-    ),
+    withTask(context, taskId, async (view) => text(describe(view), { structuredContent: statusContent(view) })),
 };

@@ -59,6 +59,17 @@ export async function withTask(
   }
 }
 
+/** The `structuredContent` of a task's status: the task, the question(s) it waits on, its progress and actions. */
+export function statusContent(view: TaskView): Record<string, unknown> {
+  return {
+    task: view.task,
+    ...(view.input && { question: { key: view.input.key, ...view.input.request } }),
+    ...(view.inputs.length > 1 && { questions: view.inputs.map((input) => ({ key: input.key, ...input.request })) }),
+    ...(view.progress && { progress: view.progress }),
+    ...(view.actions && { actions: view.actions }),
+  };
+}
+
 /** The task's status in a sentence, with the question it waits on and how to answer it. */
 export function describe(view: TaskView): string {
   const { taskId, status, statusMessage } = view.task;

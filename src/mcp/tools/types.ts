@@ -68,6 +68,11 @@ export interface DirectTool<Input = unknown> {
   /** Whether hosts that render MCP Apps show its result in the task view (which knows this tool's result). */
   view?: boolean;
   /**
+   * Whether only Apps call it (MCP Apps `_meta.ui.visibility: ["app"]`): a host that renders Apps keeps it off the
+   * model's tool list. Other clients list it as any other tool.
+   */
+  appOnly?: boolean;
+  /**
    * Whether a call with these (valid) arguments sends nothing on its own stream while it runs: no form put to the
    * caller (`ask`), no wait with progress (`awaitResult`). Such a call of a 2025-11-25 session over HTTP is answered
    * with plain JSON, not an SSE stream, so a server that dies under it is a failed request the client retries. Default:

@@ -5,6 +5,7 @@
  */
 import { App } from '@modelcontextprotocol/ext-apps';
 import { InboxPage } from './inbox-page';
+import { TaskFinder } from './task-finder';
 import { TaskPage } from './task-page';
 import { applyHostContext } from './theme';
 import { ApprovalTools, readInbox, record, taskIdOf, TaskTools } from './tools';
@@ -39,10 +40,15 @@ function formatting() {
 }
 
 const root = viewRoot();
-const page = new TaskPage(
-  { tools: new TaskTools(app), openLink, outputSchema: () => app.getHostContext()?.toolInfo?.tool.outputSchema, formatting },
-  root,
-);
+const tools = new TaskTools(app);
+const page = new TaskPage({ tools, openLink, outputSchema: () => app.getHostContext()?.toolInfo?.tool.outputSchema, formatting }, root);
+/**
+ * Looks for the task of the call when the host hands over its arguments and, for a while, nothing naming the task (a
+ * host that follows the task itself may never tell the view how it ended, not even that it was cancelled).
+ */
+const finder = new TaskFinder(tools, (taskId, byCall) => {
+  if (!inbox) page.follow(taskId, byCall);
+});
 /** The inbox mode, once the view is shown for an `approvals_inbox` result. */
 let inbox: InboxPage | undefined;
 
@@ -55,6 +61,7 @@ function hostContextChanged(): void {
 
 // Handlers first: the host may send the tool input and result right after the handshake.
 app.ontoolresult = (result) => {
+  finder.stop();
   const taskId = taskIdOf(result);
   if (taskId) {
     page.follow(taskId);
@@ -72,9 +79,15 @@ app.ontoolresult = (result) => {
 app.ontoolinput = ({ arguments: args }) => {
   // A view opened on a companion tool's call (task_status and the like) knows its task from the arguments already.
   const taskId = record(args)?.taskId;
-  if (typeof taskId === 'string' && taskId && !page.following) page.follow(taskId);
+  if (typeof taskId === 'string' && taskId && !page.following) {
+    page.follow(taskId);
+    return;
+  }
+  // MCP Inspector 2.12 does not say which tool the view was opened on (no toolInfo): the server then tries each.
+  if (args && !page.following) finder.start(app.getHostContext()?.toolInfo?.tool.name, args);
 };
 app.ontoolcancelled = ({ reason }) => {
+  finder.stop();
   if (!inbox) page.cancelledByHost(reason);
 };
 app.onhostcontextchanged = hostContextChanged;

@@ -49,6 +49,18 @@ export class TaskPage {
   private pollAgain = false;
   private stopped = false;
   private resultShown = false;
+  /**
+   * For a task found by its call (`task_find`): asks about the task by that call again. Used once a host refuses the
+   * calls that name the task (MCP Inspector 2.12 in its 2026-07-28 mode does not send an App's calls with the
+   * `Mcp-Param-TaskId` header the server requires); the result then comes from the host, when the call ends.
+   */
+  private byCall: (() => Promise<ToolResult>) | undefined;
+  /** Whether the task is followed by its call (see {@link byCall}). */
+  private viaCall = false;
+  /** The final result the host handed over while a task is followed: shown when the task is followed by its call. */
+  private hostResult: ToolResult | undefined;
+  /** What the host said when it cancelled the call (`ui/notifications/tool-cancelled`), once it has. */
+  private hostCancel: { reason: string | undefined } | undefined;
   /** When the task was first seen cancelled, and the status message it had then. */
   private cancelSeen: { at: number; message: string | undefined } | undefined;
 
@@ -107,10 +119,16 @@ export class TaskPage {
     this.title.textContent = title || 'Task';
   }
 
-  /** Follows `taskId`, unless it is followed already. */
-  follow(taskId: string): void {
+  /**
+   * Follows `taskId`, unless it is followed already. `byCall`: the task was found by its call, and this asks about it
+   * that way, should the host refuse the calls that name the task.
+   */
+  follow(taskId: string, byCall?: () => Promise<ToolResult>): void {
     if (taskId === this.taskId) return;
     this.taskId = taskId;
+    this.byCall = byCall;
+    this.viaCall = false;
+    this.hostResult = undefined;
     this.generation += 1;
     this.stopPolling();
     this.inFlight = false;
@@ -118,6 +136,7 @@ export class TaskPage {
     this.stopped = false;
     this.resultShown = false;
     this.cancelSeen = undefined;
+    this.hostCancel = undefined;
     replaceChildren(this.taskLine, 'Task ID ', h('code', {}, taskId));
     this.taskLine.hidden = false;
     replaceChildren(this.statusRegion, h('p', { class: 'waiting' }, 'Loading the task…'));
@@ -137,7 +156,12 @@ export class TaskPage {
    * task itself hands the view only the final result). A task followed already is left to its polls.
    */
   showFinal(result: ToolResult): void {
-    if (this.taskId !== undefined) return;
+    if (this.taskId !== undefined) {
+      // Followed by its call, the task's result can come only from the host (kept until the view knows it must).
+      this.hostResult = result;
+      if (this.viaCall && !this.resultShown) this.showResult(result);
+      return;
+    }
     this.stopped = true;
     this.stopPolling();
     const status: TaskStatus = result.isError ? 'failed' : 'completed';
@@ -151,11 +175,12 @@ export class TaskPage {
 
   /**
    * The host cancelled the tool call (`ui/notifications/tool-cancelled`). A task followed here is asked about at once,
-   * and its own status says the rest. A host that followed the task itself hands over no result after a cancel: the
-   * page says the task was cancelled and stops waiting for one.
+   * and its own status says the rest (with the host's words once it reads cancelled). A host that followed the task
+   * itself hands over no result after a cancel: the page says the task was cancelled and stops waiting for one.
    */
   cancelledByHost(reason: string | undefined): void {
     if (this.taskId !== undefined) {
+      this.hostCancel = { reason };
       void this.refresh();
       return;
     }
@@ -164,7 +189,7 @@ export class TaskPage {
     replaceChildren(
       this.statusRegion,
       h('p', { class: 'status-line' }, h('span', { class: 'badge', 'data-status': 'cancelled' }, STATUS_LABELS.cancelled)),
-      h('p', { class: 'status-message notice danger' }, reason ? `The task was cancelled (${reason}).` : 'The task was cancelled.'),
+      h('p', { class: 'status-message notice danger' }, cancelledText(reason)),
     );
     this.cancel.show(false);
   }
@@ -192,7 +217,7 @@ export class TaskPage {
     const generation = this.generation;
     let next: number | undefined;
     try {
-      const answer = await this.host.tools.status(taskId);
+      const answer = await this.statusOf(taskId);
       if (generation !== this.generation) return;
       if (answer.isError) {
         this.notFound();
@@ -211,7 +236,9 @@ export class TaskPage {
         next = interval;
       } else {
         if (this.settling(report)) next = interval;
-        if (!this.resultShown) {
+        if (!this.resultShown && this.viaCall && this.hostResult) {
+          this.showResult(this.hostResult);
+        } else if (!this.resultShown && !this.viaCall) {
           const result = await this.host.tools.result(taskId);
           if (generation !== this.generation) return;
           this.showResult(result);
@@ -232,6 +259,19 @@ export class TaskPage {
         }
       }
     }
+  }
+
+  /** `task_status`, or the call's `task_find` once the host has refused `task_status` for a task found by its call. */
+  private async statusOf(taskId: string): Promise<ToolResult> {
+    if (!this.viaCall) {
+      try {
+        return await this.host.tools.status(taskId);
+      } catch (error) {
+        if (!this.byCall) throw error;
+        this.viaCall = true;
+      }
+    }
+    return this.byCall!();
   }
 
   /** Whether a cancelled task's status message may still change (see {@link CANCEL_SETTLE_MS}). */
@@ -280,13 +320,15 @@ export class TaskPage {
       terminal || !report.questions.some((question) => question.message.trim() === report.task.statusMessage?.trim())
         ? report.task.statusMessage
         : undefined;
-    const signature = JSON.stringify([status, statusMessage]);
+    const byHost = status === 'cancelled' && this.hostCancel ? cancelledText(this.hostCancel.reason) : undefined;
+    const signature = JSON.stringify([status, statusMessage, byHost]);
     if (this.statusRegion.dataset.signature !== signature) {
       this.statusRegion.dataset.signature = signature;
       const prominent = status === 'failed' || status === 'cancelled';
       replaceChildren(
         this.statusRegion,
         h('p', { class: 'status-line' }, h('span', { class: 'badge', 'data-status': status }, STATUS_LABELS[status])),
+        byHost && h('p', { class: 'status-message notice danger' }, byHost),
         statusMessage && h('p', { class: prominent ? 'status-message notice danger' : 'status-message' }, statusMessage),
       );
     }
@@ -400,6 +442,11 @@ class ActionsPanel {
       for (const button of buttons) button.disabled = false;
     }
   }
+}
+
+/** What the page says of a call the host cancelled, with the host's reason if it gave one. */
+function cancelledText(reason: string | undefined): string {
+  return reason ? `The task was cancelled (${reason}).` : 'The task was cancelled.';
 }
 
 /** "Cancel task" with a confirmation in the page (a sandboxed frame may not show `confirm()`). */

@@ -78,6 +78,11 @@ export class TaskTools {
     return this.call('task_cancel', { taskId });
   }
 
+  /** `task_find`: the caller's most recent task started by a call of `tool` (any tool, when unknown) with `args`. */
+  find(tool: string | undefined, args: Record<string, unknown>): Promise<ToolResult> {
+    return this.call('task_find', { ...(tool !== undefined && { tool }), arguments: args });
+  }
+
   /** Runs an action the status offered, with the task id first so that the action's own arguments win. */
   run(action: TaskAction, taskId: string): Promise<ToolResult> {
     return this.call(action.tool, { taskId, ...action.arguments });
@@ -102,6 +107,14 @@ export function taskIdOf(result: ToolResult): string | undefined {
   if (isId(pending)) return pending;
   const related = record(record(result._meta)?.[RELATED_TASK_META])?.taskId;
   return isId(related) ? related : undefined;
+}
+
+/** The task id of a `task_find` answer that found one; undefined otherwise. */
+export function readFound(structured: unknown): string | undefined {
+  const body = record(structured);
+  if (body?.found !== true) return undefined;
+  const taskId = record(body.task)?.taskId;
+  return isId(taskId) ? taskId : undefined;
 }
 
 /** Reads a `task_status` answer; undefined when it does not have the expected shape. */
