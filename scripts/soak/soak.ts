@@ -277,7 +277,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
 
     await killing;
     log('soak: no more kills; waiting for the invoices in flight to finish');
-    await Promise.race([Promise.all(slots), sleep(Math.max(endAt - Date.now(), 0) + DRAIN_MS)]);
+    // The drain's timer ends with the soak (soakOver), however soon the slots finish.
+    await Promise.race([Promise.all(slots), sleep(Math.max(endAt - Date.now(), 0) + DRAIN_MS, soakOver.signal)]);
     for (const job of jobs.filter((candidate) => !candidate.done)) {
       const failing = job.taskId ? await lastWorkflowTaskFailure(rig, job.taskId) : undefined;
       report.problems.push(
