@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
+import { syncDirectory, writeFileOnce } from '../util/durable-files';
 
 /** A record of a {@link RecordStore}: any JSON object with a unique `key`. */
 export interface KeyedRecord {
@@ -74,28 +75,14 @@ export class RecordStore<T extends KeyedRecord> {
     const record = make();
     if (record.key !== key) throw new Error(`record key ${record.key} does not match ${key}`);
     const temp = `${file.slice(0, -'.json'.length)}.${randomUUID()}${TEMP_SUFFIX}`;
-    try {
-      // Readable by the worker's user only: a record names invoices, amounts and payment ids.
-      const handle = await fs.open(temp, 'wx', 0o600);
-      try {
-        await handle.writeFile(`${JSON.stringify(record)}\n`, 'utf8');
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await fs.link(temp, file);
-    } catch (error) {
-      await fs.unlink(temp).catch(() => undefined);
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      // Another writer created the record first; it is complete, since it got its name only once written.
-      const winner = await this.read(file);
-      if (!winner) throw error;
-      await this.syncDir();
-      return { record: winner, created: false };
-    }
-    await fs.unlink(temp).catch(() => undefined);
+    // Readable by the worker's user only: a record names invoices, amounts and payment ids.
+    const created = await writeFileOnce(file, temp, `${JSON.stringify(record)}\n`);
     await this.syncDir();
-    return { record, created: true };
+    if (created) return { record, created: true };
+    // Another writer created the record first; it is complete, since it got its name only once written.
+    const winner = await this.read(file);
+    if (!winner) throw new Error(`the record ${file} disappeared after another writer created it`);
+    return { record: winner, created: false };
   }
 
   /** Every record, in no particular order. A missing directory is an empty store; temporary files are not records. */
@@ -170,15 +157,6 @@ export class RecordStore<T extends KeyedRecord> {
 
   private syncDir(): Promise<void> {
     return syncDirectory(this.dir);
-  }
-}
-
-async function syncDirectory(dir: string): Promise<void> {
-  const handle = await fs.open(dir, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
   }
 }
 

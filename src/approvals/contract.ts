@@ -149,6 +149,15 @@ export function personOfAnswer(answer: Pick<AnswerRecord, 'principal' | 'person'
   return answer.person ?? defaultPersonOf(answer.principal);
 }
 
+/**
+ * What an answer to an approval form (a `decision` of `approve` or `reject`) decided: handed on, declined, approved,
+ * or, for anything but `approve`, rejected.
+ */
+export function approvalDecisionOf(answer: Pick<AnswerRecord, 'action' | 'content'>): 'approve' | 'reject' | 'decline' | 'delegate' {
+  if (answer.action === 'delegate' || answer.action === 'decline') return answer.action;
+  return answer.content?.decision === 'approve' ? 'approve' : 'reject';
+}
+
 /** ISO 8601: when an open question escalates to more people, or undefined when it will not. */
 export function escalatesAt(input: AddressedInput): string | undefined {
   return input.escalation && !input.escalated ? input.dueAt : undefined;

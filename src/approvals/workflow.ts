@@ -23,7 +23,7 @@ import {
   type DecisionNotification,
   type InputAudience,
 } from './contract';
-import { RECORD_DECISION_ACTIVITY, type SignedDecisionRecord } from './records/types';
+import { RECORD_DECISION_ACTIVITY, type RecordDecisionInput, type SignedDecisionRecord } from './records/types';
 
 // Notifications are best effort: a worker without the activity, or an outbox that stays down, never holds the question.
 const notifier = proxyActivities<Record<typeof NOTIFY_ACTIVITY, (notification: DecisionNotification) => Promise<void>>>({
@@ -32,19 +32,7 @@ const notifier = proxyActivities<Record<typeof NOTIFY_ACTIVITY, (notification: D
 });
 
 // The record of an expiry is kept until the store takes it: the question's end waits for nothing else.
-const recorder = proxyActivities<
-  Record<
-    typeof RECORD_DECISION_ACTIVITY,
-    (input: {
-      taskId: string;
-      run: string;
-      question: { key: string; message: string };
-      shown: unknown;
-      decision: 'expire';
-      at: string;
-    }) => Promise<SignedDecisionRecord>
-  >
->({
+const recorder = proxyActivities<Record<typeof RECORD_DECISION_ACTIVITY, (input: RecordDecisionInput) => Promise<SignedDecisionRecord>>>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 });

@@ -207,19 +207,24 @@ export interface RefusedAnswer {
   at: string;
 }
 
+/** A seal's text, parsed; or why it cannot be read. */
+function parseSeal(sealed: unknown): { value: unknown } | string {
+  if (typeof sealed !== 'string') return 'it carries no seal';
+  try {
+    return { value: JSON.parse(sealed) };
+  } catch {
+    return 'its seal is not JSON';
+  }
+}
+
 /**
  * Reads a seal's text: the answer it carries when it is well formed and made for this run, or why not. Pure and
  * deterministic; the proof is checked apart, by {@link VERIFY_ANSWER_ACTIVITY}.
  */
 export function openSealedAnswer(sealed: unknown, run: { workflowId: string; originalRunId: string }): SealedAnswer | string {
-  if (typeof sealed !== 'string') return 'it carries no seal';
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(sealed);
-  } catch {
-    return 'its seal is not JSON';
-  }
-  const answer = parsed as (Partial<SealedAnswer> & { kind?: unknown }) | null;
+  const parsed = parseSeal(sealed);
+  if (typeof parsed === 'string') return parsed;
+  const answer = parsed.value as (Partial<SealedAnswer> & { kind?: unknown }) | null;
   if (typeof answer !== 'object' || answer === null || answer.v !== 1) return 'its seal is of an unknown version';
   // An action's seal is proved with the same key: it never answers a question.
   if (answer.kind !== undefined) return 'its seal is not an answer seal';
@@ -278,14 +283,9 @@ export function openSealedAction(
   update: string,
   subject: Record<string, string | number | boolean>,
 ): SealedAction | string {
-  if (typeof sealed !== 'string') return 'it carries no seal';
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(sealed);
-  } catch {
-    return 'its seal is not JSON';
-  }
-  const action = parsed as Partial<SealedAction> | null;
+  const parsed = parseSeal(sealed);
+  if (typeof parsed === 'string') return parsed;
+  const action = parsed.value as Partial<SealedAction> | null;
   if (typeof action !== 'object' || action === null || action.v !== 1 || action.kind !== 'action') return 'its seal is not an action seal';
   if (action.workflowId !== run.workflowId || action.originalRunId !== run.originalRunId) return 'its seal was made for another run';
   if (action.update !== update) return `its seal was made for ${String(action.update)}, not ${update}`;

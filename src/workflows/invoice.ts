@@ -38,7 +38,7 @@ import {
   type ScheduledPayment,
 } from '../shared/invoice';
 import { openSealedAction, VERIFY_ANSWER_ACTIVITY, type VerifyAnswerInput, type VerifyAnswerResult } from '../shared/task-contract';
-import { personOfAnswer, type AnswerRecord } from '../approvals/contract';
+import { approvalDecisionOf, personOfAnswer, type AnswerRecord } from '../approvals/contract';
 import { VERIFY_DECISIONS_ACTIVITY } from '../approvals/records/types';
 import { startWorkflowTask, taskPrincipal, type WorkflowTask } from './workflow-task';
 import { oneSealCheckAtATime } from './seal-checks';
@@ -422,14 +422,7 @@ function requiredApprovals(policy: Extract<InvoiceApprovalPolicy, { approvers: '
 }
 
 function approverOf(answer: AnswerRecord): Approver {
-  const decision =
-    answer.action === 'delegate'
-      ? 'delegate'
-      : answer.action === 'decline'
-        ? 'decline'
-        : answer.content?.decision === 'approve'
-          ? 'approve'
-          : 'reject';
+  const decision = approvalDecisionOf(answer);
   const comment =
     answer.comment ?? (typeof answer.content?.comment === 'string' && answer.content.comment !== '' ? answer.content.comment : undefined);
   return {

@@ -1,3 +1,4 @@
+import { approvalDecisionOf } from '../approvals/contract';
 import { formatAmount } from '../shared/amount';
 import type { SpendApprover, SpendOutcome, SpendRequest } from '../shared/spend';
 import { FOUR_EYES_THRESHOLD, SPEND_APPROVER_ROLE } from '../shared/spend';
@@ -26,14 +27,7 @@ export async function spendApprovalWorkflow(request: SpendRequest): Promise<Spen
   const approvers: SpendApprover[] = decision.answers.map((answer) => ({
     principal: answer.principal,
     roles: answer.roles,
-    decision:
-      answer.action === 'delegate'
-        ? 'delegate'
-        : answer.action === 'decline'
-          ? 'decline'
-          : answer.content?.decision === 'approve'
-            ? 'approve'
-            : 'reject',
+    decision: approvalDecisionOf(answer),
     ...(answer.delegatedTo !== undefined && { delegatedTo: answer.delegatedTo }),
     ...(answer.comment !== undefined && { comment: answer.comment }),
     at: answer.at,

@@ -11,25 +11,12 @@ import {
   VERIFY_DECISIONS_ACTIVITY,
   type DecisionRecordBody,
   type DecisionStore,
+  type RecordDecisionInput,
   type SignedDecisionRecord,
 } from './types';
 import { judgeApprovals, verifyChain, type ApprovalExpectation, type ApprovalJudgement } from './verify';
 
-export { RECORD_DECISION_ACTIVITY, VERIFY_DECISIONS_ACTIVITY } from './types';
-
-/** What the workflow asks {@link RECORD_DECISION_ACTIVITY} to record. */
-export interface RecordDecisionInput {
-  taskId: string;
-  /** The original run id of the run chain. */
-  run: string;
-  question: { key: string; message: string };
-  /** The question's subject, as shown. */
-  shown: unknown;
-  decision: 'expire';
-  /** ISO 8601, workflow time: the same on every retry, so a retry finds the record it made. */
-  at: string;
-  reason?: string;
-}
+export { RECORD_DECISION_ACTIVITY, VERIFY_DECISIONS_ACTIVITY, type RecordDecisionInput } from './types';
 
 /** What {@link VERIFY_DECISIONS_ACTIVITY} is asked: the question's expectation, without the person rule (the worker's). */
 export type VerifyDecisionsInput = Omit<ApprovalExpectation, 'personOf'>;

@@ -7,6 +7,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { AppendOutcome, DecisionStore, SignedDecisionRecord } from './types';
 import { DecisionStoreError } from './store-error';
+import { syncDirectory, writeFileOnce } from '../../util/durable-files';
 
 /** Record files: the zero-padded seq. */
 const RECORD_FILE = /^(\d{10})\.json$/;
@@ -60,31 +61,22 @@ export class FileDecisionStore implements DecisionStore {
     }
     await this.makeFolder(folder);
     const temp = path.join(folder, `.${this.fileName(seq)}.${randomUUID()}.tmp`);
+    let written: boolean;
     try {
       // Readable by the store's user only: a record names people and what they approved.
-      const handle = await fs.open(temp, 'wx', 0o600);
-      try {
-        await handle.writeFile(`${JSON.stringify(record)}\n`, 'utf8');
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await fs.link(temp, file);
+      written = await writeFileOnce(file, temp, `${JSON.stringify(record)}\n`);
     } catch (error) {
-      await fs.unlink(temp).catch(() => undefined);
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
-        throw new DecisionStoreError(
-          `cannot write a decision record of ${taskId} to ${folder}: ${(error as Error).message}`,
-          this.describe(),
-        );
-      }
+      throw new DecisionStoreError(
+        `cannot write a decision record of ${taskId} to ${folder}: ${(error as Error).message}`,
+        this.describe(),
+      );
+    }
+    await syncDirectory(folder);
+    if (!written) {
       // Another writer took this seq first; its file is complete, since it got its name only once written.
       const winner = await this.read(file);
-      await syncDir(folder);
       return winner.digest === record.digest ? 'duplicate' : 'conflict';
     }
-    await fs.unlink(temp).catch(() => undefined);
-    await syncDir(folder);
     return 'appended';
   }
 
@@ -119,7 +111,7 @@ export class FileDecisionStore implements DecisionStore {
       throw new DecisionStoreError(`cannot create ${folder}: ${(error as Error).message}`, this.describe());
     }
     // A new folder is durable only once its parent is.
-    await syncDir(this.dir);
+    await syncDirectory(this.dir);
   }
 
   private async readIfThere(file: string): Promise<SignedDecisionRecord | undefined> {
@@ -143,14 +135,5 @@ export class FileDecisionStore implements DecisionStore {
     } catch {
       throw new DecisionStoreError(`the decision record ${file} is not JSON: the file was damaged or put there by hand`, this.describe());
     }
-  }
-}
-
-async function syncDir(dir: string): Promise<void> {
-  const handle = await fs.open(dir, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
   }
 }

@@ -71,3 +71,17 @@ export interface DecisionStore {
   describe(): string;
   close(): Promise<void>;
 }
+
+/** What the workflow asks {@link RECORD_DECISION_ACTIVITY} to record. */
+export interface RecordDecisionInput {
+  taskId: string;
+  /** The original run id of the run chain. */
+  run: string;
+  question: { key: string; message: string };
+  /** The question's subject, as shown. */
+  shown: unknown;
+  decision: 'expire';
+  /** ISO 8601, workflow time: the same on every retry, so a retry finds the record it made. */
+  at: string;
+  reason?: string;
+}
