@@ -35,7 +35,7 @@ import { pollUntil, sleep } from '../src/util/wait';
 import { writePlot } from './lib/plot';
 import { mcp2026Post, mcp2026TaskGet, pollerAgent, runFleet, type FleetFigures, type Read } from './lib/poller-fleet';
 import { InboxRig, type InboxSample } from './lib/inbox-delay';
-import { freePort, Managed, ROOT } from './lib/processes';
+import { freePort, Managed, quickSampleWorkerEnv, ROOT } from './lib/processes';
 
 /** Starts of each kind in the creation row, and how many are in flight at once. */
 const CREATE_STARTS = 200;
@@ -346,11 +346,7 @@ class Stack {
       () => ['--import', 'tsx', 'src/worker.ts'],
       {
         ...env,
-        PAYMENTS_LEDGER: path.join(this.dir, 'payments'),
-        ERP_REGISTRY: path.join(this.dir, 'erp'),
-        ERP_DELAY_MS: '0',
-        PAYMENT_DELAY_MS: '0',
-        PAYMENT_FAIL_ATTEMPTS: '0',
+        ...quickSampleWorkerEnv(this.dir),
         // The bench answers approvals as the submitter: it measures the bridge, not how long approvers take.
         INVOICE_APPROVER_ROLE: 'requester',
       },

@@ -22,6 +22,7 @@ import { AWAITING_SEARCH_ATTRIBUTE } from '../../src/approvals/contract';
 import { pollUntil } from '../../src/util/wait';
 import { findPostgresBin, LocalPostgres } from '../lib/postgres';
 import { pidAlive, ROOT } from '../lib/processes';
+import { tokenIn, writeTokensFile } from '../lib/tokens-file';
 
 /** The Temporal server release the stack builds and runs. */
 export const SERVER_VERSION = 'v1.29.1';
@@ -549,21 +550,13 @@ export class ClusterStack {
       if (!existsSync(file)) writeFileSync(file, randomBytes(bytes).toString('base64url'), { mode: 0o600 });
     }
     if (!existsSync(this.tokensFile)) {
-      const lines = ['submitter', 'approver-a ap-approver', 'approver-b ap-approver'].map((spec) => {
-        const [principal, roles] = spec.split(' ');
-        return `${principal} ${principal}-${randomBytes(18).toString('base64url')}${roles ? ` ${roles}` : ''}`;
-      });
-      writeFileSync(this.tokensFile, `${lines.join('\n')}\n`, { mode: 0o600 });
+      writeTokensFile(this.tokensFile, ['submitter', 'approver-a ap-approver', 'approver-b ap-approver']);
     }
   }
 
   /** The token of `principal` in the stack's token file. */
   tokenOf(principal: string): string {
-    const line = readFileSync(this.tokensFile, 'utf8')
-      .split('\n')
-      .find((candidate) => candidate.split(' ')[0] === principal);
-    if (!line) throw new Error(`no principal ${principal} in ${this.tokensFile}`);
-    return line.split(' ')[1];
+    return tokenIn(this.tokensFile, principal);
   }
 
   private bridgeEnv(): Record<string, string> {

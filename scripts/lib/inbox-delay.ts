@@ -16,7 +16,7 @@ import { AWAITING_SEARCH_ATTRIBUTE } from '../../src/approvals/contract';
 import { timestampToMs } from '../../src/mcp/tasks/temporal-access';
 import { DEFAULT_INVOICE_APPROVER_ROLE } from '../../src/shared/invoice';
 import { pollUntil } from '../../src/util/wait';
-import { freePort, Managed } from './processes';
+import { freePort, Managed, quickSampleWorkerEnv } from './processes';
 
 const EventType = temporal.api.enums.v1.EventType;
 
@@ -112,11 +112,7 @@ export class InboxRig {
       () => ['--import', 'tsx', 'src/worker.ts'],
       {
         ...env,
-        PAYMENTS_LEDGER: path.join(this.dir, 'payments'),
-        ERP_REGISTRY: path.join(this.dir, 'erp'),
-        ERP_DELAY_MS: '0',
-        PAYMENT_DELAY_MS: '0',
-        PAYMENT_FAIL_ATTEMPTS: '0',
+        ...quickSampleWorkerEnv(this.dir),
         NOTIFICATION_OUTBOX: path.join(this.dir, 'notifications.jsonl'),
         NOTIFICATION_LEDGER: path.join(this.dir, 'notifications-sent'),
         INVOICE_APPROVER_ROLE: DEFAULT_INVOICE_APPROVER_ROLE,

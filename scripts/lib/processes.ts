@@ -122,3 +122,14 @@ export class Managed {
     await this.exited();
   }
 }
+
+/** The sample worker's files under `dir`, with no ERP or payment delay and no failing payment: as benchmarks run it. */
+export function quickSampleWorkerEnv(dir: string): Record<string, string> {
+  return {
+    PAYMENTS_LEDGER: path.join(dir, 'payments'),
+    ERP_REGISTRY: path.join(dir, 'erp'),
+    ERP_DELAY_MS: '0',
+    PAYMENT_DELAY_MS: '0',
+    PAYMENT_FAIL_ATTEMPTS: '0',
+  };
+}

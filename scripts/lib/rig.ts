@@ -4,7 +4,6 @@
  * process logs into the rig's folder, which is kept when a run fails and removed when it passes.
  */
 import { spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,6 +11,7 @@ import { Client, Connection } from '@temporalio/client';
 import { TASK_STATE_MEMO, type PublishedTaskState } from '../../src/shared/task-contract';
 import { pollUntil, sleep } from '../../src/util/wait';
 import { freePort, Managed, pidAlive, ROOT } from './processes';
+import { tokenIn, writeTokensFile } from './tokens-file';
 
 /** Tuning that makes each step of the flow take long enough to be hit by a kill. */
 export const WORKER_ENV = { ERP_DELAY_MS: '2500', PAYMENT_DELAY_MS: '1500', PAYMENT_FAIL_ATTEMPTS: '1' };
@@ -78,11 +78,7 @@ export class Rig {
 
   /** The token of `principal` in the rig's token file (written by `up`). */
   tokenOf(principal: string): string {
-    const line = readFileSync(this.tokensFile, 'utf8')
-      .split('\n')
-      .find((candidate) => candidate.split(' ')[0] === principal);
-    if (!line) throw new Error(`no principal ${principal} in ${this.tokensFile}`);
-    return line.split(' ')[1];
+    return tokenIn(this.tokensFile, principal);
   }
 
   /** The dev server's own log (written by temporal-dev.sh). */
@@ -127,11 +123,7 @@ export class Rig {
     this.serverPort = await freePort();
     const people = this.options.people ?? [];
     if (people.length > 0) {
-      const lines = people.map((spec) => {
-        const [principal, roles] = spec.split(' ');
-        return `${principal} ${principal}-${randomBytes(18).toString('base64url')}${roles ? ` ${roles}` : ''}`;
-      });
-      writeFileSync(this.tokensFile, `${lines.join('\n')}\n`, { mode: 0o600 });
+      writeTokensFile(this.tokensFile, people);
     }
     this.temporalDev('start');
     this.connection = await Connection.connect({ address: this.address });

@@ -262,7 +262,6 @@ export function sumAmounts(amounts: number[]): number {
   return amounts.reduce((cents, amount) => cents + Math.round(amount * 100), 0) / 100;
 }
 
-
 /** What an approver of an invoice is shown, as data: the subject of its approval question and of every decision record. */
 export interface InvoiceSubject {
   kind: 'invoice';

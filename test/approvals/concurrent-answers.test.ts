@@ -51,7 +51,11 @@ test('two approvals accepted in one workflow task replay, and the invoice is pai
   );
   const { taskId } = created.task;
   await pollUntil(
-    () => annBridge.approvals.question(taskId, 'approval', { principal: 'ann-concurrent', roles: [ROLE] }).then(() => true, () => undefined),
+    () =>
+      annBridge.approvals.question(taskId, 'approval', { principal: 'ann-concurrent', roles: [ROLE] }).then(
+        () => true,
+        () => undefined,
+      ),
     { timeoutMs: 60_000, intervalMs: 100, what: `the question of ${taskId} to open` },
   );
 

@@ -3,6 +3,7 @@
  * files in a fresh folder, a worker in this process, bridges, their Streamable HTTP endpoints, spawned `serve --http`
  * processes and in-memory SDK clients, all taken down by {@link TestStack.stop}.
  */
+import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../../src/shared/task-contract';
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { Client, Connection, type ClientInterceptors, type ConnectionOptions } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
@@ -142,6 +143,18 @@ export class TestStack {
     const { connection, ...options } = this.workerOptions;
     this.runningWorker = await startWorker(this.taskQueue, this.activities, connection, options);
     return this.runningWorker;
+  }
+
+  /** Terminates every running workflow of `principal` (tests that leave tasks waiting clean up with it). */
+  async terminateRunningOf(principal: string): Promise<void> {
+    for await (const info of this.temporal.workflow.list({
+      query: `${PRINCIPAL_SEARCH_ATTRIBUTE} = '${principal}' AND ExecutionStatus = 'Running'`,
+    })) {
+      await this.temporal.workflow
+        .getHandle(info.workflowId)
+        .terminate()
+        .catch(() => undefined);
+    }
   }
 
   /** Stops the worker, if one runs: nothing polls the task queue until {@link startWorker}. */

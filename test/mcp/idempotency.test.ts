@@ -125,7 +125,14 @@ describe('idempotent task creation', () => {
       // The id a call of this key gets; its run exists once the first call has started it.
       const workflowId = `invoice-${derivedUuid('alice', 'process_invoice', key)}`;
       await eventually(
-        () => stack.temporal.workflow.getHandle(workflowId).describe().then(() => true, () => undefined),
+        () =>
+          stack.temporal.workflow
+            .getHandle(workflowId)
+            .describe()
+            .then(
+              () => true,
+              () => undefined,
+            ),
         'the run of the first call',
       );
       const client = await connect(alice);

@@ -13,7 +13,6 @@ import { PRINCIPAL_KEY } from '../../src/mcp/tasks/principal';
 import { INVOICE_WORKFLOW_TYPE, type Invoice } from '../../src/shared/invoice';
 import {
   BIND_SIGNAL_NAME,
-  PRINCIPAL_SEARCH_ATTRIBUTE,
   TASK_STATE_MEMO,
   type PendingInput,
   type PublishedTaskState,
@@ -38,14 +37,7 @@ afterEach(() => stack.closeClients());
 
 afterAll(async () => {
   if (!stack) return;
-  for await (const info of stack.temporal.workflow.list({
-    query: `${PRINCIPAL_SEARCH_ATTRIBUTE} = '${principal}' AND ExecutionStatus = 'Running'`,
-  })) {
-    await stack.temporal.workflow
-      .getHandle(info.workflowId)
-      .terminate()
-      .catch(() => undefined);
-  }
+  await stack.terminateRunningOf(principal);
   await stack.stop();
 });
 

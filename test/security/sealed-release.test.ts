@@ -15,7 +15,6 @@ import {
   type PublishedReleases,
   type ReleasePaymentRequest,
 } from '../../src/shared/invoice';
-import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../../src/shared/task-contract';
 import { APPROVE, newMcpClient, ScriptedUser, startInvoiceTask, taskResult, waitForTask } from '../helpers/mcp';
 import { daysFromToday, eventually, sampleInvoice } from '../helpers/temporal';
 import { startStack, type TestStack } from '../helpers/test-stack';
@@ -31,14 +30,7 @@ afterEach(() => stack.closeClients());
 
 afterAll(async () => {
   if (!stack) return;
-  for await (const info of stack.temporal.workflow.list({
-    query: `${PRINCIPAL_SEARCH_ATTRIBUTE} = '${principal}' AND ExecutionStatus = 'Running'`,
-  })) {
-    await stack.temporal.workflow
-      .getHandle(info.workflowId)
-      .terminate()
-      .catch(() => undefined);
-  }
+  await stack.terminateRunningOf(principal);
   await stack.stop();
 });
 

@@ -266,7 +266,10 @@ describe('waits', () => {
 describe('connections', () => {
   test('520 idle sockets from one address leave a second address served, and are closed once they stay silent', async () => {
     const server = await freePort().then((port) =>
-      spawnHttpServer(uniqueTaskQueue('sockets'), port, { MCP_HTTP_FIRST_REQUEST_TIMEOUT_MS: '20000', MCP_HTTP_HEADERS_TIMEOUT_MS: '120000' }),
+      spawnHttpServer(uniqueTaskQueue('sockets'), port, {
+        MCP_HTTP_FIRST_REQUEST_TIMEOUT_MS: '20000',
+        MCP_HTTP_HEADERS_TIMEOUT_MS: '120000',
+      }),
     );
     const { port } = new URL(server.url);
     const idle: net.Socket[] = [];
@@ -282,7 +285,7 @@ describe('connections', () => {
       };
       // Opened a batch at a time, each once the server has taken in the one before (it closes those past the 64 an
       // address may hold), so the listen backlog never overflows.
-      for (let opened = 0; opened < 520; ) {
+      for (let opened = 0; opened < 520;) {
         const batch = Math.min(64, 520 - opened);
         for (let i = 0; i < batch; i++) open();
         opened += batch;

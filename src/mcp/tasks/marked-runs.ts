@@ -143,9 +143,7 @@ export class MarkedRuns {
    * first run's history as far as its first workflow task, once per process (a start still waiting for its binding is
    * read again next time).
    */
-  private async chainStart(
-    description: WorkflowExecutionDescription,
-  ): Promise<ChainStart & { firstRunId: string; bindable: boolean }> {
+  private async chainStart(description: WorkflowExecutionDescription): Promise<ChainStart & { firstRunId: string; bindable: boolean }> {
     const firstRunId = description.raw.workflowExecutionInfo?.firstRunId || description.runId;
     const known = this.chainStarts.get(firstRunId);
     if (known) return { ...known, firstRunId, bindable: false };
