@@ -66,10 +66,25 @@ export async function timeOffRequestWorkflow(request: {
     throw ApplicationFailure.nonRetryable(`${request.days} days is more than the 20 days one request may take; split it`, 'TooManyDays');
   }
   let answer: Answer | undefined;
+  let checking = false;
   setHandler(respond, async (incoming) => {
     if (incoming?.key !== 'manager' || answer) return;
     // Runs that started before answers were sealed took them as they came, and replay that way.
-    const taken = patched('mcp-sealed-answers') ? await unsealed(incoming) : incoming;
+    if (!patched('mcp-sealed-answers')) {
+      if (incoming.action !== 'cancel') answer = incoming;
+      return;
+    }
+    // One seal check at a time: local activities under way together are resolved on replay in the order they were
+    // scheduled, not the order they finished in. Asked only when a check must wait: other histories replay as before.
+    while (checking && patched('mcp-serial-seal-checks')) await condition(() => !checking);
+    if (answer) return;
+    checking = true;
+    let taken: Answer | undefined;
+    try {
+      taken = await unsealed(incoming);
+    } finally {
+      checking = false;
+    }
     if (taken?.key === 'manager' && taken.action !== 'cancel' && !answer) answer = taken;
   });
   upsertMemo({
