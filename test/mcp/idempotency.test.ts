@@ -136,7 +136,15 @@ describe('idempotent task creation', () => {
         'the run of the first call',
       );
       const client = await connect(alice);
-      const retried = await callWithMeta(client, invoice, { [IDEMPOTENCY_KEY_META]: key });
+      // Until visibility lists the run, the retry is told to come back (a retryable -32603).
+      const retried = await eventually(
+        () =>
+          callWithMeta(client, invoice, { [IDEMPOTENCY_KEY_META]: key }).catch((error: { code?: number; message: string }) => {
+            if (error.code === ErrorCode.InternalError && /still being set up; retry/.test(error.message)) return undefined;
+            throw error;
+          }),
+        'the retry to be served',
+      );
       expect(retried.task.taskId).toBe(workflowId);
       expect(retried._meta?.[REPLAYED_META]).toBe(true);
       // Bound: the run leaves its start delay, asks its question and is paid.

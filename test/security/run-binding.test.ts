@@ -6,11 +6,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
-import { CallToolResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, CreateTaskResultSchema, ElicitRequestSchema, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { temporal } from '@temporalio/proto';
 import type { Bridge } from '../../src/mcp/bridge';
 import { PRINCIPAL_KEY } from '../../src/mcp/tasks/principal';
 import { INVOICE_WORKFLOW_TYPE, type Invoice } from '../../src/shared/invoice';
+import { IDEMPOTENCY_KEY_META } from '../../src/shared/wire';
 import {
   BIND_SIGNAL_NAME,
   TASK_STATE_MEMO,
@@ -82,9 +83,10 @@ async function bindingsOf(workflowId: string, runId: string): Promise<RunBinding
 /**
  * Replaces the running task with `TERMINATE_EXISTING` as a namespace writer can: the same input, the task's memo with a
  * question of the attacker's, the owner's principal, on a task queue no worker polls; with `bindings`, those signals
- * are sent to the new run before anything else happens in it, as the bridge sends its own.
+ * are sent to the new run before anything else happens in it, as the bridge sends its own. `delayed` (the default with
+ * bindings) starts it with a start delay, as the bridge starts its runs.
  */
-async function replace(taskId: string, invoice: Invoice, bindings: RunBinding[] = []): Promise<string> {
+async function replace(taskId: string, invoice: Invoice, bindings: RunBinding[] = [], delayed = bindings.length > 0): Promise<string> {
   const original = await stack.temporal.workflow.getHandle(taskId).describe();
   const options = {
     taskQueue: `${stack.taskQueue}-nobody`,
@@ -96,7 +98,7 @@ async function replace(taskId: string, invoice: Invoice, bindings: RunBinding[] 
   const handle = await stack.temporal.workflow.start(INVOICE_WORKFLOW_TYPE, {
     ...options,
     workflowIdConflictPolicy: 'TERMINATE_EXISTING',
-    ...(bindings.length > 0 && { startDelay: '1 hour' }),
+    ...(delayed && { startDelay: '1 hour' }),
   });
   for (const binding of bindings) {
     await stack.temporal.workflow.signalWithStart(INVOICE_WORKFLOW_TYPE, { ...options, signal: BIND_SIGNAL_NAME, signalArgs: [binding] });
@@ -155,6 +157,38 @@ describe('the task mark binds the run', () => {
     await awaitNotFound(client, task.taskId);
     const fresh = await owner(await freshBridge());
     expect(await errorCodeOf(getTask(fresh, task.taskId))).toBe(-32602);
+    expect(asked.some((message) => message.startsWith('EVIL-QUESTION'))).toBe(false);
+  });
+
+  test('a replacement that waits in a start delay, as a run the bridge has not bound yet does, is never bound by a keyed retry', async () => {
+    const client = await owner();
+    const invoice = sampleInvoice();
+    const key = randomUUID();
+    const call = () =>
+      client.request(
+        {
+          method: 'tools/call',
+          params: { name: 'process_invoice', arguments: invoice as never, task: {}, _meta: { [IDEMPOTENCY_KEY_META]: key } },
+        },
+        CreateTaskResultSchema,
+      );
+    const { task } = await call();
+    await waitForTask(client, task.taskId, (seen) => seen.status === 'input_required');
+    const replacement = await replace(task.taskId, invoice, [], true);
+    await awaitNotFound(client, task.taskId);
+    // The retry of the same call finds a run that waits for a binding; visibility lists the real run beside it.
+    const retried = await eventually(
+      () =>
+        call().then(
+          () => 'served' as const,
+          (error: { code?: number; message: string }) =>
+            error.code === ErrorCode.InvalidParams ? error.message : /retry/.test(error.message) ? undefined : Promise.reject(error),
+        ),
+      'the retry to be answered',
+    );
+    expect(retried).toMatch(/No task was started with idempotency key/);
+    expect(await bindingsOf(task.taskId, replacement)).toEqual([]);
+    expect(await errorCodeOf(getTask(client, task.taskId))).toBe(-32602);
     expect(asked.some((message) => message.startsWith('EVIL-QUESTION'))).toBe(false);
   });
 

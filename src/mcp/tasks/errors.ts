@@ -52,6 +52,11 @@ export class TooManyRequestsError extends TaskCoreError {
   readonly category = 'later';
 }
 
+/** Thrown when a task is still being set up elsewhere and cannot be served yet: the same request may pass shortly. */
+export class TaskNotReadyError extends TaskCoreError {
+  readonly category = 'later';
+}
+
 /**
  * Thrown when a task's published state (its `mcpTask` memo) does not fit the task contract: the task cannot be read
  * until its workflow publishes a state that does. Only that task is affected.

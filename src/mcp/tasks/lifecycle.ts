@@ -10,7 +10,7 @@ import { readTaskMeta } from '../../shared/memo-schemas';
 import { argumentsDigest } from '../../util/arguments-digest';
 import { log } from '../../util/log';
 import { retryWithBackoff } from '../../util/wait';
-import { InvalidTaskRequestError, isTemporalUnavailable, TaskNotFoundError } from './errors';
+import { InvalidTaskRequestError, isTemporalUnavailable, TaskNotFoundError, TaskNotReadyError } from './errors';
 import { derivedUuid } from './idempotency';
 import type { TaskListing } from './listing';
 import type { MarkedRuns } from './marked-runs';
@@ -257,6 +257,7 @@ export class TaskLifecycle {
     input: unknown;
     workflowId: string;
     principal: string;
+    key: string;
     digest: string;
   }): Promise<WorkflowExecutionDescription | undefined> {
     const { tool, input, workflowId, principal, digest } = call;
@@ -265,6 +266,19 @@ export class TaskLifecycle {
     const meta = readTaskMeta(waiting.memo);
     // Another call's run under this key (other arguments) is refused as such by the caller, unbound or not.
     if (meta?.tool !== tool.name || meta.argumentsDigest !== digest) return waiting;
+    // Only the one run this id ever had: a bridge starts a derived id once, so a run beside an earlier one replaced it
+    // (a namespace writer's start over the real, bound run), and is never bound. Visibility lags: a run it does not
+    // list yet is not bound now, and the caller is told to retry.
+    const runs = await this.runsOf(workflowId);
+    if (runs.length === 0 || (runs.length === 1 && runs[0] !== waiting.runId)) {
+      throw new TaskNotReadyError(`The task of idempotency key "${call.key}" is still being set up; retry in a few seconds`, {
+        taskId: workflowId,
+      });
+    }
+    if (runs.length > 1) {
+      log.warn('a run waiting for its binding is not the only run of its task: not bound', { taskId: workflowId, runId: waiting.runId });
+      return undefined;
+    }
     const binding = this.bind(tool, input, workflowId, waiting.runId);
     this.binding.set(workflowId, binding);
     try {
@@ -276,6 +290,16 @@ export class TaskLifecycle {
     this.parts.listing.remember(principal, workflowId);
     // Read again, binding included: a run served is always one whose history holds its binding.
     return this.parts.runs.describe(workflowId, principal);
+  }
+
+  /** The run ids visibility lists for `workflowId` (a task id: no quotes in it), two at the most. */
+  private async runsOf(workflowId: string): Promise<string[]> {
+    const runs: string[] = [];
+    for await (const info of this.temporal.client.workflow.list({ query: `WorkflowId = '${workflowId}'`, pageSize: 2 })) {
+      runs.push(info.runId);
+      if (runs.length > 1) break;
+    }
+    return runs;
   }
 }
 
