@@ -166,7 +166,10 @@ async function paidLineItems(taskId: string): Promise<string[]> {
   return entries.map((entry) => entry.lineItemId).sort();
 }
 
-const LONG = 30_000;
+/** How long a view waits for the task to move on: generous, since the whole suite may be loading the machine. */
+const LONG = 60_000;
+// Several such waits in one test.
+jest.setTimeout(240_000);
 
 describe('the task view in a real browser', () => {
   test('approve, release the scheduled line item, see both payments; a reload mid-flow resumes where it was', async () => {
@@ -217,7 +220,15 @@ describe('the task view in a real browser', () => {
 
       // Approved: LI-1 is paid, LI-2 waits for its date and is offered for release.
       const release = view.getByRole('button', { name: 'Pay LI-2 now' });
-      await release.waitFor({ timeout: LONG });
+      await release.waitFor({ timeout: LONG }).catch(async (error: Error) => {
+        // What the view and the task showed instead, so that a failure says where the flow stopped.
+        const status = await chat.client
+          .callTool({ name: 'task_status', arguments: { taskId: chat.taskId } })
+          .catch((e: Error) => e.message);
+        throw new Error(
+          `${error.message}\nthe view showed: ${await view.locator('body').innerText()}\ntask_status: ${JSON.stringify(status)}`,
+        );
+      });
       expect(await paidLineItems(chat.taskId)).toEqual(['LI-1']);
       await release.click();
 
