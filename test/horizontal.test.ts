@@ -26,7 +26,8 @@ async function connect(url: string) {
 
 test('two servers and two workers: a task created through one server is listed, answered and finished through the other while one of each is killed', async () => {
   const [serverA, serverB, worker1, worker2]: [HttpServerProcess, HttpServerProcess, SpawnedProcess, SpawnedProcess] = await Promise.all([
-    spawnHttpServer(taskQueue, await freePort()),
+    // The first server never offers a question on its own (its grace outlasts it): its client only creates and polls.
+    spawnHttpServer(taskQueue, await freePort(), { MCP_INPUT_PUSH_GRACE_MS: '600000' }),
     spawnHttpServer(taskQueue, await freePort()),
     spawnWorker(taskQueue, workerEnv),
     spawnWorker(taskQueue, workerEnv),
