@@ -171,6 +171,16 @@ const LONG = 60_000;
 // Several such waits in one test.
 jest.setTimeout(240_000);
 
+/** A plain (task-less) process_invoice call of a host that follows its task itself: the tool, the input and the task. */
+async function plainInvoiceCall() {
+  const client = await hostClient();
+  const tool = (await client.listTools()).tools.find((candidate) => candidate.name === 'process_invoice') as Tool;
+  const invoice = sampleInvoice();
+  const started = (await client.callTool({ name: 'process_invoice', arguments: invoice })) as CallToolResult;
+  const taskId = (started.structuredContent as { pendingTask: { taskId: string } }).pendingTask.taskId;
+  return { client, tool, invoice, taskId };
+}
+
 describe('the task view in a real browser', () => {
   test('approve, release the scheduled line item, see both payments; a reload mid-flow resumes where it was', async () => {
     const invoice = sampleInvoice({
@@ -292,11 +302,7 @@ describe('the task view in a real browser', () => {
   });
 
   test('a host that follows the task itself and cancels the call: the view says the task was cancelled', async () => {
-    const client = await hostClient();
-    const tool = (await client.listTools()).tools.find((candidate) => candidate.name === 'process_invoice') as Tool;
-    const invoice = sampleInvoice();
-    const started = (await client.callTool({ name: 'process_invoice', arguments: invoice })) as CallToolResult;
-    const taskId = (started.structuredContent as { pendingTask: { taskId: string } }).pendingTask.taskId;
+    const { client, tool, invoice, taskId } = await plainInvoiceCall();
     // The host keeps the task to itself: the view gets the call's input and no result.
     const chat = await show(client, tool, invoice, undefined, 'light', taskId);
     try {
@@ -315,11 +321,7 @@ describe('the task view in a real browser', () => {
   });
 
   test('a host that follows the task itself and cancels it without telling the view: the view finds the task and reads it cancelled', async () => {
-    const client = await hostClient();
-    const tool = (await client.listTools()).tools.find((candidate) => candidate.name === 'process_invoice') as Tool;
-    const invoice = sampleInvoice();
-    const started = (await client.callTool({ name: 'process_invoice', arguments: invoice })) as CallToolResult;
-    const taskId = (started.structuredContent as { pendingTask: { taskId: string } }).pendingTask.taskId;
+    const { client, tool, invoice, taskId } = await plainInvoiceCall();
     // The host hands the view the call's input only, never a result or a word of the cancel (MCP Inspector 2.12's way).
     const chat = await show(client, tool, invoice, undefined, 'light', taskId);
     try {

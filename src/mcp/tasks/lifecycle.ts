@@ -32,6 +32,16 @@ export interface CreateOptions {
   adoptOnly?: boolean;
 }
 
+/** A call with an idempotency key: its tool and input, the workflow id they derive, the caller, the key and the digest. */
+interface KeyedCall {
+  tool: TaskTool;
+  input: unknown;
+  workflowId: string;
+  principal: string;
+  key: string;
+  digest: string;
+}
+
 /** A task just created, or found again for a retried call (`replayed`). */
 export type CreatedTask = TaskView & { replayed: boolean };
 
@@ -218,14 +228,7 @@ export class TaskLifecycle {
    * stopped between starting the run and binding it, the run still waits for its binding: this call, the same one
    * (principal, tool, key and arguments), binds it and serves it.
    */
-  private async replay(call: {
-    tool: TaskTool;
-    input: unknown;
-    workflowId: string;
-    principal: string;
-    key: string;
-    digest: string;
-  }): Promise<TaskView & { replayed: true }> {
+  private async replay(call: KeyedCall): Promise<TaskView & { replayed: true }> {
     const { tool, workflowId, principal, key, digest } = call;
     // A call of the same key still being set up in this process: its run is served once bound.
     await this.binding.get(workflowId)?.catch(() => undefined);
@@ -252,14 +255,7 @@ export class TaskLifecycle {
    * Binds the run an earlier call of the same key started and did not bind, when its meta is this call's; returns its
    * description once bound, or undefined when there is no such run (or another binding came first).
    */
-  private async bindLeftOver(call: {
-    tool: TaskTool;
-    input: unknown;
-    workflowId: string;
-    principal: string;
-    key: string;
-    digest: string;
-  }): Promise<WorkflowExecutionDescription | undefined> {
+  private async bindLeftOver(call: KeyedCall): Promise<WorkflowExecutionDescription | undefined> {
     const { tool, input, workflowId, principal, digest } = call;
     const waiting = await this.parts.runs.awaitingBinding(workflowId, principal);
     if (!waiting) return undefined;
