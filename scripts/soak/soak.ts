@@ -14,7 +14,8 @@ import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { PaymentsLedger } from '../../src/activities/payments';
 import { LocalTaskStore } from '../../src/client/store';
-import { sleep } from '../../src/util/wait';
+import { isTemporalUnavailable } from '../../src/mcp/tasks/errors';
+import { retryWithBackoff, sleep } from '../../src/util/wait';
 import { ClusterSoakStack } from '../cluster/cluster-soak-stack';
 import type { Managed } from '../lib/processes';
 import { cliClient, LINE_ITEMS, printedOutcome, Rig } from '../lib/rig';
@@ -440,7 +441,13 @@ async function check(rig: SoakStack, jobs: Job[], approvers: SoakApprover[], rep
   // Every workflow the soak started must be known to its client: visibility is eventually consistent, so read twice.
   const listed = new Set<string>();
   for (let attempt = 0; attempt < 2; attempt++) {
-    for await (const info of rig.client!.workflow.list({ query: `TaskQueue = '${rig.taskQueue}'` })) listed.add(info.workflowId);
+    // A Temporal restarted by the last kill may still be coming up: asked again while it is unavailable.
+    await retryWithBackoff(
+      async () => {
+        for await (const info of rig.client!.workflow.list({ query: `TaskQueue = '${rig.taskQueue}'` })) listed.add(info.workflowId);
+      },
+      { isRetryable: isTemporalUnavailable, deadline: Date.now() + 120_000 },
+    );
     await sleep(2_000);
   }
   for (const id of listed) {
