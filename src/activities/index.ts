@@ -7,6 +7,7 @@ import { createNotificationActivities, notificationOutboxFromEnv } from './notif
 import { notificationDeliveryFromEnv, type NotificationDeliveryConfig } from './notification-delivery';
 import { FixtureErp, type ErpCheck } from './erp';
 import { PaymentsLedger, type LedgerEntry, type PaymentRequest } from './payments';
+import { heartbeatingSleep } from '../util/heartbeat';
 
 /** Where the activities keep their files, and how the simulated payment gateway behaves. */
 export interface ActivityConfig {
@@ -201,15 +202,6 @@ export function createActivities(config: ActivityConfig) {
       return found.filter((entry): entry is LedgerEntry => entry !== undefined);
     },
   };
-}
-
-async function heartbeatingSleep(ms: number): Promise<void> {
-  const context = Context.current();
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    context.heartbeat();
-    await context.sleep(Math.min(1_000, until - Date.now()));
-  }
 }
 
 /** The activity interface the workflow proxies. */

@@ -5,6 +5,7 @@ import { defineSearchAttributeKey, IllegalStateError, SearchAttributeType } from
 import { NOTIFY_ACTIVITY, type DecisionNotification } from '../approvals/contract';
 import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../shared/task-contract';
 import { NotificationDeliverer, type NotificationDeliveryConfig } from './notification-delivery';
+import { heartbeating } from '../util/heartbeat';
 
 const PRINCIPAL = defineSearchAttributeKey(PRINCIPAL_SEARCH_ATTRIBUTE, SearchAttributeType.KEYWORD);
 
@@ -21,9 +22,11 @@ export function createNotificationActivities(outboxFile: string, delivery?: Noti
   const deliverer = delivery && new NotificationDeliverer(delivery);
   return {
     async [NOTIFY_ACTIVITY](notification: DecisionNotification): Promise<void> {
-      await appendToOutbox(file, notification);
-      if (!deliverer) return;
-      await deliverer.deliver(notification.requester !== undefined ? notification : await withRequester(notification));
+      await heartbeating(async () => {
+        await appendToOutbox(file, notification);
+        if (!deliverer) return;
+        await deliverer.deliver(notification.requester !== undefined ? notification : await withRequester(notification));
+      });
     },
   };
 }

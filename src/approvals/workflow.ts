@@ -26,14 +26,18 @@ import {
 import { RECORD_DECISION_ACTIVITY, type RecordDecisionInput, type SignedDecisionRecord } from './records/types';
 
 // Notifications are best effort: a worker without the activity, or an outbox that stays down, never holds the question.
+// Both activities heartbeat while they wait on the world outside, so an attempt lost with its worker is retried
+// within the heartbeat timeout.
 const notifier = proxyActivities<Record<typeof NOTIFY_ACTIVITY, (notification: DecisionNotification) => Promise<void>>>({
   startToCloseTimeout: '30 seconds',
+  heartbeatTimeout: '10 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '1 minute', maximumAttempts: 20 },
 });
 
 // The record of an expiry is kept until the store takes it: the question's end waits for nothing else.
 const recorder = proxyActivities<Record<typeof RECORD_DECISION_ACTIVITY, (input: RecordDecisionInput) => Promise<SignedDecisionRecord>>>({
   startToCloseTimeout: '30 seconds',
+  heartbeatTimeout: '10 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 });
 

@@ -74,13 +74,18 @@ const { invoiceApprovalPolicy } = proxyLocalActivities<InvoiceActivities>({ star
 /** What the decision records say of a payment: allowed, or why not. */
 type Verdict = { ok: true } | { ok: false; reason: string };
 
-// The store outside Temporal may be down for a while: the payment waits for it, it is never made unchecked.
+// The store outside Temporal may be down for a while: the payment waits for it, it is never made unchecked. The check
+// heartbeats while it reads, so an attempt lost with its worker is retried within the heartbeat timeout.
 const decisions = proxyActivities<
   Record<
     typeof VERIFY_DECISIONS_ACTIVITY,
     (input: { taskId: string; run: string; key: string; subject: unknown; required: number; requester: string }) => Promise<Verdict>
   >
->({ startToCloseTimeout: '1 minute', retry: { initialInterval: '1 second', maximumInterval: '30 seconds' } });
+>({
+  startToCloseTimeout: '1 minute',
+  heartbeatTimeout: '10 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
+});
 
 // Each ERP call and payment heartbeats while it waits on the outside world, so a worker that dies mid-call is noticed
 // within the heartbeat timeout and the call is retried elsewhere, rather than after the whole start-to-close timeout.

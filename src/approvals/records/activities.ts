@@ -3,6 +3,7 @@
  * recording what the workflow itself decides (a question that expired). Node only.
  */
 import { ApplicationFailure } from '@temporalio/common';
+import { heartbeating } from '../../util/heartbeat';
 import { digestOf } from './canonical';
 import type { DecisionPublicKeys } from './keys';
 import { DecisionStoreError } from './store-error';
@@ -45,7 +46,7 @@ export function createDecisionActivities(options: {
       if (typeof input?.taskId !== 'string' || typeof input.run !== 'string' || typeof input.key !== 'string') {
         throw ApplicationFailure.nonRetryable('mcpVerifyDecisions needs a taskId, a run and a question key', 'BadDecisionCheck');
       }
-      const records = await store.records(input.taskId);
+      const records = await heartbeating(() => store.records(input.taskId));
       const chain = verifyChain(input.taskId, records, keys);
       if (!chain.ok)
         return { ok: false, reason: `the decision records of ${input.taskId} in ${store.describe()} do not check out: ${chain.problem}` };
@@ -59,38 +60,40 @@ export function createDecisionActivities(options: {
           'BadDecisionRecord',
         );
       }
-      for (let attempt = 0; attempt < APPEND_ATTEMPTS; attempt++) {
-        const records = await store.records(input.taskId);
-        const recorded = records.find(
-          (record) =>
-            record.body.decision === 'expire' && record.body.run === input.run && record.body.question?.key === input.question.key,
+      return heartbeating(async () => {
+        for (let attempt = 0; attempt < APPEND_ATTEMPTS; attempt++) {
+          const records = await store.records(input.taskId);
+          const recorded = records.find(
+            (record) =>
+              record.body.decision === 'expire' && record.body.run === input.run && record.body.question?.key === input.question.key,
+          );
+          if (recorded) return recorded;
+          const head = records.at(-1);
+          const shown = input.shown === undefined ? null : input.shown;
+          const body: DecisionRecordBody = {
+            v: 1,
+            taskId: input.taskId,
+            run: input.run,
+            seq: (head?.body.seq ?? 0) + 1,
+            prev: head?.digest ?? null,
+            question: { key: input.question.key, message: input.question.message },
+            shown,
+            subject: digestOf(shown),
+            decision: 'expire',
+            ...(input.reason !== undefined && { reason: input.reason }),
+            by: { ...WORKFLOW_DECIDER, roles: [] },
+            at: input.at,
+            via: 'timer',
+          };
+          const record: SignedDecisionRecord = { body, digest: digestOf(body) };
+          // Another writer (a bridge taking a late answer) took the place: read the chain again, and look again.
+          if ((await store.append(record)) !== 'conflict') return record;
+        }
+        throw new DecisionStoreError(
+          `could not record the expiry of ${input.question.key} of ${input.taskId} in ${store.describe()}: other writers took the next place ${APPEND_ATTEMPTS} times in a row`,
+          store.describe(),
         );
-        if (recorded) return recorded;
-        const head = records.at(-1);
-        const shown = input.shown === undefined ? null : input.shown;
-        const body: DecisionRecordBody = {
-          v: 1,
-          taskId: input.taskId,
-          run: input.run,
-          seq: (head?.body.seq ?? 0) + 1,
-          prev: head?.digest ?? null,
-          question: { key: input.question.key, message: input.question.message },
-          shown,
-          subject: digestOf(shown),
-          decision: 'expire',
-          ...(input.reason !== undefined && { reason: input.reason }),
-          by: { ...WORKFLOW_DECIDER, roles: [] },
-          at: input.at,
-          via: 'timer',
-        };
-        const record: SignedDecisionRecord = { body, digest: digestOf(body) };
-        // Another writer (a bridge taking a late answer) took the place: read the chain again, and look again.
-        if ((await store.append(record)) !== 'conflict') return record;
-      }
-      throw new DecisionStoreError(
-        `could not record the expiry of ${input.question.key} of ${input.taskId} in ${store.describe()}: other writers took the next place ${APPEND_ATTEMPTS} times in a row`,
-        store.describe(),
-      );
+      });
     },
   };
 }
