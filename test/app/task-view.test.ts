@@ -94,6 +94,8 @@ interface Chat {
   view: FrameLocator;
   client: Client;
   taskId: string;
+  /** How many `task_status` calls the view has made through the host so far (its polls). */
+  statusCalls(): number;
   /** Shows the view again from the same tool call, as a host does after a reload. */
   reload(): Promise<void>;
   close(): Promise<void>;
@@ -126,7 +128,11 @@ async function show(
   const { text: html, mimeType } = resource.contents[0] as { text: string; mimeType: string };
   expect(mimeType).toBe(APP_MIME_TYPE);
   const page = await browser.newPage({ viewport: { width: 420, height: 900 } });
-  await page.exposeFunction('hostCallTool', (params: { name: string; arguments?: Record<string, unknown> }) => client.callTool(params));
+  let statusCalls = 0;
+  await page.exposeFunction('hostCallTool', (params: { name: string; arguments?: Record<string, unknown> }) => {
+    if (params.name === 'task_status') statusCalls++;
+    return client.callTool(params);
+  });
   const mount = async () => {
     await page.goto(host.url);
     await page.evaluate((options) => (globalThis as unknown as { mountView(o: unknown): Promise<void> }).mountView(options), {
@@ -144,6 +150,7 @@ async function show(
     view: page.frameLocator('iframe[title="Task view"]'),
     client,
     taskId,
+    statusCalls: () => statusCalls,
     reload: async () => {
       await page.reload();
       await page.evaluate((options) => (globalThis as unknown as { mountView(o: unknown): Promise<void> }).mountView(options), {
@@ -224,7 +231,15 @@ describe('the task view in a real browser', () => {
       })) as CallToolResult;
       expect(refused.isError).toBe(true);
 
-      await view.getByRole('textbox', { name: /Comment/ }).fill('Checked against the PO');
+      // Someone typing is not interrupted by the view's polls: the field keeps the focus, and every key reaches it.
+      const comment = view.getByRole('textbox', { name: /Comment/ });
+      await comment.fill('Checked');
+      await comment.focus();
+      const polled = chat.statusCalls();
+      await eventually(async () => (chat.statusCalls() >= polled + 2 ? true : undefined), 'two more polls of the view', LONG);
+      expect(await comment.evaluate((field) => field === field.ownerDocument.activeElement)).toBe(true);
+      await page.keyboard.type(' against the PO');
+      expect(await comment.inputValue()).toBe('Checked against the PO');
       await page.locator('iframe').screenshot({ path: join(SCREENSHOTS, 'task-view-approval.png') });
       await view.getByRole('button', { name: 'Submit' }).click();
 

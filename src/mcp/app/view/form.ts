@@ -77,13 +77,17 @@ export class QuestionsPanel {
         this.cards.delete(key);
       }
     }
+    // A card already in its place is not touched: moving it, even to where it is, would take the focus from a field
+    // someone is typing in, at every poll.
+    let place: ChildNode | null = this.list.firstChild;
     for (const question of questions) {
       let card = this.cards.get(question.key);
       if (!card) {
         card = question.mode === 'url' ? this.urlCard(question) : this.formCard(question);
         this.cards.set(question.key, card);
       }
-      this.list.appendChild(card);
+      if (card !== place) this.list.insertBefore(card, place);
+      place = card.nextSibling;
     }
     this.heading.textContent = questions.length > 1 ? 'Questions' : 'Question';
     this.element.hidden = questions.length === 0;
