@@ -32,11 +32,6 @@ export async function heartbeating<T>(work: () => Promise<T>): Promise<T> {
 }
 
 /** Waits `ms`, heartbeating; a cancelled activity stops waiting with a `CancelledFailure`. */
-export async function heartbeatingSleep(ms: number): Promise<void> {
-  const context = Context.current();
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    context.heartbeat();
-    await context.sleep(Math.min(HEARTBEAT_EVERY_MS, until - Date.now()));
-  }
+export function heartbeatingSleep(ms: number): Promise<void> {
+  return heartbeating(() => Context.current().sleep(ms));
 }

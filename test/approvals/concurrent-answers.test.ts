@@ -4,8 +4,7 @@
  * them at once. Their seal checks (local activities the handlers await) must leave a history that replays: a worker
  * that restarts after them, or any later worker, goes on with the task.
  */
-import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
-import { CreateTaskResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { randomUUID } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
@@ -16,7 +15,7 @@ import type { InvoiceResult } from '../../src/shared/invoice';
 import { TASK_STATE_MEMO, type PublishedTaskState } from '../../src/shared/task-contract';
 import { TIME_OFF_WORKFLOW_TYPE } from '../../src/workflows/raw-contract';
 import { pollUntil } from '../../src/util/wait';
-import { answer, textOf } from '../helpers/approvals';
+import { answer, invoiceAwaitingApproval, textOf } from '../helpers/approvals';
 import { taskResult } from '../helpers/mcp';
 import { sampleInvoice, sendAnswer, testWorkflowBundle } from '../helpers/temporal';
 import { startStack, type TestStack } from '../helpers/test-stack';
@@ -43,27 +42,13 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-async function connect(bridge: Bridge): Promise<McpClient> {
-  const client = new McpClient({ name: 'concurrent-answers', version: '1.0.0' }, { capabilities: { tasks: { requests: {} } } });
-  await stack.connect(client, bridge);
-  return client;
-}
-
 test('two approvals accepted in one workflow task replay, and the invoice is paid once after a worker restart', async () => {
-  const [sam, ann, bob] = await Promise.all([connect(requesterBridge), connect(annBridge), connect(bobBridge)]);
-  const created = await sam.request(
-    { method: 'tools/call', params: { name: 'process_invoice', arguments: sampleInvoice() as never, task: {} } },
-    CreateTaskResultSchema,
-  );
-  const { taskId } = created.task;
-  await pollUntil(
-    () =>
-      annBridge.approvals.question(taskId, 'approval', { principal: 'ann-concurrent', roles: [ROLE] }).then(
-        () => true,
-        () => undefined,
-      ),
-    { timeoutMs: 60_000, intervalMs: 100, what: `the question of ${taskId} to open` },
-  );
+  const [sam, ann, bob] = await Promise.all([
+    stack.tasksClient('concurrent-answers', requesterBridge),
+    stack.tasksClient('concurrent-answers', annBridge),
+    stack.tasksClient('concurrent-answers', bobBridge),
+  ]);
+  const taskId = await invoiceAwaitingApproval(sam, sampleInvoice(), annBridge, { principal: 'ann-concurrent', roles: [ROLE] });
 
   // Nothing polls: both Updates wait on the server and are handed over together to the next worker.
   await stack.stopWorker();

@@ -6,8 +6,6 @@
  *
  * The worker here drops the first attempt of each: it takes it and never answers or heartbeats.
  */
-import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
-import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { temporal } from '@temporalio/proto';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { NOTIFY_ACTIVITY } from '../../src/approvals/contract';
@@ -16,7 +14,7 @@ import type { Bridge } from '../../src/mcp/bridge';
 import type { InvoiceResult } from '../../src/shared/invoice';
 import type { Telemetry } from '../../src/shared/telemetry';
 import { pollUntil } from '../../src/util/wait';
-import { answer } from '../helpers/approvals';
+import { answer, invoiceAwaitingApproval } from '../helpers/approvals';
 import { taskResult } from '../helpers/mcp';
 import { sampleInvoice } from '../helpers/temporal';
 import { startStack, type TestStack } from '../helpers/test-stack';
@@ -57,12 +55,6 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-async function connect(bridge: Bridge): Promise<McpClient> {
-  const client = new McpClient({ name: 'lost-attempts', version: '1.0.0' }, { capabilities: { tasks: { requests: {} } } });
-  await stack.connect(client, bridge);
-  return client;
-}
-
 /** The attempts of the activities of {@link DROPPED} of `taskId` that ended, as its history records their start. */
 async function retriedAttempts(taskId: string): Promise<{ activity?: string; attempt?: number | null; timedOut?: number | null }[]> {
   const { events } = await stack.temporal.workflow.getHandle(taskId).fetchHistory();
@@ -83,20 +75,11 @@ async function retriedAttempts(taskId: string): Promise<{ activity?: string; att
 }
 
 test('a decision check and a notification whose first attempts are lost are retried after the heartbeat timeout', async () => {
-  const [sam, ann] = await Promise.all([connect(requesterBridge), connect(approverBridge)]);
-  const created = await sam.request(
-    { method: 'tools/call', params: { name: 'process_invoice', arguments: sampleInvoice() as never, task: {} } },
-    CreateTaskResultSchema,
-  );
-  const { taskId } = created.task;
-  await pollUntil(
-    () =>
-      approverBridge.approvals.question(taskId, 'approval', { principal: 'ann-lost-attempts', roles: [ROLE] }).then(
-        () => true,
-        () => undefined,
-      ),
-    { timeoutMs: 60_000, intervalMs: 100, what: `the question of ${taskId} to open` },
-  );
+  const [sam, ann] = await Promise.all([
+    stack.tasksClient('lost-attempts', requesterBridge),
+    stack.tasksClient('lost-attempts', approverBridge),
+  ]);
+  const taskId = await invoiceAwaitingApproval(sam, sampleInvoice(), approverBridge, { principal: 'ann-lost-attempts', roles: [ROLE] });
   // The notification that the question was asked, retried (its start is in the history once the retry ends).
   await pollUntil(
     async () => ((await retriedAttempts(taskId)).some((started) => started.activity === NOTIFY_ACTIVITY) ? true : undefined),

@@ -5,7 +5,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ElicitRequestSchema, type CallToolResult, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CreateTaskResultSchema,
+  ElicitRequestSchema,
+  type CallToolResult,
+  type ElicitRequest,
+  type ElicitResult,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { Invoice } from '../../src/shared/invoice';
+import type { Bridge } from '../../src/mcp/bridge';
 import { pollUntil } from '../../src/util/wait';
 
 /** A principal of the token file, with the token that stands for it and its roles (comma-separated). */
@@ -116,4 +124,30 @@ export async function awaitInInbox(
     },
     { timeoutMs, intervalMs: 250, what: () => `task ${taskId} in the inbox as expected (last: ${JSON.stringify(last)})` },
   );
+}
+
+/**
+ * Starts `process_invoice` for `invoice` as a task of `client`, and waits until `approver` may open its question
+ * "approval" on `bridge` (the worker has asked it); returns the task id.
+ */
+export async function invoiceAwaitingApproval(
+  client: McpClient,
+  invoice: Invoice,
+  bridge: Bridge,
+  approver: { principal: string; roles: string[] },
+): Promise<string> {
+  const created = await client.request(
+    { method: 'tools/call', params: { name: 'process_invoice', arguments: invoice as never, task: {} } },
+    CreateTaskResultSchema,
+  );
+  const { taskId } = created.task;
+  await pollUntil(
+    () =>
+      bridge.approvals.question(taskId, 'approval', approver).then(
+        () => true,
+        () => undefined,
+      ),
+    { timeoutMs: 60_000, intervalMs: 100, what: `the question of ${taskId} to open` },
+  );
+  return taskId;
 }

@@ -4,7 +4,7 @@
  * processes and in-memory SDK clients, all taken down by {@link TestStack.stop}.
  */
 import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../../src/shared/task-contract';
-import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { Client, Connection, type ClientInterceptors, type ConnectionOptions } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
 import type { ActivityConfig } from '../../src/activities';
@@ -217,6 +217,13 @@ export class TestStack {
     const close = () => (closing ??= disconnect());
     this.inMemory.push(close);
     return close;
+  }
+
+  /** A client named `name` that declares 2025-11-25 tasks, connected in memory to `bridge` (see {@link connect}). */
+  async tasksClient(name: string, bridge: Bridge = this.bridge): Promise<McpClient> {
+    const client = new McpClient({ name, version: '1.0.0' }, { capabilities: { tasks: { requests: {} } } });
+    await this.connect(client, bridge);
+    return client;
   }
 
   /** Closes the in-memory connections of {@link connect} (in `afterEach`, for clients of one test). */

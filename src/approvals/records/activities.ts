@@ -60,40 +60,42 @@ export function createDecisionActivities(options: {
           'BadDecisionRecord',
         );
       }
-      return heartbeating(async () => {
-        for (let attempt = 0; attempt < APPEND_ATTEMPTS; attempt++) {
-          const records = await store.records(input.taskId);
-          const recorded = records.find(
-            (record) =>
-              record.body.decision === 'expire' && record.body.run === input.run && record.body.question?.key === input.question.key,
-          );
-          if (recorded) return recorded;
-          const head = records.at(-1);
-          const shown = input.shown === undefined ? null : input.shown;
-          const body: DecisionRecordBody = {
-            v: 1,
-            taskId: input.taskId,
-            run: input.run,
-            seq: (head?.body.seq ?? 0) + 1,
-            prev: head?.digest ?? null,
-            question: { key: input.question.key, message: input.question.message },
-            shown,
-            subject: digestOf(shown),
-            decision: 'expire',
-            ...(input.reason !== undefined && { reason: input.reason }),
-            by: { ...WORKFLOW_DECIDER, roles: [] },
-            at: input.at,
-            via: 'timer',
-          };
-          const record: SignedDecisionRecord = { body, digest: digestOf(body) };
-          // Another writer (a bridge taking a late answer) took the place: read the chain again, and look again.
-          if ((await store.append(record)) !== 'conflict') return record;
-        }
-        throw new DecisionStoreError(
-          `could not record the expiry of ${input.question.key} of ${input.taskId} in ${store.describe()}: other writers took the next place ${APPEND_ATTEMPTS} times in a row`,
-          store.describe(),
-        );
-      });
+      return heartbeating(() => appendExpiry(store, input));
     },
   };
+}
+
+/** Appends the expiry `input` names to `store`, unless it is there already; returns the record on file. */
+async function appendExpiry(store: DecisionStore, input: RecordDecisionInput): Promise<SignedDecisionRecord> {
+  for (let attempt = 0; attempt < APPEND_ATTEMPTS; attempt++) {
+    const records = await store.records(input.taskId);
+    const recorded = records.find(
+      (record) => record.body.decision === 'expire' && record.body.run === input.run && record.body.question?.key === input.question.key,
+    );
+    if (recorded) return recorded;
+    const head = records.at(-1);
+    const shown = input.shown === undefined ? null : input.shown;
+    const body: DecisionRecordBody = {
+      v: 1,
+      taskId: input.taskId,
+      run: input.run,
+      seq: (head?.body.seq ?? 0) + 1,
+      prev: head?.digest ?? null,
+      question: { key: input.question.key, message: input.question.message },
+      shown,
+      subject: digestOf(shown),
+      decision: 'expire',
+      ...(input.reason !== undefined && { reason: input.reason }),
+      by: { ...WORKFLOW_DECIDER, roles: [] },
+      at: input.at,
+      via: 'timer',
+    };
+    const record: SignedDecisionRecord = { body, digest: digestOf(body) };
+    // Another writer (a bridge taking a late answer) took the place: read the chain again, and look again.
+    if ((await store.append(record)) !== 'conflict') return record;
+  }
+  throw new DecisionStoreError(
+    `could not record the expiry of ${input.question.key} of ${input.taskId} in ${store.describe()}: other writers took the next place ${APPEND_ATTEMPTS} times in a row`,
+    store.describe(),
+  );
 }
