@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync }
 import os from 'node:os';
 import path from 'node:path';
 import { freePort, Managed, ROOT } from './lib/processes';
+import { toolCacheDir } from './lib/tool-cache';
 
 /** The suite release with the SEP-2663 task scenarios; its CLI needs Node 22. */
 const SUITE = '@modelcontextprotocol/conformance@0.2.0-alpha.11';
@@ -50,8 +51,7 @@ interface Check {
 }
 
 function cacheDir(): string {
-  const base = process.env.TEMPORAL_MCP_CACHE ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'temporal-mcp');
-  return path.join(base, 'conformance');
+  return path.join(toolCacheDir(), 'conformance');
 }
 
 /** The Node 22 binary and the suite's CLI entry, installing them first if needed. */

@@ -26,6 +26,7 @@ import { temporal } from '@temporalio/proto';
 import { activityConfigFromEnv } from '../src/activities';
 import { readNotifications } from '../src/activities/notifications';
 import { PaymentsLedger } from '../src/activities/payments';
+import { defaultPublicKeyFile } from '../src/approvals/records/keys';
 import { DEFAULT_ADDRESS, temporalConfigFromEnv, type TemporalConfig } from '../src/shared/temporal-config';
 import { formatAmount, type InvoiceResult } from '../src/shared/invoice';
 import { pollUntil, sleep } from '../src/util/wait';
@@ -293,14 +294,14 @@ function printReceipt(taskId: string, outcome: InvoiceResult): void {
   say(`the auditor: temporal-mcp-tasks approvals verify ${taskId} --export ${receipt}`);
   const exported = cli([taskId, '--export', receipt]);
   process.stdout.write(indent(`${exported.stdout}${exported.stderr}`.trimEnd()) + '\n');
-  if (exported.status !== 0) return;
-  const publicKey =
-    process.env.MCP_DECISION_PUBLIC_KEY ?? path.join(os.homedir(), '.config', 'temporal-mcp-tasks', 'decision-signing-key.pub.pem');
+  if (exported.status !== 0) throw new Error(`approvals verify --export exited with ${exported.status} (see above)`);
+  const publicKey = process.env.MCP_DECISION_PUBLIC_KEY ?? defaultPublicKeyFile();
   say(
     `the auditor, with the receipt and the public key alone: temporal-mcp-tasks approvals verify --receipt ${receipt} --public-key ${publicKey}`,
   );
   const offline = cli(['--receipt', receipt, '--public-key', publicKey]);
   process.stdout.write(indent(`${offline.stdout}${offline.stderr}`.trimEnd()) + '\n');
+  if (offline.status !== 0) throw new Error(`approvals verify --receipt exited with ${offline.status} (see above)`);
   const records = (
     JSON.parse(readFileSync(receipt, 'utf8')) as {
       records: { body: { seq: number; decision: string; by: { person: string } }; digest: string }[];

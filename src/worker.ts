@@ -8,7 +8,7 @@ import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporal
 import { answerSealFromEnv, createAnswerActivities, type AnswerSeal } from './shared/answer-proof';
 import { activityConfigFromEnv, createActivities, importJsonLinesFiles, type ActivityConfig } from './activities';
 import { createDecisionActivities } from './approvals/records/activities';
-import { decisionPublicKeysFromEnv, type DecisionPublicKeys } from './approvals/records/keys';
+import { decisionPublicKeysFromEnv, describeDecisionPublicKeys, type DecisionPublicKeys } from './approvals/records/keys';
 import { decisionStoreFromEnv } from './approvals/records/store';
 import { describeNotificationDelivery } from './activities/notification-delivery';
 import { checkTemporal, describeCheck, TemporalCheckError } from './shared/temporal-check';
@@ -191,7 +191,7 @@ async function main(argv: string[]): Promise<void> {
   const activities = activityConfigFromEnv();
   // Read before polling: a worker without the bridge's key would refuse every answer.
   const answerSeal = answerSealFromEnv();
-  // Read before polling too: without the public key no payment of an invoice approved by role could be checked.
+  // Named keys are read before polling; the machine's default public key may come later, when the server first starts.
   const decisionKeys = decisionPublicKeysFromEnv();
   const imported = await importJsonLinesFiles(activities);
   if (imported.payments !== undefined) log.info(`worker: ${imported.payments} payment(s) imported from ${activities.ledgerDir}.jsonl`);
@@ -239,7 +239,7 @@ async function main(argv: string[]): Promise<void> {
     `worker: invoices approved by ${describePolicy(activities.invoiceApproval)}; notifications to ${activities.notificationOutbox}${reached}`,
   );
   log.info(
-    `worker: polling task queue "${config.taskQueue}" on ${config.address} (namespace ${config.namespace}); ledger ${activities.ledgerDir}; answer key ${answerSeal.keyId}; decisions in ${redactUrl(activities.decisionStore)}, checked with key ${decisionKeys.keyIds.join(', ')}`,
+    `worker: polling task queue "${config.taskQueue}" on ${config.address} (namespace ${config.namespace}); ledger ${activities.ledgerDir}; answer key ${answerSeal.keyId}; decisions in ${redactUrl(activities.decisionStore)}, checked with ${describeDecisionPublicKeys()}`,
   );
   try {
     await worker.run();

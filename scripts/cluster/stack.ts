@@ -10,7 +10,6 @@
 import { execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -23,6 +22,7 @@ import { pollUntil } from '../../src/util/wait';
 import { findPostgresBin, LocalPostgres } from '../lib/postgres';
 import { pidAlive, ROOT } from '../lib/processes';
 import { tokenIn, writeTokensFile } from '../lib/tokens-file';
+import { toolCacheDir } from '../lib/tool-cache';
 
 /** The Temporal server release the stack builds and runs. */
 export const SERVER_VERSION = 'v1.29.1';
@@ -246,7 +246,7 @@ export class ClusterStack {
 
   /** Temporal's server, SQL tool and Web UI server, built with `go install` into the cache beside the CLI (once). */
   private async serverBinaries(): Promise<{ server: string; sql: string; ui: string }> {
-    const cache = process.env.TEMPORAL_MCP_CACHE ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(homedir(), '.cache'), 'temporal-mcp');
+    const cache = toolCacheDir();
     const bin = path.join(cache, `server-${SERVER_VERSION}`);
     const uiBin = path.join(cache, `ui-server-${UI_VERSION}`);
     const server = path.join(bin, 'server');

@@ -6,10 +6,11 @@
 import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os, { homedir } from 'node:os';
+import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { freePort, ROOT } from './dev-server';
+import { toolCacheDir } from '../../scripts/lib/tool-cache';
 
 const SOURCE = path.join(ROOT, 'test/app/inspector');
 
@@ -17,7 +18,7 @@ const SOURCE = path.join(ROOT, 'test/app/inspector');
 async function installedInspector(): Promise<string> {
   const lock = readFileSync(path.join(SOURCE, 'package-lock.json'));
   const digest = createHash('sha256').update(lock).digest('hex').slice(0, 12);
-  const cache = process.env.TEMPORAL_MCP_CACHE ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(homedir(), '.cache'), 'temporal-mcp');
+  const cache = toolCacheDir();
   const dir = path.join(cache, `inspector-${digest}`);
   const marker = path.join(dir, '.complete');
   if (existsSync(marker)) return dir;

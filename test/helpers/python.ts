@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { ROOT } from './dev-server';
+import { toolCacheDir } from '../../scripts/lib/tool-cache';
 
 const run = promisify(execFile);
 const CLIENTS_LOCK = path.join(ROOT, 'test/python/requirements.lock');
@@ -17,7 +17,7 @@ const CLIENT = path.join(ROOT, 'test/python/mcp2026_client.py');
  */
 async function pythonEnvironment(name: string, lock: string): Promise<string> {
   const digest = createHash('sha256').update(readFileSync(lock)).digest('hex').slice(0, 12);
-  const cache = process.env.TEMPORAL_MCP_CACHE ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(homedir(), '.cache'), 'temporal-mcp');
+  const cache = toolCacheDir();
   const venv = path.join(cache, `${name}-${digest}`);
   const python = path.join(venv, 'bin', 'python');
   mkdirSync(cache, { recursive: true });

@@ -13,9 +13,10 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CreateTaskResultSchema, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import { Managed } from '../../scripts/lib/processes';
+import { freshHome } from '../../scripts/lib/tool-cache';
 import { freePort, ROOT } from '../helpers/dev-server';
 import { APPROVE, newMcpClient, ScriptedUser, taskResult } from '../helpers/mcp';
-import { sampleInvoice, testAddress, uniqueTaskQueue } from '../helpers/temporal';
+import { eventually, sampleInvoice, testAddress, uniqueTaskQueue } from '../helpers/temporal';
 
 const VERSION = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 const TASK_VIEW_URI = 'ui://temporal-mcp-tasks/task-view.html';
@@ -365,6 +366,77 @@ describe('the package (npm pack, npm install in a scratch project)', () => {
         expect(user.asked.map((asked) => asked.message)).toEqual(['How should Ada be greeted?']);
       } finally {
         await client.close();
+      }
+    },
+    FLOW_TIMEOUT_MS,
+  );
+
+  test(
+    'a first run of the installed commands in an empty home: dev-server start, worker before any server, serve, approvals verify',
+    async () => {
+      // What a new machine has: no keys, no token, no marks of earlier runs; nothing of this test run's settings.
+      const home = freshHome();
+      const port = await freePort();
+      const inherited = Object.entries(scratchEnv()).filter(([name]) => !/^(MCP_|TEMPORAL_|TEST_)/.test(name));
+      const firstRun = (extra: Record<string, string> = {}) => ({
+        ...Object.fromEntries(inherited),
+        ...home.env,
+        TEMPORAL_PORT: String(port),
+        TEMPORAL_ADDRESS: `127.0.0.1:${port}`,
+        TEMPORAL_HEADLESS: '1',
+        TEMPORAL_STATE_DIR: path.join(home.dir, 'temporal'),
+        ...extra,
+      });
+      const npx = (args: string[]) => run('npx', args, { cwd: scratch, env: firstRun(), timeoutMs: 5 * 60_000 });
+      const worker = new Managed('first-run worker', 'npx', () => ['temporal-mcp-tasks', 'worker'], firstRun(), undefined, scratch);
+      const clients: ReturnType<typeof newMcpClient>[] = [];
+      const connectAs = async (principal: string, roles?: string) => {
+        const client = newMcpClient(`first-run-${principal}`, false);
+        clients.push(client);
+        await client.connect(
+          new StdioClientTransport({
+            command: 'npx',
+            args: ['temporal-mcp-tasks', 'serve', '--samples'],
+            cwd: scratch,
+            env: firstRun({ MCP_LOCAL_PRINCIPAL: principal, ...(roles && { MCP_LOCAL_ROLES: roles }) }),
+            stderr: 'pipe',
+          }),
+        );
+        return client;
+      };
+      try {
+        const devServer = await npx(['temporal-mcp-tasks', 'dev-server', 'start']);
+        if (devServer.code !== 0) throw new Error(`dev-server start exited with ${devServer.code}:\n${devServer.stderr.slice(-3000)}`);
+        worker.start();
+        await worker.waitFor(/worker: polling task queue/, 60_000);
+        expect(worker.output).toMatch(/read when first needed/);
+        expect(existsSync(path.join(home.env.XDG_CONFIG_HOME, 'temporal-mcp-tasks', 'decision-signing-key.pub.pem'))).toBe(false);
+
+        const submitter = await connectAs('first-run-submitter');
+        const approver = await connectAs('first-run-approver', 'ap-approver');
+        const invoice = await submitter.request(
+          { method: 'tools/call', params: { name: 'process_invoice', arguments: sampleInvoice(), task: {} } },
+          CreateTaskResultSchema,
+        );
+        const taskId = invoice.task.taskId;
+        await eventually(async () => {
+          const inbox = await approver.callTool({ name: 'approvals_inbox', arguments: {} });
+          return (inbox.structuredContent as { items: { taskId: string }[] }).items.find((item) => item.taskId === taskId);
+        }, `task ${taskId} in the approver's inbox`);
+        const answered = await approver.callTool({
+          name: 'approvals_answer',
+          arguments: { taskId, key: 'approval', action: 'accept', content: { decision: 'approve' } },
+        });
+        expect(answered.isError).toBeFalsy();
+        expect((await taskResult(submitter, taskId, 120_000)).structuredContent).toMatchObject({ outcome: 'paid' });
+
+        const verified = await npx(['temporal-mcp-tasks', 'approvals', 'verify', taskId]);
+        expect({ code: verified.code, stdout: verified.stdout }).toEqual({ code: 0, stdout: expect.stringMatching(/^VALID: /m) });
+        expect(verified.stdout).toMatch(/approved by 1 distinct person/);
+      } finally {
+        await Promise.all([...clients.map((client) => client.close()), worker.kill()]);
+        await npx(['temporal-mcp-tasks', 'dev-server', 'stop']);
+        home.remove();
       }
     },
     FLOW_TIMEOUT_MS,

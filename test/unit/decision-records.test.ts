@@ -14,6 +14,7 @@ import {
   DecisionKeyError,
   decisionPublicKeysFromEnv,
   decisionSignerFromEnv,
+  describeDecisionPublicKeys,
   publicKeysFromPem,
 } from '../../src/approvals/records/keys';
 import { exportReceipt, verifyReceipt } from '../../src/approvals/records/receipt';
@@ -123,10 +124,15 @@ describe('signing', () => {
     const noKeys = { XDG_CONFIG_HOME: path.join(tempDir(), 'empty') };
     // Read when first needed: a worker may start before the server has made the pair.
     const later = decisionPublicKeysFromEnv(noKeys);
+    expect(describeDecisionPublicKeys(noKeys)).toMatch(/read when first needed \(the server makes the key pair when it first starts\)/);
+    expect(existsSync(path.join(noKeys.XDG_CONFIG_HOME, 'temporal-mcp-tasks'))).toBe(false);
     expect(() => later.keyIds).toThrow(/set MCP_DECISION_PUBLIC_KEY .*or start the server once/);
     const [record] = chainOf(TASK, signer, [{ decision: 'approve' }]);
     expect(() => verifyChain(TASK, [record], later)).toThrow(DecisionKeyError);
     const made = decisionSignerFromEnv(noKeys);
+    expect(describeDecisionPublicKeys(noKeys)).toBe(
+      `the public key in ${path.join(noKeys.XDG_CONFIG_HOME, 'temporal-mcp-tasks', 'decision-signing-key.pub.pem')}`,
+    );
     expect(later.keyIds).toEqual([made.keyId]);
     expect(later.verify(chainOf(TASK, made, [{ decision: 'approve' }])[0])).toBe(true);
     expect(() => decisionPublicKeysFromEnv({ MCP_DECISION_PUBLIC_KEY: file })).toThrow(/cannot read the decision public key/);

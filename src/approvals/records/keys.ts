@@ -178,6 +178,18 @@ export function decisionPublicKeysFromEnv(env: NodeJS.ProcessEnv = process.env):
   };
 }
 
+/**
+ * Where {@link decisionPublicKeysFromEnv} takes its keys from, in words, without reading them: a worker says so when it
+ * starts, which may be before the server has made the machine's key pair.
+ */
+export function describeDecisionPublicKeys(env: NodeJS.ProcessEnv = process.env): string {
+  const named = env[DECISION_PUBLIC_KEY_ENV]?.trim();
+  if (named) return `the public key(s) in ${named}`;
+  const file = defaultPublicKeyFile(env);
+  if (existsSync(file) || existsSync(defaultSigningKeyFile(env))) return `the public key in ${file}`;
+  return `the public key in ${file}, read when first needed (the server makes the key pair when it first starts)`;
+}
+
 /** The public half of the machine's default key pair; derived from its private key when only that is there. */
 function defaultPublicKeys(env: NodeJS.ProcessEnv): DecisionPublicKeys {
   const file = defaultPublicKeyFile(env);
