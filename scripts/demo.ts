@@ -51,8 +51,9 @@ Runs the invoice flow with three people, each through a real MCP client of their
      approves it with approvals_answer; the second is shown the form on their own call (elicitation) and approves,
   5. pays one line item now and releases the one scheduled for later,
   6. prints each status change, who approved, and the payments ledger entries of the task,
-  7. exports the approvals as a receipt (temporal-mcp-tasks approvals verify TASK --export FILE) and verifies it with
-     the public key alone, as an auditor without access to Temporal would.
+  7. exports the approvals as a receipt (npm run -s approvals -- verify TASK --export FILE; temporal-mcp-tasks approvals
+     verify where the package is installed) and verifies it with the public key alone, as an auditor without access to
+     Temporal would.
 A worker started with INVOICE_APPROVER_ROLE=requester asks the submitter instead; the demo then answers as them.
 It stops the worker it started; the dev server keeps running (./temporal-dev.sh stop stops it).
 Environment: the same TEMPORAL_* variables as npm run serve and npm run worker.
@@ -276,9 +277,9 @@ async function main(argv: string[]): Promise<void> {
 }
 
 /**
- * What an auditor does: `temporal-mcp-tasks approvals verify TASK --export FILE` reads the decision store (no Temporal)
- * and writes the receipt; `approvals verify --receipt FILE --public-key FILE` checks the receipt with the public key
- * alone. Prints both, and the receipt's records.
+ * What an auditor does: `approvals verify TASK --export FILE` reads the decision store (no Temporal) and writes the
+ * receipt; `approvals verify --receipt FILE --public-key FILE` checks the receipt with the public key alone. Prints both
+ * commands as a checkout runs them, their output, and the receipt's records; throws when either fails.
  */
 function printReceipt(taskId: string, outcome: InvoiceResult): void {
   if (!outcome.approval?.approvers?.some((approver) => approver.record)) {
@@ -286,18 +287,15 @@ function printReceipt(taskId: string, outcome: InvoiceResult): void {
     return;
   }
   const receipt = path.join(mkdtempSync(path.join(os.tmpdir(), 'temporal-mcp-demo-')), `${taskId}.receipt.json`);
-  const cli = (args: string[]) =>
-    spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'cli.ts'), 'approvals', 'verify', ...args], {
-      cwd: ROOT,
-      encoding: 'utf8',
-    });
-  say(`the auditor: temporal-mcp-tasks approvals verify ${taskId} --export ${receipt}`);
+  // In a checkout `npm run -s approvals --` is the installed package's `temporal-mcp-tasks approvals`.
+  const cli = (args: string[]) => spawnSync('npm', ['run', '-s', 'approvals', '--', 'verify', ...args], { cwd: ROOT, encoding: 'utf8' });
+  say(`the auditor: npm run -s approvals -- verify ${taskId} --export ${receipt}`);
   const exported = cli([taskId, '--export', receipt]);
   process.stdout.write(indent(`${exported.stdout}${exported.stderr}`.trimEnd()) + '\n');
   if (exported.status !== 0) throw new Error(`approvals verify --export exited with ${exported.status} (see above)`);
   const publicKey = process.env.MCP_DECISION_PUBLIC_KEY ?? defaultPublicKeyFile();
   say(
-    `the auditor, with the receipt and the public key alone: temporal-mcp-tasks approvals verify --receipt ${receipt} --public-key ${publicKey}`,
+    `the auditor, with the receipt and the public key alone: npm run -s approvals -- verify --receipt ${receipt} --public-key ${publicKey}`,
   );
   const offline = cli(['--receipt', receipt, '--public-key', publicKey]);
   process.stdout.write(indent(`${offline.stdout}${offline.stderr}`.trimEnd()) + '\n');

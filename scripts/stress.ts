@@ -1,14 +1,16 @@
 /**
- * npm run test:stress [-- --runs N] [-- --hog] [-- --help]: CI's run, several times in a row on fresh clones, with a
- * CPU hog beside it if asked. Prints each run's time and verdict, and the titles of the tests that failed.
+ * npm run test:stress [-- --runs N] [-- --hog] [-- --fresh-home] [-- --help]: CI's run, several times in a row on fresh
+ * clones, with a CPU hog beside it and an empty home folder if asked. Prints each run's time and verdict, and the titles
+ * of the tests that failed.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { appendFile, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { freshHome } from './lib/tool-cache';
 
-const HELP = `Usage: npm run test:stress -- [--runs N] [--hog] [--keep] [--help]
+const HELP = `Usage: npm run test:stress -- [--runs N] [--hog] [--fresh-home] [--keep] [--help]
 
 Runs what CI runs (CI=true bash .ci/run, no standard input) on a fresh clone of this checkout's HEAD, N times in a
 row, each on a clone of its own, and prints each run's time, its verdict and the tests that failed. Only what is
@@ -16,6 +18,10 @@ committed is run, as in CI.
 
   --runs N   how many runs (default 3)
   --hog      keep one core busy with a CPU hog for the whole time, as CI's machine may be
+  --fresh-home
+             run each with an empty HOME, XDG_CONFIG_HOME and XDG_STATE_HOME of its own, as on a machine that never
+             ran the project (no keys, tokens or marks of earlier runs); the caches of downloads and built tools
+             (TEMPORAL_MCP_CACHE, npm's, pip's and Go's) are kept, so nothing is fetched or built again
   --keep     keep each clone (by default a clone whose run passed is removed; a failed one is kept)
 
 Each run's whole output goes to run-<n>.log in a folder printed at the start, kept at the end.
@@ -25,15 +31,17 @@ Exit code 0 when every run passed, 1 otherwise, 2 for a bad command line.
 interface Options {
   runs: number;
   hog: boolean;
+  freshHome: boolean;
   keep: boolean;
 }
 
 function parse(argv: string[]): Options {
-  const options: Options = { runs: 3, hog: false, keep: false };
+  const options: Options = { runs: 3, hog: false, freshHome: false, keep: false };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--hog') options.hog = true;
     else if (arg === '--keep') options.keep = true;
+    else if (arg === '--fresh-home') options.freshHome = true;
     else if (arg === '--runs') {
       const runs = Number(argv[++i]);
       if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs needs a whole number from 1 up, not "${argv[i] ?? ''}"`);
@@ -97,7 +105,7 @@ async function main(options: Options): Promise<number> {
   const root = path.resolve(__dirname, '..');
   const dir = mkdtempSync(path.join(os.tmpdir(), 'temporal-mcp-stress-'));
   process.stdout.write(
-    `stress: ${options.runs} run(s) of CI's .ci/run on fresh clones${options.hog ? ', with a CPU hog on one core' : ''}; logs in ${dir}\n`,
+    `stress: ${options.runs} run(s) of CI's .ci/run on fresh clones${options.hog ? ', with a CPU hog on one core' : ''}${options.freshHome ? ', each with an empty home' : ''}; logs in ${dir}\n`,
   );
   const hog = options.hog ? startHog() : undefined;
   const stopHog = () => hog?.kill('SIGKILL');
@@ -113,7 +121,9 @@ async function main(options: Options): Promise<number> {
       const started = Date.now();
       const cloned = await run('git', ['clone', '--quiet', '--no-hardlinks', root, clone], dir, log);
       if (cloned !== 0) throw new Error(`git clone of ${root} failed; see ${log}`);
-      const code = await run('bash', ['.ci/run'], clone, log, ciEnvironment());
+      const home = options.freshHome ? freshHome() : undefined;
+      if (home) await appendFile(log, `stress: an empty home for this run: ${JSON.stringify(home.env)}\n`);
+      const code = await run('bash', ['.ci/run'], clone, log, { ...ciEnvironment(), ...home?.env }).finally(() => home?.remove());
       const { totals, failed } = await verdictOf(log);
       const verdict = code === 0 ? 'passed' : `FAILED (exit ${code})`;
       process.stdout.write(`run ${index}/${options.runs}: ${verdict} in ${duration(Date.now() - started)}${totals ? `; ${totals}` : ''}\n`);

@@ -33,9 +33,9 @@ function runDemo(env: Record<string, string>): Promise<{ code: number | null; st
   });
 }
 
-/** The arguments of each `temporal-mcp-tasks approvals verify …` command the demo printed for the auditor. */
+/** Each `npm run -s approvals -- verify …` command the demo printed for the auditor, as its words. */
 function printedVerifyCommands(stdout: string): string[][] {
-  return [...stdout.matchAll(/the auditor[^:]*: temporal-mcp-tasks approvals verify (.+)$/gm)].map((match) => match[1].trim().split(/\s+/));
+  return [...stdout.matchAll(/the auditor[^:]*: (npm run -s approvals -- verify .+)$/gm)].map((match) => match[1].trim().split(/\s+/));
 }
 
 describe('npm run demo on a machine that never ran the project', () => {
@@ -95,14 +95,10 @@ describe('npm run demo on a machine that never ran the project', () => {
     expect(existsSync(path.join(home.env.XDG_CONFIG_HOME, 'temporal-mcp-tasks', 'decision-signing-key.pub.pem'))).toBe(true);
     const commands = printedVerifyCommands(demo.stdout);
     expect(commands).toHaveLength(2);
-    expect(commands.map((args) => args.find((arg) => arg.startsWith('--')))).toEqual(['--export', '--receipt']);
-    for (const args of commands) {
-      const run = spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'cli.ts'), 'approvals', 'verify', ...args], {
-        cwd: ROOT,
-        env,
-        encoding: 'utf8',
-      });
-      if (run.status !== 0) throw new Error(`approvals verify ${args.join(' ')} exited with ${run.status}:\n${run.stdout}\n${run.stderr}`);
+    expect(commands.map((words) => words.slice(6).find((word) => word.startsWith('--')))).toEqual(['--export', '--receipt']);
+    for (const [command, ...args] of commands) {
+      const run = spawnSync(command, args, { cwd: ROOT, env, encoding: 'utf8' });
+      if (run.status !== 0) throw new Error(`${command} ${args.join(' ')} exited with ${run.status}:\n${run.stdout}\n${run.stderr}`);
       expect(run.stdout).toMatch(/^VALID: /m);
       expect(run.stdout).toMatch(/approved by 2 distinct people/);
     }

@@ -23,6 +23,7 @@ import { findPostgresBin, LocalPostgres } from '../lib/postgres';
 import { pidAlive, ROOT } from '../lib/processes';
 import { tokenIn, writeTokensFile } from '../lib/tokens-file';
 import { toolCacheDir } from '../lib/tool-cache';
+import { aptInstallSync } from '../lib/apt';
 
 /** The Temporal server release the stack builds and runs. */
 export const SERVER_VERSION = 'v1.29.1';
@@ -271,7 +272,7 @@ export class ClusterStack {
 
   /** PostgreSQL's binaries; Debian's package is installed when they are missing (as root). */
   private postgresBin(): string {
-    const bin = findPostgresBin() ?? (this.aptInstall('postgresql'), findPostgresBin());
+    const bin = findPostgresBin() ?? (this.aptInstall('postgresql', 'ls /usr/lib/postgresql/*/bin/initdb'), findPostgresBin());
     if (!bin) throw new Error('PostgreSQL is not installed and could not be installed: apt-get install postgresql');
     return bin;
   }
@@ -283,24 +284,14 @@ export class ClusterStack {
 
   private haproxyBin(): string {
     const which = () => spawnSync('sh', ['-c', 'command -v haproxy'], { encoding: 'utf8' }).stdout.trim() || undefined;
-    const bin = which() ?? (this.aptInstall('haproxy'), which());
+    const bin = which() ?? (this.aptInstall('haproxy', 'command -v haproxy'), which());
     if (!bin) throw new Error('HAProxy is not installed and could not be installed: apt-get install haproxy');
     return bin;
   }
 
-  private aptInstall(pkg: string): void {
+  private aptInstall(pkg: string, present: string): void {
     this.say(`${pkg} is missing: installing Debian's package (apt-get install ${pkg})`);
-    const sudo = process.getuid?.() === 0 ? [] : ['sudo', '-n'];
-    const aptRun = (args: string[]) => {
-      const [command, ...rest] = [...sudo, ...args];
-      const result = spawnSync(command, rest, {
-        stdio: ['ignore', 'ignore', 'inherit'],
-        env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
-      });
-      if (result.status !== 0) throw new Error(`${args.join(' ')} failed (exit ${result.status}); install ${pkg} as root`);
-    };
-    aptRun(['apt-get', 'update', '-qq']);
-    aptRun(['apt-get', 'install', '-y', '-qq', '--no-install-recommends', pkg]);
+    aptInstallSync(pkg, present);
   }
 
   // --- PostgreSQL ----------------------------------------------------------------------------------------------------

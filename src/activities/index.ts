@@ -42,10 +42,7 @@ export type InvoiceValidation = ErpCheck & { registered?: boolean };
 
 /**
  * Reads {@link ActivityConfig} from the environment: PAYMENTS_LEDGER, ERP_REGISTRY, ERP_DELAY_MS, PAYMENT_DELAY_MS,
- * PAYMENT_FAIL_ATTEMPTS, NOTIFICATION_OUTBOX, MCP_DECISION_STORE and the INVOICE_* approval settings (see
- * {@link invoiceApprovalPolicyFromEnv}). The directories default to `.data/` in the current folder (the checkout, for
- * the npm scripts), never inside an installed package.
- * PAYMENT_FAIL_ATTEMPTS, NOTIFICATION_OUTBOX, the INVOICE_* approval settings (see
+ * PAYMENT_FAIL_ATTEMPTS, NOTIFICATION_OUTBOX, MCP_DECISION_STORE, the INVOICE_* approval settings (see
  * {@link invoiceApprovalPolicyFromEnv}) and the delivery of notifications (MCP_APPROVERS_DIRECTORY and the others of
  * {@link notificationDeliveryFromEnv}). The directories default to `.data/` in the current folder (the checkout, for
  * the npm scripts), never inside an installed package. Throws naming a bad setting.

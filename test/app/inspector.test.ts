@@ -6,12 +6,13 @@
  * finds the task by its call and follows it, so a task the host cancels reads cancelled there too. In both the view
  * keeps its styles.
  */
-import type { Browser, FrameLocator, Page } from 'playwright-core';
+import type { Browser, FrameLocator, Locator, Page } from 'playwright-core';
 import { PaymentsLedger } from '../../src/activities/payments';
 import { launchChromium } from '../helpers/browser';
 import { startStack, type TestStack } from '../helpers/test-stack';
 import { startInspector, type Inspector } from '../helpers/inspector';
 import { eventually, sampleInvoice } from '../helpers/temporal';
+import { pollUntil } from '../../src/util/wait';
 
 const LONG = 45_000;
 let stack: TestStack;
@@ -26,12 +27,45 @@ afterAll(async () => {
   await stack?.stop();
 });
 
+/**
+ * Turns the server's connection switch on as a person does: click it once the page shows it, see whether it took the
+ * click (the switch turns on, the status leaves "Disconnected"), and click again if it did not. A page still starting
+ * (its scripts loading on a busy machine, the first time after the Inspector was installed) shows the switch before
+ * it acts on a click.
+ */
+async function connectServer(page: Page): Promise<void> {
+  // The switch's track covers its input: clicked as a person's click would, through the track.
+  const toggle = page.getByRole('switch', { name: /Connect or disconnect/ });
+  const connected = page.getByText('Connected', { exact: true }).first();
+  let clicks = 0;
+  await pollUntil(
+    async () => {
+      if (await connected.isVisible()) return true;
+      if (!(await toggle.isChecked())) {
+        await toggle.click({ force: true });
+        clicks++;
+      }
+      // Either it connects, or the switch stays (or falls back) off and is clicked again.
+      await Promise.race([connected.waitFor({ timeout: 10_000 }), untilUnchecked(toggle, 10_000)]).catch(() => undefined);
+      return undefined;
+    },
+    { timeoutMs: LONG, intervalMs: 100, what: () => `the Inspector to connect (${clicks} click(s) on its switch)` },
+  );
+}
+
+/** Resolves when `toggle` is off, or after `timeoutMs`. */
+async function untilUnchecked(toggle: Locator, timeoutMs: number): Promise<void> {
+  await pollUntil(async () => ((await toggle.isChecked()) ? undefined : true), {
+    timeoutMs,
+    intervalMs: 100,
+    what: 'the switch to be off',
+  });
+}
+
 /** Connects the Inspector to the server, opens the process_invoice App with `invoice` as its input, and returns the view. */
 async function openInvoiceApp(page: Page, inspector: Inspector, invoice: unknown): Promise<FrameLocator> {
   await page.goto(inspector.url);
-  // The connection switch's track covers its input: checked as a person's click would.
-  await page.getByRole('switch', { name: /Connect or disconnect/ }).check({ force: true });
-  await page.getByText('Connected', { exact: true }).first().waitFor({ timeout: LONG });
+  await connectServer(page);
   await page.getByText('Apps', { exact: true }).first().click();
   await page.getByText('Process an invoice', { exact: true }).first().click();
   await page.getByLabel('Edit as JSON').check({ force: true });
