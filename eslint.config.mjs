@@ -31,7 +31,12 @@ const LAYERS = [
   { name: 'core', files: ['src/mcp/tasks/'], uses: ['contract', 'util'] },
   {
     name: 'approvals',
-    files: ['src/approvals/approvals.ts', 'src/approvals/update-refusal.ts', 'src/approvals/decision-log.ts'],
+    files: [
+      'src/approvals/approvals.ts',
+      'src/approvals/update-refusal.ts',
+      'src/approvals/decision-log.ts',
+      'src/approvals/approvals-setup.ts',
+    ],
     uses: ['records', 'core', 'contract', 'util'],
   },
   {

@@ -25,3 +25,19 @@ export {
   type TaskMeta,
   type UrlInputRequest,
 } from './shared/task-contract';
+export {
+  ANSWER_UPDATE_NAME,
+  AWAITING_SEARCH_ATTRIBUTE,
+  NOTIFY_ACTIVITY,
+  type AnswerRecord,
+  type DecisionNotification,
+  type InputAudience,
+  type InputEscalation,
+} from './approvals/contract';
+export {
+  RECORD_DECISION_ACTIVITY,
+  VERIFY_DECISIONS_ACTIVITY,
+  type ApprovalJudgement,
+  type CountedApproval,
+  type VerifyDecisionsInput,
+} from './approvals/records/types';

@@ -29,7 +29,8 @@ export { MarkerKeyError, markerFromEnv, type TaskMarker } from './mcp/tasks/mark
 // which the front-ends turn into JSON-RPC errors.
 export type { TaskCore } from './mcp/tasks/task-core';
 export type { TaskOutcome, TaskState, TaskStatus, TaskView } from './mcp/tasks/task-view';
-export type { Approvals, InboxItem, OpenQuestion } from './approvals/approvals';
+export type { Approvals, InboxItem, OpenQuestion, PeopleDirectory } from './approvals/approvals';
+export { approvalsOptionsFromEnv, peopleFromEnv } from './approvals/approvals-setup';
 export {
   AnswerRefusedError,
   InvalidTaskRequestError,
@@ -38,8 +39,23 @@ export {
   TooManyRequestsError,
   TooManyTasksError,
 } from './mcp/tasks/errors';
+
+// The worker side: the activities a worker of bridge-served workflows registers beside its own.
+export { createTaskActivities, type TaskActivities, type TaskActivitiesOptions } from './activities/task-activities';
 export { AnswerSeal, answerSealFromEnv, createAnswerActivities } from './shared/answer-proof';
 export { createNotificationActivities, notificationOutboxFromEnv, readNotifications } from './activities/notifications';
+export { notificationDeliveryFromEnv, type NotificationDeliveryConfig } from './activities/notification-delivery';
+export { createDecisionActivities } from './approvals/records/activities';
+export { decisionStoreFromEnv, openDecisionStore } from './approvals/records/store';
+export { DecisionStoreError } from './approvals/records/store-error';
+export type { DecisionRecordBody, DecisionStore, SignedDecisionRecord } from './approvals/records/types';
+export {
+  DecisionKeyError,
+  decisionPublicKeysFromEnv,
+  publicKeysFromFiles,
+  publicKeysFromPem,
+  type DecisionPublicKeys,
+} from './approvals/records/keys';
 
 // Configuration.
 export { DEFAULT_ADDRESS, DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV, temporalConfigFromEnv, type TemporalConfig } from './shared/temporal-config';

@@ -5,11 +5,10 @@
  */
 import type { Logger as TemporalLogger, LogLevel as TemporalLogLevel, LogMetadata } from '@temporalio/common';
 import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
-import { answerSealFromEnv, createAnswerActivities, type AnswerSeal } from './shared/answer-proof';
+import { answerSealFromEnv, type AnswerSeal } from './shared/answer-proof';
 import { activityConfigFromEnv, createActivities, importJsonLinesFiles, type ActivityConfig } from './activities';
-import { createDecisionActivities } from './approvals/records/activities';
+import { createTaskActivities } from './activities/task-activities';
 import { decisionPublicKeysFromEnv, describeDecisionPublicKeys, type DecisionPublicKeys } from './approvals/records/keys';
-import { decisionStoreFromEnv } from './approvals/records/store';
 import { describeNotificationDelivery } from './activities/notification-delivery';
 import { checkTemporal, describeCheck, TemporalCheckError } from './shared/temporal-check';
 import { msFromEnv, temporalConfigFromEnv, TASK_QUEUE_ENV, type TemporalConfig } from './shared/temporal-config';
@@ -49,10 +48,12 @@ export function createSampleWorker(options: SampleWorkerOptions): Promise<Worker
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     activities: {
-      ...createAnswerActivities(options.answerSeal),
-      ...createDecisionActivities({
-        store: decisionStoreFromEnv({ MCP_DECISION_STORE: options.activities.decisionStore }),
-        keys: options.decisionKeys ?? decisionPublicKeysFromEnv(),
+      ...createTaskActivities({
+        ...(options.answerSeal && { answerSeal: options.answerSeal }),
+        ...(options.decisionKeys && { decisionKeys: options.decisionKeys }),
+        decisionStore: options.activities.decisionStore,
+        notificationOutbox: options.activities.notificationOutbox,
+        notificationDelivery: options.activities.notificationDelivery ?? null,
       }),
       ...createActivities(options.activities),
     },

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { DEFAULT_INVOICE_APPROVER_ROLE, type Invoice, type InvoiceApprovalPolicy } from '../shared/invoice';
-import { createNotificationActivities, notificationOutboxFromEnv } from './notifications';
+import { notificationOutboxFromEnv } from './notifications';
 import { notificationDeliveryFromEnv, type NotificationDeliveryConfig } from './notification-delivery';
 import { FixtureErp, type ErpCheck } from './erp';
 import { PaymentsLedger, type LedgerEntry, type PaymentRequest } from './payments';
@@ -152,13 +152,11 @@ export async function importJsonLinesFiles(config: ActivityConfig): Promise<{ pa
   return { payments, registrations };
 }
 
-/** The invoice activities, bound to their directories. */
+/** The invoice activities, bound to their directories (a worker registers `createTaskActivities()` beside them). */
 export function createActivities(config: ActivityConfig) {
   const erp = new FixtureErp(config.erpRegistryDir);
   const ledger = new PaymentsLedger(config.ledgerDir);
   return {
-    ...createNotificationActivities(config.notificationOutbox, config.notificationDelivery),
-
     /** Who approves invoices on this worker's deployment (read once per invoice, kept in its history). */
     async invoiceApprovalPolicy(): Promise<InvoiceApprovalPolicy> {
       return config.invoiceApproval;

@@ -14,6 +14,7 @@ import { rolesInAuthInfo } from './calls/call-tool';
 import { localPrincipal, parseRoles } from './tasks/principal';
 import { TaskCore } from './tasks/task-core';
 import { Approvals, type ApprovalsOptions } from '../approvals/approvals';
+import { peopleFromEnv } from '../approvals/approvals-setup';
 import { DecisionLog } from '../approvals/decision-log';
 import type { TaskCoreOptions } from './tasks/options';
 import { DEFAULT_WATCH_LIMIT } from './tasks/history-watch';
@@ -103,10 +104,12 @@ export interface CreateBridgeOptions {
   /** Interceptors of the client this bridge connects (tracing); not used with `client`. */
   clientInterceptors?: ClientInterceptors;
   /**
-   * Decision records and who is who for approvals; default: records signed with MCP_DECISION_SIGNING_KEY into
-   * MCP_DECISION_STORE ({@link DecisionLog.fromEnv}), people by the default rule.
+   * Decision records and who is who for approvals, as `serve` has them unless given: `decisions` signed with
+   * MCP_DECISION_SIGNING_KEY into MCP_DECISION_STORE ({@link DecisionLog.fromEnv}); `people` from
+   * MCP_APPROVERS_DIRECTORY ({@link peopleFromEnv}). `decisions: null` turns the records off (the bridge warns at
+   * start: workers that check records before an effect then refuse it).
    */
-  approvals?: Omit<ApprovalsOptions, 'localPrincipal'>;
+  approvals?: Omit<ApprovalsOptions, 'localPrincipal' | 'decisions'> & { decisions?: DecisionLog | null };
 }
 
 /** The longest pause between the server's attempts to reach Temporal again once its connection failed. */
@@ -160,8 +163,15 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
   if (confirms && !tools.some((tool) => tool.name === confirmStartTool.name)) tools = [...tools, confirmStartTool];
   // Read once here, so that an invalid x-mcp-header stops the server at start rather than failing its requests.
   const { paramHeaders } = toolTables(tools);
-  const decisions = options.approvals ? options.approvals.decisions : DecisionLog.fromEnv();
-  const approvals = new Approvals(core, { ...options.approvals, ...(decisions && { decisions }), localPrincipal: local });
+  const given = options.approvals?.decisions;
+  const decisions = given === null ? undefined : (given ?? DecisionLog.fromEnv());
+  if (!decisions) {
+    log.warn(
+      'bridge: decision records are off (approvals.decisions: null): answers to addressed questions are not signed, and a worker that checks the records before an effect refuses it',
+    );
+  }
+  const people = options.approvals?.people ?? peopleFromEnv();
+  const approvals = new Approvals(core, { people, ...(decisions && { decisions }), localPrincipal: local });
   const dependencies: Mcp2025Dependencies = {
     core,
     approvals,

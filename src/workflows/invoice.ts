@@ -39,8 +39,8 @@ import {
 } from '../shared/invoice';
 import { openSealedAction, VERIFY_ANSWER_ACTIVITY, type VerifyAnswerInput, type VerifyAnswerResult } from '../shared/task-contract';
 import { approvalDecisionOf, personOfAnswer, type AnswerRecord } from '../approvals/contract';
-import { VERIFY_DECISIONS_ACTIVITY } from '../approvals/records/types';
-import { startWorkflowTask, taskPrincipal, type WorkflowTask } from './workflow-task';
+import { verifyDecisions } from './decision-check';
+import { startWorkflowTask, type WorkflowTask } from './workflow-task';
 import { oneSealCheckAtATime } from './seal-checks';
 
 /**
@@ -73,19 +73,6 @@ const { invoiceApprovalPolicy } = proxyLocalActivities<InvoiceActivities>({ star
 
 /** What the decision records say of a payment: allowed, or why not. */
 type Verdict = { ok: true } | { ok: false; reason: string };
-
-// The store outside Temporal may be down for a while: the payment waits for it, it is never made unchecked. The check
-// heartbeats while it reads, so an attempt lost with its worker is retried within the heartbeat timeout.
-const decisions = proxyActivities<
-  Record<
-    typeof VERIFY_DECISIONS_ACTIVITY,
-    (input: { taskId: string; run: string; key: string; subject: unknown; required: number; requester: string }) => Promise<Verdict>
-  >
->({
-  startToCloseTimeout: '1 minute',
-  heartbeatTimeout: '10 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
-});
 
 // Each ERP call and payment heartbeats while it waits on the outside world, so a worker that dies mid-call is noticed
 // within the heartbeat timeout and the call is retried elsewhere, rather than after the whole start-to-close timeout.
@@ -215,15 +202,7 @@ async function processInvoice(invoice: Invoice, taskId: string, task: WorkflowTa
   /** Whether the decision records on file still allow paying this invoice; always, for approvals without records. */
   const verify = async (): Promise<Verdict> => {
     if (!subject || policy.approvers !== 'role') return { ok: true };
-    const { workflowId, originalExecutionRunId } = workflowInfo();
-    return decisions[VERIFY_DECISIONS_ACTIVITY]({
-      taskId: workflowId,
-      run: originalExecutionRunId,
-      key: APPROVAL_INPUT_KEY,
-      subject,
-      required: requiredApprovals(policy, total),
-      requester: taskPrincipal(),
-    });
+    return verifyDecisions(APPROVAL_INPUT_KEY, { subject, required: requiredApprovals(policy, total) });
   };
   const { comment } = approval;
   const recorded = { ...(comment && { comment }), ...(approval.approvers && { approvers: approval.approvers }) };

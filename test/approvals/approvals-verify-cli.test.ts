@@ -69,8 +69,21 @@ test('approvals verify: reports the subject, each decision and the verdict, expo
   const run = await approvals(['verify', FIRST, '--store', storeDir, '--public-key', publicKey, '--export', receipt]);
   expect(run).toMatchObject({ code: 0, err: '' });
   expect(run.out).toContain(`Task ${FIRST}: 2 decision records in the decision records directory ${storeDir}`);
-  expect(run.out).toContain('Subject shown: vendor ACME Office Supplies (V-100), invoice INV-2026-0042, total EUR 1,450.00');
-  expect(run.out).toContain('line LI-1 "Chairs, 10 units": EUR 1,450.00');
+  expect(run.out).toContain(
+    [
+      '  Subject shown:',
+      '    kind: invoice',
+      '    vendorId: V-100',
+      '    vendorName: ACME Office Supplies',
+      '    invoiceNumber: INV-2026-0042',
+      '    currency: EUR',
+      '    total: EUR 1,450.00',
+      '    lines (1):',
+      '      - lineItemId: LI-1, description: "Chairs, 10 units", amount: EUR 1,450.00',
+      '    erp:',
+      '      ok: true',
+    ].join('\n'),
+  );
   expect(run.out).toMatch(
     /1\. approve by carol \(principal carol, role ap-approver\) at 2026-11-26T10:00:01\.000Z via approvals_answer; comment "ok\\x1b\[31m red"; signed/,
   );

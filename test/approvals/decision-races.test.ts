@@ -10,6 +10,7 @@ import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { CreateTaskResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../../src/activities';
+import { createTaskActivities } from '../../src/activities/task-activities';
 import type { Bridge } from '../../src/mcp/bridge';
 import { createAnswerActivities } from '../../src/shared/answer-proof';
 import { respondSignal, VERIFY_ANSWER_ACTIVITY, type VerifyAnswerInput } from '../../src/shared/task-contract';
@@ -73,6 +74,7 @@ beforeAll(async () => {
     taskQueue: stack.taskQueue,
     workflowBundle: testWorkflowBundle(),
     activities: {
+      ...createTaskActivities({ decisionStore: stack.activities.decisionStore, notificationOutbox: stack.activities.notificationOutbox }),
       ...createActivities(stack.activities),
       ...answers,
       async [VERIFY_ANSWER_ACTIVITY](input: VerifyAnswerInput) {

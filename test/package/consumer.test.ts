@@ -157,6 +157,129 @@ main().catch((error: Error) => {
   process.exit(1);
 });
 `,
+  'src/orders/workflows.ts': `import { proxyActivities } from '@temporalio/workflow';
+import { startWorkflowTask, verifyDecisions, type ApprovalJudgement, type Decision } from 'temporal-mcp-tasks/workflow';
+
+export interface OrderItem {
+  sku: string;
+  quantity: number;
+  unitAmount: number;
+}
+
+export interface PurchaseOrder {
+  orderId: string;
+  supplier: string;
+  currency: string;
+  items: OrderItem[];
+}
+
+export interface OrderResult {
+  placed: boolean;
+  outcome: Decision['outcome'];
+  approvers: string[];
+  /** What the check says of an order changed after the approval (one more unit): it must refuse it. */
+  changedOrder: ApprovalJudgement;
+  confirmation?: string;
+}
+
+const { placeOrder } = proxyActivities<{ placeOrder(order: PurchaseOrder): Promise<string> }>({ startToCloseTimeout: '1 minute' });
+
+export async function purchaseOrderWorkflow(order: PurchaseOrder): Promise<OrderResult> {
+  const task = startWorkflowTask(\`Purchase order \${order.orderId}\`);
+  const total = order.items.reduce((sum, item) => sum + item.quantity * item.unitAmount, 0);
+  const subject = { orderId: order.orderId, supplier: order.supplier, currency: order.currency, total, items: order.items };
+  const decision = await task.requestDecision('po-approval', {
+    message: \`Place purchase order \${order.orderId} with \${order.supplier}?\`,
+    requestedSchema: {
+      type: 'object',
+      properties: { decision: { type: 'string', title: 'Decision', enum: ['approve', 'reject'] } },
+      required: ['decision'],
+    },
+    audience: { roles: ['buyer'], required: 2 },
+    subject,
+  }, (answer) => answer.content?.decision === 'reject');
+  const changed = { ...subject, items: [{ ...order.items[0], quantity: order.items[0].quantity + 1 }, ...order.items.slice(1)] };
+  const changedOrder = await verifyDecisions('po-approval', { subject: changed, required: 2 });
+  if (decision.outcome !== 'accepted') return { placed: false, outcome: decision.outcome, approvers: [], changedOrder };
+  // The check before the effect: the records on file, signed, for exactly this order, by two people.
+  const check = await verifyDecisions('po-approval', { subject, required: 2 });
+  if (!check.ok) return { placed: false, outcome: decision.outcome, approvers: [], changedOrder };
+  const confirmation = await placeOrder(order);
+  return { placed: true, outcome: decision.outcome, approvers: check.approvers.map((approver) => approver.person), changedOrder, confirmation };
+}
+`,
+  'src/orders/worker.ts': `import { NativeConnection, Worker } from '@temporalio/worker';
+import { createTaskActivities, temporalConfigFromEnv } from 'temporal-mcp-tasks';
+import type { PurchaseOrder } from './workflows';
+
+async function main(): Promise<void> {
+  const temporal = temporalConfigFromEnv();
+  const taskQueue = 'orders-' + process.env.QUEUE_SUFFIX;
+  const connection = await NativeConnection.connect(temporal.connectionOptions);
+  const worker = await Worker.create({
+    connection,
+    namespace: temporal.namespace,
+    taskQueue,
+    workflowsPath: require.resolve('./workflows'),
+    activities: {
+      // The answer checks, the decision records and the notifications of the bridge's questions.
+      ...createTaskActivities(),
+      async placeOrder(order: PurchaseOrder): Promise<string> {
+        return 'CONF-' + order.orderId;
+      },
+    },
+  });
+  console.error(\`order worker: polling \${taskQueue}\`);
+  await worker.run();
+}
+
+main().catch((error: Error) => {
+  console.error(error);
+  process.exit(1);
+});
+`,
+  'src/orders/server.ts': `import { z } from 'zod';
+import {
+  createAuthenticator,
+  createBridge,
+  defineWorkflowTool,
+  DEFAULT_TOOLS,
+  startHttpServer,
+  temporalConfigFromEnv,
+  tokensFromEnv,
+} from 'temporal-mcp-tasks';
+
+const placeOrder = defineWorkflowTool({
+  name: 'place_purchase_order',
+  description: 'Places a purchase order once two buyers approved it.',
+  workflowType: 'purchaseOrderWorkflow',
+  taskQueue: 'orders-' + process.env.QUEUE_SUFFIX,
+  inputSchema: z.object({
+    orderId: z.string().describe('The order number.'),
+    supplier: z.string().describe('Who supplies it.'),
+    currency: z.string().describe('ISO 4217 code.'),
+    items: z.array(z.object({ sku: z.string(), quantity: z.number().int(), unitAmount: z.number() })).describe('What is ordered.'),
+  }),
+});
+
+async function main(): Promise<void> {
+  // The same approvals as serve: records signed into MCP_DECISION_STORE, people from MCP_APPROVERS_DIRECTORY.
+  const bridge = await createBridge({ temporal: temporalConfigFromEnv(), tools: [placeOrder, ...DEFAULT_TOOLS] });
+  const tokens = tokensFromEnv();
+  const http = await startHttpServer({
+    host: '127.0.0.1',
+    port: Number(process.env.PORT),
+    endpoints: bridge,
+    authenticator: (endpointUrl) => createAuthenticator({ tokens, endpointUrl }),
+  });
+  console.error(\`order server: \${http.url}\`);
+}
+
+main().catch((error: Error) => {
+  console.error(error);
+  process.exit(1);
+});
+`,
   'src/with-samples.ts': `import { DEFAULT_TOOLS, type ToolDefinition } from 'temporal-mcp-tasks';
 import { SAMPLE_TOOLS } from 'temporal-mcp-tasks/samples';
 
@@ -179,6 +302,36 @@ function toolsYaml(queueSuffix: string): string {
       required: [name]
 `;
 }
+
+/** The tools file of `serve --tools` for the purchase order workflow. */
+function orderToolsYaml(queueSuffix: string): string {
+  return `tools:
+  - name: place_purchase_order_from_file
+    description: Places a purchase order once two buyers approved it.
+    workflowType: purchaseOrderWorkflow
+    taskQueue: orders-${queueSuffix}
+    inputSchema:
+      type: object
+      properties:
+        orderId: { type: string }
+        supplier: { type: string }
+        currency: { type: string }
+        items:
+          type: array
+          items:
+            type: object
+            properties: { sku: { type: string }, quantity: { type: integer }, unitAmount: { type: number } }
+            required: [sku, quantity, unitAmount]
+      required: [orderId, supplier, currency, items]
+`;
+}
+
+/** The bearer tokens of the purchase order tests: a requester and two buyers. */
+const ORDER_TOKENS = {
+  requester: randomBytes(24).toString('hex'),
+  alice: randomBytes(24).toString('hex'),
+  bob: randomBytes(24).toString('hex'),
+} as const;
 
 /** Answers the greeting question with "Good day" and the invoice approval with an approval. */
 function answer(params: ElicitRequest['params']): ElicitResult {
@@ -235,8 +388,16 @@ describe('the package (npm pack, npm install in a scratch project)', () => {
       timeoutMs: 10 * 60_000,
     });
     progress(`installed in ${Date.now() - started} ms; compiling the scratch project's TypeScript against the package's declarations`);
-    for (const [file, text] of Object.entries(CONSUMER_FILES)) writeFileSync(path.join(scratch, file), text);
+    for (const [file, text] of Object.entries(CONSUMER_FILES)) {
+      mkdirSync(path.dirname(path.join(scratch, file)), { recursive: true });
+      writeFileSync(path.join(scratch, file), text);
+    }
     writeFileSync(path.join(scratch, 'tools.yaml'), toolsYaml(queueSuffix));
+    writeFileSync(path.join(scratch, 'orders.yaml'), orderToolsYaml(queueSuffix));
+    writeFileSync(
+      path.join(scratch, 'order-tokens'),
+      `requester ${ORDER_TOKENS.requester}\nalice ${ORDER_TOKENS.alice} buyer\nbob ${ORDER_TOKENS.bob} buyer\n`,
+    );
     writeFileSync(
       path.join(scratch, 'tsconfig.json'),
       JSON.stringify({
@@ -437,6 +598,93 @@ describe('the package (npm pack, npm install in a scratch project)', () => {
         await Promise.all([...clients.map((client) => client.close()), worker.kill()]);
         await npx(['temporal-mcp-tasks', 'dev-server', 'stop']);
         home.remove();
+      }
+    },
+    FLOW_TIMEOUT_MS,
+  );
+
+  test(
+    "the project's own approval workflow: two buyers approve over HTTP, in code (createBridge) and with serve --tools; the check before the effect refuses a changed order; approvals verify shows the order as it is",
+    async () => {
+      await start('order worker', process.execPath, ['build/orders/worker.js'], /order worker: polling/);
+      const tokens = { MCP_AUTH_TOKENS_FILE: path.join(scratch, 'order-tokens') };
+      const inCode = await start('order server', process.execPath, ['build/orders/server.js'], /order server: (http:\S+)/, {
+        ...tokens,
+        PORT: String(await freePort()),
+      });
+      const fromFile = await start(
+        'order serve',
+        'npx',
+        ['temporal-mcp-tasks', 'serve', '--http', `127.0.0.1:${await freePort()}`, '--tools', 'orders.yaml'],
+        /MCP Streamable HTTP on (http:\S+),/,
+        tokens,
+      );
+      const servers: [string, string][] = [
+        [/order server: (http:\S+)/.exec(inCode.output)![1], 'place_purchase_order'],
+        [/MCP Streamable HTTP on (http:\S+),/.exec(fromFile.output)![1], 'place_purchase_order_from_file'],
+      ];
+      for (const [url, tool] of servers) {
+        const connect = async (who: keyof typeof ORDER_TOKENS) => {
+          const client = newMcpClient(`orders-${who}`, false);
+          const headers = { Authorization: `Bearer ${ORDER_TOKENS[who]}` };
+          await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
+          return client;
+        };
+        const [requester, alice, bob] = await Promise.all([connect('requester'), connect('alice'), connect('bob')]);
+        try {
+          const order = {
+            orderId: `PO-${randomBytes(3).toString('hex')}`,
+            supplier: 'Globex, Inc.',
+            currency: 'USD',
+            items: [
+              { sku: 'A-1', quantity: 10, unitAmount: 1000 },
+              { sku: 'B-2', quantity: 1, unitAmount: 2500 },
+            ],
+          };
+          const { task } = await requester.request(
+            { method: 'tools/call', params: { name: tool, arguments: order, task: {} } },
+            CreateTaskResultSchema,
+          );
+          for (const approver of [alice, bob]) {
+            await eventually(async () => {
+              const inbox = await approver.callTool({ name: 'approvals_inbox', arguments: {} });
+              return (inbox.structuredContent as { items: { taskId: string }[] }).items.find((item) => item.taskId === task.taskId);
+            }, `order ${order.orderId} in the inbox (${tool})`);
+            const answered = await approver.callTool({
+              name: 'approvals_answer',
+              arguments: { taskId: task.taskId, key: 'po-approval', action: 'accept', content: { decision: 'approve' } },
+            });
+            expect({ tool, isError: answered.isError ?? false }).toEqual({ tool, isError: false });
+          }
+          const result = (await taskResult(requester, task.taskId, 120_000)).structuredContent as Record<string, unknown>;
+          expect(result).toMatchObject({
+            placed: true,
+            outcome: 'accepted',
+            approvers: ['alice', 'bob'],
+            confirmation: `CONF-${order.orderId}`,
+            changedOrder: { ok: false, reason: expect.stringMatching(/approved something else/) },
+          });
+
+          const verified = await run('npx', ['temporal-mcp-tasks', 'approvals', 'verify', task.taskId], { cwd: scratch, env: env() });
+          expect({ code: verified.code, stderr: verified.stderr }).toEqual({ code: 0, stderr: '' });
+          expect(verified.stdout).toContain(
+            [
+              '  Subject shown:',
+              `    orderId: ${order.orderId}`,
+              '    supplier: "Globex, Inc."',
+              '    currency: USD',
+              '    total: USD 12,500.00',
+              '    items (2):',
+              '      - sku: A-1, quantity: 10, unitAmount: USD 1,000.00',
+              '      - sku: B-2, quantity: 1, unitAmount: USD 2,500.00',
+            ].join('\n'),
+          );
+          expect(verified.stdout).toMatch(/Verdict: approved by 2 distinct people: alice \(principal alice\), bob \(principal bob\)/);
+          expect(verified.stdout).toMatch(/^VALID: /m);
+          expect(verified.stdout).not.toMatch(/line \?|vendor|invoice|paid/);
+        } finally {
+          await Promise.all([requester, alice, bob].map((client) => client.close()));
+        }
       }
     },
     FLOW_TIMEOUT_MS,

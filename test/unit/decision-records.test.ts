@@ -228,7 +228,7 @@ describe('the chain', () => {
 });
 
 describe('judging approvals', () => {
-  test('two signed approvals of what will be paid by two people other than the requester allow it', () => {
+  test('two signed approvals of the subject by two people other than the requester allow it', () => {
     const records = chainOf(TASK, signer, [
       { decision: 'approve', by: 'carol' },
       { decision: 'delegate', by: 'ann', delegatedTo: 'dave' },
@@ -251,9 +251,7 @@ describe('judging approvals', () => {
     ]);
     expect(judgeApprovals(records, expectation())).toEqual({
       ok: false,
-      reason: expect.stringMatching(
-        /^1 of 2 approvals on record for what will be paid \(by carol\); the approval by dave .* is not signed/,
-      ),
+      reason: expect.stringMatching(/^1 of 2 approvals on record for this subject \(by carol\); the approval by dave .* is not signed/),
     });
   });
 
@@ -303,7 +301,7 @@ describe('judging approvals', () => {
     });
   });
 
-  test('an approval of something else than what will be paid does not count, and the reason says so', () => {
+  test('an approval of another subject does not count, and the reason says so', () => {
     const records = chainOf(TASK, signer, [
       { decision: 'approve', by: 'carol' },
       { decision: 'approve', by: 'dave', shown: invoiceShown(1460) },
@@ -311,7 +309,7 @@ describe('judging approvals', () => {
     expect(judgeApprovals(records, expectation())).toEqual({
       ok: false,
       reason: expect.stringMatching(
-        /^1 of 2 approvals on record for what will be paid \(by carol\); dave \(principal dave\) approved something else/,
+        /^1 of 2 approvals on record for this subject \(by carol\); dave \(principal dave\) approved something else/,
       ),
     });
     expect(judgeApprovals(records, expectation({ subject: invoiceShown(1460), required: 1 }))).toMatchObject({

@@ -12,15 +12,14 @@ import {
   VERIFY_DECISIONS_ACTIVITY,
   type DecisionRecordBody,
   type DecisionStore,
+  type ApprovalJudgement,
   type RecordDecisionInput,
   type SignedDecisionRecord,
+  type VerifyDecisionsInput,
 } from './types';
-import { judgeApprovals, verifyChain, type ApprovalExpectation, type ApprovalJudgement } from './verify';
+import { judgeApprovals, verifyChain } from './verify';
 
-export { RECORD_DECISION_ACTIVITY, VERIFY_DECISIONS_ACTIVITY, type RecordDecisionInput } from './types';
-
-/** What {@link VERIFY_DECISIONS_ACTIVITY} is asked: the question's expectation, without the person rule (the worker's). */
-export type VerifyDecisionsInput = Omit<ApprovalExpectation, 'personOf'>;
+export { RECORD_DECISION_ACTIVITY, VERIFY_DECISIONS_ACTIVITY, type RecordDecisionInput, type VerifyDecisionsInput } from './types';
 
 /** Who records what the workflow decides: the workflow, unsigned. */
 const WORKFLOW_DECIDER: DecisionRecordBody['by'] = { principal: 'workflow', person: 'workflow', auth: 'workflow', roles: [] };

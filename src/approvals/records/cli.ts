@@ -4,7 +4,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { formatAmount } from '../../shared/invoice';
+import { subjectLines } from './subject-text';
 import { escapeControls } from '../../util/log';
 import { decisionPublicKeysFromEnv, DecisionKeyError, publicKeysFromFiles, type DecisionPublicKeys } from './keys';
 import { exportReceipt, verifyReceipt, type QuestionReport, type ReceiptReport } from './receipt';
@@ -255,45 +255,4 @@ function questionLines(question: QuestionReport, safe: (text: unknown) => string
   }
   lines.push(`  Verdict: ${safe(question.verdict)}`);
   return lines;
-}
-
-/** The subject's vendor, invoice, total and lines when it has them; otherwise its JSON, shortened. */
-function subjectLines(shown: unknown, safe: (text: unknown) => string): string[] {
-  if (shown === null || shown === undefined) return ['  Subject shown: none'];
-  if (typeof shown !== 'object' || Array.isArray(shown)) return [`  Subject shown: ${safe(shortJson(shown))}`];
-  const subject = shown as Record<string, unknown>;
-  const parts: string[] = [];
-  const vendorName = subject.vendorName ?? subject.vendor;
-  if (vendorName !== undefined || subject.vendorId !== undefined) {
-    const id = subject.vendorId !== undefined && vendorName !== undefined ? ` (${safe(subject.vendorId)})` : '';
-    parts.push(`vendor ${safe(vendorName ?? subject.vendorId)}${id}`);
-  }
-  const invoice = subject.invoiceNumber ?? subject.invoice;
-  if (invoice !== undefined) parts.push(`invoice ${safe(invoice)}`);
-  if (subject.total !== undefined) parts.push(`total ${money(subject.total, subject.currency, safe)}`);
-  const lineItems = Array.isArray(subject.lines) ? subject.lines : Array.isArray(subject.lineItems) ? subject.lineItems : undefined;
-  if (parts.length === 0 && !lineItems) return [`  Subject shown: ${safe(shortJson(shown))}`];
-  const lines = [`  Subject shown: ${parts.join(', ') || '(see its lines)'}`];
-  for (const item of lineItems ?? []) {
-    if (item === null || typeof item !== 'object') continue;
-    const line = item as Record<string, unknown>;
-    const payOn = line.payOn !== undefined ? `, to pay on ${safe(line.payOn)}` : '';
-    lines.push(
-      `    line ${safe(line.lineItemId ?? '?')} "${safe(line.description ?? '')}": ${money(line.amount, subject.currency, safe)}${payOn}`,
-    );
-  }
-  return lines;
-}
-
-/** An amount as every other place shows it ("EUR 1,636.75"), when it is a number with a currency code. */
-function money(amount: unknown, currency: unknown, safe: (text: unknown) => string): string {
-  if (typeof amount === 'number' && Number.isFinite(amount) && typeof currency === 'string' && /^[A-Z]{3}$/.test(currency)) {
-    return formatAmount(amount, currency);
-  }
-  return `${safe(amount ?? '?')}${currency !== undefined ? ` ${safe(currency)}` : ''}`;
-}
-
-function shortJson(value: unknown): string {
-  const text = JSON.stringify(value) ?? String(value);
-  return text.length > 300 ? `${text.slice(0, 300)}…` : text;
 }

@@ -48,6 +48,33 @@ export interface SignedDecisionRecord {
 /** Name of the worker activity that verifies the decision records of a question before its effect (a payment). */
 export const VERIFY_DECISIONS_ACTIVITY = 'mcpVerifyDecisions';
 
+/** What {@link VERIFY_DECISIONS_ACTIVITY} is asked: the records one question must show before its effect. */
+export interface VerifyDecisionsInput {
+  taskId: string;
+  /** The original run id of the run chain the records must be of. */
+  run: string;
+  /** The question's key. */
+  key: string;
+  /** What will be done (the purchase order to place, the invoice to pay): approvals must be of exactly this. */
+  subject: unknown;
+  /** Distinct people whose approvals are needed. */
+  required: number;
+  /** The principal whose task this is: their approval never counts. */
+  requester: string;
+}
+
+/** One approval that counts. */
+export interface CountedApproval {
+  person: string;
+  principal: string;
+  roles: string[];
+  at: string;
+  digest: string;
+}
+
+/** What {@link VERIFY_DECISIONS_ACTIVITY} answers: the effect is allowed, with the approvals that count, or why not. */
+export type ApprovalJudgement = { ok: true; approvers: CountedApproval[] } | { ok: false; reason: string };
+
 /** Name of the worker activity that appends a record the workflow itself makes (a question that expired). */
 export const RECORD_DECISION_ACTIVITY = 'mcpRecordDecision';
 

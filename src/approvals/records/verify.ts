@@ -5,7 +5,9 @@
 import { defaultPersonOf } from '../contract';
 import { digestOf } from './canonical';
 import type { DecisionPublicKeys } from './keys';
-import type { SignedDecisionRecord } from './types';
+import type { ApprovalJudgement, CountedApproval, SignedDecisionRecord, VerifyDecisionsInput } from './types';
+
+export type { ApprovalJudgement, CountedApproval } from './types';
 
 /** What a check found: nothing wrong, or the first problem, in words. */
 export type ChainCheck = { ok: true } | { ok: false; problem: string };
@@ -64,34 +66,11 @@ function recordProblem(taskId: string, records: SignedDecisionRecord[], index: n
   return undefined;
 }
 
-/** What the records of one question must show before its effect (a payment). */
-export interface ApprovalExpectation {
-  taskId: string;
-  /** The original run id of the run chain the records must be of. */
-  run: string;
-  /** The question's key. */
-  key: string;
-  /** What will be done (the invoice to be paid): approvals must be of exactly this. */
-  subject: unknown;
-  /** Distinct people whose approvals are needed. */
-  required: number;
-  /** The principal whose task this is: their approval never counts. */
-  requester: string;
+/** What the records of one question must show before its effect: {@link VerifyDecisionsInput}, and who is who. */
+export interface ApprovalExpectation extends VerifyDecisionsInput {
   /** The person behind a principal (an approvers directory); default: the one the record names. */
   personOf?: (principal: string) => string;
 }
-
-/** One approval that counts. */
-export interface CountedApproval {
-  person: string;
-  principal: string;
-  roles: string[];
-  at: string;
-  digest: string;
-}
-
-/** Whether the records allow the effect: with the approvals that count, or why not. */
-export type ApprovalJudgement = { ok: true; approvers: CountedApproval[] } | { ok: false; reason: string };
 
 /**
  * Whether the records of `expectation.run` and question `expectation.key` allow the effect: no rejection, decline or
@@ -132,7 +111,9 @@ export function judgeApprovals(records: SignedDecisionRecord[], expectation: App
       continue;
     }
     if (body.subject !== expected) {
-      notes.push(`${who} approved something else at ${body.at}: what they were shown differs from what will be paid`);
+      notes.push(
+        `${who} approved something else at ${body.at}: what they were shown differs from the subject the effect is checked against`,
+      );
       continue;
     }
     const person = personOf(body.by.principal, body.by.person);
@@ -144,7 +125,7 @@ export function judgeApprovals(records: SignedDecisionRecord[], expectation: App
     approvers.push({ person, principal: body.by.principal, roles: [...(body.by.roles ?? [])], at: body.at, digest: record.digest });
   }
   if (approvers.length < expectation.required) {
-    const counted = `${approvers.length} of ${expectation.required} approval${expectation.required === 1 ? '' : 's'} on record for what will be paid`;
+    const counted = `${approvers.length} of ${expectation.required} approval${expectation.required === 1 ? '' : 's'} on record for this subject`;
     const by = approvers.length > 0 ? ` (by ${approvers.map((approver) => approver.person).join(', ')})` : '';
     const more = expectation.required - approvers.length;
     return {

@@ -4,7 +4,7 @@
  * process manager and exits.
  */
 import { createBridge } from '../bridge';
-import { approvalsOptionsFromEnv } from './approvals-setup';
+import { approvalsOptionsFromEnv } from '../../approvals/approvals-setup';
 import { Connection, type ConnectionOptions } from '@temporalio/client';
 import { checkTemporal, describeCheck, TemporalCheckError } from '../../shared/temporal-check';
 import { msFromEnv, temporalConfigFromEnv, TASK_QUEUE_ENV } from '../../shared/temporal-config';
@@ -184,7 +184,7 @@ async function main(argv: string[]): Promise<void> {
     tools,
     localPrincipal: principal,
     localRoles: local.roles,
-    approvals: approvalsOptionsFromEnv(tokens),
+    approvals: approvalsOptionsFromEnv((principal) => tokens?.rolesOf(principal)),
     ...(telemetry.clientInterceptors && { clientInterceptors: telemetry.clientInterceptors }),
   });
   for (const warning of local.warnings) log.warn(warning);

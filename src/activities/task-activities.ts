@@ -1,0 +1,54 @@
+/**
+ * Every activity a worker of bridge-served workflows registers beside its own, in one call: the check of an answer's
+ * seal, the decision-record activities of approvals, and the notifications of addressed questions.
+ */
+import { createDecisionActivities } from '../approvals/records/activities';
+import { decisionPublicKeysFromEnv, type DecisionPublicKeys } from '../approvals/records/keys';
+import { decisionStoreFromEnv, openDecisionStore } from '../approvals/records/store';
+import type { DecisionStore } from '../approvals/records/types';
+import { answerSealFromEnv, createAnswerActivities, type AnswerSeal } from '../shared/answer-proof';
+import { notificationDeliveryFromEnv, type NotificationDeliveryConfig } from './notification-delivery';
+import { createNotificationActivities, notificationOutboxFromEnv } from './notifications';
+
+/** What {@link createTaskActivities} takes; each default is read from the environment, as `temporal-mcp-tasks worker` reads it. */
+export interface TaskActivitiesOptions {
+  /** Checks answers' seals; default the bridge's key (`MCP_TASK_MARKER_KEY`, its file, or the machine's key file). */
+  answerSeal?: AnswerSeal;
+  /** The decision store, or its location (a directory or a `postgres://` URL); default `MCP_DECISION_STORE`, else `.data/decisions`. */
+  decisionStore?: DecisionStore | string;
+  /** The bridge's public decision keys; default `MCP_DECISION_PUBLIC_KEY`, else the machine's, read when first needed. */
+  decisionKeys?: DecisionPublicKeys;
+  /** The JSON-lines outbox of notifications; default `NOTIFICATION_OUTBOX`, else `.data/notifications.jsonl`. */
+  notificationOutbox?: string;
+  /**
+   * How notifications reach people beside the outbox (mail, webhooks); default from `MCP_APPROVERS_DIRECTORY` and the
+   * delivery settings, none when it is unset. `null`: the outbox only.
+   */
+  notificationDelivery?: NotificationDeliveryConfig | null;
+  /** Where the defaults are read; default `process.env`. */
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * The activities every worker of bridge-served workflows needs, by the names the workflows call: `mcpVerifyAnswer`
+ * (an answer came from a bridge), `mcpVerifyDecisions` and `mcpRecordDecision` (the decision records of approvals,
+ * checked before an effect), and `mcpNotify` (the people a question is addressed to, through the outbox, mail and
+ * webhooks). Register them beside your own: `Worker.create({ …, activities: { ...createTaskActivities(), ...yours } })`.
+ * Throws naming a setting that does not hold (a marker key too short, a bad approvers directory or SMTP URL).
+ */
+export function createTaskActivities(options: TaskActivitiesOptions = {}) {
+  const env = options.env ?? process.env;
+  const store =
+    typeof options.decisionStore === 'string'
+      ? openDecisionStore(options.decisionStore)
+      : (options.decisionStore ?? decisionStoreFromEnv(env));
+  const delivery = options.notificationDelivery === null ? undefined : (options.notificationDelivery ?? notificationDeliveryFromEnv(env));
+  return {
+    ...createAnswerActivities(options.answerSeal ?? answerSealFromEnv(env)),
+    ...createDecisionActivities({ store, keys: options.decisionKeys ?? decisionPublicKeysFromEnv(env) }),
+    ...createNotificationActivities(options.notificationOutbox ?? notificationOutboxFromEnv(env), delivery),
+  };
+}
+
+/** The activities of {@link createTaskActivities}, by name. */
+export type TaskActivities = ReturnType<typeof createTaskActivities>;

@@ -1,0 +1,41 @@
+/**
+ * How a bridge sets up approvals unless told otherwise, `serve` and `createBridge` alike: decision records signed with
+ * the bridge's decision key into the decision store, and who is who from the approvers directory
+ * (MCP_APPROVERS_DIRECTORY) and the roles credentials carry.
+ */
+import type { ApprovalsOptions, PeopleDirectory } from './approvals';
+import { defaultPersonOf } from './contract';
+import { DecisionLog } from './decision-log';
+import { ApproversDirectory } from './directory';
+
+/**
+ * Who is who: the person behind a principal and the roles a person holds, from MCP_APPROVERS_DIRECTORY and
+ * `credentialRoles` (the roles static tokens give their principals). A hand-over goes to someone whose roles either says.
+ * Throws `ApproversDirectoryError` naming what to fix in the directory file.
+ */
+export function peopleFromEnv(
+  credentialRoles: (principal: string) => string[] | undefined = () => undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): PeopleDirectory {
+  const directory = ApproversDirectory.fromEnv(env);
+  return {
+    personOf: (principal) => directory?.personOf(principal) ?? defaultPersonOf(principal),
+    rolesOf: (principalOrPerson) => {
+      const listed = directory?.person(directory.personOf(principalOrPerson))?.roles;
+      const given = credentialRoles(principalOrPerson);
+      if (listed === undefined && given === undefined) return undefined;
+      return [...new Set([...(listed ?? []), ...(given ?? [])])];
+    },
+  };
+}
+
+/**
+ * The approvals options of the environment: MCP_DECISION_SIGNING_KEY, MCP_DECISION_STORE, MCP_APPROVERS_DIRECTORY
+ * (see {@link peopleFromEnv}).
+ */
+export function approvalsOptionsFromEnv(
+  credentialRoles?: (principal: string) => string[] | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): Omit<ApprovalsOptions, 'localPrincipal'> {
+  return { decisions: DecisionLog.fromEnv(env), people: peopleFromEnv(credentialRoles, env) };
+}

@@ -1,0 +1,117 @@
+/**
+ * A bridge built in code (`createBridge`) gets the approvals `serve` has: decision records signed into the decision
+ * store, and who is who from MCP_APPROVERS_DIRECTORY. A directory of one's own (`approvals.people`) keeps the records;
+ * only `approvals.decisions: null` turns them off.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { CreateTaskResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { decisionStoreFromEnv } from '../../src/approvals/records/store';
+import { createBridge, type Bridge, type CreateBridgeOptions } from '../../src/mcp/bridge';
+import { pollUntil } from '../../src/util/wait';
+import { FAST_TUNING, TOOLS_WITH_SAMPLES } from '../helpers/mcp';
+import { testTemporalConfig } from '../helpers/temporal';
+import { startStack, type TestStack } from '../helpers/test-stack';
+
+const REQUESTER = 'bridge-defaults-requester';
+let stack: TestStack;
+let dir: string;
+const bridges: Bridge[] = [];
+
+beforeAll(async () => {
+  stack = await startStack({ name: 'bridge-defaults' });
+  dir = mkdtempSync(path.join(os.tmpdir(), 'bridge-defaults-'));
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all(bridges.map((bridge) => bridge.close()));
+  await stack?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A bridge as a team builds it in code: no approvals options but those given; every request acts for `principal`. */
+async function bridgeOf(principal: string, roles: string[], approvals?: CreateBridgeOptions['approvals']): Promise<McpClient> {
+  const bridge = await createBridge({
+    temporal: testTemporalConfig(stack.taskQueue),
+    client: stack.temporal,
+    tuning: FAST_TUNING,
+    tools: TOOLS_WITH_SAMPLES,
+    principalOf: () => principal,
+    rolesOf: () => roles,
+    ...(approvals && { approvals }),
+  });
+  bridges.push(bridge);
+  const client = new McpClient({ name: `bridge-defaults-${principal}`, version: '1.0.0' }, { capabilities: { tasks: {} } });
+  await stack.connect(client, bridge);
+  return client;
+}
+
+/** Asks for a spend one spend-approver decides, has `approver` approve it once it is open, and waits for the end. */
+async function approvedSpend(requester: McpClient, approver: McpClient): Promise<string> {
+  const { task } = await requester.request(
+    {
+      method: 'tools/call',
+      params: { name: 'request_spend_approval', arguments: { purpose: 'defaults', amount: 100, currency: 'EUR' }, task: {} },
+    },
+    CreateTaskResultSchema,
+  );
+  const answered = await pollUntil(
+    async () => {
+      const result = (await approver.callTool({
+        name: 'approvals_answer',
+        arguments: { taskId: task.taskId, key: 'approval', action: 'accept', content: { decision: 'approve' } },
+      })) as CallToolResult;
+      return result.isError ? undefined : result;
+    },
+    { timeoutMs: 30_000, intervalMs: 200, what: `the approval of ${task.taskId} to be taken` },
+  );
+  expect(answered.isError).toBeFalsy();
+  return task.taskId;
+}
+
+/** The records the bridge's default store (MCP_DECISION_STORE of this run) holds for `taskId`. */
+async function recordsOf(taskId: string) {
+  const store = decisionStoreFromEnv();
+  try {
+    return await store.records(taskId);
+  } finally {
+    await store.close();
+  }
+}
+
+test('createBridge reads MCP_APPROVERS_DIRECTORY as serve does: the record names the person behind the principal', async () => {
+  const file = path.join(dir, 'approvers.json');
+  writeFileSync(file, JSON.stringify({ people: [{ name: 'carol', principals: ['carol-laptop'], roles: ['spend-approver'] }] }));
+  const before = process.env.MCP_APPROVERS_DIRECTORY;
+  process.env.MCP_APPROVERS_DIRECTORY = file;
+  let approver: McpClient;
+  try {
+    approver = await bridgeOf('carol-laptop', ['spend-approver']);
+  } finally {
+    if (before === undefined) delete process.env.MCP_APPROVERS_DIRECTORY;
+    else process.env.MCP_APPROVERS_DIRECTORY = before;
+  }
+  const taskId = await approvedSpend(await bridgeOf(REQUESTER, []), approver);
+  const records = await recordsOf(taskId);
+  expect(records.map((record) => ({ decision: record.body.decision, person: record.body.by.person, signed: !!record.signature }))).toEqual([
+    { decision: 'approve', person: 'carol', signed: true },
+  ]);
+});
+
+test("a directory of one's own (approvals.people) keeps the decision records on", async () => {
+  const people = { personOf: (principal: string) => `person-of-${principal}`, rolesOf: () => undefined };
+  const approver = await bridgeOf('erin', ['spend-approver'], { people });
+  const taskId = await approvedSpend(await bridgeOf(REQUESTER, []), approver);
+  const records = await recordsOf(taskId);
+  expect(records.map((record) => ({ person: record.body.by.person, signed: !!record.signature }))).toEqual([
+    { person: 'person-of-erin', signed: true },
+  ]);
+});
+
+test('approvals.decisions: null turns the records off, and nothing is recorded', async () => {
+  const approver = await bridgeOf('frank', ['spend-approver'], { decisions: null });
+  const taskId = await approvedSpend(await bridgeOf(REQUESTER, []), approver);
+  expect(await recordsOf(taskId)).toEqual([]);
+});
