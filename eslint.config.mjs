@@ -27,7 +27,7 @@ const LAYERS = [
   // Activities are imported by workflows as types only (see the sandbox rule below).
   { name: 'workflows', files: ['src/workflows/', 'src/approvals/workflow.ts', 'src/workflow.ts'], uses: ['contract', 'activities'] },
   { name: 'activities', files: ['src/activities/'], uses: ['records', 'contract', 'util'] },
-  { name: 'worker', files: ['src/worker.ts'], uses: ['activities', 'records', 'contract', 'util'] },
+  { name: 'worker', files: ['src/worker.ts', 'src/task-worker.ts'], uses: ['activities', 'records', 'contract', 'util'] },
   { name: 'core', files: ['src/mcp/tasks/'], uses: ['contract', 'util'] },
   {
     name: 'approvals',

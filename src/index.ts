@@ -42,6 +42,7 @@ export {
 
 // The worker side: the activities a worker of bridge-served workflows registers beside its own.
 export { createTaskActivities, type TaskActivities, type TaskActivitiesOptions } from './activities/task-activities';
+export { createTaskWorker, runTaskWorker, type TaskWorkerOptions } from './task-worker';
 export { AnswerSeal, answerSealFromEnv, createAnswerActivities } from './shared/answer-proof';
 export { createNotificationActivities, notificationOutboxFromEnv, readNotifications } from './activities/notifications';
 export { notificationDeliveryFromEnv, type NotificationDeliveryConfig } from './activities/notification-delivery';

@@ -106,29 +106,15 @@ export async function greetingWorkflow(input: GreetingInput): Promise<{ greeting
   return { greeting: \`\${answer.content?.salutation}, \${input.name}!\` };
 }
 `,
-  'src/worker.ts': `import { NativeConnection, Worker } from '@temporalio/worker';
-import { createAnswerActivities, temporalConfigFromEnv } from 'temporal-mcp-tasks';
+  'src/worker.ts': `import { runTaskWorker } from 'temporal-mcp-tasks';
 
-async function main(): Promise<void> {
-  const temporal = temporalConfigFromEnv();
-  const taskQueue = 'greetings-' + process.env.QUEUE_SUFFIX;
-  const connection = await NativeConnection.connect(temporal.connectionOptions);
-  const worker = await Worker.create({
-    connection,
-    namespace: temporal.namespace,
-    taskQueue,
-    workflowsPath: require.resolve('./workflows'),
-    // Lets the workflow check that an answer came from a bridge (the same MCP_TASK_MARKER_KEY as the server's).
-    activities: createAnswerActivities(),
-  });
-  console.error(\`greeting worker: polling \${taskQueue}\`);
-  await worker.run();
-}
-
-main().catch((error: Error) => {
-  console.error(error);
-  process.exit(1);
-});
+// With the bridge's activities: the workflow checks that each answer came from a bridge (the server's MCP_TASK_MARKER_KEY).
+runTaskWorker({ taskQueue: 'greetings-' + process.env.QUEUE_SUFFIX, workflowsPath: require.resolve('./workflows') }).catch(
+  (error: Error) => {
+    console.error(error);
+    process.exit(1);
+  },
+);
 `,
   'src/server.ts': `import { z } from 'zod';
 import { COMPANION_TOOLS, createBridge, defineWorkflowTool, startHttpServer, temporalConfigFromEnv } from 'temporal-mcp-tasks';
@@ -208,32 +194,19 @@ export async function purchaseOrderWorkflow(order: PurchaseOrder): Promise<Order
   return { placed: true, outcome: decision.outcome, approvers: check.approvers.map((approver) => approver.person), changedOrder, confirmation };
 }
 `,
-  'src/orders/worker.ts': `import { NativeConnection, Worker } from '@temporalio/worker';
-import { createTaskActivities, temporalConfigFromEnv } from 'temporal-mcp-tasks';
+  'src/orders/worker.ts': `import { runTaskWorker } from 'temporal-mcp-tasks';
 import type { PurchaseOrder } from './workflows';
 
-async function main(): Promise<void> {
-  const temporal = temporalConfigFromEnv();
-  const taskQueue = 'orders-' + process.env.QUEUE_SUFFIX;
-  const connection = await NativeConnection.connect(temporal.connectionOptions);
-  const worker = await Worker.create({
-    connection,
-    namespace: temporal.namespace,
-    taskQueue,
-    workflowsPath: require.resolve('./workflows'),
-    activities: {
-      // The answer checks, the decision records and the notifications of the bridge's questions.
-      ...createTaskActivities(),
-      async placeOrder(order: PurchaseOrder): Promise<string> {
-        return 'CONF-' + order.orderId;
-      },
+// The bridge's activities (answer checks, decision records, notifications) come with the worker; these are the project's.
+runTaskWorker({
+  taskQueue: 'orders-' + process.env.QUEUE_SUFFIX,
+  workflowsPath: require.resolve('./workflows'),
+  activities: {
+    async placeOrder(order: PurchaseOrder): Promise<string> {
+      return 'CONF-' + order.orderId;
     },
-  });
-  console.error(\`order worker: polling \${taskQueue}\`);
-  await worker.run();
-}
-
-main().catch((error: Error) => {
+  },
+}).catch((error: Error) => {
   console.error(error);
   process.exit(1);
 });
@@ -368,7 +341,7 @@ describe('the package (npm pack, npm install in a scratch project)', () => {
 
   /** The scratch project's own worker, started once for the tests that need it. */
   const startGreetingWorker = () =>
-    (greetingWorker ??= start('greeting worker', process.execPath, ['build/worker.js'], /greeting worker: polling/));
+    (greetingWorker ??= start('greeting worker', process.execPath, ['build/worker.js'], /worker: polling task queue "greetings-/));
 
   beforeAll(async () => {
     work = mkdtempSync(path.join(os.tmpdir(), 'temporal-mcp-package-'));
@@ -606,7 +579,7 @@ describe('the package (npm pack, npm install in a scratch project)', () => {
   test(
     "the project's own approval workflow: two buyers approve over HTTP, in code (createBridge) and with serve --tools; the check before the effect refuses a changed order; approvals verify shows the order as it is",
     async () => {
-      await start('order worker', process.execPath, ['build/orders/worker.js'], /order worker: polling/);
+      await start('order worker', process.execPath, ['build/orders/worker.js'], /worker: polling task queue "orders-/);
       const tokens = { MCP_AUTH_TOKENS_FILE: path.join(scratch, 'order-tokens') };
       const inCode = await start('order server', process.execPath, ['build/orders/server.js'], /order server: (http:\S+)/, {
         ...tokens,

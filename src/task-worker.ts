@@ -1,0 +1,50 @@
+/**
+ * The worker of a team's own bridge-served workflows: a plain Temporal worker with the bridge's activities
+ * ({@link createTaskActivities}) registered beside the team's own.
+ */
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { createTaskActivities, type TaskActivitiesOptions } from './activities/task-activities';
+import { temporalConfigFromEnv } from './shared/temporal-config';
+import { log } from './util/log';
+
+/** What {@link createTaskWorker} takes: Temporal's worker options, with the bridge's activities added to `activities`. */
+export interface TaskWorkerOptions extends Omit<WorkerOptions, 'namespace'> {
+  /** Default the namespace of the environment (`TEMPORAL_NAMESPACE`, as the Temporal CLI reads it). */
+  namespace?: string;
+  /** How the bridge's activities are made; default each from the environment. */
+  taskActivities?: TaskActivitiesOptions;
+}
+
+/**
+ * Creates (does not run) a worker of `options.workflowsPath` (or `workflowBundle`) on `options.taskQueue` with the
+ * bridge's activities (answer checks, decision records, notifications) and `options.activities`, which win on a
+ * name both have. Throws what `Worker.create` throws, and a setting of the bridge's activities that does not hold.
+ */
+export function createTaskWorker(options: TaskWorkerOptions): Promise<Worker> {
+  const { taskActivities, activities, namespace, ...rest } = options;
+  return Worker.create({
+    ...rest,
+    namespace: namespace ?? temporalConfigFromEnv().namespace,
+    activities: { ...createTaskActivities(taskActivities), ...activities },
+  });
+}
+
+/**
+ * Connects to the Temporal of the environment (`TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`, … as the Temporal CLI reads
+ * them), runs {@link createTaskWorker} until SIGINT or SIGTERM (Temporal's runtime stops it, letting activities under
+ * way finish), then closes the connection. For a worker's `main`:
+ * `runTaskWorker({ taskQueue: 'orders', workflowsPath: require.resolve('./workflows'), activities })`.
+ */
+export async function runTaskWorker(options: Omit<TaskWorkerOptions, 'connection'>): Promise<void> {
+  const config = temporalConfigFromEnv();
+  const connection = await NativeConnection.connect(config.connectionOptions).catch((error: Error) => {
+    throw new Error(`cannot reach Temporal at ${config.address}: ${error.message}`);
+  });
+  try {
+    const worker = await createTaskWorker({ namespace: config.namespace, ...options, connection });
+    log.info(`worker: polling task queue "${options.taskQueue}" on ${config.address} (namespace ${options.namespace ?? config.namespace})`);
+    await worker.run();
+  } finally {
+    await connection.close();
+  }
+}
