@@ -3,9 +3,9 @@
  * {@link DecisionNotification}, the same for mail and webhooks. Pure: the notification and a few facts the worker
  * knows (the submitter as a person, the task view's address) in, text out.
  */
-import { z } from 'zod';
-import { formatAmount, sumAmounts } from '../shared/invoice';
+import { escapeControls } from '../util/log';
 import { defaultPersonOf, type DecisionNotification } from './contract';
+import { subjectLines } from './records/subject-text';
 
 /** What one person is sent about one notification. */
 export interface NotificationMessage {
@@ -32,99 +32,14 @@ export function taskViewLink(template: string, taskId: string): string {
   return template.replaceAll('{taskId}', encodeURIComponent(taskId));
 }
 
-// An invoice as a question's subject: `InvoiceSubject` of the invoice sample (`kind: 'invoice'`, its `lines`), or an
-// invoice itself (`lineItems`). Extra fields are kept out of the message, not refused: the subject is whatever the
-// workflow shows.
-const InvoiceLineSchema = z.object({
-  lineItemId: z.string(),
-  description: z.string(),
-  amount: z.number(),
-  payOn: z.string().optional(),
-});
-const InvoiceSubjectSchema = z.object({
-  vendorId: z.string(),
-  vendorName: z.string().optional(),
-  invoiceNumber: z.string(),
-  currency: z.string(),
-  total: z.number().optional(),
-  lineItems: z.array(InvoiceLineSchema).min(1),
-});
-type InvoiceSubject = z.infer<typeof InvoiceSubjectSchema>;
-
-/** The subject as an invoice, or undefined when it is not one. */
-function invoiceOf(subject: unknown): InvoiceSubject | undefined {
-  if (typeof subject !== 'object' || subject === null) return undefined;
-  const given = subject as Record<string, unknown>;
-  const parsed = InvoiceSubjectSchema.safeParse(given.kind === 'invoice' ? { ...given, lineItems: given.lines } : given);
-  return parsed.success ? parsed.data : undefined;
-}
-
-function vendorText(invoice: InvoiceSubject): string {
-  return invoice.vendorName ? `${invoice.vendorId} (${invoice.vendorName})` : invoice.vendorId;
-}
-
-function totalOf(invoice: InvoiceSubject): number {
-  return invoice.total ?? sumAmounts(invoice.lineItems.map((item) => item.amount));
-}
-
-/** The invoice as the body shows it: what, from whom, how much, and each line with its amount. */
-function invoiceLines(invoice: InvoiceSubject): string[] {
-  return [
-    `Invoice ${invoice.invoiceNumber} from vendor ${vendorText(invoice)}`,
-    `Total: ${formatAmount(totalOf(invoice), invoice.currency)} in ${invoice.lineItems.length} line item(s):`,
-    ...invoice.lineItems.map(
-      (item) =>
-        `  - ${item.lineItemId} ${item.description}: ${formatAmount(item.amount, invoice.currency)}` +
-        (item.payOn ? `, scheduled for ${item.payOn}` : ''),
-    ),
-  ];
-}
-
-const MAX_SUBJECT_LINES = 40;
-const MAX_VALUE_LENGTH = 200;
-
-function clip(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
-}
-
-/** Any other subject, field by field, nested fields indented; long values and long subjects cut short. */
-function genericLines(subject: unknown): string[] {
-  const lines: string[] = [];
-  const walk = (value: unknown, label: string, indent: string): void => {
-    if (lines.length > MAX_SUBJECT_LINES) return;
-    const prefix = label ? `${indent}${label}: ` : indent;
-    if (value === null || typeof value !== 'object') {
-      lines.push(`${prefix}${clip(String(value).replace(/\s+/g, ' '), MAX_VALUE_LENGTH)}`);
-      return;
-    }
-    const entries: [string, unknown][] = Array.isArray(value)
-      ? value.map((item, index) => [`${index + 1}`, item])
-      : Object.entries(value as Record<string, unknown>);
-    if (entries.every(([, item]) => item === null || typeof item !== 'object') && Array.isArray(value)) {
-      lines.push(`${prefix}${clip(value.map(String).join(', '), MAX_VALUE_LENGTH)}`);
-      return;
-    }
-    if (label) lines.push(`${indent}${label}:`);
-    for (const [key, item] of entries) walk(item, key, label ? `${indent}  ` : indent);
-  };
-  walk(subject, '', '');
-  if (lines.length > MAX_SUBJECT_LINES) return [...lines.slice(0, MAX_SUBJECT_LINES), '…'];
-  return lines;
-}
-
-/** What the question is about, as the body shows it; none without a subject. */
-function subjectLines(subject: unknown): string[] {
+/** What the question is about, as the body shows it: the subject field by field (see subject-text); none without one. */
+function aboutLines(subject: unknown): string[] {
   if (subject === undefined) return [];
-  const invoice = invoiceOf(subject);
-  return invoice ? invoiceLines(invoice) : ['About:', ...genericLines(subject).map((line) => `  ${line}`)];
+  return subjectLines(subject, (text) => escapeControls(String(text)), { heading: 'About', indent: '' });
 }
 
-/** What the question is about, in a few words for the subject line. */
+/** What the question is about, in a few words for the subject line: the first line of the question. */
 function summary(notification: DecisionNotification): string {
-  const invoice = invoiceOf(notification.subject);
-  if (invoice) {
-    return `invoice ${invoice.invoiceNumber} from ${invoice.vendorName ?? invoice.vendorId}, ${formatAmount(totalOf(invoice), invoice.currency)}`;
-  }
   const firstLine = notification.message.split('\n')[0].replace(/\s+/g, ' ').trim();
   if (firstLine.length <= 100) return firstLine;
   // Cut between words, where a reader expects the ellipsis.
@@ -190,8 +105,8 @@ function lead(notification: DecisionNotification, submitter: string | undefined)
 }
 
 /**
- * The message for `notification` (see the module's comment): who submitted it, what it is about (an invoice: vendor,
- * number, total and each line with its amount; any other subject field by field), the question, how far the approval
+ * The message for `notification` (see the module's comment): who submitted it, what it is about (the subject field by
+ * field, lists of records one line a record, amounts with the subject's currency), the question, how far the approval
  * has come, when it escalates and when it is due, and how to answer (`approvals_inbox`, then `approvals_answer` with
  * the task id and key), with a link to the task view when `context.taskViewUrl` is set. A `decided` notification tells
  * the requester how it ended instead.
@@ -204,7 +119,7 @@ export function notificationMessage(notification: DecisionNotification, context:
   if (context.recipient) body.push(`Hello ${context.recipient},`, '');
   body.push(lead(notification, submitter), '');
   if (submitter) body.push(`Submitted by: ${submitter}`);
-  const about = subjectLines(notification.subject);
+  const about = aboutLines(notification.subject);
   if (about.length > 0) body.push(...about);
   body.push('', 'Question:', ...notification.message.split('\n').map((line) => `  ${line}`), '');
   body.push(`Progress: ${approvalsText(notification.accepted, notification.required)}.`);

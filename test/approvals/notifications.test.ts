@@ -156,7 +156,10 @@ test('notifications: an invoice reaches its approvers by webhook and mail once e
   // The mail: sender, subject, a stable Message-ID of its own per person, and what the approver needs to answer.
   const mail = annMail[0];
   expect(mail.from).toBe('approvals@example.com');
-  expect(mail.headers.subject).toBe(`Approval requested: invoice ${invoiceNumber} from Acme Office Supplies, EUR 6,800.00`);
+  // The question's first line, cut between words at 100 characters.
+  expect(mail.headers.subject).toBe(
+    `Approval requested: Approve invoice ${invoiceNumber} from vendor V-100 (Acme Office Supplies): EUR 6,800.00 in 2 line…`,
+  );
   expect(mail.headers['message-id']).toMatch(/^<[A-Za-z0-9_-]{32}@example\.com>$/);
   expect(bobMail[0].headers['message-id']).not.toBe(mail.headers['message-id']);
   expect(mail.headers['auto-submitted']).toBe('auto-generated');
@@ -189,7 +192,7 @@ test('notifications: an invoice reaches its approvers by webhook and mail once e
   expect((await readNotifications(stack.activities.notificationOutbox)).map((n) => n.id)).toContain(`${taskId}/approval/asked/1`);
 });
 
-test('notifications: a retried activity delivers only what failed; the message shows submitter, vendor, total, lines, 1 of 2 and how to answer', async () => {
+test('notifications: a retried activity delivers only what failed; the message shows submitter, the subject with its lines and amounts, 1 of 2 and how to answer', async () => {
   const config = notificationDeliveryFromEnv(deliveryEnv('sent-direct'))!;
   const outbox = path.join(dir, 'direct.jsonl');
   const notify = createNotificationActivities(outbox, config)[NOTIFY_ACTIVITY];
@@ -249,13 +252,16 @@ test('notifications: a retried activity delivers only what failed; the message s
   expect(sent.map((mail) => mail.to)).toEqual([['bob@example.com']]);
 
   const mail = sent[0];
-  expect(mail.headers.subject).toBe('Reminder: approval requested: invoice INV-77 from Acme Office Supplies, EUR 6,800.00');
+  expect(mail.headers.subject).toBe(
+    'Reminder: approval requested: Approve invoice INV-77 from vendor V-100 (Acme Office Supplies): EUR 6,800.00 in 2 line item(s)?',
+  );
   expect(mail.text).toContain("Reminder: sam's request still waits for your approval.");
   expect(mail.text).toContain('Submitted by: sam');
-  expect(mail.text).toContain('Invoice INV-77 from vendor V-100 (Acme Office Supplies)');
-  expect(mail.text).toContain('Total: EUR 6,800.00 in 2 line item(s):');
-  expect(mail.text).toContain('  - LI-1 Laptops, 4 units: EUR 5,600.00\n');
-  expect(mail.text).toContain('  - LI-2 Support contract, second half: EUR 1,200.00, scheduled for 2027-02-24\n');
+  expect(mail.text).toContain('  vendorName: Acme Office Supplies\n  invoiceNumber: INV-77\n  currency: EUR\n  total: EUR 6,800.00\n');
+  expect(mail.text).toContain('    - lineItemId: LI-1, description: "Laptops, 4 units", amount: EUR 5,600.00\n');
+  expect(mail.text).toContain(
+    '    - lineItemId: LI-2, description: "Support contract, second half", amount: EUR 1,200.00, payOn: 2027-02-24\n',
+  );
   expect(mail.text).toContain('Progress: 1 of 2 approvals.');
   expect(mail.text).toContain('Escalates: Mon 30 Nov 2026, 09:00 UTC');
   expect(mail.text).toContain('Due: Thu 3 Dec 2026, 09:00 UTC');

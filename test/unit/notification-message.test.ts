@@ -37,17 +37,29 @@ function notification(overrides: Partial<DecisionNotification> = {}): DecisionNo
   };
 }
 
-test('notification message: an invoice reminder names the submitter, vendor, number, total, each line, 1 of 2, both times and how to answer', () => {
+test('notification message: an invoice reminder names the submitter, the subject field by field with each line and amount, 1 of 2, both times and how to answer', () => {
   const message = notificationMessage(notification(), { recipient: 'bob', taskViewUrl: 'https://tasks.example.com/view?task={taskId}' });
-  expect(message.subject).toBe('Reminder: approval requested: invoice INV-2041 from Acme Office Supplies, EUR 6,800.00');
+  expect(message.subject).toBe(
+    'Reminder: approval requested: Approve invoice INV-2041 from vendor V-100 (Acme Office Supplies): EUR 6,800.00 in 2 line item(s)?',
+  );
   const lines = message.text.split('\n');
   expect(lines[0]).toBe('Hello bob,');
   expect(lines).toContain("Reminder: sam's request still waits for your approval.");
   expect(lines).toContain('Submitted by: sam');
-  expect(lines).toContain('Invoice INV-2041 from vendor V-100 (Acme Office Supplies)');
-  expect(lines).toContain('Total: EUR 6,800.00 in 2 line item(s):');
-  expect(lines).toContain('  - LI-1 Laptops, 4 units: EUR 5,600.00');
-  expect(lines).toContain('  - LI-2 Support contract, second half: EUR 1,200.00, scheduled for 2027-02-24');
+  expect(message.text).toContain(
+    [
+      'About:',
+      '  kind: invoice',
+      '  vendorId: V-100',
+      '  vendorName: Acme Office Supplies',
+      '  invoiceNumber: INV-2041',
+      '  currency: EUR',
+      '  total: EUR 6,800.00',
+      '  lines (2):',
+      '    - lineItemId: LI-1, description: "Laptops, 4 units", amount: EUR 5,600.00',
+      '    - lineItemId: LI-2, description: "Support contract, second half", amount: EUR 1,200.00, payOn: 2027-02-24',
+    ].join('\n'),
+  );
   expect(lines).toContain('Progress: 1 of 2 approvals.');
   expect(lines).toContain('Escalates: Sat 28 Nov 2026, 14:00 UTC, when more approvers are asked.');
   expect(lines).toContain('Due: Tue 1 Dec 2026, 09:30 UTC; unanswered by then, the request ends overdue.');
@@ -57,12 +69,11 @@ test('notification message: an invoice reminder names the submitter, vendor, num
   expect(lines).toContain('Task view: https://tasks.example.com/view?task=invoice-1');
 });
 
-test('notification message: an invoice itself as the subject: without a total the lines are summed; without a vendor name the vendor id stands', () => {
-  const bare = { vendorId: 'V-100', invoiceNumber: 'INV-2041', currency: 'EUR', lineItems: lines };
-  const message = notificationMessage(notification({ kind: 'asked', accepted: 0, subject: bare }));
-  expect(message.subject).toBe('Approval requested: invoice INV-2041 from V-100, EUR 6,800.00');
-  expect(message.text).toContain('Total: EUR 6,800.00 in 2 line item(s):');
-  expect(message.text).toContain('Invoice INV-2041 from vendor V-100\n');
+test('notification message: a line of a subject cannot forge a line of the message', () => {
+  const forged = { note: 'Paper\nTotal: EUR 0.00\nApproved by: the CFO' };
+  const message = notificationMessage(notification({ kind: 'asked', accepted: 0, subject: forged }));
+  expect(message.text).toContain('About:\n  note: "Paper\\nTotal: EUR 0.00\\nApproved by: the CFO"\n');
+  expect(message.text.split('\n')).not.toContain('Total: EUR 0.00');
   expect(message.text).toContain('Progress: 0 of 2 approvals.');
 });
 
@@ -77,7 +88,7 @@ test('notification message: any other subject is shown field by field; no subjec
     }),
   );
   expect(other.subject).toBe('Approval requested: Approve the expense report?');
-  expect(other.text).toContain('About:\n  employee: dana\n  amounts: 120, 80\n  trip:\n    city: Lyon\n    nights: 2\n');
+  expect(other.text).toContain('About:\n  employee: dana\n  amounts (2):\n    - 120\n    - 80\n  trip:\n    city: Lyon\n    nights: 2\n');
   expect(other.text).toContain('Question:\n  Approve the expense report?\n  Travel to Lyon\n');
   expect(other.text).toContain('Progress: 0 of 1 approval.');
 
@@ -114,7 +125,9 @@ test('notification message: each kind opens with its own words; decided tells th
     recipient: 'sam',
     submitter: 'sam',
   });
-  expect(decided.subject).toBe('Approved: invoice INV-2041 from Acme Office Supplies, EUR 6,800.00');
+  expect(decided.subject).toBe(
+    'Approved: Approve invoice INV-2041 from vendor V-100 (Acme Office Supplies): EUR 6,800.00 in 2 line item(s)?',
+  );
   expect(decided.text).toContain('Your request was approved.');
   expect(decided.text).toContain('Progress: 2 of 2 approvals.');
   expect(decided.text).toContain('Answered by: ann, bob');

@@ -1,5 +1,6 @@
 /**
- * What a question was about, as a person reads it in `approvals verify`: any workflow's subject, whatever its shape.
+ * What a question was about, as a person reads it in `approvals verify` and in the messages approvers are sent: any
+ * workflow's subject, whatever its shape.
  * Each field on a line of its own in the subject's order, nested records indented, a list of records one line a record;
  * an amount (a number under `amount`, `total` or a name ending in `Amount` or `Total`) is shown with the nearest
  * `currency` as every other place shows money ("EUR 1,450.00"). Pure: no I/O.
@@ -13,14 +14,24 @@ const MAX_LINES = 200;
 /** Characters of one value at most. */
 const MAX_VALUE = 300;
 
+/** Where {@link subjectLines} puts the subject: under which heading, how far in. */
+export interface SubjectLayout {
+  /** Default "Subject shown". */
+  heading?: string;
+  /** Before the heading; the fields go two spaces further in. Default two spaces. */
+  indent?: string;
+}
+
 /**
- * The lines of `shown` under a heading ("Subject shown: …"), indented by `indent`. `safe` makes a text from a record
- * printable (control characters escaped); every text that came from the subject goes through it.
+ * The lines of `shown` under a heading ("Subject shown: …"). `safe` makes a text from a record printable (control
+ * characters escaped, so that a value cannot start a line of its own); every text that came from the subject goes
+ * through it.
  */
-export function subjectLines(shown: unknown, safe: (text: unknown) => string, indent = '  '): string[] {
-  if (shown === null || shown === undefined) return [`${indent}Subject shown: none`];
-  if (!isRecord(shown) && !Array.isArray(shown)) return [`${indent}Subject shown: ${scalarText(shown, undefined, safe)}`];
-  const lines = [`${indent}Subject shown:`];
+export function subjectLines(shown: unknown, safe: (text: unknown) => string, layout: SubjectLayout = {}): string[] {
+  const { heading = 'Subject shown', indent = '  ' } = layout;
+  if (shown === null || shown === undefined) return [`${indent}${heading}: none`];
+  if (!isRecord(shown) && !Array.isArray(shown)) return [`${indent}${heading}: ${scalarText(shown, undefined, safe)}`];
+  const lines = [`${indent}${heading}:`];
   const body: string[] = [];
   valueLines(shown, `${indent}  `, currencyOf(shown), safe, 0, body);
   if (body.length > MAX_LINES) {
