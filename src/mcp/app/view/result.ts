@@ -1,5 +1,5 @@
 /**
- * A finished task's result, rendered from its `structuredContent` alone: objects as definition lists, arrays of
+ * A finished task's result (and a question's subject), rendered from its `structuredContent` alone: objects as definition lists, arrays of
  * objects as tables, scalars in words. Field titles and descriptions come from the tool's output schema when the host
  * tells it; nothing depends on which tool it was. A result that names its `currency` (an ISO 4217 code) has its
  * amounts (numbers under a key `amount` or `total`, or ending in `Amount` or `Total`) written as money, the way every
@@ -49,6 +49,20 @@ export function renderResult(result: ToolResult, outputSchema: unknown, formatti
   return new Renderer(formatting, currency).top(structured, asSchema(outputSchema));
 }
 
+/**
+ * The subject a question is about (what approvals are recorded for), as any structured value is shown: a record's
+ * fields as a definition list and its lists of records as tables, amounts with the subject's `currency`.
+ */
+export function renderSubject(subject: unknown, formatting: Formatting = {}): Node[] {
+  const structured = record(subject);
+  const currency =
+    structured && typeof structured.currency === 'string' && CURRENCY_CODE.test(structured.currency) ? structured.currency : undefined;
+  const renderer = new Renderer(formatting, currency);
+  if (structured) return renderer.top(structured, undefined);
+  const shown = renderer.any(subject);
+  return [typeof shown === 'string' ? h('p', {}, shown) : (shown as Node)];
+}
+
 /** Renders values with one formatting. */
 class Renderer {
   constructor(
@@ -84,6 +98,11 @@ class Renderer {
       );
     }
     return nodes;
+  }
+
+  /** Any value: a list, a record or a scalar. */
+  any(value: unknown): Child {
+    return this.value(value, undefined);
   }
 
   private definitionList(entries: Array<[string, unknown]>, schema: Schema | undefined): HTMLElement {

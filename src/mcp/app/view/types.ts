@@ -49,7 +49,7 @@ export interface FormQuestion {
   mode: 'form';
   message: string;
   requestedSchema: { type: 'object'; properties: Record<string, FieldSchema>; required?: string[] };
-  /** What the question is about, as the workflow published it (an invoice: `kind: "invoice"` with its lines). */
+  /** What the question is about, as the workflow published it (its `subject`: any JSON). */
   subject?: unknown;
 }
 
