@@ -141,6 +141,57 @@ export default tseslint.config(
     },
   },
   {
+    // The samples are the library's first users: their workflows and definitions reach the library through its public
+    // entries only (src/workflow.ts and src/contract.ts, which the package exports as temporal-mcp-tasks/workflow and
+    // temporal-mcp-tasks), as a team's own workflow would. This block replaces the sandbox rule above for these files,
+    // so it keeps its Node built-ins too.
+    files: [
+      'src/workflows/invoice.ts',
+      'src/workflows/expense.ts',
+      'src/workflows/spend.ts',
+      'src/workflows/onboarding.ts',
+      'src/workflows/signature.ts',
+      'src/workflows/plain.ts',
+      'src/workflows/raw-contract.ts',
+      'src/shared/invoice.ts',
+      'src/shared/expense.ts',
+      'src/shared/spend.ts',
+    ],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: builtinModules
+            .flatMap((name) => [name, `node:${name}`])
+            .map((name) => ({ name, message: 'workflow code must not use Node built-ins' })),
+          patterns: [
+            { group: ['@modelcontextprotocol/*', '../mcp/*', '../mcp'], message: 'workflow code must not import the MCP side' },
+            { group: ['../activities', '../activities/*'], allowTypeImports: true, message: 'import activities as types only' },
+            {
+              group: [
+                './workflow-task',
+                './seal-checks',
+                './decision-check',
+                './sealed-actions',
+                '../shared/task-contract',
+                '../shared/elicitation',
+                '../shared/amount',
+                '../shared/wire',
+                '../approvals/*',
+                './task-contract',
+                './elicitation',
+                './amount',
+                './wire',
+              ],
+              message:
+                'a sample reaches the library through its public entries only: ../workflow (temporal-mcp-tasks/workflow) or ../contract',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // The package's workflow entry (`temporal-mcp-tasks/workflow`) is bundled into the same sandbox: it re-exports the
     // workflow side of the contract and nothing else.
     files: ['src/workflow.ts', 'src/contract.ts'],

@@ -24,11 +24,22 @@ export {
   type PublishedTaskState,
   type TaskMeta,
   type UrlInputRequest,
+  VERIFY_ANSWER_ACTIVITY,
+  openSealedAction,
+  type ActionSealFields,
+  type AnswerOrigin,
+  type RefusedAction,
+  type SealedAction,
+  type VerifyAnswerInput,
+  type VerifyAnswerResult,
 } from './shared/task-contract';
+export { formatAmount } from './shared/amount';
 export {
   ANSWER_UPDATE_NAME,
   AWAITING_SEARCH_ATTRIBUTE,
   NOTIFY_ACTIVITY,
+  approvalDecisionOf,
+  personOfAnswer,
   type AnswerRecord,
   type DecisionNotification,
   type InputAudience,

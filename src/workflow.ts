@@ -5,4 +5,5 @@
  */
 export { startWorkflowTask, taskPrincipal, type Decision, type DecisionRequest, type WorkflowTask } from './workflows/workflow-task';
 export { verifyDecisions } from './workflows/decision-check';
+export { checkSealedAction } from './workflows/sealed-actions';
 export * from './contract';

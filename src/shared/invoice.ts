@@ -4,8 +4,7 @@
  */
 import { defineUpdate } from '@temporalio/workflow';
 import { z } from 'zod';
-import { formatAmount } from './amount';
-import type { ActionSealFields, FormInputRequest, RefusedAction } from './task-contract';
+import { formatAmount, type ActionSealFields, type FormInputRequest, type RefusedAction } from '../contract';
 
 export { formatAmount };
 

@@ -1,7 +1,6 @@
-import { formatAmount } from '../shared/amount';
 import { sleep } from '@temporalio/workflow';
 import { COST_CENTERS, type ExpenseOutcome, type ExpenseReport } from '../shared/expense';
-import { startWorkflowTask } from './workflow-task';
+import { formatAmount, startWorkflowTask } from '../workflow';
 
 /**
  * A second sample: checks each receipt (progress), asks the manager to approve, then asks finance for a cost

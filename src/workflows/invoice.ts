@@ -37,11 +37,16 @@ import {
   type ReleaseRecord,
   type ScheduledPayment,
 } from '../shared/invoice';
-import { openSealedAction, VERIFY_ANSWER_ACTIVITY, type VerifyAnswerInput, type VerifyAnswerResult } from '../shared/task-contract';
-import { approvalDecisionOf, personOfAnswer, type AnswerRecord } from '../approvals/contract';
-import { verifyDecisions } from './decision-check';
-import { startWorkflowTask, type WorkflowTask } from './workflow-task';
-import { oneSealCheckAtATime } from './seal-checks';
+// The library as a workflow of a team's own imports it: through its workflow entry (temporal-mcp-tasks/workflow).
+import {
+  approvalDecisionOf,
+  checkSealedAction,
+  personOfAnswer,
+  startWorkflowTask,
+  verifyDecisions,
+  type AnswerRecord,
+  type WorkflowTask,
+} from '../workflow';
 
 /**
  * Patch: the invoice number is registered with the ERP once the invoice is approved, and a number that the validation
@@ -441,12 +446,6 @@ function msUntil(payOn: string | undefined): number {
   return payOn ? Date.parse(`${payOn}T00:00:00Z`) - Date.now() : 0;
 }
 
-const releaseCheck = proxyLocalActivities<Record<typeof VERIFY_ANSWER_ACTIVITY, (input: VerifyAnswerInput) => Promise<VerifyAnswerResult>>>(
-  {
-    startToCloseTimeout: '10 seconds',
-  },
-);
-
 /** Refused releases kept in {@link RELEASES_MEMO}. */
 const REFUSED_RELEASES_KEPT = 5;
 
@@ -456,25 +455,12 @@ const REFUSED_RELEASES_KEPT = 5;
  * `releases.refused` and failed with `ReleaseRefused`, so that nothing is paid early for it.
  */
 async function takeSealedRelease(request: ReleasePaymentRequest, releases: PublishedReleases): Promise<ReleaseRecord> {
-  const { workflowId, originalExecutionRunId } = workflowInfo();
-  const subject = { lineItemId: request.lineItemId };
-  const run = { workflowId, originalRunId: originalExecutionRunId };
-  const opened = openSealedAction(request.sealed, run, RELEASE_SCHEDULED_PAYMENT_UPDATE, subject);
-  let refusal = typeof opened === 'string' ? opened : undefined;
-  if (typeof opened !== 'string') {
-    try {
-      const verdict = await oneSealCheckAtATime(() =>
-        releaseCheck[VERIFY_ANSWER_ACTIVITY]({ sealed: request.sealed!, proof: String(request.proof) }),
-      );
-      if (!verdict.ok) refusal = `its seal does not hold (${verdict.reason ?? 'no reason given'})`;
-    } catch (error) {
-      refusal = `its seal could not be checked: ${(error as Error).message}`;
-    }
-  }
+  const opened = await checkSealedAction(request, RELEASE_SCHEDULED_PAYMENT_UPDATE, { lineItemId: request.lineItemId });
   const at = new Date().toISOString();
-  if (refusal !== undefined || typeof opened === 'string') {
+  if (typeof opened === 'string') {
+    const refusal = opened;
     log.warn('refused a release', { lineItemId: request.lineItemId, reason: refusal });
-    const refused = { update: RELEASE_SCHEDULED_PAYMENT_UPDATE, subject: String(request.lineItemId).slice(0, 200), reason: refusal!, at };
+    const refused = { update: RELEASE_SCHEDULED_PAYMENT_UPDATE, subject: String(request.lineItemId).slice(0, 200), reason: refusal, at };
     releases.refused = [...releases.refused, refused].slice(-REFUSED_RELEASES_KEPT);
     upsertMemo({ [RELEASES_MEMO]: releases });
     throw ApplicationFailure.nonRetryable(`Release refused: ${refusal}`, 'ReleaseRefused');

@@ -1,4 +1,4 @@
-import { startWorkflowTask } from './workflow-task';
+import { startWorkflowTask } from '../workflow';
 
 /** Workflow type name; stored in histories, never rename. */
 export const VENDOR_ONBOARDING_WORKFLOW_TYPE = 'vendorOnboardingWorkflow';

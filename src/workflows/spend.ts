@@ -1,8 +1,6 @@
-import { approvalDecisionOf } from '../approvals/contract';
-import { formatAmount } from '../shared/amount';
 import type { SpendApprover, SpendOutcome, SpendRequest } from '../shared/spend';
 import { FOUR_EYES_THRESHOLD, SPEND_APPROVER_ROLE } from '../shared/spend';
-import { startWorkflowTask } from './workflow-task';
+import { approvalDecisionOf, formatAmount, startWorkflowTask } from '../workflow';
 
 /**
  * A request that people other than the requester approve: one holder of the approver role, two distinct ones above
