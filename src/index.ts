@@ -11,7 +11,7 @@ export { createBridge, tuningFromEnv, type Bridge, type BridgeTuning, type Creat
 // Tools: declared in code, or in a JSON or YAML file; the generic tools every server may offer (DEFAULT_TOOLS).
 export { defaultToolResult, defineWorkflowTool, ToolDeclarationError, type WorkflowToolDeclaration } from './mcp/tools/define';
 export type { DirectTool, DirectToolContext, ToolDefinition, WorkflowTool } from './mcp/tools/types';
-export { InvalidJsonSchemaError, jsonSchema, type Checked, type ToolSchema } from './mcp/tools/schema';
+export { InvalidJsonSchemaError, jsonSchema, zodSchema, type Checked, type ToolSchema } from './mcp/tools/schema';
 export { APPROVAL_TOOLS, COMPANION_TOOLS, DEFAULT_TOOLS } from './mcp/tools';
 export { loadToolsFile, ToolsFileError, type ToolEntry } from './mcp/tools/config-file';
 
@@ -43,6 +43,7 @@ export {
 // The worker side: the activities a worker of bridge-served workflows registers beside its own.
 export { createTaskActivities, type TaskActivities, type TaskActivitiesOptions } from './activities/task-activities';
 export { createTaskWorker, runTaskWorker, type TaskWorkerOptions } from './task-worker';
+export { heartbeating, heartbeatingSleep } from './util/heartbeat';
 export { AnswerSeal, answerSealFromEnv, createAnswerActivities } from './shared/answer-proof';
 export { createNotificationActivities, notificationOutboxFromEnv, readNotifications } from './activities/notifications';
 export { notificationDeliveryFromEnv, type NotificationDeliveryConfig } from './activities/notification-delivery';

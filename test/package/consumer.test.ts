@@ -431,8 +431,11 @@ describe('the package (npm pack, npm install in a scratch project)', () => {
       let deep;
       try { require('temporal-mcp-tasks/dist/mcp/bridge'); deep = 'loaded'; } catch (error) { deep = error.code; }
       console.log(JSON.stringify({
-        api: ['createBridge', 'defineWorkflowTool', 'loadToolsFile', 'startHttpServer', 'serveStdioForAllGenerations', 'temporalConfigFromEnv']
+        api: ['createBridge', 'defineWorkflowTool', 'loadToolsFile', 'startHttpServer', 'serveStdioForAllGenerations', 'temporalConfigFromEnv',
+          'zodSchema', 'createTaskActivities', 'runTaskWorker', 'createTaskWorker', 'heartbeating', 'peopleFromEnv']
           .map((name) => name + ':' + typeof api[name]),
+        workflowApi: ['verifyDecisions', 'checkSealedAction', 'taskPrincipal', 'approvalDecisionOf', 'formatAmount']
+          .map((name) => name + ':' + typeof workflow[name]),
         contract: api.TASK_STATE_MEMO + ' ' + api.RESPOND_SIGNAL_NAME,
         workflow: typeof workflow.startWorkflowTask + ' ' + workflow.TASK_STATE_MEMO,
         version: require('temporal-mcp-tasks/package.json').version,
@@ -447,6 +450,19 @@ describe('the package (npm pack, npm install in a scratch project)', () => {
         'startHttpServer:function',
         'serveStdioForAllGenerations:function',
         'temporalConfigFromEnv:function',
+        'zodSchema:function',
+        'createTaskActivities:function',
+        'runTaskWorker:function',
+        'createTaskWorker:function',
+        'heartbeating:function',
+        'peopleFromEnv:function',
+      ],
+      workflowApi: [
+        'verifyDecisions:function',
+        'checkSealedAction:function',
+        'taskPrincipal:function',
+        'approvalDecisionOf:function',
+        'formatAmount:function',
       ],
       contract: 'mcpTask mcp.respond',
       workflow: 'function mcpTask',
