@@ -23,15 +23,10 @@ export const releaseScheduledPaymentTool: DirectTool<z.infer<typeof ReleaseArgsS
     'Returns the payment. The line item is still paid only once.',
   input: zodSchema(ReleaseArgsSchema),
   annotations: { destructiveHint: true, idempotentHint: true, openWorldHint: true },
-  async handler({ taskId, lineItemId }, { client, core, principal, task }) {
+  async handler({ taskId, lineItemId }, { client, task, sealAction }) {
     const view = await task(taskId);
     const handle = client.workflow.getHandle(view.workflowId);
-    const { updateId, ...seal } = await core.answers.sealAction(
-      view,
-      RELEASE_SCHEDULED_PAYMENT_UPDATE,
-      { lineItemId },
-      { principal, via: 'release_scheduled_payment' },
-    );
+    const { updateId, ...seal } = await sealAction(view, RELEASE_SCHEDULED_PAYMENT_UPDATE, { lineItemId }, 'release_scheduled_payment');
     const paid = (payment: Payment) => ({
       content: [
         {

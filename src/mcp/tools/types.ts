@@ -42,6 +42,19 @@ export interface DirectToolContext {
   /** Reads a task the caller owns; throws the tasks/* "not found" error otherwise. */
   task(taskId: string): Promise<TaskView>;
   /**
+   * Seals the caller's request for an action the task's workflow offers (the Update `update`, for `subject`: the
+   * Update's own arguments), for the run `view` shows, with `via` (the tool's name) as the path it came by. Returns the
+   * fields the Update's argument carries beside its own (`sealed`, `proof`; the workflow checks them with
+   * `checkSealedAction`) and the Update id to send it under: the same for every request of that action on that run,
+   * so a retried request is applied once, and only the bridge can tell it.
+   */
+  sealAction(
+    view: TaskView,
+    update: string,
+    subject: Record<string, string | number | boolean>,
+    via: string,
+  ): Promise<{ sealed: string; proof: string; updateId: string }>;
+  /**
    * Puts a form to the caller on this call's own stream (an elicitation of a 2025-11-25 client that declared forms) and
    * returns their answer; absent when the caller's client cannot be asked.
    */
