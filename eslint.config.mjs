@@ -6,6 +6,17 @@ import { fileURLToPath } from 'node:url';
 import layers from './eslint/layers.js';
 import noImportCycle from './eslint/no-import-cycle.js';
 
+/** Node's built-in modules, which workflow code (bundled into Temporal's sandbox) must not import. */
+const NODE_BUILTINS = builtinModules
+  .flatMap((name) => [name, `node:${name}`])
+  .map((name) => ({ name, message: 'workflow code must not use Node built-ins' }));
+
+/** What else sandboxed workflow code must not import: the MCP side, and activities but as types. */
+const SANDBOX_PATTERNS = [
+  { group: ['@modelcontextprotocol/*', '../mcp/*', '../mcp'], message: 'workflow code must not import the MCP side' },
+  { group: ['../activities', '../activities/*'], allowTypeImports: true, message: 'import activities as types only' },
+];
+
 /**
  * The layers of src/, bottom up, and the layers each may use (docs/architecture.md shows the same picture). A file
  * belongs to the first layer that names its folder (a prefix ending in "/") or the file itself.
@@ -129,13 +140,8 @@ export default tseslint.config(
       'no-restricted-imports': [
         'error',
         {
-          paths: builtinModules
-            .flatMap((name) => [name, `node:${name}`])
-            .map((name) => ({ name, message: 'workflow code must not use Node built-ins' })),
-          patterns: [
-            { group: ['@modelcontextprotocol/*', '../mcp/*', '../mcp'], message: 'workflow code must not import the MCP side' },
-            { group: ['../activities', '../activities/*'], allowTypeImports: true, message: 'import activities as types only' },
-          ],
+          paths: NODE_BUILTINS,
+          patterns: SANDBOX_PATTERNS,
         },
       ],
     },
@@ -161,12 +167,9 @@ export default tseslint.config(
       'no-restricted-imports': [
         'error',
         {
-          paths: builtinModules
-            .flatMap((name) => [name, `node:${name}`])
-            .map((name) => ({ name, message: 'workflow code must not use Node built-ins' })),
+          paths: NODE_BUILTINS,
           patterns: [
-            { group: ['@modelcontextprotocol/*', '../mcp/*', '../mcp'], message: 'workflow code must not import the MCP side' },
-            { group: ['../activities', '../activities/*'], allowTypeImports: true, message: 'import activities as types only' },
+            ...SANDBOX_PATTERNS,
             {
               group: [
                 './workflow-task',
@@ -199,9 +202,7 @@ export default tseslint.config(
       'no-restricted-imports': [
         'error',
         {
-          paths: builtinModules
-            .flatMap((name) => [name, `node:${name}`])
-            .map((name) => ({ name, message: 'workflow code must not use Node built-ins' })),
+          paths: NODE_BUILTINS,
           patterns: [
             {
               group: [
