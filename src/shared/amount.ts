@@ -29,3 +29,18 @@ export function formatAmount(amount: number, currency: string): string {
   const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
   return `${currency} ${grouped}${shown ? `.${shown}` : ''}`;
 }
+
+/**
+ * Whether a field named `name` holds an amount of money: `amount`, `total`, or a name ending in `Amount` or `Total`
+ * (`unitAmount`, `grandTotal`). Such a number is written with {@link formatAmount} where a currency is known.
+ */
+export function isAmountKey(name: string): boolean {
+  return /^(amount|total)$|[a-z0-9](Amount|Total)$/.test(name);
+}
+
+/** The `currency` of a record when it holds an ISO 4217 code (three capital letters); otherwise undefined. */
+export function currencyOf(value: unknown): string | undefined {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+  const { currency } = value as { currency?: unknown };
+  return typeof currency === 'string' && /^[A-Z]{3}$/.test(currency) ? currency : undefined;
+}

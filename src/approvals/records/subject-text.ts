@@ -5,7 +5,7 @@
  * an amount (a number under `amount`, `total` or a name ending in `Amount` or `Total`) is shown with the nearest
  * `currency` as every other place shows money ("EUR 1,450.00"). Pure: no I/O.
  */
-import { formatAmount } from '../../shared/amount';
+import { currencyOf, formatAmount, isAmountKey } from '../../shared/amount';
 
 /** How deep nested values are shown before they are cut to their JSON. */
 const MAX_DEPTH = 4;
@@ -59,14 +59,14 @@ function valueLines(value: unknown, indent: string, currency: string | undefined
       const count = Array.isArray(field) ? ` (${field.length})` : '';
       out.push(`${indent}${safe(name)}${count}:`);
       valueLines(field, `${indent}  `, own, safe, depth + 1, out);
-    } else out.push(`${indent}${safe(name)}: ${scalarText(field, isAmountName(name) ? own : undefined, safe)}`);
+    } else out.push(`${indent}${safe(name)}: ${scalarText(field, isAmountKey(name) ? own : undefined, safe)}`);
   }
 }
 
 /** A record on one line: `name: value, name: value`, nested values as their JSON. */
 function inlineRecord(record: Record<string, unknown>, currency: string | undefined, safe: Safe): string {
   return Object.entries(record)
-    .map(([name, field]) => `${safe(name)}: ${scalarText(field, isAmountName(name) ? currency : undefined, safe)}`)
+    .map(([name, field]) => `${safe(name)}: ${scalarText(field, isAmountKey(name) ? currency : undefined, safe)}`)
     .join(', ');
 }
 
@@ -79,16 +79,6 @@ function scalarText(value: unknown, currency: string | undefined, safe: Safe): s
 
 function cut(text: string): string {
   return text.length > MAX_VALUE ? `${text.slice(0, MAX_VALUE)}…` : text;
-}
-
-function isAmountName(name: string): boolean {
-  return /^(amount|total)$/i.test(name) || /(Amount|Total)$/.test(name);
-}
-
-/** The record's own currency: a `currency` field holding a three-letter code. */
-function currencyOf(value: unknown): string | undefined {
-  if (!isRecord(value)) return undefined;
-  return typeof value.currency === 'string' && /^[A-Z]{3}$/.test(value.currency) ? value.currency : undefined;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

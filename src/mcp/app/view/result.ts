@@ -5,7 +5,7 @@
  * amounts (numbers under a key `amount` or `total`, or ending in `Amount` or `Total`) written as money, the way every
  * other place writes them (`formatAmount`).
  */
-import { formatAmount } from '../../../shared/amount';
+import { currencyOf, formatAmount, isAmountKey } from '../../../shared/amount';
 import { h, humanize, uniqueId, type Child } from './dom';
 import { record, textOf, type ToolResult } from './tools';
 
@@ -27,8 +27,6 @@ interface Schema {
 
 const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/;
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
-const CURRENCY_CODE = /^[A-Z]{3}$/;
-const AMOUNT_KEY = /^(amount|total)$|[a-z0-9](Amount|Total)$/;
 
 /** The nodes showing a `task_result` answer (below the "Result" heading). */
 export function renderResult(result: ToolResult, outputSchema: unknown, formatting: Formatting): Node[] {
@@ -45,8 +43,7 @@ export function renderResult(result: ToolResult, outputSchema: unknown, formatti
   }
   const structured = record(result.structuredContent);
   if (!structured) return [paragraphs(text || 'The task finished without a result.')];
-  const currency = typeof structured.currency === 'string' && CURRENCY_CODE.test(structured.currency) ? structured.currency : undefined;
-  return new Renderer(formatting, currency).top(structured, asSchema(outputSchema));
+  return new Renderer(formatting, currencyOf(structured)).top(structured, asSchema(outputSchema));
 }
 
 /**
@@ -55,9 +52,7 @@ export function renderResult(result: ToolResult, outputSchema: unknown, formatti
  */
 export function renderSubject(subject: unknown, formatting: Formatting = {}): Node[] {
   const structured = record(subject);
-  const currency =
-    structured && typeof structured.currency === 'string' && CURRENCY_CODE.test(structured.currency) ? structured.currency : undefined;
-  const renderer = new Renderer(formatting, currency);
+  const renderer = new Renderer(formatting, currencyOf(structured));
   if (structured) return renderer.top(structured, undefined);
   const shown = renderer.any(subject);
   return [typeof shown === 'string' ? h('p', {}, shown) : (shown as Node)];
@@ -160,7 +155,7 @@ class Renderer {
   private scalar(value: unknown, key?: string): Child {
     if (value === null || value === undefined) return h('span', { class: 'muted' }, '—');
     if (typeof value === 'boolean') return value ? 'Yes' : 'No';
-    if (typeof value === 'number' && this.currency && key && AMOUNT_KEY.test(key)) return formatAmount(value, this.currency);
+    if (typeof value === 'number' && this.currency && key && isAmountKey(key)) return formatAmount(value, this.currency);
     if (typeof value === 'number') return this.number(value);
     if (typeof value !== 'string') return JSON.stringify(value);
     if (ISO_DATE_TIME.test(value)) return this.date(value, { dateStyle: 'medium', timeStyle: 'short', timeZone: this.formatting.timeZone });
