@@ -83,7 +83,7 @@ const LAYERS = [
   { name: 'client', files: ['src/client/'], uses: ['contract', 'util'] },
   {
     name: 'entries',
-    files: ['src/index.ts', 'src/samples.ts', 'src/cli.ts'],
+    files: ['src/index.ts', 'src/cli.ts'],
     uses: [
       'serve',
       'bridge',
@@ -147,47 +147,41 @@ export default tseslint.config(
     },
   },
   {
-    // The samples are the library's first users: their workflows and definitions reach the library through its public
-    // entries only (src/workflow.ts and src/contract.ts, which the package exports as temporal-mcp-tasks/workflow and
-    // temporal-mcp-tasks), as a team's own workflow would. This block replaces the sandbox rule above for these files,
-    // so it keeps its Node built-ins too.
-    files: [
-      'src/workflows/invoice.ts',
-      'src/workflows/expense.ts',
-      'src/workflows/spend.ts',
-      'src/workflows/onboarding.ts',
-      'src/workflows/signature.ts',
-      'src/workflows/plain.ts',
-      'src/workflows/raw-contract.ts',
-      'src/shared/invoice.ts',
-      'src/shared/expense.ts',
-      'src/shared/spend.ts',
-    ],
+    // The example is the library's first user: a package of its own that reaches the library through its public
+    // entries only, by name (temporal-mcp-tasks, and temporal-mcp-tasks/workflow in workflow code), as a team's own
+    // code would; nothing of it reaches into the checkout's sources.
+    files: ['examples/invoice-approval/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
         {
-          paths: NODE_BUILTINS,
+          patterns: [
+            {
+              group: ['**/src/*', '../../*', '!../../src', 'temporal-mcp-tasks/*', '!temporal-mcp-tasks/workflow'],
+              message: 'the example imports the package by name only: temporal-mcp-tasks, or temporal-mcp-tasks/workflow',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The example's workflows and the definitions bundled with them run in Temporal's sandbox: no Node built-ins, and
+    // of the package only its workflow entry. This block replaces the one above for these files, so it keeps its rule.
+    files: ['examples/invoice-approval/src/workflows/**/*.ts', 'examples/invoice-approval/src/{invoice,expense,spend}.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            ...NODE_BUILTINS,
+            { name: 'temporal-mcp-tasks', allowTypeImports: true, message: 'workflow code imports temporal-mcp-tasks/workflow' },
+          ],
           patterns: [
             ...SANDBOX_PATTERNS,
             {
-              group: [
-                './workflow-task',
-                './seal-checks',
-                './decision-check',
-                './sealed-actions',
-                '../shared/task-contract',
-                '../shared/elicitation',
-                '../shared/amount',
-                '../shared/wire',
-                '../approvals/*',
-                './task-contract',
-                './elicitation',
-                './amount',
-                './wire',
-              ],
-              message:
-                'a sample reaches the library through its public entries only: ../workflow (temporal-mcp-tasks/workflow) or ../contract',
+              group: ['**/src/*', '../../*', 'temporal-mcp-tasks/*', '!temporal-mcp-tasks/workflow'],
+              message: 'the example imports the package by name only: temporal-mcp-tasks/workflow in workflow code',
             },
           ],
         },
@@ -222,33 +216,6 @@ export default tseslint.config(
                 './version',
               ],
               message: 'the workflow entry re-exports workflow code and the shared definitions only',
-            },
-          ],
-        },
-      ],
-    },
-  },
-  {
-    // The library's public entry and the tools every bridge serves by default hold no sample: a package user opts into
-    // those (`temporal-mcp-tasks/samples`), and the sample worker is a command of its own.
-    files: ['src/index.ts', 'src/mcp/bridge.ts', 'src/mcp/tools/index.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              group: [
-                './samples',
-                './tools/samples',
-                './mcp/tools/samples',
-                '**/process-invoice',
-                '**/release-scheduled-payment',
-                '**/submit-expense-report',
-                '**/request-spend-approval',
-                './worker',
-              ],
-              message: 'the samples are opt-in: the public entry, the bridge and the default tools import none of them',
             },
           ],
         },

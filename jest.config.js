@@ -9,6 +9,8 @@ module.exports = {
     '/node_modules/jose/.+\\.js$': ['ts-jest', { tsconfig: { module: 'commonjs', allowJs: true, isolatedModules: true } }],
   },
   transformIgnorePatterns: ['/node_modules/(?!jose/)'],
+  // The example imports the package by name; in the checkout that is its sources.
+  moduleNameMapper: { '^temporal-mcp-tasks$': '<rootDir>/src/index.ts', '^temporal-mcp-tasks/workflow$': '<rootDir>/src/workflow.ts' },
   setupFiles: ['<rootDir>/test/helpers/log-level.ts'],
   globalSetup: '<rootDir>/test/helpers/global-setup.ts',
   globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',

@@ -6,6 +6,8 @@ module.exports = {
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: { module: 'commonjs', moduleResolution: 'node10', isolatedModules: true } }],
   },
+  // The example imports the package by name; in the checkout that is its sources.
+  moduleNameMapper: { '^temporal-mcp-tasks$': '<rootDir>/src/index.ts', '^temporal-mcp-tasks/workflow$': '<rootDir>/src/workflow.ts' },
   setupFiles: ['<rootDir>/test/helpers/log-level.ts'],
   testTimeout: 10_000,
 };

@@ -16,7 +16,7 @@ import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, CreateTaskResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { Client, Connection } from '@temporalio/client';
-import { PaymentsLedger } from '../src/activities/payments';
+import { PaymentsLedger } from '../examples/invoice-approval/src/activities/payments';
 import { argumentsDigest } from '../src/util/arguments-digest';
 import { markerFromEnv } from '../src/mcp/tasks/marker';
 import { answerSealFromEnv } from '../src/shared/answer-proof';
@@ -343,7 +343,7 @@ class Stack {
     this.worker = new Managed(
       'the worker',
       process.execPath,
-      () => ['--import', 'tsx', 'src/worker.ts'],
+      () => ['--import', 'tsx', 'examples/invoice-approval/src/worker.ts'],
       {
         ...env,
         ...quickSampleWorkerEnv(this.dir),

@@ -23,12 +23,12 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { activityConfigFromEnv } from '../src/activities';
+import { activityConfigFromEnv } from '../examples/invoice-approval/src/activities';
 import { readNotifications } from '../src/activities/notifications';
-import { PaymentsLedger } from '../src/activities/payments';
+import { PaymentsLedger } from '../examples/invoice-approval/src/activities/payments';
 import { defaultPublicKeyFile } from '../src/approvals/records/keys';
 import { DEFAULT_ADDRESS, temporalConfigFromEnv, type TemporalConfig } from '../src/shared/temporal-config';
-import { formatAmount, type InvoiceResult } from '../src/shared/invoice';
+import { formatAmount, type InvoiceResult } from '../examples/invoice-approval/src/invoice';
 import { pollUntil, sleep } from '../src/util/wait';
 
 const ROOT = path.resolve(__dirname, '..');

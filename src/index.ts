@@ -2,7 +2,6 @@
  * The public API of `temporal-mcp-tasks` (the package's `.` entry), for programs that serve Temporal workflows as MCP
  * tasks: declare tools, connect a bridge, serve it on stdio or Streamable HTTP. Every name here is covered by semantic
  * versioning; nothing else in the package is importable. Workflow code imports `temporal-mcp-tasks/workflow` instead.
- * The sample tools are not here: a server that wants them imports `SAMPLE_TOOLS` from `temporal-mcp-tasks/samples`.
  */
 
 // The bridge: one Temporal connection and task core, one MCP server per connection.
@@ -43,12 +42,14 @@ export {
 // The worker side: the activities a worker of bridge-served workflows registers beside its own.
 export { createTaskActivities, type TaskActivities, type TaskActivitiesOptions } from './activities/task-activities';
 export { createTaskWorker, runTaskWorker, type TaskWorkerOptions } from './task-worker';
+export { runWorkerCommand, type ActivityFunctions, type WorkerCommandOptions } from './worker';
+export { NotAStoreDirectoryError, RecordKeyMismatchError, RecordStore, type KeyedRecord } from './activities/record-store';
 export { heartbeating, heartbeatingSleep } from './util/heartbeat';
 export { AnswerSeal, answerSealFromEnv, createAnswerActivities } from './shared/answer-proof';
 export { createNotificationActivities, notificationOutboxFromEnv, readNotifications } from './activities/notifications';
 export { notificationDeliveryFromEnv, type NotificationDeliveryConfig } from './activities/notification-delivery';
 export { createDecisionActivities } from './approvals/records/activities';
-export { decisionStoreFromEnv, openDecisionStore } from './approvals/records/store';
+export { decisionStoreFromEnv, decisionStoreLocation, openDecisionStore } from './approvals/records/store';
 export { DecisionStoreError } from './approvals/records/store-error';
 export type { DecisionRecordBody, DecisionStore, SignedDecisionRecord } from './approvals/records/types';
 export {

@@ -7,7 +7,10 @@ import { createTaskActivities, type TaskActivitiesOptions } from './activities/t
 import { temporalConfigFromEnv } from './shared/temporal-config';
 import { log } from './util/log';
 
-/** What {@link createTaskWorker} takes: Temporal's worker options, with the bridge's activities added to `activities`. */
+/**
+ * What {@link createTaskWorker} takes: Temporal's worker options, with the bridge's activities added to `activities`
+ * and the workflows' `temporal-mcp-tasks/workflow` bundled from this copy of the package.
+ */
 export interface TaskWorkerOptions extends Omit<WorkerOptions, 'namespace'> {
   /** Default the namespace of the environment (`TEMPORAL_NAMESPACE`, as the Temporal CLI reads it). */
   namespace?: string;
@@ -21,12 +24,33 @@ export interface TaskWorkerOptions extends Omit<WorkerOptions, 'namespace'> {
  * name both have. Throws what `Worker.create` throws, and a setting of the bridge's activities that does not hold.
  */
 export function createTaskWorker(options: TaskWorkerOptions): Promise<Worker> {
-  const { taskActivities, activities, namespace, ...rest } = options;
+  const { taskActivities, activities, namespace, bundlerOptions, ...rest } = options;
   return Worker.create({
     ...rest,
     namespace: namespace ?? temporalConfigFromEnv().namespace,
     activities: { ...createTaskActivities(taskActivities), ...activities },
+    bundlerOptions: withOwnWorkflowEntry(bundlerOptions),
   });
+}
+
+/** This module's copy of the package's workflow entry, `temporal-mcp-tasks/workflow`. */
+const WORKFLOW_ENTRY = require.resolve('./workflow');
+
+/**
+ * Temporal's bundler options with `temporal-mcp-tasks/workflow` resolved to the copy of the package this worker runs,
+ * so that the workflows speak the same contract as the worker's activities, in a checkout (where the entry is a source
+ * file) as in an installed package. A `webpackConfigHook` of the caller's runs after.
+ */
+function withOwnWorkflowEntry(options: WorkerOptions['bundlerOptions']): NonNullable<WorkerOptions['bundlerOptions']> {
+  return {
+    ...options,
+    webpackConfigHook: (config) => {
+      const resolve = config.resolve ?? {};
+      const alias = Array.isArray(resolve.alias) ? resolve.alias : { ...resolve.alias, 'temporal-mcp-tasks/workflow$': WORKFLOW_ENTRY };
+      const aliased = { ...config, resolve: { ...resolve, alias } };
+      return options?.webpackConfigHook ? options.webpackConfigHook(aliased) : aliased;
+    },
+  };
 }
 
 /**

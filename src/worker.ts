@@ -1,100 +1,131 @@
 /**
- * The sample worker: runs the sample workflows (the invoice flow and the others the sample tools start) and their
- * activities.
- * Usage: temporal-mcp-tasks worker [--check] [--help] (in a checkout, npm run worker [-- --help])
+ * The worker command: a Temporal worker of bridge-served workflows, with the bridge's activities, its start-up checks,
+ * logs, traces and graceful stop. `temporal-mcp-tasks worker --workflows MODULE [--activities MODULE]` runs a team's
+ * own workflows; {@link runWorkerCommand} is the same command for a worker's own `main`.
+ * Usage: temporal-mcp-tasks worker [--workflows MODULE] [--activities MODULE] [--check] [--help] [--version]
  */
+import path from 'node:path';
 import type { Logger as TemporalLogger, LogLevel as TemporalLogLevel, LogMetadata } from '@temporalio/common';
-import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
-import { answerSealFromEnv, type AnswerSeal } from './shared/answer-proof';
-import { activityConfigFromEnv, createActivities, importJsonLinesFiles, type ActivityConfig } from './activities';
-import { createTaskActivities } from './activities/task-activities';
-import { decisionPublicKeysFromEnv, describeDecisionPublicKeys, type DecisionPublicKeys } from './approvals/records/keys';
-import { describeNotificationDelivery } from './activities/notification-delivery';
+import { NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import { answerSealFromEnv } from './shared/answer-proof';
+import { decisionPublicKeysFromEnv, describeDecisionPublicKeys } from './approvals/records/keys';
+import { decisionStoreLocation } from './approvals/records/store';
+import { describeNotificationDelivery, notificationDeliveryFromEnv } from './activities/notification-delivery';
+import { notificationOutboxFromEnv } from './activities/notifications';
+import { createTaskWorker } from './task-worker';
 import { checkTemporal, describeCheck, TemporalCheckError } from './shared/temporal-check';
 import { msFromEnv, temporalConfigFromEnv, TASK_QUEUE_ENV, type TemporalConfig } from './shared/temporal-config';
-import { startTelemetry, TelemetryConfigError, type Telemetry } from './shared/telemetry';
+import { startTelemetry, TelemetryConfigError } from './shared/telemetry';
 import { log, LogConfigError, logOptionsFromEnv, type LogLevel } from './util/log';
 import { PACKAGE_VERSION } from './version';
 
-/** What the sample worker needs beyond its connection. */
-export interface SampleWorkerOptions {
-  connection: NativeConnection;
-  namespace: string;
-  taskQueue: string;
-  activities: ActivityConfig;
-  /** A prebuilt workflow bundle (tests build one and share it); otherwise the workflows are bundled at start. */
-  workflowBundle?: WorkerOptions['workflowBundle'];
+/** A worker's activities, by the names its workflows call them. */
+export type ActivityFunctions = Record<string, (...args: never[]) => unknown>;
+
+/** What {@link runWorkerCommand} runs beside the bridge's activities, and how its help reads. */
+export interface WorkerCommandOptions {
+  /** The command's name in its usage line; default `temporal-mcp-tasks worker`. */
+  command?: string;
+  /** What the worker runs, the first paragraph of --help. */
+  summary?: string;
+  /** The workflows module (`require.resolve('./workflows')`); `--workflows` overrides it. None: activities only. */
+  workflowsPath?: string;
   /**
-   * Tracing: workflow and activity interceptors and the sink that exports workflow spans. A prebuilt bundle must
-   * include the workflow interceptor module itself (`WORKFLOW_INTERCEPTOR_MODULE`).
+   * Makes the worker's own activities once the bridge's settings have been read and before it polls; it may prepare
+   * what they need (directories, imports) and throw naming a bad setting. `--activities` overrides it.
    */
-  telemetry?: Telemetry['worker'];
-  /** After `shutdown()`, how long activities under way may run before they are cancelled (Temporal retries them). */
-  shutdownGraceMs?: number;
-  /** Checks the seals of answers (the bridge's key); default {@link answerSealFromEnv}. */
-  answerSeal?: AnswerSeal;
-  /** The public keys decision records are checked with; default {@link decisionPublicKeysFromEnv}. */
-  decisionKeys?: DecisionPublicKeys;
+  activities?: () => ActivityFunctions | Promise<ActivityFunctions>;
+  /** Lines added to --help's Environment section: the settings the activities read. */
+  environmentHelp?: string;
+  /** Says in the start-up log what the activities were set up with. */
+  describe?: () => string;
+}
+
+/** Thrown for a command line that cannot be run; the message says what to change. */
+class UsageError extends Error {}
+
+/** The command line: the flags, and the modules of `--workflows` and `--activities`. */
+interface WorkerArgs {
+  help: boolean;
+  version: boolean;
+  check: boolean;
+  workflows?: string;
+  activities?: string;
+}
+
+function parseWorkerArgs(argv: readonly string[]): WorkerArgs {
+  const args: WorkerArgs = { help: false, version: false, check: false };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '--help' || arg === '-h') args.help = true;
+    else if (arg === '--version' || arg === '-v') args.version = true;
+    else if (arg === '--check') args.check = true;
+    else if (/^--(workflows|activities)(=|$)/.test(arg)) {
+      const name = arg.slice(2).split('=')[0] as 'workflows' | 'activities';
+      const value = arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : argv[++i];
+      if (!value || value.startsWith('--')) throw new UsageError(`--${name} needs a module, e.g. --${name} ./dist/${name}.js`);
+      args[name] = value;
+    } else throw new UsageError(`unknown argument "${arg}"; see --help`);
+  }
+  return args;
+}
+
+/** The file a module argument names, resolved from the current folder as Node resolves it; throws naming it when absent. */
+function resolveModule(flag: string, module: string): string {
+  try {
+    return require.resolve(path.resolve(module));
+  } catch {
+    throw new UsageError(`${flag} ${module}: no such module (a file, or a folder with an index, relative to ${process.cwd()})`);
+  }
 }
 
 /**
- * Creates (does not run) the sample worker: the workflows of `src/workflows` (those of the sample tools and of
- * `examples/tools.yaml`) with the fixture ERP, the payments ledger, the notifications (outbox, webhooks, mail) and the answer checks.
+ * The activities of an `--activities` module: its `createActivities` function (called with no arguments, its result
+ * awaited), else its `activities` object, else its default export, either of those.
  */
-export function createSampleWorker(options: SampleWorkerOptions): Promise<Worker> {
-  const graceMs = options.shutdownGraceMs ?? 10_000;
-  return Worker.create({
-    connection: options.connection,
-    namespace: options.namespace,
-    taskQueue: options.taskQueue,
-    activities: {
-      ...createTaskActivities({
-        ...(options.answerSeal && { answerSeal: options.answerSeal }),
-        ...(options.decisionKeys && { decisionKeys: options.decisionKeys }),
-        decisionStore: options.activities.decisionStore,
-        notificationOutbox: options.activities.notificationOutbox,
-        notificationDelivery: options.activities.notificationDelivery ?? null,
-      }),
-      ...createActivities(options.activities),
-    },
-    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: require.resolve('./workflows') }),
-    ...(options.telemetry && { interceptors: options.telemetry.interceptors, sinks: options.telemetry.sinks }),
-    shutdownGraceTime: graceMs,
-    // An activity that ignores its cancellation does not hold the process for ever.
-    shutdownForceTime: graceMs + 10_000,
-  });
+async function activitiesOfModule(file: string): Promise<ActivityFunctions> {
+  const loaded = require(file) as Record<string, unknown>;
+  const found = loaded.createActivities ?? loaded.activities ?? loaded.default;
+  const activities = typeof found === 'function' ? await (found as () => unknown)() : found;
+  if (typeof activities !== 'object' || activities === null) {
+    throw new UsageError(`--activities ${file}: export createActivities(), or activities, an object of activity functions`);
+  }
+  return activities as ActivityFunctions;
 }
 
-const HELP = `Usage: temporal-mcp-tasks worker [--check] [--help] [--version]
+function helpText(options: WorkerCommandOptions): string {
+  const command = options.command ?? 'temporal-mcp-tasks worker';
+  const summary =
+    options.summary ??
+    `Runs a Temporal worker of your workflows (--workflows) and activities (--activities) with the bridge's own
+activities (answer checks, decision records, notifications) until SIGINT or SIGTERM. Without --workflows it runs the
+activities alone, for workflows of another SDK language that call them.`;
+  return `Usage: ${command} [--workflows MODULE] [--activities MODULE] [--check] [--help] [--version]
 
-Runs the Temporal worker for the sample workflows (the invoice flow and others) and their activities until SIGINT or
-SIGTERM. On either it stops polling, lets the activities under way finish for WORKER_SHUTDOWN_GRACE_MS (then they are
-cancelled and Temporal retries them on another worker), and exits 0.
+${summary}
+On SIGINT or SIGTERM it stops polling, lets the activities under way finish for WORKER_SHUTDOWN_GRACE_MS (then they
+are cancelled and Temporal retries them on another worker), and exits 0.
 
 Options:
-  --check        check that Temporal answers, the namespace exists and the search attributes McpPrincipal and
-                 McpAwaiting are registered; print one line and exit 0 (ok) or 1 (not)
-  -v, --version  print the version
-  -h, --help     show this help
+  --workflows MODULE   the module exporting your workflow functions, bundled for Temporal's sandbox
+                       (e.g. ./dist/workflows.js); its imports of temporal-mcp-tasks/workflow get this worker's copy
+  --activities MODULE  the module of your activities: an exported createActivities() (may be async), or an object
+                       exported as activities; registered beside the bridge's (yours win on a shared name)
+  --check              check that Temporal answers, the namespace exists and the search attributes McpPrincipal and
+                       McpAwaiting are registered; print one line and exit 0 (ok) or 1 (not)
+  -v, --version        print the version
+  -h, --help           show this help
 
-Environment:
+${ENVIRONMENT_HELP}${options.environmentHelp ?? ''}Other TEMPORAL_* variables and the Temporal config file are read as the Temporal CLI reads them.
+`;
+}
+
+const ENVIRONMENT_HELP = `Environment:
   TEMPORAL_ADDRESS        Temporal frontend (default 127.0.0.1:7233)
   TEMPORAL_NAMESPACE      namespace (default "default")
   ${TASK_QUEUE_ENV}     task queue (default "temporal-mcp")
-  PAYMENTS_LEDGER         payments ledger directory, one file per payment (default .data/payments)
-  ERP_REGISTRY            fixture ERP invoice registry directory (default .data/erp-invoices)
-  ERP_DELAY_MS            simulated ERP latency in ms (default 0)
-  PAYMENT_DELAY_MS        simulated payment latency in ms (default 0)
-  PAYMENT_FAIL_ATTEMPTS   fail the first N attempts of each payment (default 0)
-  INVOICE_APPROVER_ROLE   who approves invoices: holders of this role (from their credentials), never the
-                          submitter (default ap-approver); "requester": the submitter approves their own
-  INVOICE_SECOND_APPROVER_ABOVE  above this total two distinct approvers must approve (default 10000)
-  INVOICE_APPROVAL_REMIND_AFTER_MS    remind the approvers after this long (default 86400000, a day; "never")
-  INVOICE_APPROVAL_ESCALATE_AFTER_MS  then ask INVOICE_ESCALATION_ROLE too (default 259200000, three days; "never")
-  INVOICE_ESCALATION_ROLE the role an unanswered approval escalates to (default ap-manager; "none")
-  INVOICE_APPROVAL_EXPIRE_AFTER_MS    end the invoice unpaid after this long without approval (default never)
-  MCP_DECISION_STORE      where the bridge keeps signed decision records, checked before each payment of an invoice
-                          approved by role: a directory or a postgres:// URL, the bridge's own (default .data/decisions)
+  MCP_DECISION_STORE      where the bridge keeps signed decision records, which workflows check before the effect
+                          of an approval: a directory or a postgres:// URL, the bridge's own (default .data/decisions)
   MCP_DECISION_PUBLIC_KEY the bridge's decision public key(s), SPKI PEM files, comma-separated (default: the public
                           half of the local default key, ~/.config/temporal-mcp-tasks/decision-signing-key.pub.pem)
   NOTIFICATION_OUTBOX     JSON-lines file of approval notifications (asked, reminder, escalated, delegated,
@@ -119,10 +150,6 @@ Environment:
                           turn OpenTelemetry traces of workflows and activities on, over OTLP/HTTP
                           (OTEL_EXPORTER_OTLP_PROTOCOL http/protobuf or http/json; OTEL_SERVICE_NAME,
                           default temporal-mcp-worker)
-Other TEMPORAL_* variables and the Temporal config file are read as the Temporal CLI reads them.
-At start, a JSON-lines ledger or registry of an earlier version (<directory>.jsonl, e.g. .data/payments.jsonl) is
-copied into its directory and renamed to <directory>.jsonl.imported, so that payments made before the upgrade are
-never made again. Stop the workers of the earlier version first.
 `;
 
 /** The SDK's log (worker, workflows, activities) in this process's log; a workflow id is the task id. */
@@ -150,26 +177,18 @@ class RuntimeLog implements TemporalLogger {
   }
 }
 
-/** The invoice approval policy in one phrase, for the start-up log. */
-function describePolicy(policy: ActivityConfig['invoiceApproval']): string {
-  if (policy.approvers === 'requester') return 'their submitter (INVOICE_APPROVER_ROLE=requester)';
-  const escalation = policy.escalateTo ? `, escalated to ${policy.escalateTo} after ${policy.escalateAfterMs} ms` : '';
-  return `role ${policy.role}, never the submitter, two above ${policy.secondApproverAbove}${escalation}`;
-}
-
 const LEVELS: Record<TemporalLogLevel, LogLevel> = { TRACE: 'debug', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' };
 
-async function main(argv: string[]): Promise<void> {
-  if (argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(HELP);
+async function main(argv: string[], options: WorkerCommandOptions): Promise<void> {
+  const args = parseWorkerArgs(argv);
+  if (args.help) {
+    process.stdout.write(helpText(options));
     return;
   }
-  if (argv.includes('--version') || argv.includes('-v')) {
+  if (args.version) {
     process.stdout.write(`${PACKAGE_VERSION}\n`);
     return;
   }
-  const unknown = argv.find((arg) => arg !== '--check');
-  if (unknown !== undefined) throw new UsageError(`unknown argument "${unknown}"; see --help`);
   log.configure(logOptionsFromEnv());
   // Signals are handled below, so that a second one (npm passes each on to its child) changes nothing.
   Runtime.install({ logger: new RuntimeLog(), shutdownSignals: [], telemetryOptions: { logging: { forward: {} } } });
@@ -178,7 +197,7 @@ async function main(argv: string[]): Promise<void> {
     NativeConnection.connect(config.connectionOptions).catch((error: Error) => {
       throw new Error(`cannot reach Temporal at ${config.address}: ${error.message}. Start it with ./temporal-dev.sh start`);
     });
-  if (argv.includes('--check')) {
+  if (args.check) {
     const connection = await connect().catch((error: Error) => {
       throw new TemporalCheckError(error.message);
     });
@@ -189,16 +208,16 @@ async function main(argv: string[]): Promise<void> {
     }
     return;
   }
-  const activities = activityConfigFromEnv();
+  const workflowsPath = args.workflows !== undefined ? resolveModule('--workflows', args.workflows) : options.workflowsPath;
+  const activitiesFile = args.activities !== undefined ? resolveModule('--activities', args.activities) : undefined;
   // Read before polling: a worker without the bridge's key would refuse every answer.
   const answerSeal = answerSealFromEnv();
   // Named keys are read before polling; the machine's default public key may come later, when the server first starts.
   const decisionKeys = decisionPublicKeysFromEnv();
-  const imported = await importJsonLinesFiles(activities);
-  if (imported.payments !== undefined) log.info(`worker: ${imported.payments} payment(s) imported from ${activities.ledgerDir}.jsonl`);
-  if (imported.registrations !== undefined) {
-    log.info(`worker: ${imported.registrations} registration(s) imported from ${activities.erpRegistryDir}.jsonl`);
-  }
+  const decisionStore = decisionStoreLocation();
+  const notificationOutbox = notificationOutboxFromEnv();
+  const notificationDelivery = notificationDeliveryFromEnv();
+  const activities = activitiesFile ? await activitiesOfModule(activitiesFile) : await options.activities?.();
   const shutdownGraceMs = msFromEnv(process.env, 'WORKER_SHUTDOWN_GRACE_MS', 10_000);
   // Signals may come before the worker exists; they find it here once it does.
   const running: { worker?: Worker } = {};
@@ -221,26 +240,28 @@ async function main(argv: string[]): Promise<void> {
   }
   const telemetry = startTelemetry({ serviceName: 'temporal-mcp-worker' });
   const connection = await connect();
-  const worker = await createSampleWorker({
+  const worker = await createTaskWorker({
     connection,
     namespace: config.namespace,
     taskQueue: config.taskQueue,
-    activities,
-    answerSeal,
-    decisionKeys,
-    shutdownGraceMs,
-    ...(telemetry.worker && { telemetry: telemetry.worker }),
+    taskActivities: { answerSeal, decisionKeys, decisionStore, notificationOutbox, notificationDelivery: notificationDelivery ?? null },
+    ...(activities && { activities }),
+    ...(workflowsPath !== undefined && { workflowsPath }),
+    ...(telemetry.worker && { interceptors: telemetry.worker.interceptors, sinks: telemetry.worker.sinks }),
+    shutdownGraceTime: shutdownGraceMs,
+    // An activity that ignores its cancellation does not hold the process for ever.
+    shutdownForceTime: shutdownGraceMs + 10_000,
   });
   running.worker = worker;
   if (telemetry.enabled) log.info(`worker: traces to ${telemetry.description}`);
-  const reached = activities.notificationDelivery
-    ? ` and to ${describeNotificationDelivery(activities.notificationDelivery)}`
+  const reached = notificationDelivery
+    ? ` and to ${describeNotificationDelivery(notificationDelivery)}`
     : ' only (MCP_APPROVERS_DIRECTORY unset)';
+  const described = options.describe && !activitiesFile ? `${options.describe()}; ` : '';
+  log.info(`worker: ${described}notifications to ${notificationOutbox}${reached}`);
+  const runs = workflowsPath !== undefined ? `workflows of ${workflowsPath}` : 'activities only (no --workflows)';
   log.info(
-    `worker: invoices approved by ${describePolicy(activities.invoiceApproval)}; notifications to ${activities.notificationOutbox}${reached}`,
-  );
-  log.info(
-    `worker: polling task queue "${config.taskQueue}" on ${config.address} (namespace ${config.namespace}); ledger ${activities.ledgerDir}; answer key ${answerSeal.keyId}; decisions in ${redactUrl(activities.decisionStore)}, checked with ${describeDecisionPublicKeys()}`,
+    `worker: polling task queue "${config.taskQueue}" on ${config.address} (namespace ${config.namespace}): ${runs}; answer key ${answerSeal.keyId}; decisions in ${redactUrl(decisionStore)}, checked with ${describeDecisionPublicKeys()}`,
   );
   try {
     await worker.run();
@@ -251,11 +272,13 @@ async function main(argv: string[]): Promise<void> {
   log.info('worker: stopped');
 }
 
-class UsageError extends Error {}
-
-/** Runs the worker's command line (`temporal-mcp-tasks worker`); exits the process when it ends (2 for usage errors). */
-export function runWorkerCommand(argv: string[]): void {
-  main(argv).then(
+/**
+ * Runs the worker command with `argv` (see --help) and exits the process when it ends: 0 when stopped by a signal, 1
+ * when it failed, 2 for a usage error or a bad setting of the logs or traces. A worker's own `main` passes its workflows
+ * and activities: `runWorkerCommand(process.argv.slice(2), { workflowsPath: require.resolve('./workflows'), activities })`.
+ */
+export function runWorkerCommand(argv: string[], options: WorkerCommandOptions = {}): void {
+  main(argv, options).then(
     () => process.exit(0),
     (error: Error) => {
       log.error(`worker: ${error.message}`);

@@ -9,7 +9,7 @@ import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import { PaymentsLedger } from '../src/activities/payments';
+import { PaymentsLedger } from '../examples/invoice-approval/src/activities/payments';
 import { ClusterStack, randomBasePort } from '../scripts/cluster/stack';
 import { answer, ApprovalClients, awaitInInbox, type Person } from './helpers/approvals';
 import { getTask, taskResult } from './helpers/mcp';

@@ -1,5 +1,5 @@
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { PaymentsLedger } from '../src/activities/payments';
+import { PaymentsLedger } from '../examples/invoice-approval/src/activities/payments';
 import { freePort } from './helpers/dev-server';
 import { APPROVE, getTask, newMcpClient, ScriptedUser, startInvoiceTask, taskResult, waitForTask } from './helpers/mcp';
 import { spawnHttpServer, spawnWorker, type HttpServerProcess, type SpawnedProcess } from './helpers/processes';

@@ -2,13 +2,12 @@
  * OpenTelemetry: one trace from the MCP request that creates a task, through Temporal's start, to the workflow and
  * its activities on the worker, recorded in memory.
  */
-import path from 'node:path';
 import { SpanKind } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { SPAN_ATTRIBUTES, startTelemetry, WORKFLOW_INTERCEPTOR_MODULE, type Telemetry } from '../src/shared/telemetry';
-import { ROOT } from './helpers/dev-server';
+import { SAMPLE_WORKFLOWS } from './helpers/dev-server';
 import { startStack, type TestStack } from './helpers/test-stack';
 import { APPROVE, newMcpClient, ScriptedUser, taskResult } from './helpers/mcp';
 import { eventually, sampleInvoice } from './helpers/temporal';
@@ -21,7 +20,7 @@ beforeAll(async () => {
   telemetry = startTelemetry({ serviceName: 'telemetry-test', spanProcessor: new SimpleSpanProcessor(exporter) });
   // The run's shared bundle has no tracing: this worker gets one with the workflow interceptors.
   const { code } = await bundleWorkflowCode({
-    workflowsPath: path.join(ROOT, 'src', 'workflows'),
+    ...SAMPLE_WORKFLOWS,
     workflowInterceptorModules: [WORKFLOW_INTERCEPTOR_MODULE],
     logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error },
   });

@@ -2,7 +2,7 @@
  * The worker process: a graceful stop on SIGTERM, its log, and `--check`.
  */
 import { spawn } from 'node:child_process';
-import { PaymentsLedger } from '../src/activities/payments';
+import { PaymentsLedger } from '../examples/invoice-approval/src/activities/payments';
 import { ROOT } from './helpers/dev-server';
 import { startStack, type TestStack } from './helpers/test-stack';
 import { APPROVE, newMcpClient, ScriptedUser, startInvoiceTask, taskResult, waitForTask } from './helpers/mcp';

@@ -5,7 +5,7 @@
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { PaymentsLedger } from '../../src/activities/payments';
+import { PaymentsLedger } from '../../examples/invoice-approval/src/activities/payments';
 import { LocalTaskStore } from '../../src/client/store';
 import { pollUntil, sleep } from '../../src/util/wait';
 import type { Managed } from '../lib/processes';

@@ -14,7 +14,7 @@ import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { AWAITING_SEARCH_ATTRIBUTE } from '../../src/approvals/contract';
 import { timestampToMs } from '../../src/mcp/tasks/temporal-access';
-import { DEFAULT_INVOICE_APPROVER_ROLE } from '../../src/shared/invoice';
+import { DEFAULT_INVOICE_APPROVER_ROLE } from '../../examples/invoice-approval/src/invoice';
 import { pollUntil } from '../../src/util/wait';
 import { freePort, Managed, quickSampleWorkerEnv } from './processes';
 
@@ -109,7 +109,7 @@ export class InboxRig {
     this.worker = new Managed(
       'the approvals worker',
       process.execPath,
-      () => ['--import', 'tsx', 'src/worker.ts'],
+      () => ['--import', 'tsx', 'examples/invoice-approval/src/worker.ts'],
       {
         ...env,
         ...quickSampleWorkerEnv(this.dir),

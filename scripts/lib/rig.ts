@@ -132,7 +132,7 @@ export class Rig {
     this.worker = new Managed(
       'worker',
       node,
-      () => ['--import', 'tsx', 'src/worker.ts'],
+      () => ['--import', 'tsx', 'examples/invoice-approval/src/worker.ts'],
       // The drill answers every approval as the submitter, so its books count one question per invoice; the soak
       // sets a role of its own.
       this.env({ INVOICE_APPROVER_ROLE: 'requester', ...(this.options.workerEnv ?? WORKER_ENV) }),

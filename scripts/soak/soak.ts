@@ -12,7 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { PaymentsLedger } from '../../src/activities/payments';
+import { PaymentsLedger } from '../../examples/invoice-approval/src/activities/payments';
 import { LocalTaskStore } from '../../src/client/store';
 import { isTemporalUnavailable } from '../../src/mcp/tasks/errors';
 import { retryWithBackoff, sleep } from '../../src/util/wait';

@@ -7,7 +7,7 @@
  * keeps its styles.
  */
 import type { Browser, FrameLocator, Locator, Page } from 'playwright-core';
-import { PaymentsLedger } from '../../src/activities/payments';
+import { PaymentsLedger } from '../../examples/invoice-approval/src/activities/payments';
 import { launchChromium } from '../helpers/browser';
 import { startStack, type TestStack } from '../helpers/test-stack';
 import { startInspector, type Inspector } from '../helpers/inspector';

@@ -15,7 +15,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { RELATED_TASK_META_KEY, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { build } from 'esbuild';
 import type { Browser, FrameLocator, Locator, Page } from 'playwright-core';
-import { PaymentsLedger } from '../../src/activities/payments';
+import { PaymentsLedger } from '../../examples/invoice-approval/src/activities/payments';
 import { APP_MIME_TYPE, TASK_VIEW_URI, UI_EXTENSION } from '../../src/mcp/app/ui';
 import { awaitInInbox, makePeople, writeTokensFile } from '../helpers/approvals';
 import { launchChromium } from '../helpers/browser';

@@ -9,7 +9,7 @@
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { CreateTaskResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { createActivities } from '../../src/activities';
+import { createActivities } from '../../examples/invoice-approval/src/activities';
 import { createTaskActivities } from '../../src/activities/task-activities';
 import type { Bridge } from '../../src/mcp/bridge';
 import { createAnswerActivities } from '../../src/shared/answer-proof';

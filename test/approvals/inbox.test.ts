@@ -12,7 +12,7 @@ import { AWAITING_SEARCH_ATTRIBUTE } from '../../src/approvals/contract';
 import { inboxQuery } from '../../src/approvals/approvals';
 import { markerFromEnv } from '../../src/mcp/tasks/marker';
 import { PRINCIPAL_KEY } from '../../src/mcp/tasks/principal';
-import { SPEND_WORKFLOW_TYPE } from '../../src/shared/spend';
+import { SPEND_WORKFLOW_TYPE } from '../../examples/invoice-approval/src/spend';
 import { TASK_META_MEMO, TASK_STATE_MEMO } from '../../src/shared/task-contract';
 import { argumentsDigest } from '../../src/util/arguments-digest';
 import { pollUntil } from '../../src/util/wait';

@@ -7,8 +7,8 @@
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { readNotifications } from '../../src/activities/notifications';
-import { PaymentsLedger } from '../../src/activities/payments';
-import type { InvoiceApprovalPolicy, InvoiceResult } from '../../src/shared/invoice';
+import { PaymentsLedger } from '../../examples/invoice-approval/src/activities/payments';
+import type { InvoiceApprovalPolicy, InvoiceResult } from '../../examples/invoice-approval/src/invoice';
 import {
   answer,
   ApprovalClients,

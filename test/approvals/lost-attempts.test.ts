@@ -11,7 +11,7 @@ import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { NOTIFY_ACTIVITY } from '../../src/approvals/contract';
 import { VERIFY_DECISIONS_ACTIVITY } from '../../src/approvals/records/types';
 import type { Bridge } from '../../src/mcp/bridge';
-import type { InvoiceResult } from '../../src/shared/invoice';
+import type { InvoiceResult } from '../../examples/invoice-approval/src/invoice';
 import type { Telemetry } from '../../src/shared/telemetry';
 import { pollUntil } from '../../src/util/wait';
 import { answer, invoiceAwaitingApproval } from '../helpers/approvals';

@@ -16,7 +16,7 @@ import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { NOTIFY_ACTIVITY, type DecisionNotification } from '../../src/approvals/contract';
 import { notificationDeliveryFromEnv } from '../../src/activities/notification-delivery';
 import { createNotificationActivities, readNotifications } from '../../src/activities/notifications';
-import type { InvoiceApprovalPolicy } from '../../src/shared/invoice';
+import type { InvoiceApprovalPolicy } from '../../examples/invoice-approval/src/invoice';
 import { pollUntil } from '../../src/util/wait';
 import { ApprovalClients, makePeople, writeTokensFile } from '../helpers/approvals';
 import { MailReceiver, WebhookReceiver, type WebhookCall } from '../helpers/receivers';

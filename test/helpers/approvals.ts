@@ -12,7 +12,7 @@ import {
   type ElicitRequest,
   type ElicitResult,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { Invoice } from '../../src/shared/invoice';
+import type { Invoice } from '../../examples/invoice-approval/src/invoice';
 import type { Bridge } from '../../src/mcp/bridge';
 import { pollUntil } from '../../src/util/wait';
 

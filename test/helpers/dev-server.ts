@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import type { BundleOptions } from '@temporalio/worker';
 
 /** Root of the repository. */
 export const ROOT = path.resolve(__dirname, '..', '..');
@@ -38,3 +39,20 @@ export async function temporalDev(
 
 /** A TCP port nobody listens on right now. */
 export { freePort } from '../../scripts/lib/processes';
+
+/**
+ * Where the example's workflows are, and how a test bundles them: `temporal-mcp-tasks/workflow` from the checkout's
+ * sources, as the worker helper's bundler resolves it.
+ */
+type WebpackConfiguration = Parameters<NonNullable<BundleOptions['webpackConfigHook']>>[0];
+
+export const SAMPLE_WORKFLOWS = {
+  workflowsPath: path.join(ROOT, 'examples', 'invoice-approval', 'src', 'workflows'),
+  webpackConfigHook: (config: WebpackConfiguration) => ({
+    ...config,
+    resolve: {
+      ...config.resolve,
+      alias: { ...config.resolve?.alias, 'temporal-mcp-tasks/workflow$': path.join(ROOT, 'src', 'workflow.ts') },
+    },
+  }),
+};

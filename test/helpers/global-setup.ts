@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { freePort, ROOT, temporalDev, TEST_ENV } from './dev-server';
+import { freePort, SAMPLE_WORKFLOWS, temporalDev, TEST_ENV } from './dev-server';
 
 /** Starts a dev server for this run (building the CLI if needed) and bundles the workflows once. */
 export default async function globalSetup(): Promise<void> {
@@ -13,7 +13,7 @@ export default async function globalSetup(): Promise<void> {
   await temporalDev('start', port, stateDir);
   process.stderr.write(`[test] dev server ready in ${Date.now() - started} ms; bundling workflows\n`);
   const { code } = await bundleWorkflowCode({
-    workflowsPath: path.join(ROOT, 'src', 'workflows'),
+    ...SAMPLE_WORKFLOWS,
     logger: { log() {}, trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error },
   });
   const bundle = path.join(stateDir, 'workflow-bundle.js');

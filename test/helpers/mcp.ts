@@ -15,7 +15,7 @@ import {
 import type { Client } from '@temporalio/client';
 import { createBridge, type Bridge, type BridgeTuning } from '../../src/mcp/bridge';
 import { DEFAULT_TOOLS } from '../../src/mcp/tools';
-import { SAMPLE_TOOLS } from '../../src/mcp/tools/samples';
+import { SAMPLE_TOOLS } from '../../examples/invoice-approval/src/tools';
 import type { ToolDefinition } from '../../src/mcp/tools/types';
 import { pollUntil } from '../../src/util/wait';
 import { testTemporalConfig } from './temporal';

@@ -104,7 +104,7 @@ export async function spawnWorker(taskQueue: string, env: Record<string, string>
   const { match: _ready, ...spawned } = await spawnUntilReady(
     'the worker',
     process.execPath,
-    ['--import', 'tsx', 'src/worker.ts'],
+    ['--import', 'tsx', 'examples/invoice-approval/src/worker.ts'],
     serverEnv(taskQueue, env),
     /worker: polling/,
     60_000,

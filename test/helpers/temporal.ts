@@ -4,12 +4,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { NativeConnection, Runtime, DefaultLogger, type Worker } from '@temporalio/worker';
-import type { ActivityConfig } from '../../src/activities';
+import type { ActivityConfig } from '../../examples/invoice-approval/src/activities';
 import { answerSealFromEnv } from '../../src/shared/answer-proof';
 import { respondSignal, type InputContent } from '../../src/shared/task-contract';
 import { webUiUrlFromEnv, type TemporalConfig } from '../../src/shared/temporal-config';
-import { createSampleWorker, type SampleWorkerOptions } from '../../src/worker';
-import { RELEASE_SCHEDULED_PAYMENT_UPDATE, type Invoice, type ReleasePaymentRequest } from '../../src/shared/invoice';
+import { createSampleWorker, type SampleWorkerOptions } from '../../examples/invoice-approval/src/worker';
+import { RELEASE_SCHEDULED_PAYMENT_UPDATE, type Invoice, type ReleasePaymentRequest } from '../../examples/invoice-approval/src/invoice';
 import { pollUntil } from '../../src/util/wait';
 import { TEST_ENV } from './dev-server';
 

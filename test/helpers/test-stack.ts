@@ -7,7 +7,7 @@ import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../../src/shared/task-contract';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { Client, Connection, type ClientInterceptors, type ConnectionOptions } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
-import type { ActivityConfig } from '../../src/activities';
+import type { ActivityConfig } from '../../examples/invoice-approval/src/activities';
 import type { Bridge } from '../../src/mcp/bridge';
 import { startHttpServer, type RunningHttpServer } from '../../src/mcp/transports/http';
 import { freePort } from './dev-server';

@@ -5,7 +5,7 @@ import { PassThrough } from 'node:stream';
 import { TerminalAnswers, ScriptedAnswers } from '../../src/client/answers';
 import { EXIT } from '../../src/client/args';
 import { LocalTaskStore } from '../../src/client/store';
-import { approvalRequest } from '../../src/shared/invoice';
+import { approvalRequest } from '../../examples/invoice-approval/src/invoice';
 import { runClient } from '../helpers/cli';
 import { freePort } from '../helpers/dev-server';
 import { startStack, type TestStack } from '../helpers/test-stack';

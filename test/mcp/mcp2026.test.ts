@@ -8,7 +8,7 @@ import { StdioClientTransport as Mcp2026StdioTransport } from '@modelcontextprot
 import { ROOT } from '../helpers/dev-server';
 import { z } from 'zod';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { PaymentsLedger } from '../../src/activities/payments';
+import { PaymentsLedger } from '../../examples/invoice-approval/src/activities/payments';
 import { APPROVE, getTask, newMcpClient, ScriptedUser, startInvoiceTask, taskResult } from '../helpers/mcp';
 import { startStack, type TestStack } from '../helpers/test-stack';
 import { serverEnv } from '../helpers/processes';

@@ -10,7 +10,7 @@ import {
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { APP_MIME_TYPE, TASK_VIEW_URI, UI_EXTENSION } from '../../src/mcp/app/ui';
 import type { Bridge } from '../../src/mcp/bridge';
-import { PaymentsLedger } from '../../src/activities/payments';
+import { PaymentsLedger } from '../../examples/invoice-approval/src/activities/payments';
 import { pollUntil } from '../../src/util/wait';
 import { respondSignal, TASK_STATE_MEMO } from '../../src/shared/task-contract';
 import {

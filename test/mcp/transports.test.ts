@@ -16,7 +16,7 @@ import {
 import { Client as TemporalClient, Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
-import { PaymentsLedger } from '../../src/activities/payments';
+import { PaymentsLedger } from '../../examples/invoice-approval/src/activities/payments';
 import { orphanGuardFetch } from '../../src/client/orphan-guard';
 import { WEB_UI_META } from '../../src/shared/wire';
 import { pollUntil } from '../../src/util/wait';

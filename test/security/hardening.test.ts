@@ -18,7 +18,7 @@ import {
   type CallToolResult,
   type ElicitResult,
 } from '@modelcontextprotocol/sdk/types.js';
-import { INVOICE_WORKFLOW_TYPE } from '../../src/shared/invoice';
+import { INVOICE_WORKFLOW_TYPE } from '../../examples/invoice-approval/src/invoice';
 import { PRINCIPAL_KEY, localPrincipal } from '../../src/mcp/tasks/principal';
 import { TASK_META_MEMO, TASK_STATE_MEMO } from '../../src/shared/task-contract';
 import { jsonSchema } from '../../src/mcp/tools/schema';

@@ -10,7 +10,7 @@ import { CallToolResultSchema, CreateTaskResultSchema, ElicitRequestSchema, Erro
 import { temporal } from '@temporalio/proto';
 import type { Bridge } from '../../src/mcp/bridge';
 import { PRINCIPAL_KEY } from '../../src/mcp/tasks/principal';
-import { INVOICE_WORKFLOW_TYPE, type Invoice } from '../../src/shared/invoice';
+import { INVOICE_WORKFLOW_TYPE, type Invoice } from '../../examples/invoice-approval/src/invoice';
 import { IDEMPOTENCY_KEY_META } from '../../src/shared/wire';
 import {
   BIND_SIGNAL_NAME,

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
-import { PaymentsLedger } from '../../src/activities/payments';
+import { PaymentsLedger } from '../../examples/invoice-approval/src/activities/payments';
 import {
   RELEASES_MEMO,
   releaseScheduledPaymentUpdate,
@@ -14,7 +14,7 @@ import {
   type Payment,
   type PublishedReleases,
   type ReleasePaymentRequest,
-} from '../../src/shared/invoice';
+} from '../../examples/invoice-approval/src/invoice';
 import { APPROVE, newMcpClient, ScriptedUser, startInvoiceTask, taskResult, waitForTask } from '../helpers/mcp';
 import { daysFromToday, eventually, sampleInvoice } from '../helpers/temporal';
 import { startStack, type TestStack } from '../helpers/test-stack';

@@ -24,7 +24,7 @@ import {
   type InputResponse,
   type PublishedTaskState,
 } from '../../src/shared/task-contract';
-import { PaymentsLedger } from '../../src/activities/payments';
+import { PaymentsLedger } from '../../examples/invoice-approval/src/activities/payments';
 import { Logger } from '../../src/util/log';
 import { errorCodeOf, FAST_TUNING, getTask, newMcpClient, startInvoiceTask, waitForTask } from '../helpers/mcp';
 import { pollUntil } from '../../src/util/wait';

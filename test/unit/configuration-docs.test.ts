@@ -40,13 +40,15 @@ function readInScript(text: string, withNamedReads: boolean): string[] {
   return names.map((match) => match[1]);
 }
 
-/** The variables the package reads, with one file where each is read. */
+/** The variables the package and its example read, with one file where each is read. */
 function variablesRead(): Map<string, string> {
   const read = new Map<string, string>();
   const note = (names: string[], file: string) => {
     for (const name of names) if (!NOT_OURS.has(name) && !read.has(name)) read.set(name, path.relative(ROOT, file));
   };
-  for (const file of filesUnder('src', /\.ts$/)) note(readInScript(readFileSync(file, 'utf8'), true), file);
+  for (const file of [...filesUnder('src', /\.ts$/), ...filesUnder('examples/invoice-approval/src', /\.ts$/)]) {
+    note(readInScript(readFileSync(file, 'utf8'), true), file);
+  }
   for (const file of [...filesUnder('scripts', /\.ts$/), ...filesUnder('bin', /\.js$/)])
     note(readInScript(readFileSync(file, 'utf8'), false), file);
   const shell = path.join(ROOT, 'temporal-dev.sh');

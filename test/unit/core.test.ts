@@ -12,7 +12,7 @@ import { AnswerSeal } from '../../src/shared/answer-proof';
 import { checkFormContent, openSealedAnswer } from '../../src/shared/task-contract';
 import { formFieldsOf } from '../../src/mcp/tasks/answers';
 import { answerRefusal, awaitingKeywords, delegationRefusal } from '../../src/approvals/contract';
-import { invoiceApprovalPolicyFromEnv } from '../../src/activities';
+import { invoiceApprovalPolicyFromEnv } from '../../examples/invoice-approval/src/activities';
 import { parseRoles } from '../../src/mcp/tasks/principal';
 import { tokensFromEnv } from '../../src/mcp/transports/auth';
 import { claimsModernEnvelope } from '../../src/mcp/transports/http';

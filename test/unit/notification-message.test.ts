@@ -5,7 +5,7 @@ const lines = [
   { lineItemId: 'LI-1', description: 'Laptops, 4 units', amount: 5_600 },
   { lineItemId: 'LI-2', description: 'Support contract, second half', amount: 1_200, payOn: '2027-02-24' },
 ];
-// The invoice sample's subject (`invoiceSubject` in src/shared/invoice.ts).
+// The invoice sample's subject (`invoiceSubject` in examples/invoice-approval/src/invoice.ts).
 const invoiceSubject = {
   kind: 'invoice',
   vendorId: 'V-100',

@@ -12,7 +12,7 @@ import {
 } from '../../src/mcp/protocol/param-headers';
 import { loadToolsFile, ToolsFileError } from '../../src/mcp/tools/config-file';
 import { DEFAULT_TOOLS, toolTables } from '../../src/mcp/tools';
-import { SAMPLE_TOOLS } from '../../src/mcp/tools/samples';
+import { SAMPLE_TOOLS } from '../../examples/invoice-approval/src/tools';
 import { envelopeRefusal } from '../../src/mcp/mcp2026/envelope';
 
 const headersOf = (record: Record<string, string>) => (name: string) =>

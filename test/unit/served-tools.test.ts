@@ -1,6 +1,6 @@
-/** What `serve` offers: the default tools, the samples when asked for, a tools file's tools, and name clashes. */
+/** What `serve` offers: the default tools, the example's sample tools when asked for, a tools file's tools, and name clashes. */
 import { z } from 'zod';
-import { servedTools } from '../../src/mcp/serve/served-tools';
+import { loadSampleTools, servedTools } from '../../src/mcp/serve/served-tools';
 import { ToolsFileError } from '../../src/mcp/tools/config-file';
 import { defineWorkflowTool } from '../../src/mcp/tools/define';
 
@@ -14,23 +14,27 @@ const names = (tools: readonly { name: string }[]) => tools.map((tool) => tool.n
 
 describe('servedTools', () => {
   test('without the samples: the companion and approval tools, then the declared ones', () => {
-    expect(names(servedTools({ samples: false, declared: [declared('greet')] }))).toEqual([...GENERIC, 'greet']);
+    expect(names(servedTools({ declared: [declared('greet')] }))).toEqual([...GENERIC, 'greet']);
   });
 
   test('with the samples: the sample tools first, as npm run serve listed them before the samples were opt-in', () => {
-    expect(names(servedTools({ samples: true, declared: [declared('greet')] }))).toEqual([...SAMPLES, ...GENERIC, 'greet']);
+    expect(names(servedTools({ samples: loadSampleTools(), declared: [declared('greet')] }))).toEqual([...SAMPLES, ...GENERIC, 'greet']);
   });
 
   test('a declared tool named like a served built-in tool is refused with a ToolsFileError naming the file and the tool', () => {
-    const call = () => servedTools({ samples: false, declared: [declared('task_status')], file: 'tools.yaml' });
+    const call = () => servedTools({ declared: [declared('task_status')], file: 'tools.yaml' });
     expect(call).toThrow(ToolsFileError);
     expect(call).toThrow('tools.yaml: tool "task_status" is already a built-in tool; pick another name');
-    expect(() => servedTools({ samples: true, declared: [declared('process_invoice')], file: 'tools.yaml' })).toThrow(
+    expect(() => servedTools({ samples: loadSampleTools(), declared: [declared('process_invoice')], file: 'tools.yaml' })).toThrow(
       'tools.yaml: tool "process_invoice" is already a built-in tool',
     );
   });
 
+  test("in a checkout the sample tools are the example package's, loaded from examples/invoice-approval", () => {
+    expect(names(loadSampleTools())).toEqual(SAMPLES);
+  });
+
   test("a sample's name is free for a declared tool when the samples are not served", () => {
-    expect(names(servedTools({ samples: false, declared: [declared('process_invoice')] }))).toEqual([...GENERIC, 'process_invoice']);
+    expect(names(servedTools({ declared: [declared('process_invoice')] }))).toEqual([...GENERIC, 'process_invoice']);
   });
 });

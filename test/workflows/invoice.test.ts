@@ -5,10 +5,15 @@ import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import { FixtureErp } from '../../src/activities/erp';
-import { PaymentsLedger } from '../../src/activities/payments';
+import { FixtureErp } from '../../examples/invoice-approval/src/activities/erp';
+import { PaymentsLedger } from '../../examples/invoice-approval/src/activities/payments';
 import { AnswerSeal, answerSealFromEnv } from '../../src/shared/answer-proof';
-import { INVOICE_WORKFLOW_TYPE, releaseScheduledPaymentUpdate, type Invoice, type InvoiceResult } from '../../src/shared/invoice';
+import {
+  INVOICE_WORKFLOW_TYPE,
+  releaseScheduledPaymentUpdate,
+  type Invoice,
+  type InvoiceResult,
+} from '../../examples/invoice-approval/src/invoice';
 import { respondSignal, TASK_STATE_MEMO, type PublishedTaskState } from '../../src/shared/task-contract';
 import {
   daysFromToday,

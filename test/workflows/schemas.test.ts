@@ -1,4 +1,4 @@
-import { InvoiceSchema, formatAmount, isCalendarDate, sumAmounts, approvalRequest } from '../../src/shared/invoice';
+import { InvoiceSchema, formatAmount, isCalendarDate, sumAmounts, approvalRequest } from '../../examples/invoice-approval/src/invoice';
 import { checkFormContent } from '../../src/shared/task-contract';
 import { sampleInvoice } from '../helpers/temporal';
 

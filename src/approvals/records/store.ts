@@ -31,10 +31,19 @@ export function openDecisionStore(location: string): DecisionStore {
   return isPostgresUrl(given) ? new PostgresDecisionStore(given) : new FileDecisionStore(path.resolve(given));
 }
 
-/** The store MCP_DECISION_STORE names (see {@link openDecisionStore}); default `.data/decisions` in the current folder. */
-export function decisionStoreFromEnv(env: NodeJS.ProcessEnv = process.env): DecisionStore {
+/**
+ * Where MCP_DECISION_STORE puts the decision store: a `postgres://` URL as given, a directory made absolute; default
+ * `.data/decisions` in the current folder.
+ */
+export function decisionStoreLocation(env: NodeJS.ProcessEnv = process.env): string {
   const given = env[DECISION_STORE_ENV]?.trim();
-  return openDecisionStore(given || path.join('.data', 'decisions'));
+  if (!given) return path.resolve('.data', 'decisions');
+  return isPostgresUrl(given) ? given : path.resolve(given);
+}
+
+/** The store MCP_DECISION_STORE names (see {@link openDecisionStore}, {@link decisionStoreLocation}). */
+export function decisionStoreFromEnv(env: NodeJS.ProcessEnv = process.env): DecisionStore {
+  return openDecisionStore(decisionStoreLocation(env));
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
  * The MCP server: `temporal-mcp-tasks serve` (stdio) or `temporal-mcp-tasks serve --http 127.0.0.1:3000` (Streamable
- * HTTP on /mcp); in a checkout, `npm run serve`, which serves the sample tools too. `--check` checks Temporal for a
+ * HTTP on /mcp); in a checkout, `npm run serve`, which serves the example's sample tools too. `--check` checks Temporal for a
  * process manager and exits.
  */
 import { createBridge } from '../bridge';
@@ -12,11 +12,10 @@ import { startTelemetry, TelemetryConfigError } from '../../shared/telemetry';
 import { log, LogConfigError, logOptionsFromEnv } from '../../util/log';
 import { TokenConfigError, tokensFromEnv } from '../transports/auth';
 import { loadToolsFile, ToolsFileError } from '../tools/config-file';
-import { SAMPLE_TOOLS } from '../tools/samples';
 import { parseServeArgs, samplesByDefault, UsageError } from './args';
 import { localRolesFor } from './local-roles';
 import { localPrincipal } from '../tasks/principal';
-import { servedTools } from './served-tools';
+import { loadSampleTools, servedTools } from './served-tools';
 import { startHttpServer } from '../transports/http';
 import { allowedHostsFromEnv, httpLimitsFromEnv, isLoopbackHost, OriginPolicy } from '../transports/limits';
 import { answerSealFromEnv } from '../../shared/answer-proof';
@@ -46,8 +45,9 @@ Options:
                      of the machine, with --no-auth anyone who reaches the address (the server warns at start).
                      Without it MCP_LOCAL_ROLES apply to stdio only, and HTTP callers without credentials hold no roles
   --tools FILE       also serve the workflow tools declared in FILE (JSON or YAML; see examples/tools.yaml)
-  --samples          also serve the sample tools (process_invoice, release_scheduled_payment, submit_expense_report,
-                     request_spend_approval), whose workflows run on the sample worker (temporal-mcp-tasks worker)
+  --samples          also serve the sample tools of the invoice-approval example (process_invoice,
+                     release_scheduled_payment, submit_expense_report, request_spend_approval), whose workflows run on
+                     its worker (npm run worker); only a checkout holds the example (examples/invoice-approval)
   --no-samples       serve without them. Without either flag (of both, the last counts) the samples are served
                      when the server runs from its TypeScript sources, as a checkout's npm run serve does (tsx), and
                      not when it runs compiled from dist/, as the installed package's command does. This copy: ${SAMPLES_BY_DEFAULT ? 'served' : 'not served'}
@@ -165,7 +165,8 @@ async function main(argv: string[]): Promise<void> {
   const limits = args.http ? httpLimitsFromEnv() : undefined;
   const origins = OriginPolicy.fromEnv();
   const declared = args.tools ? loadToolsFile(args.tools) : [];
-  const tools = servedTools({ samples: args.samples, declared, ...(args.tools !== undefined && { file: args.tools }) });
+  const samples = args.samples ? loadSampleTools() : undefined;
+  const tools = servedTools({ ...(samples && { samples }), declared, ...(args.tools !== undefined && { file: args.tools }) });
   const temporal = temporalConfigFromEnv();
   const shutdownTimeoutMs = msFromEnv(process.env, 'MCP_SHUTDOWN_TIMEOUT_MS', 10_000);
   const telemetry = startTelemetry({ serviceName: 'temporal-mcp-serve' });
@@ -188,7 +189,7 @@ async function main(argv: string[]): Promise<void> {
     ...(telemetry.clientInterceptors && { clientInterceptors: telemetry.clientInterceptors }),
   });
   for (const warning of local.warnings) log.warn(warning);
-  if (args.samples) log.info(`serve: sample tools ${SAMPLE_TOOLS.map((tool) => tool.name).join(', ')} (--no-samples leaves them out)`);
+  if (samples) log.info(`serve: sample tools ${samples.map((tool) => tool.name).join(', ')} (--no-samples leaves them out)`);
   if (declared.length > 0)
     log.info(`serve: ${declared.length} tool(s) from ${args.tools}: ${declared.map((tool) => tool.name).join(', ')}`);
   if (telemetry.enabled) log.info(`serve: traces to ${telemetry.description}`);

@@ -1,15 +1,42 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { DEFAULT_TOOLS } from '../tools';
 import { ToolsFileError } from '../tools/config-file';
-import { SAMPLE_TOOLS } from '../tools/samples';
 import type { ToolDefinition } from '../tools/types';
+import { UsageError } from './args';
 
 /**
- * The tools `serve` offers: the sample tools when asked for, the default tools, then those of the tools file, in the
- * order `tools/list` shows them. Throws {@link ToolsFileError} when a declared tool takes the name of a built-in tool
- * served here (a sample's name is free when the samples are not served).
+ * The example package's tools module (`examples/invoice-approval/src/tools`), where a checkout keeps it beside the
+ * server's sources. An installed package holds no examples.
  */
-export function servedTools(options: { samples: boolean; declared: readonly ToolDefinition[]; file?: string }): ToolDefinition[] {
-  const builtIn = options.samples ? [...SAMPLE_TOOLS, ...DEFAULT_TOOLS] : [...DEFAULT_TOOLS];
+const SAMPLE_TOOLS_MODULE = path.join(__dirname, '..', '..', '..', 'examples', 'invoice-approval', 'src', 'tools');
+
+/**
+ * The sample tools of the invoice-approval example, for `serve --samples` in a checkout. Throws {@link UsageError}
+ * saying what to do instead when this copy of the server has no example beside it (an installed package).
+ */
+export function loadSampleTools(): readonly ToolDefinition[] {
+  const found = ['index.ts', 'index.js'].some((file) => existsSync(path.join(SAMPLE_TOOLS_MODULE, file)));
+  if (!found) {
+    throw new UsageError(
+      "--samples: the sample tools live in the repository's examples/invoice-approval, which this installation does not hold; " +
+        'serve your own tools with --tools FILE, or run the example from a checkout',
+    );
+  }
+  return (require(SAMPLE_TOOLS_MODULE) as { SAMPLE_TOOLS: readonly ToolDefinition[] }).SAMPLE_TOOLS;
+}
+
+/**
+ * The tools `serve` offers: the sample tools when given, the default tools, then those of the tools file, in the order
+ * `tools/list` shows them. Throws {@link ToolsFileError} when a declared tool takes the name of a built-in tool served
+ * here (a sample's name is free when the samples are not served).
+ */
+export function servedTools(options: {
+  samples?: readonly ToolDefinition[];
+  declared: readonly ToolDefinition[];
+  file?: string;
+}): ToolDefinition[] {
+  const builtIn = [...(options.samples ?? []), ...DEFAULT_TOOLS];
   const clash = options.declared.find((tool) => builtIn.some((served) => served.name === tool.name));
   if (clash)
     throw new ToolsFileError(`${options.file ?? 'tools file'}: tool "${clash.name}" is already a built-in tool; pick another name`);

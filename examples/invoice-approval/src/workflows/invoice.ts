@@ -36,7 +36,7 @@ import {
   type ReleasePaymentRequest,
   type ReleaseRecord,
   type ScheduledPayment,
-} from '../shared/invoice';
+} from '../invoice';
 // The library as a workflow of a team's own imports it: through its workflow entry (temporal-mcp-tasks/workflow).
 import {
   approvalDecisionOf,
@@ -46,7 +46,7 @@ import {
   verifyDecisions,
   type AnswerRecord,
   type WorkflowTask,
-} from '../workflow';
+} from 'temporal-mcp-tasks/workflow';
 
 /**
  * Patch: the invoice number is registered with the ERP once the invoice is approved, and a number that the validation

@@ -1,5 +1,6 @@
-import type { Invoice } from '../shared/invoice';
-import { importJsonLines, RecordStore } from './record-store';
+import type { Invoice } from '../invoice';
+import { RecordStore } from 'temporal-mcp-tasks';
+import { importJsonLines } from './json-lines';
 
 /** A vendor of the fixture ERP. */
 export interface Vendor {

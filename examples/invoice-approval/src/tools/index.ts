@@ -2,7 +2,7 @@ import { processInvoiceTool } from './process-invoice';
 import { releaseScheduledPaymentTool } from './release-scheduled-payment';
 import { requestSpendApprovalTool } from './request-spend-approval';
 import { submitExpenseReportTool } from './submit-expense-report';
-import type { ToolDefinition } from './types';
+import type { ToolDefinition } from 'temporal-mcp-tasks';
 
 /**
  * The sample tools: `process_invoice`, `release_scheduled_payment`, `submit_expense_report` and

@@ -2,7 +2,7 @@
  * A workflow that speaks the bridge's task contract with plain Temporal primitives only, as a Go, Java or Python
  * workflow would: it writes its state to the memo key "mcpTask" and takes answers from the signal "mcp.respond", each
  * only once the local activity "mcpVerifyAnswer" has found its seal to be the bridge's.
- * It deliberately imports nothing from ../shared/task-contract or ./workflow-task.
+ * It deliberately imports nothing of temporal-mcp-tasks.
  */
 import {
   ApplicationFailure,

@@ -1,5 +1,5 @@
-import { EXPENSE_WORKFLOW_TYPE, ExpenseReportSchema, type ExpenseOutcome, type ExpenseReport } from '../../shared/expense';
-import { defineWorkflowTool } from './define';
+import { EXPENSE_WORKFLOW_TYPE, ExpenseReportSchema, type ExpenseOutcome, type ExpenseReport } from '../expense';
+import { defineWorkflowTool } from 'temporal-mcp-tasks';
 
 /** `submit_expense_report`: the second sample, declared with the TypeScript API; its result uses the default mapping. */
 export const submitExpenseReportTool = defineWorkflowTool<ExpenseReport, ExpenseOutcome>({

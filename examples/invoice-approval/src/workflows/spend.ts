@@ -1,6 +1,6 @@
-import type { SpendApprover, SpendOutcome, SpendRequest } from '../shared/spend';
-import { FOUR_EYES_THRESHOLD, SPEND_APPROVER_ROLE } from '../shared/spend';
-import { approvalDecisionOf, formatAmount, startWorkflowTask } from '../workflow';
+import type { SpendApprover, SpendOutcome, SpendRequest } from '../spend';
+import { FOUR_EYES_THRESHOLD, SPEND_APPROVER_ROLE } from '../spend';
+import { approvalDecisionOf, formatAmount, startWorkflowTask } from 'temporal-mcp-tasks/workflow';
 
 /**
  * A request that people other than the requester approve: one holder of the approver role, two distinct ones above

@@ -4,7 +4,7 @@
  */
 import { defineUpdate } from '@temporalio/workflow';
 import { z } from 'zod';
-import { formatAmount, type ActionSealFields, type FormInputRequest, type RefusedAction } from '../contract';
+import { formatAmount, type ActionSealFields, type FormInputRequest, type RefusedAction } from 'temporal-mcp-tasks/workflow';
 
 export { formatAmount };
 

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { importJsonLines, RecordStore } from './record-store';
+import { RecordStore } from 'temporal-mcp-tasks';
+import { importJsonLines } from './json-lines';
 
 /** What the workflow asks to pay. */
 export interface PaymentRequest {

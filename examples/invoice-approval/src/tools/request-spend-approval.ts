@@ -1,6 +1,6 @@
-import { SPEND_WORKFLOW_TYPE, SpendRequestSchema, type SpendOutcome, type SpendRequest } from '../../shared/spend';
-import { formatAmount } from '../../shared/amount';
-import { defineWorkflowTool } from './define';
+import { SPEND_WORKFLOW_TYPE, SpendRequestSchema, type SpendOutcome, type SpendRequest } from '../spend';
+import { formatAmount } from 'temporal-mcp-tasks';
+import { defineWorkflowTool } from 'temporal-mcp-tasks';
 
 /** `request_spend_approval`: the sample of approvals by others (roles, four eyes, no self-approval). */
 export const requestSpendApprovalTool = defineWorkflowTool<SpendRequest, SpendOutcome>({

@@ -1,9 +1,15 @@
-import { WorkflowUpdateFailedError, WorkflowNotFoundError } from '@temporalio/client';
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import { isGrpcServiceError, ServiceError, WorkflowUpdateFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { z } from 'zod';
-import { RELEASE_SCHEDULED_PAYMENT_UPDATE, releaseScheduledPaymentUpdate, type InvoiceResult, type Payment } from '../../shared/invoice';
-import { grpcStatusOf, GrpcStatus } from '../tasks/errors';
-import { zodSchema } from './schema';
-import type { DirectTool } from './types';
+import { RELEASE_SCHEDULED_PAYMENT_UPDATE, releaseScheduledPaymentUpdate, type InvoiceResult, type Payment } from '../invoice';
+import { zodSchema } from 'temporal-mcp-tasks';
+import type { DirectTool } from 'temporal-mcp-tasks';
+
+/** True when Temporal answered NOT_FOUND (the run has closed), as the client reports it or wrapped in its ServiceError. */
+function isNotFound(error: unknown): boolean {
+  const cause = error instanceof ServiceError ? error.cause : error;
+  return isGrpcServiceError(cause) && cause.code === GrpcStatus.NOT_FOUND;
+}
 
 const ReleaseArgsSchema = z.object({
   taskId: z.string().min(1).max(200).describe('Task id of the invoice, as returned when it was submitted.'),
@@ -46,7 +52,7 @@ export const releaseScheduledPaymentTool: DirectTool<z.infer<typeof ReleaseArgsS
         }),
       );
     } catch (error) {
-      const closed = error instanceof WorkflowNotFoundError || grpcStatusOf(error) === GrpcStatus.NOT_FOUND;
+      const closed = error instanceof WorkflowNotFoundError || isNotFound(error);
       if (closed) {
         // The release may have been the workflow's last step: a repeated call gets the payment it made.
         const result = (await handle.result().catch(() => undefined)) as InvoiceResult | undefined;

@@ -1,5 +1,5 @@
 import { workflowInfo } from '@temporalio/workflow';
-import { startWorkflowTask } from '../workflow';
+import { startWorkflowTask } from 'temporal-mcp-tasks/workflow';
 
 /** Workflow type name; stored in histories, never rename. */
 export const SIGNATURE_WORKFLOW_TYPE = 'contractSignatureWorkflow';

@@ -1,6 +1,6 @@
 import { sleep } from '@temporalio/workflow';
-import { COST_CENTERS, type ExpenseOutcome, type ExpenseReport } from '../shared/expense';
-import { formatAmount, startWorkflowTask } from '../workflow';
+import { COST_CENTERS, type ExpenseOutcome, type ExpenseReport } from '../expense';
+import { formatAmount, startWorkflowTask } from 'temporal-mcp-tasks/workflow';
 
 /**
  * A second sample: checks each receipt (progress), asks the manager to approve, then asks finance for a cost

@@ -1,4 +1,4 @@
-import { startWorkflowTask } from '../workflow';
+import { startWorkflowTask } from 'temporal-mcp-tasks/workflow';
 
 /** Workflow type name; stored in histories, never rename. */
 export const VENDOR_ONBOARDING_WORKFLOW_TYPE = 'vendorOnboardingWorkflow';

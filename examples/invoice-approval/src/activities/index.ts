@@ -2,12 +2,16 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { DEFAULT_INVOICE_APPROVER_ROLE, type Invoice, type InvoiceApprovalPolicy } from '../shared/invoice';
-import { notificationOutboxFromEnv } from './notifications';
-import { notificationDeliveryFromEnv, type NotificationDeliveryConfig } from './notification-delivery';
+import { DEFAULT_INVOICE_APPROVER_ROLE, type Invoice, type InvoiceApprovalPolicy } from '../invoice';
+import {
+  decisionStoreLocation,
+  heartbeatingSleep,
+  notificationDeliveryFromEnv,
+  notificationOutboxFromEnv,
+  type NotificationDeliveryConfig,
+} from 'temporal-mcp-tasks';
 import { FixtureErp, type ErpCheck } from './erp';
 import { PaymentsLedger, type LedgerEntry, type PaymentRequest } from './payments';
-import { heartbeatingSleep } from '../util/heartbeat';
 
 /** Where the activities keep their files, and how the simulated payment gateway behaves. */
 export interface ActivityConfig {
@@ -60,16 +64,6 @@ export function activityConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Act
     decisionStore: decisionStoreLocation(env),
     notificationDelivery: notificationDeliveryFromEnv(env),
   };
-}
-
-/**
- * Where decision records are kept: MCP_DECISION_STORE (a directory, or a `postgres://` URL), default `.data/decisions`
- * in the current folder. A path is made absolute; a URL is kept as given.
- */
-export function decisionStoreLocation(env: NodeJS.ProcessEnv = process.env): string {
-  const given = env.MCP_DECISION_STORE?.trim();
-  if (!given) return path.resolve('.data', 'decisions');
-  return /^postgres(ql)?:\/\//.test(given) ? given : path.resolve(given);
 }
 
 const ROLE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,99}$/;

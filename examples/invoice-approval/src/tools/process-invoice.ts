@@ -6,8 +6,8 @@ import {
   sumAmounts,
   type Invoice,
   type InvoiceResult,
-} from '../../shared/invoice';
-import { defineWorkflowTool } from './define';
+} from '../invoice';
+import { defineWorkflowTool } from 'temporal-mcp-tasks';
 
 /** `process_invoice`: validate, approve and pay an invoice, as a durable task. */
 export const processInvoiceTool = defineWorkflowTool<Invoice, InvoiceResult>({
