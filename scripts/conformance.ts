@@ -112,7 +112,7 @@ async function main(argv: string[]): Promise<void> {
   try {
     console.error('conformance: starting a Temporal dev server, the fixture worker and the MCP server');
     dev('start');
-    await worker.start().waitFor(/conformance worker: polling/, 120_000);
+    await worker.start().waitFor(/worker: polling task queue/, 120_000);
     await server.start().waitFor(/MCP Streamable HTTP on/);
     const url = `http://127.0.0.1:${port}/mcp`;
     const rows: string[][] = [];

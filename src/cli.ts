@@ -13,8 +13,9 @@ Temporal workflows served as MCP tasks.
 
 Commands:
   serve        the MCP server: stdio, or Streamable HTTP with --http HOST:PORT (--tools FILE adds declared workflows,
-               --samples the sample tools)
-  worker       the Temporal worker of the sample workflows (the invoice flow) and their activities
+               --samples the sample tools of a checkout)
+  worker       a Temporal worker of your workflows and activities (--workflows, --activities) with the bridge's
+               own activities
   client       the task-aware MCP client: call a tool as a task, list, resume, answer and cancel tasks
   approvals    verify the signed decision records of a task's approvals, or an exported receipt, offline with
                the bridge's public key (approvals verify TASK, approvals verify --receipt FILE)

@@ -1,5 +1,6 @@
 /**
- * The worker process: a graceful stop on SIGTERM, its log, and `--check`.
+ * The worker process: a graceful stop on SIGTERM, its log, and `--check`; the library's worker command running the
+ * example's workflows and activities given as modules.
  */
 import { spawn } from 'node:child_process';
 import { PaymentsLedger } from '../examples/invoice-approval/src/activities/payments';
@@ -84,4 +85,48 @@ test('worker --check: one line and exit 0 when Temporal, the namespace and the s
   const missing = await runWorker(['--check'], { TEMPORAL_NAMESPACE: 'no-such-namespace' });
   expect(missing.code).toBe(1);
   expect(missing.stderr).toMatch(/namespace "no-such-namespace" does not exist/);
+});
+
+/** The library's own worker command, as the bin runs it, from the checkout's sources. */
+const LIBRARY_WORKER = ['--import', 'tsx', 'src/cli.ts', 'worker'];
+
+test('temporal-mcp-tasks worker --workflows --activities runs the example from its modules: an invoice is paid, SIGTERM exits 0', async () => {
+  const { activities } = stack;
+  const worker = await spawnWorker(stack.taskQueue, { PAYMENTS_LEDGER: activities.ledgerDir, ERP_REGISTRY: activities.erpRegistryDir }, [
+    ...LIBRARY_WORKER,
+    '--workflows',
+    'examples/invoice-approval/src/workflows',
+    '--activities',
+    'examples/invoice-approval/src/activities',
+  ]);
+  stops.push(() => worker.kill('SIGKILL'));
+  expect(worker.stderr()).toMatch(/workflows of \S+examples\/invoice-approval\/src\/workflows\/index\.ts/);
+  const client = newMcpClient('library-worker-test');
+  new ScriptedUser(() => APPROVE).attach(client);
+  await stack.connect(client);
+  const task = await startInvoiceTask(client, sampleInvoice());
+  expect((await taskResult(client, task.taskId, 120_000)).structuredContent).toMatchObject({ outcome: 'paid' });
+  const paid = (await new PaymentsLedger(activities.ledgerDir).entries()).filter((entry) => entry.taskId === task.taskId);
+  expect(paid.map((entry) => entry.lineItemId).sort()).toEqual(['LI-1', 'LI-2']);
+  await worker.kill('SIGTERM');
+  expect(await worker.exited).toEqual({ code: 0, signal: null });
+}, 120_000);
+
+test('temporal-mcp-tasks worker: a module that is not there, or exports no activities, is a usage error (exit 2) naming it', async () => {
+  const run = (args: string[]) =>
+    new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, [...LIBRARY_WORKER, ...args], { cwd: ROOT, env: serverEnv(stack.taskQueue, {}) });
+      let stderr = '';
+      child.stderr.on('data', (chunk) => (stderr += chunk));
+      child.once('exit', (code) => resolve({ code, stderr }));
+    });
+  const missing = await run(['--workflows', 'no/such/workflows']);
+  expect(missing).toEqual({ code: 2, stderr: expect.stringMatching(/--workflows no\/such\/workflows: no such module/) });
+  const empty = await run(['--activities', 'examples/invoice-approval/src/invoice']);
+  expect(empty).toEqual({
+    code: 2,
+    stderr: expect.stringMatching(/--activities \S+invoice\.ts: export createActivities\(\), or activities/),
+  });
+  const noValue = await run(['--activities']);
+  expect(noValue).toEqual({ code: 2, stderr: expect.stringMatching(/--activities needs a module/) });
 });

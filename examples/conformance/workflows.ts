@@ -3,8 +3,7 @@
  * examples/conformance/tools.yaml and run by examples/conformance/worker.ts). Sandboxed workflow code.
  */
 import { ApplicationFailure, sleep } from '@temporalio/workflow';
-import { PROTOCOL_ERROR_FAILURE_TYPE } from '../../src/shared/task-contract';
-import { startWorkflowTask } from '../../src/workflows/workflow-task';
+import { PROTOCOL_ERROR_FAILURE_TYPE, startWorkflowTask } from 'temporal-mcp-tasks/workflow';
 
 type TextResult = { content: { type: 'text'; text: string }[] };
 

@@ -568,7 +568,12 @@ export class ClusterStack {
   private async startBridge(part: BridgeProcess): Promise<void> {
     const env = { ...this.bridgeEnv(), ...(part.startsWith('worker') ? this.options.workerEnv : {}) };
     if (part.startsWith('worker')) {
-      this.spawnDetached(part, process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'worker.ts')], env);
+      this.spawnDetached(
+        part,
+        process.execPath,
+        ['--import', 'tsx', path.join(ROOT, 'examples', 'invoice-approval', 'src', 'worker.ts')],
+        env,
+      );
       await this.waitForLog(part, /worker: polling/, 90_000);
       return;
     }

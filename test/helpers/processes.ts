@@ -100,11 +100,15 @@ export async function spawnHttpServer(
 }
 
 /** Spawns a worker process for `taskQueue` and waits until it polls. */
-export async function spawnWorker(taskQueue: string, env: Record<string, string>): Promise<SpawnedProcess> {
+export async function spawnWorker(
+  taskQueue: string,
+  env: Record<string, string>,
+  args: readonly string[] = ['--import', 'tsx', 'examples/invoice-approval/src/worker.ts'],
+): Promise<SpawnedProcess> {
   const { match: _ready, ...spawned } = await spawnUntilReady(
     'the worker',
     process.execPath,
-    ['--import', 'tsx', 'examples/invoice-approval/src/worker.ts'],
+    [...args],
     serverEnv(taskQueue, env),
     /worker: polling/,
     60_000,

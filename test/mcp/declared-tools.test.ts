@@ -25,7 +25,7 @@ import {
   TOOLS_WITH_SAMPLES,
 } from '../helpers/mcp';
 
-const declared = loadToolsFile(path.join(ROOT, 'examples', 'tools.yaml'));
+const declared = loadToolsFile(path.join(ROOT, 'examples', 'invoice-approval', 'tools.yaml'));
 let stack: TestStack;
 
 beforeAll(async () => {

@@ -24,7 +24,7 @@ let python: string;
 beforeAll(async () => {
   [python, stack] = await Promise.all([
     pythonClients(),
-    startStack({ name: 'mcp2026', servers: [{ args: ['--tools', 'examples/tools.yaml'] }] }),
+    startStack({ name: 'mcp2026', servers: [{ args: ['--tools', 'examples/invoice-approval/tools.yaml'] }] }),
   ]);
 }, 240_000);
 

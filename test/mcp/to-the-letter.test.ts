@@ -29,7 +29,7 @@ import { mcp2026Request, type RawRequestOptions } from '../helpers/mcp2026';
 import { startStack, type TestStack } from '../helpers/test-stack';
 import { eventually, sampleInvoice, sendAnswer } from '../helpers/temporal';
 
-const tools = [...TOOLS_WITH_SAMPLES, ...loadToolsFile('examples/tools.yaml')];
+const tools = [...TOOLS_WITH_SAMPLES, ...loadToolsFile('examples/invoice-approval/tools.yaml')];
 let stack: TestStack;
 
 /**
@@ -53,7 +53,7 @@ beforeAll(async () => {
           MCP_TASK_OPS_PER_SECOND: '5',
           MCP_AUTH_TOKENS: HTTP_PRINCIPALS.map((principal) => `${principal}=${TOKENS[principal]}`).join(','),
         },
-        args: ['--tools', 'examples/tools.yaml'],
+        args: ['--tools', 'examples/invoice-approval/tools.yaml'],
       },
     ],
   });

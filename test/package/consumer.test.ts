@@ -1,8 +1,8 @@
 /**
  * The package as a team installs it: `npm pack` (which runs the build), `npm install` of the tarball into a scratch
  * project outside the checkout, and a workflow, a worker and a server of that project's own, which reach the package
- * through its public names only, driven by an MCP SDK client to a completed task. The samples are opt-in: neither the
- * default tools nor `serve` offer them unless asked.
+ * through its public names only, driven by an MCP SDK client to a completed task. The package holds no sample: the
+ * invoice flow is a package of its own in the repository (examples/invoice-approval).
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -16,7 +16,7 @@ import { Managed } from '../../scripts/lib/processes';
 import { freshHome } from '../../scripts/lib/tool-cache';
 import { freePort, ROOT } from '../helpers/dev-server';
 import { APPROVE, newMcpClient, ScriptedUser, taskResult } from '../helpers/mcp';
-import { eventually, sampleInvoice, testAddress, uniqueTaskQueue } from '../helpers/temporal';
+import { eventually, testAddress, uniqueTaskQueue } from '../helpers/temporal';
 
 const VERSION = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 const TASK_VIEW_URI = 'ui://temporal-mcp-tasks/task-view.html';
@@ -29,7 +29,6 @@ const DEFAULT_TOOL_NAMES = [
   'approvals_inbox',
   'approvals_answer',
 ];
-const SAMPLE_TOOL_NAMES = ['process_invoice', 'release_scheduled_payment', 'submit_expense_report', 'request_spend_approval'];
 const SETUP_TIMEOUT_MS = 15 * 60_000;
 const FLOW_TIMEOUT_MS = 4 * 60_000;
 
@@ -194,18 +193,23 @@ export async function purchaseOrderWorkflow(order: PurchaseOrder): Promise<Order
   return { placed: true, outcome: decision.outcome, approvers: check.approvers.map((approver) => approver.person), changedOrder, confirmation };
 }
 `,
+  'src/orders/activities.ts': `import type { PurchaseOrder } from './workflows';
+
+/** The project's activities; \`temporal-mcp-tasks worker --activities\` takes this module as well. */
+export const activities = {
+  async placeOrder(order: PurchaseOrder): Promise<string> {
+    return 'CONF-' + order.orderId;
+  },
+};
+`,
   'src/orders/worker.ts': `import { runTaskWorker } from 'temporal-mcp-tasks';
-import type { PurchaseOrder } from './workflows';
+import { activities } from './activities';
 
 // The bridge's activities (answer checks, decision records, notifications) come with the worker; these are the project's.
 runTaskWorker({
   taskQueue: 'orders-' + process.env.QUEUE_SUFFIX,
   workflowsPath: require.resolve('./workflows'),
-  activities: {
-    async placeOrder(order: PurchaseOrder): Promise<string> {
-      return 'CONF-' + order.orderId;
-    },
-  },
+  activities,
 }).catch((error: Error) => {
   console.error(error);
   process.exit(1);
@@ -252,12 +256,6 @@ main().catch((error: Error) => {
   console.error(error);
   process.exit(1);
 });
-`,
-  'src/with-samples.ts': `import { DEFAULT_TOOLS, type ToolDefinition } from 'temporal-mcp-tasks';
-import { SAMPLE_TOOLS } from 'temporal-mcp-tasks/samples';
-
-/** The tools of a server that opts into the samples, run by \`npx temporal-mcp-tasks worker\`. */
-export const withSamples: readonly ToolDefinition[] = [...DEFAULT_TOOLS, ...SAMPLE_TOOLS];
 `,
 };
 
@@ -471,26 +469,27 @@ describe('the package (npm pack, npm install in a scratch project)', () => {
     });
   });
 
-  test('DEFAULT_TOOLS holds no sample tool; temporal-mcp-tasks/samples has them for a project that asks', async () => {
+  test('the package holds no sample: DEFAULT_TOOLS has none, there is no samples entry, no file of the invoice flow', async () => {
     const probe = `
       const api = require('temporal-mcp-tasks');
-      const samples = require('temporal-mcp-tasks/samples');
       const names = (tools) => tools.map((tool) => tool.name);
+      let samplesEntry;
+      try { require('temporal-mcp-tasks/samples'); samplesEntry = 'loaded'; } catch (error) { samplesEntry = error.code; }
       console.log(JSON.stringify({
         defaultTools: names(api.DEFAULT_TOOLS),
         companionAndApprovalTools: [...names(api.COMPANION_TOOLS), ...names(api.APPROVAL_TOOLS)],
         sampleToolsInTheMainEntry: typeof api.SAMPLE_TOOLS,
-        sampleTools: names(samples.SAMPLE_TOOLS),
-        withSamples: names(require('./build/with-samples').withSamples),
+        samplesEntry,
       }));`;
     expect(JSON.parse(await runOk(process.execPath, ['-e', probe], { cwd: scratch }))).toEqual({
       defaultTools: DEFAULT_TOOL_NAMES,
       companionAndApprovalTools: DEFAULT_TOOL_NAMES,
       sampleToolsInTheMainEntry: 'undefined',
-      sampleTools: SAMPLE_TOOL_NAMES,
-      // Compiled by the scratch project against the declarations of both entries.
-      withSamples: [...DEFAULT_TOOL_NAMES, ...SAMPLE_TOOL_NAMES],
+      samplesEntry: 'ERR_PACKAGE_PATH_NOT_EXPORTED',
     });
+    const installed = path.join(scratch, 'node_modules', 'temporal-mcp-tasks');
+    const files = readdirSync(installed, { recursive: true }).map(String);
+    expect(files.filter((file) => /invoice|expense|spend|erp|payments|samples|examples/i.test(file))).toEqual([]);
   });
 
   test(
@@ -522,7 +521,7 @@ describe('the package (npm pack, npm install in a scratch project)', () => {
   );
 
   test(
-    'a first run of the installed commands in an empty home: dev-server start, worker before any server, serve, approvals verify',
+    "a first run of the installed commands in an empty home: dev-server start, worker --workflows --activities (the project's own) before any server, serve --tools, approvals verify",
     async () => {
       // What a new machine has: no keys, no token, no marks of earlier runs; nothing of this test run's settings.
       const home = freshHome();
@@ -538,7 +537,14 @@ describe('the package (npm pack, npm install in a scratch project)', () => {
         ...extra,
       });
       const npx = (args: string[]) => run('npx', args, { cwd: scratch, env: firstRun(), timeoutMs: 5 * 60_000 });
-      const worker = new Managed('first-run worker', 'npx', () => ['temporal-mcp-tasks', 'worker'], firstRun(), undefined, scratch);
+      const worker = new Managed(
+        'first-run worker',
+        'npx',
+        () => ['temporal-mcp-tasks', 'worker', '--workflows', 'build/orders/workflows.js', '--activities', 'build/orders/activities.js'],
+        firstRun({ TEMPORAL_TASK_QUEUE: `orders-${queueSuffix}` }),
+        undefined,
+        scratch,
+      );
       const clients: ReturnType<typeof newMcpClient>[] = [];
       const connectAs = async (principal: string, roles?: string) => {
         const client = newMcpClient(`first-run-${principal}`, false);
@@ -546,7 +552,7 @@ describe('the package (npm pack, npm install in a scratch project)', () => {
         await client.connect(
           new StdioClientTransport({
             command: 'npx',
-            args: ['temporal-mcp-tasks', 'serve', '--samples'],
+            args: ['temporal-mcp-tasks', 'serve', '--tools', 'orders.yaml'],
             cwd: scratch,
             env: firstRun({ MCP_LOCAL_PRINCIPAL: principal, ...(roles && { MCP_LOCAL_ROLES: roles }) }),
             stderr: 'pipe',
@@ -563,26 +569,38 @@ describe('the package (npm pack, npm install in a scratch project)', () => {
         expect(existsSync(path.join(home.env.XDG_CONFIG_HOME, 'temporal-mcp-tasks', 'decision-signing-key.pub.pem'))).toBe(false);
 
         const submitter = await connectAs('first-run-submitter');
-        const approver = await connectAs('first-run-approver', 'ap-approver');
-        const invoice = await submitter.request(
-          { method: 'tools/call', params: { name: 'process_invoice', arguments: sampleInvoice(), task: {} } },
+        const approvers = [await connectAs('first-run-alice', 'buyer'), await connectAs('first-run-bob', 'buyer')];
+        const order = {
+          orderId: 'PO-first-run',
+          supplier: 'Initech',
+          currency: 'EUR',
+          items: [{ sku: 'C-3', quantity: 2, unitAmount: 400 }],
+        };
+        const placed = await submitter.request(
+          { method: 'tools/call', params: { name: 'place_purchase_order_from_file', arguments: order, task: {} } },
           CreateTaskResultSchema,
         );
-        const taskId = invoice.task.taskId;
-        await eventually(async () => {
-          const inbox = await approver.callTool({ name: 'approvals_inbox', arguments: {} });
-          return (inbox.structuredContent as { items: { taskId: string }[] }).items.find((item) => item.taskId === taskId);
-        }, `task ${taskId} in the approver's inbox`);
-        const answered = await approver.callTool({
-          name: 'approvals_answer',
-          arguments: { taskId, key: 'approval', action: 'accept', content: { decision: 'approve' } },
+        const taskId = placed.task.taskId;
+        for (const approver of approvers) {
+          await eventually(async () => {
+            const inbox = await approver.callTool({ name: 'approvals_inbox', arguments: {} });
+            return (inbox.structuredContent as { items: { taskId: string }[] }).items.find((item) => item.taskId === taskId);
+          }, `task ${taskId} in the approver's inbox`);
+          const answered = await approver.callTool({
+            name: 'approvals_answer',
+            arguments: { taskId, key: 'po-approval', action: 'accept', content: { decision: 'approve' } },
+          });
+          expect(answered.isError).toBeFalsy();
+        }
+        expect((await taskResult(submitter, taskId, 120_000)).structuredContent).toMatchObject({
+          placed: true,
+          approvers: ['first-run-alice', 'first-run-bob'],
+          confirmation: 'CONF-PO-first-run',
         });
-        expect(answered.isError).toBeFalsy();
-        expect((await taskResult(submitter, taskId, 120_000)).structuredContent).toMatchObject({ outcome: 'paid' });
 
         const verified = await npx(['temporal-mcp-tasks', 'approvals', 'verify', taskId]);
         expect({ code: verified.code, stdout: verified.stdout }).toEqual({ code: 0, stdout: expect.stringMatching(/^VALID: /m) });
-        expect(verified.stdout).toMatch(/approved by 1 distinct person/);
+        expect(verified.stdout).toMatch(/approved by 2 distinct people/);
       } finally {
         await Promise.all([...clients.map((client) => client.close()), worker.kill()]);
         await npx(['temporal-mcp-tasks', 'dev-server', 'stop']);
@@ -699,49 +717,35 @@ describe('the package (npm pack, npm install in a scratch project)', () => {
     }
   });
 
+  test('npx temporal-mcp-tasks serve --samples exits 2 and says where the samples are: the package holds none', async () => {
+    const refused = await run('npx', ['temporal-mcp-tasks', 'serve', '--samples'], { cwd: scratch, env: env() });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(
+      /examples\/invoice-approval, which this installation does not hold; serve your own tools with --tools FILE/,
+    );
+  });
+
   test(
-    'npx temporal-mcp-tasks serve --samples --tools serves the declared workflow on stdio, beside the sample invoice run by npx temporal-mcp-tasks worker, with the prebuilt task view',
+    'npx temporal-mcp-tasks serve --tools serves the declared workflow on stdio, with the prebuilt task view',
     async () => {
-      const samples = `samples-${queueSuffix}`;
-      await Promise.all([
-        startGreetingWorker(),
-        start('sample worker', 'npx', ['temporal-mcp-tasks', 'worker'], /worker: polling task queue/, {
-          TEMPORAL_TASK_QUEUE: samples,
-          INVOICE_APPROVER_ROLE: 'requester',
-        }),
-      ]);
+      await startGreetingWorker();
       const client = newMcpClient('package-stdio');
       const user = new ScriptedUser(answer).attach(client);
       const transport = new StdioClientTransport({
         command: 'npx',
-        args: ['temporal-mcp-tasks', 'serve', '--samples', '--tools', 'tools.yaml'],
+        args: ['temporal-mcp-tasks', 'serve', '--tools', 'tools.yaml'],
         cwd: scratch,
-        env: env({ TEMPORAL_TASK_QUEUE: samples }),
+        env: env(),
         stderr: 'pipe',
       });
       await client.connect(transport);
       try {
-        const { tools } = await client.listTools();
-        expect(tools.map((tool) => tool.name)).toEqual([...SAMPLE_TOOL_NAMES, ...DEFAULT_TOOL_NAMES, 'greet_from_file']);
         const greeting = await client.request(
           { method: 'tools/call', params: { name: 'greet_from_file', arguments: { name: 'Grace' }, task: {} } },
           CreateTaskResultSchema,
         );
         expect((await taskResult(client, greeting.task.taskId)).structuredContent).toEqual({ greeting: 'Good day, Grace!' });
-
-        const invoice = await client.request(
-          { method: 'tools/call', params: { name: 'process_invoice', arguments: sampleInvoice(), task: {} } },
-          CreateTaskResultSchema,
-        );
-        expect((await taskResult(client, invoice.task.taskId)).structuredContent).toMatchObject({ outcome: 'paid' });
-        expect(user.asked.map((asked) => asked.message)).toEqual([
-          'How should Grace be greeted?',
-          expect.stringMatching(/^Approve invoice INV-/),
-        ]);
-        // The sample activities keep their files in the project's folder, not inside the installed package.
-        const ledger = path.join(scratch, '.data', 'payments');
-        const records = readdirSync(ledger).filter((name) => name.endsWith('.json'));
-        expect(records.map((name) => readFileSync(path.join(ledger, name), 'utf8')).join('\n')).toContain(invoice.task.taskId);
+        expect(user.asked.map((asked) => asked.message)).toEqual(['How should Grace be greeted?']);
 
         // The view comes prebuilt: the scratch project has no esbuild to build it with.
         expect(existsSync(path.join(scratch, 'node_modules', 'esbuild'))).toBe(false);

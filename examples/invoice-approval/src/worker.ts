@@ -31,7 +31,7 @@ export const WORKFLOWS_PATH = require.resolve('./workflows');
 
 /**
  * Creates (does not run) the sample worker: the workflows of `./workflows` (those of the sample tools and of
- * `examples/tools.yaml`) with the fixture ERP, the payments ledger and the bridge's activities.
+ * `tools.yaml` beside this folder) with the fixture ERP, the payments ledger and the bridge's activities.
  */
 export function createSampleWorker(options: SampleWorkerOptions): Promise<Worker> {
   const graceMs = options.shutdownGraceMs ?? 10_000;

@@ -56,7 +56,7 @@ export function parseServeArgs(argv: readonly string[], defaults: { samples: boo
     else if (arg === '--no-samples') samples = false;
     else if (arg === '--tools' || arg.startsWith('--tools=')) {
       tools = arg === '--tools' ? argv[++i] : arg.slice('--tools='.length);
-      if (!tools) throw new UsageError('--tools needs a file, e.g. --tools examples/tools.yaml');
+      if (!tools) throw new UsageError('--tools needs a file, e.g. --tools tools.yaml');
     } else if (arg === '--http' || arg.startsWith('--http=')) {
       const value = arg === '--http' ? argv[++i] : arg.slice('--http='.length);
       const match = /^(.+):(\d{1,5})$/.exec(value ?? '');

@@ -44,7 +44,7 @@ Options:
                      also give MCP_LOCAL_ROLES to HTTP callers without credentials: on loopback every user and process
                      of the machine, with --no-auth anyone who reaches the address (the server warns at start).
                      Without it MCP_LOCAL_ROLES apply to stdio only, and HTTP callers without credentials hold no roles
-  --tools FILE       also serve the workflow tools declared in FILE (JSON or YAML; see examples/tools.yaml)
+  --tools FILE       also serve the workflow tools declared in FILE (JSON or YAML; see examples/invoice-approval/tools.yaml)
   --samples          also serve the sample tools of the invoice-approval example (process_invoice,
                      release_scheduled_payment, submit_expense_report, request_spend_approval), whose workflows run on
                      its worker (npm run worker); only a checkout holds the example (examples/invoice-approval)

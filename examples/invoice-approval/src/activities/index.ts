@@ -146,8 +146,11 @@ export async function importJsonLinesFiles(config: ActivityConfig): Promise<{ pa
   return { payments, registrations };
 }
 
-/** The invoice activities, bound to their directories (a worker registers `createTaskActivities()` beside them). */
-export function createActivities(config: ActivityConfig) {
+/**
+ * The invoice activities, bound to their directories (default: from the environment, see {@link activityConfigFromEnv});
+ * a worker registers `createTaskActivities()` beside them, as `temporal-mcp-tasks worker --activities` does.
+ */
+export function createActivities(config: ActivityConfig = activityConfigFromEnv()) {
   const erp = new FixtureErp(config.erpRegistryDir);
   const ledger = new PaymentsLedger(config.ledgerDir);
   return {
