@@ -16,12 +16,15 @@ const SAMPLE_TOOLS_MODULE = path.join(__dirname, '..', '..', '..', 'examples', '
  * saying what to do instead when this copy of the server has no example beside it (an installed package).
  */
 export function loadSampleTools(): readonly ToolDefinition[] {
-  const found = ['index.ts', 'index.js'].some((file) => existsSync(path.join(SAMPLE_TOOLS_MODULE, file)));
+  const found = ['index.ts', 'index.js'].find((file) => existsSync(path.join(SAMPLE_TOOLS_MODULE, file)));
   if (!found) {
     throw new UsageError(
       "--samples: the sample tools live in the repository's examples/invoice-approval, which this installation does not hold; " +
         'serve your own tools with --tools FILE, or run the example from a checkout',
     );
+  }
+  if (found === 'index.ts' && path.extname(__filename) !== '.ts') {
+    throw new UsageError('--samples: the example is TypeScript, run by the server from its sources: npm run -s serve -- --samples');
   }
   return (require(SAMPLE_TOOLS_MODULE) as { SAMPLE_TOOLS: readonly ToolDefinition[] }).SAMPLE_TOOLS;
 }
