@@ -130,8 +130,8 @@ export interface DecisionNotification {
   /** `delegated`: who handed it, and to whom. */
   delegatedBy?: string;
   delegatedTo?: string;
-  /** `decided`: how the question ended. */
-  outcome?: 'accepted' | 'declined' | 'overdue';
+  /** `decided`: how the question ended; `cancelled`: the task was cancelled while it waited. */
+  outcome?: 'accepted' | 'declined' | 'overdue' | 'cancelled';
   /** ISO 8601, workflow time. */
   at: string;
 }

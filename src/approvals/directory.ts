@@ -229,15 +229,25 @@ export class ApproversDirectory {
    * `escalated`: the people its audience addresses (named, or holding one of its roles), less the requester's person,
    * those in `answeredBy` and those the audience excludes: the submitter is never asked to approve, even holding the
    * role. For `delegated`: the delegate (`delegatedTo`; without it, the people the audience names, where delegates are
-   * added, less the same). For `decided`: the requester's person. Principals nobody lists cannot be reached and are left
-   * out.
+   * added, less the same). For `decided`: the requester's person first, then everyone the audience addressed (those who
+   * answered too: they learn how it ended), less those it excludes. Principals nobody lists cannot be reached and are
+   * left out.
    */
   recipients(notification: DecisionNotification): Person[] {
     const { audience } = notification;
     const requester = notification.requester !== undefined ? this.personOf(notification.requester) : undefined;
     if (notification.kind === 'decided') {
-      const person = requester !== undefined ? this.byName.get(requester) : undefined;
-      return person ? [person] : [];
+      const submitter = requester !== undefined ? this.byName.get(requester) : undefined;
+      const excluded = new Set((audience.exclude ?? []).map((who) => this.personNamed(who)));
+      const asked = this.people.filter(
+        (person) =>
+          person !== submitter &&
+          !excluded.has(person.name) &&
+          (this.named(person, audience) ||
+            person.roles.some((role) => audience.roles?.includes(role)) ||
+            (notification.answeredBy ?? []).some((who) => this.personNamed(who) === person.name)),
+      );
+      return [...(submitter ? [submitter] : []), ...asked];
     }
     const left = new Set<string>([
       ...(requester !== undefined ? [requester] : []),

@@ -67,6 +67,7 @@ const DECIDED_WORDS: Record<NonNullable<DecisionNotification['outcome']>, { subj
   accepted: { subject: 'Approved', text: 'was approved' },
   declined: { subject: 'Declined', text: 'was declined' },
   overdue: { subject: 'Overdue', text: 'was not answered in time: it ended overdue' },
+  cancelled: { subject: 'Cancelled', text: 'was cancelled before it was decided' },
 };
 
 /** The subject line's opening words for each kind. */
@@ -86,7 +87,7 @@ function subjectOpening(notification: DecisionNotification): string {
 }
 
 /** The body's first sentence for each kind. */
-function lead(notification: DecisionNotification, submitter: string | undefined): string {
+function lead(notification: DecisionNotification, submitter: string | undefined, recipient: string | undefined): string {
   const request = submitter ? `${submitter}'s request` : 'a request';
   switch (notification.kind) {
     case 'asked':
@@ -99,7 +100,8 @@ function lead(notification: DecisionNotification, submitter: string | undefined)
       return `${notification.delegatedBy ?? 'An approver'} handed ${request} to you: you are asked in their place.`;
     case 'decided': {
       const words = notification.outcome ? DECIDED_WORDS[notification.outcome].text : 'was decided';
-      return `Your request ${words}.`;
+      if (recipient === undefined || recipient === submitter) return `Your request ${words}.`;
+      return `${submitter ? `${submitter}'s request` : 'The request'} you were asked about ${words}; nothing waits for you.`;
     }
   }
 }
@@ -109,7 +111,7 @@ function lead(notification: DecisionNotification, submitter: string | undefined)
  * field, lists of records one line a record, amounts with the subject's currency), the question, how far the approval
  * has come, when it escalates and when it is due, and how to answer (`approvals_inbox`, then `approvals_answer` with
  * the task id and key), with a link to the task view when `context.taskViewUrl` is set. A `decided` notification tells
- * the requester how it ended instead.
+ * how it ended instead: the requester that their request did, the others asked that nothing waits for them.
  */
 export function notificationMessage(notification: DecisionNotification, context: MessageContext = {}): NotificationMessage {
   const submitter = context.submitter ?? (notification.requester !== undefined ? defaultPersonOf(notification.requester) : undefined);
@@ -117,7 +119,7 @@ export function notificationMessage(notification: DecisionNotification, context:
   const subject = `${subjectOpening(notification)}: ${summary(notification)}`.replace(/[\r\n]+/g, ' ');
   const body: string[] = [];
   if (context.recipient) body.push(`Hello ${context.recipient},`, '');
-  body.push(lead(notification, submitter), '');
+  body.push(lead(notification, submitter, context.recipient), '');
   if (submitter) body.push(`Submitted by: ${submitter}`);
   const about = aboutLines(notification.subject);
   if (about.length > 0) body.push(...about);

@@ -4,7 +4,18 @@
  * escalating and notifying on durable timers. Sandboxed workflow code: import only from workflow code (through
  * `workflow-task.ts`).
  */
-import { ApplicationFailure, condition, defineUpdate, log, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  defineUpdate,
+  isCancellation,
+  log,
+  patched,
+  proxyActivities,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
 import { checkFormContent, type FormInputRequest, type InputResponse, type SealedAnswer } from '../shared/task-contract';
 import {
   ANSWER_UPDATE_NAME,
@@ -51,6 +62,14 @@ const MAX_COMMENT_LENGTH = 2_000;
 
 /** Closed questions whose answerers a task keeps publishing, so that a repeated answer is told it was answered. */
 const DECIDED_KEPT = 20;
+
+/**
+ * Patch id under which a question's notifications are carried out before it returns, and before a cancelled task
+ * ends: an activity scheduled in the workflow task that completes the workflow never starts, so a `decided` sent as
+ * the workflow returns was lost. Under it every question says how it ended (with or without a subject), a cancelled
+ * one too. Histories from before it sent `decided` for questions with a subject only and waited for none.
+ */
+export const NOTICES_DELIVERED_PATCH = 'mcp-notices-delivered';
 
 /** Patch id under which a workflow publishes `done:<person>` in its awaiting search attribute (see `keywords`). */
 export const AWAITING_DONE_PATCH = 'mcp-awaiting-done';
@@ -134,8 +153,14 @@ function escalate(entry: { input: AddressedInput; describedAs: string }): void {
   entry.describedAs = describeAudience(input.audience);
 }
 
-/** Sends notifications about `input` without waiting for them; each kind counts its own ids so retries dedupe. */
-function notificationsOf(input: AddressedInput): (kind: DecisionNotification['kind'], outcome?: Decision['outcome']) => void {
+/** How a question ended, as its `decided` notification says. */
+type Ending = NonNullable<DecisionNotification['outcome']>;
+
+/**
+ * Sends notifications about `input` without waiting for them, each into `underway` (settled whether delivered or
+ * not); each kind counts its own ids so retries dedupe.
+ */
+function notificationsOf(input: AddressedInput, underway: Promise<void>[]): (kind: DecisionNotification['kind'], outcome?: Ending) => void {
   const sent = new Map<string, number>();
   const { workflowId } = workflowInfo();
   return (kind, outcome) => {
@@ -163,8 +188,10 @@ function notificationsOf(input: AddressedInput): (kind: DecisionNotification['ki
       ...(outcome && { outcome }),
       at: new Date().toISOString(),
     };
-    notifier[NOTIFY_ACTIVITY](notification).catch((error: unknown) =>
-      log.warn('a notification was not delivered', { id: notification.id, error: (error as Error).message }),
+    underway.push(
+      notifier[NOTIFY_ACTIVITY](notification).catch((error: unknown) =>
+        log.warn('a notification was not delivered', { id: notification.id, error: (error as Error).message }),
+      ),
     );
   };
 }
@@ -192,7 +219,9 @@ interface Entry {
   describedAs: string;
   closesOn?: (answer: AnswerRecord) => boolean;
   closed?: Decision['outcome'];
-  notify?: (kind: DecisionNotification['kind'], outcome?: Decision['outcome']) => void;
+  notify?: (kind: DecisionNotification['kind'], outcome?: Ending) => void;
+  /** The notifications sent about it, settled once each was delivered or given up on. */
+  sent: Promise<void>[];
 }
 
 /** The questions a workflow addresses to others (see the module's comment). Make one per workflow run. */
@@ -260,14 +289,44 @@ export class AddressedQuestions {
       },
       describedAs: describedAs ?? describeAudience(audience),
       ...(closesOn && { closesOn }),
+      sent: [],
     };
     // Histories from before notifications never called the activity; they replay without it.
-    if (patched(DECISION_NOTIFICATIONS_PATCH)) entry.notify = notificationsOf(entry.input);
+    if (patched(DECISION_NOTIFICATIONS_PATCH)) entry.notify = notificationsOf(entry.input, entry.sent);
     this.entries.push(entry);
     host.showWaiting(this.waitingFor()!, true);
     host.publish();
     entry.notify?.('asked');
 
+    try {
+      await this.untilClosed(entry);
+    } catch (error) {
+      // Cancelled while it waited: the people asked and the requester are told before the task ends.
+      if (isCancellation(error) && entry.notify && patched(NOTICES_DELIVERED_PATCH)) {
+        this.entries.splice(this.entries.indexOf(entry), 1);
+        await CancellationScope.nonCancellable(async () => {
+          entry.notify?.('decided', 'cancelled');
+          await Promise.all(entry.sent);
+        });
+      }
+      throw error;
+    }
+    this.entries.splice(this.entries.indexOf(entry), 1);
+    this.decided.push({ key, people: [...new Set(entry.input.answers.map(personOfAnswer))] });
+    if (this.decided.length > DECIDED_KEPT) this.decided.shift();
+    const recorded = entry.input.subject !== undefined && patched(DECISION_RECORDS_PATCH);
+    if (recorded || (entry.notify && patched(NOTICES_DELIVERED_PATCH))) entry.notify?.('decided', entry.closed);
+    if (recorded && entry.closed === 'overdue') await this.recordExpiry(entry.input);
+    const still = this.waitingFor();
+    if (still) host.showWaiting(still, true);
+    host.publish();
+    // Every notification about the question is carried out before the workflow can go on, and so before it can end.
+    if (entry.notify && patched(NOTICES_DELIVERED_PATCH)) await Promise.all(entry.sent);
+    return { key, outcome: entry.closed!, answers: [...entry.input.answers], escalated: entry.input.escalated === true };
+  }
+
+  /** Waits until `entry` is closed by its answers or its deadline, reminding and escalating on the way. */
+  private async untilClosed(entry: Entry): Promise<void> {
     const isClosed = () => entry.closed !== undefined;
     let reminded = false;
     for (;;) {
@@ -275,9 +334,9 @@ export class AddressedQuestions {
       const next = [!reminded && input.followUpAt, input.dueAt].filter((at): at is string => typeof at === 'string').map(Date.parse);
       if (next.length === 0) {
         await condition(isClosed);
-        break;
+        return;
       }
-      if (await condition(isClosed, Math.max(Math.min(...next) - Date.now(), 1))) break;
+      if (await condition(isClosed, Math.max(Math.min(...next) - Date.now(), 1))) return;
       if (!reminded && input.followUpAt && Date.parse(input.followUpAt) <= Date.now()) {
         reminded = true;
         entry.notify?.('reminder');
@@ -285,25 +344,14 @@ export class AddressedQuestions {
       if (input.dueAt && Date.parse(input.dueAt) <= Date.now()) {
         if (!input.escalation || input.escalated) {
           entry.closed = 'overdue';
-          break;
+          return;
         }
         escalate(entry);
         this.refreshWaiting();
-        host.publish();
+        this.host.publish();
         entry.notify?.('escalated');
       }
     }
-    this.entries.splice(this.entries.indexOf(entry), 1);
-    this.decided.push({ key, people: [...new Set(entry.input.answers.map(personOfAnswer))] });
-    if (this.decided.length > DECIDED_KEPT) this.decided.shift();
-    if (entry.input.subject !== undefined && patched(DECISION_RECORDS_PATCH)) {
-      entry.notify?.('decided', entry.closed);
-      if (entry.closed === 'overdue') await this.recordExpiry(entry.input);
-    }
-    const still = this.waitingFor();
-    if (still) host.showWaiting(still, true);
-    host.publish();
-    return { key, outcome: entry.closed!, answers: [...entry.input.answers], escalated: entry.input.escalated === true };
   }
 
   /** Appends the question's expiry to the decision store: a reset that reopens it finds it closed there. */

@@ -90,7 +90,7 @@ test('approvers directory: the audience is reached, never the submitter holding 
   ]);
 });
 
-test('approvers directory: a delegation reaches the delegate only; a decision reaches the requester', () => {
+test('approvers directory: a delegation reaches the delegate only; a decision reaches the requester, then everyone asked', () => {
   const d = directory();
   const delegated = notification({
     kind: 'delegated',
@@ -103,9 +103,20 @@ test('approvers directory: a delegation reaches the delegate only; a decision re
   // Without delegatedTo (today's workflows), the people the audience names: where a delegate is added.
   const older = notification({ kind: 'delegated', audience: { roles: ['ap-approver'], principals: ['olga'] } });
   expect(names(d.recipients(older))).toEqual(['olga']);
-  expect(names(d.recipients(notification({ kind: 'decided', outcome: 'accepted', requester: 'oauth:sam@example.com' })))).toEqual(['sam']);
-  expect(d.recipients(notification({ kind: 'decided', requester: 'zoe' }))).toEqual([]);
-  expect(d.recipients(notification({ kind: 'decided' }))).toEqual([]);
+  // The requester first (holding the role, still told as the requester), then the audience, those who answered too.
+  const decided = notification({ kind: 'decided', outcome: 'accepted', requester: 'oauth:sam@example.com', answeredBy: ['ann'] });
+  expect(names(d.recipients(decided))).toEqual(['sam', 'ann', 'bob']);
+  // One escalated to, or handed it and named only among those who answered, learns it too; the excluded never.
+  const handed = notification({
+    kind: 'decided',
+    outcome: 'declined',
+    requester: 'sam',
+    answeredBy: ['oauth:mia@example.com'],
+    audience: { principals: ['olga'], exclude: ['bob'] },
+  });
+  expect(names(d.recipients(handed))).toEqual(['sam', 'mia', 'olga']);
+  expect(names(d.recipients(notification({ kind: 'decided', requester: 'zoe', audience: { principals: ['olga'] } })))).toEqual(['olga']);
+  expect(d.recipients(notification({ kind: 'decided', audience: { principals: ['ghost'] } }))).toEqual([]);
 });
 
 test('approvers directory: a bad file throws naming the file, the entry and what to fix', () => {

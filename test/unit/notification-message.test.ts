@@ -112,7 +112,7 @@ test('notification message: any other subject is shown field by field; no subjec
   expect(bare.link).toBeUndefined();
 });
 
-test('notification message: each kind opens with its own words; decided tells the requester how it ended, with no answering steps', () => {
+test('notification message: each kind opens with its own words; decided tells the requester and the others asked how it ended, with no answering steps', () => {
   expect(notificationMessage(notification({ kind: 'asked' })).text).toContain('sam asks for your approval.');
   expect(notificationMessage(notification({ kind: 'escalated' })).subject).toMatch(/^Escalated: approval requested: /);
   expect(notificationMessage(notification({ kind: 'escalated' })).text).toContain(
@@ -134,6 +134,17 @@ test('notification message: each kind opens with its own words; decided tells th
   expect(decided.text).not.toContain('approvals_answer');
   expect(notificationMessage(notification({ kind: 'decided', outcome: 'overdue' })).subject).toMatch(/^Overdue: /);
   expect(notificationMessage(notification({ kind: 'decided', outcome: 'declined' })).text).toContain('Your request was declined.');
+  // The others asked learn it too, in their own words; a cancelled task says so.
+  const toApprover = notificationMessage(notification({ kind: 'decided', outcome: 'declined', answeredBy: ['carol'] }), {
+    recipient: 'ann',
+    submitter: 'sam',
+  });
+  expect(toApprover.text).toContain("sam's request you were asked about was declined; nothing waits for you.");
+  expect(toApprover.text).not.toContain('Your request');
+  expect(toApprover.text).not.toContain('approvals_answer');
+  const cancelled = notificationMessage(notification({ kind: 'decided', outcome: 'cancelled' }), { recipient: 'sam', submitter: 'sam' });
+  expect(cancelled.subject).toMatch(/^Cancelled: /);
+  expect(cancelled.text).toContain('Your request was cancelled before it was decided.');
 });
 
 test('notification message: the subject line has no line breaks; the directory’s person stands for the submitter', () => {
