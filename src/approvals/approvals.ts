@@ -43,7 +43,7 @@ import {
 } from './contract';
 import { DecisionLog } from './decision-log';
 import type { DecisionRecordBody } from './records/types';
-import { isUpdateRetryable, updateRefusal } from './update-refusal';
+import { isRunEnded, isUpdateRetryable, isWorkflowRefusal, updateRefusal } from './update-refusal';
 
 /** One open question in an approver's inbox: what the workflow chose to show, no more. */
 export interface InboxItem {
@@ -265,12 +265,12 @@ export class Approvals {
     await core.reads.beforeWrite(run.workflowId, run.runId);
     // One Update id for every attempt: Temporal takes a repeated one as the same Update, so trying again is safe.
     const updateId = randomUUID();
-    try {
-      const record = await retryWithBackoff(
+    const send = (runId: string) =>
+      retryWithBackoff(
         () =>
           core.client.connection.withDeadline(deadline, () =>
             core.client.workflow
-              .getHandle(run.workflowId, run.runId)
+              .getHandle(run.workflowId, runId)
               .executeUpdate<AnswerRecord, [InputResponse]>(ANSWER_UPDATE_NAME, { args: [sealed], updateId }),
           ),
         {
@@ -281,18 +281,61 @@ export class Approvals {
           },
         },
       );
-      log.info('decision recorded', { taskId, key, action: checked.action, principal: by.principal });
-      await core.reads.afterWrite(taskId, run);
-      return record;
+    let runId = run.runId;
+    try {
+      for (let moves = 0; ; moves++) {
+        try {
+          const taken = await send(runId);
+          log.info('decision recorded', { taskId, key, action: checked.action, principal: by.principal });
+          await core.reads.afterWrite(taskId, runId === run.runId ? run : undefined);
+          return taken;
+        } catch (error) {
+          // A reset ended the run it was sent to: the answer goes to the task's current run (the same task: the same
+          // original run, which the seal and the record name), never into a void.
+          const current =
+            moves < MAX_RUN_MOVES && isRunEnded(error) ? await this.currentRunOf(taskId, originalRunId, runId, deadline) : undefined;
+          if (current === undefined) throw error;
+          log.warn('decision sent to the run that replaced the one it was read from', { taskId, key, from: runId, to: current });
+          runId = current;
+        }
+      }
     } catch (error) {
       await core.reads.afterWrite(taskId);
       const refusal = updateRefusal(error, taskId, patienceMs);
-      // The workflow took nothing: the record stays, and a signed void beside it says so.
-      if (record && refusal instanceof AnswerRefusedError) await this.options.decisions!.void(record, refusal.message);
+      // The workflow itself refused an approval or a hand-over: the record stays, and a signed void beside it says the
+      // workflow did not take it. Nothing else is voided: a rejection, a decline or an expiry on record stands whatever
+      // became of the run, and an answer that ran out of patience may still be taken.
+      if (record && isWorkflowRefusal(error) && VOIDABLE.has(record.body.decision))
+        await this.options.decisions!.void(record, (refusal as Error).message);
       throw refusal;
     }
   }
+
+  /**
+   * The run of `taskId` running now, when it is not `tried` and belongs to the same task (its original run is
+   * `originalRunId`: a reset of it); undefined otherwise.
+   */
+  private async currentRunOf(taskId: string, originalRunId: string, tried: string, deadline: number): Promise<string | undefined> {
+    const { core } = this;
+    try {
+      const description = await retryWithBackoff(() => core.temporal.rpc(() => core.runs.describe(taskId)), {
+        isRetryable: isTemporalUnavailable,
+        deadline,
+      });
+      if (description.status.name !== 'RUNNING' || description.runId === tried) return undefined;
+      const original = await core.answers.originalRunIdOf({ workflowId: description.workflowId, runId: description.runId });
+      return original === originalRunId ? description.runId : undefined;
+    } catch {
+      return undefined;
+    }
+  }
 }
+
+/** How many times one answer follows its task to a run that replaced the one it was sent to. */
+const MAX_RUN_MOVES = 5;
+
+/** Decisions a void may withdraw, when the workflow refused them: never a rejection, a decline or an expiry. */
+const VOIDABLE = new Set<string>(['approve', 'delegate']);
 
 /** The decision record of one person's answer (see `records/types.ts`). */
 function recordBody(

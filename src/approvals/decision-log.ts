@@ -33,11 +33,15 @@ export class DecisionLog {
   }
 
   /**
-   * Appends a signed void of `record`: the workflow refused to take it (`reason`), so it does not count. A void that
-   * cannot be written is logged, not thrown: the person was told nothing was recorded, and the record only blocks.
+   * Appends a signed void of `record`, an approval or a hand-over the workflow refused to take (`reason`), so it does
+   * not count; throws for any other decision, which stands. A void that cannot be written is logged, not thrown: the
+   * person was told nothing was recorded, and the record only blocks.
    */
   async void(record: SignedDecisionRecord, reason: string): Promise<void> {
     const { body } = record;
+    if (body.decision !== 'approve' && body.decision !== 'delegate') {
+      throw new Error(`a ${body.decision} on record is never voided: only an approval or a hand-over the workflow refused is`);
+    }
     try {
       await this.append(body.taskId, (seq, prev) => ({
         v: 1,

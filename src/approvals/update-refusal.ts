@@ -34,6 +34,23 @@ export function isUpdateRetryable(error: unknown, deadline: number): boolean {
 const WORKFLOW_ENDED_UPDATE_FAILURES = new Set(['AcceptedUpdateCompletedWorkflow']);
 
 /**
+ * True when the run the Update was sent to has ended (closed before it admitted the Update, or after it accepted it and
+ * before it completed): a reset may have replaced it with a run that still waits for the answer.
+ */
+export function isRunEnded(error: unknown): boolean {
+  if (error instanceof WorkflowNotFoundError || grpcStatusOf(error) === GrpcStatus.NOT_FOUND) return true;
+  const cause = error instanceof WorkflowUpdateFailedError ? error.cause : undefined;
+  return (
+    cause instanceof ApplicationFailure && cause.type !== undefined && cause.type !== null && WORKFLOW_ENDED_UPDATE_FAILURES.has(cause.type)
+  );
+}
+
+/** True when the workflow itself refused the answer (its validator or handler), not Temporal and not the clock. */
+export function isWorkflowRefusal(error: unknown): boolean {
+  return error instanceof WorkflowUpdateFailedError && !isRunEnded(error);
+}
+
+/**
  * What an answer's Update that failed for good means to the person who gave it: an {@link AnswerRefusedError} saying
  * why nothing was recorded (the workflow refused it, the task ended first, the workflow could not take it in time), or
  * `error` itself when Temporal stayed unreachable (the retryable "Temporal is unavailable" the front-ends send).

@@ -255,7 +255,7 @@ describe('judging approvals', () => {
     });
   });
 
-  test('a rejection blocks, and says who and when; voided by a signed void it no longer does', () => {
+  test('a rejection blocks, and says who and when; a signed void never takes it back', () => {
     const records = chainOf(TASK, signer, [
       { decision: 'reject', by: 'carol', comment: 'not ours' },
       { decision: 'approve', by: 'dave' },
@@ -267,7 +267,20 @@ describe('judging approvals', () => {
       ...records,
       signer.sign(bodyOf(TASK, 4, records[2].digest, { decision: 'void', voids: records[0].digest, reason: 'refused by the workflow' })),
     ];
-    expect(judgeApprovals(voided, expectation())).toMatchObject({ ok: true, approvers: [{ person: 'dave' }, { person: 'ann' }] });
+    expect(judgeApprovals(voided, expectation())).toEqual({
+      ok: false,
+      reason: expect.stringContaining(`carol (principal carol) rejected it at ${records[0].body.at}`),
+    });
+    // Nor of a decline or an expiry.
+    for (const decision of ['decline', 'expire'] as const) {
+      const ended = chainOf(TASK, signer, [
+        { decision, by: 'carol' },
+        { decision: 'approve', by: 'dave' },
+        { decision: 'approve', by: 'ann' },
+      ]);
+      const withVoid = [...ended, signer.sign(bodyOf(TASK, 4, ended[2].digest, { decision: 'void', voids: ended[0].digest }))];
+      expect(judgeApprovals(withVoid, expectation())).toMatchObject({ ok: false });
+    }
     // A void nobody signed voids nothing.
     const unsignedVoid = chainOf(TASK, signer, [
       { decision: 'reject', by: 'carol' },

@@ -142,8 +142,15 @@ function questionsOf(records: SignedDecisionRecord[]): QuestionReport[] {
 
 function questionOf(records: SignedDecisionRecord[]): QuestionReport {
   const latest = records[records.length - 1].body;
+  // A void withdraws an approval or a hand-over only: a rejection, a decline or an expiry stands.
+  const withdrawable = new Set(
+    records.filter((record) => record.body.decision === 'approve' || record.body.decision === 'delegate').map((record) => record.digest),
+  );
   const voided = new Set(
-    records.filter((record) => record.body.decision === 'void' && record.signature !== undefined).map((record) => record.body.voids),
+    records
+      .filter((record) => record.body.decision === 'void' && record.signature !== undefined)
+      .map((record) => record.body.voids)
+      .filter((digest) => digest !== undefined && withdrawable.has(digest)),
   );
   const decisions: ReportedDecision[] = records.map(({ body, digest, signature }) => ({
     seq: body.seq,

@@ -74,7 +74,7 @@ export interface ApprovalExpectation extends VerifyDecisionsInput {
 
 /**
  * Whether the records of `expectation.run` and question `expectation.key` allow the effect: no rejection, decline or
- * expiry that a later signed void does not void, and signed approvals of exactly `expectation.subject` by at least
+ * expiry (a void never takes one back: it withdraws only an approval or a hand-over), and signed approvals of exactly `expectation.subject` by at least
  * `required` distinct people other than the requester. Counts people, not principals: `personOf` when given, else
  * the person the record names. Does not check signatures or the chain: {@link verifyChain} does. Never throws.
  */
@@ -82,10 +82,15 @@ export function judgeApprovals(records: SignedDecisionRecord[], expectation: App
   const mine = records.filter(
     (record) => isObject(record?.body) && record.body.run === expectation.run && record.body.question?.key === expectation.key,
   );
+  // A void withdraws an approval or a hand-over the workflow refused; a rejection, a decline or an expiry stands.
+  const withdrawable = new Set(
+    mine.filter((record) => record.body.decision === 'approve' || record.body.decision === 'delegate').map((record) => record.digest),
+  );
   const voided = new Set(
     mine
       .filter((record) => record.body.decision === 'void' && record.signature !== undefined && typeof record.body.voids === 'string')
-      .map((record) => record.body.voids as string),
+      .map((record) => record.body.voids as string)
+      .filter((digest) => withdrawable.has(digest)),
   );
   const standing = mine.filter((record) => !voided.has(record.digest));
   const personOf = (principal: string, named?: string) => expectation.personOf?.(principal) ?? named ?? defaultPersonOf(principal);
