@@ -3,7 +3,7 @@
  * offline, a tampered or moved record, and what the command says and exits with on bad usage.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { FileDecisionStore } from '../../src/approvals/records/file-store';
@@ -62,6 +62,18 @@ beforeAll(async () => {
 
 afterAll(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+test('approvals verify --export never writes through a symbolic link planted at the path: exit 2, the link target untouched', async () => {
+  const target = path.join(dir, 'precious.txt');
+  writeFileSync(target, 'keep me\n');
+  const link = path.join(dir, 'receipt-link.json');
+  symlinkSync(target, link);
+  const run = await approvals(['verify', FIRST, '--store', storeDir, '--public-key', publicKey, '--export', link]);
+  expect(run).toMatchObject({ code: 2, err: expect.stringContaining(`--export ${link} is a symbolic link`) });
+  expect(readFileSync(target, 'utf8')).toBe('keep me\n');
+  expect(lstatSync(link).isSymbolicLink()).toBe(true);
+  expect(readdirSync(dir).filter((name) => name.endsWith('.tmp'))).toEqual([]);
 });
 
 test('approvals verify: reports the subject, each decision and the verdict, exports a receipt, exits 0', async () => {

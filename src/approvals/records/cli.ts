@@ -2,7 +2,9 @@
  * `temporal-mcp-tasks approvals`: the auditor's command. Verifies a task's decision records in the decision store, or
  * an exported receipt, offline with the bridge's public key alone (no Temporal, no bridge).
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { lstatSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { subjectLines } from './subject-text';
 import { escapeControls } from '../../util/log';
@@ -164,11 +166,7 @@ async function verifyCommand(argv: string[], io: CommandOutput): Promise<number>
           `there are no decision records of task ${taskId} in ${source}: check the task id and --store`,
         );
       if (values.export !== undefined) {
-        try {
-          writeFileSync(values.export, `${JSON.stringify(receipt, null, 2)}\n`);
-        } catch (error) {
-          throw new ApprovalsUsageError(`cannot write the receipt to ${values.export}: ${(error as Error).message}`);
-        }
+        writeReceipt(values.export, `${JSON.stringify(receipt, null, 2)}\n`);
       }
     } finally {
       await store.close();
@@ -212,6 +210,30 @@ function readReceipt(file: string): unknown {
   } catch {
     // Not JSON: the receipt was damaged; verifyReceipt says so and the check fails.
     return text;
+  }
+}
+
+/**
+ * Writes a receipt to `file` whole, never through a link: a symbolic link planted at `file` is refused, and the text
+ * goes to a new file beside it that is then renamed to `file` (a rename replaces a link, it does not follow one).
+ */
+function writeReceipt(file: string, text: string): void {
+  const isLink = (() => {
+    try {
+      return lstatSync(file).isSymbolicLink();
+    } catch {
+      return false;
+    }
+  })();
+  if (isLink)
+    throw new ApprovalsUsageError(`--export ${file} is a symbolic link; the receipt is never written through one: give another path`);
+  const temp = path.join(path.dirname(path.resolve(file)), `.${path.basename(file)}.${randomUUID()}.tmp`);
+  try {
+    writeFileSync(temp, text, { flag: 'wx', mode: 0o644 });
+    renameSync(temp, file);
+  } catch (error) {
+    rmSync(temp, { force: true });
+    throw new ApprovalsUsageError(`cannot write the receipt to ${file}: ${(error as Error).message}`);
   }
 }
 
