@@ -3,12 +3,14 @@
  * receipts, the file store under concurrent writers, and the worker's activities.
  */
 import { generateKeyPairSync } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createDecisionActivities } from '../../src/approvals/records/activities';
 import { canonicalJson, CanonicalJsonError, digestOf } from '../../src/approvals/records/canonical';
-import { FileDecisionStore } from '../../src/approvals/records/file-store';
+import { FileDecisionStore, MAX_RECORD_BYTES } from '../../src/approvals/records/file-store';
+import { DamagedRecordError } from '../../src/approvals/records/store-error';
 import {
   createDecisionSigner,
   DecisionKeyError,
@@ -458,6 +460,43 @@ describe('the file store', () => {
     await expect(store.append(gap)).rejects.toThrow(DecisionStoreError);
     expect(readdirSync(store.folderOf(TASK))).toEqual(['0000000001.json']);
     expect(statSync(file).mode & 0o777).toBe(0o600);
+  });
+
+  test("what is not a record in a record's place (a named pipe, a link, a folder, a huge file) breaks that task alone, at once", async () => {
+    const dir = tempDir();
+    const store = new FileDecisionStore(dir);
+    const activities = createDecisionActivities({ store, keys });
+    const [good] = chainOf('good-task', signer, [{ decision: 'approve', by: 'carol' }]);
+    await store.append(good);
+    const planted: Record<string, (file: string) => void> = {
+      'pipe-task': (file) => execFileSync('mkfifo', [file]),
+      'link-task': (file) => symlinkSync('/etc/hostname', file),
+      'folder-task': (file) => mkdirSync(file),
+      'huge-task': (file) => writeFileSync(file, Buffer.alloc(MAX_RECORD_BYTES + 1, 32)),
+    };
+    for (const [task, plant] of Object.entries(planted)) {
+      mkdirSync(store.folderOf(task), { recursive: true });
+      plant(path.join(store.folderOf(task), '0000000001.json'));
+      // Read without waiting on the pipe (a blocked read would hold one of Node's file threads for good).
+      await expect(store.records(task)).rejects.toThrow(DamagedRecordError);
+      const judged = await activities.mcpVerifyDecisions({
+        taskId: task,
+        run: 'run-1',
+        key: 'approval',
+        subject: null,
+        required: 1,
+        requester: 'sam',
+      });
+      expect(judged).toEqual({
+        ok: false,
+        reason: expect.stringMatching(
+          /do not check out: the decision record .* (is not a regular file|is a symbolic link|more than a record's)/,
+        ),
+      });
+    }
+    // Every other task reads as before, as many times as the file threads allow.
+    const reads = await Promise.all(Array.from({ length: 16 }, () => store.records('good-task')));
+    expect(reads.every((records) => records.length === 1 && records[0].digest === good.digest)).toBe(true);
   });
 
   test('task ids become folder names one to one, never a path out of the store', () => {

@@ -6,7 +6,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { heartbeating } from '../../util/heartbeat';
 import { digestOf } from './canonical';
 import type { DecisionPublicKeys } from './keys';
-import { DecisionStoreError } from './store-error';
+import { DamagedRecordError, DecisionStoreError } from './store-error';
 import {
   RECORD_DECISION_ACTIVITY,
   VERIFY_DECISIONS_ACTIVITY,
@@ -45,7 +45,14 @@ export function createDecisionActivities(options: {
       if (typeof input?.taskId !== 'string' || typeof input.run !== 'string' || typeof input.key !== 'string') {
         throw ApplicationFailure.nonRetryable('mcpVerifyDecisions needs a taskId, a run and a question key', 'BadDecisionCheck');
       }
-      const records = await heartbeating(() => store.records(input.taskId));
+      let records: SignedDecisionRecord[];
+      try {
+        records = await heartbeating(() => store.records(input.taskId));
+      } catch (error) {
+        // Something else in a record's place breaks this task's chain, and no retry mends it.
+        if (!(error instanceof DamagedRecordError)) throw error;
+        return { ok: false, reason: `the decision records of ${input.taskId} in ${store.describe()} do not check out: ${error.message}` };
+      }
       const chain = verifyChain(input.taskId, records, keys);
       if (!chain.ok)
         return { ok: false, reason: `the decision records of ${input.taskId} in ${store.describe()} do not check out: ${chain.problem}` };

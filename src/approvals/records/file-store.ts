@@ -3,16 +3,20 @@
  * in the chain. Node only.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { promises as fs } from 'node:fs';
+import { constants as fsConstants, promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { AppendOutcome, DecisionStore, SignedDecisionRecord } from './types';
-import { DecisionStoreError } from './store-error';
+import { DamagedRecordError, DecisionStoreError } from './store-error';
 import { syncDirectory, writeFileOnce } from '../../util/durable-files';
 
 /** Record files: the zero-padded seq. */
 const RECORD_FILE = /^(\d{10})\.json$/;
 const SEQ_DIGITS = 10;
 const MAX_SEQ = 10 ** SEQ_DIGITS - 1;
+/** The largest record file read or written: a record is a question, what it showed and one decision. */
+export const MAX_RECORD_BYTES = 1024 * 1024;
+/** Opens a record file without following a link, and without waiting for a writer if it is a pipe. */
+const OPEN_RECORD = fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK;
 /** Folder names longer than this are a digest of the task id instead. */
 const MAX_FOLDER_NAME = 200;
 
@@ -59,12 +63,16 @@ export class FileDecisionStore implements DecisionStore {
     if (seq > 1 && !(await this.readIfThere(path.join(folder, this.fileName(seq - 1))))) {
       throw new DecisionStoreError(`record ${seq} of ${taskId} would leave a gap: record ${seq - 1} is not in the store`, this.describe());
     }
+    const text = `${JSON.stringify(record)}\n`;
+    if (Buffer.byteLength(text) > MAX_RECORD_BYTES) {
+      throw new DecisionStoreError(`a decision record of ${taskId} is larger than ${MAX_RECORD_BYTES} bytes`, this.describe());
+    }
     await this.makeFolder(folder);
     const temp = path.join(folder, `.${this.fileName(seq)}.${randomUUID()}.tmp`);
     let written: boolean;
     try {
       // Readable by the store's user only: a record names people and what they approved.
-      written = await writeFileOnce(file, temp, `${JSON.stringify(record)}\n`);
+      written = await writeFileOnce(file, temp, text);
     } catch (error) {
       throw new DecisionStoreError(
         `cannot write a decision record of ${taskId} to ${folder}: ${(error as Error).message}`,
@@ -115,25 +123,48 @@ export class FileDecisionStore implements DecisionStore {
   }
 
   private async readIfThere(file: string): Promise<SignedDecisionRecord | undefined> {
-    try {
-      await fs.access(file);
-    } catch {
-      return undefined;
-    }
-    return this.read(file);
+    return this.read(file, true);
   }
 
-  private async read(file: string): Promise<SignedDecisionRecord> {
+  /**
+   * The record in `file`: a regular file of at most {@link MAX_RECORD_BYTES} holding JSON. Anything else put there (a
+   * link, a pipe, a folder, a device, a huge file, damaged text) is a {@link DamagedRecordError}, found without
+   * waiting on it; a file that is not there is one too, unless `missingOk`.
+   */
+  private async read(file: string, missingOk: true): Promise<SignedDecisionRecord | undefined>;
+  private async read(file: string): Promise<SignedDecisionRecord>;
+  private async read(file: string, missingOk = false): Promise<SignedDecisionRecord | undefined> {
+    let handle: fs.FileHandle;
+    try {
+      handle = await fs.open(file, OPEN_RECORD);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' && missingOk) return undefined;
+      if (code === 'ELOOP')
+        throw new DamagedRecordError(`the decision record ${file} is a symbolic link, not a record file`, this.describe());
+      throw new DecisionStoreError(`cannot read the decision record ${file}: ${(error as Error).message}`, this.describe());
+    }
     let text: string;
     try {
-      text = await fs.readFile(file, 'utf8');
+      const stat = await handle.stat();
+      if (!stat.isFile()) throw new DamagedRecordError(`the decision record ${file} is not a regular file`, this.describe());
+      if (stat.size > MAX_RECORD_BYTES) {
+        throw new DamagedRecordError(
+          `the decision record ${file} is ${stat.size} bytes, more than a record's ${MAX_RECORD_BYTES}`,
+          this.describe(),
+        );
+      }
+      text = await handle.readFile('utf8');
     } catch (error) {
+      if (error instanceof DecisionStoreError) throw error;
       throw new DecisionStoreError(`cannot read the decision record ${file}: ${(error as Error).message}`, this.describe());
+    } finally {
+      await handle.close();
     }
     try {
       return JSON.parse(text) as SignedDecisionRecord;
     } catch {
-      throw new DecisionStoreError(`the decision record ${file} is not JSON: the file was damaged or put there by hand`, this.describe());
+      throw new DamagedRecordError(`the decision record ${file} is not JSON: the file was damaged or put there by hand`, this.describe());
     }
   }
 }

@@ -11,3 +11,14 @@ export class DecisionStoreError extends Error {
     this.name = 'DecisionStoreError';
   }
 }
+
+/**
+ * Thrown when what the store holds in a record's place is not a record (a link, a pipe, a folder, a file too large or
+ * damaged): that task's chain is broken, whatever a retry does; the store and every other task are fine.
+ */
+export class DamagedRecordError extends DecisionStoreError {
+  constructor(message: string, store: string) {
+    super(message, store);
+    this.name = 'DamagedRecordError';
+  }
+}
