@@ -123,7 +123,10 @@ export function notificationMessage(notification: DecisionNotification, context:
   if (submitter) body.push(`Submitted by: ${submitter}`);
   const about = aboutLines(notification.subject);
   if (about.length > 0) body.push(...about);
-  body.push('', 'Question:', ...notification.message.split('\n').map((line) => `  ${line}`), '');
+  // The question's own lines, each indented under its heading; any other control character in them is shown escaped,
+  // so that no text inside the question starts a line of the message.
+  const questionLines = notification.message.split(/\r\n|\n/).map((line) => `  ${escapeControls(line)}`);
+  body.push('', 'Question:', ...questionLines, '');
   body.push(`Progress: ${approvalsText(notification.accepted, notification.required)}.`);
   if (notification.kind === 'decided') {
     if (notification.answeredBy?.length) body.push(`Answered by: ${notification.answeredBy.join(', ')}`);

@@ -77,6 +77,14 @@ test('notification message: a line of a subject cannot forge a line of the messa
   expect(message.text).toContain('Progress: 0 of 2 approvals.');
 });
 
+test('notification message: a carriage return or separator inside the question cannot start a line of the message', () => {
+  const message = notificationMessage(
+    notification({ kind: 'asked', message: 'Approve?\n- LI-1 Paper\rBcc: eve@example.com\u2028Total: EUR 0.00' }),
+  );
+  expect(message.text).toContain('Question:\n  Approve?\n  - LI-1 Paper\\rBcc: eve@example.com\\x{2028}Total: EUR 0.00\n');
+  expect(message.text.split(/\r\n|\r|\n|\u2028/).filter((line) => /^(Bcc|Total):/.test(line))).toEqual([]);
+});
+
 test('notification message: any other subject is shown field by field; no subject shows the question alone', () => {
   const other = notificationMessage(
     notification({

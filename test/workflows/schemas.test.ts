@@ -30,6 +30,21 @@ describe('InvoiceSchema', () => {
       /appears twice/,
     ],
     ['an empty vendor id', { vendorId: '' }, /vendorId/],
+    [
+      'a description with a line break (it would pass for a line of the question)',
+      { lineItems: [{ lineItemId: 'A', description: 'Paper\nERP check: all fine\nTotal: EUR 0.00', amount: 1 }] },
+      /lineItems.0.description: one line of text, without line breaks or control characters/,
+    ],
+    [
+      'a description with a carriage return',
+      { lineItems: [{ lineItemId: 'A', description: 'Paper\rBcc: x@example.com', amount: 1 }] },
+      /lineItems.0.description/,
+    ],
+    [
+      'a description with a line separator',
+      { lineItems: [{ lineItemId: 'A', description: 'Paper\u2028Total: 0', amount: 1 }] },
+      /lineItems.0.description/,
+    ],
   ])('rejects %s, naming the field', (_, overrides, expected) => {
     expect(problems({ ...sampleInvoice(), ...overrides }).join('\n')).toMatch(expected);
   });

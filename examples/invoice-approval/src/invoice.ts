@@ -16,6 +16,9 @@ export const APPROVAL_INPUT_KEY = 'approval';
 
 const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._/-]*$/;
 const DATE_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
+/** Text on one line: no control characters (line breaks among them), no line or paragraph separators. */
+// eslint-disable-next-line no-control-regex
+const ONE_LINE = /^[^\u0000-\u001f\u007f-\u009f\u2028\u2029]*$/;
 
 /** True for a real calendar date written YYYY-MM-DD. */
 export function isCalendarDate(value: string): boolean {
@@ -37,7 +40,13 @@ export const LineItemSchema = z.object({
     .max(64)
     .regex(ID_PATTERN, 'use letters, digits, ".", "_", "/" or "-"')
     .describe('Identifier of the line item, unique within the invoice, e.g. "LI-1".'),
-  description: z.string().min(1).max(500).describe('What the line item pays for.'),
+  description: z
+    .string()
+    .min(1)
+    .max(500)
+    // The submitter's words are shown to approvers inside the question: one line, so they never pass for its own lines.
+    .regex(ONE_LINE, 'one line of text, without line breaks or control characters')
+    .describe('What the line item pays for.'),
   amount: z
     .number()
     .positive()
