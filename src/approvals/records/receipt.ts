@@ -135,7 +135,9 @@ function questionsOf(records: SignedDecisionRecord[]): QuestionReport[] {
   const groups = new Map<string, SignedDecisionRecord[]>();
   for (const record of records) {
     const id = JSON.stringify([record.body.run, record.body.question.key]);
-    groups.set(id, [...(groups.get(id) ?? []), record]);
+    const group = groups.get(id);
+    if (group) group.push(record);
+    else groups.set(id, [record]);
   }
   return [...groups.values()].map(questionOf);
 }
@@ -173,9 +175,11 @@ function questionOf(records: SignedDecisionRecord[]): QuestionReport {
   const standingOnes = decisions.filter((decision) => !decision.voided && decision.decision !== 'void');
   const blocker = standingOnes.find((decision) => ['reject', 'decline', 'expire'].includes(decision.decision));
   const approvers: CountedApproval[] = [];
+  const counted = new Set<string>();
   for (const decision of standingOnes) {
     if (decision.decision !== 'approve' || !decision.signed || !decision.sameSubject) continue;
-    if (approvers.some((approver) => approver.person === decision.person)) continue;
+    if (counted.has(decision.person)) continue;
+    counted.add(decision.person);
     approvers.push({
       person: decision.person,
       principal: decision.principal,

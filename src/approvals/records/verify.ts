@@ -106,6 +106,7 @@ export function judgeApprovals(records: SignedDecisionRecord[], expectation: App
   }
   const requester = expectation.personOf?.(expectation.requester) ?? defaultPersonOf(expectation.requester);
   const approvers: CountedApproval[] = [];
+  const counted = new Set<string>();
   const notes: string[] = [];
   for (const record of standing) {
     const { body } = record;
@@ -126,7 +127,8 @@ export function judgeApprovals(records: SignedDecisionRecord[], expectation: App
       notes.push(`the approval by ${who} does not count: it is their own request`);
       continue;
     }
-    if (approvers.some((approver) => approver.person === person)) continue;
+    if (counted.has(person)) continue;
+    counted.add(person);
     approvers.push({ person, principal: body.by.principal, roles: [...(body.by.roles ?? [])], at: body.at, digest: record.digest });
   }
   if (approvers.length < expectation.required) {
