@@ -26,7 +26,8 @@ export const releaseScheduledPaymentTool: DirectTool<z.infer<typeof ReleaseArgsS
   title: 'Pay a scheduled line item now',
   description:
     'For an approved invoice task, pays one line item that is scheduled for a later date right away instead. ' +
-    'Returns the payment. The line item is still paid only once.',
+    'Returns the payment. The line item is still paid only once. The approval bound its amount, not its date: the ' +
+    'approvers are not asked again.',
   input: zodSchema(ReleaseArgsSchema),
   annotations: { destructiveHint: true, idempotentHint: true, openWorldHint: true },
   async handler({ taskId, lineItemId }, { client, task, sealAction }) {
