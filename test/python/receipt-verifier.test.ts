@@ -1,0 +1,166 @@
+/**
+ * Receipts anyone can verify: test/python/verify_receipt.py, written from docs/receipts.md alone with Python's
+ * `cryptography` and no code of this project, checks the receipts this project exports and reaches the same verdicts
+ * as `approvals verify --receipt`, on a receipt as exported and on tampered copies.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { digestOf } from '../../src/approvals/records/canonical';
+import { exportReceipt, verifyReceipt, type ApprovalReceipt } from '../../src/approvals/records/receipt';
+import { FileDecisionStore } from '../../src/approvals/records/file-store';
+import { ROOT } from '../helpers/dev-server';
+import { bodyOf, chainOf, testSigner } from '../helpers/decision-records';
+import { pythonClients } from '../helpers/python';
+
+const VERIFIER = path.join(ROOT, 'test', 'python', 'verify_receipt.py');
+const TASK = 'invoice-receipt-verifier';
+
+let dir: string;
+let python: string;
+const { signer, keys } = testSigner();
+const other = testSigner();
+let publicKey: string;
+let otherPublicKey: string;
+
+/** What the subjects show: texts and numbers whose canonical JSON is easy to get wrong. */
+const shown = {
+  kind: 'invoice',
+  vendorName: 'Ünïcødé GmbH 😀 "quoted" \\ back\u2028sep',
+  note: 'tab\there, bell\u0007, del\u007f',
+  é: 1,
+  e: 2,
+  '😀': 3,
+  '\uff61': 4,
+  amounts: [0, -0, 120.5, 1450, 0.000001, 1e-7, 1e21, 123456789012345680000, 2 ** 53 + 2, -3.25e-10, 0.1 + 0.2],
+  nested: { b: [true, false, null], a: {} },
+};
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'temporal-mcp-receipts-'));
+  python = await pythonClients();
+  publicKey = path.join(dir, 'bridge.pub.pem');
+  otherPublicKey = path.join(dir, 'other.pub.pem');
+  writeFileSync(publicKey, signer.publicKeyPem);
+  writeFileSync(otherPublicKey, other.signer.publicKeyPem);
+}, 600_000);
+
+afterAll(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+/** Runs the independent verifier on `receipt`; its exit code and the JSON it printed. */
+function independent(receipt: unknown, key = publicKey): Promise<{ code: number; out: Record<string, unknown> }> {
+  const file = path.join(dir, `receipt-${Math.random().toString(36).slice(2)}.json`);
+  writeFileSync(file, JSON.stringify(receipt, null, 2));
+  return new Promise((resolve, reject) => {
+    execFile(python, [VERIFIER, file, key], { timeout: 60_000 }, (error, stdout, stderr) => {
+      const code = error ? ((error as { code?: number }).code ?? -1) : 0;
+      try {
+        resolve({ code, out: JSON.parse(stdout) as Record<string, unknown> });
+      } catch {
+        reject(new Error(`verify_receipt.py exited ${code}: ${stderr}`));
+      }
+    });
+  });
+}
+
+/** Our verdict on `receipt`, in the independent verifier's words. */
+function ours(receipt: unknown, checkWith = keys) {
+  const report = verifyReceipt(receipt, checkWith);
+  if (!report.ok) return { valid: false };
+  return {
+    valid: true,
+    questions: report.questions.map((question) => ({
+      run: question.run,
+      key: question.key,
+      standing: question.standing,
+      approvers: question.approvers.map((approver) => approver.person),
+    })),
+  };
+}
+
+async function exported(): Promise<ApprovalReceipt> {
+  const store = new FileDecisionStore(mkdtempSync(path.join(dir, 'store-')));
+  const records = chainOf(TASK, signer, [
+    { decision: 'approve', by: 'carol', shown, comment: 'ok, "fine" \u0000 with a NUL' },
+    { decision: 'approve', by: 'oauth:dave@example.com', shown },
+    { decision: 'approve', by: 'ann', shown, question: { key: 'second', message: 'Second look?' } },
+    { decision: 'reject', by: 'olga', shown, question: { key: 'second', message: 'Second look?' } },
+    {
+      decision: 'expire',
+      by: { principal: 'workflow', person: 'workflow', auth: 'workflow', roles: [] },
+      unsigned: true,
+      shown,
+      run: 'run-2',
+    },
+  ]);
+  // A void of ann's approval, signed: it withdraws that approval only.
+  const voids = signer.sign(
+    bodyOf(TASK, records.length + 1, records[records.length - 1].digest, {
+      decision: 'void',
+      voids: records[2].digest,
+      shown,
+      question: { key: 'second', message: 'Second look?' },
+    }),
+  );
+  for (const record of [...records, voids]) await store.append(record);
+  return exportReceipt(store, TASK);
+}
+
+test('an exported receipt: the independent verifier finds it valid, and each question stands as ours says', async () => {
+  const receipt = await exported();
+  const theirs = await independent(receipt);
+  expect(theirs.code).toBe(0);
+  expect(theirs.out).toEqual(ours(receipt));
+  expect(theirs.out).toMatchObject({
+    valid: true,
+    questions: [
+      { key: 'approval', standing: 'approved', approvers: ['carol', 'dave@example.com'] },
+      { key: 'second', standing: 'rejected' },
+      { run: 'run-2', key: 'approval', standing: 'expired' },
+    ],
+  });
+});
+
+test('tampered copies: a changed byte, a record cut from the middle, records re-signed with another key: both verifiers refuse', async () => {
+  const receipt = await exported();
+  const changed = structuredClone(receipt);
+  (changed.records[0].body as { comment?: string }).comment = 'ok, "fine" \u0000 with a NUL!';
+  const cut = structuredClone(receipt);
+  cut.records.splice(3, 1);
+  const resigned = structuredClone(receipt);
+  resigned.records = resigned.records.map((record) => (record.signature ? other.signer.sign(record.body) : record));
+  // An amount of what was shown changed by a cent, its subject and digest recomputed: the chain and the signature refuse it.
+  const renumbered = structuredClone(receipt);
+  (renumbered.records[0].body.shown as { amounts: number[] }).amounts[2] = 120.51;
+  renumbered.records[0].body.subject = digestOf(renumbered.records[0].body.shown);
+  renumbered.records[0].digest = digestOf(renumbered.records[0].body);
+  for (const [name, copy] of Object.entries({ changed, cut, resigned, renumbered })) {
+    const theirs = await independent(copy);
+    expect({ name, code: theirs.code, valid: theirs.out.valid }).toEqual({ name, code: 1, valid: false });
+    expect({ name, ...ours(copy) }).toEqual({ name, valid: false });
+  }
+  // Re-signed, it is valid under the other key for both: a receipt proves who signed it, given the right key.
+  expect((await independent(resigned, otherPublicKey)).out).toEqual(ours(resigned, other.keys));
+});
+
+test('the canonical form: the digests the independent verifier computes are ours, to the byte', async () => {
+  const receipt = await exported();
+  for (const record of receipt.records) expect(record.digest).toBe(digestOf(record.body));
+  const theirs = await independent(receipt);
+  expect(theirs.out.valid).toBe(true);
+});
+
+test("the page's test vectors: the independent verifier finds the receipt of docs/receipts.md valid, approved by carol", async () => {
+  const page = readFileSync(path.join(ROOT, 'docs', 'receipts.md'), 'utf8');
+  const block = (name: string) => /```[a-z]*\n([\s\S]*?)\n```/.exec(page.slice(page.indexOf(`<!-- vector: ${name} -->`)))![1];
+  const key = path.join(dir, 'vector.pub.pem');
+  writeFileSync(key, `${block('public key')}\n`);
+  const theirs = await independent(JSON.parse(block('receipt')), key);
+  expect(theirs).toEqual({
+    code: 0,
+    out: { valid: true, questions: [{ run: 'run-1', key: 'approval', standing: 'approved', approvers: ['carol'] }] },
+  });
+});

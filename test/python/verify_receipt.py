@@ -1,0 +1,185 @@
+"""A verifier of temporal-mcp-tasks approval receipts written from docs/receipts.md alone, sharing no code with the
+project: canonical JSON, SHA-256 digests, the chain's links and Ed25519 signatures (Python's `cryptography`), then
+each question's standing.
+
+Usage: python verify_receipt.py RECEIPT.json PUBLIC_KEY.pem [PUBLIC_KEY.pem ...]
+Prints one JSON object: {"valid": true, "questions": [...]} or {"valid": false, "problem": "..."}; exits 0 when the
+receipt is valid, 1 when it is not, 2 for a bad command line.
+"""
+
+import base64
+import hashlib
+import json
+import re
+import sys
+from decimal import Decimal
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+FORMAT = "temporal-mcp-tasks/approval-receipt"
+BLOCKING = {"reject": "rejected", "decline": "declined", "expire": "expired"}
+WITHDRAWABLE = {"approve", "delegate"}
+
+
+def b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def from_b64url(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def number_text(value) -> str:
+    """A number as ECMAScript's Number::toString writes it (the shortest digits that read back as the same double)."""
+    if isinstance(value, bool):
+        raise ValueError("a boolean is not a number")
+    if isinstance(value, int):
+        value = float(value)
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ValueError(f"{value} has no JSON form")
+    if value == 0:
+        return "0"
+    sign = "-" if value < 0 else ""
+    _, digits, exponent = Decimal(repr(abs(value))).as_tuple()
+    digits = list(digits)
+    while len(digits) > 1 and digits[-1] == 0:
+        digits.pop()
+        exponent += 1
+    s = "".join(str(d) for d in digits)
+    k = len(s)
+    n = k + exponent
+    if k <= n <= 21:
+        return sign + s + "0" * (n - k)
+    if 0 < n <= 21:
+        return sign + s[:n] + "." + s[n:]
+    if -6 < n <= 0:
+        return sign + "0." + "0" * (-n) + s
+    mantissa = s[0] + ("." + s[1:] if k > 1 else "")
+    return f"{sign}{mantissa}e{'+' if n - 1 > 0 else '-'}{abs(n - 1)}"
+
+
+def string_text(value: str) -> str:
+    """A string as JSON.stringify writes it: only quotes, backslashes and control characters escaped."""
+    text = json.dumps(value, ensure_ascii=False)
+    return re.sub(r"[\ud800-\udfff]", lambda match: "\\u%04x" % ord(match.group(0)), text)
+
+
+def canonical(value) -> str:
+    """Object keys sorted by UTF-16 code units, no spaces; every other text as JSON.stringify writes it."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, str):
+        return string_text(value)
+    if isinstance(value, (int, float)):
+        return number_text(value)
+    if isinstance(value, list):
+        return "[" + ",".join(canonical(item) for item in value) + "]"
+    if isinstance(value, dict):
+        keys = sorted(value.keys(), key=lambda key: key.encode("utf-16-be", "surrogatepass"))
+        return "{" + ",".join(string_text(key) + ":" + canonical(value[key]) for key in keys) + "}"
+    raise ValueError(f"a {type(value).__name__} has no JSON form")
+
+
+def digest(value) -> str:
+    text = canonical(value).encode("utf-8", "surrogatepass")
+    return "sha256:" + b64url(hashlib.sha256(text).digest())
+
+
+def key_id(public_key: Ed25519PublicKey) -> str:
+    raw = public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    return b64url(hashlib.sha256(raw).digest())[:16]
+
+
+def chain_problem(receipt: dict, keys: dict) -> str | None:
+    if receipt.get("format") != FORMAT or receipt.get("v") != 1:
+        return "not a receipt of version 1"
+    records = receipt.get("records")
+    if not isinstance(records, list) or not records:
+        return "no records"
+    for index, record in enumerate(records):
+        place = f"record {index + 1}"
+        body = record.get("body") if isinstance(record, dict) else None
+        if not isinstance(body, dict) or body.get("v") != 1:
+            return f"{place} is not a decision record of version 1"
+        if digest(body) != record.get("digest"):
+            return f"{place} was altered: its content does not match its digest"
+        if body.get("taskId") != receipt.get("taskId"):
+            return f"{place} belongs to another task"
+        if body.get("seq") != index + 1:
+            return f"{place} is out of place: a record is missing or the records were reordered"
+        if body.get("prev") != (None if index == 0 else records[index - 1]["digest"]):
+            return f"{place} does not follow the record before it"
+        if body.get("subject") != digest(body.get("shown")):
+            return f"{place}'s subject digest does not match what it says was shown"
+        if "signature" not in record:
+            if body.get("decision") == "expire" and (body.get("by") or {}).get("auth") == "workflow":
+                continue
+            return f"{place} is not signed"
+        public_key = keys.get(record.get("keyId"))
+        if public_key is None:
+            return f"{place} is signed by a key not given"
+        try:
+            public_key.verify(from_b64url(record["signature"]), canonical(body).encode("utf-8", "surrogatepass"))
+        except (InvalidSignature, ValueError):
+            return f"{place}'s signature is not valid"
+    return None
+
+
+def standing(records: list) -> list:
+    """Each question (run and key) in the order first decided: rejected, declined, expired, approved or open."""
+    groups: dict = {}
+    for record in records:
+        body = record["body"]
+        groups.setdefault((body["run"], body["question"]["key"]), []).append(record)
+    questions = []
+    for (run, key), group in groups.items():
+        withdrawable = {record["digest"] for record in group if record["body"]["decision"] in WITHDRAWABLE}
+        voided = {
+            record["body"].get("voids")
+            for record in group
+            if record["body"]["decision"] == "void" and "signature" in record and record["body"].get("voids") in withdrawable
+        }
+        standing_ones = [record for record in group if record["digest"] not in voided and record["body"]["decision"] != "void"]
+        latest_subject = group[-1]["body"]["subject"]
+        blocker = next((record for record in standing_ones if record["body"]["decision"] in BLOCKING), None)
+        approvers: list = []
+        for record in standing_ones:
+            body = record["body"]
+            person = body["by"].get("person") or body["by"]["principal"]
+            if body["decision"] == "approve" and "signature" in record and body["subject"] == latest_subject and person not in approvers:
+                approvers.append(person)
+        state = BLOCKING[blocker["body"]["decision"]] if blocker else ("approved" if approvers else "open")
+        questions.append({"run": run, "key": key, "standing": state, "approvers": approvers})
+    return questions
+
+
+def main(argv: list) -> int:
+    if len(argv) < 3:
+        sys.stderr.write(__doc__)
+        return 2
+    with open(argv[1], encoding="utf-8") as file:
+        receipt = json.load(file)
+    keys = {}
+    for name in argv[2:]:
+        with open(name, "rb") as file:
+            public_key = serialization.load_pem_public_key(file.read())
+        if not isinstance(public_key, Ed25519PublicKey):
+            sys.stderr.write(f"{name} is not an Ed25519 public key\n")
+            return 2
+        keys[key_id(public_key)] = public_key
+    problem = chain_problem(receipt, keys)
+    if problem:
+        print(json.dumps({"valid": False, "problem": problem}))
+        return 1
+    print(json.dumps({"valid": True, "questions": standing(receipt["records"])}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
