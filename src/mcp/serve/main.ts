@@ -110,6 +110,8 @@ Environment:
   MCP_HTTP_FIRST_REQUEST_TIMEOUT_MS  a connection with no request this long after it opened is closed (default 5000)
   MCP_HTTP_REQUEST_TIMEOUT_MS, MCP_HTTP_HEADERS_TIMEOUT_MS     time to receive a request, its headers (30000, 10000)
   MCP_HTTP_MAX_BODY_BYTES         largest request body (default 2097152)
+  MCP_HTTP_MAX_REQUESTS_PER_PRINCIPAL  requests of one authenticated principal under way at once (default 256; 0 turns
+                                  it off); one more gets 429
   MCP_HTTP_KEEP_ALIVE_TIMEOUT_MS  how long an idle keep-alive connection stays open (default 65000)
   MCP_OAUTH_ISSUER                the authorization server whose JWT access tokens are accepted (turns OAuth on)
   MCP_OAUTH_JWKS_URL              its JSON Web Key Set (default: jwks_uri of the issuer's metadata, RFC 8414 or OIDC)

@@ -1,9 +1,10 @@
 /**
  * Which TCP connections an HTTP endpoint holds: at most so many in all and from one address, and none that stays
  * silent. When every place is taken, a new connection is admitted by closing one that does nothing: first the oldest
- * of those that have sent no request yet, then the one idle longest between requests. A connection with a request
- * under way (an SSE stream, a wait) is never closed for another: only silent sockets can be pushed out, so idle sockets
- * from many addresses cannot keep a real client away.
+ * of those that have sent no request yet, then the one idle longest between requests, then the one whose request body
+ * has been trickling in longest, past {@link SLOW_BODY_MS}. A connection whose request was received and is being
+ * answered (an SSE stream, a wait) is never closed for another: idle sockets and bodies sent a byte at a time from
+ * many addresses cannot keep a real client away.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -19,6 +20,9 @@ export interface ConnectionGateOptions {
   firstRequestTimeoutMs: number;
 }
 
+/** A request body still arriving this long after its headers is slow: at the cap, its connection may be closed. */
+export const SLOW_BODY_MS = 1_000;
+
 /** What the gate knows of one open connection. */
 interface Held {
   address: string;
@@ -28,6 +32,8 @@ interface Held {
   spoke: boolean;
   /** When it last had nothing under way (opened, or its last response ended): the idlest goes first. */
   idleSince: number;
+  /** The latest request on it and when it came: its body is still arriving while the request is not `complete`. */
+  latest?: { req: IncomingMessage; at: number };
   silentTimer?: NodeJS.Timeout;
 }
 
@@ -67,32 +73,43 @@ export class ConnectionGate {
     clearTimeout(entry.silentTimer);
     entry.spoke = true;
     entry.inFlight++;
+    entry.latest = { req, at: Date.now() };
     res.once('close', () => {
       entry.inFlight = Math.max(0, entry.inFlight - 1);
-      if (entry.inFlight === 0) entry.idleSince = Date.now();
+      if (entry.inFlight === 0) {
+        entry.idleSince = Date.now();
+        entry.latest = undefined;
+      }
     });
   }
 
   /**
-   * Closes one connection with nothing under way: the oldest that never sent a request, else the one idle longest.
-   * False when every connection has a request under way.
+   * Closes one connection that does nothing: the oldest that never sent a request, else the one idle longest, else the
+   * one whose request body has been arriving longest, past {@link SLOW_BODY_MS}. False when every connection has a
+   * request received and being answered, or a body still arriving quickly.
    */
   private evictOne(): boolean {
     let idlest: [Socket, Held] | undefined;
+    let slowest: [Socket, Held] | undefined;
+    const slowSince = Date.now() - SLOW_BODY_MS;
     for (const [socket, entry] of this.held) {
-      if (entry.inFlight > 0) continue;
+      if (entry.inFlight > 0) {
+        const latest = entry.latest;
+        const slow = latest !== undefined && !latest.req.complete && latest.at <= slowSince;
+        if (slow && (!slowest || latest.at < slowest[1].latest!.at)) slowest = [socket, entry];
+        continue;
+      }
       // The map keeps opening order: the first silent one is the oldest.
-      if (!entry.spoke) return this.evict(socket);
+      if (!entry.spoke) return this.evict(socket, 'a silent');
       if (!idlest || entry.idleSince < idlest[1].idleSince) idlest = [socket, entry];
     }
-    return idlest ? this.evict(idlest[0]) : false;
+    if (idlest) return this.evict(idlest[0], 'an idle');
+    return slowest ? this.evict(slowest[0], 'a slow-body') : false;
   }
 
-  private evict(socket: Socket): true {
-    const { address, spoke } = this.held.get(socket)!;
-    log.debug(
-      `http: at ${this.options.maxConnections} connections: closed ${spoke ? 'an idle' : 'a silent'} one from ${address} for a new one`,
-    );
+  private evict(socket: Socket, kind: string): true {
+    const { address } = this.held.get(socket)!;
+    log.debug(`http: at ${this.options.maxConnections} connections: closed ${kind} one from ${address} for a new one`);
     // Forgotten now, not on 'close': the place is the new connection's at once.
     this.forget(socket);
     socket.destroy();
@@ -107,5 +124,25 @@ export class ConnectionGate {
     const left = (this.perAddress.get(entry.address) ?? 1) - 1;
     if (left > 0) this.perAddress.set(entry.address, left);
     else this.perAddress.delete(entry.address);
+  }
+}
+
+/** Counts each principal's requests under way, up to a bound (0: none). */
+export class PrincipalRequests {
+  private readonly counts = new Map<string, number>();
+
+  constructor(private readonly max: number) {}
+
+  /** Counts a request of `principal` until `res` closes; false, counting nothing, when the principal is at the bound. */
+  take(principal: string, res: ServerResponse): boolean {
+    const count = this.counts.get(principal) ?? 0;
+    if (this.max > 0 && count >= this.max) return false;
+    this.counts.set(principal, count + 1);
+    res.once('close', () => {
+      const left = (this.counts.get(principal) ?? 1) - 1;
+      if (left > 0) this.counts.set(principal, left);
+      else this.counts.delete(principal);
+    });
+    return true;
   }
 }

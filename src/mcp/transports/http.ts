@@ -12,7 +12,7 @@ import { MCP2026_PROTOCOL_VERSIONS, unsupportedVersion } from '../mcp2026/envelo
 import { paramHeaderMismatch } from '../protocol/param-headers';
 import { isLoopbackHost, OriginPolicy, type HttpLimits } from './limits';
 import type { RequestAuthenticator } from './oauth';
-import { ConnectionGate } from './connections';
+import { ConnectionGate, PrincipalRequests } from './connections';
 import { SessionStore } from './sessions';
 import { sendWebResponse, toWebRequest } from './web-bridge';
 
@@ -69,6 +69,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   /** Requests that end only when told: 2026-07-28 exchanges and task subscriptions, aborted at shutdown. */
   const openExchanges = new Set<AbortController>();
 
+  const maxRequestsPerPrincipal = options.limits?.maxRequestsPerPrincipal ?? 256;
+  const requestsOf = new PrincipalRequests(maxRequestsPerPrincipal);
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const publicAnswer = auth?.publicAnswer(req.method, url.pathname);
@@ -108,6 +110,15 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       }
       principal = caller.principal;
       roles = caller.roles;
+      if (!requestsOf.take(principal, res)) {
+        res.setHeader('retry-after', '1');
+        return sendJsonRpcError(
+          res,
+          429,
+          -32000,
+          `Too many requests: ${maxRequestsPerPrincipal} requests of this principal are under way; retry when one has ended`,
+        );
+      }
       // The SDK hands req.auth to request handlers as extra.authInfo.
       (req as IncomingMessage & { auth?: unknown }).auth = {
         token: caller.token,

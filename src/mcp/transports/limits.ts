@@ -33,6 +33,11 @@ export interface HttpLimits {
   keepAliveTimeoutMs: number;
   /** Largest request body; a larger one gets 413. */
   maxBodyBytes: number;
+  /**
+   * Requests of one authenticated principal under way at once (streams and waits among them); one more gets 429, so
+   * that one token holder cannot take every connection. 0 turns it off.
+   */
+  maxRequestsPerPrincipal: number;
 }
 
 /** Reads the limits from MCP_HTTP_* variables (see the README's Configuration). */
@@ -47,6 +52,7 @@ export function httpLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): HttpLim
     keepAliveTimeoutMs: countFromEnv(env, 'MCP_HTTP_KEEP_ALIVE_TIMEOUT_MS', 65_000),
     headersTimeoutMs: countFromEnv(env, 'MCP_HTTP_HEADERS_TIMEOUT_MS', 10_000),
     maxBodyBytes: countFromEnv(env, 'MCP_HTTP_MAX_BODY_BYTES', 2 * 1024 * 1024),
+    maxRequestsPerPrincipal: countFromEnv(env, 'MCP_HTTP_MAX_REQUESTS_PER_PRINCIPAL', 256, 0),
   };
 }
 
