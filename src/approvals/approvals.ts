@@ -285,9 +285,10 @@ export class Approvals {
     try {
       for (let moves = 0; ; moves++) {
         try {
-          const taken = await send(runId);
+          const { closes, ...taken } = await send(runId);
           log.info('decision recorded', { taskId, key, action: checked.action, principal: by.principal });
           await core.reads.afterWrite(taskId, runId === run.runId ? run : undefined);
+          if (record && closes) await this.recordClose(taskId, input, originalRunId, closes, origin);
           return taken;
         } catch (error) {
           // A reset ended the run it was sent to: the answer goes to the task's current run (the same task: the same
@@ -309,6 +310,37 @@ export class Approvals {
         await this.options.decisions!.void(record, (refusal as Error).message);
       throw refusal;
     }
+  }
+
+  /**
+   * Appends the signed close record of a question `by`'s answer closed: its outcome and the approvals it required; its
+   * place in the chain commits to every record before it, so a receipt cut after its last decision shows no close and
+   * is never read as approved. A close that cannot be written is logged: the answer was taken all the same.
+   */
+  private async recordClose(
+    taskId: string,
+    input: AddressedInput,
+    run: string,
+    outcome: 'accepted' | 'declined',
+    by: Decider & { person: string; auth: string },
+  ): Promise<void> {
+    await this.options
+      .decisions!.append(taskId, (seq, prev) => ({
+        v: 1,
+        taskId,
+        run,
+        seq,
+        prev,
+        question: { key: input.key, message: input.request.message },
+        shown: input.subject ?? null,
+        decision: 'close',
+        outcome,
+        required: input.audience.required ?? 1,
+        by: { principal: by.principal, person: by.person, auth: by.auth, roles: [...by.roles] },
+        at: new Date().toISOString(),
+        via: 'closed by this answer',
+      }))
+      .catch((error: Error) => log.error(`a question's close could not be recorded: ${error.message}`, { taskId, key: input.key }));
   }
 
   /**

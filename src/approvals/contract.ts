@@ -63,6 +63,8 @@ export interface AnswerRecord {
   via?: string;
   /** The bridge's signed decision record of this answer (see `records/`), as kept in the decision store. */
   record?: SignedDecisionRecord;
+  /** In the answer of the Update that took it only (never kept in the task state): the question it closed, and how. */
+  closes?: 'accepted' | 'declined';
 }
 
 /** A question the workflow addressed to others, as published in {@link PublishedTaskState.awaiting}. */

@@ -400,7 +400,8 @@ export class AddressedQuestions {
     else if (accepted >= (entry.input.audience.required ?? 1)) entry.closed = 'accepted';
     this.refreshWaiting();
     this.host.publish();
-    return record;
+    // The bridge writes the question's close record when the answer it sent closed it.
+    return entry.closed === 'accepted' || entry.closed === 'declined' ? { ...record, closes: entry.closed } : record;
   }
 
   private openEntry(key: unknown): Entry | undefined {

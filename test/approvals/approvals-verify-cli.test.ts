@@ -16,6 +16,7 @@ const { signer } = testSigner();
 const FIRST = 'process-invoice-1a2b3c4d-0000-4000-8000-000000000001';
 const SECOND = 'process-invoice-1a2b3c4d-0000-4000-8000-000000000002';
 const REJECTED = 'process-invoice-1a2b3c4d-0000-4000-8000-000000000003';
+const OPEN = 'process-invoice-1a2b3c4d-0000-4000-8000-000000000004';
 
 let dir: string;
 let storeDir: string;
@@ -55,9 +56,13 @@ beforeAll(async () => {
       by: { principal: 'oauth:dave', person: 'dave', auth: 'oauth', roles: ['ap-approver'], actingAs: 'ap-approver' },
     },
   ];
-  await record(store, FIRST, twoApprovals);
-  await record(store, SECOND, twoApprovals);
+  // The bridge closes the question on the answer that closed it.
+  const closed: Step = { decision: 'close', outcome: 'accepted', required: 2, by: 'dave', via: 'closed by this answer' };
+  await record(store, FIRST, [...twoApprovals, closed]);
+  await record(store, SECOND, [...twoApprovals, closed]);
   await record(store, REJECTED, [{ decision: 'reject', by: 'carol', comment: 'not ours' }]);
+  // Approved by both, but the records end before the close: open, or cut.
+  await record(store, OPEN, twoApprovals);
 });
 
 afterAll(() => {
@@ -80,7 +85,7 @@ test('approvals verify: reports the subject, each decision and the verdict, expo
   const receipt = path.join(dir, 'first.json');
   const run = await approvals(['verify', FIRST, '--store', storeDir, '--public-key', publicKey, '--export', receipt]);
   expect(run).toMatchObject({ code: 0, err: '' });
-  expect(run.out).toContain(`Task ${FIRST}: 2 decision records in the decision records directory ${storeDir}`);
+  expect(run.out).toContain(`Task ${FIRST}: 3 decision records in the decision records directory ${storeDir}`);
   expect(run.out).toContain(
     [
       '  Subject shown:',
@@ -100,8 +105,9 @@ test('approvals verify: reports the subject, each decision and the verdict, expo
     /1\. approve by carol \(principal carol, role ap-approver\) at 2026-11-26T10:00:01\.000Z via approvals_answer; comment "ok\\x1b\[31m red"; signed/,
   );
   expect(run.out).toContain('2. approve by dave (principal oauth:dave, role ap-approver, asked as ap-approver)');
+  expect(run.out).toMatch(/3\. close by dave .* via closed by this answer; closed as accepted, 2 approval\(s\) required; signed/);
   expect(run.out).toContain(
-    'Verdict: approved by 2 distinct people: carol (principal carol), dave (principal oauth:dave); no rejection on record',
+    'Verdict: approved by 2 distinct people: carol (principal carol), dave (principal oauth:dave), of 2 required; closed at',
   );
   expect(run.out).toContain('VALID:');
   expect(run.out).toContain(`Receipt written to ${receipt}.`);
@@ -109,7 +115,7 @@ test('approvals verify: reports the subject, each decision and the verdict, expo
   expect(run.out).not.toContain('\u001b');
   const written = JSON.parse(readFileSync(receipt, 'utf8')) as ApprovalReceipt;
   expect(written).toMatchObject({ format: 'temporal-mcp-tasks/approval-receipt', v: 1, taskId: FIRST, keyIds: [signer.keyId] });
-  expect(written.records).toHaveLength(2);
+  expect(written.records).toHaveLength(3);
 });
 
 test('approvals verify --receipt: checks a receipt offline; one byte changed, or a record moved in, exits 1', async () => {
@@ -154,16 +160,22 @@ test('approvals verify --receipt: checks a receipt offline; one byte changed, or
   });
 });
 
-test('approvals verify: a rejection is reported, another key fails the check, a task without records exits 1', async () => {
+test('approvals verify: a rejection or records without their close exit 3, another key fails the check, a task without records exits 1', async () => {
   const otherKey = path.join(dir, 'other.pub.pem');
   writeFileSync(otherKey, testSigner().signer.publicKeyPem);
-  const [rejected, wrongKey, unknown] = await Promise.all([
+  const [rejected, open, wrongKey, unknown] = await Promise.all([
     approvals(['verify', REJECTED, '--store', storeDir, '--public-key', publicKey]),
+    approvals(['verify', OPEN, '--store', storeDir, '--public-key', publicKey]),
     approvals(['verify', FIRST, '--store', storeDir, '--public-key', otherKey]),
     approvals(['verify', 'process-invoice-nothing-here', '--store', storeDir, '--public-key', publicKey]),
   ]);
-  expect(rejected.code).toBe(0);
+  expect(rejected.code).toBe(3);
   expect(rejected.out).toMatch(/Verdict: rejected by carol \(principal carol\) at .*: nothing may be done on it/);
+  expect(rejected.out).toContain('VALID:');
+  expect(open.code).toBe(3);
+  expect(open.out).toMatch(
+    /Verdict: not approved: 2 approvals on record \(2 distinct people: .*\) but no close record: the question is still open, or these records end before it closed \(cut\)/,
+  );
   expect(wrongKey).toMatchObject({
     code: 1,
     out: expect.stringMatching(/INVALID: record 1 is signed by key \S+, which is not among the public keys given/),

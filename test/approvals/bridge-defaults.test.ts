@@ -97,6 +97,7 @@ test('createBridge reads MCP_APPROVERS_DIRECTORY as serve does: the record names
   const records = await recordsOf(taskId);
   expect(records.map((record) => ({ decision: record.body.decision, person: record.body.by.person, signed: !!record.signature }))).toEqual([
     { decision: 'approve', person: 'carol', signed: true },
+    { decision: 'close', person: 'carol', signed: true },
   ]);
 });
 
@@ -106,6 +107,7 @@ test("a directory of one's own (approvals.people) keeps the decision records on"
   const taskId = await approvedSpend(await bridgeOf(REQUESTER, []), approver);
   const records = await recordsOf(taskId);
   expect(records.map((record) => ({ person: record.body.by.person, signed: !!record.signature }))).toEqual([
+    { person: 'person-of-erin', signed: true },
     { person: 'person-of-erin', signed: true },
   ]);
 });

@@ -143,8 +143,12 @@ test('pg store: a role that may only read reads the records, and cannot append',
 
 test('approvals verify reads a task from the PostgreSQL store as it does from a directory', async () => {
   const task = taskId();
-  for (const by of ['carol', 'dave']) {
-    await appendChained(newStore(), task, (seq, prev) => signer.sign(bodyOf(task, seq, prev, { decision: 'approve', by })));
+  for (const step of [
+    { decision: 'approve', by: 'carol' },
+    { decision: 'approve', by: 'dave' },
+    { decision: 'close', outcome: 'accepted', required: 2, by: 'dave' },
+  ] as const) {
+    await appendChained(newStore(), task, (seq, prev) => signer.sign(bodyOf(task, seq, prev, step)));
   }
   const publicKey = path.join(dir, 'decision.pub.pem');
   writeFileSync(publicKey, signer.publicKeyPem);
@@ -160,7 +164,7 @@ test('approvals verify reads a task from the PostgreSQL store as it does from a 
   expect(run.stderr).toBe('');
   expect(run.status).toBe(0);
   expect(run.stdout).toContain(
-    `Task ${task}: 2 decision records in the decision records table mcp_decision_records of postgresql://recorder@`,
+    `Task ${task}: 3 decision records in the decision records table mcp_decision_records of postgresql://recorder@`,
   );
   expect(run.stdout).toContain('Verdict: approved by 2 distinct people');
   expect(run.stdout).not.toContain(PASSWORD);

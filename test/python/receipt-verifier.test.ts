@@ -86,6 +86,7 @@ async function exported(): Promise<ApprovalReceipt> {
   const records = chainOf(TASK, signer, [
     { decision: 'approve', by: 'carol', shown, comment: 'ok, "fine" \u0000 with a NUL' },
     { decision: 'approve', by: 'oauth:dave@example.com', shown },
+    { decision: 'close', outcome: 'accepted', required: 2, by: 'oauth:dave@example.com', shown },
     { decision: 'approve', by: 'ann', shown, question: { key: 'second', message: 'Second look?' } },
     { decision: 'reject', by: 'olga', shown, question: { key: 'second', message: 'Second look?' } },
     {
@@ -100,7 +101,7 @@ async function exported(): Promise<ApprovalReceipt> {
   const voids = signer.sign(
     bodyOf(TASK, records.length + 1, records[records.length - 1].digest, {
       decision: 'void',
-      voids: records[2].digest,
+      voids: records[3].digest,
       shown,
       question: { key: 'second', message: 'Second look?' },
     }),
@@ -129,7 +130,7 @@ test('tampered copies: a changed byte, a record cut from the middle, records re-
   const changed = structuredClone(receipt);
   (changed.records[0].body as { comment?: string }).comment = 'ok, "fine" \u0000 with a NUL!';
   const cut = structuredClone(receipt);
-  cut.records.splice(3, 1);
+  cut.records.splice(4, 1);
   const resigned = structuredClone(receipt);
   resigned.records = resigned.records.map((record) => (record.signature ? other.signer.sign(record.body) : record));
   // An amount of what was shown changed by a cent, its subject and digest recomputed: the chain and the signature refuse it.
@@ -144,6 +145,15 @@ test('tampered copies: a changed byte, a record cut from the middle, records re-
   }
   // Re-signed, it is valid under the other key for both: a receipt proves who signed it, given the right key.
   expect((await independent(resigned, otherPublicKey)).out).toEqual(ours(resigned, other.keys));
+});
+
+test('a receipt cut at its end, before the close: both verifiers find it valid and the question open, not approved', async () => {
+  const receipt = await exported();
+  const cut = structuredClone(receipt);
+  cut.records = cut.records.slice(0, 2);
+  const theirs = await independent(cut);
+  expect(theirs).toEqual({ code: 0, out: ours(cut) });
+  expect(theirs.out).toMatchObject({ valid: true, questions: [{ key: 'approval', standing: 'open' }] });
 });
 
 test('the canonical form: the digests the independent verifier computes are ours, to the byte', async () => {

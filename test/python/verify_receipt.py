@@ -145,7 +145,10 @@ def standing(records: list) -> list:
             for record in group
             if record["body"]["decision"] == "void" and "signature" in record and record["body"].get("voids") in withdrawable
         }
-        standing_ones = [record for record in group if record["digest"] not in voided and record["body"]["decision"] != "void"]
+        standing_ones = [
+            record for record in group if record["digest"] not in voided and record["body"]["decision"] not in ("void", "close")
+        ]
+        close = next((record for record in group if record["body"]["decision"] == "close" and "signature" in record), None)
         latest_subject = group[-1]["body"]["subject"]
         blocker = next((record for record in standing_ones if record["body"]["decision"] in BLOCKING), None)
         approvers: list = []
@@ -154,7 +157,9 @@ def standing(records: list) -> list:
             person = body["by"].get("person") or body["by"]["principal"]
             if body["decision"] == "approve" and "signature" in record and body["subject"] == latest_subject and person not in approvers:
                 approvers.append(person)
-        state = BLOCKING[blocker["body"]["decision"]] if blocker else ("approved" if approvers else "open")
+        closed_approved = close is not None and close["body"].get("outcome") == "accepted"
+        enough = closed_approved and len(approvers) >= close["body"].get("required", 0)
+        state = BLOCKING[blocker["body"]["decision"]] if blocker else ("approved" if approvers and enough else "open")
         questions.append({"run": run, "key": key, "standing": state, "approvers": approvers})
     return questions
 

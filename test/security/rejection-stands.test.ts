@@ -113,7 +113,11 @@ test('a rejection sent to a run a reset ended goes to the current run: recorded 
 
   const result = (await taskResult(sam, taskId)).structuredContent as InvoiceResult;
   expect(result.outcome).toBe('rejected');
-  expect(await recordsOf(taskId)).toEqual([{ decision: 'reject', by: APPROVERS.carol }]);
+  // Her rejection, and the bridge's close of the question it declined.
+  expect(await recordsOf(taskId)).toEqual([
+    { decision: 'reject', by: APPROVERS.carol },
+    { decision: 'close', by: APPROVERS.carol },
+  ]);
   expect(await paid(taskId)).toEqual([]);
   await sam.close();
 });

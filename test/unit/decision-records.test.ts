@@ -377,13 +377,14 @@ describe('receipts', () => {
     for (const record of chainOf(TASK, signer, [
       { decision: 'approve', by: 'carol' },
       { decision: 'approve', by: 'dave' },
+      { decision: 'close', outcome: 'accepted', required: 2, by: 'dave' },
     ])) {
       expect(await store.append(record)).toBe('appended');
     }
     const receipt = await exportReceipt(store, TASK);
     expect(receipt).toMatchObject({ format: 'temporal-mcp-tasks/approval-receipt', v: 1, taskId: TASK, keyIds: [signer.keyId] });
     const report = verifyReceipt(receipt, keys);
-    expect(report).toMatchObject({ ok: true, taskId: TASK, records: 2, problems: [] });
+    expect(report).toMatchObject({ ok: true, taskId: TASK, records: 3, problems: [] });
     expect(report.questions).toHaveLength(1);
     expect(report.questions[0]).toMatchObject({
       key: 'approval',
@@ -394,6 +395,7 @@ describe('receipts', () => {
       decisions: [
         { seq: 1, decision: 'approve', person: 'carol', principal: 'carol', roles: ['ap-approver'], via: 'approvals_answer', signed: true },
         { seq: 2, decision: 'approve', person: 'dave', signed: true },
+        { seq: 3, decision: 'close', outcome: 'accepted', required: 2, signed: true },
       ],
     });
     expect(verifyReceipt({ ...receipt, format: 'other' }, keys)).toMatchObject({ ok: false, problems: [expect.stringMatching(/format/)] });
@@ -402,6 +404,34 @@ describe('receipts', () => {
       ok: false,
       problems: [expect.stringMatching(/no decision records/)],
     });
+  });
+
+  test('a receipt cut at its end is never approved: without the close, or with fewer approvals than it required', () => {
+    const receiptOf = (records: SignedDecisionRecord[]) =>
+      verifyReceipt({ format: 'temporal-mcp-tasks/approval-receipt', v: 1, taskId: TASK, exportedAt: 'now', keyIds: [], records }, keys);
+    // bob approved, carol rejected, and the bridge closed the question declined.
+    const whole = chainOf(TASK, signer, [
+      { decision: 'approve', by: 'bob' },
+      { decision: 'reject', by: 'carol' },
+      { decision: 'close', outcome: 'declined', required: 2, by: 'carol' },
+    ]);
+    expect(receiptOf(whole).questions[0]).toMatchObject({ standing: 'rejected' });
+    expect(receiptOf(whole.slice(0, 2)).questions[0]).toMatchObject({ standing: 'rejected' });
+    // Cut after bob's approval: it verifies, and it is open, never approved.
+    const cut = receiptOf(whole.slice(0, 1));
+    expect(cut).toMatchObject({ ok: true, questions: [{ standing: 'open', verdict: expect.stringMatching(/no close record/) }] });
+    // A close that says approved with two required, over one approval on record: not approved.
+    const short = chainOf(TASK, signer, [
+      { decision: 'approve', by: 'bob' },
+      { decision: 'close', outcome: 'accepted', required: 2, by: 'bob' },
+    ]);
+    expect(receiptOf(short).questions[0]).toMatchObject({ standing: 'open', verdict: expect.stringMatching(/2 approval\(s\) required/) });
+    // An unsigned close is nobody's word: the chain check refuses it.
+    const forged = chainOf(TASK, signer, [
+      { decision: 'approve', by: 'bob' },
+      { decision: 'close', outcome: 'accepted', required: 1, by: 'bob', unsigned: true },
+    ]);
+    expect(receiptOf(forged)).toMatchObject({ ok: false, problems: [expect.stringMatching(/record 2 \(close by bob\) is not signed/)] });
   });
 
   test('a rejected question is reported rejected, the receipt still valid', () => {

@@ -32,13 +32,17 @@ test('canonical JSON and digests: the page shows what canonicalJson and digestOf
   expect(body.subject).toBe(digestOf(shown));
 });
 
-test('the signature and the receipt: the page shows what the signer makes, and the receipt checks as approved by carol', () => {
+test('the signature and the receipt: the page shows what the signer makes, and the receipt with its close checks as approved by carol', () => {
   const signer = createDecisionSigner(vector('private key'));
   const record = signer.sign(JSON.parse(vector('body')) as DecisionRecordBody);
   expect(PAGE).toContain(`\`${record.digest}\``);
   expect(PAGE).toContain(`\`${record.signature}\``);
-  const receipt = JSON.parse(vector('receipt')) as { records: unknown[] };
-  expect(receipt.records).toEqual([record]);
+  const receipt = JSON.parse(vector('receipt')) as { records: { body: DecisionRecordBody }[] };
+  expect(receipt.records[0]).toEqual(record);
+  // Then the bridge's close of the question, signed by the same key, after it in the chain.
+  const close = receipt.records[1];
+  expect(close).toEqual(signer.sign(close.body));
+  expect(close.body).toMatchObject({ seq: 2, prev: record.digest, decision: 'close', outcome: 'accepted', required: 1 });
   const report = verifyReceipt(receipt, publicKeysFromPem([vector('public key')]));
   expect(report).toMatchObject({ ok: true, questions: [{ key: 'approval', standing: 'approved', approvers: [{ person: 'carol' }] }] });
 });

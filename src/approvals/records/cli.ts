@@ -13,7 +13,7 @@ import { exportReceipt, verifyReceipt, type QuestionReport, type ReceiptReport }
 import { decisionStoreFromEnv, openDecisionStore } from './store';
 
 /** Exit codes of the command. */
-export const APPROVALS_EXIT = { valid: 0, invalid: 1, usage: 2 } as const;
+export const APPROVALS_EXIT = { valid: 0, invalid: 1, usage: 2, notApproved: 3 } as const;
 
 export const APPROVALS_HELP = `Usage: temporal-mcp-tasks approvals <command> [options]
 
@@ -47,8 +47,17 @@ Options:
   --json                    print the report as JSON
   -h, --help                show this help
 
-Exit status: 0 the records verify, 1 they do not (or there are none), 2 the command could not check them (a usage
-error, a key or receipt file that cannot be read, a store that cannot be reached); the message says what to do.
+A question stands approved only when the bridge's signed close record says it closed approved, with as many distinct
+approvals as it required on record: records that end before their question's close (still open, or cut) are never
+read as approved.
+
+Exit status:
+  0  the records verify, and every question on record stands approved
+  1  they do not verify (a record altered, missing, moved or forged), or there are none
+  2  the command could not check them: a usage error, a key or receipt file that cannot be read, a store that cannot
+     be reached; the message says what to do
+  3  the records verify, and a question does not stand approved: rejected, declined, expired, or open (not closed, or
+     the records end early)
 `;
 
 /** Thrown for a command line or a setting that does not allow the check; exit 2. */
@@ -175,7 +184,8 @@ async function verifyCommand(argv: string[], io: CommandOutput): Promise<number>
   if (values.json)
     io.out(`${JSON.stringify({ source, ...report, ...(values.export !== undefined && { exportedTo: values.export }) }, null, 2)}\n`);
   else io.out(humanReport(report, source, values.export));
-  return report.ok ? APPROVALS_EXIT.valid : APPROVALS_EXIT.invalid;
+  if (!report.ok) return APPROVALS_EXIT.invalid;
+  return report.questions.every((question) => question.standing === 'approved') ? APPROVALS_EXIT.valid : APPROVALS_EXIT.notApproved;
 }
 
 function keysOf(option: string | undefined): DecisionPublicKeys {
@@ -267,6 +277,7 @@ function questionLines(question: QuestionReport, safe: (text: unknown) => string
       decision.delegatedTo !== undefined ? `handed to ${safe(decision.delegatedTo)}` : '',
       decision.comment !== undefined ? `comment "${safe(decision.comment)}"` : '',
       decision.reason !== undefined ? `reason "${safe(decision.reason)}"` : '',
+      decision.outcome !== undefined ? `closed as ${safe(decision.outcome)}, ${safe(decision.required)} approval(s) required` : '',
       decision.voided ? 'VOIDED by a later record' : '',
       decision.sameSubject ? '' : 'shown ANOTHER subject',
       decision.signed ? 'signed' : 'unsigned (recorded by the workflow)',

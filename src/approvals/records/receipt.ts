@@ -38,6 +38,9 @@ export interface ReportedDecision {
   delegatedTo?: string;
   comment?: string;
   reason?: string;
+  /** `close`: how the question closed, and the approvals it required. */
+  outcome?: string;
+  required?: number;
   /** True for a record the bridge signed; false for one the workflow wrote (an expiry). */
   signed: boolean;
   /** True when a later signed void takes it back. */
@@ -167,12 +170,14 @@ function questionOf(records: SignedDecisionRecord[]): QuestionReport {
     ...(body.delegatedTo !== undefined && { delegatedTo: body.delegatedTo }),
     ...(body.comment !== undefined && { comment: body.comment }),
     ...(body.reason !== undefined && { reason: body.reason }),
+    ...(body.outcome !== undefined && { outcome: body.outcome }),
+    ...(body.required !== undefined && { required: body.required }),
     signed: signature !== undefined,
     voided: voided.has(digest),
     sameSubject: body.subject === latest.subject,
     digest,
   }));
-  const standingOnes = decisions.filter((decision) => !decision.voided && decision.decision !== 'void');
+  const standingOnes = decisions.filter((decision) => !decision.voided && decision.decision !== 'void' && decision.decision !== 'close');
   const blocker = standingOnes.find((decision) => ['reject', 'decline', 'expire'].includes(decision.decision));
   const approvers: CountedApproval[] = [];
   const counted = new Set<string>();
@@ -197,9 +202,20 @@ function questionOf(records: SignedDecisionRecord[]): QuestionReport {
         ? `expired unanswered at ${blocker.at}: nothing may be done on it`
         : `${standing} by ${blocker.person} (principal ${blocker.principal}) at ${blocker.at}: nothing may be done on it`;
   } else if (approvers.length > 0) {
-    standing = 'approved';
     const people = approvers.map((approver) => `${approver.person} (principal ${approver.principal})`).join(', ');
-    verdict = `approved by ${approvers.length} distinct ${approvers.length === 1 ? 'person' : 'people'}: ${people}; no rejection on record`;
+    const counted = `${approvers.length} distinct ${approvers.length === 1 ? 'person' : 'people'}: ${people}`;
+    // Approved only as the bridge closed it: a signed close that says so, and as many approvals as it required.
+    const close = records.find((record) => record.body.decision === 'close' && record.signature !== undefined);
+    const required = close?.body.required ?? 0;
+    if (close?.body.outcome === 'accepted' && approvers.length >= required) {
+      standing = 'approved';
+      verdict = `approved by ${counted}, of ${required} required; closed at ${close.body.at}; no rejection on record`;
+    } else {
+      standing = 'open';
+      verdict = close
+        ? `not approved: closed as ${String(close.body.outcome)} with ${required} approval(s) required, and ${approvals(approvers.length)} of what was shown on record (${counted})`
+        : `not approved: ${approvals(approvers.length)} on record (${counted}) but no close record: the question is still open, or these records end before it closed (cut)`;
+    }
   } else {
     standing = 'open';
     verdict = 'not approved: no signed approval of what it is about is on record';
@@ -215,4 +231,8 @@ function questionOf(records: SignedDecisionRecord[]): QuestionReport {
     standing,
     verdict,
   };
+}
+
+function approvals(count: number): string {
+  return `${count} approval${count === 1 ? '' : 's'}`;
 }

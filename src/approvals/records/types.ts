@@ -18,7 +18,13 @@ export interface DecisionRecordBody {
   /** What the question is about, as shown (`AddressedInput.subject`), and its digest (`sha256:<base64url>`). */
   shown: unknown;
   subject: string;
-  decision: 'approve' | 'reject' | 'decline' | 'delegate' | 'expire' | 'void';
+  decision: 'approve' | 'reject' | 'decline' | 'delegate' | 'expire' | 'void' | 'close';
+  /**
+   * `close`: how the question closed, on the answer of `by` (`accepted`: as many distinct people as it required
+   * approved; `declined`), and how many approvals it required. Its place in the chain commits to every record before it.
+   */
+  outcome?: 'accepted' | 'declined';
+  required?: number;
   /** `delegate`: the person it was handed to. */
   delegatedTo?: string;
   /** `void`: the digest of a record of this chain the workflow refused to take, and why. */
