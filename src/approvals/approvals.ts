@@ -326,13 +326,7 @@ export class Approvals {
   ): Promise<void> {
     await this.options
       .decisions!.append(taskId, (seq, prev) => ({
-        v: 1,
-        taskId,
-        run,
-        seq,
-        prev,
-        question: { key: input.key, message: input.request.message },
-        shown: input.subject ?? null,
+        ...recordHead(taskId, input, run, seq, prev),
         decision: 'close',
         outcome,
         required: input.audience.required ?? 1,
@@ -369,6 +363,19 @@ const MAX_RUN_MOVES = 5;
 /** Decisions a void may withdraw, when the workflow refused them: never a rejection, a decline or an expiry. */
 const VOIDABLE = new Set<string>(['approve', 'delegate']);
 
+/** What every record of a question begins with: its task and run, its place in the chain, the question, what was shown. */
+function recordHead(taskId: string, input: AddressedInput, run: string, seq: number, prev: string | null) {
+  return {
+    v: 1 as const,
+    taskId,
+    run,
+    seq,
+    prev,
+    question: { key: input.key, message: input.request.message },
+    shown: input.subject ?? null,
+  };
+}
+
 /** The decision record of one person's answer (see `records/types.ts`). */
 function recordBody(
   taskId: string,
@@ -386,13 +393,7 @@ function recordBody(
     ? 'named'
     : by.roles.find((role) => input.audience.roles?.includes(role));
   return {
-    v: 1,
-    taskId,
-    run,
-    seq,
-    prev,
-    question: { key: input.key, message: input.request.message },
-    shown: input.subject ?? null,
+    ...recordHead(taskId, input, run, seq, prev),
     decision,
     ...(response.action === 'delegate' && { delegatedTo: String(response.content?.to) }),
     by: { principal: by.principal, person: by.person, auth: by.auth, roles: [...by.roles], ...(actingAs && { actingAs }) },
