@@ -36,7 +36,8 @@ import {
 } from './contract';
 import { RECORD_DECISION_ACTIVITY, type RecordDecisionInput, type SignedDecisionRecord } from './records/types';
 
-// Notifications are best effort: a worker without the activity, or an outbox that stays down, never holds the question.
+// Notifications never hold an answer, and each is given up on (and logged) after 20 attempts; a question's end waits
+// for its notifications (NOTICES_DELIVERED_PATCH), so channels that stay down hold it for up to about 20 minutes.
 // Both activities heartbeat while they wait on the world outside, so an attempt lost with its worker is retried
 // within the heartbeat timeout.
 const notifier = proxyActivities<Record<typeof NOTIFY_ACTIVITY, (notification: DecisionNotification) => Promise<void>>>({
