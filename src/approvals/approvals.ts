@@ -42,6 +42,7 @@ import {
   type AnswerRecord,
 } from './contract';
 import { DecisionLog } from './decision-log';
+import { digestOf } from './records/canonical';
 import type { DecisionRecordBody } from './records/types';
 import { isRunEnded, isUpdateRetryable, isWorkflowRefusal, updateRefusal } from './update-refusal';
 
@@ -294,7 +295,7 @@ export class Approvals {
           // A reset ended the run it was sent to: the answer goes to the task's current run (the same task: the same
           // original run, which the seal and the record name), never into a void.
           const current =
-            moves < MAX_RUN_MOVES && isRunEnded(error) ? await this.currentRunOf(taskId, originalRunId, runId, deadline) : undefined;
+            moves < MAX_RUN_MOVES && isRunEnded(error) ? await this.currentRunOf(taskId, input, originalRunId, runId, deadline) : undefined;
           if (current === undefined) throw error;
           log.warn('decision sent to the run that replaced the one it was read from', { taskId, key, from: runId, to: current });
           runId = current;
@@ -338,10 +339,17 @@ export class Approvals {
   }
 
   /**
-   * The run of `taskId` running now, when it is not `tried` and belongs to the same task (its original run is
-   * `originalRunId`: a reset of it); undefined otherwise.
+   * The run of `taskId` running now, when it is not `tried`, belongs to the same task (its original run is
+   * `originalRunId`: a reset of it) and asks the very question `input` the person answered: the same key open, the same
+   * message, subject and quorum. Undefined otherwise: an answer never goes to a question it was not given for.
    */
-  private async currentRunOf(taskId: string, originalRunId: string, tried: string, deadline: number): Promise<string | undefined> {
+  private async currentRunOf(
+    taskId: string,
+    input: AddressedInput,
+    originalRunId: string,
+    tried: string,
+    deadline: number,
+  ): Promise<string | undefined> {
     const { core } = this;
     try {
       const description = await retryWithBackoff(() => core.temporal.rpc(() => core.runs.describe(taskId)), {
@@ -350,7 +358,14 @@ export class Approvals {
       });
       if (description.status.name !== 'RUNNING' || description.runId === tried) return undefined;
       const original = await core.answers.originalRunIdOf({ workflowId: description.workflowId, runId: description.runId });
-      return original === originalRunId ? description.runId : undefined;
+      if (original !== originalRunId) return undefined;
+      const open = awaitingOf(description).find((candidate) => candidate.key === input.key);
+      const same =
+        open !== undefined &&
+        open.request.message === input.request.message &&
+        (open.audience.required ?? 1) === (input.audience.required ?? 1) &&
+        digestOf(open.subject ?? null) === digestOf(input.subject ?? null);
+      return same ? description.runId : undefined;
     } catch {
       return undefined;
     }

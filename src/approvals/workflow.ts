@@ -14,6 +14,7 @@ import {
   patched,
   proxyActivities,
   setHandler,
+  sleep,
   workflowInfo,
 } from '@temporalio/workflow';
 import { checkFormContent, type FormInputRequest, type InputResponse, type SealedAnswer } from '../shared/task-contract';
@@ -37,7 +38,7 @@ import {
 import { RECORD_DECISION_ACTIVITY, type RecordDecisionInput, type SignedDecisionRecord } from './records/types';
 
 // Notifications never hold an answer, and each is given up on (and logged) after 20 attempts; a question's end waits
-// for its notifications (NOTICES_DELIVERED_PATCH), so channels that stay down hold it for up to about 20 minutes.
+// for its notifications (NOTICES_DELIVERED_PATCH) up to NOTICES_WAIT_MS, then the workflow goes on.
 // Both activities heartbeat while they wait on the world outside, so an attempt lost with its worker is retried
 // within the heartbeat timeout.
 const notifier = proxyActivities<Record<typeof NOTIFY_ACTIVITY, (notification: DecisionNotification) => Promise<void>>>({
@@ -152,6 +153,21 @@ function escalate(entry: { input: AddressedInput; describedAs: string }): void {
   if (escalation.dueAt) input.dueAt = escalation.dueAt;
   else delete input.dueAt;
   entry.describedAs = describeAudience(input.audience);
+}
+
+/**
+ * How long the end of a question waits for its notifications before the workflow goes on. Each has started by then (one
+ * scheduled in the workflow task that completes the workflow never would), and goes on being retried while the
+ * workflow runs; the outbox holds every one whatever became of its delivery.
+ */
+const NOTICES_WAIT_MS = 2 * 60_000;
+
+/** Resolves once every notification of `sent` is settled, or after {@link NOTICES_WAIT_MS}, whichever comes first. */
+async function carriedOut(sent: Promise<void>[]): Promise<void> {
+  const timer = new CancellationScope();
+  const elapsed = timer.run(() => sleep(NOTICES_WAIT_MS)).catch(() => undefined);
+  await Promise.race([Promise.all(sent), elapsed]);
+  timer.cancel();
 }
 
 /** How a question ended, as its `decided` notification says. */
@@ -305,9 +321,11 @@ export class AddressedQuestions {
       // Cancelled while it waited: the people asked and the requester are told before the task ends.
       if (isCancellation(error) && entry.notify && patched(NOTICES_DELIVERED_PATCH)) {
         this.entries.splice(this.entries.indexOf(entry), 1);
+        this.refreshWaiting();
+        host.publish();
         await CancellationScope.nonCancellable(async () => {
           entry.notify?.('decided', 'cancelled');
-          await Promise.all(entry.sent);
+          await carriedOut(entry.sent);
         });
       }
       throw error;
@@ -316,13 +334,18 @@ export class AddressedQuestions {
     this.decided.push({ key, people: [...new Set(entry.input.answers.map(personOfAnswer))] });
     if (this.decided.length > DECIDED_KEPT) this.decided.shift();
     const recorded = entry.input.subject !== undefined && patched(DECISION_RECORDS_PATCH);
-    if (recorded || (entry.notify && patched(NOTICES_DELIVERED_PATCH))) entry.notify?.('decided', entry.closed);
-    if (recorded && entry.closed === 'overdue') await this.recordExpiry(entry.input);
+    const delivered = entry.notify !== undefined && patched(NOTICES_DELIVERED_PATCH);
+    // The end is told, and an expiry recorded, whatever cancel comes meanwhile.
+    const end = async () => {
+      if (recorded || delivered) entry.notify?.('decided', entry.closed);
+      if (recorded && entry.closed === 'overdue') await this.recordExpiry(entry.input);
+    };
+    await (delivered ? CancellationScope.nonCancellable(end) : end());
     const still = this.waitingFor();
     if (still) host.showWaiting(still, true);
     host.publish();
-    // Every notification about the question is carried out before the workflow can go on, and so before it can end.
-    if (entry.notify && patched(NOTICES_DELIVERED_PATCH)) await Promise.all(entry.sent);
+    // The notifications about the question are carried out before the workflow goes on, and so before it can end.
+    if (delivered) await CancellationScope.nonCancellable(() => carriedOut(entry.sent));
     return { key, outcome: entry.closed!, answers: [...entry.input.answers], escalated: entry.input.escalated === true };
   }
 

@@ -133,16 +133,27 @@ export class PrincipalRequests {
 
   constructor(private readonly max: number) {}
 
-  /** Counts a request of `principal` until `res` closes; false, counting nothing, when the principal is at the bound. */
-  take(principal: string, res: ServerResponse): boolean {
+  /**
+   * Counts a request of `principal` until it ends (its response closes or finishes, or the request closes, whichever
+   * comes first); false, counting nothing, when the principal is at the bound. A request that ended already (its
+   * client went away while it was authenticated) is not counted.
+   */
+  take(principal: string, req: IncomingMessage, res: ServerResponse): boolean {
     const count = this.counts.get(principal) ?? 0;
     if (this.max > 0 && count >= this.max) return false;
+    if (req.destroyed || res.closed || res.writableFinished) return true;
     this.counts.set(principal, count + 1);
-    res.once('close', () => {
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
       const left = (this.counts.get(principal) ?? 1) - 1;
       if (left > 0) this.counts.set(principal, left);
       else this.counts.delete(principal);
-    });
+    };
+    res.once('close', release);
+    res.once('finish', release);
+    req.once('close', release);
     return true;
   }
 }

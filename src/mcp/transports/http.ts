@@ -110,8 +110,10 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       }
       principal = caller.principal;
       roles = caller.roles;
-      if (!requestsOf.take(principal, res)) {
+      if (!requestsOf.take(principal, req, res)) {
+        // Its body is not read: the connection closes after the answer.
         res.setHeader('retry-after', '1');
+        res.setHeader('connection', 'close');
         return sendJsonRpcError(
           res,
           429,
