@@ -148,7 +148,7 @@ def standing(records: list) -> list:
         standing_ones = [
             record for record in group if record["digest"] not in voided and record["body"]["decision"] not in ("void", "close")
         ]
-        close = next((record for record in group if record["body"]["decision"] == "close" and "signature" in record), None)
+        close = next((record for record in reversed(group) if record["body"]["decision"] == "close" and "signature" in record), None)
         latest_subject = group[-1]["body"]["subject"]
         blocker = next((record for record in standing_ones if record["body"]["decision"] in BLOCKING), None)
         approvers: list = []

@@ -205,7 +205,8 @@ function questionOf(records: SignedDecisionRecord[]): QuestionReport {
     const people = approvers.map((approver) => `${approver.person} (principal ${approver.principal})`).join(', ');
     const counted = `${approvers.length} distinct ${approvers.length === 1 ? 'person' : 'people'}: ${people}`;
     // Approved only as the bridge closed it: a signed close that says so, and as many approvals as it required.
-    const close = records.find((record) => record.body.decision === 'close' && record.signature !== undefined);
+    // The latest close counts (a reset run may close the question again).
+    const close = [...records].reverse().find((record) => record.body.decision === 'close' && record.signature !== undefined);
     const required = close?.body.required ?? 0;
     if (close?.body.outcome === 'accepted' && approvers.length >= required) {
       standing = 'approved';
