@@ -16,7 +16,7 @@ import {
   type TaskMeta,
 } from '../shared/task-contract';
 import { log } from '../util/log';
-import { retryWithBackoff } from '../util/wait';
+import { retryWithBackoff, sleep } from '../util/wait';
 import { formFieldsOf } from '../mcp/tasks/answers';
 import {
   AnswerRefusedError,
@@ -352,25 +352,34 @@ export class Approvals {
   ): Promise<string | undefined> {
     const { core } = this;
     try {
-      const description = await retryWithBackoff(() => core.temporal.rpc(() => core.runs.describe(taskId)), {
-        isRetryable: isTemporalUnavailable,
-        deadline,
-      });
-      if (description.status.name !== 'RUNNING' || description.runId === tried) return undefined;
-      const original = await core.answers.originalRunIdOf({ workflowId: description.workflowId, runId: description.runId });
-      if (original !== originalRunId) return undefined;
-      const open = awaitingOf(description).find((candidate) => candidate.key === input.key);
-      const same =
-        open !== undefined &&
-        open.request.message === input.request.message &&
-        (open.audience.required ?? 1) === (input.audience.required ?? 1) &&
-        digestOf(open.subject ?? null) === digestOf(input.subject ?? null);
-      return same ? description.runId : undefined;
+      // A run a reset just made shows its questions once its first workflow task ran: it is read again until then.
+      for (;;) {
+        const description = await retryWithBackoff(() => core.temporal.rpc(() => core.runs.describe(taskId)), {
+          isRetryable: isTemporalUnavailable,
+          deadline,
+        });
+        if (description.status.name !== 'RUNNING' || description.runId === tried) return undefined;
+        const original = await core.answers.originalRunIdOf({ workflowId: description.workflowId, runId: description.runId });
+        if (original !== originalRunId) return undefined;
+        const open = awaitingOf(description).find((candidate) => candidate.key === input.key);
+        if (open !== undefined) {
+          const same =
+            open.request.message === input.request.message &&
+            (open.audience.required ?? 1) === (input.audience.required ?? 1) &&
+            digestOf(open.subject ?? null) === digestOf(input.subject ?? null);
+          return same ? description.runId : undefined;
+        }
+        if (Date.now() + QUESTION_READ_INTERVAL_MS >= deadline) return undefined;
+        await sleep(QUESTION_READ_INTERVAL_MS);
+      }
     } catch {
       return undefined;
     }
   }
 }
+
+/** How often the run that replaced another is read while its questions are not shown yet. */
+const QUESTION_READ_INTERVAL_MS = 200;
 
 /** How many times one answer follows its task to a run that replaced the one it was sent to. */
 const MAX_RUN_MOVES = 5;
