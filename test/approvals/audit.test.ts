@@ -13,13 +13,22 @@ import { CreateTaskResultSchema, type CallToolResult } from '@modelcontextprotoc
 import { temporal } from '@temporalio/proto';
 import { PaymentsLedger } from '../../examples/invoice-approval/src/activities/payments';
 import type { InvoiceApprovalPolicy, InvoiceResult } from '../../examples/invoice-approval/src/invoice';
-import { answer, ApprovalClients, awaitInInbox, callAnswer, makePeople, textOf, writeTokensFile, type Person } from '../helpers/approvals';
+import {
+  answer,
+  ApprovalClients,
+  awaitInInbox,
+  callAnswer,
+  makePeople,
+  resultAfterReset,
+  textOf,
+  writeTokensFile,
+  type Person,
+} from '../helpers/approvals';
 import { ROOT } from '../helpers/dev-server';
 import { TestIssuer } from '../helpers/issuer';
 import { newMcpClient, taskResult } from '../helpers/mcp';
 import { startStack, type TestStack } from '../helpers/test-stack';
 import { sampleInvoice } from '../helpers/temporal';
-import { pollUntil } from '../../src/util/wait';
 
 // sam submits and holds the role; sue submits without it; carol, dave and ann approve; olga has no role.
 const people = makePeople({
@@ -123,13 +132,7 @@ test('a reset that leaves out the rejection from its reapply pays nothing, and t
   // The question is open again in the new run, and dave approves alone.
   await awaitInInbox(dave, taskId);
   expect(textOf(await answer(dave, taskId, 'approve'))).toMatch(/is recorded\.$/);
-  const result = await pollUntil(
-    async () => {
-      const now = (await taskResult(sam, taskId)).structuredContent as InvoiceResult;
-      return now.outcome === 'rejected' ? undefined : now;
-    },
-    { timeoutMs: 60_000, intervalMs: 500, what: 'the reset run to end' },
-  );
+  const result = await resultAfterReset(sam, taskId);
   expect(result.outcome).toBe('unapproved');
   expect(result.reason).toContain(people.carol.principal);
   expect(result.reason).toMatch(/reject/);

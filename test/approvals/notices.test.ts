@@ -12,7 +12,7 @@ import type { DecisionNotification } from '../../src/approvals/contract';
 import { notificationDeliveryFromEnv } from '../../src/activities/notification-delivery';
 import type { InvoiceApprovalPolicy } from '../../examples/invoice-approval/src/invoice';
 import { answer, ApprovalClients, awaitInInbox, callAnswer, makePeople, writeTokensFile } from '../helpers/approvals';
-import { MailReceiver, WebhookReceiver } from '../helpers/receivers';
+import { deliveryEnv, MailReceiver, WebhookReceiver } from '../helpers/receivers';
 import { startStack, type TestStack } from '../helpers/test-stack';
 import { sampleInvoice } from '../helpers/temporal';
 
@@ -29,15 +29,8 @@ let stack: TestStack;
 let expiring: TestStack;
 const clients = new ApprovalClients();
 
-function deliveryEnv(ledger: string): NodeJS.ProcessEnv {
-  return {
-    MCP_APPROVERS_DIRECTORY: path.join(dir, 'approvers.json'),
-    MCP_SMTP_URL: mailbox.url,
-    MCP_NOTIFY_FROM: 'Approvals <approvals@example.com>',
-    MCP_WEBHOOK_SECRET: SECRET,
-    NOTIFICATION_LEDGER: path.join(dir, ledger),
-  };
-}
+const deliveryOf = (ledger: string): NodeJS.ProcessEnv =>
+  deliveryEnv({ directory: path.join(dir, 'approvers.json'), mailbox, secret: SECRET, ledger: path.join(dir, ledger) });
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'temporal-mcp-notices-'));
@@ -54,7 +47,7 @@ beforeAll(async () => {
   [stack, expiring] = await Promise.all([
     startStack({
       name: 'notices',
-      activities: { invoiceApproval: policy, notificationDelivery: notificationDeliveryFromEnv(deliveryEnv('sent')) },
+      activities: { invoiceApproval: policy, notificationDelivery: notificationDeliveryFromEnv(deliveryOf('sent')) },
       servers: [{ env }],
     }),
     // Nobody answers in time: the question expires after 3 s.
@@ -62,7 +55,7 @@ beforeAll(async () => {
       name: 'notices-expiring',
       activities: {
         invoiceApproval: { ...policy, expireAfterMs: 3_000 },
-        notificationDelivery: notificationDeliveryFromEnv(deliveryEnv('sent-expiring')),
+        notificationDelivery: notificationDeliveryFromEnv(deliveryOf('sent-expiring')),
       },
       servers: [{ env }],
     }),

@@ -19,7 +19,7 @@ import { createNotificationActivities, readNotifications } from '../../src/activ
 import type { InvoiceApprovalPolicy } from '../../examples/invoice-approval/src/invoice';
 import { pollUntil } from '../../src/util/wait';
 import { ApprovalClients, makePeople, writeTokensFile } from '../helpers/approvals';
-import { MailReceiver, WebhookReceiver, type WebhookCall } from '../helpers/receivers';
+import { deliveryEnv, MailReceiver, WebhookReceiver, type WebhookCall } from '../helpers/receivers';
 import { startStack, type TestStack } from '../helpers/test-stack';
 import { daysFromToday, sampleInvoice } from '../helpers/temporal';
 
@@ -51,15 +51,14 @@ function writeDirectory(): string {
 }
 
 /** The delivery settings as the worker reads them from its environment. */
-function deliveryEnv(ledger: string): NodeJS.ProcessEnv {
-  return {
-    MCP_APPROVERS_DIRECTORY: path.join(dir, 'approvers.json'),
-    MCP_SMTP_URL: mailbox.url,
-    MCP_NOTIFY_FROM: 'Approvals <approvals@example.com>',
-    MCP_WEBHOOK_SECRET: SECRET,
-    MCP_TASK_VIEW_URL: 'https://tasks.example.com/view/{taskId}',
-    NOTIFICATION_LEDGER: path.join(dir, ledger),
-  };
+function deliveryOf(ledger: string): NodeJS.ProcessEnv {
+  return deliveryEnv({
+    directory: path.join(dir, 'approvers.json'),
+    mailbox,
+    secret: SECRET,
+    ledger: path.join(dir, ledger),
+    taskViewUrl: 'https://tasks.example.com/view/{taskId}',
+  });
 }
 
 beforeAll(async () => {
@@ -69,7 +68,7 @@ beforeAll(async () => {
   const env = { MCP_AUTH_TOKENS_FILE: writeTokensFile(principals), MCP_TASK_OPS_PER_SECOND: '0' };
   stack = await startStack({
     name: 'notifications',
-    activities: { invoiceApproval: policy, notificationDelivery: notificationDeliveryFromEnv(deliveryEnv('sent-by-worker')) },
+    activities: { invoiceApproval: policy, notificationDelivery: notificationDeliveryFromEnv(deliveryOf('sent-by-worker')) },
     servers: [{ env }],
   });
 }, 120_000);
@@ -193,7 +192,7 @@ test('notifications: an invoice reaches its approvers by webhook and mail once e
 });
 
 test('notifications: a retried activity delivers only what failed; the message shows submitter, the subject with its lines and amounts, 1 of 2 and how to answer', async () => {
-  const config = notificationDeliveryFromEnv(deliveryEnv('sent-direct'))!;
+  const config = notificationDeliveryFromEnv(deliveryOf('sent-direct'))!;
   const outbox = path.join(dir, 'direct.jsonl');
   const notify = createNotificationActivities(outbox, config)[NOTIFY_ACTIVITY];
   const taskId = `invoice-direct-${Date.now()}`;

@@ -12,9 +12,10 @@ import {
   type ElicitRequest,
   type ElicitResult,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { Invoice } from '../../examples/invoice-approval/src/invoice';
+import type { Invoice, InvoiceResult } from '../../examples/invoice-approval/src/invoice';
 import type { Bridge } from '../../src/mcp/bridge';
 import { pollUntil } from '../../src/util/wait';
+import { taskResult } from './mcp';
 
 /** A principal of the token file, with the token that stands for it and its roles (comma-separated). */
 export interface Person {
@@ -150,4 +151,18 @@ export async function invoiceAwaitingApproval(
     { timeoutMs: 60_000, intervalMs: 100, what: `the question of ${taskId} to open` },
   );
   return taskId;
+}
+
+/**
+ * The invoice result of `taskId` once the run a reset made has ended: results of the run it replaced, which ended
+ * rejected, are read past.
+ */
+export function resultAfterReset(client: McpClient, taskId: string): Promise<InvoiceResult> {
+  return pollUntil(
+    async () => {
+      const now = (await taskResult(client, taskId)).structuredContent as InvoiceResult;
+      return now.outcome === 'rejected' ? undefined : now;
+    },
+    { timeoutMs: 60_000, intervalMs: 500, what: 'the reset run to end' },
+  );
 }

@@ -178,3 +178,24 @@ export class MailReceiver {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 }
+
+/**
+ * The notification delivery settings a worker reads from its environment, for the approvers directory `directory`,
+ * mail to `mailbox`, webhooks signed with `secret`, and the delivery ledger `ledger`.
+ */
+export function deliveryEnv(options: {
+  directory: string;
+  mailbox: MailReceiver;
+  secret: string;
+  ledger: string;
+  taskViewUrl?: string;
+}): NodeJS.ProcessEnv {
+  return {
+    MCP_APPROVERS_DIRECTORY: options.directory,
+    MCP_SMTP_URL: options.mailbox.url,
+    MCP_NOTIFY_FROM: 'Approvals <approvals@example.com>',
+    MCP_WEBHOOK_SECRET: options.secret,
+    ...(options.taskViewUrl !== undefined && { MCP_TASK_VIEW_URL: options.taskViewUrl }),
+    NOTIFICATION_LEDGER: options.ledger,
+  };
+}

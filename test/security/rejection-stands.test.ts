@@ -13,6 +13,7 @@ import { openDecisionStore } from '../../src/approvals/records/store';
 import { AnswerRefusedError } from '../../src/mcp/tasks/errors';
 import type { Bridge } from '../../src/mcp/bridge';
 import { pollUntil } from '../../src/util/wait';
+import { resultAfterReset } from '../helpers/approvals';
 import { taskResult } from '../helpers/mcp';
 import { startStack, type TestStack } from '../helpers/test-stack';
 import { sampleInvoice } from '../helpers/temporal';
@@ -152,13 +153,7 @@ test('an answer that runs out of patience is not voided: the workflow takes it l
     { timeoutMs: 30_000, intervalMs: 200, what: `the question of ${taskId} open to dave again` },
   );
   await approver.approvals.decide(open, { action: 'accept', content: { decision: 'approve' } }, by(APPROVERS.dave));
-  const result = await pollUntil(
-    async () => {
-      const now = (await taskResult(sam, taskId)).structuredContent as InvoiceResult;
-      return now.outcome === 'rejected' ? undefined : now;
-    },
-    { timeoutMs: 60_000, intervalMs: 500, what: 'the reset run to end' },
-  );
+  const result = await resultAfterReset(sam, taskId);
   expect(result.outcome).toBe('unapproved');
   expect(result.reason).toContain(APPROVERS.carol);
   expect((await recordsOf(taskId)).map((record) => record.decision)).not.toContain('void');
