@@ -8,7 +8,7 @@ import { ROOT } from './helpers/dev-server';
 import { startStack, type TestStack } from './helpers/test-stack';
 import { APPROVE, newMcpClient, ScriptedUser, startInvoiceTask, taskResult, waitForTask } from './helpers/mcp';
 import { serverEnv, spawnWorker, type SpawnedProcess } from './helpers/processes';
-import { sampleInvoice } from './helpers/temporal';
+import { eventually, sampleInvoice } from './helpers/temporal';
 
 let stack: TestStack;
 const stops: (() => Promise<unknown>)[] = [];
@@ -35,6 +35,16 @@ function runWorker(args: string[], env: Record<string, string>) {
   });
 }
 
+/** The JSON lines a worker wrote on stderr so far (a line still being written is left out). */
+function logEntries(worker: SpawnedProcess): Record<string, unknown>[] {
+  return worker
+    .stderr()
+    .split('\n')
+    .slice(0, -1)
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
 test('SIGTERM during a payment: the payment finishes, the worker exits 0, another worker finishes the task, each line item paid once', async () => {
   const { activities } = stack;
   const worker: SpawnedProcess = await spawnWorker(stack.taskQueue, {
@@ -51,14 +61,15 @@ test('SIGTERM during a payment: the payment finishes, the worker exits 0, anothe
   const task = await startInvoiceTask(client, sampleInvoice());
   const finished = taskResult(client, task.taskId, 120_000);
   await waitForTask(client, task.taskId, (t) => /paying line item/.test(t.statusMessage ?? ''), 30_000);
+  // The status says the workflow scheduled the payment; the signal must come once this worker has started it.
+  await eventually(
+    async () => logEntries(worker).some((entry) => entry.msg === 'Activity started' && entry.activityType === 'payLineItem') || undefined,
+    'the worker to start a payment',
+  );
 
   await worker.kill('SIGTERM');
   expect(await worker.exited).toEqual({ code: 0, signal: null });
-  const entries = worker
-    .stderr()
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((line) => JSON.parse(line) as Record<string, unknown>);
+  const entries = logEntries(worker);
   const messages = entries.map((entry) => entry.msg);
   expect(messages).toEqual(expect.arrayContaining([expect.stringMatching(/^worker: SIGTERM: stopping/), 'worker: stopped']));
   // The SDK's own lines about the task's workflow and activities name it.
