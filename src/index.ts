@@ -29,7 +29,21 @@ export { MarkerKeyError, markerFromEnv, type TaskMarker } from './mcp/tasks/mark
 export type { TaskCore } from './mcp/tasks/task-core';
 export type { TaskOutcome, TaskState, TaskStatus, TaskView } from './mcp/tasks/task-view';
 export type { Approvals, InboxItem, OpenQuestion, PeopleDirectory } from './approvals/approvals';
-export { approvalsOptionsFromEnv, peopleFromEnv } from './approvals/approvals-setup';
+export { approvalsOptionsFromEnv, peopleFromEnv, signaturesFromEnv } from './approvals/approvals-setup';
+export { ApproversDirectory, ApproversDirectoryError, type Person } from './approvals/directory';
+export {
+  APPROVER_STATEMENT_FORMAT,
+  ApproverKeyError,
+  approverPublicKeyOf,
+  checkApproverSignature,
+  generateApproverKey,
+  signStatement,
+  statementOf,
+  type ApproverKeyring,
+  type ApproverSignature,
+  type ApproverSignatureCheck,
+  type ApproverStatement,
+} from './approvals/records/approver-signatures';
 export {
   AnswerRefusedError,
   InvalidTaskRequestError,

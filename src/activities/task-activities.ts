@@ -2,6 +2,7 @@
  * Every activity a worker of bridge-served workflows registers beside its own, in one call: the check of an answer's
  * seal, the decision-record activities of approvals, and the notifications of addressed questions.
  */
+import { ApproversDirectory } from '../approvals/directory';
 import { createDecisionActivities } from '../approvals/records/activities';
 import { decisionPublicKeysFromEnv, type DecisionPublicKeys } from '../approvals/records/keys';
 import { decisionStoreFromEnv, openDecisionStore } from '../approvals/records/store';
@@ -25,6 +26,12 @@ export interface TaskActivitiesOptions {
    * delivery settings, none when it is unset. `null`: the outbox only.
    */
   notificationDelivery?: NotificationDeliveryConfig | null;
+  /**
+   * Who is who when decision records are checked before an effect: the person behind a principal, the people's own
+   * keys and who must sign. Default: the directory of `notificationDelivery`, else `MCP_APPROVERS_DIRECTORY`; `null`:
+   * none (people as the records name them, no one must sign).
+   */
+  approvers?: ApproversDirectory | null;
   /** Where the defaults are read; default `process.env`. */
   env?: NodeJS.ProcessEnv;
 }
@@ -43,9 +50,14 @@ export function createTaskActivities(options: TaskActivitiesOptions = {}) {
       ? openDecisionStore(options.decisionStore)
       : (options.decisionStore ?? decisionStoreFromEnv(env));
   const delivery = options.notificationDelivery === null ? undefined : (options.notificationDelivery ?? notificationDeliveryFromEnv(env));
+  const approvers = options.approvers === null ? undefined : (options.approvers ?? delivery?.directory ?? ApproversDirectory.fromEnv(env));
   return {
     ...createAnswerActivities(options.answerSeal ?? answerSealFromEnv(env)),
-    ...createDecisionActivities({ store, keys: options.decisionKeys ?? decisionPublicKeysFromEnv(env) }),
+    ...createDecisionActivities({
+      store,
+      keys: options.decisionKeys ?? decisionPublicKeysFromEnv(env),
+      ...(approvers && { personOf: (principal: string) => approvers.personOf(principal), signatures: approvers.signatures() }),
+    }),
     ...createNotificationActivities(options.notificationOutbox ?? notificationOutboxFromEnv(env), delivery),
   };
 }

@@ -7,6 +7,7 @@ import type { ApprovalsOptions, PeopleDirectory } from './approvals';
 import { defaultPersonOf } from './contract';
 import { DecisionLog } from './decision-log';
 import { ApproversDirectory } from './directory';
+import type { ApproverKeyring } from './records/approver-signatures';
 
 /**
  * Who is who: the person behind a principal and the roles a person holds, from MCP_APPROVERS_DIRECTORY and
@@ -31,11 +32,20 @@ export function peopleFromEnv(
 
 /**
  * The approvals options of the environment: MCP_DECISION_SIGNING_KEY, MCP_DECISION_STORE, MCP_APPROVERS_DIRECTORY
- * (see {@link peopleFromEnv}).
+ * (see {@link peopleFromEnv}; with the people's own keys and who must sign).
  */
 export function approvalsOptionsFromEnv(
   credentialRoles?: (principal: string) => string[] | undefined,
   env: NodeJS.ProcessEnv = process.env,
 ): Omit<ApprovalsOptions, 'localPrincipal'> {
-  return { decisions: DecisionLog.fromEnv(env), people: peopleFromEnv(credentialRoles, env) };
+  const signatures = signaturesFromEnv(env);
+  return { decisions: DecisionLog.fromEnv(env), people: peopleFromEnv(credentialRoles, env), ...(signatures && { signatures }) };
+}
+
+/**
+ * The people's own keys and who must sign, from MCP_APPROVERS_DIRECTORY; undefined when it is unset. Throws
+ * `ApproversDirectoryError` naming what to fix in the directory file.
+ */
+export function signaturesFromEnv(env: NodeJS.ProcessEnv = process.env): ApproverKeyring | undefined {
+  return ApproversDirectory.fromEnv(env)?.signatures();
 }

@@ -42,6 +42,7 @@ import {
   type AnswerRecord,
 } from './contract';
 import { DecisionLog } from './decision-log';
+import { checkApproverSignature, statementOf, type ApproverKeyring, type ApproverSignature } from './records/approver-signatures';
 import { digestOf } from './records/canonical';
 import type { DecisionRecordBody } from './records/types';
 import { isRunEnded, isUpdateRetryable, isWorkflowRefusal, updateRefusal } from './update-refusal';
@@ -55,6 +56,8 @@ export interface InboxItem {
   requestedSchema: FormInputRequest['requestedSchema'];
   /** What the question is about, as the workflow published it ({@link AddressedInput.subject}), when it did. */
   subject?: unknown;
+  /** The digest of the subject's canonical JSON (of null without one): what an approver's own signature is over. */
+  subjectDigest: string;
   /** Who submitted the request the question is about (the task's principal). */
   requester: string;
   /** Distinct acceptances the question needs, and how many it has. */
@@ -81,6 +84,8 @@ export interface DecisionResponse {
   action: 'accept' | 'decline' | 'delegate';
   content?: InputContent;
   comment?: string;
+  /** The person's own signature of their decision (see `records/approver-signatures.ts`), checked before it is recorded. */
+  signature?: ApproverSignature;
 }
 
 /** Who decides: the caller's principal, their roles at this moment, and the way the decision came. */
@@ -101,6 +106,11 @@ export interface ApprovalsOptions {
   people?: PeopleDirectory;
   /** The principal of requests without credentials: its decisions say they were not authenticated. */
   localPrincipal?: string;
+  /**
+   * The people's own keys and who must sign (the approvers directory): a signature given is checked against them, and
+   * an approval of someone who must sign is refused without one. Without it signatures given are recorded unchecked.
+   */
+  signatures?: ApproverKeyring;
 }
 
 /** The one answer for a question someone may not see or that does not exist: it tells a real task from none apart. */
@@ -249,6 +259,7 @@ export class Approvals {
     const originalRunId = await retryWithBackoff(() => core.answers.originalRunIdOf(run), { isRetryable: isTemporalUnavailable, deadline });
     const auth = by.principal.startsWith('oauth:') ? 'oauth' : by.principal === this.options.localPrincipal ? 'local' : 'token';
     const origin = { ...by, person, auth } as const;
+    this.checkOwnSignature(taskId, input, checked, origin);
     // Signed and in the decision store before the workflow hears of it: a history that loses the answer later (a
     // reset that leaves it out) does not lose the record.
     const record = await this.options.decisions
@@ -258,9 +269,11 @@ export class Approvals {
         log.error(`a decision could not be recorded: ${error.message}`, { taskId, key, principal: by.principal });
         throw new AnswerRefusedError(`The decision store could not take your decision (${error.message}); answer again in a moment`);
       });
+    // The workflow hears the answer; the person's own signature is in the record.
+    const { signature: _signature, ...answered } = checked;
     const sealed = core.temporal.options.answerSeal.seal(
       { workflowId: run.workflowId, originalRunId },
-      { key, ...checked, ...(record && { record }) },
+      { key, ...answered, ...(record && { record }) },
       origin,
     );
     await core.reads.beforeWrite(run.workflowId, run.runId);
@@ -310,6 +323,35 @@ export class Approvals {
       if (record && isWorkflowRefusal(error) && VOIDABLE.has(record.body.decision))
         await this.options.decisions!.void(record, (refusal as Error).message);
       throw refusal;
+    }
+  }
+
+  /**
+   * Refuses a decision whose own signature does not verify under a key the directory lists for the person, and an
+   * approval without one by someone who must sign; nothing is recorded either way.
+   */
+  private checkOwnSignature(taskId: string, input: AddressedInput, response: DecisionResponse, by: Decider & { person: string }): void {
+    const { signatures } = this.options;
+    const body = { taskId, question: { key: input.key }, subject: digestOf(input.subject ?? null), ...decisionOf(response) };
+    const statement = JSON.stringify(statementOf(body));
+    if (response.signature === undefined) {
+      if (body.decision === 'approve' && signatures?.mustSign(by.person, by.roles)) {
+        throw new AnswerRefusedError(
+          `You must sign your approval with your own key: sign the statement ${statement} ` +
+            '(temporal-mcp-tasks approvals sign) and answer again with it as signature',
+        );
+      }
+      return;
+    }
+    if (!signatures) return;
+    const check = checkApproverSignature({ ...body, approverSignature: response.signature } as DecisionRecordBody, by.person, signatures);
+    if (check.status === 'unknown-key') {
+      throw new AnswerRefusedError(
+        `Your signature is made with key ${check.keyId}, which the approvers directory does not list for ${by.person}; ask its keeper to add your public key`,
+      );
+    }
+    if (check.status === 'invalid') {
+      throw new AnswerRefusedError(`Your signature does not verify: sign exactly the statement ${statement}`);
     }
   }
 
@@ -410,22 +452,26 @@ function recordBody(
   seq: number,
   prev: string | null,
 ): Omit<DecisionRecordBody, 'subject'> {
-  const chosen = response.content?.decision;
-  const decision =
-    response.action === 'delegate' ? 'delegate' : response.action === 'decline' ? 'decline' : chosen === 'reject' ? 'reject' : 'approve';
   const actingAs = input.audience.principals?.some((name) => name === by.principal || name === by.person)
     ? 'named'
     : by.roles.find((role) => input.audience.roles?.includes(role));
   return {
     ...recordHead(taskId, input, run, seq, prev),
-    decision,
-    ...(response.action === 'delegate' && { delegatedTo: String(response.content?.to) }),
+    ...decisionOf(response),
+    ...(response.signature && { approverSignature: response.signature }),
     by: { principal: by.principal, person: by.person, auth: by.auth, roles: [...by.roles], ...(actingAs && { actingAs }) },
     ...(response.action === 'accept' && response.content && { content: response.content }),
     ...(response.comment !== undefined && { comment: response.comment }),
     at: new Date().toISOString(),
     via: by.via ?? 'approvals_answer',
   };
+}
+
+/** What a response decides, as its record says it: the decision, and for a hand-over to whom. */
+function decisionOf(response: DecisionResponse): { decision: 'approve' | 'reject' | 'decline' | 'delegate'; delegatedTo?: string } {
+  if (response.action === 'delegate') return { decision: 'delegate', delegatedTo: String(response.content?.to) };
+  if (response.action === 'decline') return { decision: 'decline' };
+  return { decision: response.content?.decision === 'reject' ? 'reject' : 'approve' };
 }
 
 /**
@@ -504,6 +550,7 @@ function inboxItemOf(taskId: string, tool: string | undefined, input: AddressedI
     message: input.request.message,
     requestedSchema: input.request.requestedSchema,
     ...(input.subject !== undefined && { subject: input.subject }),
+    subjectDigest: digestOf(input.subject ?? null),
     requester: input.requester,
     required: input.audience.required ?? 1,
     accepted: input.answers.filter((answer) => answer.action === 'accept').length,

@@ -6,7 +6,10 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import type { KeyObject } from 'node:crypto';
 import { defaultPersonOf, type DecisionNotification, type InputAudience } from './contract';
+import { ed25519PublicKey, type ApproverKeyring } from './records/approver-signatures';
+import { keyIdOf } from './records/keys';
 
 /** Environment variable naming the directory file. */
 export const APPROVERS_DIRECTORY_ENV = 'MCP_APPROVERS_DIRECTORY';
@@ -24,6 +27,16 @@ function isWebhookSecret(value: string): boolean {
   if (!BASE64.test(encoded) || encoded.length % 4 !== 0) return false;
   const bytes = Buffer.from(encoded, 'base64').length;
   return bytes >= 24 && bytes <= 64;
+}
+
+/** True for a raw Ed25519 public key in base64url. */
+function isEd25519Key(value: string): boolean {
+  try {
+    ed25519PublicKey(value);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** A Standard Webhooks signing secret. Never shown in an error: the message says what shape it needs. */
@@ -51,6 +64,21 @@ export const PersonSchema = z.strictObject({
     .optional()
     .describe('Where signed webhook calls about questions go (Standard Webhooks).'),
   webhookSecret: WebhookSecretSchema.optional().describe("Signs this person's webhook calls instead of the default secret."),
+  keys: z
+    .array(
+      z.strictObject({
+        ed25519: z
+          .string()
+          .refine(isEd25519Key, 'use the raw 32-byte Ed25519 public key in base64url, as `temporal-mcp-tasks approvals keygen` prints it')
+          .describe('An Ed25519 public key of the person (base64url of its 32 bytes).'),
+      }),
+    )
+    .default([])
+    .describe("The person's own signing keys: decisions they sign are checked with these."),
+  mustSign: z
+    .boolean()
+    .default(false)
+    .describe("Approvals by this person count only when signed with one of their own keys, not with the bridge's alone."),
 });
 /** One person of the directory (see {@link PersonSchema}). */
 export type Person = z.infer<typeof PersonSchema>;
@@ -60,6 +88,14 @@ export const ApproversDirectoryFileSchema = z
   .strictObject({
     people: z.array(PersonSchema).describe('Everyone who may be asked or told about a question.'),
     webhookSecret: WebhookSecretSchema.optional().describe('Signs webhook calls of people without a secret of their own.'),
+    mustSign: z
+      .boolean()
+      .default(false)
+      .describe("Approvals count only when signed with the approver's own key: everyone's, listed or not."),
+    mustSignRoles: z
+      .array(z.string().regex(ROLE_PATTERN, 'use a role name of letters, digits, ".", "_", ":", "@", "/" or "-"'))
+      .default([])
+      .describe("Approvals by anyone holding one of these roles count only when signed with the approver's own key."),
   })
   .superRefine((file, ctx) => {
     const names = new Map<string, number>();
@@ -71,6 +107,27 @@ export const ApproversDirectoryFileSchema = z
           message: `"${person.name}" is the name of people[${names.get(person.name)}] too; names must be unique`,
         });
       } else names.set(person.name, index);
+    });
+    const keyOwners = new Map<string, number>();
+    file.people.forEach((person, index) => {
+      person.keys.forEach((key, at) => {
+        const owner = keyOwners.get(key.ed25519);
+        if (owner !== undefined) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['people', index, 'keys', at, 'ed25519'],
+            message: `this key is listed ${owner === index ? 'twice' : `by people[${owner}] ("${file.people[owner].name}") too`}; a key belongs to one person, once`,
+          });
+        }
+        keyOwners.set(key.ed25519, index);
+      });
+      if (person.mustSign && person.keys.length === 0) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['people', index, 'mustSign'],
+          message: 'a person who must sign needs a key: add { "ed25519": ... } to keys (temporal-mcp-tasks approvals keygen)',
+        });
+      }
     });
     const owners = new Map<string, number>();
     file.people.forEach((person, index) => {
@@ -145,6 +202,9 @@ export class ApproversDirectory {
     readonly people: readonly Person[],
     /** The file's default webhook secret, if it has one. */
     readonly webhookSecret: string | undefined,
+    /** Who must sign their approvals: everyone, and the holders of these roles (besides the people marked). */
+    private readonly mustSignAll: boolean = false,
+    private readonly mustSignRoles: readonly string[] = [],
   ) {
     for (const person of people) {
       this.byName.set(person.name, person);
@@ -187,7 +247,8 @@ export class ApproversDirectory {
   static of(raw: unknown, source = 'the approvers directory'): ApproversDirectory {
     const parsed = ApproversDirectoryFileSchema.safeParse(raw);
     if (!parsed.success) throw new ApproversDirectoryError(source, describeIssues(parsed.error.issues, raw));
-    return new ApproversDirectory(source, parsed.data.people, parsed.data.webhookSecret);
+    const { people, webhookSecret, mustSign, mustSignRoles } = parsed.data;
+    return new ApproversDirectory(source, people, webhookSecret, mustSign, mustSignRoles);
   }
 
   /** The directory `MCP_APPROVERS_DIRECTORY` names, or undefined when it is unset or empty. Throws as {@link load} does. */
@@ -204,6 +265,35 @@ export class ApproversDirectory {
   /** The person named `name`, if listed. */
   person(name: string): Person | undefined {
     return this.byName.get(name);
+  }
+
+  /**
+   * The people's own keys and who must sign ({@link ApproverKeyring}): a person named in a record (or a principal, for
+   * whom the person listing it stands) signs with the keys listed for them; a person nobody lists has none.
+   */
+  signatures(): ApproverKeyring {
+    const keys = new Map<string, ReadonlyMap<string, KeyObject>>();
+    for (const person of this.people) {
+      keys.set(
+        person.name,
+        new Map(
+          person.keys.map(({ ed25519 }) => {
+            const key = ed25519PublicKey(ed25519);
+            return [keyIdOf(key), key] as const;
+          }),
+        ),
+      );
+    }
+    const none: ReadonlyMap<string, KeyObject> = new Map();
+    return {
+      keysOf: (person) => keys.get(this.personNamed(person)) ?? none,
+      mustSign: (person, roles) => {
+        if (this.mustSignAll) return true;
+        const listed = this.byName.get(this.personNamed(person));
+        if (listed?.mustSign) return true;
+        return [...(listed?.roles ?? []), ...roles].some((role) => this.mustSignRoles.includes(role));
+      },
+    };
   }
 
   /** The people holding `role`, in the file's order. */

@@ -74,6 +74,19 @@ const AnswerSchema = z.object({
     .max(200)
     .optional()
     .describe('delegate only: the principal who is asked in your place (not the requester, not someone who answered).'),
+  signature: z
+    .strictObject({
+      alg: z.literal('ed25519'),
+      keyId: z.string().min(1).max(100),
+      signature: z.string().regex(/^[A-Za-z0-9_-]{86}$/, 'use the base64url Ed25519 signature (86 characters)'),
+    })
+    .optional()
+    .describe(
+      'Your own signature of this decision, as `temporal-mcp-tasks approvals sign` prints it: Ed25519 over the canonical ' +
+        'JSON of {"format":"temporal-mcp-tasks/approver-statement","v":1,"taskId":…,"key":…,"subject":<subjectDigest from ' +
+        'approvals_inbox>,"decision":"approve"|"reject"|"decline"|"delegate"} (and "delegatedTo" for a hand-over), with a key ' +
+        'the approvers directory lists for you. Required for approvals by people the directory says must sign.',
+    ),
 });
 
 /** `approvals_answer`: one person's decision on a question addressed to them. */
@@ -89,7 +102,7 @@ export const approvalsAnswerTool: DirectTool<z.infer<typeof AnswerSchema>> = {
   input: zodSchema(AnswerSchema),
   // Without an action the question is put to the caller as a form on this call's stream.
   answersAtOnce: ({ action }) => action !== undefined,
-  handler: async ({ taskId, key, action, content, comment, delegateTo }, context) => {
+  handler: async ({ taskId, key, action, content, comment, delegateTo, signature }, context) => {
     if ((action === 'delegate') !== (delegateTo !== undefined)) {
       return text('Give delegateTo with action delegate, and only then. Nothing was recorded.', { isError: true });
     }
@@ -128,6 +141,7 @@ export const approvalsAnswerTool: DirectTool<z.infer<typeof AnswerSchema>> = {
           action,
           ...(action === 'delegate' ? { content: { to: delegateTo! } } : content && { content }),
           ...(comment !== undefined && { comment }),
+          ...(signature && { signature }),
         },
         { ...by, via },
       );

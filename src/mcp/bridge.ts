@@ -14,7 +14,7 @@ import { rolesInAuthInfo } from './calls/call-tool';
 import { localPrincipal, parseRoles } from './tasks/principal';
 import { TaskCore } from './tasks/task-core';
 import { Approvals, type ApprovalsOptions } from '../approvals/approvals';
-import { peopleFromEnv } from '../approvals/approvals-setup';
+import { peopleFromEnv, signaturesFromEnv } from '../approvals/approvals-setup';
 import { DecisionLog } from '../approvals/decision-log';
 import type { TaskCoreOptions } from './tasks/options';
 import { DEFAULT_WATCH_LIMIT } from './tasks/history-watch';
@@ -106,7 +106,8 @@ export interface CreateBridgeOptions {
   /**
    * Decision records and who is who for approvals, as `serve` has them unless given: `decisions` signed with
    * MCP_DECISION_SIGNING_KEY into MCP_DECISION_STORE ({@link DecisionLog.fromEnv}); `people` from
-   * MCP_APPROVERS_DIRECTORY ({@link peopleFromEnv}). `decisions: null` turns the records off (the bridge warns at
+   * MCP_APPROVERS_DIRECTORY ({@link peopleFromEnv}), and `signatures` (the people's own keys, who must sign) from
+   * the same directory. `decisions: null` turns the records off (the bridge warns at
    * start: workers that check records before an effect then refuse it).
    */
   approvals?: Omit<ApprovalsOptions, 'localPrincipal' | 'decisions'> & { decisions?: DecisionLog | null };
@@ -171,7 +172,13 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
     );
   }
   const people = options.approvals?.people ?? peopleFromEnv();
-  const approvals = new Approvals(core, { people, ...(decisions && { decisions }), localPrincipal: local });
+  const signatures = options.approvals?.signatures ?? signaturesFromEnv();
+  const approvals = new Approvals(core, {
+    people,
+    ...(decisions && { decisions }),
+    ...(signatures && { signatures }),
+    localPrincipal: local,
+  });
   const dependencies: Mcp2025Dependencies = {
     core,
     approvals,

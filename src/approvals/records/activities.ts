@@ -4,6 +4,7 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { heartbeating } from '../../util/heartbeat';
+import type { ApproverKeyring } from './approver-signatures';
 import { digestOf } from './canonical';
 import type { DecisionPublicKeys } from './keys';
 import { DamagedRecordError, DecisionStoreError } from './store-error';
@@ -35,11 +36,13 @@ export function createDecisionActivities(options: {
   store: DecisionStore;
   keys: DecisionPublicKeys;
   personOf?: (principal: string) => string;
+  /** The people's own keys and who must sign (an approvers directory's `signatures()`). */
+  signatures?: ApproverKeyring;
 }): {
   mcpVerifyDecisions(input: VerifyDecisionsInput): Promise<ApprovalJudgement>;
   mcpRecordDecision(input: RecordDecisionInput): Promise<SignedDecisionRecord>;
 } {
-  const { store, keys, personOf } = options;
+  const { store, keys, personOf, signatures } = options;
   return {
     async [VERIFY_DECISIONS_ACTIVITY](input: VerifyDecisionsInput): Promise<ApprovalJudgement> {
       if (typeof input?.taskId !== 'string' || typeof input.run !== 'string' || typeof input.key !== 'string') {
@@ -56,7 +59,7 @@ export function createDecisionActivities(options: {
       const chain = verifyChain(input.taskId, records, keys);
       if (!chain.ok)
         return { ok: false, reason: `the decision records of ${input.taskId} in ${store.describe()} do not check out: ${chain.problem}` };
-      return judgeApprovals(records, { ...input, ...(personOf && { personOf }) });
+      return judgeApprovals(records, { ...input, ...(personOf && { personOf }), ...(signatures && { signatures }) });
     },
 
     async [RECORD_DECISION_ACTIVITY](input: RecordDecisionInput): Promise<SignedDecisionRecord> {

@@ -6,10 +6,13 @@ import { lstatSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { ApproversDirectory, ApproversDirectoryError } from '../directory';
+import { ApproverKeyError, generateApproverKey, signStatement, statementOf, type ApproverKeyring } from './approver-signatures';
+import { digestOf } from './canonical';
 import { subjectLines } from './subject-text';
 import { escapeControls } from '../../util/log';
 import { decisionPublicKeysFromEnv, DecisionKeyError, publicKeysFromFiles, type DecisionPublicKeys } from './keys';
-import { exportReceipt, verifyReceipt, type QuestionReport, type ReceiptReport } from './receipt';
+import { exportReceipt, verifyReceipt, type QuestionReport, type ReceiptReport, type ReportedDecision } from './receipt';
 import { decisionStoreFromEnv, openDecisionStore } from './store';
 
 /** Exit codes of the command. */
@@ -21,15 +24,17 @@ Checks the signed decision records of approvals, offline, with the bridge's publ
 
 Commands:
   verify   verify the decision records of a task (in the decision store), or an exported receipt
+  keygen   make an approver's own Ed25519 key: the private key to a file, the public key for the directory
+  sign     sign a decision with an approver's own key, for approvals_answer's signature
 
 Options:
   -h, --help   show this help
 
-See temporal-mcp-tasks approvals verify --help.
+Each command takes --help, e.g. temporal-mcp-tasks approvals verify --help.
 `;
 
-export const VERIFY_HELP = `Usage: temporal-mcp-tasks approvals verify TASK [--store DIR|URL] [--public-key FILE[,FILE]] [--export FILE] [--json]
-       temporal-mcp-tasks approvals verify --receipt FILE [--public-key FILE[,FILE]] [--json]
+export const VERIFY_HELP = `Usage: temporal-mcp-tasks approvals verify TASK [--store DIR|URL] [--public-key FILE[,FILE]] [--directory FILE] [--export FILE] [--json]
+       temporal-mcp-tasks approvals verify --receipt FILE [--public-key FILE[,FILE]] [--directory FILE] [--json]
 
 Verifies the decision records of task TASK as the decision store holds them, or a receipt exported before: every
 record belongs to the task, the chain is whole and in order, each digest matches its record, each signature is valid
@@ -42,10 +47,15 @@ Options:
                             .data/decisions in the current folder)
   --public-key FILE[,FILE]  the bridge's decision public key(s), SPKI PEM, comma-separated (default
                             MCP_DECISION_PUBLIC_KEY, else ~/.config/temporal-mcp-tasks/decision-signing-key.pub.pem)
+  --directory FILE          the approvers directory: approvers' own signatures are checked against the keys it
+                            lists, and approvals by people it says must sign count only with one (default
+                            MCP_APPROVERS_DIRECTORY; without either, own signatures are reported unchecked)
   --export FILE             also write the task's records to FILE as a receipt, to verify later with --receipt
   --receipt FILE            verify this receipt instead of the store
   --json                    print the report as JSON
   -h, --help                show this help
+
+A record that carries an approver's own signature that does not verify under their listed key is INVALID.
 
 A question stands approved only when the bridge's signed close record says it closed approved, with as many distinct
 approvals as it required on record: records that end before their question's close (still open, or cut) are never
@@ -58,6 +68,39 @@ Exit status:
      be reached; the message says what to do
   3  the records verify, and a question does not stand approved: rejected, declined, expired, or open (not closed, or
      the records end early)
+`;
+
+export const KEYGEN_HELP = `Usage: temporal-mcp-tasks approvals keygen --out FILE [--json]
+
+Makes an approver's own Ed25519 key pair. The private key goes to FILE (PKCS#8 PEM, mode 0600, never over an existing
+file): keep it where only its owner can read it. Prints the public key and its id; the keeper of the approvers
+directory adds the public key to the person's entry:  "keys": [{ "ed25519": "<public key>" }].
+
+Options:
+  --out FILE   where the private key is written
+  --json       print {"publicKey", "keyId", "privateKeyFile"} as JSON
+  -h, --help   show this help
+`;
+
+export const SIGN_HELP = `Usage: temporal-mcp-tasks approvals sign --key FILE --task TASK --question KEY --decision DECISION
+                                          (--subject FILE | --subject-digest DIGEST) [--delegate-to PRINCIPAL]
+
+Signs one decision with an approver's own key and prints the signature as JSON, to give as the signature argument of
+approvals_answer. What is signed is the canonical JSON of
+  {"format":"temporal-mcp-tasks/approver-statement","v":1,"taskId":TASK,"key":KEY,"subject":DIGEST,"decision":DECISION}
+(with "delegatedTo" for a hand-over), DIGEST being the digest of what the question shows. Give the subject as
+approvals_inbox lists it (--subject, a JSON file, or - for stdin: it is printed, and its digest computed here), or its
+subjectDigest.
+
+Options:
+  --key FILE                the approver's private key (approvals keygen)
+  --task TASK               the task id
+  --question KEY            the question's key
+  --decision DECISION       approve, reject, decline or delegate
+  --subject FILE            what the question shows, as JSON (- reads stdin)
+  --subject-digest DIGEST   instead of --subject: its digest (sha256:...)
+  --delegate-to PRINCIPAL   for delegate: to whom
+  -h, --help                show this help
 `;
 
 /** Thrown for a command line or a setting that does not allow the check; exit 2. */
@@ -90,6 +133,10 @@ export async function runApprovalsCli(argv: string[], io: CommandOutput = STD): 
         return APPROVALS_EXIT.usage;
       case 'verify':
         return await verifyCommand(rest, io);
+      case 'keygen':
+        return keygenCommand(rest, io);
+      case 'sign':
+        return signCommand(rest, io);
       default:
         throw new ApprovalsUsageError(`unknown command "${command}"; see temporal-mcp-tasks approvals --help`);
     }
@@ -119,6 +166,7 @@ async function verifyCommand(argv: string[], io: CommandOutput): Promise<number>
         'public-key': { type: 'string' },
         export: { type: 'string' },
         receipt: { type: 'string' },
+        directory: { type: 'string' },
         json: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -147,16 +195,18 @@ async function verifyCommand(argv: string[], io: CommandOutput): Promise<number>
     'public-key': values['public-key'],
     export: values.export,
     receipt: values.receipt,
+    directory: values.directory,
   })) {
     if (value !== undefined && value.trim() === '') throw new ApprovalsUsageError(`--${name} needs a value; ${see}`);
   }
   const keys = keysOf(values['public-key']);
+  const signatures = approverKeysOf(values.directory);
 
   let report: ReceiptReport;
   let source: string;
   if (values.receipt !== undefined) {
     source = `the receipt ${values.receipt}`;
-    report = verifyReceipt(readReceipt(values.receipt), keys);
+    report = verifyReceipt(readReceipt(values.receipt), keys, signatures);
   } else {
     const store = values.store !== undefined ? openDecisionStore(values.store) : decisionStoreFromEnv();
     source = store.describe();
@@ -167,7 +217,7 @@ async function verifyCommand(argv: string[], io: CommandOutput): Promise<number>
       } catch (error) {
         throw new ApprovalsUsageError(`${(error as Error).message}; check --store or MCP_DECISION_STORE`);
       }
-      report = verifyReceipt(receipt, keys);
+      report = verifyReceipt(receipt, keys, signatures);
       if (report.records === 0)
         report.problems.splice(
           0,
@@ -206,6 +256,147 @@ function keysOf(option: string | undefined): DecisionPublicKeys {
       .map((file) => file.trim())
       .filter(Boolean),
   );
+}
+
+/** The approvers' keys of `--directory FILE`, else MCP_APPROVERS_DIRECTORY; none without either. */
+function approverKeysOf(option: string | undefined): ApproverKeyring | undefined {
+  try {
+    return (option !== undefined ? ApproversDirectory.load(option) : ApproversDirectory.fromEnv())?.signatures();
+  } catch (error) {
+    if (error instanceof ApproversDirectoryError) throw new ApprovalsUsageError(error.message);
+    throw error;
+  }
+}
+
+function parsed<T extends Record<string, { type: 'string' | 'boolean'; short?: string }>>(argv: string[], options: T, command: string) {
+  try {
+    return parseArgs({ args: argv, allowPositionals: false, strict: true, options });
+  } catch (error) {
+    throw new ApprovalsUsageError(`${(error as Error).message}; see temporal-mcp-tasks approvals ${command} --help`);
+  }
+}
+
+function keygenCommand(argv: string[], io: CommandOutput): number {
+  const { values } = parsed(argv, { out: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, 'keygen');
+  if (values.help) {
+    io.out(KEYGEN_HELP);
+    return APPROVALS_EXIT.valid;
+  }
+  const out = typeof values.out === 'string' ? values.out.trim() : '';
+  if (out === '')
+    throw new ApprovalsUsageError('give --out FILE, where the private key is written; see temporal-mcp-tasks approvals keygen --help');
+  const key = generateApproverKey();
+  try {
+    // Never over an existing file (a key someone relies on), never through a link, readable by its owner only.
+    writeFileSync(out, key.privateKeyPem, { flag: 'wx', mode: 0o600 });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new ApprovalsUsageError(
+      code === 'EEXIST'
+        ? `${out} exists; keygen never replaces a key: give another --out`
+        : `cannot write ${out}: ${(error as Error).message}`,
+    );
+  }
+  const privateKeyFile = path.resolve(out);
+  if (values.json)
+    io.out(`${JSON.stringify({ publicKey: key.publicKey, keyId: key.keyId, privateKeyFile }, null, 2)}
+`);
+  else
+    io.out(
+      `Private key written to ${privateKeyFile} (keep it to yourself).
+` +
+        `Public key ${key.keyId}: add it to your entry of the approvers directory:
+  "keys": [{ "ed25519": "${key.publicKey}" }]
+`,
+    );
+  return APPROVALS_EXIT.valid;
+}
+
+const DECISIONS = ['approve', 'reject', 'decline', 'delegate'] as const;
+const SUBJECT_DIGEST = /^sha256:[A-Za-z0-9_-]{43}$/;
+
+function signCommand(argv: string[], io: CommandOutput): number {
+  const { values } = parsed(
+    argv,
+    {
+      key: { type: 'string' },
+      task: { type: 'string' },
+      question: { type: 'string' },
+      decision: { type: 'string' },
+      subject: { type: 'string' },
+      'subject-digest': { type: 'string' },
+      'delegate-to': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    'sign',
+  );
+  if (values.help) {
+    io.out(SIGN_HELP);
+    return APPROVALS_EXIT.valid;
+  }
+  const see = 'see temporal-mcp-tasks approvals sign --help';
+  const need = (name: 'key' | 'task' | 'question' | 'decision'): string => {
+    const value = values[name];
+    if (typeof value !== 'string' || value.trim() === '') throw new ApprovalsUsageError(`give --${name}; ${see}`);
+    return value;
+  };
+  const [keyFile, taskId, key, decision] = [need('key'), need('task'), need('question'), need('decision')];
+  if (!(DECISIONS as readonly string[]).includes(decision))
+    throw new ApprovalsUsageError(`--decision is one of ${DECISIONS.join(', ')}, not "${decision}"; ${see}`);
+  const delegateTo = values['delegate-to'];
+  if ((decision === 'delegate') !== (delegateTo !== undefined))
+    throw new ApprovalsUsageError(`give --delegate-to with --decision delegate, and only then; ${see}`);
+  if ((values.subject === undefined) === (values['subject-digest'] === undefined))
+    throw new ApprovalsUsageError(`give either --subject FILE or --subject-digest DIGEST; ${see}`);
+  let subject: string;
+  if (values.subject !== undefined) {
+    const shown = readJson(values.subject === '-' ? 0 : values.subject, values.subject === '-' ? 'stdin' : values.subject);
+    subject = digestOf(shown);
+    // What is signed, shown to the one who signs it.
+    io.err(
+      [`Signing a ${decision} of "${key}" on task ${taskId}, about:`, ...subjectLines(shown, (text) => escapeControls(String(text)))].join(
+        '\n',
+      ) + '\n',
+    );
+  } else {
+    subject = values['subject-digest']!;
+    if (!SUBJECT_DIGEST.test(subject)) throw new ApprovalsUsageError(`--subject-digest is "sha256:" and 43 base64url characters; ${see}`);
+  }
+  let privateKeyPem: string;
+  try {
+    privateKeyPem = readFileSync(keyFile, 'utf8');
+  } catch (error) {
+    throw new ApprovalsUsageError(`cannot read the key ${keyFile}: ${(error as Error).message}`);
+  }
+  const statement = statementOf({
+    taskId,
+    question: { key },
+    subject,
+    decision: decision as (typeof DECISIONS)[number],
+    ...(delegateTo !== undefined && { delegatedTo: delegateTo }),
+  });
+  try {
+    io.out(`${JSON.stringify(signStatement(statement, privateKeyPem))}
+`);
+  } catch (error) {
+    if (error instanceof ApproverKeyError) throw new ApprovalsUsageError(`the key ${keyFile} is ${error.message}`);
+    throw error;
+  }
+  return APPROVALS_EXIT.valid;
+}
+
+function readJson(source: string | number, name: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(source, 'utf8');
+  } catch (error) {
+    throw new ApprovalsUsageError(`cannot read ${name}: ${(error as Error).message}`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new ApprovalsUsageError(`${name} is not JSON (${(error as Error).message}): give the subject as approvals_inbox lists it`);
+  }
 }
 
 function readReceipt(file: string): unknown {
@@ -255,6 +446,7 @@ export function humanReport(report: ReceiptReport, source: string, exportedTo?: 
     `Task ${safe(report.taskId ?? '(none)')}: ${report.records} decision record${report.records === 1 ? '' : 's'} in ${safe(source)}`,
   );
   lines.push(`Checked with key${report.checkedWith.length === 1 ? '' : 's'} ${report.checkedWith.join(', ') || '(none)'}`);
+  if (!report.approverKeysChecked) lines.push("Approvers' own signatures not checked: give --directory FILE (the approvers directory)");
   for (const question of report.questions) lines.push('', ...questionLines(question, safe));
   lines.push('');
   if (report.ok) lines.push('VALID: every record belongs to the task, the chain is whole, and every digest and signature checks out.');
@@ -281,6 +473,7 @@ function questionLines(question: QuestionReport, safe: (text: unknown) => string
       decision.voided ? 'VOIDED by a later record' : '',
       decision.sameSubject ? '' : 'shown ANOTHER subject',
       decision.signed ? 'signed' : 'unsigned (recorded by the workflow)',
+      ownSignatureText(decision),
     ].filter(Boolean);
     lines.push(
       `  ${decision.seq}. ${decision.decision} by ${safe(decision.person)} (principal ${safe(decision.principal)}${role}${acting}) at ${safe(decision.at)} via ${safe(decision.via)}; ${extra.join('; ')}`,
@@ -288,4 +481,14 @@ function questionLines(question: QuestionReport, safe: (text: unknown) => string
   }
   lines.push(`  Verdict: ${safe(question.verdict)}`);
   return lines;
+}
+
+function ownSignatureText(decision: ReportedDecision): string {
+  const own = decision.ownSignature;
+  const key = own?.keyId !== undefined ? ` ${own.keyId}` : '';
+  if (own?.status === 'valid') return `signed by ${decision.person} with their own key${key}`;
+  if (own?.status === 'invalid') return `their own signature${key} does NOT verify`;
+  if (own?.status === 'unknown-key') return `signed with key${key}, which the directory does not list for ${decision.person}`;
+  if (own?.status === 'unchecked') return `bears an own signature${key}, not checked (no directory)`;
+  return decision.mustSign ? `NOT signed by ${decision.person}, who must sign` : '';
 }

@@ -3,6 +3,7 @@
  * bridge's public key alone, and the report of that check. Node only (reading the store), pure otherwise.
  */
 import { defaultPersonOf } from '../contract';
+import { checkApproverSignature, type ApproverKeyring } from './approver-signatures';
 import type { DecisionPublicKeys } from './keys';
 import type { DecisionRecordBody, DecisionStore, SignedDecisionRecord } from './types';
 import { verifyChain, type CountedApproval } from './verify';
@@ -43,6 +44,14 @@ export interface ReportedDecision {
   required?: number;
   /** True for a record the bridge signed; false for one the workflow wrote (an expiry). */
   signed: boolean;
+  /**
+   * The person's own signature, when the record carries one: `valid` under a key the directory lists for them,
+   * `unknown-key` (the directory lists no such key of theirs), `invalid` (altered or forged), or `unchecked` (no
+   * directory was given).
+   */
+  ownSignature?: { status: 'valid' | 'unknown-key' | 'invalid' | 'unchecked'; keyId?: string };
+  /** True when the person must sign their approvals with their own key (the directory says so). */
+  mustSign?: boolean;
   /** True when a later signed void takes it back. */
   voided: boolean;
   /** False when the person was shown another subject than the question's latest. */
@@ -62,7 +71,10 @@ export interface QuestionReport {
   shown: unknown;
   subject: string;
   decisions: ReportedDecision[];
-  /** Approvals that count: signed, of the latest subject, not voided, one per person. */
+  /**
+   * Approvals that count: signed, of the latest subject, not voided, one per person; signed with the person's own key
+   * too when the directory says they must sign.
+   */
   approvers: CountedApproval[];
   standing: QuestionStanding;
   /** In words: by whom it stands approved, or what stops it. */
@@ -78,6 +90,8 @@ export interface ReceiptReport {
   keyIds: string[];
   /** The keys the check used. */
   checkedWith: string[];
+  /** Whether approvers' own signatures were checked (an approvers directory was given). */
+  approverKeysChecked: boolean;
   records: number;
   problems: string[];
   questions: QuestionReport[];
@@ -97,8 +111,16 @@ export async function exportReceipt(store: DecisionStore, taskId: string): Promi
  * approvals a question needs is not on record: the report says how many distinct people approved. Throws only what reading
  * `keys` throws.
  */
-export function verifyReceipt(receipt: unknown, keys: DecisionPublicKeys): ReceiptReport {
-  const report: ReceiptReport = { ok: false, keyIds: [], checkedWith: [...keys.keyIds], records: 0, problems: [], questions: [] };
+export function verifyReceipt(receipt: unknown, keys: DecisionPublicKeys, signatures?: ApproverKeyring): ReceiptReport {
+  const report: ReceiptReport = {
+    ok: false,
+    keyIds: [],
+    checkedWith: [...keys.keyIds],
+    approverKeysChecked: signatures !== undefined,
+    records: 0,
+    problems: [],
+    questions: [],
+  };
   const shapeProblem = receiptShapeProblem(receipt);
   if (shapeProblem) {
     report.problems.push(shapeProblem);
@@ -115,8 +137,19 @@ export function verifyReceipt(receipt: unknown, keys: DecisionPublicKeys): Recei
     report.problems.push(chain.problem);
     return report;
   }
-  report.questions = questionsOf(records);
-  report.ok = true;
+  report.questions = questionsOf(records, signatures);
+  // A person's own signature that does not verify under their key: the record was altered or forged.
+  for (const question of report.questions) {
+    for (const decision of question.decisions) {
+      if (decision.ownSignature?.status === 'invalid') {
+        const key = decision.ownSignature.keyId === undefined ? 'any key' : `key ${decision.ownSignature.keyId}`;
+        report.problems.push(
+          `record ${decision.seq} (${decision.decision} by ${decision.person}) carries a signature of theirs that is not valid under ${key}: it was altered or forged`,
+        );
+      }
+    }
+  }
+  report.ok = report.problems.length === 0;
   return report;
 }
 
@@ -134,7 +167,7 @@ function receiptShapeProblem(receipt: unknown): string | undefined {
 }
 
 /** The questions of a verified chain, in the order they were first decided. */
-function questionsOf(records: SignedDecisionRecord[]): QuestionReport[] {
+function questionsOf(records: SignedDecisionRecord[], signatures: ApproverKeyring | undefined): QuestionReport[] {
   const groups = new Map<string, SignedDecisionRecord[]>();
   for (const record of records) {
     const id = JSON.stringify([record.body.run, record.body.question.key]);
@@ -142,10 +175,10 @@ function questionsOf(records: SignedDecisionRecord[]): QuestionReport[] {
     if (group) group.push(record);
     else groups.set(id, [record]);
   }
-  return [...groups.values()].map(questionOf);
+  return [...groups.values()].map((group) => questionOf(group, signatures));
 }
 
-function questionOf(records: SignedDecisionRecord[]): QuestionReport {
+function questionOf(records: SignedDecisionRecord[], signatures: ApproverKeyring | undefined): QuestionReport {
   const latest = records[records.length - 1].body;
   // A void withdraws an approval or a hand-over only: a rejection, a decline or an expiry stands.
   const withdrawable = new Set(
@@ -157,36 +190,43 @@ function questionOf(records: SignedDecisionRecord[]): QuestionReport {
       .map((record) => record.body.voids)
       .filter((digest) => digest !== undefined && withdrawable.has(digest)),
   );
-  const decisions: ReportedDecision[] = records.map(({ body, digest, signature }) => ({
-    seq: body.seq,
-    decision: body.decision,
-    person: body.by.person ?? defaultPersonOf(body.by.principal),
-    principal: body.by.principal,
-    roles: [...(body.by.roles ?? [])],
-    ...(body.by.actingAs !== undefined && { actingAs: body.by.actingAs }),
-    auth: body.by.auth,
-    at: body.at,
-    via: body.via,
-    ...(body.delegatedTo !== undefined && { delegatedTo: body.delegatedTo }),
-    ...(body.comment !== undefined && { comment: body.comment }),
-    ...(body.reason !== undefined && { reason: body.reason }),
-    ...(body.outcome !== undefined && { outcome: body.outcome }),
-    ...(body.required !== undefined && { required: body.required }),
-    signed: signature !== undefined,
-    voided: voided.has(digest),
-    sameSubject: body.subject === latest.subject,
-    digest,
-  }));
+  const decisions: ReportedDecision[] = records.map(({ body, digest, signature }) => {
+    const person = body.by.person ?? defaultPersonOf(body.by.principal);
+    return {
+      seq: body.seq,
+      decision: body.decision,
+      person,
+      principal: body.by.principal,
+      roles: [...(body.by.roles ?? [])],
+      ...(body.by.actingAs !== undefined && { actingAs: body.by.actingAs }),
+      auth: body.by.auth,
+      at: body.at,
+      via: body.via,
+      ...(body.delegatedTo !== undefined && { delegatedTo: body.delegatedTo }),
+      ...(body.comment !== undefined && { comment: body.comment }),
+      ...(body.reason !== undefined && { reason: body.reason }),
+      ...(body.outcome !== undefined && { outcome: body.outcome }),
+      ...(body.required !== undefined && { required: body.required }),
+      signed: signature !== undefined,
+      ...ownSignatureOf(body, person, signatures),
+      voided: voided.has(digest),
+      sameSubject: body.subject === latest.subject,
+      digest,
+    };
+  });
   const standingOnes = decisions.filter((decision) => !decision.voided && decision.decision !== 'void' && decision.decision !== 'close');
   const blocker = standingOnes.find((decision) => ['reject', 'decline', 'expire'].includes(decision.decision));
   const approvers: CountedApproval[] = [];
   const counted = new Set<string>();
   for (const decision of standingOnes) {
     if (decision.decision !== 'approve' || !decision.signed || !decision.sameSubject) continue;
+    const own = decision.ownSignature;
+    if (own?.status === 'invalid' || (decision.mustSign && own?.status !== 'valid')) continue;
     if (counted.has(decision.person)) continue;
     counted.add(decision.person);
     approvers.push({
       person: decision.person,
+      ...(own?.status === 'valid' && { signedWith: own.keyId }),
       principal: decision.principal,
       roles: decision.roles,
       at: decision.at,
@@ -219,7 +259,13 @@ function questionOf(records: SignedDecisionRecord[]): QuestionReport {
     }
   } else {
     standing = 'open';
-    verdict = 'not approved: no signed approval of what it is about is on record';
+    const unsigned = standingOnes.filter(
+      (decision) => decision.decision === 'approve' && decision.mustSign && decision.ownSignature?.status !== 'valid',
+    );
+    verdict =
+      unsigned.length > 0
+        ? `not approved: ${[...new Set(unsigned.map((decision) => decision.person))].join(', ')} must sign approvals with their own key, and the approval on record bears the bridge's signature alone`
+        : 'not approved: no signed approval of what it is about is on record';
   }
   return {
     run: latest.run,
@@ -236,4 +282,22 @@ function questionOf(records: SignedDecisionRecord[]): QuestionReport {
 
 function approvals(count: number): string {
   return `${count} approval${count === 1 ? '' : 's'}`;
+}
+
+/** The report of a record's own signature and whether its person must sign (nothing when neither applies). */
+function ownSignatureOf(
+  body: DecisionRecordBody,
+  person: string,
+  signatures: ApproverKeyring | undefined,
+): Pick<ReportedDecision, 'ownSignature' | 'mustSign'> {
+  const mustSign = body.decision === 'approve' && signatures?.mustSign(person, body.by.roles ?? []) === true;
+  const check = checkApproverSignature(body, person, signatures);
+  let ownSignature: ReportedDecision['ownSignature'];
+  if (check.status === 'valid') ownSignature = { status: 'valid', keyId: check.keyId };
+  else if (check.status === 'unknown-key') ownSignature = { status: signatures ? 'unknown-key' : 'unchecked', keyId: check.keyId };
+  else if (check.status === 'invalid') {
+    const keyId = (body.approverSignature as { keyId?: unknown } | undefined)?.keyId;
+    ownSignature = { status: 'invalid', ...(typeof keyId === 'string' && { keyId }) };
+  }
+  return { ...(ownSignature && { ownSignature }), ...(mustSign && { mustSign }) };
 }

@@ -30,6 +30,11 @@ export interface DecisionRecordBody {
   /** `void`: the digest of a record of this chain the workflow refused to take, and why. */
   voids?: string;
   reason?: string;
+  /**
+   * The person's own signature of this decision (see `records/approver-signatures.ts`), when they gave one: over their
+   * statement of the task, the question's key, `subject` and `decision`, with a key the approvers directory lists.
+   */
+  approverSignature?: ApproverSignature;
   /** Who decided: principal, person, how they authenticated (`token`, `oauth`, `local`, `workflow`), roles. */
   by: { principal: string; person: string; auth: string; roles: string[]; actingAs?: string };
   /** An answer's fields as given (`accept`), and the person's note. */
@@ -38,6 +43,15 @@ export interface DecisionRecordBody {
   /** ISO 8601, and the path it came by (`approvals_answer`, `approvals_answer (form)`, `timer`). */
   at: string;
   via: string;
+}
+
+/** An approver's Ed25519 signature over the canonical JSON of their statement (`ApproverStatement`), as a record carries it. */
+export interface ApproverSignature {
+  alg: 'ed25519';
+  /** The first 16 characters of the base64url SHA-256 of the raw public key. */
+  keyId: string;
+  /** base64url. */
+  signature: string;
 }
 
 /** A record with its digest and, for records the bridge made, its Ed25519 signature. */
@@ -72,6 +86,8 @@ export interface VerifyDecisionsInput {
 /** One approval that counts. */
 export interface CountedApproval {
   person: string;
+  /** The id of the person's own key their approval is signed with, when it is. */
+  signedWith?: string;
   principal: string;
   roles: string[];
   at: string;

@@ -3,6 +3,7 @@
  * of one question allow its effect ({@link judgeApprovals}). Pure, but for the hashing.
  */
 import { defaultPersonOf } from '../contract';
+import { checkApproverSignature, type ApproverKeyring } from './approver-signatures';
 import { digestOf } from './canonical';
 import type { DecisionPublicKeys } from './keys';
 import type { ApprovalJudgement, CountedApproval, SignedDecisionRecord, VerifyDecisionsInput } from './types';
@@ -70,6 +71,11 @@ function recordProblem(taskId: string, records: SignedDecisionRecord[], index: n
 export interface ApprovalExpectation extends VerifyDecisionsInput {
   /** The person behind a principal (an approvers directory); default: the one the record names. */
   personOf?: (principal: string) => string;
+  /**
+   * The people's own keys and who must sign (an approvers directory): an approval by someone who must sign counts only
+   * with a valid signature of their own, and one with a signature that does not verify never counts.
+   */
+  signatures?: ApproverKeyring;
 }
 
 /**
@@ -127,9 +133,29 @@ export function judgeApprovals(records: SignedDecisionRecord[], expectation: App
       notes.push(`the approval by ${who} does not count: it is their own request`);
       continue;
     }
+    const own = checkApproverSignature(body, person, expectation.signatures);
+    if (own.status === 'invalid') {
+      notes.push(`the approval by ${who} does not count: ${own.problem}`);
+      continue;
+    }
+    if (own.status !== 'valid' && expectation.signatures?.mustSign(person, body.by.roles ?? [])) {
+      notes.push(
+        own.status === 'absent'
+          ? `the approval by ${who} does not count: ${person} must sign approvals with their own key, and it bears the bridge's signature alone`
+          : `the approval by ${who} does not count: it is signed with key ${own.keyId}, which the approvers directory does not list for ${person}`,
+      );
+      continue;
+    }
     if (counted.has(person)) continue;
     counted.add(person);
-    approvers.push({ person, principal: body.by.principal, roles: [...(body.by.roles ?? [])], at: body.at, digest: record.digest });
+    approvers.push({
+      person,
+      ...(own.status === 'valid' && { signedWith: own.keyId }),
+      principal: body.by.principal,
+      roles: [...(body.by.roles ?? [])],
+      at: body.at,
+      digest: record.digest,
+    });
   }
   if (approvers.length < expectation.required) {
     const counted = `${approvers.length} of ${expectation.required} approval${expectation.required === 1 ? '' : 's'} on record for this subject`;

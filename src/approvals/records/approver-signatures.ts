@@ -1,0 +1,173 @@
+/**
+ * Approvers' own signatures: a person signs their decision with a key of their own, over a statement naming the task,
+ * the question, the digest of exactly what they were shown and what they decided. The bridge puts that signature into
+ * the decision record it signs; the worker's check before an effect and `approvals verify` check it against the keys
+ * the approvers directory lists, so an approval of someone who must sign cannot be made with the bridge's key alone.
+ * Node only (the hashing and Ed25519).
+ */
+import {
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  sign as signBytes,
+  verify as verifyBytes,
+  type KeyObject,
+} from 'node:crypto';
+import { canonicalJson } from './canonical';
+import { keyIdOf } from './keys';
+import type { ApproverSignature, DecisionRecordBody } from './types';
+
+export type { ApproverSignature } from './types';
+
+/** The `format` of an approver's statement. */
+export const APPROVER_STATEMENT_FORMAT = 'temporal-mcp-tasks/approver-statement';
+
+/** Decisions an approver may sign. */
+export type SignableDecision = 'approve' | 'reject' | 'decline' | 'delegate';
+
+/** What an approver signs: their decision on one question of one task, about exactly what they were shown. */
+export interface ApproverStatement {
+  format: typeof APPROVER_STATEMENT_FORMAT;
+  v: 1;
+  taskId: string;
+  /** The question's key. */
+  key: string;
+  /** `sha256:<base64url>` of the canonical JSON of what the question showed (`subject` of the record, `subjectDigest` of the inbox). */
+  subject: string;
+  decision: SignableDecision;
+  /** `delegate`: to whom. */
+  delegatedTo?: string;
+}
+
+/** The statement a record's approver signature must be over. */
+export function statementOf(
+  body: Pick<DecisionRecordBody, 'taskId' | 'subject' | 'decision' | 'delegatedTo'> & { question: { key: string } },
+): ApproverStatement {
+  return {
+    format: APPROVER_STATEMENT_FORMAT,
+    v: 1,
+    taskId: body.taskId,
+    key: body.question.key,
+    subject: body.subject,
+    decision: body.decision as SignableDecision,
+    ...(body.delegatedTo !== undefined && { delegatedTo: body.delegatedTo }),
+  };
+}
+
+/** Thrown for an approver's key that cannot be used; the message says what is wrong and what to do. */
+export class ApproverKeyError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ApproverKeyError';
+  }
+}
+
+/** Raw Ed25519 public keys are 32 bytes: 43 base64url characters. */
+const RAW_ED25519 = /^[A-Za-z0-9_-]{43}$/;
+
+/** The Ed25519 public key of its raw 32 bytes in base64url, as the directory lists it. Throws {@link ApproverKeyError}. */
+export function ed25519PublicKey(raw: string): KeyObject {
+  if (!RAW_ED25519.test(raw)) throw new ApproverKeyError('an Ed25519 public key is its 32 bytes in base64url (43 characters)');
+  try {
+    return createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: raw }, format: 'jwk' });
+  } catch (error) {
+    throw new ApproverKeyError(`not an Ed25519 public key: ${(error as Error).message}`);
+  }
+}
+
+/** A new approver key pair: the private key as PKCS#8 PEM (keep it), the public key as the directory lists it, and its id. */
+export function generateApproverKey(): { privateKeyPem: string; publicKey: string; keyId: string } {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  return {
+    privateKeyPem: privateKey.export({ format: 'pem', type: 'pkcs8' }) as string,
+    publicKey: publicKey.export({ format: 'jwk' }).x as string,
+    keyId: keyIdOf(publicKey),
+  };
+}
+
+/** The public key of an approver's PKCS#8 PEM private key, as the directory lists it. Throws {@link ApproverKeyError}. */
+export function approverPublicKeyOf(privateKeyPem: string): { publicKey: string; keyId: string } {
+  const key = approverPrivateKey(privateKeyPem);
+  const publicKey = createPublicKey(key);
+  return { publicKey: publicKey.export({ format: 'jwk' }).x as string, keyId: keyIdOf(publicKey) };
+}
+
+function approverPrivateKey(privateKeyPem: string): KeyObject {
+  let key: KeyObject;
+  try {
+    key = createPrivateKey({ key: privateKeyPem, format: 'pem' });
+  } catch (error) {
+    throw new ApproverKeyError(`not a PEM private key: ${(error as Error).message}`);
+  }
+  if (key.asymmetricKeyType !== 'ed25519') {
+    throw new ApproverKeyError(`a ${key.asymmetricKeyType} key; approvers sign with Ed25519 (temporal-mcp-tasks approvals keygen)`);
+  }
+  return key;
+}
+
+/** Signs `statement` with the approver's PKCS#8 PEM Ed25519 private key. Throws {@link ApproverKeyError}. */
+export function signStatement(statement: ApproverStatement, privateKeyPem: string): ApproverSignature {
+  const key = approverPrivateKey(privateKeyPem);
+  const signature = signBytes(null, Buffer.from(canonicalJson(statement)), key).toString('base64url');
+  return { alg: 'ed25519', keyId: keyIdOf(createPublicKey(key)), signature };
+}
+
+/** The keys people sign with, and who must sign: what the approvers directory says (see `ApproversDirectory.signatures`). */
+export interface ApproverKeyring {
+  /** The public keys of `person`, by key id (none: an empty map). */
+  keysOf(person: string): ReadonlyMap<string, KeyObject>;
+  /**
+   * Whether an approval by `person` counts only with their own signature: everyone must sign, or the person must, or
+   * they hold (in the directory, or as the record says) a role whose approvals must be signed.
+   */
+  mustSign(person: string, roles: readonly string[]): boolean;
+}
+
+/** What checking the approver's signature of one record found. */
+export type ApproverSignatureCheck =
+  | { status: 'valid'; keyId: string }
+  /** There is none. */
+  | { status: 'absent' }
+  /** It names a key the directory does not list for the person (or no directory was given). */
+  | { status: 'unknown-key'; keyId: string }
+  /** It is malformed, or not valid under the key it names: the record was altered or forged. */
+  | { status: 'invalid'; problem: string };
+
+/** Checks the approver's signature `body` carries against `keyring`'s keys of `person`. Never throws. */
+export function checkApproverSignature(
+  body: DecisionRecordBody,
+  person: string,
+  keyring: ApproverKeyring | undefined,
+): ApproverSignatureCheck {
+  const given = body.approverSignature as unknown;
+  if (given === undefined) return { status: 'absent' };
+  if (!isSignature(given)) return { status: 'invalid', problem: 'its approver signature is malformed (alg "ed25519", keyId, signature)' };
+  const key = keyring?.keysOf(person).get(given.keyId);
+  if (!key) return { status: 'unknown-key', keyId: given.keyId };
+  let valid: boolean;
+  try {
+    valid = verifyBytes(null, Buffer.from(canonicalJson(statementOf(body))), key, Buffer.from(given.signature, 'base64url'));
+  } catch {
+    valid = false;
+  }
+  return valid
+    ? { status: 'valid', keyId: given.keyId }
+    : { status: 'invalid', problem: `its approver signature is not valid under ${person}'s key ${given.keyId}: it was altered or forged` };
+}
+
+function isSignature(value: unknown): value is ApproverSignature {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  const candidate = value as Record<string, unknown>;
+  return (
+    candidate.alg === 'ed25519' &&
+    typeof candidate.keyId === 'string' &&
+    typeof candidate.signature === 'string' &&
+    /^[A-Za-z0-9_-]{86}$/.test(candidate.signature) &&
+    Object.keys(candidate).length === 3
+  );
+}
+
+/** True when `value` has the shape of an {@link ApproverSignature} (as an argument may give it). */
+export function isApproverSignature(value: unknown): value is ApproverSignature {
+  return isSignature(value);
+}
