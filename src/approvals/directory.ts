@@ -286,6 +286,7 @@ export class ApproversDirectory {
     }
     const none: ReadonlyMap<string, KeyObject> = new Map();
     return {
+      personOf: (principal) => this.byPrincipal.get(principal)?.name,
       keysOf: (person) => keys.get(this.personNamed(person)) ?? none,
       mustSign: (person, roles) => {
         if (this.mustSignAll) return true;

@@ -114,6 +114,8 @@ export function signStatement(statement: ApproverStatement, privateKeyPem: strin
 
 /** The keys people sign with, and who must sign: what the approvers directory says (see `ApproversDirectory.signatures`). */
 export interface ApproverKeyring {
+  /** The person a principal stands for, when the directory lists it (a check then counts that person). */
+  personOf(principal: string): string | undefined;
   /** The public keys of `person`, by key id (none: an empty map). */
   keysOf(person: string): ReadonlyMap<string, KeyObject>;
   /**

@@ -191,7 +191,8 @@ function questionOf(records: SignedDecisionRecord[], signatures: ApproverKeyring
       .filter((digest) => digest !== undefined && withdrawable.has(digest)),
   );
   const decisions: ReportedDecision[] = records.map(({ body, digest, signature }) => {
-    const person = body.by.person ?? defaultPersonOf(body.by.principal);
+    // The directory, when given, says who a principal is; else the record does.
+    const person = signatures?.personOf(body.by.principal) ?? body.by.person ?? defaultPersonOf(body.by.principal);
     return {
       seq: body.seq,
       decision: body.decision,

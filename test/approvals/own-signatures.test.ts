@@ -1,0 +1,180 @@
+/**
+ * Approvers' own signatures: the approvers directory says that holders of ap-approver must sign their approvals with
+ * a key of their own. carol makes hers with `approvals keygen`, signs with `approvals sign`, and the invoice is paid;
+ * without a signature, or with one over another subject, her answer is refused and nothing is recorded. A bridge that
+ * holds the decision key but not the directory records her approval with the bridge's signature alone: the worker
+ * refuses to pay on it, and `approvals verify` with the directory says it is not approved.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { PaymentsLedger } from '../../examples/invoice-approval/src/activities/payments';
+import type { InvoiceResult } from '../../examples/invoice-approval/src/invoice';
+import { openDecisionStore } from '../../src/approvals/records/store';
+import { ApprovalClients, answer, awaitInInbox, inbox, makePeople, textOf, writeTokensFile, type Person } from '../helpers/approvals';
+import { ROOT } from '../helpers/dev-server';
+import { taskResult } from '../helpers/mcp';
+import { spawnWorker, type SpawnedProcess } from '../helpers/processes';
+import { startStack, type TestStack } from '../helpers/test-stack';
+import { sampleInvoice } from '../helpers/temporal';
+
+const people = makePeople({ sam: '', carol: 'ap-approver' });
+const scratch = mkdtempSync(path.join(os.tmpdir(), 'temporal-mcp-own-signatures-'));
+const carolKey = path.join(scratch, 'carol.pem');
+const directoryFile = path.join(scratch, 'approvers.json');
+
+let stack: TestStack;
+let worker: SpawnedProcess;
+const clients = new ApprovalClients();
+let store = '';
+
+/** `temporal-mcp-tasks approvals …` as a person runs it; `input` goes to its stdin. */
+function approvalsCommand(args: string[], input?: string) {
+  const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'approvals', ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    input,
+    env: { ...process.env, MCP_DECISION_STORE: store },
+    timeout: 60_000,
+  });
+  return { code: run.status, out: run.stdout, err: run.stderr };
+}
+
+beforeAll(async () => {
+  // carol makes her key; the directory's keeper lists its public half, and says ap-approver holders must sign.
+  const keygen = approvalsCommand(['keygen', '--out', carolKey, '--json']);
+  expect(keygen).toMatchObject({ code: 0 });
+  const { publicKey } = JSON.parse(keygen.out) as { publicKey: string };
+  writeFileSync(
+    directoryFile,
+    JSON.stringify({
+      mustSignRoles: ['ap-approver'],
+      people: [
+        { name: 'sam', principals: [people.sam.principal] },
+        { name: 'carol', principals: [people.carol.principal], roles: ['ap-approver'], keys: [{ ed25519: publicKey }] },
+      ],
+    }),
+  );
+  const tokens = writeTokensFile(people);
+  stack = await startStack({
+    name: 'own-signatures',
+    worker: false,
+    // The first server knows the directory; the second holds the same decision key without it.
+    servers: [{ env: { MCP_AUTH_TOKENS_FILE: tokens, MCP_APPROVERS_DIRECTORY: directoryFile } }, { env: { MCP_AUTH_TOKENS_FILE: tokens } }],
+  });
+  store = stack.activities.decisionStore;
+  const { activities } = stack;
+  worker = await spawnWorker(stack.taskQueue, {
+    PAYMENTS_LEDGER: activities.ledgerDir,
+    ERP_REGISTRY: activities.erpRegistryDir,
+    MCP_DECISION_STORE: activities.decisionStore,
+    NOTIFICATION_OUTBOX: activities.notificationOutbox,
+    NOTIFICATION_LEDGER: path.join(scratch, 'notifications-sent'),
+    MCP_APPROVERS_DIRECTORY: directoryFile,
+    INVOICE_APPROVER_ROLE: 'ap-approver',
+  });
+}, 180_000);
+
+afterAll(async () => {
+  await clients.closeAll();
+  await worker?.kill('SIGKILL');
+  await stack?.stop();
+});
+
+async function submit(client: McpClient): Promise<string> {
+  const created = await client.request(
+    { method: 'tools/call', params: { name: 'process_invoice', arguments: sampleInvoice() as never, task: {} } },
+    CreateTaskResultSchema,
+  );
+  return created.task.taskId;
+}
+
+async function paid(taskId: string): Promise<string[]> {
+  const entries = await new PaymentsLedger(stack.activities.ledgerDir).entries();
+  return entries
+    .filter((entry) => entry.taskId === taskId)
+    .map((entry) => entry.lineItemId)
+    .sort();
+}
+
+/** The number of decision records of `taskId`. */
+async function recordCount(taskId: string): Promise<number> {
+  const opened = openDecisionStore(store);
+  try {
+    return (await opened.records(taskId)).length;
+  } finally {
+    await opened.close();
+  }
+}
+
+/** carol's signature of `decision` on `taskId`'s approval, from the subject her inbox shows, as she makes it. */
+async function carolSigns(carol: McpClient, taskId: string, decision: 'approve' | 'reject'): Promise<Record<string, unknown>> {
+  await awaitInInbox(carol, taskId);
+  const item = (await inbox(carol)).find((entry) => entry.taskId === taskId) as unknown as { subject: unknown; subjectDigest: string };
+  const signed = approvalsCommand(
+    ['sign', '--key', carolKey, '--task', taskId, '--question', 'approval', '--decision', decision, '--subject', '-'],
+    JSON.stringify(item.subject),
+  );
+  expect(signed).toMatchObject({ code: 0, err: expect.stringContaining(`Signing a ${decision} of "approval" on task ${taskId}`) });
+  return JSON.parse(signed.out) as Record<string, unknown>;
+}
+
+const as = (person: Person, server = 0): Promise<McpClient> => clients.connect(stack.servers[server].url, person);
+
+test('carol must sign: unsigned or signed over another subject, her approval is refused; signed, the invoice is paid and the receipt names her key', async () => {
+  const [sam, carol] = await Promise.all([as(people.sam), as(people.carol)]);
+  const taskId = await submit(sam);
+  await awaitInInbox(carol, taskId);
+
+  const unsigned = await answer(carol, taskId, 'approve');
+  expect(unsigned.isError).toBe(true);
+  expect(textOf(unsigned)).toMatch(
+    /^You must sign your approval with your own key: sign the statement \{.*"taskId":"[^"]+".*\} \(temporal-mcp-tasks approvals sign\)/,
+  );
+  expect(await recordCount(taskId)).toBe(0);
+
+  // A signature of a rejection does not stand for an approval.
+  const ofReject = await carolSigns(carol, taskId, 'reject');
+  const mismatched = await answer(carol, taskId, 'approve', { signature: ofReject });
+  expect(textOf(mismatched)).toMatch(/^Your signature does not verify: sign exactly the statement/);
+  expect(await recordCount(taskId)).toBe(0);
+
+  const signature = await carolSigns(carol, taskId, 'approve');
+  expect(textOf(await answer(carol, taskId, 'approve', { signature }))).toMatch(/is recorded\.$/);
+  const result = (await taskResult(sam, taskId, 120_000)).structuredContent as InvoiceResult;
+  expect(result.outcome).toBe('paid');
+  expect(await paid(taskId)).toEqual(['LI-1', 'LI-2']);
+
+  const verified = approvalsCommand(['verify', taskId, '--directory', directoryFile, '--json']);
+  expect(verified.code).toBe(0);
+  const report = JSON.parse(verified.out) as {
+    approverKeysChecked: boolean;
+    questions: { standing: string; approvers: { person: string; signedWith?: string }[] }[];
+  };
+  expect(report.approverKeysChecked).toBe(true);
+  expect(report.questions[0]).toMatchObject({ standing: 'approved', approvers: [{ person: 'carol', signedWith: signature.keyId }] });
+  const human = approvalsCommand(['verify', taskId, '--directory', directoryFile]);
+  expect(human.out).toContain(`signed by carol with their own key ${String(signature.keyId)}`);
+}, 180_000);
+
+test('an approval a bridge signed alone (the decision key without the directory) is refused before payment and in the receipt', async () => {
+  const [sam, carol] = await Promise.all([as(people.sam, 1), as(people.carol, 1)]);
+  const taskId = await submit(sam);
+  await awaitInInbox(carol, taskId);
+  expect(textOf(await answer(carol, taskId, 'approve'))).toMatch(/is recorded\.$/);
+  const result = (await taskResult(sam, taskId, 120_000)).structuredContent as InvoiceResult;
+  expect(result.outcome).toBe('unapproved');
+  expect(result.reason).toMatch(/carol must sign approvals with their own key, and it bears the bridge's signature alone/);
+  expect(await paid(taskId)).toEqual([]);
+
+  const withDirectory = approvalsCommand(['verify', taskId, '--directory', directoryFile]);
+  expect(withDirectory.code).toBe(3);
+  expect(withDirectory.out).toMatch(/NOT signed by carol, who must sign/);
+  expect(withDirectory.out).toMatch(/Verdict: not approved: carol must sign approvals with their own key/);
+  // Without the directory the chain checks out and her signature cannot be asked for: the report says it was not checked.
+  const without = approvalsCommand(['verify', taskId], undefined);
+  expect(without.out).toContain("Approvers' own signatures not checked: give --directory FILE");
+}, 180_000);

@@ -1,0 +1,202 @@
+/**
+ * Approvers' own signatures, without Temporal: the statement, signing and checking, the directory's keys and who must
+ * sign, and how the worker's judgement and a receipt count approvals of people who must sign.
+ */
+import { ApproversDirectory, ApproversDirectoryError } from '../../src/approvals/directory';
+import {
+  checkApproverSignature,
+  generateApproverKey,
+  signStatement,
+  statementOf,
+  type ApproverSignature,
+} from '../../src/approvals/records/approver-signatures';
+import { canonicalJson, digestOf } from '../../src/approvals/records/canonical';
+import { exportReceipt, verifyReceipt } from '../../src/approvals/records/receipt';
+import type { DecisionStore, SignedDecisionRecord } from '../../src/approvals/records/types';
+import { judgeApprovals } from '../../src/approvals/records/verify';
+import { bodyOf, chainOf, invoiceShown, testSigner, type Step } from '../helpers/decision-records';
+
+const TASK = 'invoice-1';
+const carol = generateApproverKey();
+const dave = generateApproverKey();
+
+function directory(extra: Record<string, unknown> = {}, carolEntry: Record<string, unknown> = {}) {
+  return ApproversDirectory.of({
+    people: [
+      { name: 'carol', principals: ['carol', 'oauth:carol'], roles: ['ap-approver'], keys: [{ ed25519: carol.publicKey }], ...carolEntry },
+      { name: 'dave', principals: ['dave'], roles: ['ap-approver'], keys: [{ ed25519: dave.publicKey }] },
+      { name: 'olga', principals: ['olga'], roles: [] },
+    ],
+    ...extra,
+  });
+}
+
+/** carol's (or `key`'s) signature of the step it is put into, at its place `seq` of the chain. */
+function signedBy(key: { privateKeyPem: string }, step: Step, seq = 1): ApproverSignature {
+  const body = bodyOf(TASK, seq, null, step);
+  return signStatement(statementOf(body), key.privateKeyPem);
+}
+
+const approveBy = (who: string): Step => ({ decision: 'approve', by: who });
+const expectation = { taskId: TASK, run: 'run-1', key: 'approval', subject: invoiceShown(), required: 1, requester: 'sam' };
+
+test('the statement names the task, the question, the subject digest and the decision, and its canonical text is fixed', () => {
+  const body = bodyOf(TASK, 3, 'sha256:x', { decision: 'delegate', delegatedTo: 'dave' });
+  const statement = statementOf(body);
+  expect(statement).toEqual({
+    format: 'temporal-mcp-tasks/approver-statement',
+    v: 1,
+    taskId: TASK,
+    key: 'approval',
+    subject: digestOf(invoiceShown()),
+    decision: 'delegate',
+    delegatedTo: 'dave',
+  });
+  // Neither the chain position nor the time is signed: the approver signs before the record exists.
+  expect(canonicalJson(statement)).not.toContain('seq');
+  expect(canonicalJson(statementOf(bodyOf(TASK, 9, 'sha256:y', { decision: 'delegate', delegatedTo: 'dave' })))).toBe(
+    canonicalJson(statement),
+  );
+});
+
+test('a signature checks out under its person’s listed key only, and for exactly what it was made over', () => {
+  const keyring = directory().signatures();
+  const signature = signedBy(carol, approveBy('carol'));
+  const body = { ...bodyOf(TASK, 1, null, approveBy('carol')), approverSignature: signature };
+  expect(checkApproverSignature(body, 'carol', keyring)).toEqual({ status: 'valid', keyId: carol.keyId });
+  // A principal of carol's is carol.
+  expect(checkApproverSignature(body, 'oauth:carol', keyring)).toEqual({ status: 'valid', keyId: carol.keyId });
+  // dave cannot use carol's signature, nor carol's key stand for dave.
+  expect(checkApproverSignature(body, 'dave', keyring)).toEqual({ status: 'unknown-key', keyId: carol.keyId });
+  // Another decision, another subject, another task: the same signature does not verify.
+  for (const changed of [
+    { ...body, decision: 'reject' as const },
+    { ...body, subject: digestOf(invoiceShown(99)) },
+    { ...body, taskId: 'invoice-2' },
+  ]) {
+    expect(checkApproverSignature(changed, 'carol', keyring)).toMatchObject({ status: 'invalid' });
+  }
+  expect(checkApproverSignature({ ...body, approverSignature: { ...signature, alg: 'rsa' } as never }, 'carol', keyring)).toMatchObject({
+    status: 'invalid',
+  });
+  expect(checkApproverSignature(bodyOf(TASK, 1, null, approveBy('carol')), 'carol', keyring)).toEqual({ status: 'absent' });
+});
+
+test('who must sign: everyone, the people marked, or holders of a role (listed, or as the record says)', () => {
+  expect(directory().signatures().mustSign('carol', [])).toBe(false);
+  expect(directory({}, { mustSign: true }).signatures().mustSign('oauth:carol', [])).toBe(true);
+  const byRole = directory({ mustSignRoles: ['ap-approver'] }).signatures();
+  expect(byRole.mustSign('dave', [])).toBe(true);
+  expect(byRole.mustSign('olga', [])).toBe(false);
+  expect(byRole.mustSign('stranger', ['ap-approver'])).toBe(true);
+  expect(directory({ mustSign: true }).signatures().mustSign('stranger', [])).toBe(true);
+});
+
+test('the directory refuses a key that is not an Ed25519 public key, a key listed twice, and someone who must sign without a key', () => {
+  expect(() => ApproversDirectory.of({ people: [{ name: 'x', keys: [{ ed25519: 'not-a-key' }] }] })).toThrow(
+    /people\[0\] \("x"\)\.keys\.0\.ed25519: use the raw 32-byte Ed25519 public key in base64url/,
+  );
+  expect(() =>
+    ApproversDirectory.of({
+      people: [
+        { name: 'x', keys: [{ ed25519: carol.publicKey }] },
+        { name: 'y', keys: [{ ed25519: carol.publicKey }] },
+      ],
+    }),
+  ).toThrow(/people\[1\] \("y"\)\.keys\.0\.ed25519: this key is listed by people\[0\] \("x"\) too/);
+  expect(() => ApproversDirectory.of({ people: [{ name: 'x', mustSign: true }] })).toThrow(ApproversDirectoryError);
+  expect(() => ApproversDirectory.of({ people: [{ name: 'x', mustSign: true }] })).toThrow(/a person who must sign needs a key/);
+});
+
+describe('the worker’s judgement before an effect', () => {
+  const { signer } = testSigner();
+  const keyring = directory({ mustSignRoles: ['ap-approver'] }).signatures();
+
+  test('an approval of someone who must sign counts with their signature, and names the key', () => {
+    const records = chainOf(TASK, signer, [{ ...approveBy('carol'), approverSignature: signedBy(carol, approveBy('carol')) }]);
+    expect(judgeApprovals(records, { ...expectation, signatures: keyring })).toEqual({
+      ok: true,
+      approvers: [expect.objectContaining({ person: 'carol', signedWith: carol.keyId })],
+    });
+  });
+
+  test('with the bridge’s signature alone, with another person’s key, or with a signature that does not verify, it does not count', () => {
+    const alone = chainOf(TASK, signer, [approveBy('carol')]);
+    const judged = judgeApprovals(alone, { ...expectation, signatures: keyring });
+    expect(judged).toEqual({
+      ok: false,
+      reason: expect.stringContaining("carol must sign approvals with their own key, and it bears the bridge's signature alone"),
+    });
+    // Without the directory the same records pass: the directory is what asks for the person's own key.
+    expect(judgeApprovals(alone, expectation)).toMatchObject({ ok: true });
+
+    const davesKey = chainOf(TASK, signer, [{ ...approveBy('carol'), approverSignature: signedBy(dave, approveBy('carol')) }]);
+    expect(judgeApprovals(davesKey, { ...expectation, signatures: keyring })).toEqual({
+      ok: false,
+      reason: expect.stringContaining(`signed with key ${dave.keyId}, which the approvers directory does not list for carol`),
+    });
+
+    const forOther = chainOf(TASK, signer, [
+      { ...approveBy('carol'), approverSignature: signedBy(carol, { decision: 'reject', by: 'carol' }) },
+    ]);
+    expect(judgeApprovals(forOther, { ...expectation, signatures: keyring })).toEqual({
+      ok: false,
+      reason: expect.stringContaining("its approver signature is not valid under carol's key"),
+    });
+    // A signature that does not verify never counts, even for someone who need not sign.
+    const daveForged = chainOf(TASK, signer, [
+      { ...approveBy('dave'), approverSignature: signedBy(dave, { decision: 'reject', by: 'dave' }) },
+    ]);
+    expect(directory().signatures().mustSign('dave', ['ap-approver'])).toBe(false);
+    expect(judgeApprovals(daveForged, { ...expectation, signatures: directory().signatures() })).toEqual({
+      ok: false,
+      reason: expect.stringContaining("its approver signature is not valid under dave's key"),
+    });
+  });
+});
+
+describe('a receipt', () => {
+  const { signer, keys } = testSigner();
+  const keyring = directory({ mustSignRoles: ['ap-approver'] }).signatures();
+  const close: Step = { decision: 'close', outcome: 'accepted', required: 1 };
+  const storeOf = (records: SignedDecisionRecord[]): DecisionStore => ({
+    records: async () => records,
+    append: async () => 'appended',
+    describe: () => 'memory',
+    close: async () => undefined,
+  });
+
+  test('approved with the person’s own signature; not approved with the bridge’s alone; unchecked without the directory', async () => {
+    const signed = await exportReceipt(
+      storeOf(chainOf(TASK, signer, [{ ...approveBy('carol'), approverSignature: signedBy(carol, approveBy('carol')) }, close])),
+      TASK,
+    );
+    const report = verifyReceipt(signed, keys, keyring);
+    expect(report).toMatchObject({ ok: true, approverKeysChecked: true });
+    expect(report.questions[0]).toMatchObject({ standing: 'approved', approvers: [{ person: 'carol', signedWith: carol.keyId }] });
+    expect(report.questions[0].decisions[0].ownSignature).toEqual({ status: 'valid', keyId: carol.keyId });
+
+    const alone = await exportReceipt(storeOf(chainOf(TASK, signer, [approveBy('carol'), close])), TASK);
+    const refused = verifyReceipt(alone, keys, keyring);
+    expect(refused.ok).toBe(true);
+    expect(refused.questions[0]).toMatchObject({
+      standing: 'open',
+      verdict: expect.stringMatching(/^not approved: carol must sign approvals/),
+    });
+    expect(refused.questions[0].decisions[0]).toMatchObject({ mustSign: true });
+    expect(verifyReceipt(alone, keys).questions[0].standing).toBe('approved');
+    expect(verifyReceipt(signed, keys).questions[0].decisions[0].ownSignature).toEqual({ status: 'unchecked', keyId: carol.keyId });
+  });
+
+  test('a person’s signature that does not verify makes the receipt INVALID, even re-signed by the bridge', async () => {
+    const forged = chainOf(TASK, signer, [
+      { ...approveBy('carol'), approverSignature: signedBy(carol, { decision: 'reject', by: 'carol' }) },
+      close,
+    ]);
+    const report = verifyReceipt(await exportReceipt(storeOf(forged), TASK), keys, keyring);
+    expect(report.ok).toBe(false);
+    expect(report.problems).toEqual([
+      `record 1 (approve by carol) carries a signature of theirs that is not valid under key ${carol.keyId}: it was altered or forged`,
+    ]);
+  });
+});
