@@ -40,10 +40,12 @@ export {
   signStatement,
   statementOf,
   type ApproverKeyring,
+  type ApproverPublicKey,
   type ApproverSignature,
   type ApproverSignatureCheck,
   type ApproverStatement,
 } from './approvals/records/approver-signatures';
+export { passkeyChallengeOf, type PasskeyEntry } from './approvals/records/passkeys';
 export {
   AnswerRefusedError,
   InvalidTaskRequestError,

@@ -6,9 +6,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import type { KeyObject } from 'node:crypto';
 import { defaultPersonOf, type DecisionNotification, type InputAudience } from './contract';
-import { ed25519PublicKey, type ApproverKeyring } from './records/approver-signatures';
+import { ed25519PublicKey, type ApproverKeyring, type ApproverPublicKey } from './records/approver-signatures';
+import { passkeyPublicKey } from './records/passkeys';
 import { keyIdOf } from './records/keys';
 
 /** Environment variable naming the directory file. */
@@ -33,6 +33,16 @@ function isWebhookSecret(value: string): boolean {
 function isEd25519Key(value: string): boolean {
   try {
     ed25519PublicKey(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** True for a passkey's SPKI public key in base64url that checks can use. */
+function isPasskeyKey(value: string): boolean {
+  try {
+    passkeyPublicKey(value);
     return true;
   } catch {
     return false;
@@ -66,12 +76,35 @@ export const PersonSchema = z.strictObject({
   webhookSecret: WebhookSecretSchema.optional().describe("Signs this person's webhook calls instead of the default secret."),
   keys: z
     .array(
-      z.strictObject({
-        ed25519: z
-          .string()
-          .refine(isEd25519Key, 'use the raw 32-byte Ed25519 public key in base64url, as `temporal-mcp-tasks approvals keygen` prints it')
-          .describe('An Ed25519 public key of the person (base64url of its 32 bytes).'),
-      }),
+      z
+        .strictObject({
+          ed25519: z
+            .string()
+            .refine(isEd25519Key, 'use the raw 32-byte Ed25519 public key in base64url, as `temporal-mcp-tasks approvals keygen` prints it')
+            .optional()
+            .describe('An Ed25519 public key of the person (base64url of its 32 bytes).'),
+          passkey: z
+            .strictObject({
+              id: z
+                .string()
+                .regex(/^[A-Za-z0-9_-]{16,1364}$/, 'use the credential id in base64url')
+                .describe('The credential id.'),
+              publicKey: z
+                .string()
+                .refine(isPasskeyKey, 'use the SPKI public key in base64url (ES256 or Ed25519), as the passkey page prints it')
+                .describe("The credential's public key, SPKI DER in base64url."),
+              rpId: z
+                .string()
+                .regex(/^[a-z0-9.-]{1,253}$/, 'use the host name the passkey was made for')
+                .describe('The relying party id.'),
+              origin: z
+                .url({ protocol: /^https?$/, error: 'use the origin of the page it signs on, e.g. https://approvals.example.com' })
+                .describe('The origin of the page it signs on.'),
+            })
+            .optional()
+            .describe('A passkey of the person, as the passkey page of the server prints it once registered.'),
+        })
+        .refine((key) => (key.ed25519 === undefined) !== (key.passkey === undefined), 'give either ed25519 or passkey in each key'),
     )
     .default([])
     .describe("The person's own signing keys: decisions they sign are checked with these."),
@@ -111,21 +144,23 @@ export const ApproversDirectoryFileSchema = z
     const keyOwners = new Map<string, number>();
     file.people.forEach((person, index) => {
       person.keys.forEach((key, at) => {
-        const owner = keyOwners.get(key.ed25519);
+        const id = key.ed25519 ?? `passkey:${key.passkey?.id}`;
+        const owner = keyOwners.get(id);
         if (owner !== undefined) {
           ctx.addIssue({
             code: 'custom',
-            path: ['people', index, 'keys', at, 'ed25519'],
+            path: ['people', index, 'keys', at, key.ed25519 !== undefined ? 'ed25519' : 'passkey'],
             message: `this key is listed ${owner === index ? 'twice' : `by people[${owner}] ("${file.people[owner].name}") too`}; a key belongs to one person, once`,
           });
         }
-        keyOwners.set(key.ed25519, index);
+        keyOwners.set(id, index);
       });
       if (person.mustSign && person.keys.length === 0) {
         ctx.addIssue({
           code: 'custom',
           path: ['people', index, 'mustSign'],
-          message: 'a person who must sign needs a key: add { "ed25519": ... } to keys (temporal-mcp-tasks approvals keygen)',
+          message:
+            'a person who must sign needs a key: add { "ed25519": ... } (temporal-mcp-tasks approvals keygen) or { "passkey": ... } to keys',
         });
       }
     });
@@ -272,19 +307,11 @@ export class ApproversDirectory {
    * whom the person listing it stands) signs with the keys listed for them; a person nobody lists has none.
    */
   signatures(): ApproverKeyring {
-    const keys = new Map<string, ReadonlyMap<string, KeyObject>>();
+    const keys = new Map<string, ReadonlyMap<string, ApproverPublicKey>>();
     for (const person of this.people) {
-      keys.set(
-        person.name,
-        new Map(
-          person.keys.map(({ ed25519 }) => {
-            const key = ed25519PublicKey(ed25519);
-            return [keyIdOf(key), key] as const;
-          }),
-        ),
-      );
+      keys.set(person.name, new Map(person.keys.map(publicKeyOf)));
     }
-    const none: ReadonlyMap<string, KeyObject> = new Map();
+    const none: ReadonlyMap<string, ApproverPublicKey> = new Map();
     return {
       personOf: (principal) => this.byPrincipal.get(principal)?.name,
       keysOf: (person) => keys.get(this.personNamed(person)) ?? none,
@@ -367,4 +394,11 @@ export class ApproversDirectory {
   private named(person: Person, audience: InputAudience): boolean {
     return [person.name, ...person.principals].some((name) => audience.principals?.includes(name));
   }
+}
+
+/** A listed key by its id: an Ed25519 key's id, a passkey's credential id. */
+function publicKeyOf(listed: Person['keys'][number]): [string, ApproverPublicKey] {
+  if (listed.passkey) return [listed.passkey.id, { kind: 'passkey', ...listed.passkey, key: passkeyPublicKey(listed.passkey.publicKey) }];
+  const key = ed25519PublicKey(listed.ed25519!);
+  return [keyIdOf(key), { kind: 'ed25519', key }];
 }

@@ -53,6 +53,8 @@ function progressOf(question: { accepted: number; required: number }): string {
   return `${question.accepted} of ${question.required} approval${question.required === 1 ? '' : 's'}`;
 }
 
+const BASE64URL = /^[A-Za-z0-9_-]+$/;
+
 const AnswerSchema = z.object({
   taskId: TaskIdSchema,
   key: z.string().min(1).max(200).describe('The question, as approvals_inbox lists it.'),
@@ -75,17 +77,27 @@ const AnswerSchema = z.object({
     .optional()
     .describe('delegate only: the principal who is asked in your place (not the requester, not someone who answered).'),
   signature: z
-    .strictObject({
-      alg: z.literal('ed25519'),
-      keyId: z.string().min(1).max(100),
-      signature: z.string().regex(/^[A-Za-z0-9_-]{86}$/, 'use the base64url Ed25519 signature (86 characters)'),
-    })
+    .discriminatedUnion('alg', [
+      z.strictObject({
+        alg: z.literal('ed25519'),
+        keyId: z.string().min(1).max(100),
+        signature: z.string().regex(/^[A-Za-z0-9_-]{86}$/, 'use the base64url Ed25519 signature (86 characters)'),
+      }),
+      z.strictObject({
+        alg: z.literal('webauthn'),
+        keyId: z.string().regex(BASE64URL).max(1_400),
+        authenticatorData: z.string().regex(BASE64URL).max(4_000),
+        clientDataJSON: z.string().regex(BASE64URL).max(4_000),
+        signature: z.string().regex(BASE64URL).max(1_000),
+      }),
+    ])
     .optional()
     .describe(
       'Your own signature of this decision, as `temporal-mcp-tasks approvals sign` prints it: Ed25519 over the canonical ' +
         'JSON of {"format":"temporal-mcp-tasks/approver-statement","v":1,"taskId":…,"key":…,"subject":<subjectDigest from ' +
         'approvals_inbox>,"decision":"approve"|"reject"|"decline"|"delegate"} (and "delegatedTo" for a hand-over), with a key ' +
-        'the approvers directory lists for you. Required for approvals by people the directory says must sign.',
+        "the approvers directory lists for you; or a passkey's, as the server's passkey page (/passkeys) makes it " +
+        '("alg":"webauthn"). Required for approvals by people the directory says must sign.',
     ),
 });
 

@@ -15,29 +15,13 @@ import {
 } from 'node:crypto';
 import { canonicalJson } from './canonical';
 import { keyIdOf } from './keys';
-import type { ApproverSignature, DecisionRecordBody } from './types';
+import { passkeyProblem, type PasskeyEntry } from './passkeys';
+import type { ApproverSignature, ApproverStatement, DecisionRecordBody, PasskeyApproverSignature, SignableDecision } from './types';
 
-export type { ApproverSignature } from './types';
+export type { ApproverSignature, ApproverStatement, Ed25519ApproverSignature, PasskeyApproverSignature, SignableDecision } from './types';
 
 /** The `format` of an approver's statement. */
-export const APPROVER_STATEMENT_FORMAT = 'temporal-mcp-tasks/approver-statement';
-
-/** Decisions an approver may sign. */
-export type SignableDecision = 'approve' | 'reject' | 'decline' | 'delegate';
-
-/** What an approver signs: their decision on one question of one task, about exactly what they were shown. */
-export interface ApproverStatement {
-  format: typeof APPROVER_STATEMENT_FORMAT;
-  v: 1;
-  taskId: string;
-  /** The question's key. */
-  key: string;
-  /** `sha256:<base64url>` of the canonical JSON of what the question showed (`subject` of the record, `subjectDigest` of the inbox). */
-  subject: string;
-  decision: SignableDecision;
-  /** `delegate`: to whom. */
-  delegatedTo?: string;
-}
+export const APPROVER_STATEMENT_FORMAT: ApproverStatement['format'] = 'temporal-mcp-tasks/approver-statement';
 
 /** The statement a record's approver signature must be over. */
 export function statementOf(
@@ -116,14 +100,17 @@ export function signStatement(statement: ApproverStatement, privateKeyPem: strin
 export interface ApproverKeyring {
   /** The person a principal stands for, when the directory lists it (a check then counts that person). */
   personOf(principal: string): string | undefined;
-  /** The public keys of `person`, by key id (none: an empty map). */
-  keysOf(person: string): ReadonlyMap<string, KeyObject>;
+  /** The public keys of `person`, by key id (a passkey's: its credential id; none: an empty map). */
+  keysOf(person: string): ReadonlyMap<string, ApproverPublicKey>;
   /**
    * Whether an approval by `person` counts only with their own signature: everyone must sign, or the person must, or
    * they hold (in the directory, or as the record says) a role whose approvals must be signed.
    */
   mustSign(person: string, roles: readonly string[]): boolean;
 }
+
+/** A person's public key: an Ed25519 key, or a passkey with where it signs. */
+export type ApproverPublicKey = { kind: 'ed25519'; key: KeyObject } | ({ kind: 'passkey'; key: KeyObject } & PasskeyEntry);
 
 /** What checking the approver's signature of one record found. */
 export type ApproverSignatureCheck =
@@ -143,30 +130,61 @@ export function checkApproverSignature(
 ): ApproverSignatureCheck {
   const given = body.approverSignature as unknown;
   if (given === undefined) return { status: 'absent' };
-  if (!isSignature(given)) return { status: 'invalid', problem: 'its approver signature is malformed (alg "ed25519", keyId, signature)' };
-  const key = keyring?.keysOf(person).get(given.keyId);
-  if (!key) return { status: 'unknown-key', keyId: given.keyId };
-  let valid: boolean;
-  try {
-    valid = verifyBytes(null, Buffer.from(canonicalJson(statementOf(body))), key, Buffer.from(given.signature, 'base64url'));
-  } catch {
-    valid = false;
+  if (!isSignature(given)) {
+    return {
+      status: 'invalid',
+      problem:
+        'its approver signature is malformed (alg "ed25519" with keyId and signature, or "webauthn" with keyId, authenticatorData, clientDataJSON and signature)',
+    };
   }
-  return valid
+  const listed = keyring?.keysOf(person).get(given.keyId);
+  if (!listed || (listed.kind === 'passkey') !== (given.alg === 'webauthn')) return { status: 'unknown-key', keyId: given.keyId };
+  const statement = statementOf(body);
+  let problem: string | undefined;
+  if (listed.kind === 'passkey') {
+    problem = passkeyProblem(statement, given as PasskeyApproverSignature, listed);
+  } else {
+    let valid: boolean;
+    try {
+      valid = verifyBytes(null, Buffer.from(canonicalJson(statement)), listed.key, Buffer.from(given.signature, 'base64url'));
+    } catch {
+      valid = false;
+    }
+    problem = valid ? undefined : 'it does not verify';
+  }
+  return problem === undefined
     ? { status: 'valid', keyId: given.keyId }
-    : { status: 'invalid', problem: `its approver signature is not valid under ${person}'s key ${given.keyId}: it was altered or forged` };
+    : {
+        status: 'invalid',
+        problem: `its approver signature is not valid under ${person}'s key ${given.keyId} (${problem}): it was altered or forged`,
+      };
 }
+
+const BASE64URL = /^[A-Za-z0-9_-]+$/;
 
 function isSignature(value: unknown): value is ApproverSignature {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
   const candidate = value as Record<string, unknown>;
-  return (
-    candidate.alg === 'ed25519' &&
-    typeof candidate.keyId === 'string' &&
-    typeof candidate.signature === 'string' &&
-    /^[A-Za-z0-9_-]{86}$/.test(candidate.signature) &&
-    Object.keys(candidate).length === 3
-  );
+  const text = (name: string, max: number) =>
+    typeof candidate[name] === 'string' && (candidate[name] as string).length <= max && BASE64URL.test(candidate[name] as string);
+  if (candidate.alg === 'ed25519') {
+    return (
+      text('keyId', 100) &&
+      typeof candidate.signature === 'string' &&
+      /^[A-Za-z0-9_-]{86}$/.test(candidate.signature) &&
+      Object.keys(candidate).length === 3
+    );
+  }
+  if (candidate.alg === 'webauthn') {
+    return (
+      text('keyId', 1_400) &&
+      text('authenticatorData', 4_000) &&
+      text('clientDataJSON', 4_000) &&
+      text('signature', 1_000) &&
+      Object.keys(candidate).length === 5
+    );
+  }
+  return false;
 }
 
 /** True when `value` has the shape of an {@link ApproverSignature} (as an argument may give it). */

@@ -45,12 +45,42 @@ export interface DecisionRecordBody {
   via: string;
 }
 
-/** An approver's Ed25519 signature over the canonical JSON of their statement (`ApproverStatement`), as a record carries it. */
-export interface ApproverSignature {
+/** Decisions an approver may sign. */
+export type SignableDecision = 'approve' | 'reject' | 'decline' | 'delegate';
+
+/** What an approver signs: their decision on one question of one task, about exactly what they were shown. */
+export interface ApproverStatement {
+  format: 'temporal-mcp-tasks/approver-statement';
+  v: 1;
+  taskId: string;
+  /** The question's key. */
+  key: string;
+  /** `sha256:<base64url>` of the canonical JSON of what the question showed (`subject` of the record, `subjectDigest` of the inbox). */
+  subject: string;
+  decision: SignableDecision;
+  /** `delegate`: to whom. */
+  delegatedTo?: string;
+}
+
+/** An approver's own signature of their statement (`ApproverStatement`), as a record carries it. */
+export type ApproverSignature = Ed25519ApproverSignature | PasskeyApproverSignature;
+
+/** An Ed25519 signature over the canonical JSON of the statement. */
+export interface Ed25519ApproverSignature {
   alg: 'ed25519';
   /** The first 16 characters of the base64url SHA-256 of the raw public key. */
   keyId: string;
   /** base64url. */
+  signature: string;
+}
+
+/** A WebAuthn assertion (a passkey) whose challenge is the SHA-256 of the statement's canonical JSON; all base64url. */
+export interface PasskeyApproverSignature {
+  alg: 'webauthn';
+  /** The credential id. */
+  keyId: string;
+  authenticatorData: string;
+  clientDataJSON: string;
   signature: string;
 }
 
