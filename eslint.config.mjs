@@ -78,7 +78,7 @@ const LAYERS = [
   {
     name: 'serve',
     files: ['src/mcp/serve/'],
-    uses: ['bridge', 'transports', 'endpoints', 'tools', 'approvals', 'records', 'core', 'contract', 'util'],
+    uses: ['bridge', 'transports', 'endpoints', 'tools', 'app', 'approvals', 'records', 'core', 'contract', 'util'],
   },
   { name: 'client', files: ['src/client/'], uses: ['contract', 'util'] },
   {
@@ -270,8 +270,9 @@ export default tseslint.config(
     },
   },
   {
-    // The task view runs in a browser frame inside the chat host: browser globals, no Node, no server code.
-    files: ['src/mcp/app/view/**/*.ts'],
+    // The task view runs in a browser frame inside the chat host, the passkey page in a browser tab: browser globals,
+    // no Node, no server code.
+    files: ['src/mcp/app/view/**/*.ts', 'src/mcp/app/passkey-page/**/*.ts'],
     languageOptions: {
       globals: Object.fromEntries(
         [
@@ -290,6 +291,13 @@ export default tseslint.config(
           'HTMLInputElement',
           'HTMLHeadingElement',
           'HTMLElementTagNameMap',
+          'HTMLButtonElement',
+          'location',
+          'fetch',
+          'crypto',
+          'btoa',
+          'TextEncoder',
+          'URLSearchParams',
         ].map((name) => [name, 'readonly']),
       ),
     },

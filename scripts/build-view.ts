@@ -5,30 +5,46 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { buildPasskeyPageHtml } from '../src/mcp/app/passkey-pages';
 import { buildTaskViewHtml, TASK_VIEW_URI } from '../src/mcp/app/view-html';
 
 const ROOT = path.resolve(__dirname, '..');
 
-const HELP = `Usage: npm run build:view [-- --out FILE] [--help]
+const HELP = `Usage: npm run build:view [-- --out FILE] [--passkey-page FILE] [--help]
 
 Bundles the task view (src/mcp/app/view) into one self-contained HTML file, the document the server serves as
 ${TASK_VIEW_URI}. --out sets the file (default dist/task-view.html; the package's copy is dist/mcp/app/task-view.html).
+--passkey-page also writes the passkey page the server serves at /passkeys (src/mcp/app/passkey-page) to FILE.
 `;
+
+/** The value of option `name`, undefined when it is absent; throws when it has none. */
+function optionValue(argv: string[], name: string): string | undefined {
+  const at = argv.indexOf(name);
+  if (at < 0) return undefined;
+  const value = argv[at + 1];
+  if (!value || value.startsWith('-')) throw new Error(`${name} needs a file name`);
+  return value;
+}
+
+async function write(file: string, html: string): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(file, html);
+  process.stdout.write(`${file} (${(Buffer.byteLength(html) / 1024).toFixed(1)} KiB)\n`);
+}
 
 async function main(argv: string[]): Promise<void> {
   if (argv.includes('--help') || argv.includes('-h')) {
     process.stdout.write(HELP);
     return;
   }
-  const at = argv.indexOf('--out');
-  if (at >= 0 && !argv[at + 1]) throw new Error('--out needs a file name');
-  const unknown = argv.filter((arg, index) => arg.startsWith('-') && arg !== '--out' && index !== at + 1);
-  if (unknown.length > 0) throw new Error(`unknown option ${unknown[0]}; see --help`);
-  const out = path.resolve(at >= 0 ? argv[at + 1] : path.join(ROOT, 'dist', 'task-view.html'));
-  const html = await buildTaskViewHtml();
-  await mkdir(path.dirname(out), { recursive: true });
-  await writeFile(out, html);
-  process.stdout.write(`${out} (${(Buffer.byteLength(html) / 1024).toFixed(1)} KiB)\n`);
+  const options = ['--out', '--passkey-page'];
+  const values = new Set(options.map((name) => argv.indexOf(name) + 1).filter((index) => index > 0));
+  const unknown = argv.filter((arg, index) => !options.includes(arg) && !values.has(index));
+  if (unknown.length > 0) throw new Error(`unknown argument ${unknown[0]}; see --help`);
+  const out = path.resolve(optionValue(argv, '--out') ?? path.join(ROOT, 'dist', 'task-view.html'));
+  const passkeyPage = optionValue(argv, '--passkey-page');
+  await write(out, await buildTaskViewHtml());
+  if (passkeyPage !== undefined) await write(path.resolve(passkeyPage), await buildPasskeyPageHtml());
 }
 
 main(process.argv.slice(2)).catch((error: Error) => {

@@ -17,6 +17,7 @@ import { localRolesFor } from './local-roles';
 import { localPrincipal } from '../tasks/principal';
 import { loadSampleTools, servedTools } from './served-tools';
 import { startHttpServer } from '../transports/http';
+import { PasskeyConfigError, passkeyConfigFromEnv, passkeyRoutes } from '../app/passkey-pages';
 import { allowedHostsFromEnv, httpLimitsFromEnv, isLoopbackHost, OriginPolicy } from '../transports/limits';
 import { answerSealFromEnv } from '../../shared/answer-proof';
 import { MarkerKeyError } from '../tasks/marker';
@@ -165,6 +166,8 @@ async function main(argv: string[]): Promise<void> {
     );
   }
   const limits = args.http ? httpLimitsFromEnv() : undefined;
+  const passkeys = passkeyConfigFromEnv();
+  if (passkeys && !args.http) log.warn('serve: MCP_PASSKEY_ORIGIN is set, but the passkey page is served over HTTP only (--http)');
   const origins = OriginPolicy.fromEnv();
   const declared = args.tools ? loadToolsFile(args.tools) : [];
   const samples = args.samples ? loadSampleTools() : undefined;
@@ -231,7 +234,9 @@ async function main(argv: string[]): Promise<void> {
       origins,
       ...(allowedHosts && { allowedHosts }),
       health: () => bridge.health(HEALTH_DEADLINE_MS),
+      ...(passkeys && { routes: passkeyRoutes(passkeys) }),
     });
+    if (passkeys) log.info(`serve: the passkey page is at ${passkeys.origin}/passkeys (relying party ${passkeys.rpId})`);
     const schemes = [
       ...(tokens.size > 0 ? [`bearer tokens for ${tokens.size} principal(s)`] : []),
       ...(oauth ? [`OAuth access tokens of ${oauth.issuer} for ${oauth.resource ?? running.url}`] : []),
@@ -278,6 +283,7 @@ export function runServeCommand(argv: string[]): void {
       UsageError,
       TokenConfigError,
       OAuthConfigError,
+      PasskeyConfigError,
       ToolsFileError,
       MarkerKeyError,
       LogConfigError,

@@ -34,6 +34,18 @@ export interface HttpServerOptions {
   sessionIdleMs?: number;
   /** Answers `GET /healthz`: whether the server can do its work (Temporal answers). Without it, /healthz is 404. */
   health?(): Promise<{ ok: true } | { ok: false; reason: string }>;
+  /**
+   * Pages and calls of their own beside MCP (the passkey page): each answers requests for its path, without
+   * authentication, once the Host header is allowed; it checks origins and bodies itself.
+   */
+  routes?: HttpRoute[];
+}
+
+/** A path the server answers beside MCP (see {@link HttpServerOptions.routes}). */
+export interface HttpRoute {
+  /** The exact path, e.g. `/passkeys`. */
+  path: string;
+  handle(req: IncomingMessage, res: ServerResponse): Promise<void>;
 }
 
 /** A running Streamable HTTP endpoint. */
@@ -79,10 +91,19 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       return void res.end(publicAnswer.body);
     }
     const isHealth = url.pathname === HEALTH_PATH && options.health !== undefined;
-    if (url.pathname !== MCP_PATH && !isHealth) return sendJsonRpcError(res, 404, -32600, `Not found: the MCP endpoint is ${MCP_PATH}`);
+    const route = options.routes?.find((candidate) => candidate.path === url.pathname);
+    if (url.pathname !== MCP_PATH && !isHealth && !route)
+      return sendJsonRpcError(res, 404, -32600, `Not found: the MCP endpoint is ${MCP_PATH}`);
     // DNS rebinding and cross-site calls from browsers: only known host names, only allowed origins.
     if (allowedHosts && !hostAllowed(headerValue(req, 'host'), allowedHosts)) {
       return sendJsonRpcError(res, 403, -32600, 'Forbidden: unexpected Host header; list the host in MCP_ALLOWED_HOSTS');
+    }
+    if (route) {
+      if (draining) {
+        res.setHeader('connection', 'close');
+        return sendJsonRpcError(res, 503, -32000, 'Service unavailable: this server is shutting down; retry');
+      }
+      return route.handle(req, res);
     }
     const origin = headerValue(req, 'origin');
     if (!origins.allows(origin)) {
