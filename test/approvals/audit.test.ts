@@ -11,7 +11,6 @@ import path from 'node:path';
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { CreateTaskResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { temporal } from '@temporalio/proto';
-import { PaymentsLedger } from '../../examples/invoice-approval/src/activities/payments';
 import type { InvoiceApprovalPolicy, InvoiceResult } from '../../examples/invoice-approval/src/invoice';
 import {
   answer,
@@ -19,7 +18,10 @@ import {
   awaitInInbox,
   callAnswer,
   makePeople,
+  paidLineItems,
+  approvalsCommand,
   resultAfterReset,
+  submitInvoice,
   textOf,
   writeTokensFile,
   type Person,
@@ -74,32 +76,10 @@ afterAll(async () => {
 
 const as = (person: Person): Promise<McpClient> => clients.connect(stack.server.url, person);
 
-async function submit(client: McpClient, invoice = sampleInvoice()): Promise<string> {
-  const created = await client.request(
-    { method: 'tools/call', params: { name: 'process_invoice', arguments: invoice as unknown as Record<string, unknown>, task: {} } },
-    CreateTaskResultSchema,
-  );
-  return created.task.taskId;
-}
-
-async function paid(taskId: string): Promise<string[]> {
-  const entries = await new PaymentsLedger(stack.activities.ledgerDir).entries();
-  return entries
-    .filter((entry) => entry.taskId === taskId)
-    .map((entry) => entry.lineItemId)
-    .sort();
-}
-
+const submit = (client: McpClient, invoice = sampleInvoice()) => submitInvoice(client, invoice);
+const paid = (taskId: string) => paidLineItems(stack.activities.ledgerDir, taskId);
 /** `temporal-mcp-tasks approvals …` as an auditor runs it, with the stack's store. */
-function auditor(args: string[]) {
-  const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'approvals', ...args], {
-    cwd: ROOT,
-    encoding: 'utf8',
-    env: { ...process.env, MCP_DECISION_STORE: stack.activities.decisionStore },
-    timeout: 60_000,
-  });
-  return { code: run.status, out: run.stdout, err: run.stderr };
-}
+const auditor = (args: string[]) => approvalsCommand(args, { MCP_DECISION_STORE: stack.activities.decisionStore });
 
 const publicKey = path.join(os.homedir(), '.config', 'temporal-mcp-tasks', 'decision-signing-key.pub.pem');
 

@@ -5,17 +5,25 @@
  * holds the decision key but not the directory records her approval with the bridge's signature alone: the worker
  * refuses to pay on it, and `approvals verify` with the directory says it is not approved.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
-import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import { PaymentsLedger } from '../../examples/invoice-approval/src/activities/payments';
 import type { InvoiceResult } from '../../examples/invoice-approval/src/invoice';
 import { openDecisionStore } from '../../src/approvals/records/store';
-import { ApprovalClients, answer, awaitInInbox, inbox, makePeople, textOf, writeTokensFile, type Person } from '../helpers/approvals';
-import { ROOT } from '../helpers/dev-server';
+import {
+  ApprovalClients,
+  answer,
+  approvalsCommand,
+  awaitInInbox,
+  inbox,
+  makePeople,
+  paidLineItems,
+  submitInvoice,
+  textOf,
+  writeTokensFile,
+  type Person,
+} from '../helpers/approvals';
 import { taskResult } from '../helpers/mcp';
 import { spawnWorker, type SpawnedProcess } from '../helpers/processes';
 import { startStack, type TestStack } from '../helpers/test-stack';
@@ -31,21 +39,11 @@ let worker: SpawnedProcess;
 const clients = new ApprovalClients();
 let store = '';
 
-/** `temporal-mcp-tasks approvals …` as a person runs it; `input` goes to its stdin. */
-function approvalsCommand(args: string[], input?: string) {
-  const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'approvals', ...args], {
-    cwd: ROOT,
-    encoding: 'utf8',
-    input,
-    env: { ...process.env, MCP_DECISION_STORE: store },
-    timeout: 60_000,
-  });
-  return { code: run.status, out: run.stdout, err: run.stderr };
-}
+const approvals = (args: string[], input?: string) => approvalsCommand(args, { MCP_DECISION_STORE: store }, input);
 
 beforeAll(async () => {
   // carol makes her key; the directory's keeper lists its public half, and says ap-approver holders must sign.
-  const keygen = approvalsCommand(['keygen', '--out', carolKey, '--json']);
+  const keygen = approvals(['keygen', '--out', carolKey, '--json']);
   expect(keygen).toMatchObject({ code: 0 });
   const { publicKey } = JSON.parse(keygen.out) as { publicKey: string };
   writeFileSync(
@@ -84,21 +82,8 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-async function submit(client: McpClient): Promise<string> {
-  const created = await client.request(
-    { method: 'tools/call', params: { name: 'process_invoice', arguments: sampleInvoice() as never, task: {} } },
-    CreateTaskResultSchema,
-  );
-  return created.task.taskId;
-}
-
-async function paid(taskId: string): Promise<string[]> {
-  const entries = await new PaymentsLedger(stack.activities.ledgerDir).entries();
-  return entries
-    .filter((entry) => entry.taskId === taskId)
-    .map((entry) => entry.lineItemId)
-    .sort();
-}
+const submit = (client: McpClient) => submitInvoice(client, sampleInvoice());
+const paid = (taskId: string) => paidLineItems(stack.activities.ledgerDir, taskId);
 
 /** The number of decision records of `taskId`. */
 async function recordCount(taskId: string): Promise<number> {
@@ -114,7 +99,7 @@ async function recordCount(taskId: string): Promise<number> {
 async function carolSigns(carol: McpClient, taskId: string, decision: 'approve' | 'reject'): Promise<Record<string, unknown>> {
   await awaitInInbox(carol, taskId);
   const item = (await inbox(carol)).find((entry) => entry.taskId === taskId) as unknown as { subject: unknown; subjectDigest: string };
-  const signed = approvalsCommand(
+  const signed = approvals(
     ['sign', '--key', carolKey, '--task', taskId, '--question', 'approval', '--decision', decision, '--subject', '-'],
     JSON.stringify(item.subject),
   );
@@ -148,7 +133,7 @@ test('carol must sign: unsigned or signed over another subject, her approval is 
   expect(result.outcome).toBe('paid');
   expect(await paid(taskId)).toEqual(['LI-1', 'LI-2']);
 
-  const verified = approvalsCommand(['verify', taskId, '--directory', directoryFile, '--json']);
+  const verified = approvals(['verify', taskId, '--directory', directoryFile, '--json']);
   expect(verified.code).toBe(0);
   const report = JSON.parse(verified.out) as {
     approverKeysChecked: boolean;
@@ -156,7 +141,7 @@ test('carol must sign: unsigned or signed over another subject, her approval is 
   };
   expect(report.approverKeysChecked).toBe(true);
   expect(report.questions[0]).toMatchObject({ standing: 'approved', approvers: [{ person: 'carol', signedWith: signature.keyId }] });
-  const human = approvalsCommand(['verify', taskId, '--directory', directoryFile]);
+  const human = approvals(['verify', taskId, '--directory', directoryFile]);
   expect(human.out).toContain(`signed by carol with their own key ${String(signature.keyId)}`);
 }, 180_000);
 
@@ -170,11 +155,11 @@ test('an approval a bridge signed alone (the decision key without the directory)
   expect(result.reason).toMatch(/carol must sign approvals with their own key, and it bears the bridge's signature alone/);
   expect(await paid(taskId)).toEqual([]);
 
-  const withDirectory = approvalsCommand(['verify', taskId, '--directory', directoryFile]);
+  const withDirectory = approvals(['verify', taskId, '--directory', directoryFile]);
   expect(withDirectory.code).toBe(3);
   expect(withDirectory.out).toMatch(/NOT signed by carol, who must sign/);
   expect(withDirectory.out).toMatch(/Verdict: not approved: carol must sign approvals with their own key/);
   // Without the directory the chain checks out and her signature cannot be asked for: the report says it was not checked.
-  const without = approvalsCommand(['verify', taskId], undefined);
+  const without = approvals(['verify', taskId], undefined);
   expect(without.out).toContain("Approvers' own signatures not checked: give --directory FILE");
 }, 180_000);

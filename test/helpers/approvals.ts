@@ -1,4 +1,5 @@
 /** Principals with static tokens and roles, and their approvals_* calls, for the approval tests. */
+import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -12,9 +13,11 @@ import {
   type ElicitRequest,
   type ElicitResult,
 } from '@modelcontextprotocol/sdk/types.js';
+import { PaymentsLedger } from '../../examples/invoice-approval/src/activities/payments';
 import type { Invoice, InvoiceResult } from '../../examples/invoice-approval/src/invoice';
 import type { Bridge } from '../../src/mcp/bridge';
 import { pollUntil } from '../../src/util/wait';
+import { ROOT } from './dev-server';
 import { taskResult } from './mcp';
 
 /** A principal of the token file, with the token that stands for it and its roles (comma-separated). */
@@ -165,4 +168,34 @@ export function resultAfterReset(client: McpClient, taskId: string): Promise<Inv
     },
     { timeoutMs: 60_000, intervalMs: 500, what: 'the reset run to end' },
   );
+}
+
+/** Starts `process_invoice` for `invoice` as a task of `client`; returns the task id. */
+export async function submitInvoice(client: McpClient, invoice: Invoice): Promise<string> {
+  const created = await client.request(
+    { method: 'tools/call', params: { name: 'process_invoice', arguments: invoice as unknown as Record<string, unknown>, task: {} } },
+    CreateTaskResultSchema,
+  );
+  return created.task.taskId;
+}
+
+/** The line items of `taskId` the payments ledger in `ledgerDir` holds, sorted. */
+export async function paidLineItems(ledgerDir: string, taskId: string): Promise<string[]> {
+  const entries = await new PaymentsLedger(ledgerDir).entries();
+  return entries
+    .filter((entry) => entry.taskId === taskId)
+    .map((entry) => entry.lineItemId)
+    .sort();
+}
+
+/** `temporal-mcp-tasks approvals …` as a person runs it from the checkout, with `env` added; `input` goes to its stdin. */
+export function approvalsCommand(args: string[], env: Record<string, string> = {}, input?: string) {
+  const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'approvals', ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    input,
+    env: { ...process.env, ...env },
+    timeout: 60_000,
+  });
+  return { code: run.status, out: run.stdout, err: run.stderr };
 }

@@ -128,7 +128,7 @@ async function registrationOptions(config: PasskeyConfig, req: IncomingMessage, 
     rpName: config.rpName,
     rpID: config.rpId,
     userName: name,
-    challenge: Buffer.concat([randomBytes(16), deadline]).toString('base64url'),
+    challenge: new Uint8Array(Buffer.concat([randomBytes(16), deadline])),
     attestationType: 'none',
     authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
     // ES256 and Ed25519: the keys the checks verify.

@@ -1,0 +1,182 @@
+/**
+ * Passkeys as approvers' own keys, in a real headless Chromium with a virtual authenticator (the DevTools WebAuthn
+ * domain): carol registers a passkey on the server's passkey page, the directory's keeper lists the entry the page
+ * prints, and she signs her approval on the page; the bridge, the worker before each payment and `approvals verify`
+ * check the assertion against the directory. A signature of another decision is refused; the page's calls answer
+ * only the page's own origin.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Browser, CDPSession, Page } from 'playwright-core';
+import type { InvoiceResult } from '../../examples/invoice-approval/src/invoice';
+import {
+  ApprovalClients,
+  answer,
+  approvalsCommand,
+  awaitInInbox,
+  inbox,
+  makePeople,
+  paidLineItems,
+  submitInvoice,
+  textOf,
+  writeTokensFile,
+} from '../helpers/approvals';
+import { launchChromium } from '../helpers/browser';
+import { freePort } from '../helpers/dev-server';
+import { taskResult } from '../helpers/mcp';
+import { spawnHttpServer, spawnWorker, type HttpServerProcess, type SpawnedProcess } from '../helpers/processes';
+import { startStack, type TestStack } from '../helpers/test-stack';
+import { sampleInvoice } from '../helpers/temporal';
+
+const people = makePeople({ sam: '', carol: 'ap-approver' });
+const scratch = mkdtempSync(path.join(os.tmpdir(), 'temporal-mcp-passkeys-'));
+const directoryFile = path.join(scratch, 'approvers.json');
+
+let stack: TestStack;
+let browser: Browser;
+let page: Page;
+let authenticator: CDPSession;
+/** Serves the passkey page at `origin`; the second server knows the directory and takes the answers. */
+let pageServer: HttpServerProcess;
+let answers: HttpServerProcess;
+let worker: SpawnedProcess;
+let origin: string;
+const clients = new ApprovalClients();
+
+beforeAll(async () => {
+  const port = await freePort();
+  origin = `http://localhost:${port}`;
+  [stack, browser] = await Promise.all([startStack({ name: 'passkeys', worker: false }), launchChromium()]);
+  pageServer = await spawnHttpServer(stack.taskQueue, port, {
+    MCP_PASSKEY_ORIGIN: origin,
+    MCP_DECISION_STORE: stack.activities.decisionStore,
+  });
+  page = await browser.newPage();
+  authenticator = await page.context().newCDPSession(page);
+  await authenticator.send('WebAuthn.enable');
+  await authenticator.send('WebAuthn.addVirtualAuthenticator', {
+    options: {
+      protocol: 'ctap2',
+      transport: 'internal',
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
+  });
+}, 180_000);
+
+afterAll(async () => {
+  await clients.closeAll();
+  await browser?.close();
+  await Promise.all([worker, answers, pageServer].map((process) => process?.kill('SIGKILL')));
+  await stack?.stop();
+});
+
+/** Waits until the page shows the element `#output`; throws with the page's error when it shows `#error` instead. */
+async function shownOrFailed(output: string, error: string): Promise<void> {
+  await page.locator(`#${output}:not([hidden]), #${error}:not([hidden])`).first().waitFor({ timeout: 30_000 });
+  const failed = page.locator(`#${error}`);
+  if (await failed.isVisible()) throw new Error(`the passkey page says: ${await failed.textContent()}`);
+}
+
+/** Registers carol's passkey on the page; returns the directory entry the page prints. */
+async function registerOnPage(): Promise<{ passkey: { id: string; publicKey: string; rpId: string; origin: string } }> {
+  await page.goto(`${origin}/passkeys`);
+  await page.getByLabel('Your name in the directory').fill('carol');
+  await page.getByRole('button', { name: 'Register a passkey' }).click();
+  const entry = page.getByLabel('Directory entry');
+  await shownOrFailed('entry', 'register-error');
+  return JSON.parse((await entry.textContent()) ?? '') as { passkey: { id: string; publicKey: string; rpId: string; origin: string } };
+}
+
+/** Signs `decision` of `taskId`'s approval on the page, as carol does from the link; returns the signature the page prints. */
+async function signOnPage(taskId: string, subjectDigest: string, decision: 'approve' | 'reject'): Promise<Record<string, unknown>> {
+  const query = new URLSearchParams({ task: taskId, key: 'approval', subject: subjectDigest, decision });
+  await page.goto(`${origin}/passkeys?${query.toString()}`);
+  await page.getByText(`Decision: ${decision}`).waitFor({ timeout: 30_000 });
+  await page.getByRole('button', { name: 'Sign with my passkey' }).click();
+  const signature = page.getByLabel('Signature');
+  await shownOrFailed('signature', 'sign-error');
+  return JSON.parse((await signature.textContent()) ?? '') as Record<string, unknown>;
+}
+
+test('carol registers a passkey, the keeper lists it, she signs her approval with it: the invoice is paid and the receipt names the passkey', async () => {
+  const entry = await registerOnPage();
+  expect(entry.passkey).toMatchObject({ rpId: 'localhost', origin });
+  writeFileSync(
+    directoryFile,
+    JSON.stringify({
+      mustSignRoles: ['ap-approver'],
+      people: [
+        { name: 'sam', principals: [people.sam.principal] },
+        { name: 'carol', principals: [people.carol.principal], roles: ['ap-approver'], keys: [entry] },
+      ],
+    }),
+  );
+  const { activities } = stack;
+  [answers, worker] = await Promise.all([
+    spawnHttpServer(stack.taskQueue, await freePort(), {
+      MCP_AUTH_TOKENS_FILE: writeTokensFile(people),
+      MCP_APPROVERS_DIRECTORY: directoryFile,
+      MCP_DECISION_STORE: activities.decisionStore,
+    }),
+    spawnWorker(stack.taskQueue, {
+      PAYMENTS_LEDGER: activities.ledgerDir,
+      ERP_REGISTRY: activities.erpRegistryDir,
+      MCP_DECISION_STORE: activities.decisionStore,
+      NOTIFICATION_OUTBOX: activities.notificationOutbox,
+      NOTIFICATION_LEDGER: path.join(scratch, 'notifications-sent'),
+      MCP_APPROVERS_DIRECTORY: directoryFile,
+      INVOICE_APPROVER_ROLE: 'ap-approver',
+    }),
+  ]);
+  const [sam, carol]: McpClient[] = await Promise.all([
+    clients.connect(answers.url, people.sam),
+    clients.connect(answers.url, people.carol),
+  ]);
+  const taskId = await submitInvoice(sam, sampleInvoice());
+  await awaitInInbox(carol, taskId);
+  const item = (await inbox(carol)).find((candidate) => candidate.taskId === taskId) as unknown as { subjectDigest: string };
+
+  // Signed for a rejection, the assertion does not stand for an approval.
+  const ofReject = await signOnPage(taskId, item.subjectDigest, 'reject');
+  expect(ofReject).toMatchObject({ alg: 'webauthn', keyId: entry.passkey.id });
+  expect(textOf(await answer(carol, taskId, 'approve', { signature: ofReject }))).toMatch(/^Your signature does not verify/);
+
+  const signature = await signOnPage(taskId, item.subjectDigest, 'approve');
+  expect(textOf(await answer(carol, taskId, 'approve', { signature }))).toMatch(/is recorded\.$/);
+  expect(((await taskResult(sam, taskId, 120_000)).structuredContent as InvoiceResult).outcome).toBe('paid');
+  expect(await paidLineItems(activities.ledgerDir, taskId)).toEqual(['LI-1', 'LI-2']);
+
+  const verified = approvalsCommand(['verify', taskId, '--directory', directoryFile], { MCP_DECISION_STORE: activities.decisionStore });
+  expect(verified.code).toBe(0);
+  expect(verified.out).toContain(`signed by carol with their own key ${entry.passkey.id}`);
+}, 240_000);
+
+test("the page's calls answer the page's own origin only, and refuse what is not a registration", async () => {
+  const call = (pathname: string, headers: Record<string, string>, body: string) =>
+    fetch(new URL(pathname, pageServer.url), { method: 'POST', headers, body });
+  const elsewhere = await call(
+    '/passkeys/registration-options',
+    { origin: 'https://evil.example', 'content-type': 'application/json' },
+    '{"name":"carol"}',
+  );
+  expect(elsewhere.status).toBe(403);
+  const options = await call('/passkeys/registration-options', { origin, 'content-type': 'application/json' }, '{"name":"carol"}');
+  expect(options.status).toBe(200);
+  expect(await options.json()).toMatchObject({ rp: { id: 'localhost' }, authenticatorSelection: { userVerification: 'required' } });
+  const badName = await call('/passkeys/registration-options', { origin, 'content-type': 'application/json' }, '{"name":"a b"}');
+  expect(badName.status).toBe(400);
+  const forged = await call(
+    '/passkeys/registration',
+    { origin, 'content-type': 'application/json' },
+    '{"response":{"id":"x","rawId":"x","type":"public-key","response":{}}}',
+  );
+  expect(forged.status).toBe(400);
+  expect(await forged.json()).toMatchObject({ error: expect.stringMatching(/^the registration does not check out/) });
+  const notJson = await call('/passkeys/registration', { origin, 'content-type': 'application/json' }, 'not json');
+  expect(notJson.status).toBe(400);
+});
