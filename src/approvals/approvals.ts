@@ -58,6 +58,13 @@ export interface InboxItem {
   subject?: unknown;
   /** The digest of the subject's canonical JSON (of null without one): what an approver's own signature is over. */
   subjectDigest: string;
+  /** True when the caller's approval counts only with their own signature (the approvers directory says so). */
+  mustSign?: true;
+  /**
+   * The passkey page where the caller signs a decision on this question: add `decision` (approve, reject, decline)
+   * to the link; present when the server serves the page (MCP_PASSKEY_ORIGIN).
+   */
+  passkeyLink?: string;
   /** Who submitted the request the question is about (the task's principal). */
   requester: string;
   /** Distinct acceptances the question needs, and how many it has. */
@@ -111,6 +118,8 @@ export interface ApprovalsOptions {
    * an approval of someone who must sign is refused without one. Without it signatures given are recorded unchecked.
    */
   signatures?: ApproverKeyring;
+  /** The passkey page's address (`https://approvals.example.com/passkeys`), where approvers sign with passkeys. */
+  passkeyPage?: string;
 }
 
 /** The one answer for a question someone may not see or that does not exist: it tells a real task from none apart. */
@@ -188,9 +197,16 @@ export class Approvals {
         log.warn(`approvals_inbox: left out: ${error.message}`, { taskId: description.workflowId, principal });
         continue;
       }
+      const mustSign = this.options.signatures?.mustSign(this.personOf(principal), roles) === true;
       for (const input of memos.published?.awaiting ?? []) {
         if (answerRefusal(input, this.answerer(principal, roles), this.personOf(input.requester)) !== undefined) continue;
-        items.push(inboxItemOf(description.workflowId, memos.meta?.tool, input));
+        const item = inboxItemOf(description.workflowId, memos.meta?.tool, input);
+        if (mustSign) item.mustSign = true;
+        if (this.options.passkeyPage !== undefined) {
+          const query = new URLSearchParams({ task: item.taskId, key: item.key, subject: item.subjectDigest });
+          item.passkeyLink = `${this.options.passkeyPage}?${query.toString()}`;
+        }
+        items.push(item);
       }
     }
     return items;

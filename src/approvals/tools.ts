@@ -42,9 +42,12 @@ function describeItem(item: InboxItem): string {
     .map(([name, property]) => `${name}${'enum' in property ? ` (${property.enum.join('/')})` : ` (${property.type})`}`)
     .join(', ');
   const when = [item.escalatesAt && `escalates ${item.escalatesAt}`, item.dueAt && `due ${item.dueAt}`].filter(Boolean).join('; ');
+  const signing = item.mustSign
+    ? `; your approval must carry your own signature (over subject ${item.subjectDigest}${item.passkeyLink ? `; passkey: ${item.passkeyLink}&decision=approve` : ''})`
+    : '';
   return (
     `- task ${item.taskId}, question "${item.key}", submitted by ${item.requester}: ${item.message} ` +
-    `[${progressOf(item)}${when ? `; ${when}` : ''}; fields: ${fields}]`
+    `[${progressOf(item)}${when ? `; ${when}` : ''}; fields: ${fields}${signing}]`
   );
 }
 

@@ -177,6 +177,7 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
     people,
     ...(decisions && { decisions }),
     ...(signatures && { signatures }),
+    ...(options.approvals?.passkeyPage && { passkeyPage: options.approvals.passkeyPage }),
     localPrincipal: local,
   });
   const dependencies: Mcp2025Dependencies = {

@@ -92,10 +92,9 @@ async function registerOnPage(): Promise<{ passkey: { id: string; publicKey: str
   return JSON.parse((await entry.textContent()) ?? '') as { passkey: { id: string; publicKey: string; rpId: string; origin: string } };
 }
 
-/** Signs `decision` of `taskId`'s approval on the page, as carol does from the link; returns the signature the page prints. */
-async function signOnPage(taskId: string, subjectDigest: string, decision: 'approve' | 'reject'): Promise<Record<string, unknown>> {
-  const query = new URLSearchParams({ task: taskId, key: 'approval', subject: subjectDigest, decision });
-  await page.goto(`${origin}/passkeys?${query.toString()}`);
+/** Signs `decision` on the page the inbox links to, as carol does; returns the signature the page prints. */
+async function signOnPage(passkeyLink: string, decision: 'approve' | 'reject'): Promise<Record<string, unknown>> {
+  await page.goto(`${passkeyLink}&decision=${decision}`);
   await page.getByText(`Decision: ${decision}`).waitFor({ timeout: 30_000 });
   await page.getByRole('button', { name: 'Sign with my passkey' }).click();
   const signature = page.getByLabel('Signature');
@@ -118,9 +117,11 @@ test('carol registers a passkey, the keeper lists it, she signs her approval wit
   );
   const { activities } = stack;
   [answers, worker] = await Promise.all([
+    // Another replica of the same deployment: its inbox links to the passkey page at the deployment's origin.
     spawnHttpServer(stack.taskQueue, await freePort(), {
       MCP_AUTH_TOKENS_FILE: writeTokensFile(people),
       MCP_APPROVERS_DIRECTORY: directoryFile,
+      MCP_PASSKEY_ORIGIN: origin,
       MCP_DECISION_STORE: activities.decisionStore,
     }),
     spawnWorker(stack.taskQueue, {
@@ -139,14 +140,22 @@ test('carol registers a passkey, the keeper lists it, she signs her approval wit
   ]);
   const taskId = await submitInvoice(sam, sampleInvoice());
   await awaitInInbox(carol, taskId);
-  const item = (await inbox(carol)).find((candidate) => candidate.taskId === taskId) as unknown as { subjectDigest: string };
+  const item = (await inbox(carol)).find((candidate) => candidate.taskId === taskId) as unknown as {
+    subjectDigest: string;
+    mustSign?: boolean;
+    passkeyLink: string;
+  };
+  expect(item).toMatchObject({
+    mustSign: true,
+    passkeyLink: `${origin}/passkeys?${new URLSearchParams({ task: taskId, key: 'approval', subject: item.subjectDigest }).toString()}`,
+  });
 
   // Signed for a rejection, the assertion does not stand for an approval.
-  const ofReject = await signOnPage(taskId, item.subjectDigest, 'reject');
+  const ofReject = await signOnPage(item.passkeyLink, 'reject');
   expect(ofReject).toMatchObject({ alg: 'webauthn', keyId: entry.passkey.id });
   expect(textOf(await answer(carol, taskId, 'approve', { signature: ofReject }))).toMatch(/^Your signature does not verify/);
 
-  const signature = await signOnPage(taskId, item.subjectDigest, 'approve');
+  const signature = await signOnPage(item.passkeyLink, 'approve');
   expect(textOf(await answer(carol, taskId, 'approve', { signature }))).toMatch(/is recorded\.$/);
   expect(((await taskResult(sam, taskId, 120_000)).structuredContent as InvoiceResult).outcome).toBe('paid');
   expect(await paidLineItems(activities.ledgerDir, taskId)).toEqual(['LI-1', 'LI-2']);

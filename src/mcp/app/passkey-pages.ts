@@ -77,21 +77,6 @@ export function passkeyRoutes(config: PasskeyConfig): { path: string; handle(req
 /** The page's path. */
 export const PAGE_PATH = '/passkeys';
 
-/** A link to the page that signs `statement`'s decision, at `config.origin`. */
-export function passkeySigningLink(
-  config: Pick<PasskeyConfig, 'origin'>,
-  statement: { taskId: string; key: string; subject: string; decision: string; delegatedTo?: string },
-): string {
-  const query = new URLSearchParams({
-    task: statement.taskId,
-    key: statement.key,
-    subject: statement.subject,
-    decision: statement.decision,
-  });
-  if (statement.delegatedTo !== undefined) query.set('delegatedTo', statement.delegatedTo);
-  return `${config.origin}${PAGE_PATH}?${query.toString()}`;
-}
-
 async function servePage(config: PasskeyConfig, req: IncomingMessage, res: ServerResponse): Promise<void> {
   if (req.method !== 'GET' && req.method !== 'HEAD') return sendJson(res, 405, { error: 'use GET' }, { allow: 'GET, HEAD' });
   const settings = JSON.stringify({ rpId: config.rpId, origin: config.origin }).replace(/</g, '\\u003c');

@@ -17,7 +17,7 @@ import { localRolesFor } from './local-roles';
 import { localPrincipal } from '../tasks/principal';
 import { loadSampleTools, servedTools } from './served-tools';
 import { startHttpServer } from '../transports/http';
-import { PasskeyConfigError, passkeyConfigFromEnv, passkeyRoutes } from '../app/passkey-pages';
+import { PAGE_PATH, PasskeyConfigError, passkeyConfigFromEnv, passkeyRoutes } from '../app/passkey-pages';
 import { allowedHostsFromEnv, httpLimitsFromEnv, isLoopbackHost, OriginPolicy } from '../transports/limits';
 import { answerSealFromEnv } from '../../shared/answer-proof';
 import { MarkerKeyError } from '../tasks/marker';
@@ -190,7 +190,10 @@ async function main(argv: string[]): Promise<void> {
     tools,
     localPrincipal: principal,
     localRoles: local.roles,
-    approvals: approvalsOptionsFromEnv((principal) => tokens?.rolesOf(principal)),
+    approvals: {
+      ...approvalsOptionsFromEnv((principal) => tokens?.rolesOf(principal)),
+      ...(passkeys && args.http && { passkeyPage: `${passkeys.origin}${PAGE_PATH}` }),
+    },
     ...(telemetry.clientInterceptors && { clientInterceptors: telemetry.clientInterceptors }),
   });
   for (const warning of local.warnings) log.warn(warning);

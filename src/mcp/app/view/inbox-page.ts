@@ -94,9 +94,10 @@ export class InboxPage {
     this.showNotice(undefined);
     const back = h('button', { type: 'button' }, 'Back to the list');
     back.addEventListener('click', () => void this.reload());
+    const signing = entry.mustSign || entry.passkeyLink ? new OwnSignature(entry, this.host) : undefined;
     const questions = new QuestionsPanel({
-      accept: (_key, content) => this.host.tools.accept(entry, content),
-      decline: () => this.host.tools.decline(entry),
+      accept: (_key, content) => this.host.tools.accept(entry, content, signing?.value()),
+      decline: () => this.host.tools.decline(entry, signing?.value()),
       openLink: (url) => this.host.openLink(url),
       answered: () => this.showNotice(undefined),
       afterAnswer: 'recorded',
@@ -112,6 +113,7 @@ export class InboxPage {
         h('p', { class: 'task-id' }, 'Task ID ', h('code', {}, entry.taskId), entry.tool ? ` (${entry.tool})` : ''),
         h('p', { class: 'inbox-meta' }, this.describe(entry)),
       ),
+      ...(signing ? [signing.element] : []),
       questions.element,
       h('div', { class: 'buttons' }, back),
     );
@@ -140,4 +142,56 @@ export class InboxPage {
 
 function firstLine(text: string): string {
   return text.split('\n')[0];
+}
+
+/**
+ * The person's own signature of their decision: links to the passkey page (one per decision), and a field where the
+ * signature the page (or `temporal-mcp-tasks approvals sign`) printed is pasted; it goes with the answer.
+ */
+class OwnSignature {
+  readonly element: HTMLElement;
+  private readonly field: HTMLTextAreaElement;
+
+  constructor(entry: InboxEntry, host: InboxHost) {
+    const fieldId = uniqueId('signature');
+    this.field = h('textarea', { id: fieldId, rows: '3', spellcheck: 'false' });
+    const links = entry.passkeyLink
+      ? (['approve', 'reject'] as const).map((decision) => {
+          const link = h(
+            'button',
+            { type: 'button' },
+            decision === 'approve' ? 'Sign an approval with my passkey' : 'Sign a rejection with my passkey',
+          );
+          link.addEventListener('click', () => void host.openLink(`${entry.passkeyLink}&decision=${decision}`));
+          return link;
+        })
+      : [];
+    const headingId = uniqueId('own-signature');
+    this.element = h(
+      'section',
+      { class: 'panel own-signature', 'aria-labelledby': headingId },
+      h('h2', { id: headingId }, 'Your own signature'),
+      h(
+        'p',
+        {},
+        entry.mustSign
+          ? 'Your approval counts only with your own signature of it. Sign the decision you make, paste the signature here, then answer.'
+          : 'You may sign your decision with your own key. Paste the signature here before you answer.',
+      ),
+      links.length > 0 ? h('div', { class: 'buttons' }, ...links) : undefined,
+      h('label', { for: fieldId }, 'Signature'),
+      this.field,
+    );
+  }
+
+  /** The pasted signature, parsed; undefined when the field is empty or not JSON (the server then says what is missing). */
+  value(): unknown {
+    const text = this.field.value.trim();
+    if (text === '') return undefined;
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      return text;
+    }
+  }
 }

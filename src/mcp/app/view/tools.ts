@@ -32,19 +32,25 @@ export class ApprovalTools {
     return this.app.callServerTool({ name: 'approvals_inbox', arguments: cursor ? { cursor } : {} });
   }
 
-  /** `approvals_answer` with `accept` and the form's content. */
-  accept(entry: InboxEntry, content: FormContent): Promise<ToolResult> {
+  /** `approvals_answer` with `accept` and the form's content, and the person's own signature when they give one. */
+  accept(entry: InboxEntry, content: FormContent, signature?: unknown): Promise<ToolResult> {
     return this.app.callServerTool({
       name: 'approvals_answer',
-      arguments: { taskId: entry.taskId, key: entry.question.key, action: 'accept', content },
+      arguments: {
+        taskId: entry.taskId,
+        key: entry.question.key,
+        action: 'accept',
+        content,
+        ...(signature !== undefined && { signature }),
+      },
     });
   }
 
-  /** `approvals_answer` with `decline`. */
-  decline(entry: InboxEntry): Promise<ToolResult> {
+  /** `approvals_answer` with `decline`, and the person's own signature when they give one. */
+  decline(entry: InboxEntry, signature?: unknown): Promise<ToolResult> {
     return this.app.callServerTool({
       name: 'approvals_answer',
-      arguments: { taskId: entry.taskId, key: entry.question.key, action: 'decline' },
+      arguments: { taskId: entry.taskId, key: entry.question.key, action: 'decline', ...(signature !== undefined && { signature }) },
     });
   }
 }
@@ -150,6 +156,8 @@ export function readInbox(structured: unknown): InboxPage | undefined {
       accepted: count(item.accepted, 0),
       askedAt: typeof item.askedAt === 'string' ? item.askedAt : undefined,
       dueAt: typeof item.dueAt === 'string' ? item.dueAt : undefined,
+      mustSign: item.mustSign === true,
+      passkeyLink: typeof item.passkeyLink === 'string' && /^https?:\/\//.test(item.passkeyLink) ? item.passkeyLink : undefined,
     });
   }
   return { entries, nextCursor: typeof body.nextCursor === 'string' ? body.nextCursor : undefined };

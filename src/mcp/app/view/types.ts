@@ -101,6 +101,10 @@ export interface InboxEntry {
   accepted: number;
   askedAt?: string;
   dueAt?: string;
+  /** The caller's approval counts only with their own signature. */
+  mustSign?: boolean;
+  /** The passkey page for this question (add `&decision=…`), when the server serves one. */
+  passkeyLink?: string;
 }
 
 /** An `approvals_inbox` answer. */
