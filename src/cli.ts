@@ -18,7 +18,8 @@ Commands:
                own activities
   client       the task-aware MCP client: call a tool as a task, list, resume, answer and cancel tasks
   approvals    verify the signed decision records of a task's approvals, or an exported receipt, offline with
-               the bridge's public key (approvals verify TASK, approvals verify --receipt FILE)
+               the bridge's public key (approvals verify TASK, approvals verify --receipt FILE); make an approver's
+               own key and sign a decision with it (approvals keygen, approvals sign)
   dev-server   a local Temporal dev server for trying it out (run, start, stop, status)
 
 Options:

@@ -94,8 +94,12 @@ Environment:
                                   every replica (default: a pair generated once in ~/.config/temporal-mcp-tasks)
   MCP_DECISION_STORE              the append-only decision store, shared with the workers: a directory or a
                                   postgres:// URL (default .data/decisions)
-  MCP_APPROVERS_DIRECTORY         JSON file of the people who approve: their principals (four eyes count people) and
-                                  roles (a question is handed on only to someone eligible)
+  MCP_APPROVERS_DIRECTORY         JSON file of the people who approve: their principals (four eyes count people),
+                                  roles (a question is handed on only to someone eligible), own keys and who must sign
+  MCP_PASSKEY_ORIGIN              with --http, serve the passkey page at ORIGIN/passkeys, where approvers register
+                                  passkeys and sign decisions (e.g. https://approvals.example.com; default none)
+  MCP_PASSKEY_RP_ID, MCP_PASSKEY_RP_NAME
+                                  the passkeys' relying party (default the origin's host name) and its name (Approvals)
   MCP_TEMPORAL_RPC_TIMEOUT_MS     deadline of each request to Temporal (default 5000)
   MCP_MAX_OPEN_TASKS_PER_PRINCIPAL  open tasks one principal may have (default 1000)
   MCP_MAX_WAITS_PER_PRINCIPAL     concurrent waits (tasks/result, inline calls, subscriptions) of one principal (default 64)
