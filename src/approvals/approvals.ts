@@ -338,6 +338,8 @@ export class Approvals {
       // became of the run, and an answer that ran out of patience may still be taken.
       if (record && isWorkflowRefusal(error) && VOIDABLE.has(record.body.decision))
         await this.options.decisions!.void(record, (refusal as Error).message);
+      else if (record && refusal instanceof AnswerRefusedError)
+        throw new AnswerRefusedError(refusal.message, stillOnRecord(record.body.decision));
       throw refusal;
     }
   }
@@ -433,6 +435,18 @@ export class Approvals {
     } catch {
       return undefined;
     }
+  }
+}
+
+/** What the person is told of their decision's record when the workflow did not take it (and no void took it back). */
+function stillOnRecord(decision: DecisionRecordBody['decision']): string {
+  switch (decision) {
+    case 'reject':
+      return 'Your rejection stays on record all the same (signed, in the decision store): nothing is paid on this question.';
+    case 'decline':
+      return 'Your refusal stays on record all the same (signed, in the decision store): nothing is paid on this question.';
+    default:
+      return 'Your decision is in the decision store, signed; it counts only if the workflow takes it.';
   }
 }
 

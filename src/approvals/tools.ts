@@ -165,7 +165,8 @@ export const approvalsAnswerTool: DirectTool<z.infer<typeof AnswerSchema>> = {
         structuredContent: { taskId, key, recorded: record },
       });
     } catch (error) {
-      if (error instanceof AnswerRefusedError) return text(`${error.message}. Nothing was recorded.`, { isError: true });
+      if (error instanceof AnswerRefusedError)
+        return text(`${error.message}. ${error.onRecord ?? 'Nothing was recorded.'}`, { isError: true });
       // Over a quota: the caller's client is told to retry (a JSON-RPC error), not that the task id is wrong.
       if (error instanceof TooManyRequestsError) throw error;
       if (error instanceof TaskCoreError)

@@ -59,14 +59,14 @@ export function updateRefusal(error: unknown, taskId: string, patienceMs: number
   if (error instanceof WorkflowUpdateFailedError) {
     const cause = error.cause;
     if (cause instanceof ApplicationFailure && cause.type && WORKFLOW_ENDED_UPDATE_FAILURES.has(cause.type)) {
-      return new AnswerRefusedError(`Task ${taskId} ended before the answer was recorded`);
+      return new AnswerRefusedError(`Task ${taskId} ended before its workflow took the answer`);
     }
     // The workflow's words are the contract's refusals, as the bridge says them when it refuses first: one spelling.
     const reason = (cause ?? error).message.replace(/^Answer refused: /, '');
     return new AnswerRefusedError(`${reason.charAt(0).toUpperCase()}${reason.slice(1)}`);
   }
   // Closed before the Update was admitted (or aborted by the close): Temporal answers NOT_FOUND.
-  if (error instanceof WorkflowNotFoundError) return new AnswerRefusedError(`Task ${taskId} ended before the answer was recorded`);
+  if (error instanceof WorkflowNotFoundError) return new AnswerRefusedError(`Task ${taskId} ended before its workflow took the answer`);
   const seconds = Math.round(patienceMs / 1000);
   if (grpcStatusOf(error) === GrpcStatus.FAILED_PRECONDITION) {
     return new AnswerRefusedError(

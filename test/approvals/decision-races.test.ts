@@ -166,5 +166,7 @@ test('approvals_answer: a workflow that ends while the answer is under way refus
   const answered = await answering;
   expect(answered).not.toBeInstanceOf(Error);
   expect((answered as CallToolResult).isError).toBe(true);
-  expect(textOf(answered as CallToolResult)).toBe(`Task ${taskId} ended before the answer was recorded. Nothing was recorded.`);
+  expect(textOf(answered as CallToolResult)).toBe(
+    `Task ${taskId} ended before its workflow took the answer. Your decision is in the decision store, signed; it counts only if the workflow takes it.`,
+  );
 });

@@ -136,6 +136,10 @@ test('an answer that runs out of patience is not voided: the workflow takes it l
       );
     expect(refused).toBeInstanceOf(AnswerRefusedError);
     expect(refused?.message).toMatch(/may be recorded later/);
+    // She is not told that nothing was recorded: her signed rejection stands.
+    expect((refused as AnswerRefusedError).onRecord).toBe(
+      'Your rejection stays on record all the same (signed, in the decision store): nothing is paid on this question.',
+    );
     expect(await recordsOf(taskId)).toEqual([{ decision: 'reject', by: APPROVERS.carol }]);
   } finally {
     await stack.startWorker();

@@ -2,7 +2,7 @@
  * `temporal-mcp-tasks approvals`: the auditor's command. Verifies a task's decision records in the decision store, or
  * an exported receipt, offline with the bridge's public key alone (no Temporal, no bridge).
  */
-import { lstatSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, fsyncSync, lstatSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -430,7 +430,14 @@ function writeReceipt(file: string, text: string): void {
     throw new ApprovalsUsageError(`--export ${file} is a symbolic link; the receipt is never written through one: give another path`);
   const temp = path.join(path.dirname(path.resolve(file)), `.${path.basename(file)}.${randomUUID()}.tmp`);
   try {
-    writeFileSync(temp, text, { flag: 'wx', mode: 0o644 });
+    // Whole on disk before it takes the name: a crash leaves the old file or the new one, never a part.
+    const fd = openSync(temp, 'wx', 0o644);
+    try {
+      writeFileSync(fd, text);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
     renameSync(temp, file);
   } catch (error) {
     rmSync(temp, { force: true });

@@ -79,7 +79,11 @@ export class TaskStateUnreadableError extends TaskCoreError {
 
 /** Thrown when an answer was refused (by the workflow, or by the bridge on its behalf): nothing was recorded. */
 export class AnswerRefusedError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** What stays on record although the answer was refused (a signed rejection stands); undefined: nothing does. */
+    readonly onRecord?: string,
+  ) {
     super(message);
     this.name = 'AnswerRefusedError';
   }
