@@ -12,7 +12,7 @@ import { appendChained } from '../../src/approvals/records/store';
 import { ROOT } from '../../scripts/lib/processes';
 import { bodyOf, testSigner, type Step } from '../helpers/decision-records';
 
-const { signer } = testSigner();
+const { signer, privateKeyPem } = testSigner();
 const FIRST = 'process-invoice-1a2b3c4d-0000-4000-8000-000000000001';
 const SECOND = 'process-invoice-1a2b3c4d-0000-4000-8000-000000000002';
 const REJECTED = 'process-invoice-1a2b3c4d-0000-4000-8000-000000000003';
@@ -158,6 +158,51 @@ test('approvals verify --receipt: checks a receipt offline; one byte changed, or
     checkedWith: [signer.keyId],
     questions: [{ key: 'approval', standing: 'approved', approvers: [{ person: 'carol' }, { person: 'dave' }] }],
   });
+});
+
+test('approvals verify --export seals the receipt with the bridge key where it is: a record cut from its end makes it INVALID', async () => {
+  const signingKey = path.join(dir, 'decision.pem');
+  writeFileSync(signingKey, privateKeyPem, { mode: 0o600 });
+  const sealed = path.join(dir, 'sealed.json');
+  const exported = await approvals(['verify', FIRST, '--public-key', publicKey, '--export', sealed], {
+    MCP_DECISION_STORE: storeDir,
+    MCP_DECISION_SIGNING_KEY: signingKey,
+  });
+  expect(exported.code).toBe(0);
+  const receipt = JSON.parse(readFileSync(sealed, 'utf8')) as ApprovalReceipt;
+  expect(receipt.seal).toMatchObject({ records: 3, head: receipt.records[2].digest, keyId: signer.keyId });
+  const whole = await approvals(['verify', '--receipt', sealed, '--public-key', publicKey]);
+  expect(whole).toMatchObject({ code: 0, out: expect.stringContaining('Sealed: the receipt holds the 3 record(s) it was exported with') });
+
+  // The close cut from the end: the seal no longer matches.
+  const cut = path.join(dir, 'sealed-cut.json');
+  writeFileSync(cut, JSON.stringify({ ...receipt, records: receipt.records.slice(0, 2) }));
+  const cutRun = await approvals(['verify', '--receipt', cut, '--public-key', publicKey]);
+  expect(cutRun.code).toBe(1);
+  expect(cutRun.out).toMatch(
+    /INVALID: the receipt was sealed with 3 record\(s\) ending at sha256:\S+, and holds 2 ending at sha256:\S+: records were cut from it or added to it/,
+  );
+  // The seal's count changed to match: its signature fails.
+  const recounted = path.join(dir, 'sealed-recounted.json');
+  writeFileSync(
+    recounted,
+    JSON.stringify({
+      ...receipt,
+      records: receipt.records.slice(0, 2),
+      seal: { ...receipt.seal, records: 2, head: receipt.records[1].digest },
+    }),
+  );
+  expect(await approvals(['verify', '--receipt', recounted, '--public-key', publicKey])).toMatchObject({
+    code: 1,
+    out: expect.stringContaining(`INVALID: the receipt's seal is not valid under key ${signer.keyId}`),
+  });
+  // Without its seal, the same cut reads as open (exit 3), and the report says it is not sealed.
+  const unsealed = path.join(dir, 'unsealed-cut.json');
+  const { seal: _seal, ...bare } = receipt;
+  writeFileSync(unsealed, JSON.stringify({ ...bare, records: receipt.records.slice(0, 2) }));
+  const open = await approvals(['verify', '--receipt', unsealed, '--public-key', publicKey]);
+  expect(open.code).toBe(3);
+  expect(open.out).toContain("Not sealed (exported without the bridge's key)");
 });
 
 test('approvals verify: a rejection or records without their close exit 3, another key fails the check, a task without records exits 1', async () => {

@@ -81,7 +81,7 @@ function ours(receipt: unknown, checkWith = keys) {
   };
 }
 
-async function exported(): Promise<ApprovalReceipt> {
+async function exported(sealed = false): Promise<ApprovalReceipt> {
   const store = new FileDecisionStore(mkdtempSync(path.join(dir, 'store-')));
   const records = chainOf(TASK, signer, [
     { decision: 'approve', by: 'carol', shown, comment: 'ok, "fine" \u0000 with a NUL' },
@@ -107,7 +107,7 @@ async function exported(): Promise<ApprovalReceipt> {
     }),
   );
   for (const record of [...records, voids]) await store.append(record);
-  return exportReceipt(store, TASK);
+  return exportReceipt(store, TASK, sealed ? signer : undefined);
 }
 
 test('an exported receipt: the independent verifier finds it valid, and each question stands as ours says', async () => {
@@ -154,6 +154,21 @@ test('a receipt cut at its end, before the close: both verifiers find it valid a
   const theirs = await independent(cut);
   expect(theirs).toEqual({ code: 0, out: ours(cut) });
   expect(theirs.out).toMatchObject({ valid: true, questions: [{ key: 'approval', standing: 'open' }] });
+});
+
+test('a sealed receipt: both verifiers take it whole, and both refuse it cut at its end or with its count changed', async () => {
+  const receipt = await exported(true);
+  expect(receipt.seal).toMatchObject({ records: receipt.records.length, keyId: signer.keyId });
+  expect(await independent(receipt)).toEqual({ code: 0, out: ours(receipt) });
+  const cut = structuredClone(receipt);
+  cut.records = cut.records.slice(0, 2);
+  const recounted = structuredClone(cut);
+  recounted.seal = { ...recounted.seal!, records: 2, head: recounted.records[1].digest };
+  for (const [name, copy] of Object.entries({ cut, recounted })) {
+    const theirs = await independent(copy);
+    expect({ name, code: theirs.code, valid: theirs.out.valid }).toEqual({ name, code: 1, valid: false });
+    expect({ name, ...ours(copy) }).toEqual({ name, valid: false });
+  }
 });
 
 test('the canonical form: the digests the independent verifier computes are ours, to the byte', async () => {

@@ -102,6 +102,11 @@ def chain_problem(receipt: dict, keys: dict) -> str | None:
     records = receipt.get("records")
     if not isinstance(records, list) or not records:
         return "no records"
+    seal = receipt.get("seal")
+    if seal is not None:
+        problem = seal_problem(receipt, seal, records, keys)
+        if problem:
+            return problem
     for index, record in enumerate(records):
         place = f"record {index + 1}"
         body = record.get("body") if isinstance(record, dict) else None
@@ -128,6 +133,29 @@ def chain_problem(receipt: dict, keys: dict) -> str | None:
             public_key.verify(from_b64url(record["signature"]), canonical(body).encode("utf-8", "surrogatepass"))
         except (InvalidSignature, ValueError):
             return f"{place}'s signature is not valid"
+    return None
+
+
+def seal_problem(receipt: dict, seal, records: list, keys: dict) -> str | None:
+    """A sealed receipt holds exactly the records it was sealed with: their number and the last one's digest."""
+    if not isinstance(seal, dict):
+        return "the seal is malformed"
+    public_key = keys.get(seal.get("keyId"))
+    if public_key is None:
+        return "the seal is made with a key not given"
+    sealed = {
+        "format": "temporal-mcp-tasks/receipt-seal",
+        "taskId": receipt.get("taskId"),
+        "exportedAt": receipt.get("exportedAt"),
+        "records": seal.get("records"),
+        "head": seal.get("head"),
+    }
+    try:
+        public_key.verify(from_b64url(seal.get("signature", "")), canonical(sealed).encode("utf-8", "surrogatepass"))
+    except (InvalidSignature, ValueError):
+        return "the seal's signature is not valid"
+    if seal.get("records") != len(records) or seal.get("head") != records[-1].get("digest"):
+        return "records were cut from the receipt or added to it after it was sealed"
     return None
 
 

@@ -11,7 +11,14 @@ import { ApproverKeyError, generateApproverKey, signStatement, statementOf, type
 import { digestOf } from './canonical';
 import { subjectLines } from './subject-text';
 import { escapeControls } from '../../util/log';
-import { decisionPublicKeysFromEnv, DecisionKeyError, publicKeysFromFiles, type DecisionPublicKeys } from './keys';
+import {
+  decisionPublicKeysFromEnv,
+  DecisionKeyError,
+  existingDecisionSigner,
+  publicKeysFromFiles,
+  type DecisionPublicKeys,
+  type DecisionSigner,
+} from './keys';
 import { exportReceipt, verifyReceipt, type QuestionReport, type ReceiptReport, type ReportedDecision } from './receipt';
 import { decisionStoreFromEnv, openDecisionStore } from './store';
 
@@ -50,7 +57,9 @@ Options:
   --directory FILE          the approvers directory: approvers' own signatures are checked against the keys it
                             lists, and approvals by people it says must sign count only with one (default
                             MCP_APPROVERS_DIRECTORY; without either, own signatures are reported unchecked)
-  --export FILE             also write the task's records to FILE as a receipt, to verify later with --receipt
+  --export FILE             also write the task's records to FILE as a receipt, to verify later with --receipt;
+                            where the bridge's key is (MCP_DECISION_SIGNING_KEY, or this machine's), the receipt is
+                            sealed with it: its number of records and last digest, so that a cut end is INVALID
   --receipt FILE            verify this receipt instead of the store
   --json                    print the report as JSON
   -h, --help                show this help
@@ -213,7 +222,7 @@ async function verifyCommand(argv: string[], io: CommandOutput): Promise<number>
     try {
       let receipt;
       try {
-        receipt = await exportReceipt(store, taskId!);
+        receipt = await exportReceipt(store, taskId!, values.export !== undefined ? sealingKey() : undefined);
       } catch (error) {
         throw new ApprovalsUsageError(`${(error as Error).message}; check --store or MCP_DECISION_STORE`);
       }
@@ -236,6 +245,16 @@ async function verifyCommand(argv: string[], io: CommandOutput): Promise<number>
   else io.out(humanReport(report, source, values.export));
   if (!report.ok) return APPROVALS_EXIT.invalid;
   return report.questions.every((question) => question.standing === 'approved') ? APPROVALS_EXIT.valid : APPROVALS_EXIT.notApproved;
+}
+
+/** The bridge's key, when this machine holds it: an export is sealed with it. Never makes one. */
+function sealingKey(): DecisionSigner | undefined {
+  try {
+    return existingDecisionSigner();
+  } catch (error) {
+    if (error instanceof DecisionKeyError) throw new ApprovalsUsageError(`${error.message} (it seals the receipt --export writes)`);
+    throw error;
+  }
 }
 
 function keysOf(option: string | undefined): DecisionPublicKeys {
@@ -456,6 +475,10 @@ export function humanReport(report: ReceiptReport, source: string, exportedTo?: 
   if (!report.approverKeysChecked) lines.push("Approvers' own signatures not checked: give --directory FILE (the approvers directory)");
   for (const question of report.questions) lines.push('', ...questionLines(question, safe));
   lines.push('');
+  if (report.sealed)
+    lines.push(`Sealed: the receipt holds the ${report.records} record(s) it was exported with; none was cut from its end.`);
+  else if (source.startsWith('the receipt '))
+    lines.push("Not sealed (exported without the bridge's key): records cut from its end would read as a question still open.");
   if (report.ok) lines.push('VALID: every record belongs to the task, the chain is whole, and every digest and signature checks out.');
   else lines.push(...report.problems.map((problem) => `INVALID: ${safe(problem)}`));
   if (exportedTo !== undefined) lines.push(`Receipt written to ${safe(exportedTo)}.`);

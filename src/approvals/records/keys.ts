@@ -38,6 +38,8 @@ export interface DecisionSigner {
   publicKeyPem: string;
   /** The record of `body`: its digest, its signature over the canonical JSON of `body`, and this key's id. */
   sign(body: DecisionRecordBody): SignedDecisionRecord;
+  /** The base64url signature of the canonical JSON of `value` (a receipt's seal). */
+  signValue(value: unknown): string;
 }
 
 /** The public keys records are checked with. */
@@ -45,6 +47,8 @@ export interface DecisionPublicKeys {
   keyIds: string[];
   /** True when `record.signature` is a valid signature of its body's canonical JSON under the key `record.keyId` names. */
   verify(record: SignedDecisionRecord): boolean;
+  /** True when `signature` is a valid signature of the canonical JSON of `value` under the key `keyId` names. */
+  verifyValue(value: unknown, keyId: string, signature: string): boolean;
 }
 
 /** The id of an Ed25519 public key (see {@link DecisionSigner.keyId}). */
@@ -72,8 +76,10 @@ export function createDecisionSigner(privateKeyPem: string): DecisionSigner {
     keyId,
     publicKeyPem: publicKey.export({ format: 'pem', type: 'spki' }) as string,
     sign(body) {
-      const signature = signBytes(null, Buffer.from(canonicalJson(body)), privateKey).toString('base64url');
-      return { body, digest: digestOf(body), signature, keyId };
+      return { body, digest: digestOf(body), signature: this.signValue(body), keyId };
+    },
+    signValue(value) {
+      return signBytes(null, Buffer.from(canonicalJson(value)), privateKey).toString('base64url');
     },
   };
 }
@@ -95,17 +101,20 @@ export function publicKeysFromPem(pems: string[]): DecisionPublicKeys {
     }
     byId.set(keyIdOf(key), key);
   });
+  function verifyValue(value: unknown, keyId: string, signature: string): boolean {
+    const key = byId.get(keyId);
+    if (!key || typeof signature !== 'string') return false;
+    try {
+      return verifyBytes(null, Buffer.from(canonicalJson(value)), key, Buffer.from(signature, 'base64url'));
+    } catch {
+      return false;
+    }
+  }
   return {
     keyIds: [...byId.keys()],
-    verify(record) {
-      const key = record.keyId === undefined ? undefined : byId.get(record.keyId);
-      if (!key || typeof record.signature !== 'string') return false;
-      try {
-        return verifyBytes(null, Buffer.from(canonicalJson(record.body)), key, Buffer.from(record.signature, 'base64url'));
-      } catch {
-        return false;
-      }
-    },
+    verify: (record: SignedDecisionRecord) =>
+      record.keyId !== undefined && typeof record.signature === 'string' && verifyValue(record.body, record.keyId, record.signature),
+    verifyValue,
   };
 }
 
@@ -150,6 +159,15 @@ export function decisionSignerFromEnv(env: NodeJS.ProcessEnv = process.env): Dec
 }
 
 /**
+ * The bridge's signer when this machine holds its key (MCP_DECISION_SIGNING_KEY, else the default key file), never
+ * making one: undefined when neither is there. Throws {@link DecisionKeyError} for a key that is there and unusable.
+ */
+export function existingDecisionSigner(env: NodeJS.ProcessEnv = process.env): DecisionSigner | undefined {
+  if (!env[DECISION_SIGNING_KEY_ENV]?.trim() && !existsSync(defaultSigningKeyFile(env))) return undefined;
+  return decisionSignerFromEnv(env);
+}
+
+/**
  * The public keys in the files MCP_DECISION_PUBLIC_KEY names (comma-separated: during a rotation, the old key and the
  * new), else the public half of the machine's default key pair. Throws {@link DecisionKeyError} saying what to set;
  * when the machine has no default key pair yet, the keys are read on first use, which throws until the server has
@@ -175,6 +193,7 @@ export function decisionPublicKeysFromEnv(env: NodeJS.ProcessEnv = process.env):
       return keys().keyIds;
     },
     verify: (record) => keys().verify(record),
+    verifyValue: (value, keyId, signature) => keys().verifyValue(value, keyId, signature),
   };
 }
 

@@ -4,7 +4,7 @@
  */
 import { defaultPersonOf } from '../contract';
 import { checkApproverSignature, type ApproverKeyring } from './approver-signatures';
-import type { DecisionPublicKeys } from './keys';
+import type { DecisionPublicKeys, DecisionSigner } from './keys';
 import type { DecisionRecordBody, DecisionStore, SignedDecisionRecord } from './types';
 import { verifyChain, type CountedApproval } from './verify';
 
@@ -21,6 +21,29 @@ export interface ApprovalReceipt {
   /** The keys the records are signed with. */
   keyIds: string[];
   records: SignedDecisionRecord[];
+  /**
+   * The bridge's signature of what the receipt holds when it was exported where the bridge's key is: how many records
+   * and the digest of the last. A receipt cut or extended afterwards no longer matches it.
+   */
+  seal?: ReceiptSeal;
+}
+
+/** The `format` of what a receipt's seal signs. */
+export const RECEIPT_SEAL_FORMAT = 'temporal-mcp-tasks/receipt-seal';
+
+/** A receipt's seal (see {@link ApprovalReceipt.seal}). */
+export interface ReceiptSeal {
+  /** How many records the receipt held, and the digest of its last (null for none). */
+  records: number;
+  head: string | null;
+  keyId: string;
+  /** base64url Ed25519 signature of the canonical JSON of {@link sealedStatementOf}. */
+  signature: string;
+}
+
+/** What a seal's signature is over: the receipt's task, export time, number of records and head. */
+export function sealedStatementOf(receipt: Pick<ApprovalReceipt, 'taskId' | 'exportedAt'>, seal: Pick<ReceiptSeal, 'records' | 'head'>) {
+  return { format: RECEIPT_SEAL_FORMAT, taskId: receipt.taskId, exportedAt: receipt.exportedAt, records: seal.records, head: seal.head };
 }
 
 /** One decision of a question, as a receipt report shows it. */
@@ -92,16 +115,26 @@ export interface ReceiptReport {
   checkedWith: string[];
   /** Whether approvers' own signatures were checked (an approvers directory was given). */
   approverKeysChecked: boolean;
+  /** Whether the receipt carries a seal that checks out: a record cut from its end would then make it invalid. */
+  sealed: boolean;
   records: number;
   problems: string[];
   questions: QuestionReport[];
 }
 
-/** The receipt of `taskId`: its records as the store holds them now. Throws when the store cannot be read. */
-export async function exportReceipt(store: DecisionStore, taskId: string): Promise<ApprovalReceipt> {
+/**
+ * The receipt of `taskId`: its records as the store holds them now, sealed with `signer` (the bridge's key) when given.
+ * Throws when the store cannot be read.
+ */
+export async function exportReceipt(store: DecisionStore, taskId: string, signer?: DecisionSigner): Promise<ApprovalReceipt> {
   const records = await store.records(taskId);
   const keyIds = [...new Set(records.map((record) => record.keyId).filter((id): id is string => typeof id === 'string'))];
-  return { format: RECEIPT_FORMAT, v: 1, taskId, exportedAt: new Date().toISOString(), keyIds, records };
+  const receipt: ApprovalReceipt = { format: RECEIPT_FORMAT, v: 1, taskId, exportedAt: new Date().toISOString(), keyIds, records };
+  if (signer) {
+    const held = { records: records.length, head: records.at(-1)?.digest ?? null };
+    receipt.seal = { ...held, keyId: signer.keyId, signature: signer.signValue(sealedStatementOf(receipt, held)) };
+  }
+  return receipt;
 }
 
 /**
@@ -117,6 +150,7 @@ export function verifyReceipt(receipt: unknown, keys: DecisionPublicKeys, signat
     keyIds: [],
     checkedWith: [...keys.keyIds],
     approverKeysChecked: signatures !== undefined,
+    sealed: false,
     records: 0,
     problems: [],
     questions: [],
@@ -126,8 +160,16 @@ export function verifyReceipt(receipt: unknown, keys: DecisionPublicKeys, signat
     report.problems.push(shapeProblem);
     return report;
   }
-  const { taskId, exportedAt, keyIds, records } = receipt as ApprovalReceipt;
+  const { taskId, exportedAt, keyIds, records, seal } = receipt as ApprovalReceipt;
   Object.assign(report, { taskId, exportedAt, keyIds: [...keyIds], records: records.length });
+  if (seal !== undefined) {
+    const problem = sealProblem(receipt as ApprovalReceipt, keys);
+    if (problem) {
+      report.problems.push(problem);
+      return report;
+    }
+    report.sealed = true;
+  }
   if (records.length === 0) {
     report.problems.push(`there are no decision records of task ${taskId}: nothing was decided, or this is not the task's store`);
     return report;
@@ -151,6 +193,31 @@ export function verifyReceipt(receipt: unknown, keys: DecisionPublicKeys, signat
   }
   report.ok = report.problems.length === 0;
   return report;
+}
+
+/** Why a receipt's seal does not hold (undefined: it does): the receipt was cut or extended after it, or it was forged. */
+function sealProblem(receipt: ApprovalReceipt, keys: DecisionPublicKeys): string | undefined {
+  const { seal, records } = receipt;
+  if (
+    seal === null ||
+    typeof seal !== 'object' ||
+    !Number.isInteger(seal.records) ||
+    typeof seal.keyId !== 'string' ||
+    typeof seal.signature !== 'string'
+  ) {
+    return "the receipt's seal is malformed (records, head, keyId, signature)";
+  }
+  if (!keys.keyIds.includes(seal.keyId)) {
+    return `the receipt is sealed with key ${seal.keyId}, which is not among the public keys given (${keys.keyIds.join(', ') || 'none'})`;
+  }
+  if (!keys.verifyValue(sealedStatementOf(receipt, seal), seal.keyId, seal.signature)) {
+    return `the receipt's seal is not valid under key ${seal.keyId}: its task, time, count or head was altered`;
+  }
+  const head = records.at(-1)?.digest ?? null;
+  if (seal.records !== records.length || seal.head !== head) {
+    return `the receipt was sealed with ${seal.records} record(s) ending at ${String(seal.head)}, and holds ${records.length} ending at ${String(head)}: records were cut from it or added to it`;
+  }
+  return undefined;
 }
 
 function receiptShapeProblem(receipt: unknown): string | undefined {
