@@ -2,7 +2,7 @@
  * Files written once and durably: a file gets its name only once its whole content is on disk, and a second writer of
  * the same name finds the first one's file complete.
  */
-import { promises as fs } from 'node:fs';
+import { closeSync, fsyncSync, openSync, promises as fs, renameSync, rmSync, writeSync } from 'node:fs';
 
 /**
  * Writes `text` to `file` unless a file of that name exists: written to `temp` (readable by its owner only), synced,
@@ -35,5 +35,26 @@ export async function syncDirectory(dir: string): Promise<void> {
     await handle.sync();
   } finally {
     await handle.close();
+  }
+}
+
+/**
+ * Replaces `file` with `text`, whole or not at all: written to `temp` (which must not exist) with `mode`, synced, then
+ * renamed to `file` (a rename replaces a link at `file`, it does not follow one). `temp` is removed on failure; the
+ * failure is thrown.
+ */
+export function replaceFileDurably(file: string, temp: string, text: string, mode = 0o644): void {
+  try {
+    const fd = openSync(temp, 'wx', mode);
+    try {
+      writeSync(fd, text);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temp, file);
+  } catch (error) {
+    rmSync(temp, { force: true });
+    throw error;
   }
 }

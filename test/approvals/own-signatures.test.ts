@@ -25,7 +25,6 @@ import {
   type Person,
 } from '../helpers/approvals';
 import { taskResult } from '../helpers/mcp';
-import { spawnWorker, type SpawnedProcess } from '../helpers/processes';
 import { startStack, type TestStack } from '../helpers/test-stack';
 import { sampleInvoice } from '../helpers/temporal';
 
@@ -35,7 +34,6 @@ const carolKey = path.join(scratch, 'carol.pem');
 const directoryFile = path.join(scratch, 'approvers.json');
 
 let stack: TestStack;
-let worker: SpawnedProcess;
 const clients = new ApprovalClients();
 let store = '';
 
@@ -64,12 +62,7 @@ beforeAll(async () => {
     servers: [{ env: { MCP_AUTH_TOKENS_FILE: tokens, MCP_APPROVERS_DIRECTORY: directoryFile } }, { env: { MCP_AUTH_TOKENS_FILE: tokens } }],
   });
   store = stack.activities.decisionStore;
-  const { activities } = stack;
-  worker = await spawnWorker(stack.taskQueue, {
-    PAYMENTS_LEDGER: activities.ledgerDir,
-    ERP_REGISTRY: activities.erpRegistryDir,
-    MCP_DECISION_STORE: activities.decisionStore,
-    NOTIFICATION_OUTBOX: activities.notificationOutbox,
+  await stack.spawnWorker({
     NOTIFICATION_LEDGER: path.join(scratch, 'notifications-sent'),
     MCP_APPROVERS_DIRECTORY: directoryFile,
     INVOICE_APPROVER_ROLE: 'ap-approver',
@@ -78,7 +71,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await clients.closeAll();
-  await worker?.kill('SIGKILL');
   await stack?.stop();
 });
 

@@ -26,7 +26,7 @@ import {
 import { launchChromium } from '../helpers/browser';
 import { freePort } from '../helpers/dev-server';
 import { taskResult } from '../helpers/mcp';
-import { spawnHttpServer, spawnWorker, type HttpServerProcess, type SpawnedProcess } from '../helpers/processes';
+import { spawnHttpServer, type HttpServerProcess } from '../helpers/processes';
 import { startStack, type TestStack } from '../helpers/test-stack';
 import { sampleInvoice } from '../helpers/temporal';
 
@@ -41,7 +41,6 @@ let authenticator: CDPSession;
 /** Serves the passkey page at `origin`; the second server knows the directory and takes the answers. */
 let pageServer: HttpServerProcess;
 let answers: HttpServerProcess;
-let worker: SpawnedProcess;
 let origin: string;
 const clients = new ApprovalClients();
 
@@ -71,7 +70,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await clients.closeAll();
   await browser?.close();
-  await Promise.all([worker, answers, pageServer].map((process) => process?.kill('SIGKILL')));
+  await Promise.all([answers, pageServer].map((process) => process?.kill('SIGKILL')));
   await stack?.stop();
 });
 
@@ -116,7 +115,7 @@ test('carol registers a passkey, the keeper lists it, she signs her approval wit
     }),
   );
   const { activities } = stack;
-  [answers, worker] = await Promise.all([
+  [answers] = await Promise.all([
     // Another replica of the same deployment: its inbox links to the passkey page at the deployment's origin.
     spawnHttpServer(stack.taskQueue, await freePort(), {
       MCP_AUTH_TOKENS_FILE: writeTokensFile(people),
@@ -124,11 +123,7 @@ test('carol registers a passkey, the keeper lists it, she signs her approval wit
       MCP_PASSKEY_ORIGIN: origin,
       MCP_DECISION_STORE: activities.decisionStore,
     }),
-    spawnWorker(stack.taskQueue, {
-      PAYMENTS_LEDGER: activities.ledgerDir,
-      ERP_REGISTRY: activities.erpRegistryDir,
-      MCP_DECISION_STORE: activities.decisionStore,
-      NOTIFICATION_OUTBOX: activities.notificationOutbox,
+    stack.spawnWorker({
       NOTIFICATION_LEDGER: path.join(scratch, 'notifications-sent'),
       MCP_APPROVERS_DIRECTORY: directoryFile,
       INVOICE_APPROVER_ROLE: 'ap-approver',

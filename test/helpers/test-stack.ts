@@ -12,7 +12,7 @@ import type { Bridge } from '../../src/mcp/bridge';
 import { startHttpServer, type RunningHttpServer } from '../../src/mcp/transports/http';
 import { freePort } from './dev-server';
 import { connectInMemory, startBridge, type TestBridgeOptions } from './mcp';
-import { spawnHttpServer, type HttpServerProcess } from './processes';
+import { spawnHttpServer, spawnWorker, type HttpServerProcess, type SpawnedProcess } from './processes';
 import {
   connectClient,
   startWorker,
@@ -79,7 +79,7 @@ export class TestStack {
   private mainHttp: RunningHttpServer | undefined;
   private readonly inMemory: (() => Promise<void>)[] = [];
   private readonly endpoints: RunningHttpServer[] = [];
-  private readonly spawned: HttpServerProcess[] = [];
+  private readonly spawned: SpawnedProcess[] = [];
   private readonly bridges: { bridge: Bridge; connection?: Connection }[] = [];
   private stopping: Promise<void> | undefined;
 
@@ -193,6 +193,23 @@ export class TestStack {
   }
 
   /** Spawns a server on a free port, killed by {@link stop} (a test may kill it before). */
+  /**
+   * A worker process of the example on the stack's task queue and activity files (payments, ERP, decision store,
+   * outbox), as `npm run worker` runs it, with `env` added; stopped with the stack.
+   */
+  async spawnWorker(env: Record<string, string> = {}): Promise<SpawnedProcess> {
+    const { activities } = this;
+    const worker = await spawnWorker(this.taskQueue, {
+      PAYMENTS_LEDGER: activities.ledgerDir,
+      ERP_REGISTRY: activities.erpRegistryDir,
+      MCP_DECISION_STORE: activities.decisionStore,
+      NOTIFICATION_OUTBOX: activities.notificationOutbox,
+      ...env,
+    });
+    this.spawned.push(worker);
+    return worker;
+  }
+
   async spawnServer(options: StackServerOptions = {}): Promise<HttpServerProcess> {
     const server = await spawnHttpServer(
       options.taskQueue ?? this.taskQueue,

@@ -2,7 +2,7 @@
  * `temporal-mcp-tasks approvals`: the auditor's command. Verifies a task's decision records in the decision store, or
  * an exported receipt, offline with the bridge's public key alone (no Temporal, no bridge).
  */
-import { closeSync, fsyncSync, lstatSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { lstatSync, readFileSync, writeFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -10,6 +10,7 @@ import { ApproversDirectory, ApproversDirectoryError } from '../directory';
 import { ApproverKeyError, generateApproverKey, signStatement, statementOf, type ApproverKeyring } from './approver-signatures';
 import { digestOf } from './canonical';
 import { subjectLines } from './subject-text';
+import { replaceFileDurably } from '../../util/durable-files';
 import { escapeControls } from '../../util/log';
 import {
   decisionPublicKeysFromEnv,
@@ -450,16 +451,8 @@ function writeReceipt(file: string, text: string): void {
   const temp = path.join(path.dirname(path.resolve(file)), `.${path.basename(file)}.${randomUUID()}.tmp`);
   try {
     // Whole on disk before it takes the name: a crash leaves the old file or the new one, never a part.
-    const fd = openSync(temp, 'wx', 0o644);
-    try {
-      writeFileSync(fd, text);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(temp, file);
+    replaceFileDurably(file, temp, text);
   } catch (error) {
-    rmSync(temp, { force: true });
     throw new ApprovalsUsageError(`cannot write the receipt to ${file}: ${(error as Error).message}`);
   }
 }

@@ -11,9 +11,10 @@ import {
   verify as verifyBytes,
   type KeyObject,
 } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { replaceFileDurably } from '../../util/durable-files';
 import { canonicalJson, digestOf } from './canonical';
 import type { DecisionRecordBody, SignedDecisionRecord } from './types';
 
@@ -303,16 +304,8 @@ function writePublicKeyBeside(file: string, pem: string): void {
   } catch {
     // Not there yet.
   }
-  const temp = `${file}.${process.pid}.${Date.now()}.tmp`;
   try {
-    const fd = openSync(temp, 'wx', 0o644);
-    try {
-      writeSync(fd, pem);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(temp, file);
+    replaceFileDurably(file, `${file}.${process.pid}.${Date.now()}.tmp`, pem);
   } catch (error) {
     throw new DecisionKeyError(
       `cannot write the decision public key ${file}: ${(error as Error).message}; set ${DECISION_SIGNING_KEY_ENV}`,

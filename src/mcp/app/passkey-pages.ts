@@ -6,12 +6,12 @@
  * `passkey-page/` in a checkout.
  */
 import { createPublicKey, randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { generateRegistrationOptions, verifyRegistrationResponse, type RegistrationResponseJSON } from '@simplewebauthn/server';
 import { decodeCredentialPublicKey } from '@simplewebauthn/server/helpers';
+import { bundleBrowserScript, inline, prebuiltOrBuilt } from './page-bundle';
 
 /** Where passkeys are made and used: the page's origin, the relying party id (its host name or a parent), a name. */
 export interface PasskeyConfig {
@@ -206,39 +206,13 @@ const PAGE_DIR = path.join(__dirname, 'passkey-page');
 /** The prebuilt page of the package; absent in a checkout, where `passkey-page/` holds the sources. */
 const PREBUILT_PAGE = path.join(__dirname, 'passkey-page.html');
 
-let cached: Promise<string> | undefined;
-
 /** The page as one HTML document (its settings still a slot): the prebuilt file, else built once from the sources. */
-export async function passkeyPageHtml(): Promise<string> {
-  cached ??= readFile(PREBUILT_PAGE, 'utf8')
-    .catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') return buildPasskeyPageHtml();
-      throw error;
-    })
-    .catch((error: unknown) => {
-      cached = undefined;
-      throw error;
-    });
-  return cached;
-}
+export const passkeyPageHtml: () => Promise<string> = prebuiltOrBuilt(PREBUILT_PAGE, () => buildPasskeyPageHtml());
 
-/** Builds the page from `passkey-page/` with esbuild, which only a checkout has (a development dependency). */
+/** Builds the page from `passkey-page/` (see `page-bundle.ts`). */
 export async function buildPasskeyPageHtml(): Promise<string> {
-  const { build } = require('esbuild') as typeof import('esbuild');
-  const bundle = await build({
-    entryPoints: [path.join(PAGE_DIR, 'main.ts')],
-    tsconfig: path.join(PAGE_DIR, 'tsconfig.json'),
-    write: false,
-    bundle: true,
-    format: 'iife',
-    platform: 'browser',
-    target: 'es2020',
-    minify: true,
-    logLevel: 'silent',
-  });
-  const script = bundle.outputFiles[0]?.text;
-  if (script === undefined) throw new Error('the passkey page bundle came out empty');
-  return PAGE_TEMPLATE.replace('__SCRIPT__', () => script.replace(/<\/(script)/gi, '<\\/$1').replace(/<!--/g, '<\\!--'));
+  const script = await bundleBrowserScript(PAGE_DIR);
+  return PAGE_TEMPLATE.replace('__SCRIPT__', () => inline(script, 'script'));
 }
 
 const PAGE_TEMPLATE = `<!doctype html>

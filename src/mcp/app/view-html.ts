@@ -6,6 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Plugin } from 'esbuild';
+import { bundleBrowserScript, inline, prebuiltOrBuilt } from './page-bundle';
 
 /** The view's resource URI. */
 export const TASK_VIEW_URI = 'ui://temporal-mcp-tasks/task-view.html';
@@ -14,8 +15,6 @@ const VIEW_DIR = path.join(__dirname, 'view');
 
 /** The prebuilt document of the package; absent in a checkout, where `view/` holds the sources. */
 const PREBUILT_HTML = path.join(__dirname, 'task-view.html');
-
-let cached: Promise<string> | undefined;
 
 const ENGLISH_ONLY = 'zod-english-locale';
 const RESOLVING = Symbol('resolving');
@@ -59,45 +58,15 @@ const slimDependencies: Plugin = {
  * sources. Read or built once per process; a failure is not kept, so the next call tries again. Throws when neither
  * the file nor the sources can be had.
  */
-export async function taskViewHtml(): Promise<string> {
-  cached ??= readPrebuilt()
-    .then((html) => html ?? buildTaskViewHtml())
-    .catch((error: unknown) => {
-      cached = undefined;
-      throw error;
-    });
-  return cached;
-}
-
-async function readPrebuilt(): Promise<string | undefined> {
-  try {
-    return await readFile(PREBUILT_HTML, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
-  }
-}
+export const taskViewHtml: () => Promise<string> = prebuiltOrBuilt(PREBUILT_HTML, () => buildTaskViewHtml());
 
 /** Builds the document from `view/` with esbuild, which only a checkout has (a development dependency): loaded here, not at the top. */
 export async function buildTaskViewHtml(): Promise<string> {
-  const { build, transform } = require('esbuild') as typeof import('esbuild');
-  const [bundle, css] = await Promise.all([
-    build({
-      entryPoints: [path.join(VIEW_DIR, 'main.ts')],
-      tsconfig: path.join(VIEW_DIR, 'tsconfig.json'),
-      write: false,
-      bundle: true,
-      format: 'iife',
-      platform: 'browser',
-      target: 'es2020',
-      minify: true,
-      logLevel: 'silent',
-      plugins: [slimDependencies],
-    }),
+  const { transform } = require('esbuild') as typeof import('esbuild');
+  const [script, css] = await Promise.all([
+    bundleBrowserScript(VIEW_DIR, [slimDependencies]),
     readFile(path.join(VIEW_DIR, 'view.css'), 'utf8').then((css) => transform(css, { loader: 'css', minify: true })),
   ]);
-  const script = bundle.outputFiles[0]?.text;
-  if (script === undefined) throw new Error('the task view bundle came out empty');
   return [
     '<!doctype html>',
     '<html lang="en">',
@@ -114,9 +83,4 @@ export async function buildTaskViewHtml(): Promise<string> {
     '</html>',
     '',
   ].join('\n');
-}
-
-/** Text safe inside `<tag>…</tag>`: a closing tag (or an HTML comment opener) in it would end the element early. */
-function inline(text: string, tag: 'script' | 'style'): string {
-  return text.replace(new RegExp(`</(${tag})`, 'gi'), '<\\/$1').replace(/<!--/g, '<\\!--');
 }
