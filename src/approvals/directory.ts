@@ -29,24 +29,16 @@ function isWebhookSecret(value: string): boolean {
   return bytes >= 24 && bytes <= 64;
 }
 
-/** True for a raw Ed25519 public key in base64url. */
-function isEd25519Key(value: string): boolean {
-  try {
-    ed25519PublicKey(value);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** True for a passkey's SPKI public key in base64url that checks can use. */
-function isPasskeyKey(value: string): boolean {
-  try {
-    passkeyPublicKey(value);
-    return true;
-  } catch {
-    return false;
-  }
+/** A check that `read` takes a value without throwing: a raw Ed25519 key, a passkey's SPKI key. */
+function readable(read: (value: string) => unknown): (value: string) => boolean {
+  return (value) => {
+    try {
+      read(value);
+      return true;
+    } catch {
+      return false;
+    }
+  };
 }
 
 /** A Standard Webhooks signing secret. Never shown in an error: the message says what shape it needs. */
@@ -80,7 +72,10 @@ export const PersonSchema = z.strictObject({
         .strictObject({
           ed25519: z
             .string()
-            .refine(isEd25519Key, 'use the raw 32-byte Ed25519 public key in base64url, as `temporal-mcp-tasks approvals keygen` prints it')
+            .refine(
+              readable(ed25519PublicKey),
+              'use the raw 32-byte Ed25519 public key in base64url, as `temporal-mcp-tasks approvals keygen` prints it',
+            )
             .optional()
             .describe('An Ed25519 public key of the person (base64url of its 32 bytes).'),
           passkey: z
@@ -91,7 +86,10 @@ export const PersonSchema = z.strictObject({
                 .describe('The credential id.'),
               publicKey: z
                 .string()
-                .refine(isPasskeyKey, 'use the SPKI public key in base64url (ES256 or Ed25519), as the passkey page prints it')
+                .refine(
+                  readable(passkeyPublicKey),
+                  'use the SPKI public key in base64url (ES256 or Ed25519), as the passkey page prints it',
+                )
                 .describe("The credential's public key, SPKI DER in base64url."),
               rpId: z
                 .string()
