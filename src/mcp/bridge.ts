@@ -1,3 +1,4 @@
+import { sharedStateFromEnv, type ReplicaSharedState } from './tasks/shared-state';
 import { randomBytes } from 'node:crypto';
 import { Client, Connection, type ClientInterceptors, type ConnectionOptions } from '@temporalio/client';
 import { createMcpHandler, createRequestStateCodec } from '@modelcontextprotocol/server';
@@ -111,6 +112,11 @@ export interface CreateBridgeOptions {
    * start: workers that check records before an effect then refuse it).
    */
   approvals?: Omit<ApprovalsOptions, 'localPrincipal' | 'decisions'> & { decisions?: DecisionLog | null };
+  /**
+   * What the replicas of a deployment share (the rate limit, tasks created lately); default from MCP_SHARED_STATE
+   * ({@link sharedStateFromEnv}), none when it is unset: each process keeps its own. Closed by {@link Bridge.close}.
+   */
+  sharedState?: ReplicaSharedState | null;
 }
 
 /** The longest pause between the server's attempts to reach Temporal again once its connection failed. */
@@ -144,6 +150,8 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
     });
   }
   const maxTtlMs = tuning.core.maxTtlMs ?? (await namespaceRetentionMs(client));
+  const shared = options.sharedState === null ? undefined : (options.sharedState ?? sharedStateFromEnv());
+  if (shared) log.info(`bridge: the rate limit and the tasks created lately are shared with the other replicas in ${shared.describe()}`);
   const core = new TaskCore(
     client,
     {
@@ -154,6 +162,7 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
       marker: options.marker ?? markerFromEnv(),
       answerSeal: options.answerSeal ?? answerSealFromEnv(),
       ...(options.temporal.webUiUrl && { webUiUrl: options.temporal.webUiUrl }),
+      ...(shared && { shared }),
     },
     workflowToolsByName(tools),
   );
@@ -246,6 +255,7 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
       core.watch.close();
       await mcp2026.close();
       await decisions?.close();
+      await shared?.close();
       await connection?.close();
     },
   };

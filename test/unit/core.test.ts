@@ -363,15 +363,15 @@ describe('CallSeal', () => {
 });
 
 describe('quotas', () => {
-  test('task operations: a burst of twice the rate passes, the next is -32603 with retryable and retryAfterMs; principals apart; 0 is off', () => {
+  test('task operations: a burst of twice the rate passes, the next is -32603 with retryable and retryAfterMs; principals apart; 0 is off', async () => {
     let now = 1_000_000;
     const clock = jest.spyOn(Date, 'now').mockImplementation(() => now);
     try {
       const quotas = new Quotas({} as never, { operationsPerSecond: 5 });
-      for (let i = 0; i < 10; i++) quotas.takeOperation('alice');
+      for (let i = 0; i < 10; i++) await quotas.takeOperation('alice');
       let refused: JsonRpcFailure | undefined;
       try {
-        quotas.takeOperation('alice');
+        await quotas.takeOperation('alice');
       } catch (error) {
         expect(error).toBeInstanceOf(TooManyRequestsError);
         refused = jsonRpcFailureOf(error);
@@ -379,15 +379,28 @@ describe('quotas', () => {
       expect(refused?.code).toBe(ErrorCode.InternalError);
       expect(refused?.data).toMatchObject({ retryable: true, limit: 5 });
       expect((refused?.data as { retryAfterMs: number }).retryAfterMs).toBeGreaterThan(0);
-      quotas.takeOperation('bob');
+      await quotas.takeOperation('bob');
       now += 1_000;
-      for (let i = 0; i < 5; i++) quotas.takeOperation('alice');
-      expect(() => quotas.takeOperation('alice')).toThrow(TooManyRequestsError);
+      for (let i = 0; i < 5; i++) await quotas.takeOperation('alice');
+      await expect(quotas.takeOperation('alice')).rejects.toThrow(TooManyRequestsError);
       const off = new Quotas({} as never, { operationsPerSecond: 0 });
-      for (let i = 0; i < 1000; i++) off.takeOperation('alice');
+      for (let i = 0; i < 1000; i++) await off.takeOperation('alice');
     } finally {
       clock.mockRestore();
     }
+  });
+
+  test('task operations with a shared state that cannot be reached: counted in this process, as without one', async () => {
+    const unreachable = {
+      takeToken: () => Promise.reject(new Error('connection refused')),
+      noteCreated: () => Promise.reject(new Error('connection refused')),
+      createdWithin: () => Promise.reject(new Error('connection refused')),
+      describe: () => 'the shared state of postgres://nowhere/',
+      close: () => Promise.resolve(),
+    };
+    const quotas = new Quotas({} as never, { operationsPerSecond: 5 }, unreachable);
+    for (let i = 0; i < 10; i++) await quotas.takeOperation('alice');
+    await expect(quotas.takeOperation('alice')).rejects.toThrow(TooManyRequestsError);
   });
 
   test('waits: at most the limit at once; ending one (twice changes nothing) frees one place', () => {

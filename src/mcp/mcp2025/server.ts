@@ -376,7 +376,7 @@ function onRequest<Schema extends RequestSchema>(
     }
     if (!traced) return mapTemporalErrors(handler(parsed.data, extra));
     try {
-      core.quotas.takeOperation(principalOf(extra));
+      await core.quotas.takeOperation(principalOf(extra));
     } catch (error) {
       throw asMcpError(error);
     }

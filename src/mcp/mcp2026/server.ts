@@ -98,8 +98,8 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
     if (typeof params.taskId === 'string') scope.taskId = params.taskId;
     if (params._meta && typeof params._meta === 'object') scope.meta = params._meta as Record<string, unknown>;
     return traceRequest(scope, () =>
-      protocolErrors(() => {
-        core.quotas.takeOperation(principal);
+      protocolErrors(async () => {
+        await core.quotas.takeOperation(principal);
         return work();
       }),
     );

@@ -96,7 +96,7 @@ export class TaskSubscriptions {
     if (this.open >= this.maxSubscriptions) return refuse(ProtocolErrorCode.InternalError, 'Subscription limit reached');
     let endWait: () => void;
     try {
-      this.core.quotas.takeOperation(principal);
+      await this.core.quotas.takeOperation(principal);
       endWait = this.core.quotas.beginWait(principal);
     } catch (error) {
       const failure = jsonRpcFailureOf(error);

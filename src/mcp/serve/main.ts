@@ -18,6 +18,7 @@ import { localPrincipal } from '../tasks/principal';
 import { loadSampleTools, servedTools } from './served-tools';
 import { startHttpServer } from '../transports/http';
 import { PAGE_PATH, PasskeyConfigError, passkeyConfigFromEnv, passkeyRoutes } from '../app/passkey-pages';
+import { SharedStateConfigError } from '../tasks/shared-state';
 import { allowedHostsFromEnv, httpLimitsFromEnv, isLoopbackHost, OriginPolicy } from '../transports/limits';
 import { answerSealFromEnv } from '../../shared/answer-proof';
 import { MarkerKeyError } from '../tasks/marker';
@@ -100,6 +101,9 @@ Environment:
                                   passkeys and sign decisions (e.g. https://approvals.example.com; default none)
   MCP_PASSKEY_RP_ID, MCP_PASSKEY_RP_NAME
                                   the passkeys' relying party (default the origin's host name) and its name (Approvals)
+  MCP_SHARED_STATE                postgres:// URL the replicas of one deployment share: one rate limit per principal
+                                  across them, and a task created through one listed through the others at once
+                                  (default none: each process keeps its own)
   MCP_TEMPORAL_RPC_TIMEOUT_MS     deadline of each request to Temporal (default 5000)
   MCP_MAX_OPEN_TASKS_PER_PRINCIPAL  open tasks one principal may have (default 1000)
   MCP_MAX_WAITS_PER_PRINCIPAL     concurrent waits (tasks/result, inline calls, subscriptions) of one principal (default 64)
@@ -291,6 +295,7 @@ export function runServeCommand(argv: string[]): void {
       TokenConfigError,
       OAuthConfigError,
       PasskeyConfigError,
+      SharedStateConfigError,
       ToolsFileError,
       MarkerKeyError,
       LogConfigError,

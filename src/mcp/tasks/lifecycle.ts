@@ -133,7 +133,8 @@ export class TaskLifecycle {
       this.binding.delete(workflowId);
     }
     log.info('task created', { taskId: workflowId, principal, tool: tool.name, workflowType: tool.workflowType, ttl });
-    this.parts.listing.remember(principal, workflowId);
+    // Noted before the create answers: a tasks/list through any replica right after finds it.
+    await this.parts.listing.remember(principal, workflowId);
     // This process made the start and bound it: its reads need not fetch it from history to check the mark against it.
     this.parts.runs.noteStart(runId, { startedAt: Date.parse(createdAt), argumentsDigest: digest, bound: true });
     // The answer is built from the start itself: a describe() could already show a later status.
@@ -283,7 +284,7 @@ export class TaskLifecycle {
       this.binding.delete(workflowId);
     }
     log.warn('bound the run of a task whose creating call stopped before binding it', { taskId: workflowId, principal, tool: tool.name });
-    this.parts.listing.remember(principal, workflowId);
+    await this.parts.listing.remember(principal, workflowId);
     // Read again, binding included: a run served is always one whose history holds its binding.
     return this.parts.runs.describe(workflowId, principal);
   }

@@ -6,6 +6,7 @@
 import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../../shared/task-contract';
 import { setBounded } from '../../util/bounded';
 import { log } from '../../util/log';
+import type { ReplicaSharedState } from './shared-state';
 import { isTemporalUnavailable, TaskStateUnreadableError } from './errors';
 import { decodeCursor, encodeCursor, listBinding } from './list-cursor';
 import { assertValidPrincipal } from './principal';
@@ -23,10 +24,14 @@ const RECENT_CREATION_MS = 60_000;
 export class TaskListing {
   /** Tasks created here lately, per principal (task id → creation time): listed while visibility catches up. */
   private readonly recent = new Map<string, Map<string, number>>();
+  /** Tasks the store was seen to show, of those the shared state notes: not listed ahead of the store again. */
+  private readonly shown = new Map<string, number>();
 
   constructor(
     private readonly temporal: TemporalAccess,
     private readonly reads: TaskReads,
+    /** The replicas' shared state: a task created through one replica is listed through the others at once. */
+    private readonly shared?: ReplicaSharedState,
   ) {}
 
   /**
@@ -80,8 +85,25 @@ export class TaskListing {
     return views.filter((view): view is TaskView => view !== undefined);
   }
 
-  /** Notes a task this process just created for `principal`, so that {@link list} finds it before the store does. */
-  remember(principal: string, taskId: string): void {
+  /**
+   * Notes a task this process just created for `principal`, so that {@link list} finds it before the store does: in
+   * this process, and in the replicas' shared state when there is one (a failure there is logged: the task exists, and
+   * the other replicas list it once the store shows it).
+   */
+  async remember(principal: string, taskId: string): Promise<void> {
+    this.rememberHere(principal, taskId);
+    await this.shared?.noteCreated(principal, taskId).catch((error: Error) => {
+      log.warn(
+        `a new task is listed through the other replicas only once visibility shows it: ${this.shared?.describe()}: ${error.message}`,
+        {
+          taskId,
+          principal,
+        },
+      );
+    });
+  }
+
+  private rememberHere(principal: string, taskId: string): void {
     let own = this.recent.get(principal);
     if (!own) {
       own = new Map();
@@ -115,6 +137,15 @@ export class TaskListing {
    * (the listing made after this request has them, on their own page).
    */
   private async notYetVisible(principal: string): Promise<string[]> {
+    if (this.shared) {
+      // Other replicas' creations too: taken into this process's record, oldest first, so that the newest stays last.
+      const created = await this.shared.createdWithin(principal, RECENT_CREATION_MS, 100).catch((error: Error) => {
+        log.warn(`tasks/list shows the tasks other replicas created lately only once visibility does: ${error.message}`, { principal });
+        return [];
+      });
+      const own = this.recent.get(principal);
+      for (const taskId of [...created].reverse()) if (!own?.has(taskId) && !this.shown.has(taskId)) this.rememberHere(principal, taskId);
+    }
     const own = this.recent.get(principal);
     if (!own) return [];
     for (const [taskId, at] of own) if (Date.now() - at > RECENT_CREATION_MS) own.delete(taskId);
@@ -131,7 +162,13 @@ export class TaskListing {
         pageSize: candidates.length,
       }),
     );
-    for (const info of page.executions ?? []) if (info.execution?.workflowId) own.delete(info.execution.workflowId);
+    for (const info of page.executions ?? []) {
+      const taskId = info.execution?.workflowId;
+      if (!taskId) continue;
+      own.delete(taskId);
+      // The store shows it: another replica's note of it is not taken again.
+      if (this.shared) setBounded(this.shown, taskId, Date.now(), 10_000);
+    }
     return candidates.filter((id) => own.has(id)).reverse();
   }
 }

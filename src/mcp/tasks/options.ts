@@ -3,6 +3,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { AnswerSeal } from '../../shared/answer-proof';
 import type { TaskMarker } from './marker';
 import type { QuotaOptions } from './quotas';
+import type { ReplicaSharedState } from './shared-state';
 
 /**
  * What the task core needs of a tool that starts a workflow: how to start it, and how to turn its return value into
@@ -43,6 +44,8 @@ export interface TaskCoreOptions {
   answerSeal: AnswerSeal;
   /** Open tasks, concurrent waits and task operations per principal (see {@link QuotaOptions}). */
   quotas?: Partial<QuotaOptions>;
+  /** What the replicas of a deployment share: the rate of task operations, the tasks created lately. */
+  shared?: ReplicaSharedState;
   /** The Temporal Web UI's base URL: every task view links to its workflow there. None: no links. */
   webUiUrl?: string;
   /** How task reads are served from the history watches (see {@link WatchedReadOptions}). */

@@ -7,6 +7,8 @@ import type { Client } from '@temporalio/client';
 import { TooManyRequestsError, TooManyTasksError } from './errors';
 import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../../shared/task-contract';
 import { setBounded } from '../../util/bounded';
+import { log } from '../../util/log';
+import type { ReplicaSharedState } from './shared-state';
 
 /** The quotas; 0 turns one off. */
 export interface QuotaOptions {
@@ -40,6 +42,8 @@ export class Quotas {
   constructor(
     private readonly client: Client,
     options: Partial<QuotaOptions> = {},
+    /** The replicas' shared state: the rate holds across them; without it, per process. */
+    private readonly shared?: ReplicaSharedState,
   ) {
     this.options = { ...DEFAULT_QUOTAS, ...options };
   }
@@ -47,25 +51,48 @@ export class Quotas {
   /**
    * Counts one task operation of `principal`. Throws {@link TooManyRequestsError} (with `retryAfterMs`) once the
    * principal asks faster than `operationsPerSecond` (after a burst of twice that): a client polling in a tight loop
-   * is slowed to the rate instead of costing Temporal a read per poll.
+   * is slowed to the rate instead of costing Temporal a read per poll. With the replicas' shared state the rate holds
+   * across them; while that state cannot be reached, each process counts on its own.
    */
-  takeOperation(principal: string): void {
+  async takeOperation(principal: string): Promise<void> {
     const rate = this.options.operationsPerSecond;
     if (rate <= 0) return;
     const burst = rate * 2;
+    let retryAfterMs: number | undefined;
+    try {
+      retryAfterMs = this.shared ? await this.shared.takeToken(principal, rate, burst) : this.takeLocalToken(principal, rate, burst);
+    } catch (error) {
+      this.warnShared(error);
+      retryAfterMs = this.takeLocalToken(principal, rate, burst);
+    }
+    if (retryAfterMs === undefined) return;
+    throw new TooManyRequestsError(
+      `Too many task requests: this caller may make ${rate} per second (bursts of ${burst}); retry in ${retryAfterMs} ms, ` +
+        "and poll tasks/get no faster than the task's pollInterval",
+      { retryable: true, retryAfterMs, limit: rate },
+    );
+  }
+
+  /** A token of this process's bucket of `principal`: undefined when taken, else the milliseconds until one is there. */
+  private takeLocalToken(principal: string, rate: number, burst: number): number | undefined {
     const now = Date.now();
     const bucket = this.buckets.get(principal) ?? { tokens: burst, at: now };
     const tokens = Math.min(burst, bucket.tokens + ((now - bucket.at) / 1000) * rate);
     if (tokens < 1) {
-      const retryAfterMs = Math.ceil(((1 - tokens) / rate) * 1000);
       setBounded(this.buckets, principal, { tokens, at: now }, 10_000);
-      throw new TooManyRequestsError(
-        `Too many task requests: this caller may make ${rate} per second (bursts of ${burst}); retry in ${retryAfterMs} ms, ` +
-          "and poll tasks/get no faster than the task's pollInterval",
-        { retryable: true, retryAfterMs, limit: rate },
-      );
+      return Math.ceil(((1 - tokens) / rate) * 1000);
     }
     setBounded(this.buckets, principal, { tokens: tokens - 1, at: now }, 10_000);
+    return undefined;
+  }
+
+  private lastWarning = 0;
+
+  /** Says, at most once a minute, that the shared state could not be reached and this process counts on its own. */
+  private warnShared(error: unknown): void {
+    if (Date.now() - this.lastWarning < 60_000) return;
+    this.lastWarning = Date.now();
+    log.warn(`the rate limit counts in this process alone: ${this.shared?.describe()} cannot be reached (${(error as Error).message})`);
   }
 
   /**

@@ -35,11 +35,11 @@ export class TaskCore {
 
   constructor(client: Client, options: TaskCoreOptions, tools: ReadonlyMap<string, TaskTool>) {
     this.temporal = new TemporalAccess(client, options, tools);
-    this.quotas = new Quotas(client, options.quotas);
+    this.quotas = new Quotas(client, options.quotas, options.shared);
     this.runs = new MarkedRuns(this.temporal);
     const snapshots = new Snapshots(this.temporal);
     this.reads = new TaskReads(this.temporal, this.runs, snapshots);
-    this.listing = new TaskListing(this.temporal, this.reads);
+    this.listing = new TaskListing(this.temporal, this.reads, options.shared);
     this.lifecycle = new TaskLifecycle(this.temporal, {
       runs: this.runs,
       snapshots,

@@ -1,0 +1,153 @@
+/**
+ * What the server replicas of one deployment share beside Temporal: each principal's rate of task operations, and the
+ * tasks created lately, which `tasks/list` shows through any replica before Temporal's visibility store catches up. A
+ * single server keeps both in its process; replicas keep them in PostgreSQL (`MCP_SHARED_STATE`), which a cluster on
+ * PostgreSQL already runs.
+ */
+import { Pool } from 'pg';
+import { log } from '../../util/log';
+
+/** State the replicas share (see the module's comment). */
+export interface ReplicaSharedState {
+  /**
+   * Takes one token of `principal`'s bucket, which fills at `rate` a second up to `burst`: undefined when one was
+   * taken, else how many milliseconds until one is there.
+   */
+  takeToken(principal: string, rate: number, burst: number): Promise<number | undefined>;
+  /** Notes a task created just now for `principal`. */
+  noteCreated(principal: string, taskId: string): Promise<void>;
+  /** `principal`'s tasks created within `withinMs`, newest first, at most `limit`. */
+  createdWithin(principal: string, withinMs: number, limit: number): Promise<string[]>;
+  /** Where it is kept, for logs: the database without its password. */
+  describe(): string;
+  close(): Promise<void>;
+}
+
+/** Thrown for a `MCP_SHARED_STATE` that cannot be used; the message says what to set. */
+export class SharedStateConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SharedStateConfigError';
+  }
+}
+
+/** The shared state `MCP_SHARED_STATE` names (a `postgres://` URL), or undefined when it is unset: each process keeps its own. */
+export function sharedStateFromEnv(env: NodeJS.ProcessEnv = process.env): ReplicaSharedState | undefined {
+  const url = env.MCP_SHARED_STATE?.trim();
+  if (!url) return undefined;
+  if (!/^postgres(ql)?:\/\//.test(url)) {
+    throw new SharedStateConfigError('MCP_SHARED_STATE must be a postgres:// URL (the database the replicas share), or unset');
+  }
+  return new PostgresSharedState(url);
+}
+
+const RATE_TABLE = 'mcp_rate_buckets';
+const RECENT_TABLE = 'mcp_recent_tasks';
+
+// One transaction, under an advisory lock, so that replicas starting together do not race to create the same objects.
+const SCHEMA = `
+SELECT pg_advisory_xact_lock(hashtext('${RECENT_TABLE}'));
+CREATE TABLE IF NOT EXISTS ${RATE_TABLE} (
+  principal text PRIMARY KEY,
+  tokens double precision NOT NULL,
+  at timestamptz NOT NULL
+);
+CREATE TABLE IF NOT EXISTS ${RECENT_TABLE} (
+  principal text NOT NULL,
+  task_id text NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+  PRIMARY KEY (principal, task_id)
+);
+CREATE INDEX IF NOT EXISTS ${RECENT_TABLE}_created_at ON ${RECENT_TABLE} (created_at);
+CREATE OR REPLACE FUNCTION mcp_take_token(who text, rate double precision, burst double precision)
+RETURNS double precision LANGUAGE plpgsql AS $$
+DECLARE
+  now_at timestamptz := clock_timestamp();
+  available double precision;
+BEGIN
+  INSERT INTO ${RATE_TABLE} (principal, tokens, at) VALUES (who, burst, now_at) ON CONFLICT (principal) DO NOTHING;
+  SELECT LEAST(burst, tokens + GREATEST(0, EXTRACT(EPOCH FROM now_at - at)) * rate) INTO available
+    FROM ${RATE_TABLE} WHERE principal = who FOR UPDATE;
+  IF available >= 1 THEN
+    UPDATE ${RATE_TABLE} SET tokens = available - 1, at = now_at WHERE principal = who;
+    RETURN NULL;
+  END IF;
+  UPDATE ${RATE_TABLE} SET tokens = available, at = now_at WHERE principal = who;
+  RETURN (1 - available) / rate * 1000;
+END $$;
+`;
+
+/** How long a noted creation is kept: far longer than visibility lags. */
+const RECENT_KEPT = '5 minutes';
+
+/** Notes between two clean-ups of old creations, per process. */
+const CLEAN_EVERY = 200;
+
+/** {@link ReplicaSharedState} in PostgreSQL: a token bucket per principal, and a table of recent creations. */
+export class PostgresSharedState implements ReplicaSharedState {
+  private readonly pool: Pool;
+  private readonly where: string;
+  private ready: Promise<void> | undefined;
+  private notes = 0;
+
+  constructor(url: string) {
+    this.where = `the shared state of ${withoutPassword(url)}`;
+    this.pool = new Pool({ connectionString: url, max: 4, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000 });
+    this.pool.on('error', (error) => log.warn(`a connection to ${this.where} failed: ${error.message}`));
+  }
+
+  async takeToken(principal: string, rate: number, burst: number): Promise<number | undefined> {
+    await this.prepare();
+    const { rows } = await this.pool.query<{ wait: number | null }>('SELECT mcp_take_token($1, $2, $3) AS wait', [principal, rate, burst]);
+    const wait = rows[0]?.wait;
+    return wait === null || wait === undefined ? undefined : Math.ceil(Number(wait));
+  }
+
+  async noteCreated(principal: string, taskId: string): Promise<void> {
+    await this.prepare();
+    await this.pool.query(`INSERT INTO ${RECENT_TABLE} (principal, task_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [principal, taskId]);
+    if (++this.notes % CLEAN_EVERY === 0) {
+      await this.pool.query(`DELETE FROM ${RECENT_TABLE} WHERE created_at < clock_timestamp() - interval '${RECENT_KEPT}'`);
+    }
+  }
+
+  async createdWithin(principal: string, withinMs: number, limit: number): Promise<string[]> {
+    await this.prepare();
+    const { rows } = await this.pool.query<{ task_id: string }>(
+      `SELECT task_id FROM ${RECENT_TABLE} WHERE principal = $1 AND created_at > clock_timestamp() - make_interval(secs => $2)
+       ORDER BY created_at DESC LIMIT $3`,
+      [principal, withinMs / 1000, limit],
+    );
+    return rows.map((row) => row.task_id);
+  }
+
+  describe(): string {
+    return this.where;
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+
+  /** Creates the tables and the function once per process; a failure is not kept, so the next call tries again. */
+  private prepare(): Promise<void> {
+    this.ready ??= this.pool.query(SCHEMA).then(
+      () => undefined,
+      (error: Error) => {
+        this.ready = undefined;
+        throw error;
+      },
+    );
+    return this.ready;
+  }
+}
+
+function withoutPassword(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'a postgres:// URL that does not parse';
+  }
+}
