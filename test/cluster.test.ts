@@ -8,7 +8,7 @@
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CreateTaskResultSchema, ListTasksResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { PaymentsLedger } from '../examples/invoice-approval/src/activities/payments';
 import { ClusterStack, randomBasePort } from '../scripts/cluster/stack';
 import { answer, ApprovalClients, awaitInInbox, type Person } from './helpers/approvals';
@@ -178,4 +178,23 @@ test('a call of a task tool names its task in Mcp-Param-TaskId, and the balancer
   expect(read.headers.get('x-served-by')).toBe(home);
   expect(read.body.result?.status).toBe('cancelled');
   expect(served).toEqual([home, home, home, home, home]);
+}, 120_000);
+
+test('a task created through one replica is in the very next tasks/list through the other (shared state in PostgreSQL)', async () => {
+  const replica = (name: 'mcp-1' | 'mcp-2') => `http://127.0.0.1:${stack.ports.replicas[name]}/mcp`;
+  const lister = person('submitter');
+  const [one, other] = await Promise.all([clients.connect(replica('mcp-1'), lister), clients.connect(replica('mcp-2'), lister)]);
+  const missing: string[] = [];
+  for (let round = 0; round < 10; round++) {
+    const created = await one.request(
+      { method: 'tools/call', params: { name: 'process_invoice', arguments: sampleInvoice() as never, task: {} } },
+      CreateTaskResultSchema,
+    );
+    // Noted in the shared state before the create answered, whatever visibility shows yet.
+    const noted = stack.sharedStateQuery(`SELECT principal FROM mcp_recent_tasks WHERE task_id = '${created.task.taskId}'`).trim();
+    if (noted !== 'submitter') missing.push(`${created.task.taskId} (not noted in the shared state)`);
+    const listed = await other.request({ method: 'tasks/list', params: {} }, ListTasksResultSchema);
+    if (!listed.tasks.some((task) => task.taskId === created.task.taskId)) missing.push(created.task.taskId);
+  }
+  expect(missing).toEqual([]);
 }, 120_000);

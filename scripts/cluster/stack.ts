@@ -36,6 +36,9 @@ const RETENTION_HOURS = 72;
 /** The Temporal services, each a process; two frontends so that one can die while the other serves. */
 export const TEMPORAL_SERVICES = ['frontend-a', 'frontend-b', 'history', 'matching', 'worker-service'] as const;
 export type TemporalService = (typeof TEMPORAL_SERVICES)[number];
+/** The database of the MCP replicas' shared state. */
+const SHARED_STATE_DB = 'temporal_mcp';
+
 /** The bridge's processes: two workers and two MCP server replicas. */
 export const BRIDGE_PROCESSES = ['worker-1', 'worker-2', 'mcp-1', 'mcp-2'] as const;
 export type BridgeProcess = (typeof BRIDGE_PROCESSES)[number];
@@ -297,15 +300,28 @@ export class ClusterStack {
   // --- PostgreSQL ----------------------------------------------------------------------------------------------------
 
   private async startPostgres(): Promise<void> {
-    if (await portOpen(this.ports.postgres)) return;
-    this.postgres().start();
+    if (!(await portOpen(this.ports.postgres))) this.postgres().start();
     this.psql(
       `DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'temporal') THEN CREATE ROLE temporal LOGIN CREATEDB PASSWORD '${this.pgPassword()}'; END IF; END $$;`,
     );
+    // The database the MCP replicas share their rate limit and recent creations in (MCP_SHARED_STATE).
+    if (this.psql(`SELECT 1 FROM pg_database WHERE datname = '${SHARED_STATE_DB}'`).trim() !== '1') {
+      this.psql(`CREATE DATABASE ${SHARED_STATE_DB} OWNER temporal`);
+    }
+  }
+
+  /** The URL of the database the MCP replicas share (MCP_SHARED_STATE). */
+  get sharedStateUrl(): string {
+    return `postgresql://temporal:${this.pgPassword()}@127.0.0.1:${this.ports.postgres}/${SHARED_STATE_DB}`;
   }
 
   private psql(sql: string): string {
     return this.postgres().psql(sql);
+  }
+
+  /** Runs `sql` in the replicas' shared-state database (for tests and operators), its rows as psql prints them. */
+  sharedStateQuery(sql: string): string {
+    return this.postgres().psql(sql, SHARED_STATE_DB);
   }
 
   private pgPassword(): string {
@@ -585,6 +601,7 @@ export class ClusterStack {
       {
         ...env,
         MCP_AUTH_TOKENS_FILE: this.tokensFile,
+        MCP_SHARED_STATE: this.sharedStateUrl,
         // Clients reach the replicas by the balancer's address (DNS rebinding protection answers only these hosts).
         MCP_ALLOWED_HOSTS: `127.0.0.1:${this.ports.mcp},localhost:${this.ports.mcp},127.0.0.1:${port}`,
       },
