@@ -1,22 +1,27 @@
 /**
  * Two server replicas that share their state in PostgreSQL (`MCP_SHARED_STATE`), spawned as a user runs them, with a
  * PostgreSQL server this file starts: a task created through one replica is in the very next `tasks/list` through the
- * other, and one principal gets one rate of task operations across both, not one each.
+ * other, and one principal gets one rate of task operations, and one set of waits, across both, not one each.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CreateTaskResultSchema, ListTasksResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolResultSchema,
+  CancelTaskResultSchema,
+  CreateTaskResultSchema,
+  ListTasksResultSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { LocalPostgres } from '../../scripts/lib/postgres';
 import { ApprovalClients, makePeople, writeTokensFile } from '../helpers/approvals';
 import { freePort } from '../helpers/dev-server';
 import { startStack, type TestStack } from '../helpers/test-stack';
-import { sampleInvoice } from '../helpers/temporal';
+import { eventually, sampleInvoice } from '../helpers/temporal';
 
 /** Operations a second per principal, on each replica: a burst of twice as many. */
 const RATE = 2;
 
-const people = makePeople({ lister: '', poller: '' });
+const people = makePeople({ lister: '', poller: '', waiter: '' });
 let dir: string;
 let postgres: LocalPostgres;
 let stack: TestStack;
@@ -31,6 +36,7 @@ beforeAll(async () => {
     MCP_AUTH_TOKENS_FILE: writeTokensFile(people),
     MCP_SHARED_STATE: postgres.url('replicas'),
     MCP_TASK_OPS_PER_SECOND: String(RATE),
+    MCP_MAX_WAITS_PER_PRINCIPAL: '1',
   };
   stack = await startStack({ name: 'shared-replicas', servers: [{ env }, { env }] });
 }, 120_000);
@@ -86,4 +92,24 @@ test('one principal gets one rate of task operations across the replicas', async
   // One bucket: the burst, and what the rate added while the calls ran. Each replica's own would serve twice the burst.
   expect(served).toBeLessThanOrEqual(burst + Math.ceil(RATE * seconds));
   expect(refused).toBeGreaterThan(0);
+});
+
+test('one principal holds its waits across the replicas: a wait held on one is counted on the other, and freed when it ends', async () => {
+  const [one, other] = await Promise.all(stack.servers.map((server) => clients.connect(server.url, people.waiter)));
+  const waiting = () => Number(postgres.psql(`SELECT count(*) FROM mcp_waits WHERE principal = '${people.waiter.principal}'`, 'replicas'));
+  const created = await one.request(
+    { method: 'tools/call', params: { name: 'process_invoice', arguments: sampleInvoice() as never, task: {} } },
+    CreateTaskResultSchema,
+  );
+  const { taskId } = created.task;
+  // This client cannot answer the question the task asks: its tasks/result waits until the task ends.
+  const result = one.request({ method: 'tasks/result', params: { taskId } }, CallToolResultSchema).catch((error: Error) => error);
+  await eventually(async () => (waiting() === 1 ? true : undefined), 'the wait to be held in the shared state');
+  await expect(other.request({ method: 'tasks/result', params: { taskId } }, CallToolResultSchema)).rejects.toThrow(
+    /Too many waits: 1 requests of this caller are already waiting on tasks \(at most 1\)/,
+  );
+  await other.request({ method: 'tasks/cancel', params: { taskId } }, CancelTaskResultSchema);
+  // The blocked tasks/result ends with the call's answer: the cancellation, as a JSON-RPC error naming the task.
+  expect(await result).toMatchObject({ code: -32603, data: { taskId, status: 'cancelled' } });
+  await eventually(async () => (waiting() === 0 ? true : undefined), 'the wait to be freed in the shared state');
 });

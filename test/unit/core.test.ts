@@ -390,28 +390,31 @@ describe('quotas', () => {
     }
   });
 
-  test('task operations with a shared state that cannot be reached: counted in this process, as without one', async () => {
+  test('task operations and waits with a shared state that cannot be reached: counted in this process, as without one', async () => {
     const unreachable = {
       takeToken: () => Promise.reject(new Error('connection refused')),
       noteCreated: () => Promise.reject(new Error('connection refused')),
       createdWithin: () => Promise.reject(new Error('connection refused')),
+      beginWait: () => Promise.reject(new Error('connection refused')),
       describe: () => 'the shared state of postgres://nowhere/',
       close: () => Promise.resolve(),
     };
-    const quotas = new Quotas({} as never, { operationsPerSecond: 5 }, unreachable);
+    const quotas = new Quotas({} as never, { operationsPerSecond: 5, maxWaits: 1 }, unreachable);
     for (let i = 0; i < 10; i++) await quotas.takeOperation('alice');
     await expect(quotas.takeOperation('alice')).rejects.toThrow(TooManyRequestsError);
+    await quotas.beginWait('alice');
+    await expect(quotas.beginWait('alice')).rejects.toThrow(/Too many waits/);
   });
 
-  test('waits: at most the limit at once; ending one (twice changes nothing) frees one place', () => {
+  test('waits: at most the limit at once; ending one (twice changes nothing) frees one place', async () => {
     const quotas = new Quotas({} as never, { maxWaits: 2 });
-    const first = quotas.beginWait('alice');
-    quotas.beginWait('alice');
-    expect(() => quotas.beginWait('alice')).toThrow(/Too many waits/);
+    const first = await quotas.beginWait('alice');
+    await quotas.beginWait('alice');
+    await expect(quotas.beginWait('alice')).rejects.toThrow(/Too many waits/);
     first();
     first();
-    const third = quotas.beginWait('alice');
-    expect(() => quotas.beginWait('alice')).toThrow(TooManyRequestsError);
+    const third = await quotas.beginWait('alice');
+    await expect(quotas.beginWait('alice')).rejects.toThrow(TooManyRequestsError);
     third();
   });
 });

@@ -37,6 +37,7 @@ function shared(created: string[], fail = false): ReplicaSharedState {
     takeToken: async () => undefined,
     noteCreated: async () => undefined,
     createdWithin: async () => (fail ? Promise.reject(new Error('connection refused')) : created),
+    beginWait: async () => undefined,
     describe: () => 'the shared state of a test',
     close: async () => undefined,
   };

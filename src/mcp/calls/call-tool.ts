@@ -175,7 +175,7 @@ export function directToolContext(
     // A form held open on the caller's call is a wait like any other: it takes one of the principal's waits.
     ...(ask && {
       ask: async (request) => {
-        const endWait = core.quotas.beginWait(principal);
+        const endWait = await core.quotas.beginWait(principal);
         try {
           return await ask(request);
         } finally {

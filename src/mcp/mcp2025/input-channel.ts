@@ -122,17 +122,19 @@ export class InputChannel {
       if (!this.mayPush(slot)) return;
       // Read again: the input may have been answered during the grace period.
       this.core.get(view.task.taskId, this.principal).then(
-        (now) => {
+        async (now) => {
           if (!now.input || slotOf(now) !== slot || !this.mayPush(slot)) return;
           if (standaloneStreamOf(this.server.transport) === undefined) return;
           // A pushed question is held open like a blocked tasks/result: it counts against the principal's waits, and
           // is not pushed while they are all taken (the client still sees it in tasks/get).
           let endWait: () => void;
           try {
-            endWait = this.core.quotas.beginWait(this.principal);
+            endWait = await this.core.quotas.beginWait(this.principal);
           } catch {
             return;
           }
+          // Taken while the wait was: pushed only if it is still not being asked.
+          if (!this.mayPush(slot)) return endWait();
           void this.start(now, undefined).outcome.finally(endWait);
         },
         () => undefined,

@@ -245,7 +245,7 @@ export class Mcp2025Connection {
    * the request, sends progress notifications as it goes.
    */
   async awaitResult(taskId: string, extra: Extra, budgetMs = Infinity): Promise<CallToolResult | undefined> {
-    const endWait = this.deps.core.quotas.beginWait(this.deps.principalOf(extra));
+    const endWait = await this.deps.core.quotas.beginWait(this.deps.principalOf(extra));
     log.debug('waiting for the task to finish', { taskId, ...(budgetMs !== Infinity && { budgetMs }) });
     try {
       return await this.waitForResult(taskId, extra, budgetMs);

@@ -243,7 +243,7 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
     problem?: string,
   ): Promise<CallToolResult | InputRequiredResult> {
     const elicitation = capabilitiesOf(ctx).elicitation as ElicitationCapability | undefined;
-    const endWait = core.quotas.beginWait(principal);
+    const endWait = await core.quotas.beginWait(principal);
     try {
       const follower = core.follow(created.task.taskId, principal, {
         from: created,
@@ -278,7 +278,7 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
   ): Promise<CallToolResult | InputRequiredResult> {
     // No server-to-client requests in this generation: wait without asking; a question is answered with task_respond.
     const awaitResult = async (taskId: string, budgetMs: number) => {
-      const endWait = core.quotas.beginWait(principal);
+      const endWait = await core.quotas.beginWait(principal);
       try {
         return await waitInline(taskId, budgetMs);
       } finally {

@@ -97,7 +97,7 @@ export class TaskSubscriptions {
     let endWait: () => void;
     try {
       await this.core.quotas.takeOperation(principal);
-      endWait = this.core.quotas.beginWait(principal);
+      endWait = await this.core.quotas.beginWait(principal);
     } catch (error) {
       const failure = jsonRpcFailureOf(error);
       if (!failure) throw error;

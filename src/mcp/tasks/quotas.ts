@@ -92,21 +92,35 @@ export class Quotas {
   private warnShared(error: unknown): void {
     if (Date.now() - this.lastWarning < 60_000) return;
     this.lastWarning = Date.now();
-    log.warn(`the rate limit counts in this process alone: ${this.shared?.describe()} cannot be reached (${(error as Error).message})`);
+    log.warn(
+      `the rate limit and the waits count in this process alone: ${this.shared?.describe()} cannot be reached (${(error as Error).message})`,
+    );
   }
 
   /**
    * Takes one wait slot of `principal`; call the returned function when the wait ends. Throws {@link TooManyRequestsError}
-   * once the principal has `maxWaits` waits open.
+   * once the principal has `maxWaits` waits open: across the replicas with their shared state (while it cannot be
+   * reached, in this process), else in this process.
    */
-  beginWait(principal: string): () => void {
+  async beginWait(principal: string): Promise<() => void> {
+    if (this.shared && this.options.maxWaits > 0) {
+      let wait: { end(): void } | undefined;
+      try {
+        wait = await this.shared.beginWait(principal, this.options.maxWaits);
+      } catch (error) {
+        this.warnShared(error);
+        return this.beginLocalWait(principal);
+      }
+      if (!wait) throw this.tooManyWaits(`${this.options.maxWaits} requests of this caller are already waiting on tasks`);
+      return () => wait.end();
+    }
+    return this.beginLocalWait(principal);
+  }
+
+  private beginLocalWait(principal: string): () => void {
     const open = this.waits.get(principal) ?? 0;
     if (this.options.maxWaits > 0 && open >= this.options.maxWaits) {
-      throw new TooManyRequestsError(
-        `Too many waits: ${open} requests of this caller are already waiting on tasks (at most ${this.options.maxWaits}); ` +
-          'end some (close tasks/result calls or subscriptions, or poll tasks/get) and try again',
-        { retryable: true, limit: this.options.maxWaits },
-      );
+      throw this.tooManyWaits(`${open} requests of this caller are already waiting on tasks`);
     }
     this.waits.set(principal, open + 1);
     let done = false;
@@ -117,6 +131,14 @@ export class Quotas {
       if (left > 0) this.waits.set(principal, left);
       else this.waits.delete(principal);
     };
+  }
+
+  private tooManyWaits(held: string): TooManyRequestsError {
+    return new TooManyRequestsError(
+      `Too many waits: ${held} (at most ${this.options.maxWaits}); ` +
+        'end some (close tasks/result calls or subscriptions, or poll tasks/get) and try again',
+      { retryable: true, limit: this.options.maxWaits },
+    );
   }
 
   /**

@@ -1,9 +1,10 @@
 /**
- * What the server replicas of one deployment share beside Temporal: each principal's rate of task operations, and the
- * tasks created lately, which `tasks/list` shows through any replica before Temporal's visibility store catches up. A
+ * What the server replicas of one deployment share beside Temporal: each principal's rate of task operations, its
+ * waits under way, and the tasks created lately, which `tasks/list` shows through any replica before Temporal's visibility store catches up. A
  * single server keeps both in its process; replicas keep them in PostgreSQL (`MCP_SHARED_STATE`), which a cluster on
  * PostgreSQL already runs.
  */
+import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
 import { log } from '../../util/log';
 
@@ -14,6 +15,11 @@ export interface ReplicaSharedState {
    * taken, else how many milliseconds until one is there.
    */
   takeToken(principal: string, rate: number, burst: number): Promise<number | undefined>;
+  /**
+   * Takes one of `principal`'s `most` waits across the replicas, held (and renewed) until `end()`; a replica that
+   * stops without ending its waits frees them when their lease runs out. Undefined when all are taken.
+   */
+  beginWait(principal: string, most: number): Promise<{ end(): void } | undefined>;
   /** Notes a task created just now for `principal`. */
   noteCreated(principal: string, taskId: string): Promise<void>;
   /** `principal`'s tasks created within `withinMs`, newest first, at most `limit`. */
@@ -42,6 +48,10 @@ export function sharedStateFromEnv(env: NodeJS.ProcessEnv = process.env): Replic
 }
 
 const RATE_TABLE = 'mcp_rate_buckets';
+const WAITS_TABLE = 'mcp_waits';
+
+/** How long a wait is held without its replica renewing it; renewed every third of that. */
+const WAIT_LEASE_MS = 60_000;
 const RECENT_TABLE = 'mcp_recent_tasks';
 
 // One transaction, under an advisory lock, so that replicas starting together do not race to create the same objects.
@@ -59,6 +69,26 @@ CREATE TABLE IF NOT EXISTS ${RECENT_TABLE} (
   PRIMARY KEY (principal, task_id)
 );
 CREATE INDEX IF NOT EXISTS ${RECENT_TABLE}_created_at ON ${RECENT_TABLE} (created_at);
+CREATE TABLE IF NOT EXISTS ${WAITS_TABLE} (
+  id uuid PRIMARY KEY,
+  principal text NOT NULL,
+  expires_at timestamptz NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ${WAITS_TABLE}_principal ON ${WAITS_TABLE} (principal);
+CREATE OR REPLACE FUNCTION mcp_begin_wait(wait uuid, who text, most integer, lease double precision)
+RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE
+  held integer;
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtext('${WAITS_TABLE}:' || who));
+  DELETE FROM ${WAITS_TABLE} WHERE principal = who AND expires_at < clock_timestamp();
+  SELECT count(*) INTO held FROM ${WAITS_TABLE} WHERE principal = who;
+  IF held >= most THEN
+    RETURN false;
+  END IF;
+  INSERT INTO ${WAITS_TABLE} (id, principal, expires_at) VALUES (wait, who, clock_timestamp() + make_interval(secs => lease));
+  RETURN true;
+END $$;
 CREATE OR REPLACE FUNCTION mcp_take_token(who text, rate double precision, burst double precision)
 RETURNS double precision LANGUAGE plpgsql AS $$
 DECLARE
@@ -89,11 +119,51 @@ export class PostgresSharedState implements ReplicaSharedState {
   private readonly where: string;
   private ready: Promise<void> | undefined;
   private notes = 0;
+  /** The waits this process holds, renewed while held. */
+  private readonly waits = new Set<string>();
+  private readonly renewal: NodeJS.Timeout;
 
   constructor(url: string) {
     this.where = `the shared state of ${withoutPassword(url)}`;
     this.pool = new Pool({ connectionString: url, max: 4, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000 });
     this.pool.on('error', (error) => log.warn(`a connection to ${this.where} failed: ${error.message}`));
+    this.renewal = setInterval(() => void this.renewWaits(), WAIT_LEASE_MS / 3);
+    this.renewal.unref();
+  }
+
+  async beginWait(principal: string, most: number): Promise<{ end(): void } | undefined> {
+    await this.prepare();
+    const id = randomUUID();
+    const { rows } = await this.pool.query<{ taken: boolean }>('SELECT mcp_begin_wait($1, $2, $3, $4) AS taken', [
+      id,
+      principal,
+      most,
+      WAIT_LEASE_MS / 1000,
+    ]);
+    if (!rows[0]?.taken) return undefined;
+    this.waits.add(id);
+    let ended = false;
+    return {
+      end: () => {
+        if (ended) return;
+        ended = true;
+        this.waits.delete(id);
+        // Its lease frees it anyway when this fails.
+        this.pool.query(`DELETE FROM ${WAITS_TABLE} WHERE id = $1`, [id]).catch((error: Error) => {
+          log.warn(`a wait stays counted in ${this.where} until its lease runs out: ${error.message}`);
+        });
+      },
+    };
+  }
+
+  private async renewWaits(): Promise<void> {
+    if (this.waits.size === 0) return;
+    await this.pool
+      .query(`UPDATE ${WAITS_TABLE} SET expires_at = clock_timestamp() + make_interval(secs => $2) WHERE id = ANY($1::uuid[])`, [
+        [...this.waits],
+        WAIT_LEASE_MS / 1000,
+      ])
+      .catch((error: Error) => log.warn(`the waits of this process could not be renewed in ${this.where}: ${error.message}`));
   }
 
   async takeToken(principal: string, rate: number, burst: number): Promise<number | undefined> {
@@ -126,6 +196,11 @@ export class PostgresSharedState implements ReplicaSharedState {
   }
 
   async close(): Promise<void> {
+    clearInterval(this.renewal);
+    if (this.waits.size > 0) {
+      await this.pool.query(`DELETE FROM ${WAITS_TABLE} WHERE id = ANY($1::uuid[])`, [[...this.waits]]).catch(() => undefined);
+      this.waits.clear();
+    }
     await this.pool.end();
   }
 

@@ -72,7 +72,10 @@ export interface TaskView {
   toolError?: string;
   /** The tool result of a completed task (without `_meta`), when it was read with the task. */
   result?: CallToolResult;
-  /** How a terminal task ended (absent while it runs): every front-end renders its result from this alone. */
+  /**
+   * How a terminal task ended (absent while it runs; a task cancelled while its workflow winds down has its cancelled
+   * outcome): every front-end renders its result from this alone.
+   */
   outcome?: TaskOutcome;
   /** Progress the workflow published, if any. */
   progress?: PublishedProgress;
@@ -182,9 +185,11 @@ export function taskViewOf(snapshot: WorkflowSnapshot, defaults: ViewDefaults): 
   if (running) {
     const updatedAt = published?.updatedAt ?? base.createdAt;
     if (cancelRequested) {
+      // It reads cancelled, a terminal status, while the workflow winds down: its result is the cancellation already.
       return {
         ...ids,
         ...cancellation,
+        outcome: cancelledOutcome(),
         task: {
           ...base,
           status: 'cancelled',
