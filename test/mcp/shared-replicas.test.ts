@@ -1,7 +1,8 @@
 /**
  * Two server replicas that share their state in PostgreSQL (`MCP_SHARED_STATE`), spawned as a user runs them, with a
  * PostgreSQL server this file starts: a task created through one replica is in the very next `tasks/list` through the
- * other, and one principal gets one rate of task operations, and one set of waits, across both, not one each.
+ * other, and one principal gets one rate of task operations, one set of waits and one open-task quota across both,
+ * not one each.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -21,7 +22,10 @@ import { eventually, sampleInvoice } from '../helpers/temporal';
 /** Operations a second per principal, on each replica: a burst of twice as many. */
 const RATE = 2;
 
-const people = makePeople({ lister: '', poller: '', waiter: '' });
+/** Open tasks per principal. */
+const MAX_OPEN = 3;
+
+const people = makePeople({ lister: '', poller: '', waiter: '', opener: '' });
 let dir: string;
 let postgres: LocalPostgres;
 let stack: TestStack;
@@ -37,6 +41,7 @@ beforeAll(async () => {
     MCP_SHARED_STATE: postgres.url('replicas'),
     MCP_TASK_OPS_PER_SECOND: String(RATE),
     MCP_MAX_WAITS_PER_PRINCIPAL: '1',
+    MCP_MAX_OPEN_TASKS_PER_PRINCIPAL: String(MAX_OPEN),
   };
   stack = await startStack({ name: 'shared-replicas', servers: [{ env }, { env }] });
 }, 120_000);
@@ -112,4 +117,24 @@ test('one principal holds its waits across the replicas: a wait held on one is c
   // The blocked tasks/result ends with the call's answer: the cancellation, as a JSON-RPC error naming the task.
   expect(await result).toMatchObject({ code: -32603, data: { taskId, status: 'cancelled' } });
   await eventually(async () => (waiting() === 0 ? true : undefined), 'the wait to be freed in the shared state');
+});
+
+test('one principal has one open-task quota across the replicas', async () => {
+  const [one, other] = await Promise.all(stack.servers.map((server) => clients.connect(server.url, people.opener)));
+  const create = (client: typeof one) =>
+    client
+      .request(
+        { method: 'tools/call', params: { name: 'process_invoice', arguments: sampleInvoice() as never, task: {} } },
+        CreateTaskResultSchema,
+      )
+      .then(
+        () => 'created',
+        (error: Error) => error.message,
+      );
+  // Two through one replica, one through the other: the quota is full. Each replica's count of its own (the first
+  // keeps its count a few seconds) would let the fourth through.
+  expect(await create(one)).toBe('created');
+  expect(await create(one)).toBe('created');
+  expect(await create(other)).toBe('created');
+  expect(await create(one)).toMatch(/Too many open tasks: this caller has 3 running \(at most 3\)/);
 });

@@ -396,6 +396,7 @@ describe('quotas', () => {
       noteCreated: () => Promise.reject(new Error('connection refused')),
       createdWithin: () => Promise.reject(new Error('connection refused')),
       beginWait: () => Promise.reject(new Error('connection refused')),
+      reserveTask: () => Promise.reject(new Error('connection refused')),
       describe: () => 'the shared state of postgres://nowhere/',
       close: () => Promise.resolve(),
     };

@@ -38,6 +38,7 @@ function shared(created: string[], fail = false): ReplicaSharedState {
     noteCreated: async () => undefined,
     createdWithin: async () => (fail ? Promise.reject(new Error('connection refused')) : created),
     beginWait: async () => undefined,
+    reserveTask: async () => ({ open: 0 }),
     describe: () => 'the shared state of a test',
     close: async () => undefined,
   };

@@ -101,9 +101,9 @@ Environment:
                                   passkeys and sign decisions (e.g. https://approvals.example.com; default none)
   MCP_PASSKEY_RP_ID, MCP_PASSKEY_RP_NAME
                                   the passkeys' relying party (default the origin's host name) and its name (Approvals)
-  MCP_SHARED_STATE                postgres:// URL the replicas of one deployment share: one rate limit and one set of
-                                  waits per principal across them, and a task created through one listed through the
-                                  others at once
+  MCP_SHARED_STATE                postgres:// URL the replicas of one deployment share: one rate limit, one set of
+                                  waits and one open-task quota per principal across them, and a task created through
+                                  one listed through the others at once
                                   (default none: each process keeps its own)
   MCP_TEMPORAL_RPC_TIMEOUT_MS     deadline of each request to Temporal (default 5000)
   MCP_MAX_OPEN_TASKS_PER_PRINCIPAL  open tasks one principal may have (default 1000)

@@ -14,10 +14,11 @@ import type { ReplicaSharedState } from './shared-state';
 export interface QuotaOptions {
   /** Running tasks per principal (`MCP_MAX_OPEN_TASKS_PER_PRINCIPAL`, default 1000). */
   maxOpenTasks: number;
-  /** Concurrent waits per principal in this process (`MCP_MAX_WAITS_PER_PRINCIPAL`, default 64). */
+  /** Concurrent waits per principal (`MCP_MAX_WAITS_PER_PRINCIPAL`, default 64): per process, or across the replicas that share their state. */
   maxWaits: number;
   /**
-   * Task operations (tools/call, tasks/*, subscriptions) per principal per second in this process, sustained
+   * Task operations (tools/call, tasks/*, subscriptions) per principal per second (per process, or across the replicas
+   * that share their state), sustained
    * (`MCP_TASK_OPS_PER_SECOND`, default 50; 0 turns it off); a burst of twice as many is let through.
    */
   operationsPerSecond: number;
@@ -93,7 +94,7 @@ export class Quotas {
     if (Date.now() - this.lastWarning < 60_000) return;
     this.lastWarning = Date.now();
     log.warn(
-      `the rate limit and the waits count in this process alone: ${this.shared?.describe()} cannot be reached (${(error as Error).message})`,
+      `the rate limit, the waits and the open tasks count in this process alone: ${this.shared?.describe()} cannot be reached (${(error as Error).message})`,
     );
   }
 
@@ -148,6 +149,33 @@ export class Quotas {
    */
   async beginTask(principal: string): Promise<() => void> {
     if (this.options.maxOpenTasks <= 0) return () => undefined;
+    if (this.shared) {
+      let reserved: { release(): void } | { open: number } | undefined;
+      try {
+        reserved = await this.shared.reserveTask(
+          principal,
+          this.options.maxOpenTasks,
+          async () => (await this.countOpen(principal)).open,
+          COUNT_FRESH_MS,
+        );
+      } catch (error) {
+        this.warnShared(error);
+      }
+      if (reserved && 'open' in reserved) throw this.tooManyTasks(reserved.open);
+      if (reserved) return () => reserved.release();
+    }
+    return this.beginLocalTask(principal);
+  }
+
+  private tooManyTasks(open: number): TooManyTasksError {
+    return new TooManyTasksError(
+      `Too many open tasks: this caller has ${open} running (at most ${this.options.maxOpenTasks}); ` +
+        'finish or cancel some before starting more',
+      { limit: this.options.maxOpenTasks },
+    );
+  }
+
+  private async beginLocalTask(principal: string): Promise<() => void> {
     let known = this.counts.get(principal);
     if (!known || Date.now() - known.at > COUNT_FRESH_MS) {
       let counting = this.counting.get(principal);
@@ -163,13 +191,7 @@ export class Quotas {
         setBounded(this.counts, principal, known, 10_000);
       }
     }
-    if (known.open >= this.options.maxOpenTasks) {
-      throw new TooManyTasksError(
-        `Too many open tasks: this caller has ${known.open} running (at most ${this.options.maxOpenTasks}); ` +
-          'finish or cancel some before starting more',
-        { limit: this.options.maxOpenTasks },
-      );
-    }
+    if (known.open >= this.options.maxOpenTasks) throw this.tooManyTasks(known.open);
     const record = known;
     record.open++;
     let released = false;

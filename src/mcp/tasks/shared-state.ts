@@ -1,6 +1,6 @@
 /**
  * What the server replicas of one deployment share beside Temporal: each principal's rate of task operations, its
- * waits under way, and the tasks created lately, which `tasks/list` shows through any replica before Temporal's visibility store catches up. A
+ * waits under way, its places under the open-task quota, and the tasks created lately, which `tasks/list` shows through any replica before Temporal's visibility store catches up. A
  * single server keeps both in its process; replicas keep them in PostgreSQL (`MCP_SHARED_STATE`), which a cluster on
  * PostgreSQL already runs.
  */
@@ -20,6 +20,17 @@ export interface ReplicaSharedState {
    * stops without ending its waits frees them when their lease runs out. Undefined when all are taken.
    */
   beginWait(principal: string, most: number): Promise<{ end(): void } | undefined>;
+  /**
+   * Reserves a place for one more running task of `principal` under `most`, across the replicas: the count is
+   * Temporal's (`count()`, asked again once it is older than `freshMs`), plus what every replica reserved since.
+   * Returns the release of the place (for a task not started after all), or the count that stands in the way.
+   */
+  reserveTask(
+    principal: string,
+    most: number,
+    count: () => Promise<number>,
+    freshMs: number,
+  ): Promise<{ release(): void } | { open: number }>;
   /** Notes a task created just now for `principal`. */
   noteCreated(principal: string, taskId: string): Promise<void>;
   /** `principal`'s tasks created within `withinMs`, newest first, at most `limit`. */
@@ -49,6 +60,7 @@ export function sharedStateFromEnv(env: NodeJS.ProcessEnv = process.env): Replic
 
 const RATE_TABLE = 'mcp_rate_buckets';
 const WAITS_TABLE = 'mcp_waits';
+const OPEN_TABLE = 'mcp_open_tasks';
 
 /** How long a wait is held without its replica renewing it; renewed every third of that. */
 const WAIT_LEASE_MS = 60_000;
@@ -69,6 +81,11 @@ CREATE TABLE IF NOT EXISTS ${RECENT_TABLE} (
   PRIMARY KEY (principal, task_id)
 );
 CREATE INDEX IF NOT EXISTS ${RECENT_TABLE}_created_at ON ${RECENT_TABLE} (created_at);
+CREATE TABLE IF NOT EXISTS ${OPEN_TABLE} (
+  principal text PRIMARY KEY,
+  open integer NOT NULL,
+  counted_at timestamptz NOT NULL
+);
 CREATE TABLE IF NOT EXISTS ${WAITS_TABLE} (
   id uuid PRIMARY KEY,
   principal text NOT NULL,
@@ -171,6 +188,49 @@ export class PostgresSharedState implements ReplicaSharedState {
     const { rows } = await this.pool.query<{ wait: number | null }>('SELECT mcp_take_token($1, $2, $3) AS wait', [principal, rate, burst]);
     const wait = rows[0]?.wait;
     return wait === null || wait === undefined ? undefined : Math.ceil(Number(wait));
+  }
+
+  async reserveTask(
+    principal: string,
+    most: number,
+    count: () => Promise<number>,
+    freshMs: number,
+  ): Promise<{ release(): void } | { open: number }> {
+    await this.prepare();
+    const { rows } = await this.pool.query<{ stale: boolean }>(
+      `SELECT counted_at < clock_timestamp() - make_interval(secs => $2) AS stale FROM ${OPEN_TABLE} WHERE principal = $1`,
+      [principal, freshMs / 1000],
+    );
+    if (rows.length === 0 || rows[0].stale) {
+      // Counted by Temporal now; a count taken later by another replica is not overwritten by this one.
+      const started = new Date();
+      const open = await count();
+      await this.pool.query(
+        `INSERT INTO ${OPEN_TABLE} AS counts (principal, open, counted_at) VALUES ($1, $2, $3)
+         ON CONFLICT (principal) DO UPDATE SET open = $2, counted_at = $3 WHERE counts.counted_at < $3`,
+        [principal, open, started],
+      );
+    }
+    const taken = await this.pool.query<{ open: number }>(
+      `UPDATE ${OPEN_TABLE} SET open = open + 1 WHERE principal = $1 AND open < $2 RETURNING open`,
+      [principal, most],
+    );
+    if (taken.rows.length === 0) {
+      const { rows: now } = await this.pool.query<{ open: number }>(`SELECT open FROM ${OPEN_TABLE} WHERE principal = $1`, [principal]);
+      return { open: now[0]?.open ?? most };
+    }
+    let released = false;
+    return {
+      release: () => {
+        if (released) return;
+        released = true;
+        this.pool
+          .query(`UPDATE ${OPEN_TABLE} SET open = GREATEST(0, open - 1) WHERE principal = $1`, [principal])
+          .catch((error: Error) =>
+            log.warn(`a place under the open-task quota stays taken in ${this.where} until the next count: ${error.message}`),
+          );
+      },
+    };
   }
 
   async noteCreated(principal: string, taskId: string): Promise<void> {
