@@ -8,7 +8,7 @@ import { TooManyRequestsError, TooManyTasksError } from './errors';
 import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../../shared/task-contract';
 import { setBounded } from '../../util/bounded';
 import { log } from '../../util/log';
-import type { ReplicaSharedState } from './shared-state';
+import { SharedStateUnavailableError, type ReplicaSharedState } from './shared-state';
 
 /** The quotas; 0 turns one off. */
 export interface QuotaOptions {
@@ -159,6 +159,8 @@ export class Quotas {
           COUNT_FRESH_MS,
         );
       } catch (error) {
+        // Temporal's failure to count is the create's; the shared state's is made up for in this process.
+        if (!(error instanceof SharedStateUnavailableError)) throw error;
         this.warnShared(error);
       }
       if (reserved && 'open' in reserved) throw this.tooManyTasks(reserved.open);

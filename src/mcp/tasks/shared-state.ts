@@ -40,6 +40,21 @@ export interface ReplicaSharedState {
   close(): Promise<void>;
 }
 
+/** Thrown when the shared state cannot be reached (or was not, a moment ago): callers count in their own process. */
+export class SharedStateUnavailableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SharedStateUnavailableError';
+  }
+}
+
+/** A failure of the count a reservation asked for (Temporal's), carried through the shared state's bracket. */
+class CountFailure extends Error {
+  constructor(override readonly cause: unknown) {
+    super('the count failed');
+  }
+}
+
 /** Thrown for a `MCP_SHARED_STATE` that cannot be used; the message says what to set. */
 export class SharedStateConfigError extends Error {
   constructor(message: string) {
@@ -124,6 +139,12 @@ BEGIN
 END $$;
 `;
 
+/** How long the shared state is not asked after a failure. */
+const PAUSE_AFTER_FAILURE_MS = 10_000;
+
+/** How long one query or connection attempt may take before it counts as a failure. */
+const QUERY_TIMEOUT_MS = 2_000;
+
 /** How long a noted creation is kept: far longer than visibility lags. */
 const RECENT_KEPT = '5 minutes';
 
@@ -136,41 +157,50 @@ export class PostgresSharedState implements ReplicaSharedState {
   private readonly where: string;
   private ready: Promise<void> | undefined;
   private notes = 0;
+  private pausedUntil = 0;
+  private lastFailure = '';
   /** The waits this process holds, renewed while held. */
   private readonly waits = new Set<string>();
   private readonly renewal: NodeJS.Timeout;
 
   constructor(url: string) {
     this.where = `the shared state of ${withoutPassword(url)}`;
-    this.pool = new Pool({ connectionString: url, max: 4, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000 });
+    this.pool = new Pool({
+      connectionString: url,
+      max: 8,
+      connectionTimeoutMillis: QUERY_TIMEOUT_MS,
+      query_timeout: QUERY_TIMEOUT_MS,
+      idleTimeoutMillis: 30_000,
+    });
     this.pool.on('error', (error) => log.warn(`a connection to ${this.where} failed: ${error.message}`));
     this.renewal = setInterval(() => void this.renewWaits(), WAIT_LEASE_MS / 3);
     this.renewal.unref();
   }
 
   async beginWait(principal: string, most: number): Promise<{ end(): void } | undefined> {
-    await this.prepare();
-    const id = randomUUID();
-    const { rows } = await this.pool.query<{ taken: boolean }>('SELECT mcp_begin_wait($1, $2, $3, $4) AS taken', [
-      id,
-      principal,
-      most,
-      WAIT_LEASE_MS / 1000,
-    ]);
-    if (!rows[0]?.taken) return undefined;
-    this.waits.add(id);
-    let ended = false;
-    return {
-      end: () => {
-        if (ended) return;
-        ended = true;
-        this.waits.delete(id);
-        // Its lease frees it anyway when this fails.
-        this.pool.query(`DELETE FROM ${WAITS_TABLE} WHERE id = $1`, [id]).catch((error: Error) => {
-          log.warn(`a wait stays counted in ${this.where} until its lease runs out: ${error.message}`);
-        });
-      },
-    };
+    return this.run(async () => {
+      const id = randomUUID();
+      const { rows } = await this.pool.query<{ taken: boolean }>('SELECT mcp_begin_wait($1, $2, $3, $4) AS taken', [
+        id,
+        principal,
+        most,
+        WAIT_LEASE_MS / 1000,
+      ]);
+      if (!rows[0]?.taken) return undefined;
+      this.waits.add(id);
+      let ended = false;
+      return {
+        end: () => {
+          if (ended) return;
+          ended = true;
+          this.waits.delete(id);
+          // Its lease frees it anyway when this fails.
+          this.pool.query(`DELETE FROM ${WAITS_TABLE} WHERE id = $1`, [id]).catch((error: Error) => {
+            log.warn(`a wait stays counted in ${this.where} until its lease runs out: ${error.message}`);
+          });
+        },
+      };
+    });
   }
 
   private async renewWaits(): Promise<void> {
@@ -184,10 +214,15 @@ export class PostgresSharedState implements ReplicaSharedState {
   }
 
   async takeToken(principal: string, rate: number, burst: number): Promise<number | undefined> {
-    await this.prepare();
-    const { rows } = await this.pool.query<{ wait: number | null }>('SELECT mcp_take_token($1, $2, $3) AS wait', [principal, rate, burst]);
-    const wait = rows[0]?.wait;
-    return wait === null || wait === undefined ? undefined : Math.ceil(Number(wait));
+    return this.run(async () => {
+      const { rows } = await this.pool.query<{ wait: number | null }>('SELECT mcp_take_token($1, $2, $3) AS wait', [
+        principal,
+        rate,
+        burst,
+      ]);
+      const wait = rows[0]?.wait;
+      return wait === null || wait === undefined ? undefined : Math.ceil(Number(wait));
+    });
   }
 
   async reserveTask(
@@ -196,59 +231,68 @@ export class PostgresSharedState implements ReplicaSharedState {
     count: () => Promise<number>,
     freshMs: number,
   ): Promise<{ release(): void } | { open: number }> {
-    await this.prepare();
-    const { rows } = await this.pool.query<{ stale: boolean }>(
-      `SELECT counted_at < clock_timestamp() - make_interval(secs => $2) AS stale FROM ${OPEN_TABLE} WHERE principal = $1`,
-      [principal, freshMs / 1000],
-    );
-    if (rows.length === 0 || rows[0].stale) {
-      // Counted by Temporal now; a count taken later by another replica is not overwritten by this one.
-      const started = new Date();
-      const open = await count();
-      await this.pool.query(
-        `INSERT INTO ${OPEN_TABLE} AS counts (principal, open, counted_at) VALUES ($1, $2, $3)
-         ON CONFLICT (principal) DO UPDATE SET open = $2, counted_at = $3 WHERE counts.counted_at < $3`,
-        [principal, open, started],
+    return this.run(async () => {
+      const { rows } = await this.pool.query<{ stale: boolean }>(
+        `SELECT counted_at < clock_timestamp() - make_interval(secs => $2) AS stale FROM ${OPEN_TABLE} WHERE principal = $1`,
+        [principal, freshMs / 1000],
       );
-    }
-    const taken = await this.pool.query<{ open: number }>(
-      `UPDATE ${OPEN_TABLE} SET open = open + 1 WHERE principal = $1 AND open < $2 RETURNING open`,
-      [principal, most],
-    );
-    if (taken.rows.length === 0) {
-      const { rows: now } = await this.pool.query<{ open: number }>(`SELECT open FROM ${OPEN_TABLE} WHERE principal = $1`, [principal]);
-      return { open: now[0]?.open ?? most };
-    }
-    let released = false;
-    return {
-      release: () => {
-        if (released) return;
-        released = true;
-        this.pool
-          .query(`UPDATE ${OPEN_TABLE} SET open = GREATEST(0, open - 1) WHERE principal = $1`, [principal])
-          .catch((error: Error) =>
-            log.warn(`a place under the open-task quota stays taken in ${this.where} until the next count: ${error.message}`),
-          );
-      },
-    };
+      if (rows.length === 0 || rows[0].stale) {
+        // Counted by Temporal now; a count taken later by another replica is not overwritten by this one.
+        const started = new Date();
+        let open: number;
+        try {
+          open = await count();
+        } catch (error) {
+          // Temporal's failure, not the shared state's: passed on as it is.
+          throw new CountFailure(error);
+        }
+        await this.pool.query(
+          `INSERT INTO ${OPEN_TABLE} AS counts (principal, open, counted_at) VALUES ($1, $2, $3)
+           ON CONFLICT (principal) DO UPDATE SET open = $2, counted_at = $3 WHERE counts.counted_at < $3`,
+          [principal, open, started],
+        );
+      }
+      const taken = await this.pool.query<{ open: number }>(
+        `UPDATE ${OPEN_TABLE} SET open = open + 1 WHERE principal = $1 AND open < $2 RETURNING open`,
+        [principal, most],
+      );
+      if (taken.rows.length === 0) {
+        const { rows: now } = await this.pool.query<{ open: number }>(`SELECT open FROM ${OPEN_TABLE} WHERE principal = $1`, [principal]);
+        return { open: now[0]?.open ?? most };
+      }
+      let released = false;
+      return {
+        release: () => {
+          if (released) return;
+          released = true;
+          this.pool
+            .query(`UPDATE ${OPEN_TABLE} SET open = GREATEST(0, open - 1) WHERE principal = $1`, [principal])
+            .catch((error: Error) =>
+              log.warn(`a place under the open-task quota stays taken in ${this.where} until the next count: ${error.message}`),
+            );
+        },
+      };
+    });
   }
 
   async noteCreated(principal: string, taskId: string): Promise<void> {
-    await this.prepare();
-    await this.pool.query(`INSERT INTO ${RECENT_TABLE} (principal, task_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [principal, taskId]);
-    if (++this.notes % CLEAN_EVERY === 0) {
-      await this.pool.query(`DELETE FROM ${RECENT_TABLE} WHERE created_at < clock_timestamp() - interval '${RECENT_KEPT}'`);
-    }
+    return this.run(async () => {
+      await this.pool.query(`INSERT INTO ${RECENT_TABLE} (principal, task_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [principal, taskId]);
+      if (++this.notes % CLEAN_EVERY === 0) {
+        await this.pool.query(`DELETE FROM ${RECENT_TABLE} WHERE created_at < clock_timestamp() - interval '${RECENT_KEPT}'`);
+      }
+    });
   }
 
   async createdWithin(principal: string, withinMs: number, limit: number): Promise<string[]> {
-    await this.prepare();
-    const { rows } = await this.pool.query<{ task_id: string }>(
-      `SELECT task_id FROM ${RECENT_TABLE} WHERE principal = $1 AND created_at > clock_timestamp() - make_interval(secs => $2)
-       ORDER BY created_at DESC LIMIT $3`,
-      [principal, withinMs / 1000, limit],
-    );
-    return rows.map((row) => row.task_id);
+    return this.run(async () => {
+      const { rows } = await this.pool.query<{ task_id: string }>(
+        `SELECT task_id FROM ${RECENT_TABLE} WHERE principal = $1 AND created_at > clock_timestamp() - make_interval(secs => $2)
+         ORDER BY created_at DESC LIMIT $3`,
+        [principal, withinMs / 1000, limit],
+      );
+      return rows.map((row) => row.task_id);
+    });
   }
 
   describe(): string {
@@ -262,6 +306,26 @@ export class PostgresSharedState implements ReplicaSharedState {
       this.waits.clear();
     }
     await this.pool.end();
+  }
+
+  /**
+   * Runs `work` once the tables are there. After a failure the state is not asked for {@link PAUSE_AFTER_FAILURE_MS}:
+   * each call fails at once, and its caller counts in its own process meanwhile, rather than every request waiting
+   * out a connection timeout while the database is down.
+   */
+  private async run<T>(work: () => Promise<T>): Promise<T> {
+    if (Date.now() < this.pausedUntil) {
+      throw new SharedStateUnavailableError(`${this.where} is not asked for a few seconds after it failed (${this.lastFailure})`);
+    }
+    try {
+      await this.prepare();
+      return await work();
+    } catch (error) {
+      if (error instanceof CountFailure) throw error.cause;
+      this.pausedUntil = Date.now() + PAUSE_AFTER_FAILURE_MS;
+      this.lastFailure = (error as Error).message;
+      throw new SharedStateUnavailableError(`${this.where} cannot be reached: ${(error as Error).message}`);
+    }
   }
 
   /** Creates the tables and the function once per process; a failure is not kept, so the next call tries again. */

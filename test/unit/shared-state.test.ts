@@ -1,11 +1,11 @@
 /**
- * The listing with the replicas' shared state, over fakes of Temporal's visibility: a task another replica created is
- * listed first while the store does not show it yet, once only when it does, and the listing goes on without the
- * shared state when that cannot be reached.
+ * The replicas' shared state without a database of its own: the listing over fakes of Temporal's visibility (a task
+ * another replica created is listed first while the store does not show it yet, and once when it does; without the
+ * shared state the listing is this process's), and a database that cannot be reached, not asked again for a while.
  */
 import { TaskListing } from '../../src/mcp/tasks/listing';
 import type { TaskReads } from '../../src/mcp/tasks/reads';
-import type { ReplicaSharedState } from '../../src/mcp/tasks/shared-state';
+import { PostgresSharedState, SharedStateUnavailableError, type ReplicaSharedState } from '../../src/mcp/tasks/shared-state';
 import type { TaskView } from '../../src/mcp/tasks/task-view';
 import type { TemporalAccess } from '../../src/mcp/tasks/temporal-access';
 
@@ -61,4 +61,17 @@ test('without the shared state (unreachable), the listing is what this process a
   const listing = new TaskListing(temporal, reads, shared([], true));
   await listing.remember('alice', 'mine-1');
   expect(idsOf((await listing.list('alice')).views)).toEqual(['mine-1', 'old-1']);
+});
+
+test('a shared state that cannot be reached is not asked again for a while: the next calls fail at once, for their callers to count alone', async () => {
+  const state = new PostgresSharedState('postgresql://nobody:secret@127.0.0.1:1/none');
+  try {
+    await expect(state.takeToken('alice', 1, 2)).rejects.toThrow(SharedStateUnavailableError);
+    await expect(state.takeToken('alice', 1, 2)).rejects.toThrow(/is not asked for a few seconds after it failed/);
+    await expect(state.noteCreated('alice', 'task-1')).rejects.toThrow(SharedStateUnavailableError);
+    // The password is never in what is said.
+    expect(state.describe()).toBe('the shared state of postgresql://nobody:***@127.0.0.1:1/none');
+  } finally {
+    await state.close();
+  }
 });
