@@ -221,6 +221,8 @@ Options:
   --rows KEY[,KEY…]    measure only these rows (default all), of: ${SELECTABLE_ROWS.slice(0, 7).join(', ')},
                        ${SELECTABLE_ROWS.slice(7).join(', ')}; the tasks a row needs are created for it all the
                        same (get needs create's tasks, pollers the N tasks and create's); e.g. --rows inbox
+  --quotas             keep the rate limit and the open-task quota on (at bounds the bench never reaches), so that
+                       each request pays for them; with MCP_SHARED_STATE in the environment, in PostgreSQL
   -h, --help           show this help
 
 MCP_TASK_PAGE_SIZE (default 20) is passed to the server. Rows, in order:
@@ -235,10 +237,11 @@ interface Args {
   pollers: number[];
   pollSeconds: number;
   plot?: string;
+  quotas: boolean;
 }
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { help: false, rows: new Set(SELECTABLE_ROWS), tasks: 1000, pollers: [100, 1000], pollSeconds: 60 };
+  const args: Args = { help: false, rows: new Set(SELECTABLE_ROWS), tasks: 1000, pollers: [100, 1000], pollSeconds: 60, quotas: false };
   const wholeNumber = (name: string, value: string | undefined) => {
     const parsed = Number(value);
     if (!Number.isInteger(parsed) || parsed < 1) throw new Error(`${name} needs a whole number above 0 (got "${value ?? ''}")`);
@@ -251,6 +254,7 @@ function parseArgs(argv: string[]): Args {
     const value = () => inline ?? argv[++i];
     if (name === '--help' || name === '-h') args.help = true;
     else if (name === '--tasks') args.tasks = wholeNumber('--tasks', value());
+    else if (name === '--quotas') args.quotas = true;
     else if (name === '--pollers') {
       const list = value();
       args.pollers = list === 'none' ? [] : (list ?? '').split(',').map((each) => wholeNumber('--pollers', each.trim()));
@@ -292,7 +296,11 @@ class Stack {
   client!: Client;
   private connection?: Connection;
 
-  constructor(readonly pageSize: number) {}
+  constructor(
+    readonly pageSize: number,
+    /** Keeps the rate limit and the open-task quota on, at bounds the bench never reaches: each request pays for them. */
+    readonly quotas = false,
+  ) {}
 
   get address(): string {
     return `127.0.0.1:${this.temporalPort}`;
@@ -382,12 +390,13 @@ class Stack {
       name,
       'npm',
       () => ['run', '-s', 'serve', '--', '--http', `127.0.0.1:${port}`, '--no-auth', '--samples', '--tools', toolsFile],
-      // N open tasks of one principal is the point of the list rows: the open-task quota is off for the bench.
+      // N open tasks of one principal is the point of the list rows: the open-task quota is off for the bench (on, with
+      // --quotas, at a bound it never reaches).
       {
         ...env,
         MCP_TASK_PAGE_SIZE: String(this.pageSize),
-        MCP_MAX_OPEN_TASKS_PER_PRINCIPAL: '0',
-        MCP_TASK_OPS_PER_SECOND: '0',
+        MCP_MAX_OPEN_TASKS_PER_PRINCIPAL: this.quotas ? '1000000' : '0',
+        MCP_TASK_OPS_PER_SECOND: this.quotas ? '1000000' : '0',
         MCP_WATCH_KEEP_MS: String(WATCH_KEEP_MS),
         MCP_WATCH_LIMIT: process.env.MCP_WATCH_LIMIT ?? String(WATCH_LIMIT),
         // The poller fleets come from one address, up to 256 connections per endpoint.
@@ -1251,7 +1260,7 @@ async function main(argv: string[]): Promise<void> {
     process.stderr.write(`${warning.name}: ${warning.message}\n`);
   });
   const pageSize = Number(process.env.MCP_TASK_PAGE_SIZE ?? 20);
-  const stack = new Stack(pageSize);
+  const stack = new Stack(pageSize, args.quotas);
   const rows = new Map<RowKey, string>();
   const printRows = () => {
     for (const key of ROW_ORDER) if (rows.has(key)) process.stdout.write(`${rows.get(key)}\n`);
@@ -1264,7 +1273,8 @@ async function main(argv: string[]): Promise<void> {
   };
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
-  process.stdout.write(`bench: N=${args.tasks}, page size ${pageSize}, node ${process.version}, ${os.cpus().length} cores\n`);
+  const limits = args.quotas ? `quotas on${process.env.MCP_SHARED_STATE ? ', shared in PostgreSQL' : ''}` : 'quotas off';
+  process.stdout.write(`bench: N=${args.tasks}, page size ${pageSize}, ${limits}, node ${process.version}, ${os.cpus().length} cores\n`);
   try {
     await run(args, stack, rows);
   } finally {
