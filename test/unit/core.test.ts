@@ -390,9 +390,39 @@ describe('quotas', () => {
     }
   });
 
+  test('task operations with a shared state: tokens taken a tenth of a second ahead, spent within a second', async () => {
+    let now = 1_000_000;
+    const clock = jest.spyOn(Date, 'now').mockImplementation(() => now);
+    const asked: number[] = [];
+    const shared = {
+      takeTokens: async (_principal: string, _rate: number, _burst: number, want: number) => {
+        asked.push(want);
+        return { taken: want };
+      },
+      noteCreated: async () => undefined,
+      createdWithin: async () => [],
+      beginWait: async () => undefined,
+      reserveTask: async () => ({ open: 0 }),
+      describe: () => 'a test',
+      close: async () => undefined,
+    };
+    try {
+      const quotas = new Quotas({} as never, { operationsPerSecond: 50 }, shared);
+      for (let i = 0; i < 10; i++) await quotas.takeOperation('alice');
+      expect(asked).toEqual([5, 5]);
+      // Held tokens are spent within a second, then asked for again.
+      await quotas.takeOperation('alice');
+      now += 1_001;
+      await quotas.takeOperation('alice');
+      expect(asked).toEqual([5, 5, 5, 5]);
+    } finally {
+      clock.mockRestore();
+    }
+  });
+
   test('task operations and waits with a shared state that cannot be reached: counted in this process, as without one', async () => {
     const unreachable = {
-      takeToken: () => Promise.reject(new Error('connection refused')),
+      takeTokens: () => Promise.reject(new Error('connection refused')),
       noteCreated: () => Promise.reject(new Error('connection refused')),
       createdWithin: () => Promise.reject(new Error('connection refused')),
       beginWait: () => Promise.reject(new Error('connection refused')),

@@ -34,7 +34,7 @@ const reads = { get: async (taskId: string) => ({ workflowId: taskId, task: { ta
 
 function shared(created: string[], fail = false): ReplicaSharedState {
   return {
-    takeToken: async () => undefined,
+    takeTokens: async () => ({ taken: 1 }),
     noteCreated: async () => undefined,
     createdWithin: async () => (fail ? Promise.reject(new Error('connection refused')) : created),
     beginWait: async () => undefined,
@@ -66,8 +66,8 @@ test('without the shared state (unreachable), the listing is what this process a
 test('a shared state that cannot be reached is not asked again for a while: the next calls fail at once, for their callers to count alone', async () => {
   const state = new PostgresSharedState('postgresql://nobody:secret@127.0.0.1:1/none');
   try {
-    await expect(state.takeToken('alice', 1, 2)).rejects.toThrow(SharedStateUnavailableError);
-    await expect(state.takeToken('alice', 1, 2)).rejects.toThrow(/is not asked for a few seconds after it failed/);
+    await expect(state.takeTokens('alice', 1, 2, 1)).rejects.toThrow(SharedStateUnavailableError);
+    await expect(state.takeTokens('alice', 1, 2, 1)).rejects.toThrow(/is not asked for a few seconds after it failed/);
     await expect(state.noteCreated('alice', 'task-1')).rejects.toThrow(SharedStateUnavailableError);
     // The password is never in what is said.
     expect(state.describe()).toBe('the shared state of postgresql://nobody:***@127.0.0.1:1/none');

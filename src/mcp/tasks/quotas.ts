@@ -27,6 +27,9 @@ export interface QuotaOptions {
 /** The defaults of {@link QuotaOptions}. */
 export const DEFAULT_QUOTAS: QuotaOptions = { maxOpenTasks: 1000, maxWaits: 64, operationsPerSecond: 50 };
 
+/** How long this process spends the tokens it took ahead from the replicas' shared bucket. */
+const HELD_TOKENS_MS = 1000;
+
 /** How long a count of open tasks is trusted before it is asked again (tasks started meanwhile are added). */
 const COUNT_FRESH_MS = 5000;
 
@@ -38,6 +41,8 @@ export class Quotas {
   private readonly counting = new Map<string, Promise<{ open: number; at: number }>>();
   /** Token buckets of task operations: tokens left and when they were counted. */
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  /** Tokens of the shared buckets this process took ahead, per principal, and until when it spends them. */
+  private readonly heldTokens = new Map<string, { tokens: number; until: number }>();
   readonly options: QuotaOptions;
 
   constructor(
@@ -61,7 +66,7 @@ export class Quotas {
     const burst = rate * 2;
     let retryAfterMs: number | undefined;
     try {
-      retryAfterMs = this.shared ? await this.shared.takeToken(principal, rate, burst) : this.takeLocalToken(principal, rate, burst);
+      retryAfterMs = this.shared ? await this.takeSharedToken(principal, rate, burst) : this.takeLocalToken(principal, rate, burst);
     } catch (error) {
       this.warnShared(error);
       retryAfterMs = this.takeLocalToken(principal, rate, burst);
@@ -72,6 +77,26 @@ export class Quotas {
         "and poll tasks/get no faster than the task's pollInterval",
       { retryable: true, retryAfterMs, limit: rate },
     );
+  }
+
+  /**
+   * A token of `principal`'s shared bucket: from the tokens this process took ahead (a tenth of a second's worth at
+   * most, kept a second), else from the shared state, taking that many at once. Undefined when taken, else the
+   * milliseconds until one is there.
+   */
+  private async takeSharedToken(principal: string, rate: number, burst: number): Promise<number | undefined> {
+    const now = Date.now();
+    const held = this.heldTokens.get(principal);
+    if (held && held.tokens > 0 && now < held.until) {
+      held.tokens--;
+      return undefined;
+    }
+    const want = Math.max(1, Math.floor(rate / 10));
+    const took = await this.shared!.takeTokens(principal, rate, burst, want);
+    if ('waitMs' in took) return took.waitMs;
+    if (took.taken > 1) setBounded(this.heldTokens, principal, { tokens: took.taken - 1, until: now + HELD_TOKENS_MS }, 10_000);
+    else this.heldTokens.delete(principal);
+    return undefined;
   }
 
   /** A token of this process's bucket of `principal`: undefined when taken, else the milliseconds until one is there. */

@@ -11,10 +11,10 @@ import { log } from '../../util/log';
 /** State the replicas share (see the module's comment). */
 export interface ReplicaSharedState {
   /**
-   * Takes one token of `principal`'s bucket, which fills at `rate` a second up to `burst`: undefined when one was
-   * taken, else how many milliseconds until one is there.
+   * Takes up to `want` tokens (at least one) of `principal`'s bucket, which fills at `rate` a second up to `burst`: how
+   * many were taken, or, when none was there, how many milliseconds until one is (`{ waitMs }`).
    */
-  takeToken(principal: string, rate: number, burst: number): Promise<number | undefined>;
+  takeTokens(principal: string, rate: number, burst: number, want: number): Promise<{ taken: number } | { waitMs: number }>;
   /**
    * Takes one of `principal`'s `most` waits across the replicas, held (and renewed) until `end()`; a replica that
    * stops without ending its waits frees them when their lease runs out. Undefined when all are taken.
@@ -121,21 +121,23 @@ BEGIN
   INSERT INTO ${WAITS_TABLE} (id, principal, expires_at) VALUES (wait, who, clock_timestamp() + make_interval(secs => lease));
   RETURN true;
 END $$;
-CREATE OR REPLACE FUNCTION mcp_take_token(who text, rate double precision, burst double precision)
+CREATE OR REPLACE FUNCTION mcp_take_tokens(who text, rate double precision, burst double precision, want integer)
 RETURNS double precision LANGUAGE plpgsql AS $$
 DECLARE
   now_at timestamptz := clock_timestamp();
   available double precision;
+  taken integer;
 BEGIN
   INSERT INTO ${RATE_TABLE} (principal, tokens, at) VALUES (who, burst, now_at) ON CONFLICT (principal) DO NOTHING;
   SELECT LEAST(burst, tokens + GREATEST(0, EXTRACT(EPOCH FROM now_at - at)) * rate) INTO available
     FROM ${RATE_TABLE} WHERE principal = who FOR UPDATE;
-  IF available >= 1 THEN
-    UPDATE ${RATE_TABLE} SET tokens = available - 1, at = now_at WHERE principal = who;
-    RETURN NULL;
+  taken := LEAST(want, floor(available)::integer);
+  UPDATE ${RATE_TABLE} SET tokens = available - GREATEST(taken, 0), at = now_at WHERE principal = who;
+  -- Positive: tokens taken; negative: minus the milliseconds until one is there.
+  IF taken >= 1 THEN
+    RETURN taken;
   END IF;
-  UPDATE ${RATE_TABLE} SET tokens = available, at = now_at WHERE principal = who;
-  RETURN (1 - available) / rate * 1000;
+  RETURN -((1 - available) / rate * 1000);
 END $$;
 `;
 
@@ -213,15 +215,16 @@ export class PostgresSharedState implements ReplicaSharedState {
       .catch((error: Error) => log.warn(`the waits of this process could not be renewed in ${this.where}: ${error.message}`));
   }
 
-  async takeToken(principal: string, rate: number, burst: number): Promise<number | undefined> {
+  async takeTokens(principal: string, rate: number, burst: number, want: number): Promise<{ taken: number } | { waitMs: number }> {
     return this.run(async () => {
-      const { rows } = await this.pool.query<{ wait: number | null }>('SELECT mcp_take_token($1, $2, $3) AS wait', [
+      const { rows } = await this.pool.query<{ got: number }>('SELECT mcp_take_tokens($1, $2, $3, $4) AS got', [
         principal,
         rate,
         burst,
+        want,
       ]);
-      const wait = rows[0]?.wait;
-      return wait === null || wait === undefined ? undefined : Math.ceil(Number(wait));
+      const got = Number(rows[0]?.got ?? 0);
+      return got >= 1 ? { taken: got } : { waitMs: Math.max(1, Math.ceil(-got)) };
     });
   }
 
