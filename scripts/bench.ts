@@ -93,6 +93,16 @@ const ROW_ORDER = [
   'ledger',
 ] as const;
 type RowKey = (typeof ROW_ORDER)[number];
+/**
+ * A figure's goal, printed beside it: `[goal ≥ 0.90: met]` or `[goal ≥ 0.90: NOT MET]` (the goals of issue-sized
+ * targets: creation at 0.9 × a raw start, reads no slower than a describe, 0.05 Temporal requests a poll, a closed task
+ * in its waiting client within 100 ms).
+ */
+function goal(value: number, op: '≥' | '≤' | '<', target: number, digits = 2): string {
+  const met = op === '≥' ? value >= target : op === '≤' ? value <= target : value < target;
+  return `[goal ${op} ${target.toFixed(digits)}: ${met ? 'met' : 'NOT MET'}]`;
+}
+
 /** The rows --rows names (get-input comes with get). */
 const SELECTABLE_ROWS = ROW_ORDER.filter((key) => key !== 'get-input');
 
@@ -820,8 +830,8 @@ async function pollerRows(args: Args, stack: Stack, serverPid: number, ids: stri
     lines.push(
       `${`pollers ${pollers}, 1/s, ${seconds} s`.padEnd(32)}get p50 ${ms(point.getP50)} p99 ${ms(point.getP99)} vs describe p50 ${ms(point.describeP50)}  ratio ${(point.getP50 / point.describeP50).toFixed(2)}` +
         `   in-memory server p50 ${ms(point.inMemoryP50)} p99 ${ms(percentile(inMemory.latencies, 99))}  (${reads} gets${failed})`,
-      `${''.padEnd(32)}Temporal ${(requests / Math.max(reads, 1)).toFixed(3)} req/poll, ${point.rpcPerSecond.toFixed(1)} req/s (${busiest || 'none'})` +
-        `   server CPU ${cpuPerGet.toFixed(2)} ms/get vs in-memory ${memoryCpuPerGet.toFixed(2)} ms/get  ratio ${(cpuPerGet / memoryCpuPerGet).toFixed(2)}` +
+      `${''.padEnd(32)}Temporal ${(requests / Math.max(reads, 1)).toFixed(3)} req/poll ${goal(requests / Math.max(reads, 1), '≤', 0.05)}, ${point.rpcPerSecond.toFixed(1)} req/s (${busiest || 'none'})` +
+        `   server CPU ${cpuPerGet.toFixed(2)} ms/get vs in-memory ${memoryCpuPerGet.toFixed(2)} ms/get  ratio ${(cpuPerGet / memoryCpuPerGet).toFixed(2)} ${goal(cpuPerGet / memoryCpuPerGet, '≤', 1)}` +
         `   RSS ${grown >= 0 ? '+' : ''}${mib(grown)} (${(grown / pollers).toFixed(1)} KiB per polled task${unsettled})`,
     );
   }
@@ -1035,7 +1045,7 @@ async function run(args: Args, stack: Stack, rows: Map<RowKey, string>): Promise
       row(
         'create',
         `create, ${CREATE_IN_FLIGHT} in flight`,
-        `bridge ${bridgeRate.toFixed(1)}/s   raw start ${rawRate.toFixed(1)}/s   ratio ${(bridgeRate / rawRate).toFixed(2)}` +
+        `bridge ${bridgeRate.toFixed(1)}/s   raw start ${rawRate.toFixed(1)}/s   ratio ${(bridgeRate / rawRate).toFixed(2)} ${goal(bridgeRate / rawRate, '≥', 0.9)}` +
           `  (MCP server CPU ${(serverCpuMs / CREATE_STARTS).toFixed(1)} ms a call)`,
       );
     }
@@ -1080,10 +1090,12 @@ async function run(args: Args, stack: Stack, rows: Map<RowKey, string>): Promise
           if (index % 2 === 0) await viaMcp().then(raw);
           else await raw().then(viaMcp);
         }
+        const ratio = percentile(get, 50) / percentile(describe, 50);
+        const firstRatio = percentile(first, 50) / percentile(describe, 50);
         return (
-          `p50 ${ms(percentile(get, 50))} vs ${ms(percentile(describe, 50))}  ratio ${(percentile(get, 50) / percentile(describe, 50)).toFixed(2)}   ` +
+          `p50 ${ms(percentile(get, 50))} vs ${ms(percentile(describe, 50))}  ratio ${ratio.toFixed(2)} ${goal(ratio, '≤', 1)}   ` +
           `p95 ${ms(percentile(get, 95))} vs ${ms(percentile(describe, 95))}  (MCP server CPU ${((cpuMsOf(serverPid) - cpuBefore) / ids.length).toFixed(1)} ms a call; ` +
-          `${ids.length} ${what}; a task's first read p50 ${ms(percentile(first, 50))})`
+          `${ids.length} ${what}; a task's first read p50 ${ms(percentile(first, 50))}, ${firstRatio.toFixed(2)} × a describe ${goal(firstRatio, '≤', 1)})`
         );
       };
       if (wants('get')) {
@@ -1152,7 +1164,7 @@ async function run(args: Args, stack: Stack, rows: Map<RowKey, string>): Promise
         row(
           'close',
           'close → tasks/result',
-          `p50 ${ms(percentile(closeToResult, 50))}  max ${ms(Math.max(...closeToResult))}  (${CLOSE_SAMPLES} tasks)`,
+          `p50 ${ms(percentile(closeToResult, 50))}  max ${ms(Math.max(...closeToResult))} ${goal(Math.max(...closeToResult), '<', 100, 0)}  (${CLOSE_SAMPLES} tasks)`,
         );
       }
 
