@@ -111,6 +111,14 @@ describe('a terminal task’s outcome, rendered by each generation from the view
     expect(detailedTask(view)).toMatchObject({ status: 'failed', error: { code: ErrorCode.InvalidParams, message: 'Bad vendor id' } });
   });
 
+  test('a protocol failure with a code JSON-RPC reserves (-32768 … -32000) is answered -32603, but for -32602; other codes pass', () => {
+    const codeOf = (code: number) =>
+      (thrown(() => callResultOf(ended({ status: 'FAILED', failure: { kind: 'protocol', message: 'no', code } }))) as { code: number })
+        .code;
+    expect([-32020, -32021, -32099, -32000, -32768, -32700, -32601, -32600].map(codeOf)).toEqual(Array(8).fill(ErrorCode.InternalError));
+    expect([-32602, -32603, -31999, -32769, 1, 4001].map(codeOf)).toEqual([-32602, -32603, -31999, -32769, 1, 4001]);
+  });
+
   test('terminated and timed out: -32603 saying how the task failed', () => {
     expect(thrown(() => callResultOf(ended({ status: 'TERMINATED' })))).toEqual({
       code: ErrorCode.InternalError,

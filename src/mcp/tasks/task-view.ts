@@ -251,7 +251,7 @@ export function taskViewOf(snapshot: WorkflowSnapshot, defaults: ViewDefaults): 
         return closed('failed', failure.message, {
           kind: 'failed',
           message: failure.message,
-          code: failure.code ?? INTERNAL_ERROR,
+          code: failure.code === undefined ? INTERNAL_ERROR : workflowErrorCode(failure.code),
         });
       }
       if (failure?.kind === 'application') {
@@ -282,6 +282,20 @@ export function toolErrorText(result: CallToolResult): string {
     .trim();
   return text.length > 0 ? text : 'The tool reported an error.';
 }
+
+/**
+ * The code a call ends with for a workflow's protocol failure of `code`: its own, unless it lies in the range JSON-RPC
+ * reserves (-32768 … -32000, where MCP and this server give codes their meaning, e.g. -32020 for a header that does not
+ * match), which a workflow may not speak for; of that range only invalid params (-32602) and internal error (-32603)
+ * pass. Any other becomes -32603.
+ */
+export function workflowErrorCode(code: number): number {
+  const reserved = code >= -32768 && code <= -32000;
+  return !reserved || code === INVALID_PARAMS || code === INTERNAL_ERROR ? code : INTERNAL_ERROR;
+}
+
+/** JSON-RPC's invalid params. */
+const INVALID_PARAMS = -32602;
 
 /** JSON-RPC's internal error: the code of a protocol failure that names none (as the contract says). */
 const INTERNAL_ERROR = -32603;
