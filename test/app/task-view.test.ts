@@ -5,7 +5,7 @@
  * a person would: visible text, labels, buttons.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -16,6 +16,8 @@ import { RELATED_TASK_META_KEY, type CallToolResult, type Tool } from '@modelcon
 import { build } from 'esbuild';
 import type { Browser, FrameLocator, Locator, Page } from 'playwright-core';
 import { PaymentsLedger } from '../../examples/invoice-approval/src/activities/payments';
+import { ApproversDirectory } from '../../src/approvals/directory';
+import { generateApproverKey, signStatement, statementOf } from '../../src/approvals/records/approver-signatures';
 import { APP_MIME_TYPE, TASK_VIEW_URI, UI_EXTENSION } from '../../src/mcp/app/ui';
 import { awaitInInbox, makePeople, writeTokensFile } from '../helpers/approvals';
 import { launchChromium } from '../helpers/browser';
@@ -465,6 +467,87 @@ describe('the task view in a real browser', () => {
           outcome: 'paid',
           approval: { approvers: [{ principal: people.ann.principal, decision: 'approve', via: 'approvals_answer' }] },
         });
+      } finally {
+        await chat.close();
+      }
+    } finally {
+      await sam.close();
+      await approvals.stop();
+    }
+  });
+
+  test('inbox mode for someone who must sign: the view says so, offers the passkey page, and sends the signature pasted with the answer', async () => {
+    const role = `ap-signer-${randomUUID().slice(0, 6)}`;
+    const people = makePeople({ sam: '', ann: role });
+    const key = generateApproverKey();
+    const scratch = mkdtempSync(join(os.tmpdir(), 'temporal-mcp-view-signer-'));
+    const directoryFile = join(scratch, 'approvers.json');
+    writeFileSync(
+      directoryFile,
+      JSON.stringify({
+        mustSignRoles: [role],
+        people: [
+          { name: 'sam', principals: [people.sam.principal] },
+          { name: 'ann', principals: [people.ann.principal], roles: [role], keys: [{ ed25519: key.publicKey }] },
+        ],
+      }),
+    );
+    const approvals = await startStack({
+      name: 'view-signer',
+      activities: {
+        invoiceApproval: { approvers: 'role', role, secondApproverAbove: 10_000 },
+        // The worker counts ann's approval only with her own signature: it reads the same directory.
+        notificationDelivery: { directory: ApproversDirectory.load(directoryFile), ledgerDir: join(scratch, 'sent') },
+      },
+      servers: [
+        {
+          env: {
+            MCP_AUTH_TOKENS_FILE: writeTokensFile(people),
+            MCP_APPROVERS_DIRECTORY: directoryFile,
+            MCP_PASSKEY_ORIGIN: 'https://approvals.example.com',
+          },
+        },
+      ],
+    });
+    const sam = await hostClient(people.sam.token, approvals.server.url);
+    try {
+      const started = (await sam.callTool({ name: 'process_invoice', arguments: sampleInvoice() })) as CallToolResult;
+      const taskId = (started.structuredContent as { pendingTask: { taskId: string } }).pendingTask.taskId;
+      const ann = await hostClient(people.ann.token, approvals.server.url);
+      await awaitInInbox(ann, taskId);
+      const tool = (await ann.listTools()).tools.find((candidate) => candidate.name === 'approvals_inbox') as Tool;
+      const listed = (await ann.callTool({ name: 'approvals_inbox', arguments: {} })) as CallToolResult;
+      const item = (listed.structuredContent as { items: { taskId: string; subjectDigest: string }[] }).items.find(
+        (entry) => entry.taskId === taskId,
+      )!;
+      const chat = await show(ann, tool, {}, listed, 'light', taskId);
+      try {
+        const { view } = chat;
+        await view
+          .getByRole('button', { name: /Approve invoice/ })
+          .first()
+          .click();
+        const panel = view.getByRole('region', { name: 'Your own signature' });
+        await containsText(panel, 'Your approval counts only with your own signature of it.');
+        await panel.getByRole('button', { name: 'Sign an approval with my passkey' }).waitFor({ timeout: LONG });
+        // Without a signature the answer is refused, and says what to sign.
+        await view.getByRole('radio', { name: 'Approve' }).check();
+        await view.getByRole('button', { name: 'Submit' }).click();
+        await view
+          .getByText(/You must sign your approval with your own key/)
+          .first()
+          .waitFor({ timeout: LONG });
+        // Signed as `approvals sign` signs it, pasted, and sent with the answer.
+        const signature = signStatement(
+          statementOf({ taskId, question: { key: 'approval' }, subject: item.subjectDigest, decision: 'approve' }),
+          key.privateKeyPem,
+        );
+        await panel.getByRole('textbox', { name: 'Signature' }).fill(JSON.stringify(signature));
+        await view.getByRole('radio', { name: 'Approve' }).check();
+        await view.getByRole('button', { name: 'Submit' }).click();
+        await view.getByText('Your answer was recorded:').first().waitFor({ timeout: LONG });
+        const final = (await sam.callTool({ name: 'task_result', arguments: { taskId, waitSeconds: 30 } })) as CallToolResult;
+        expect(final.structuredContent).toMatchObject({ outcome: 'paid' });
       } finally {
         await chat.close();
       }
