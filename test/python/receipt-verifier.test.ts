@@ -1,17 +1,22 @@
 /**
  * Receipts anyone can verify: test/python/verify_receipt.py, written from docs/receipts.md alone with Python's
  * `cryptography` and no code of this project, checks the receipts this project exports and reaches the same verdicts
- * as `approvals verify --receipt`, on a receipt as exported and on tampered copies.
+ * as `approvals verify --receipt`, on a receipt as exported and on tampered copies, and on approvers' own signatures
+ * (Ed25519 and passkeys) checked against the approvers directory.
  */
 import { execFile } from 'node:child_process';
+import { createHash, generateKeyPairSync, sign } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { ApproversDirectory } from '../../src/approvals/directory';
+import { generateApproverKey, signStatement, statementOf, type ApproverKeyring } from '../../src/approvals/records/approver-signatures';
 import { digestOf } from '../../src/approvals/records/canonical';
+import { passkeyChallengeOf } from '../../src/approvals/records/passkeys';
 import { exportReceipt, verifyReceipt, type ApprovalReceipt } from '../../src/approvals/records/receipt';
 import { FileDecisionStore } from '../../src/approvals/records/file-store';
 import { ROOT } from '../helpers/dev-server';
-import { bodyOf, chainOf, testSigner } from '../helpers/decision-records';
+import { bodyOf, chainOf, testSigner, type Step } from '../helpers/decision-records';
 import { pythonClients } from '../helpers/python';
 
 const VERIFIER = path.join(ROOT, 'test', 'python', 'verify_receipt.py');
@@ -50,25 +55,30 @@ afterAll(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-/** Runs the independent verifier on `receipt`; its exit code and the JSON it printed. */
-function independent(receipt: unknown, key = publicKey): Promise<{ code: number; out: Record<string, unknown> }> {
+/** Runs the independent verifier on `receipt` (with the approvers directory `directory`); its exit code and the JSON it printed. */
+function independent(receipt: unknown, key = publicKey, directory?: string): Promise<{ code: number; out: Record<string, unknown> }> {
   const file = path.join(dir, `receipt-${Math.random().toString(36).slice(2)}.json`);
   writeFileSync(file, JSON.stringify(receipt, null, 2));
   return new Promise((resolve, reject) => {
-    execFile(python, [VERIFIER, file, key], { timeout: 60_000 }, (error, stdout, stderr) => {
-      const code = error ? ((error as { code?: number }).code ?? -1) : 0;
-      try {
-        resolve({ code, out: JSON.parse(stdout) as Record<string, unknown> });
-      } catch {
-        reject(new Error(`verify_receipt.py exited ${code}: ${stderr}`));
-      }
-    });
+    execFile(
+      python,
+      [VERIFIER, file, key, ...(directory ? ['--directory', directory] : [])],
+      { timeout: 60_000 },
+      (error, stdout, stderr) => {
+        const code = error ? ((error as { code?: number }).code ?? -1) : 0;
+        try {
+          resolve({ code, out: JSON.parse(stdout) as Record<string, unknown> });
+        } catch {
+          reject(new Error(`verify_receipt.py exited ${code}: ${stderr}`));
+        }
+      },
+    );
   });
 }
 
 /** Our verdict on `receipt`, in the independent verifier's words. */
-function ours(receipt: unknown, checkWith = keys) {
-  const report = verifyReceipt(receipt, checkWith);
+function ours(receipt: unknown, checkWith = keys, signatures?: ApproverKeyring) {
+  const report = verifyReceipt(receipt, checkWith, signatures);
   if (!report.ok) return { valid: false };
   return {
     valid: true,
@@ -169,6 +179,96 @@ test('a sealed receipt: both verifiers take it whole, and both refuse it cut at 
     expect({ name, code: theirs.code, valid: theirs.out.valid }).toEqual({ name, code: 1, valid: false });
     expect({ name, ...ours(copy) }).toEqual({ name, valid: false });
   }
+});
+
+describe("approvers' own signatures, with the approvers directory", () => {
+  // carol signs with an Ed25519 key; dave with a passkey (an ES256 key, its assertion made here as an authenticator would).
+  const carol = generateApproverKey();
+  const passkey = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const entry = {
+    id: 'credential-of-dave-0001',
+    publicKey: passkey.publicKey.export({ format: 'der', type: 'spki' }).toString('base64url'),
+    rpId: 'approvals.example.com',
+    origin: 'https://approvals.example.com',
+  };
+  const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest();
+  let directoryFile: string;
+  let signatures: ApproverKeyring;
+
+  beforeAll(() => {
+    const directory = {
+      mustSignRoles: ['ap-approver'],
+      people: [
+        { name: 'carol', principals: ['carol'], roles: ['ap-approver'], keys: [{ ed25519: carol.publicKey }] },
+        { name: 'dave', principals: ['dave'], roles: ['ap-approver'], keys: [{ passkey: entry }] },
+      ],
+    };
+    directoryFile = path.join(dir, 'approvers.json');
+    writeFileSync(directoryFile, JSON.stringify(directory));
+    signatures = ApproversDirectory.of(directory).signatures();
+  });
+
+  /** The step with its person's own signature: carol's Ed25519, dave's passkey. */
+  function signed(step: Step): Step {
+    const body = bodyOf(TASK, 1, null, step);
+    if (step.by === 'carol') return { ...step, approverSignature: signStatement(statementOf(body), carol.privateKeyPem) };
+    const clientDataJSON = Buffer.from(
+      JSON.stringify({ type: 'webauthn.get', challenge: passkeyChallengeOf(statementOf(body)), origin: entry.origin }),
+    );
+    const authenticatorData = Buffer.concat([sha256(Buffer.from(entry.rpId)), Buffer.from([0x05]), Buffer.alloc(4)]);
+    const signature = sign('sha256', Buffer.concat([authenticatorData, sha256(clientDataJSON)]), passkey.privateKey);
+    return {
+      ...step,
+      approverSignature: {
+        alg: 'webauthn',
+        keyId: entry.id,
+        authenticatorData: authenticatorData.toString('base64url'),
+        clientDataJSON: clientDataJSON.toString('base64url'),
+        signature: signature.toString('base64url'),
+      },
+    };
+  }
+
+  async function receiptOf(steps: Step[]): Promise<ApprovalReceipt> {
+    const store = new FileDecisionStore(mkdtempSync(path.join(dir, 'own-')));
+    for (const record of chainOf(TASK, signer, steps)) await store.append(record);
+    return exportReceipt(store, TASK);
+  }
+
+  const second = { question: { key: 'second', message: 'Second look?' } };
+  const close = (extra: Partial<Step> = {}): Step => ({ decision: 'close', outcome: 'accepted', required: 1, by: 'carol', ...extra });
+
+  test('signed by their own keys (Ed25519, passkey): both verifiers find the questions approved', async () => {
+    const receipt = await receiptOf([
+      signed({ decision: 'approve', by: 'carol' }),
+      close(),
+      signed({ decision: 'approve', by: 'dave', ...second }),
+      close({ by: 'dave', ...second }),
+    ]);
+    const theirs = await independent(receipt, publicKey, directoryFile);
+    expect(theirs).toEqual({ code: 0, out: ours(receipt, keys, signatures) });
+    expect(theirs.out).toMatchObject({
+      valid: true,
+      questions: [
+        { key: 'approval', standing: 'approved', approvers: ['carol'] },
+        { key: 'second', standing: 'approved', approvers: ['dave'] },
+      ],
+    });
+  });
+
+  test("an own signature that does not verify makes both refuse the receipt; the bridge's alone leaves the question open for both", async () => {
+    const forged = await receiptOf([{ ...signed({ decision: 'reject', by: 'carol' }), decision: 'approve' }, close()]);
+    expect((await independent(forged, publicKey, directoryFile)).out.valid).toBe(false);
+    expect(ours(forged, keys, signatures)).toEqual({ valid: false });
+    const passkeyForged = await receiptOf([{ ...signed({ decision: 'reject', by: 'dave' }), decision: 'approve' }, close({ by: 'dave' })]);
+    expect((await independent(passkeyForged, publicKey, directoryFile)).out.valid).toBe(false);
+    expect(ours(passkeyForged, keys, signatures)).toEqual({ valid: false });
+
+    const bridgeAlone = await receiptOf([{ decision: 'approve', by: 'carol' }, close()]);
+    const theirs = await independent(bridgeAlone, publicKey, directoryFile);
+    expect(theirs).toEqual({ code: 0, out: ours(bridgeAlone, keys, signatures) });
+    expect(theirs.out).toMatchObject({ valid: true, questions: [{ key: 'approval', standing: 'open', approvers: [] }] });
+  });
 });
 
 test('the canonical form: the digests the independent verifier computes are ours, to the byte', async () => {

@@ -2,7 +2,9 @@
 project: canonical JSON, SHA-256 digests, the chain's links and Ed25519 signatures (Python's `cryptography`), then
 each question's standing.
 
-Usage: python verify_receipt.py RECEIPT.json PUBLIC_KEY.pem [PUBLIC_KEY.pem ...]
+Usage: python verify_receipt.py RECEIPT.json PUBLIC_KEY.pem [PUBLIC_KEY.pem ...] [--directory APPROVERS.json]
+With the approvers directory, approvers' own signatures (Ed25519 and passkeys) are checked against the keys it lists,
+and approvals by people it says must sign count only with one.
 Prints one JSON object: {"valid": true, "questions": [...]} or {"valid": false, "problem": "..."}; exits 0 when the
 receipt is valid, 1 when it is not, 2 for a bad command line.
 """
@@ -15,7 +17,8 @@ import sys
 from decimal import Decimal
 
 from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 FORMAT = "temporal-mcp-tasks/approval-receipt"
@@ -159,7 +162,85 @@ def seal_problem(receipt: dict, seal, records: list, keys: dict) -> str | None:
     return None
 
 
-def standing(records: list) -> list:
+class Directory:
+    """The approvers directory: who a principal is, each person's own keys, and who must sign."""
+
+    def __init__(self, raw: dict):
+        self.people = {person["name"]: person for person in raw.get("people", [])}
+        self.by_principal = {principal: person["name"] for person in raw.get("people", []) for principal in person.get("principals", [])}
+        self.all_must_sign = raw.get("mustSign") is True
+        self.must_sign_roles = set(raw.get("mustSignRoles", []))
+
+    def person_of(self, body: dict) -> str:
+        by = body["by"]
+        return self.by_principal.get(by["principal"]) or by.get("person") or by["principal"]
+
+    def must_sign(self, person: str, roles: list) -> bool:
+        listed = self.people.get(person, {})
+        held = set(listed.get("roles", [])) | set(roles)
+        return self.all_must_sign or listed.get("mustSign") is True or bool(held & self.must_sign_roles)
+
+    def key(self, person: str, key_id_wanted: str):
+        for entry in self.people.get(person, {}).get("keys", []):
+            if "ed25519" in entry:
+                public_key = Ed25519PublicKey.from_public_bytes(from_b64url(entry["ed25519"]))
+                if key_id(public_key) == key_id_wanted:
+                    return ("ed25519", public_key, entry)
+            elif entry.get("passkey", {}).get("id") == key_id_wanted:
+                return ("webauthn", serialization.load_der_public_key(from_b64url(entry["passkey"]["publicKey"])), entry["passkey"])
+        return None
+
+
+def statement(body: dict) -> dict:
+    signed = {
+        "format": "temporal-mcp-tasks/approver-statement",
+        "v": 1,
+        "taskId": body["taskId"],
+        "key": body["question"]["key"],
+        "subject": body["subject"],
+        "decision": body["decision"],
+    }
+    if "delegatedTo" in body:
+        signed["delegatedTo"] = body["delegatedTo"]
+    return signed
+
+
+def own_signature(body: dict, person: str, directory: "Directory | None") -> str:
+    """absent, valid, unknown (no such key of the person, or no directory) or invalid."""
+    given = body.get("approverSignature")
+    if given is None:
+        return "absent"
+    if not isinstance(given, dict) or given.get("alg") not in ("ed25519", "webauthn"):
+        return "invalid"
+    found = directory.key(person, given.get("keyId")) if directory else None
+    if found is None or found[0] != given["alg"]:
+        return "unknown"
+    text = canonical(statement(body)).encode("utf-8", "surrogatepass")
+    try:
+        if found[0] == "ed25519":
+            found[1].verify(from_b64url(given["signature"]), text)
+            return "valid"
+        entry = found[2]
+        client_data_bytes = from_b64url(given["clientDataJSON"])
+        client_data = json.loads(client_data_bytes)
+        if client_data.get("type") != "webauthn.get" or client_data.get("challenge") != b64url(hashlib.sha256(text).digest()):
+            return "invalid"
+        if client_data.get("origin") != entry["origin"]:
+            return "invalid"
+        authenticator_data = from_b64url(given["authenticatorData"])
+        if authenticator_data[:32] != hashlib.sha256(entry["rpId"].encode()).digest() or authenticator_data[32] & 0x05 != 0x05:
+            return "invalid"
+        signed = authenticator_data + hashlib.sha256(client_data_bytes).digest()
+        if isinstance(found[1], Ed25519PublicKey):
+            found[1].verify(from_b64url(given["signature"]), signed)
+        else:
+            found[1].verify(from_b64url(given["signature"]), signed, ec.ECDSA(hashes.SHA256()))
+        return "valid"
+    except (InvalidSignature, ValueError, KeyError, IndexError):
+        return "invalid"
+
+
+def standing(records: list, directory: "Directory | None" = None) -> list:
     """Each question (run and key) in the order first decided: rejected, declined, expired, approved or open."""
     groups: dict = {}
     for record in records:
@@ -182,9 +263,13 @@ def standing(records: list) -> list:
         approvers: list = []
         for record in standing_ones:
             body = record["body"]
-            person = body["by"].get("person") or body["by"]["principal"]
-            if body["decision"] == "approve" and "signature" in record and body["subject"] == latest_subject and person not in approvers:
-                approvers.append(person)
+            person = directory.person_of(body) if directory else body["by"].get("person") or body["by"]["principal"]
+            if body["decision"] != "approve" or "signature" not in record or body["subject"] != latest_subject or person in approvers:
+                continue
+            own = own_signature(body, person, directory)
+            if own == "invalid" or (directory and directory.must_sign(person, body["by"].get("roles", [])) and own != "valid"):
+                continue
+            approvers.append(person)
         closed_approved = close is not None and close["body"].get("outcome") == "accepted"
         enough = closed_approved and len(approvers) >= close["body"].get("required", 0)
         state = BLOCKING[blocker["body"]["decision"]] if blocker else ("approved" if approvers and enough else "open")
@@ -193,6 +278,12 @@ def standing(records: list) -> list:
 
 
 def main(argv: list) -> int:
+    directory = None
+    if "--directory" in argv:
+        at = argv.index("--directory")
+        with open(argv[at + 1], encoding="utf-8") as file:
+            directory = Directory(json.load(file))
+        argv = argv[:at] + argv[at + 2 :]
     if len(argv) < 3:
         sys.stderr.write(__doc__)
         return 2
@@ -207,10 +298,18 @@ def main(argv: list) -> int:
             return 2
         keys[key_id(public_key)] = public_key
     problem = chain_problem(receipt, keys)
+    if problem is None:
+        # A person's own signature that does not verify under their listed key: the record was altered or forged.
+        for index, record in enumerate(receipt["records"]):
+            body = record["body"]
+            person = directory.person_of(body) if directory else body["by"].get("person") or body["by"]["principal"]
+            if own_signature(body, person, directory) == "invalid":
+                problem = f"record {index + 1} carries an own signature that does not verify"
+                break
     if problem:
         print(json.dumps({"valid": False, "problem": problem}))
         return 1
-    print(json.dumps({"valid": True, "questions": standing(receipt["records"])}))
+    print(json.dumps({"valid": True, "questions": standing(receipt["records"], directory)}))
     return 0
 
 
