@@ -1,8 +1,7 @@
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { PaymentsLedger } from '../examples/invoice-approval/src/activities/payments';
-import { freePort } from './helpers/dev-server';
 import { APPROVE, getTask, newMcpClient, ScriptedUser, startInvoiceTask, taskResult, waitForTask } from './helpers/mcp';
-import { spawnHttpServer, spawnWorker, type HttpServerProcess, type SpawnedProcess } from './helpers/processes';
+import { spawnHttpServerOnFreePort, spawnWorker, type HttpServerProcess, type SpawnedProcess } from './helpers/processes';
 import { eventually, sampleInvoice, tempActivityConfig, uniqueTaskQueue } from './helpers/temporal';
 
 const taskQueue = uniqueTaskQueue('horizontal');
@@ -27,8 +26,8 @@ async function connect(url: string) {
 test('two servers and two workers: a task created through one server is listed, answered and finished through the other while one of each is killed', async () => {
   const [serverA, serverB, worker1, worker2]: [HttpServerProcess, HttpServerProcess, SpawnedProcess, SpawnedProcess] = await Promise.all([
     // The first server never offers a question on its own (its grace outlasts it): its client only creates and polls.
-    spawnHttpServer(taskQueue, await freePort(), { MCP_INPUT_PUSH_GRACE_MS: '600000' }),
-    spawnHttpServer(taskQueue, await freePort()),
+    spawnHttpServerOnFreePort(taskQueue, { MCP_INPUT_PUSH_GRACE_MS: '600000' }),
+    spawnHttpServerOnFreePort(taskQueue),
     spawnWorker(taskQueue, workerEnv),
     spawnWorker(taskQueue, workerEnv),
   ]);

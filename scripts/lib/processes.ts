@@ -10,14 +10,38 @@ import { pollUntil } from '../../src/util/wait';
 /** The repository root. */
 export const ROOT = path.resolve(__dirname, '..', '..');
 
-/** A TCP port on 127.0.0.1 that nobody listens on right now. */
-export function freePort(): Promise<number> {
+/**
+ * A TCP port on 127.0.0.1 that nobody listens on right now, chosen at random from 10000-19999: below the range the
+ * kernel hands out for outgoing connections (32768 and up on Linux), where any process's outgoing connection could take
+ * it before the caller binds it, and below the cluster stacks' ports (21000 and up) with room for a dev server's Web UI
+ * at port + 1000. The kernel's choice when none of 20 tries is free.
+ */
+export async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const port = 10_000 + Math.floor(Math.random() * 10_000);
+    if (await listensOn(port)) return port;
+  }
+  return listenOnce(0);
+}
+
+/** Whether `port` can be listened on now (and is let go at once). */
+async function listensOn(port: number): Promise<boolean> {
+  try {
+    await listenOnce(port);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Listens on `port` of 127.0.0.1 (0: any), lets it go, and resolves to the port. */
+function listenOnce(port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
+    server.listen(port, '127.0.0.1', () => {
+      const { port: bound } = server.address() as net.AddressInfo;
+      server.close(() => resolve(bound));
     });
   });
 }

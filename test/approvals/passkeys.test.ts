@@ -26,7 +26,7 @@ import {
 import { launchChromium } from '../helpers/browser';
 import { freePort } from '../helpers/dev-server';
 import { taskResult } from '../helpers/mcp';
-import { spawnHttpServer, type HttpServerProcess } from '../helpers/processes';
+import { spawnHttpServer, spawnHttpServerOnFreePort, type HttpServerProcess } from '../helpers/processes';
 import { startStack, type TestStack } from '../helpers/test-stack';
 import { sampleInvoice } from '../helpers/temporal';
 
@@ -45,13 +45,19 @@ let origin: string;
 const clients = new ApprovalClients();
 
 beforeAll(async () => {
-  const port = await freePort();
-  origin = `http://localhost:${port}`;
   [stack, browser] = await Promise.all([startStack({ name: 'passkeys', worker: false }), launchChromium()]);
-  pageServer = await spawnHttpServer(stack.taskQueue, port, {
-    MCP_PASSKEY_ORIGIN: origin,
-    MCP_DECISION_STORE: stack.activities.decisionStore,
-  });
+  // The page's origin names its port: a port another process takes before the server binds it is left for another.
+  for (let attempt = 1; !pageServer; attempt++) {
+    const port = await freePort();
+    origin = `http://localhost:${port}`;
+    pageServer = await spawnHttpServer(stack.taskQueue, port, {
+      MCP_PASSKEY_ORIGIN: origin,
+      MCP_DECISION_STORE: stack.activities.decisionStore,
+    }).catch((error: Error) => {
+      if (attempt >= 3 || !/EADDRINUSE/.test(error.message)) throw error;
+      return pageServer;
+    });
+  }
   page = await browser.newPage();
   authenticator = await page.context().newCDPSession(page);
   await authenticator.send('WebAuthn.enable');
@@ -117,7 +123,7 @@ test('carol registers a passkey, the keeper lists it, she signs her approval wit
   const { activities } = stack;
   [answers] = await Promise.all([
     // Another replica of the same deployment: its inbox links to the passkey page at the deployment's origin.
-    spawnHttpServer(stack.taskQueue, await freePort(), {
+    spawnHttpServerOnFreePort(stack.taskQueue, {
       MCP_AUTH_TOKENS_FILE: writeTokensFile(people),
       MCP_APPROVERS_DIRECTORY: directoryFile,
       MCP_PASSKEY_ORIGIN: origin,

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { ROOT } from './dev-server';
+import { freePort, ROOT } from './dev-server';
 import { testAddress } from './temporal';
 
 /** Environment for a spawned server of this run: the test dev server, a task queue, quick polls. */
@@ -97,6 +97,26 @@ export async function spawnHttpServer(
     60_000,
   );
   return { url: match[1], ...spawned };
+}
+
+/**
+ * {@link spawnHttpServer} on a free port: when another process takes the port between the look and the server's bind
+ * (EADDRINUSE), on another one, up to three times.
+ */
+export async function spawnHttpServerOnFreePort(
+  taskQueue: string,
+  extraEnv: Record<string, string> = {},
+  extraArgs: string[] = [],
+  host = '127.0.0.1',
+  via: 'npm' | 'node' = 'npm',
+): Promise<HttpServerProcess> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await spawnHttpServer(taskQueue, await freePort(), extraEnv, extraArgs, host, via);
+    } catch (error) {
+      if (attempt >= 3 || !/EADDRINUSE/.test((error as Error).message)) throw error;
+    }
+  }
 }
 
 /** Spawns a worker process for `taskQueue` and waits until it polls. */

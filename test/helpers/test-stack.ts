@@ -12,7 +12,7 @@ import type { Bridge } from '../../src/mcp/bridge';
 import { startHttpServer, type RunningHttpServer } from '../../src/mcp/transports/http';
 import { freePort } from './dev-server';
 import { connectInMemory, startBridge, type TestBridgeOptions } from './mcp';
-import { spawnHttpServer, spawnWorker, type HttpServerProcess, type SpawnedProcess } from './processes';
+import { spawnHttpServerOnFreePort, spawnWorker, type HttpServerProcess, type SpawnedProcess } from './processes';
 import {
   connectClient,
   startWorker,
@@ -211,9 +211,8 @@ export class TestStack {
   }
 
   async spawnServer(options: StackServerOptions = {}): Promise<HttpServerProcess> {
-    const server = await spawnHttpServer(
+    const server = await spawnHttpServerOnFreePort(
       options.taskQueue ?? this.taskQueue,
-      await freePort(),
       // The stack's worker checks payments against the records its servers keep.
       { MCP_DECISION_STORE: this.activities.decisionStore, ...options.env },
       options.args,

@@ -13,7 +13,13 @@ import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { answer, ApprovalClients, awaitInInbox, inbox, makePeople, textOf, writeTokensFile } from '../helpers/approvals';
 import { freePort, ROOT } from '../helpers/dev-server';
 import { getTask, newMcpClient, ScriptedUser, taskResult, waitForTask, type Answerer } from '../helpers/mcp';
-import { spawnHttpServer, spawnPythonWorker, type HttpServerProcess, type SpawnedProcess } from '../helpers/processes';
+import {
+  spawnHttpServer,
+  spawnHttpServerOnFreePort,
+  spawnPythonWorker,
+  type HttpServerProcess,
+  type SpawnedProcess,
+} from '../helpers/processes';
 import { pythonWorkerEnvironment } from '../helpers/python';
 import { connectClient, eventually, sendAnswer, uniqueTaskQueue } from '../helpers/temporal';
 
@@ -175,7 +181,7 @@ test('request_purchase: the Python workflow ignores answers for other keys, canc
 test('request_budget: a Python workflow addresses its question to a role; the requester is not asked, a budget owner answers through the inbox', async () => {
   // ada asks (and holds the role: still not for her own request); ben owns budgets; cy has no role.
   const people = makePeople({ ada: 'budget-owner', ben: 'budget-owner', cy: '' });
-  const withTokens = await spawnHttpServer(serverQueue, await freePort(), { MCP_AUTH_TOKENS_FILE: writeTokensFile(people) }, [
+  const withTokens = await spawnHttpServerOnFreePort(serverQueue, { MCP_AUTH_TOKENS_FILE: writeTokensFile(people) }, [
     '--tools',
     toolsFileFor(pythonQueue),
   ]);
