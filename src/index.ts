@@ -29,7 +29,7 @@ export { MarkerKeyError, markerFromEnv, type TaskMarker } from './mcp/tasks/mark
 export type { TaskCore } from './mcp/tasks/task-core';
 export type { TaskOutcome, TaskState, TaskStatus, TaskView } from './mcp/tasks/task-view';
 export type { Approvals, InboxItem, OpenQuestion, PeopleDirectory } from './approvals/approvals';
-export { approvalsOptionsFromEnv, peopleFromEnv, signaturesFromEnv } from './approvals/approvals-setup';
+export { approvalsOptionsFromEnv, approversFromEnv, peopleFromEnv, signaturesFromEnv } from './approvals/approvals-setup';
 export { ApproversDirectory, ApproversDirectoryError, type Person } from './approvals/directory';
 export {
   APPROVER_STATEMENT_FORMAT,

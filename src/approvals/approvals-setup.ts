@@ -18,7 +18,14 @@ export function peopleFromEnv(
   credentialRoles: (principal: string) => string[] | undefined = () => undefined,
   env: NodeJS.ProcessEnv = process.env,
 ): PeopleDirectory {
-  const directory = ApproversDirectory.fromEnv(env);
+  return peopleOf(ApproversDirectory.fromEnv(env), credentialRoles);
+}
+
+/** Who is who by `directory` (none: the default rule) and `credentialRoles` (see {@link peopleFromEnv}). */
+function peopleOf(
+  directory: ApproversDirectory | undefined,
+  credentialRoles: (principal: string) => string[] | undefined = () => undefined,
+): PeopleDirectory {
   return {
     personOf: (principal) => directory?.personOf(principal) ?? defaultPersonOf(principal),
     rolesOf: (principalOrPerson) => {
@@ -38,8 +45,20 @@ export function approvalsOptionsFromEnv(
   credentialRoles?: (principal: string) => string[] | undefined,
   env: NodeJS.ProcessEnv = process.env,
 ): Omit<ApprovalsOptions, 'localPrincipal'> {
-  const signatures = signaturesFromEnv(env);
-  return { decisions: DecisionLog.fromEnv(env), people: peopleFromEnv(credentialRoles, env), ...(signatures && { signatures }) };
+  return { decisions: DecisionLog.fromEnv(env), ...approversFromEnv(credentialRoles, env) };
+}
+
+/**
+ * Who is who and who must sign, from one reading of MCP_APPROVERS_DIRECTORY (see {@link peopleFromEnv} and
+ * {@link signaturesFromEnv}). Throws `ApproversDirectoryError` naming what to fix in the directory file.
+ */
+export function approversFromEnv(
+  credentialRoles?: (principal: string) => string[] | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): Pick<ApprovalsOptions, 'people' | 'signatures'> {
+  const directory = ApproversDirectory.fromEnv(env);
+  const signatures = directory?.signatures();
+  return { people: peopleOf(directory, credentialRoles), ...(signatures && { signatures }) };
 }
 
 /**

@@ -187,6 +187,7 @@ export class Approvals {
       ),
     );
     const items: InboxItem[] = [];
+    const mustSign = this.options.signatures?.mustSign(this.personOf(principal), roles) === true;
     for (const description of found) {
       if (!description || description.status.name !== 'RUNNING') continue;
       let memos: { meta?: TaskMeta; published?: PublishedTaskState };
@@ -197,7 +198,6 @@ export class Approvals {
         log.warn(`approvals_inbox: left out: ${error.message}`, { taskId: description.workflowId, principal });
         continue;
       }
-      const mustSign = this.options.signatures?.mustSign(this.personOf(principal), roles) === true;
       for (const input of memos.published?.awaiting ?? []) {
         if (answerRefusal(input, this.answerer(principal, roles), this.personOf(input.requester)) !== undefined) continue;
         const item = inboxItemOf(description.workflowId, memos.meta?.tool, input);
@@ -351,11 +351,11 @@ export class Approvals {
   private checkOwnSignature(taskId: string, input: AddressedInput, response: DecisionResponse, by: Decider & { person: string }): void {
     const { signatures } = this.options;
     const body = { taskId, question: { key: input.key }, subject: digestOf(input.subject ?? null), ...decisionOf(response) };
-    const statement = JSON.stringify(statementOf(body));
+    const statement = () => JSON.stringify(statementOf(body));
     if (response.signature === undefined) {
       if (body.decision === 'approve' && signatures?.mustSign(by.person, by.roles)) {
         throw new AnswerRefusedError(
-          `You must sign your approval with your own key: sign the statement ${statement} ` +
+          `You must sign your approval with your own key: sign the statement ${statement()} ` +
             '(temporal-mcp-tasks approvals sign) and answer again with it as signature',
         );
       }
@@ -369,7 +369,7 @@ export class Approvals {
       );
     }
     if (check.status === 'invalid') {
-      throw new AnswerRefusedError(`Your signature does not verify: sign exactly the statement ${statement}`);
+      throw new AnswerRefusedError(`Your signature does not verify: sign exactly the statement ${statement()}`);
     }
   }
 

@@ -15,7 +15,7 @@ import { rolesInAuthInfo } from './calls/call-tool';
 import { localPrincipal, parseRoles } from './tasks/principal';
 import { TaskCore } from './tasks/task-core';
 import { Approvals, type ApprovalsOptions } from '../approvals/approvals';
-import { peopleFromEnv, signaturesFromEnv } from '../approvals/approvals-setup';
+import { approversFromEnv } from '../approvals/approvals-setup';
 import { DecisionLog } from '../approvals/decision-log';
 import type { TaskCoreOptions } from './tasks/options';
 import { DEFAULT_WATCH_LIMIT } from './tasks/history-watch';
@@ -107,7 +107,7 @@ export interface CreateBridgeOptions {
   /**
    * Decision records and who is who for approvals, as `serve` has them unless given: `decisions` signed with
    * MCP_DECISION_SIGNING_KEY into MCP_DECISION_STORE ({@link DecisionLog.fromEnv}); `people` from
-   * MCP_APPROVERS_DIRECTORY ({@link peopleFromEnv}), and `signatures` (the people's own keys, who must sign) from
+   * MCP_APPROVERS_DIRECTORY ({@link approversFromEnv}), and `signatures` (the people's own keys, who must sign) from
    * the same directory. `decisions: null` turns the records off (the bridge warns at
    * start: workers that check records before an effect then refuse it).
    */
@@ -180,8 +180,11 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
       'bridge: decision records are off (approvals.decisions: null): answers to addressed questions are not signed, and a worker that checks the records before an effect refuses it',
     );
   }
-  const people = options.approvals?.people ?? peopleFromEnv();
-  const signatures = options.approvals?.signatures ?? signaturesFromEnv();
+  // The directory is read once, and only for what the options do not give.
+  const chosen = options.approvals;
+  const fromEnv = chosen?.people && chosen.signatures ? undefined : approversFromEnv();
+  const people = chosen?.people ?? fromEnv!.people!;
+  const signatures = chosen?.signatures ?? fromEnv?.signatures;
   const approvals = new Approvals(core, {
     people,
     ...(decisions && { decisions }),

@@ -24,9 +24,8 @@ import {
   writeTokensFile,
 } from '../helpers/approvals';
 import { launchChromium } from '../helpers/browser';
-import { freePort } from '../helpers/dev-server';
 import { taskResult } from '../helpers/mcp';
-import { spawnHttpServer, spawnHttpServerOnFreePort, type HttpServerProcess } from '../helpers/processes';
+import { onFreePort, spawnHttpServer, spawnHttpServerOnFreePort, type HttpServerProcess } from '../helpers/processes';
 import { startStack, type TestStack } from '../helpers/test-stack';
 import { sampleInvoice } from '../helpers/temporal';
 
@@ -47,17 +46,10 @@ const clients = new ApprovalClients();
 beforeAll(async () => {
   [stack, browser] = await Promise.all([startStack({ name: 'passkeys', worker: false }), launchChromium()]);
   // The page's origin names its port: a port another process takes before the server binds it is left for another.
-  for (let attempt = 1; !pageServer; attempt++) {
-    const port = await freePort();
+  pageServer = await onFreePort((port) => {
     origin = `http://localhost:${port}`;
-    pageServer = await spawnHttpServer(stack.taskQueue, port, {
-      MCP_PASSKEY_ORIGIN: origin,
-      MCP_DECISION_STORE: stack.activities.decisionStore,
-    }).catch((error: Error) => {
-      if (attempt >= 3 || !/EADDRINUSE/.test(error.message)) throw error;
-      return pageServer;
-    });
-  }
+    return spawnHttpServer(stack.taskQueue, port, { MCP_PASSKEY_ORIGIN: origin, MCP_DECISION_STORE: stack.activities.decisionStore });
+  });
   page = await browser.newPage();
   authenticator = await page.context().newCDPSession(page);
   await authenticator.send('WebAuthn.enable');

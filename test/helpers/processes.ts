@@ -100,23 +100,28 @@ export async function spawnHttpServer(
 }
 
 /**
- * {@link spawnHttpServer} on a free port: when another process takes the port between the look and the server's bind
- * (EADDRINUSE), on another one, up to three times.
+ * `start(port)` on a free port: when another process takes the port between the look and the bind (EADDRINUSE), on
+ * another one, up to three times.
  */
-export async function spawnHttpServerOnFreePort(
+export async function onFreePort<T>(start: (port: number) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start(await freePort());
+    } catch (error) {
+      if (attempt >= 3 || !/EADDRINUSE/.test((error as Error).message)) throw error;
+    }
+  }
+}
+
+/** {@link spawnHttpServer} on a free port, another one when it was taken first (see {@link onFreePort}). */
+export function spawnHttpServerOnFreePort(
   taskQueue: string,
   extraEnv: Record<string, string> = {},
   extraArgs: string[] = [],
   host = '127.0.0.1',
   via: 'npm' | 'node' = 'npm',
 ): Promise<HttpServerProcess> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await spawnHttpServer(taskQueue, await freePort(), extraEnv, extraArgs, host, via);
-    } catch (error) {
-      if (attempt >= 3 || !/EADDRINUSE/.test((error as Error).message)) throw error;
-    }
-  }
+  return onFreePort((port) => spawnHttpServer(taskQueue, port, extraEnv, extraArgs, host, via));
 }
 
 /** Spawns a worker process for `taskQueue` and waits until it polls. */

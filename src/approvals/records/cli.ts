@@ -165,26 +165,21 @@ export function runApprovalsCommand(argv: string[]): void {
 }
 
 async function verifyCommand(argv: string[], io: CommandOutput): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        store: { type: 'string' },
-        'public-key': { type: 'string' },
-        export: { type: 'string' },
-        receipt: { type: 'string' },
-        directory: { type: 'string' },
-        json: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-  } catch (error) {
-    throw new ApprovalsUsageError(`${(error as Error).message}; see temporal-mcp-tasks approvals verify --help`);
-  }
-  const { values, positionals } = parsed;
+  const parsedArgs = parsed(
+    argv,
+    {
+      store: { type: 'string' },
+      'public-key': { type: 'string' },
+      export: { type: 'string' },
+      receipt: { type: 'string' },
+      directory: { type: 'string' },
+      json: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    'verify',
+    true,
+  );
+  const { values, positionals } = parsedArgs;
   if (values.help) {
     io.out(VERIFY_HELP);
     return APPROVALS_EXIT.valid;
@@ -288,9 +283,14 @@ function approverKeysOf(option: string | undefined): ApproverKeyring | undefined
   }
 }
 
-function parsed<T extends Record<string, { type: 'string' | 'boolean'; short?: string }>>(argv: string[], options: T, command: string) {
+function parsed<T extends Record<string, { type: 'string' | 'boolean'; short?: string }>>(
+  argv: string[],
+  options: T,
+  command: string,
+  allowPositionals = false,
+) {
   try {
-    return parseArgs({ args: argv, allowPositionals: false, strict: true, options });
+    return parseArgs({ args: argv, allowPositionals, strict: true, options });
   } catch (error) {
     throw new ApprovalsUsageError(`${(error as Error).message}; see temporal-mcp-tasks approvals ${command} --help`);
   }

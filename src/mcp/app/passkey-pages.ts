@@ -11,6 +11,7 @@ import { isIP } from 'node:net';
 import path from 'node:path';
 import { generateRegistrationOptions, verifyRegistrationResponse, type RegistrationResponseJSON } from '@simplewebauthn/server';
 import { decodeCredentialPublicKey } from '@simplewebauthn/server/helpers';
+import { readBodyText } from '../../util/request-body';
 import { bundleBrowserScript, inline, prebuiltOrBuilt } from './page-bundle';
 
 /** Where passkeys are made and used: the page's origin, the relying party id (its host name or a parent), a name. */
@@ -173,18 +174,14 @@ async function callBody(config: PasskeyConfig, req: IncomingMessage, res: Server
   if (req.method !== 'POST') return void sendJson(res, 405, { error: 'use POST' }, { allow: 'POST' });
   if (req.headers.origin !== config.origin) return void sendJson(res, 403, { error: `only the passkey page at ${config.origin} may call` });
   if (!/^application\/json\b/.test(req.headers['content-type'] ?? '')) return void sendJson(res, 415, { error: 'send JSON' });
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_CALL_BYTES) {
-      res.setHeader('connection', 'close');
-      return void sendJson(res, 413, { error: `the body is over ${MAX_CALL_BYTES} bytes` });
-    }
-    chunks.push(chunk as Buffer);
+  const text = await readBodyText(req, MAX_CALL_BYTES);
+  if (text === undefined) {
+    // The rest is not read: the connection closes after the answer.
+    res.setHeader('connection', 'close');
+    return void sendJson(res, 413, { error: `the body is over ${MAX_CALL_BYTES} bytes` });
   }
   try {
-    const parsed = JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
+    const parsed = JSON.parse(text) as unknown;
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
     return parsed;
   } catch {

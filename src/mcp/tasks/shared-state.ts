@@ -235,12 +235,21 @@ export class PostgresSharedState implements ReplicaSharedState {
     freshMs: number,
   ): Promise<{ release(): void } | { open: number }> {
     return this.run(async () => {
-      const { rows } = await this.pool.query<{ stale: boolean }>(
-        `SELECT counted_at < clock_timestamp() - make_interval(secs => $2) AS stale FROM ${OPEN_TABLE} WHERE principal = $1`,
-        [principal, freshMs / 1000],
-      );
-      if (rows.length === 0 || rows[0].stale) {
-        // Counted by Temporal now; a count taken later by another replica is not overwritten by this one.
+      // A count fresh enough, with a place under the quota: taken in one statement, as most creations are.
+      const take = () =>
+        this.pool.query<{ open: number }>(
+          `UPDATE ${OPEN_TABLE} SET open = open + 1
+           WHERE principal = $1 AND open < $2 AND counted_at >= clock_timestamp() - make_interval(secs => $3) RETURNING open`,
+          [principal, most, freshMs / 1000],
+        );
+      let taken = await take();
+      if (taken.rows.length === 0) {
+        const { rows } = await this.pool.query<{ open: number; stale: boolean }>(
+          `SELECT open, counted_at < clock_timestamp() - make_interval(secs => $2) AS stale FROM ${OPEN_TABLE} WHERE principal = $1`,
+          [principal, freshMs / 1000],
+        );
+        if (rows.length > 0 && !rows[0].stale) return { open: rows[0].open };
+        // No count, or an old one: counted by Temporal now; a count taken later by another replica is not overwritten.
         const started = new Date();
         let open: number;
         try {
@@ -254,14 +263,11 @@ export class PostgresSharedState implements ReplicaSharedState {
            ON CONFLICT (principal) DO UPDATE SET open = $2, counted_at = $3 WHERE counts.counted_at < $3`,
           [principal, open, started],
         );
-      }
-      const taken = await this.pool.query<{ open: number }>(
-        `UPDATE ${OPEN_TABLE} SET open = open + 1 WHERE principal = $1 AND open < $2 RETURNING open`,
-        [principal, most],
-      );
-      if (taken.rows.length === 0) {
-        const { rows: now } = await this.pool.query<{ open: number }>(`SELECT open FROM ${OPEN_TABLE} WHERE principal = $1`, [principal]);
-        return { open: now[0]?.open ?? most };
+        taken = await take();
+        if (taken.rows.length === 0) {
+          const now = await this.pool.query<{ open: number }>(`SELECT open FROM ${OPEN_TABLE} WHERE principal = $1`, [principal]);
+          return { open: now.rows[0]?.open ?? most };
+        }
       }
       let released = false;
       return {

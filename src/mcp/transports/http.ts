@@ -1,3 +1,4 @@
+import { readBodyText } from '../../util/request-body';
 import { randomUUID } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -380,7 +381,7 @@ type BodyRead = { ok: true; body: unknown } | { ok: false; status: number; code:
 async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<BodyRead> {
   const tooLarge: BodyRead = { ok: false, status: 413, code: -32600, message: `Request body larger than ${maxBytes} bytes` };
   if (Number(req.headers['content-length'] ?? 0) > maxBytes) return tooLarge;
-  const text = await readText(req, maxBytes);
+  const text = await readBodyText(req, maxBytes);
   if (text === undefined) return tooLarge;
   let body: unknown;
   try {
@@ -392,36 +393,6 @@ async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<Bod
     return { ok: false, status: 400, code: -32600, message: `Invalid request: JSON nested deeper than ${MAX_JSON_DEPTH} levels` };
   }
   return { ok: true, body };
-}
-
-/**
- * The body of `req` as text; undefined once it grows past `maxBytes` (the rest is left unread). Rejects when the
- * request is aborted or fails before it ends.
- */
-function readText(req: IncomingMessage, maxBytes: number): Promise<string | undefined> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const done = (error?: Error, text?: string) => {
-      req.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
-      if (error) reject(error);
-      else resolve(text);
-    };
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > maxBytes) {
-        req.pause();
-        return done();
-      }
-      chunks.push(chunk);
-    };
-    const onEnd = () => done(undefined, chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8'));
-    const onError = (error: Error) => done(error);
-    const onClose = () => {
-      if (!req.complete) done(new Error('the request was aborted'));
-    };
-    req.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
-  });
 }
 
 /**
