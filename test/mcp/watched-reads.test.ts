@@ -105,9 +105,10 @@ async function taskRouter(to: Replica[]): Promise<TaskRouter> {
   return { url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/mcp`, replicas: to, replicaOf };
 }
 
-async function replica(tuning: BridgeTuning = FAST_TUNING, address = testAddress()): Promise<Replica> {
+async function replica(tuning: BridgeTuning = FAST_TUNING, address = testAddress(), taskQueue?: string): Promise<Replica> {
   const requests = new Map<string, number>();
   const bridge = await stack.addBridge({
+    ...(taskQueue && { taskQueue }),
     connection: {
       address,
       interceptors: [
@@ -188,6 +189,26 @@ describe('polls served from the watch', () => {
     expect(fresh.status).toBe('input_required');
     expect(reads(b).describes).toBeGreaterThan(0);
     await client.experimental.tasks.cancelTask(task.taskId);
+  });
+
+  test('a poll right after the create is answered from what the create knew, without a Temporal read, and reads what Temporal reads', async () => {
+    // No worker polls this queue: the run stays as the create left it (started, bound, its first workflow task waiting).
+    const queue = `unpolled-${randomUUID()}`;
+    const a = await replica(FAST_TUNING, testAddress(), queue);
+    const client = await client2025(a.http.url);
+    const before = reads(a).describes;
+    const created = await startInvoiceTask(client, sampleInvoice());
+    const first2025 = await getTask(client, created.taskId);
+    const first2026 = await get2026(a.http.url, created.taskId);
+    expect(reads(a).describes).toBe(before);
+    expect(a.bridge.core.readStats().watched).toBe(2);
+    // The same as a replica that serves nothing from watches reads from Temporal.
+    const b = await replica({ ...FAST_TUNING, core: { ...FAST_TUNING.core, reads: { limit: 0 } } }, testAddress(), queue);
+    expect(first2026).toEqual(await get2026(b.http.url, created.taskId));
+    expect(first2025).toEqual(await getTask(await client2025(b.http.url), created.taskId));
+    expect(first2025).toMatchObject({ status: 'working', createdAt: created.createdAt, lastUpdatedAt: created.lastUpdatedAt });
+    expect(reads(b).describes).toBeGreaterThan(0);
+    await client.experimental.tasks.cancelTask(created.taskId);
   });
 
   test('another principal reading a watched task gets "not found", as from Temporal', async () => {

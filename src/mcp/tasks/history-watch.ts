@@ -73,6 +73,12 @@ interface Watch {
   poll?: AbortController;
 }
 
+/** What a caller learnt of a run's history from Temporal's answer to its own request. */
+export interface KnownHistory {
+  /** The newest event id of the run when Temporal answered. */
+  latest: number;
+}
+
 /** What a watch has seen of its run. */
 export interface WatchedRun {
   runId?: string;
@@ -151,12 +157,16 @@ export class HistoryWatch {
   /**
    * Keeps a watch on run `runId` of `workflowId` for at least `forMs` more (starting one if needed), so that reads in
    * that time can be answered from what it sees. False when the limit is reached and every watch has waiters.
+   *
+   * `known`: what the caller learnt of the run's history from Temporal just now (a create: the start and binding it
+   * made), which a watch started here begins from, as if its first poll had just answered it; its first poll then
+   * reads on from the start of the history as usual.
    */
-  keep(workflowId: string, runId: string, forMs: number): boolean {
+  keep(workflowId: string, runId: string, forMs: number, known?: KnownHistory): boolean {
     let watch = this.current(workflowId, runId);
     if (!watch) {
       if (!this.makeRoom()) return false;
-      watch = this.start(workflowId, runId);
+      watch = this.start(workflowId, runId, known);
     } else {
       // Most recently read last: eviction takes from the front.
       this.watches.delete(workflowId);
@@ -222,13 +232,13 @@ export class HistoryWatch {
     return undefined;
   }
 
-  private start(workflowId: string, runId: string | undefined): Watch {
+  private start(workflowId: string, runId: string | undefined, known?: KnownHistory): Watch {
     const watch: Watch = {
       ...(runId !== undefined && { runId }),
       waiters: new Set(),
-      latest: 0,
+      latest: known?.latest ?? 0,
       closed: false,
-      healthy: false,
+      healthy: known !== undefined,
       stop: new AbortController(),
       keepUntil: 0,
     };

@@ -19,7 +19,7 @@ import { assertValidPrincipal, PRINCIPAL_KEY } from './principal';
 import type { Quotas } from './quotas';
 import type { TaskReads } from './reads';
 import type { Snapshots } from './snapshots';
-import type { TaskView } from './task-view';
+import { taskViewOf, type TaskView } from './task-view';
 import type { TemporalAccess } from './temporal-access';
 
 /** How a task is created. */
@@ -52,6 +52,12 @@ export type CreatedTask = TaskView & { replayed: boolean };
  * it, and is never served.
  */
 const BINDING_WAIT_MS = 15 * 60_000;
+
+/**
+ * The length of a run's history once the bridge has started and bound it: its start, the binding's signal, and the
+ * first workflow task the binding scheduled.
+ */
+const CREATED_HISTORY_LENGTH = 3;
 
 /** Creates and cancels tasks (see the module's comment). */
 export class TaskLifecycle {
@@ -122,8 +128,9 @@ export class TaskLifecycle {
     const runId = handle.firstExecutionRunId;
     const binding = this.bind(tool, input, workflowId, runId);
     this.binding.set(workflowId, binding);
+    let bound: boolean;
     try {
-      await binding;
+      bound = await binding;
     } catch (error) {
       // No task: the run it started must not run on unserved, and its place under the quota is free again.
       release();
@@ -137,17 +144,23 @@ export class TaskLifecycle {
     await this.parts.listing.remember(principal, workflowId);
     // This process made the start and bound it: its reads need not fetch it from history to check the mark against it.
     this.parts.runs.noteStart(runId, { startedAt: Date.parse(createdAt), argumentsDigest: digest, bound: true });
-    // The answer is built from the start itself: a describe() could already show a later status.
-    return {
-      workflowId,
-      runId,
-      tool: tool.name,
-      inputs: [],
-      historyLength: 0,
-      replayed: false,
-      ...temporal.webUi(workflowId),
-      task: { taskId: workflowId, status: 'working', createdAt, lastUpdatedAt: createdAt, ttl, pollInterval: meta.pollInterval },
-    };
+    // The answer is built from the start itself (a describe() could already show a later status), as a read of the run
+    // with just the events the create made would map it; the next reads are served from it until the run moves on.
+    const view = taskViewOf(
+      {
+        workflowId,
+        runId,
+        status: 'RUNNING',
+        startTime: new Date(createdAt),
+        historyLength: CREATED_HISTORY_LENGTH,
+        meta,
+        cancelRequested: false,
+        ...temporal.webUi(workflowId),
+      },
+      { pollIntervalMs: temporal.options.pollIntervalMs },
+    );
+    if (bound) this.parts.reads.keepCreated(view, principal);
+    return { ...view, replayed: false };
   }
 
   /** Requests cancellation; the task reads `cancelled` from then on. A terminal task is refused. */

@@ -18,6 +18,9 @@ import type { TemporalAccess } from './temporal-access';
 /** How long a write waits for this process's watch to see its event before it answers (see {@link TaskReads.afterWrite}). */
 const WRITE_SEEN_MS = 1000;
 
+/** How long a create's view is kept for the first reads (at most the reads' own keep). */
+const CREATED_KEEP_MS = 10_000;
+
 /** Tasks whose writes are counted at most. */
 const WRITES_KEPT = 10_000;
 
@@ -74,6 +77,20 @@ export class TaskReads {
     // A write made here meanwhile may not be in what was read: that read is not kept.
     if (options.watch !== false && this.options.limit > 0 && this.writes.get(taskId) === writes) this.keepRead(view, principal);
     return view;
+  }
+
+  /**
+   * Hands the view a create answered with to the next reads. `view.historyLength` is the history the create made (the
+   * start, the binding, the first workflow task scheduled), as Temporal's answer to the binding left it: the task's
+   * watch starts from there, as if it had just read it, and the view is served while the watch sees no newer event,
+   * exactly as a read from Temporal would be. A client polling right after its create is answered without a Temporal
+   * call. The watch is kept {@link CREATED_KEEP_MS} for it.
+   */
+  keepCreated(view: TaskView, owner: string): void {
+    if (this.options.limit === 0) return;
+    const known = { latest: view.historyLength };
+    if (!this.watch.keep(view.workflowId, view.runId, Math.min(this.options.keepMs, CREATED_KEEP_MS), known)) return;
+    this.reads.set(view.workflowId, { view, owner });
   }
 
   /**
