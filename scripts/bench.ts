@@ -35,6 +35,7 @@ import { pollUntil, sleep } from '../src/util/wait';
 import { writePlot } from './lib/plot';
 import { mcp2026Post, mcp2026TaskGet, pollerAgent, runFleet, type FleetFigures, type Read } from './lib/poller-fleet';
 import { InboxRig, type InboxSample } from './lib/inbox-delay';
+import { heapGrowth, summarizeHeapSnapshot, takeHeapSnapshot } from './lib/heap-snapshot';
 import { freePort, Managed, quickSampleWorkerEnv, ROOT } from './lib/processes';
 
 /** Starts of each kind in the creation row, and how many are in flight at once. */
@@ -44,6 +45,8 @@ const CREATE_IN_FLIGHT = 8;
 const BULK_IN_FLIGHT = 16;
 /** tasks/get and describe() pairs per task state. */
 const GET_SAMPLES = 200;
+/** Creates each followed at once by a read: through the bridge, and raw. */
+const CREATED_READ_SAMPLES = 100;
 /** Answers timed through each path, and closes timed against a blocked tasks/result. */
 const ANSWER_SAMPLES = 20;
 const CLOSE_SAMPLES = 20;
@@ -80,6 +83,7 @@ const ROW_ORDER = [
   'create',
   'get',
   'get-input',
+  'get-created',
   'answer',
   'close',
   'cross',
@@ -88,6 +92,7 @@ const ROW_ORDER = [
   'list',
   'rss',
   'watched',
+  'heap',
   'rpcs',
   'pollers',
   'ledger',
@@ -104,7 +109,7 @@ function goal(value: number, op: '≥' | '≤' | '<', target: number, digits = 2
 }
 
 /** The rows --rows names (get-input comes with get). */
-const SELECTABLE_ROWS = ROW_ORDER.filter((key) => key !== 'get-input');
+const SELECTABLE_ROWS = ROW_ORDER.filter((key) => key !== 'get-input' && key !== 'get-created');
 
 /** What each row measures, for --help: the row's label and its explanation, a line at a time. */
 const ROW_HELP: [string, string[]][] = [
@@ -125,6 +130,8 @@ const ROW_HELP: [string, string[]][] = [
       `${GET_SAMPLES} running tasks, and on ${IDLE_WAITS} tasks waiting for input (whose first read also reads`,
       "the newest history events); p50/p95, the ratio of the p50s, and the MCP server's CPU",
       'time per call.',
+      `Then a read right after a create (on ${CREATED_READ_SAMPLES} more tasks of each): tools/call then at`,
+      'once tasks/get, against a raw start then at once describe(); the p50s of the reads.',
     ],
   ],
   [
@@ -189,6 +196,14 @@ const ROW_HELP: [string, string[]][] = [
     [
       'each of the N tasks (at most 10,000, the watch limit) read once with tasks/get; VmRSS after,',
       'and its growth per watched task (a read keeps its task watched for 30 s).',
+    ],
+  ],
+  [
+    'server heap',
+    [
+      "the MCP server's live heap (a V8 heap snapshot, which collects first) when idle and after",
+      'the N tasks were created, listed, read once and their watches ended; its growth per task, and',
+      'the kinds of objects that grew most (own sizes): what holds the memory RSS shows.',
     ],
   ],
   [
@@ -412,6 +427,8 @@ class Stack {
         // The poller fleets come from one address, up to 256 connections per endpoint.
         MCP_HTTP_MAX_CONNECTIONS: '2048',
         MCP_HTTP_MAX_CONNECTIONS_PER_ADDRESS: '0',
+        // The heap row has the server write heap snapshots into the bench's folder.
+        NODE_OPTIONS: `--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${this.dir}`,
       },
       path.join(this.dir, log),
     );
@@ -952,10 +969,13 @@ async function run(args: Args, stack: Stack, rows: Map<RowKey, string>): Promise
     await mcp.experimental.tasks.listTasks();
     await sleep(1000);
     const idle = memoryOf(serverPid);
+    const heapSnapshot = async () =>
+      summarizeHeapSnapshot(await takeHeapSnapshot(serverPid, stack.dir, () => fetch(stack.url.replace(/\/mcp$/, '/healthz'))));
+    const idleHeap = wants('heap') ? await heapSnapshot() : undefined;
 
     // The N tasks first, so that the listing holds exactly them.
     const bulkIds: string[] = [];
-    if (wants('bulk', 'list', 'rss', 'watched', 'pollers')) {
+    if (wants('bulk', 'list', 'rss', 'watched', 'heap', 'pollers')) {
       const created = await inParallel(
         count,
         BULK_IN_FLIGHT,
@@ -1025,6 +1045,19 @@ async function run(args: Args, stack: Stack, rows: Map<RowKey, string>): Promise
 
       // The watches those reads keep end first: their polls would take the CPU the next rows measure.
       await settle(stack.metricsPort);
+      if (idleHeap) {
+        const heap = await heapSnapshot();
+        const rss = memoryOf(serverPid).rss;
+        const grown = heapGrowth(idleHeap, heap, 6)
+          .map(({ kind, count, size }) => `${kind} ${count >= 0 ? '+' : ''}${count} (${(size / 1024 / 1024).toFixed(1)} MiB)`)
+          .join(', ');
+        row(
+          'heap',
+          'server heap',
+          `idle ${(idleHeap.total / 1024 / 1024).toFixed(1)} MiB → after ${count} tasks ${(heap.total / 1024 / 1024).toFixed(1)} MiB ` +
+            `(${((heap.total - idleHeap.total) / count).toFixed(0)} bytes a task; RSS now ${mib(rss)})\n${''.padEnd(32)}grew most: ${grown}`,
+        );
+      }
     }
 
     const holdIds: string[] = [];
@@ -1095,12 +1128,35 @@ async function run(args: Args, stack: Stack, rows: Map<RowKey, string>): Promise
         return (
           `p50 ${ms(percentile(get, 50))} vs ${ms(percentile(describe, 50))}  ratio ${ratio.toFixed(2)} ${goal(ratio, '≤', 1)}   ` +
           `p95 ${ms(percentile(get, 95))} vs ${ms(percentile(describe, 95))}  (MCP server CPU ${((cpuMsOf(serverPid) - cpuBefore) / ids.length).toFixed(1)} ms a call; ` +
-          `${ids.length} ${what}; a task's first read p50 ${ms(percentile(first, 50))}, ${firstRatio.toFixed(2)} × a describe ${goal(firstRatio, '≤', 1)})`
+          `${ids.length} ${what}; a task's first read with no watch p50 ${ms(percentile(first, 50))}, ${firstRatio.toFixed(2)} × a describe)`
         );
       };
       if (wants('get')) {
         row('get', 'tasks/get vs describe', await getAgainstDescribe(holdIds.slice(0, GET_SAMPLES), 'working'));
         row('get-input', '', await getAgainstDescribe(waiting, 'input_required'));
+        // A client that polls its task at once: the create's own state against a describe right after a raw start.
+        const afterCreate: number[] = [];
+        const afterStart: number[] = [];
+        for (let index = 0; index < CREATED_READ_SAMPLES; index++) {
+          const viaMcp = async () => {
+            const taskId = await createHoldTask(mcp, index);
+            await timed(afterCreate, () => mcp.experimental.tasks.getTask(taskId));
+          };
+          const raw = async () => {
+            const workflowId = await startHoldWorkflow(stack, index);
+            await timed(afterStart, () => stack.client.workflow.getHandle(workflowId).describe());
+          };
+          if (index % 2 === 0) await viaMcp().then(raw);
+          else await raw().then(viaMcp);
+        }
+        const createdRatio = percentile(afterCreate, 50) / percentile(afterStart, 50);
+        row(
+          'get-created',
+          '',
+          `a read right after its create p50 ${ms(percentile(afterCreate, 50))} vs a describe right after a raw start ` +
+            `${ms(percentile(afterStart, 50))}  ratio ${createdRatio.toFixed(2)} ${goal(createdRatio, '≤', 1)}   ` +
+            `p95 ${ms(percentile(afterCreate, 95))} vs ${ms(percentile(afterStart, 95))}`,
+        );
       }
 
       if (wants('answer')) {
