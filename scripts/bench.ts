@@ -45,6 +45,8 @@ const CREATE_IN_FLIGHT = 8;
 const BULK_IN_FLIGHT = 16;
 /** tasks/get and describe() pairs per task state. */
 const GET_SAMPLES = 200;
+/** How long the heap row leaves the server idle after its snapshot before it reads the RSS again. */
+const HEAP_IDLE_MS = 60_000;
 /** Creates each followed at once by a read: through the bridge, and raw. */
 const CREATED_READ_SAMPLES = 100;
 /** Answers timed through each path, and closes timed against a blocked tasks/result. */
@@ -203,7 +205,8 @@ const ROW_HELP: [string, string[]][] = [
     [
       "the MCP server's live heap (a V8 heap snapshot, which collects first) when idle and after",
       'the N tasks were created, listed, read once and their watches ended; its growth per task, and',
-      'the kinds of objects that grew most (own sizes): what holds the memory RSS shows.',
+      'the kinds of objects that grew most (own sizes): what holds the memory RSS shows; the RSS',
+      `right after the snapshot's collection and ${HEAP_IDLE_MS / 1000} s later.`,
     ],
   ],
   [
@@ -1048,6 +1051,9 @@ async function run(args: Args, stack: Stack, rows: Map<RowKey, string>): Promise
       if (idleHeap) {
         const heap = await heapSnapshot();
         const rss = memoryOf(serverPid).rss;
+        // V8 gives pages back to the system a while after a collection, once the process is idle.
+        await sleep(HEAP_IDLE_MS);
+        const rssIdle = memoryOf(serverPid).rss;
         const grown = heapGrowth(idleHeap, heap, 6)
           .map(({ kind, count, size }) => `${kind} ${count >= 0 ? '+' : ''}${count} (${(size / 1024 / 1024).toFixed(1)} MiB)`)
           .join(', ');
@@ -1055,7 +1061,8 @@ async function run(args: Args, stack: Stack, rows: Map<RowKey, string>): Promise
           'heap',
           'server heap',
           `idle ${(idleHeap.total / 1024 / 1024).toFixed(1)} MiB → after ${count} tasks ${(heap.total / 1024 / 1024).toFixed(1)} MiB ` +
-            `(${((heap.total - idleHeap.total) / count).toFixed(0)} bytes a task; RSS now ${mib(rss)})\n${''.padEnd(32)}grew most: ${grown}`,
+            `(${((heap.total - idleHeap.total) / count).toFixed(0)} bytes a task; RSS ${mib(rss)} after the snapshot's collection, ` +
+            `${mib(rssIdle)} ${HEAP_IDLE_MS / 1000} s later)\n${''.padEnd(32)}grew most: ${grown}`,
         );
       }
     }
