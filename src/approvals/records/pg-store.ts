@@ -4,6 +4,7 @@
  */
 import { Pool } from 'pg';
 import { log } from '../../util/log';
+import { withoutPassword } from '../../util/postgres-url';
 import type { AppendOutcome, DecisionStore, SignedDecisionRecord } from './types';
 import { DecisionStoreError } from './store-error';
 
@@ -139,17 +140,5 @@ export class PostgresDecisionStore implements DecisionStore {
     } catch (error) {
       throw new DecisionStoreError(`${what} in ${this.where} failed: ${(error as Error).message}`, this.where);
     }
-  }
-}
-
-/** The URL with its password left out, for messages. */
-export function withoutPassword(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '';
-    parsed.searchParams.delete('password');
-    return parsed.toString();
-  } catch {
-    return 'a PostgreSQL database (its URL does not parse)';
   }
 }

@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
 import { log } from '../../util/log';
+import { withoutPassword } from '../../util/postgres-url';
 
 /** State the replicas share (see the module's comment). */
 export interface ReplicaSharedState {
@@ -166,7 +167,7 @@ export class PostgresSharedState implements ReplicaSharedState {
   private readonly renewal: NodeJS.Timeout;
 
   constructor(url: string) {
-    this.where = `the shared state of ${withoutPassword(url)}`;
+    this.where = `the shared state of ${withoutPassword(url, '***')}`;
     this.pool = new Pool({
       connectionString: url,
       max: 8,
@@ -347,15 +348,5 @@ export class PostgresSharedState implements ReplicaSharedState {
       },
     );
     return this.ready;
-  }
-}
-
-function withoutPassword(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return 'a postgres:// URL that does not parse';
   }
 }
