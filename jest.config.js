@@ -11,7 +11,7 @@ module.exports = {
   transformIgnorePatterns: ['/node_modules/(?!jose/)'],
   // The example imports the package by name; in the checkout that is its sources.
   moduleNameMapper: { '^temporal-mcp-tasks$': '<rootDir>/src/index.ts', '^temporal-mcp-tasks/workflow$': '<rootDir>/src/workflow.ts' },
-  setupFiles: ['<rootDir>/test/helpers/log-level.ts'],
+  setupFiles: ['<rootDir>/test/helpers/file-setup.ts'],
   globalSetup: '<rootDir>/test/helpers/global-setup.ts',
   globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
   testTimeout: 90_000,

@@ -8,6 +8,6 @@ module.exports = {
   },
   // The example imports the package by name; in the checkout that is its sources.
   moduleNameMapper: { '^temporal-mcp-tasks$': '<rootDir>/src/index.ts', '^temporal-mcp-tasks/workflow$': '<rootDir>/src/workflow.ts' },
-  setupFiles: ['<rootDir>/test/helpers/log-level.ts'],
+  setupFiles: ['<rootDir>/test/helpers/file-setup.ts'],
   testTimeout: 10_000,
 };
