@@ -3,11 +3,12 @@
  * - the in-process server and worker log warnings and errors only, as before they had a log (spawned processes log as
  *   configured; the tests read their info lines);
  * - the file's requests without credentials act for a local principal of its own, so that the tasks of files running
- *   at the same time never share a principal: a listing sees the file's own tasks only, and its first page is theirs.
+ *   at the same time never share a principal (`local:test-…`, a local name as the OS user's is): a listing sees the
+ *   file's own tasks only, and its first page is theirs.
  *   Servers and workers the file spawns inherit it (each file's environment is its own copy).
  */
 import { randomUUID } from 'node:crypto';
 import { log } from '../../src/util/log';
 
 log.configure({ level: 'warn' });
-process.env.MCP_LOCAL_PRINCIPAL ??= `local-test-${randomUUID().slice(0, 8)}`;
+process.env.MCP_LOCAL_PRINCIPAL ??= `local:test-${randomUUID().slice(0, 8)}`;
