@@ -3,15 +3,17 @@
  * the worker service as processes of their own, two workers, two MCP replicas behind HAProxy. Invoices go through the
  * balancer on both client generations while a Temporal frontend and an MCP replica are killed mid-flow; a 2025-11-25
  * client whose session died with its replica starts a new one through the balancer and finds its task; the books
- * balance: every line item paid once, nothing asked twice.
+ * balance: every line item paid once, nothing asked twice. Partitions of the links to Temporal and to PostgreSQL leave
+ * no request unanswered.
  */
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CreateTaskResultSchema, ListTasksResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { PaymentsLedger } from '../examples/invoice-approval/src/activities/payments';
-import { ClusterStack, randomBasePort } from '../scripts/cluster/stack';
-import { answer, ApprovalClients, awaitInInbox, type Person } from './helpers/approvals';
+import { ClusterStack, PROXY_POSTGRES, PROXY_TEMPORAL, randomBasePort } from '../scripts/cluster/stack';
+import { randomFault } from '../scripts/soak/network-faults';
+import { answer, ApprovalClients, awaitInInbox, inbox, type Person } from './helpers/approvals';
 import { getTask, taskResult } from './helpers/mcp';
 import { mcp2026Request } from './helpers/mcp2026';
 import { sleep } from '../src/util/wait';
@@ -21,6 +23,8 @@ const dir = mkdtempSync(path.join(os.tmpdir(), 'temporal-mcp-cluster-'));
 const stack = new ClusterStack({
   dir,
   basePort: randomBasePort(),
+  // Toxiproxy between the replicas and Temporal, and between Temporal and PostgreSQL (the last test cuts those links).
+  networkFaults: true,
   say: (line) => process.stderr.write(`[cluster] ${line}\n`),
 });
 const clients = new ApprovalClients();
@@ -198,3 +202,68 @@ test('a task created through one replica is in the very next tasks/list through 
   }
   expect(missing).toEqual([]);
 }, 120_000);
+
+/** What `request` answered, or a failure naming `what` if it did not answer within `deadlineMs`. */
+async function answeredWithin<T>(request: Promise<T>, deadlineMs: number, what: string): Promise<T> {
+  const giveUp = new AbortController();
+  const answered = await Promise.race([
+    request.then((value) => ({ value })),
+    sleep(deadlineMs, giveUp.signal).then(() => undefined),
+  ]).finally(() => giveUp.abort());
+  if (!answered) throw new Error(`${what} got no answer within ${deadlineMs / 1000} s`);
+  return answered.value;
+}
+
+test('a partition between the replicas and Temporal, then between Temporal and PostgreSQL: every request is answered by its deadline, and the invoice goes on once the links are whole', async () => {
+  await stack.balancerReady();
+  const asSubmitter = { headers: { authorization: `Bearer ${stack.tokenOf('submitter')}` } };
+  const made = await mcp2026Request(stack.mcpUrl, 'tools/call', { name: 'process_invoice', arguments: sampleInvoice() }, asSubmitter);
+  const taskId = made.body.result!.taskId as string;
+  const approver = await clients.connect(stack.mcpUrl, person('approver-a'));
+  await awaitInInbox(approver, taskId, undefined, 60_000);
+
+  // Nothing passes either way and no connection closes: a request waits only as long as the replica's own deadline
+  // with Temporal (5 s a request, 30 s for an answer), then says Temporal cannot be reached; a hang would last the
+  // balancer's hour. The client's deadline here is twice the longest of those.
+  const partition = randomFault([PROXY_TEMPORAL], 'partition');
+  for (const proxy of [PROXY_TEMPORAL, PROXY_POSTGRES]) {
+    for (const toxic of partition.toxics) await stack.toxiproxy.add(proxy, toxic);
+    try {
+      const read = await answeredWithin(
+        mcp2026Request(stack.mcpUrl, 'tasks/get', { taskId }, asSubmitter),
+        60_000,
+        `tasks/get across a partition of ${proxy}`,
+      );
+      // The task as last known (a watched read), or an error that says to try again.
+      expect(read.body.result?.taskId === taskId || read.body.error?.data?.retryable === true).toBe(true);
+      // The inbox, or the error saying Temporal cannot be reached now and to retry.
+      const inbox = await answeredWithin(
+        approver.callTool({ name: 'approvals_inbox', arguments: {} }, undefined, { timeout: 120_000 }).catch((error: Error) => error),
+        60_000,
+        `approvals_inbox across a partition of ${proxy}`,
+      );
+      if (inbox instanceof Error) expect(inbox.message).toMatch(/Temporal is unavailable right now.*retry/);
+      else expect(inbox.structuredContent).toMatchObject({ items: expect.any(Array) });
+    } finally {
+      await stack.toxiproxy.clear(proxy);
+    }
+  }
+
+  // Whole again. Temporal's services may take some seconds to see PostgreSQL again (their namespace cache first): the
+  // inbox is asked until it answers with the approval.
+  await eventually(
+    async () => (await inbox(approver).catch(() => [])).find((entry) => entry.taskId === taskId),
+    'the approval in the inbox once the links are whole',
+    120_000,
+  );
+  expect((await answer(approver, taskId, 'approve')).isError).toBeFalsy();
+  await eventually(
+    async () => {
+      const read = await mcp2026Request(stack.mcpUrl, 'tasks/get', { taskId }, asSubmitter);
+      return read.body.result?.status === 'completed' ? true : undefined;
+    },
+    'the invoice to complete once the links are whole',
+    120_000,
+  );
+  expect(await paid(taskId)).toEqual(['LI-1', 'LI-2']);
+}, 600_000);

@@ -10,6 +10,7 @@ import { Client, Connection } from '@temporalio/client';
 import type { PublishedTaskState } from '../../src/shared/task-contract';
 import type { Managed } from '../lib/processes';
 import { cliClient, taskState } from '../lib/rig';
+import type { FaultableNetwork } from '../soak/network-faults';
 import type { SoakStack, StackPerson } from '../soak/soak-stack';
 import { ClusterStack, randomBasePort, type Part } from './stack';
 
@@ -21,17 +22,24 @@ export class ClusterSoakStack implements SoakStack {
   client?: Client;
   private connection?: Connection;
 
-  constructor(options: { workerEnv: Record<string, string>; say?: (line: string) => void }) {
+  constructor(options: { workerEnv: Record<string, string>; networkFaults: boolean; say?: (line: string) => void }) {
     this.stack = new ClusterStack({
       dir: mkdtempSync(path.join(os.tmpdir(), 'temporal-mcp-soak-cluster-')),
       basePort: randomBasePort(),
       workerEnv: options.workerEnv,
+      networkFaults: options.networkFaults,
       ...(options.say && { say: (line: string) => options.say!(`cluster: ${line}`) }),
     });
   }
 
   get dir(): string {
     return this.stack.dir;
+  }
+
+  /** Toxiproxy's links: the MCP replicas to Temporal's frontends, Temporal's services to PostgreSQL. */
+  get network(): FaultableNetwork | undefined {
+    const { stack } = this;
+    return stack.networkFaults ? { api: stack.toxiproxy, proxies: stack.proxies.map((proxy) => proxy.name) } : undefined;
   }
 
   get ledgerDir(): string {

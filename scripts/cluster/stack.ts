@@ -24,6 +24,7 @@ import { pidAlive, ROOT } from '../lib/processes';
 import { tokenIn, writeTokensFile } from '../lib/tokens-file';
 import { toolCacheDir } from '../lib/tool-cache';
 import { aptInstallSync } from '../lib/apt';
+import { TOXIPROXY_PACKAGE, TOXIPROXY_VERSION, ToxiproxyApi, toxiproxyArgs, writeProxiesFile, type ProxySpec } from '../lib/toxiproxy';
 
 /** The Temporal server release the stack builds and runs. */
 export const SERVER_VERSION = 'v1.29.1';
@@ -32,6 +33,11 @@ export const UI_VERSION = 'v2.42.1';
 const SERVER_MODULE = 'go.temporal.io/server';
 const NAMESPACE = 'default';
 const RETENTION_HOURS = 72;
+
+/** The proxy between the MCP replicas and Temporal's frontends (the balancer's gRPC port). */
+export const PROXY_TEMPORAL = 'replicas-temporal';
+/** The proxy between Temporal's services and PostgreSQL. */
+export const PROXY_POSTGRES = 'temporal-postgres';
 
 /** The Temporal services, each a process; two frontends so that one can die while the other serves. */
 export const TEMPORAL_SERVICES = ['frontend-a', 'frontend-b', 'history', 'matching', 'worker-service'] as const;
@@ -42,20 +48,26 @@ const SHARED_STATE_DB = 'temporal_mcp';
 /** The bridge's processes: two workers and two MCP server replicas. */
 export const BRIDGE_PROCESSES = ['worker-1', 'worker-2', 'mcp-1', 'mcp-2'] as const;
 export type BridgeProcess = (typeof BRIDGE_PROCESSES)[number];
-export type Part = TemporalService | BridgeProcess | 'haproxy' | 'ui';
+export type Part = TemporalService | BridgeProcess | 'haproxy' | 'ui' | 'toxiproxy';
 
 /** Where each part listens, from one base port. */
 export function portsOf(base: number) {
   const service = (index: number) => ({ grpc: base + 101 + index, membership: base + 111 + index, metrics: base + 121 + index });
   return {
     postgres: base + 1,
+    /** Toxiproxy's proxy of PostgreSQL, which Temporal's services use with network faults on. */
+    postgresProxy: base + 2,
     /** The balancer's gRPC port for Temporal clients (workers, MCP servers). */
     temporal: base + 33,
+    /** Toxiproxy's proxy of the balancer's gRPC port, which the MCP replicas use with network faults on. */
+    temporalProxy: base + 34,
     /** The balancer's HTTP port for MCP clients: http://127.0.0.1:<mcp>/mcp. */
     mcp: base + 80,
     /** Temporal's Web UI. */
     ui: base + 40,
     haproxyStats: base + 90,
+    /** Toxiproxy's HTTP API. */
+    toxiproxy: base + 95,
     services: {
       'frontend-a': service(0),
       'frontend-b': service(1),
@@ -83,6 +95,11 @@ export interface StackOptions {
   say?: (line: string) => void;
   /** Extra environment of the workers (e.g. invoice approval settings). */
   workerEnv?: Record<string, string>;
+  /**
+   * Toxiproxy between the MCP replicas and Temporal's frontends (the balancer), and between Temporal's services and
+   * PostgreSQL, so that faults of the network can be injected there ({@link networkFaults}). Default off.
+   */
+  networkFaults?: boolean;
 }
 
 /** What `up` wrote down for `status`, `down` and the kill/start of one part. */
@@ -114,6 +131,35 @@ export class ClusterStack {
 
   get mcpUrl(): string {
     return `http://127.0.0.1:${this.ports.mcp}/mcp`;
+  }
+
+  /** The proxies faults are injected into, by name: {@link PROXY_TEMPORAL} and {@link PROXY_POSTGRES}. */
+  get proxies(): ProxySpec[] {
+    return [
+      { name: PROXY_TEMPORAL, listen: this.ports.temporalProxy, upstream: this.ports.temporal },
+      { name: PROXY_POSTGRES, listen: this.ports.postgresProxy, upstream: this.ports.postgres },
+    ];
+  }
+
+  /** Whether Toxiproxy stands between the replicas and Temporal, and between Temporal and PostgreSQL. */
+  get networkFaults(): boolean {
+    return this.options.networkFaults === true;
+  }
+
+  /** Toxiproxy's API (a stack started with `networkFaults`). */
+  get toxiproxy(): ToxiproxyApi {
+    if (!this.options.networkFaults) throw new Error('this stack runs no Toxiproxy: start it with networkFaults');
+    return new ToxiproxyApi(this.ports.toxiproxy);
+  }
+
+  /** Where Temporal's services reach PostgreSQL: through Toxiproxy with network faults on. */
+  private get servicesPostgresPort(): number {
+    return this.options.networkFaults ? this.ports.postgresProxy : this.ports.postgres;
+  }
+
+  /** Where the MCP replicas reach Temporal: through Toxiproxy with network faults on, else the balancer. */
+  private get replicasTemporalAddress(): string {
+    return `127.0.0.1:${this.options.networkFaults ? this.ports.temporalProxy : this.ports.temporal}`;
   }
 
   /** The task queue of the stack's workers and servers. */
@@ -148,6 +194,7 @@ export class ClusterStack {
     await this.startPostgres();
     await this.applySchemas(binaries.sql);
     this.writeState({ basePort: this.options.basePort, pids: this.readState()?.pids ?? {} });
+    if (this.options.networkFaults && !this.alive('toxiproxy')) await this.startToxiproxy();
     // One at a time: services that start together race to write the cluster's metadata, and one of them loses.
     for (const service of ['history', 'matching', 'frontend-a', 'frontend-b', 'worker-service'] as const) {
       if (!this.alive(service)) await this.startService(service, binaries.server);
@@ -191,7 +238,7 @@ export class ClusterStack {
   /** Stops every part (PostgreSQL last); keeps the data unless `purge`. */
   async down(purge = false): Promise<void> {
     const state = this.readState();
-    const order: Part[] = [...BRIDGE_PROCESSES, 'ui', 'haproxy', ...TEMPORAL_SERVICES];
+    const order: Part[] = [...BRIDGE_PROCESSES, 'ui', 'haproxy', ...TEMPORAL_SERVICES, 'toxiproxy'];
     await Promise.all(order.map((part) => this.stop(part, state)));
     if (existsSync(path.join(this.pgData, 'postmaster.pid'))) this.postgres().stop('fast');
     if (purge) rmSync(this.dir, { recursive: true, force: true });
@@ -207,6 +254,10 @@ export class ClusterStack {
       rows.push({ part: service, running: this.alive(service), detail: `gRPC 127.0.0.1:${this.ports.services[service].grpc}` });
     }
     rows.push({ part: 'haproxy', running: this.alive('haproxy'), detail: `Temporal ${this.temporalAddress}, MCP ${this.mcpUrl}` });
+    if (this.options.networkFaults) {
+      const proxies = this.proxies.map((proxy) => `${proxy.name} ${proxy.listen}→${proxy.upstream}`).join(', ');
+      rows.push({ part: 'toxiproxy', running: this.alive('toxiproxy'), detail: `API ${this.ports.toxiproxy}; ${proxies}` });
+    }
     rows.push({ part: 'ui', running: this.alive('ui'), detail: `Web UI ${this.webUiUrl}` });
     for (const part of BRIDGE_PROCESSES) {
       const where = part.startsWith('mcp') ? `http://127.0.0.1:${this.ports.replicas[part as 'mcp-1']}/mcp` : 'polls the task queue';
@@ -234,6 +285,7 @@ export class ClusterStack {
   /** Starts one part again (after {@link kill}); resolves once it serves. */
   async start(part: Part): Promise<void> {
     if (part === 'haproxy') this.startHaproxy(this.haproxyBin());
+    else if (part === 'toxiproxy') await this.startToxiproxy();
     else if (part === 'ui') await this.startUi((await this.serverBinaries()).ui);
     else if ((TEMPORAL_SERVICES as readonly string[]).includes(part))
       await this.startService(part as TemporalService, (await this.serverBinaries()).server);
@@ -265,6 +317,17 @@ export class ClusterStack {
       await goInstall(uiBin, [`github.com/temporalio/ui-server/v2/cmd/server@${UI_VERSION}`]);
     }
     return { server, sql, ui };
+  }
+
+  /** Toxiproxy's server, built with `go install` into the tool cache (once; seconds). */
+  private async toxiproxyBin(): Promise<string> {
+    const bin = path.join(toolCacheDir(), `toxiproxy-${TOXIPROXY_VERSION}`);
+    const server = path.join(bin, 'server');
+    if (!existsSync(server)) {
+      this.say(`building Toxiproxy ${TOXIPROXY_VERSION} with 'go install' into ${bin} (once)`);
+      await goInstall(bin, [TOXIPROXY_PACKAGE]);
+    }
+    return server;
   }
 
   /** The folder of the schema files of the server module (in the Go module cache; downloaded if it is not). */
@@ -383,7 +446,7 @@ export class ClusterStack {
         name,
       ],
       {
-        CLUSTER_PG_PORT: String(this.ports.postgres),
+        CLUSTER_PG_PORT: String(this.servicesPostgresPort),
         CLUSTER_PG_PASSWORD: this.pgPassword(),
         CLUSTER_TEMPORAL_PORT: String(this.ports.temporal),
         CLUSTER_DYNAMIC_CONFIG: path.join(ROOT, 'scripts', 'cluster', 'config', 'dynamicconfig.yaml'),
@@ -401,6 +464,21 @@ export class ClusterStack {
         return undefined;
       },
       { timeoutMs: 90_000, intervalMs: 250, what: `${service} to listen on ${port}` },
+    );
+  }
+
+  /** Toxiproxy with the stack's proxies; resolves once its API answers. */
+  private async startToxiproxy(): Promise<void> {
+    const file = path.join(this.dir, 'toxiproxy.json');
+    writeProxiesFile(file, this.proxies);
+    this.spawnDetached('toxiproxy', await this.toxiproxyBin(), toxiproxyArgs(this.ports.toxiproxy, file), {});
+    await pollUntil(
+      async () => {
+        if (!this.alive('toxiproxy')) throw new Error(`Toxiproxy exited during start-up; see ${path.join(this.logDir, 'toxiproxy.log')}`);
+        const names = await this.toxiproxy.proxies().catch((): string[] => []);
+        return this.proxies.every((proxy) => names.includes(proxy.name)) ? true : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 250, what: 'Toxiproxy to serve its proxies' },
     );
   }
 
@@ -600,6 +678,7 @@ export class ClusterStack {
       ['--import', 'tsx', path.join(ROOT, 'src', 'mcp', 'serve', 'main.ts'), '--http', `127.0.0.1:${port}`, '--samples'],
       {
         ...env,
+        TEMPORAL_ADDRESS: this.replicasTemporalAddress,
         MCP_AUTH_TOKENS_FILE: this.tokensFile,
         MCP_SHARED_STATE: this.sharedStateUrl,
         // Clients reach the replicas by the balancer's address (DNS rebinding protection answers only these hosts).

@@ -6,7 +6,7 @@
  */
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { backoffMs, sleep } from '../../src/util/wait';
 import type { StackPerson } from './soak-stack';
 
@@ -51,8 +51,16 @@ export class SoakApprover {
   answeredTwice = 0;
   /** Connections dropped after a failed call. */
   reconnects = 0;
+  /**
+   * Requests that had no reply by their deadline: the server must answer every request in time, with its result or
+   * an error saying Temporal is unavailable, whatever the network between it and Temporal does. A lost connection (a
+   * kill) is not counted: it ends the request at once.
+   */
+  lateReplies = 0;
   private client?: McpClient;
   private failuresInRow = 0;
+  /** Timeouts counted already (a connect's is seen again by the call that connected). */
+  private readonly noted = new WeakSet<object>();
 
   constructor(
     readonly person: StackPerson,
@@ -94,6 +102,7 @@ export class SoakApprover {
           timeout: INBOX_TIMEOUT_MS,
         })) as CallToolResult;
       } catch (error) {
+        this.noteLate('approvals_inbox', INBOX_TIMEOUT_MS, error);
         await this.drop('approvals_inbox', error);
         return undefined;
       }
@@ -138,6 +147,7 @@ export class SoakApprover {
           { timeout: ANSWER_TIMEOUT_MS },
         )) as CallToolResult;
       } catch (error) {
+        this.noteLate(`approvals_answer ${taskId}`, ANSWER_TIMEOUT_MS, error);
         lostReply = true;
         this.settle(taskId, 'unknown');
         await this.drop(`approvals_answer ${taskId}`, error);
@@ -176,6 +186,14 @@ export class SoakApprover {
     }
   }
 
+  /** Counts `error` as a late reply (and a problem) when it is the client's timeout of `what` after `timeoutMs`. */
+  private noteLate(what: string, timeoutMs: number, error: unknown): void {
+    if ((error as { code?: unknown }).code !== ErrorCode.RequestTimeout || this.noted.has(error as object)) return;
+    this.noted.add(error as object);
+    this.lateReplies++;
+    this.problems.push(`${this.principal}: ${what} had no reply within its deadline of ${timeoutMs / 1000} s`);
+  }
+
   /** Keeps what became of the answer to `taskId`; an answer known to be taken stays so, whatever a repeat hears. */
   private settle(taskId: string, fate: AnswerFate): void {
     const known = this.fates.get(taskId);
@@ -192,6 +210,7 @@ export class SoakApprover {
         timeout: CONNECT_TIMEOUT_MS,
       });
     } catch (error) {
+      this.noteLate('initialize', CONNECT_TIMEOUT_MS, error);
       await client.close().catch(() => undefined);
       throw error;
     }

@@ -1,9 +1,10 @@
 /**
- * npm run soak -- --minutes M --concurrency C [--kill-every S]: the soak's command line. See scripts/soak/soak.ts.
+ * npm run soak -- --minutes M --concurrency C [--kill-every S] [--cluster [--fault-gap S | --no-network-faults]]: the
+ * soak's command line. See scripts/soak/soak.ts.
  */
 import { formatSoak, runSoak } from './soak';
 
-const HELP = `Usage: npm run soak -- [--minutes M] [--concurrency C] [--kill-every S] [--cluster] [--help]
+const HELP = `Usage: npm run soak -- [--minutes M] [--concurrency C] [--kill-every S] [--cluster [--fault-gap S | --no-network-faults]] [--help]
 
 Keeps C invoices in flight for M minutes, submitted through the CLI client by a submitter with a token of its own
 (every other one with a line item months out that the submitter releases), while SIGKILLing a random victim every S
@@ -23,24 +24,40 @@ that no client knows.
   --cluster         on the production-shaped stack of npm run cluster (its own, in a temporary folder): Temporal's
                     server on PostgreSQL, two frontends, two workers and two MCP replicas behind HAProxy; the victims
                     are a client, an MCP replica, a worker, a Temporal frontend, the history or the matching service,
-                    or PostgreSQL (restarted)
+                    or PostgreSQL (restarted). Toxiproxy stands between the MCP replicas and Temporal's frontends
+                    and between Temporal's services and PostgreSQL, and faults of the network come beside the kills:
+                    latency, a slow link, resets or a partition, on one of the two links, for 10–60 s each
+  --fault-gap S     with --cluster: seconds of whole links between two faults of the network (default 30)
+  --no-network-faults  with --cluster: no Toxiproxy, kills only
 
 Prints tasks, kills and recovery time (from the restart until every task in flight at the kill has moved on) p50/max
-per victim; the approvals, those sent again after a lost reply (recorded on the retry, or refused as answered already
-because the lost one had been taken: neither is a problem) and the decision records; then lost, paid twice, asked
-twice, answered twice, wrong approvers, orphans and client errors. It starts its own dev server, worker and MCP server
-in a temporary folder, removed when everything checks out and kept (with every process's log) otherwise.
+per victim; the faults of the network by kind; the approvals, those sent again after a lost reply (recorded on the
+retry, or refused as answered already because the lost one had been taken: neither is a problem) and the decision
+records; then lost, paid twice, asked twice, answered twice, wrong approvers, orphans, client errors, and approvers'
+requests that had no reply by their deadline (20 s for the inbox, 45 s for an answer, 15 s to connect). It starts its
+own stack in a temporary folder, removed when everything checks out and kept (with every process's log) otherwise.
 Exit code 0 when nothing is wrong, 1 otherwise, 2 for a bad command line.
 `;
 
-function parse(argv: string[]): { minutes: number; concurrency: number; killEverySeconds: number; stack: 'dev' | 'cluster' } {
-  const options = { minutes: 10, concurrency: 8, killEverySeconds: 20 };
+function parse(argv: string[]): {
+  minutes: number;
+  concurrency: number;
+  killEverySeconds: number;
+  faultGapSeconds: number;
+  stack: 'dev' | 'cluster';
+} {
+  const options = { minutes: 10, concurrency: 8, killEverySeconds: 20, faultGapSeconds: 30 };
   const stack = argv.includes('--cluster') ? 'cluster' : 'dev';
-  argv = argv.filter((arg) => arg !== '--cluster');
+  const noFaults = argv.includes('--no-network-faults');
+  if (stack === 'dev' && (noFaults || argv.includes('--fault-gap'))) {
+    throw new Error('faults of the network need the cluster (Toxiproxy between its parts): add --cluster');
+  }
+  argv = argv.filter((arg) => arg !== '--cluster' && arg !== '--no-network-faults');
   const flags: Record<string, keyof typeof options> = {
     '--minutes': 'minutes',
     '--concurrency': 'concurrency',
     '--kill-every': 'killEverySeconds',
+    '--fault-gap': 'faultGapSeconds',
   };
   for (let i = 0; i < argv.length; i++) {
     const name = flags[argv[i]];
@@ -49,7 +66,8 @@ function parse(argv: string[]): { minutes: number; concurrency: number; killEver
     if (!Number.isFinite(value) || value <= 0) throw new Error(`${argv[i - 1]} needs a number above 0, not "${argv[i] ?? ''}"`);
     options[name] = name === 'minutes' ? value : Math.round(value);
   }
-  return { ...options, stack };
+  if (noFaults && argv.includes('--fault-gap')) throw new Error('--fault-gap and --no-network-faults contradict each other');
+  return { ...options, faultGapSeconds: stack === 'cluster' && !noFaults ? options.faultGapSeconds : 0, stack };
 }
 
 const argv = process.argv.slice(2);

@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { PublishedTaskState } from '../../src/shared/task-contract';
 import type { Managed } from '../lib/processes';
+import type { FaultableNetwork } from './network-faults';
 
 /** Someone with a static bearer token of the stack's MCP server. */
 export interface StackPerson {
@@ -23,6 +24,8 @@ export interface SoakStack {
   readonly mcpUrl: string;
   /** What can be killed besides a client (`client` is always a victim). */
   readonly victims: readonly string[];
+  /** The links faults can be injected into; none on a stack without Toxiproxy. */
+  readonly network?: FaultableNetwork;
   up(): Promise<void>;
   down(keep: boolean): Promise<void>;
   /** The person who submits the invoices and releases their scheduled line items: the one {@link clientProcess} acts as. */

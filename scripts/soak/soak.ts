@@ -20,6 +20,7 @@ import { ClusterSoakStack } from '../cluster/cluster-soak-stack';
 import type { Managed } from '../lib/processes';
 import { cliClient, LINE_ITEMS, printedOutcome, Rig } from '../lib/rig';
 import { COUNTED_FATES, SoakApprover } from './approver';
+import { NetworkFaultInjector } from './network-faults';
 import { SOAK_APPROVER_ROLE, type SoakStack, type StackPerson } from './soak-stack';
 
 /** What the soak kills on the dev-server stack. */
@@ -33,6 +34,11 @@ export interface SoakOptions {
   killEverySeconds: number;
   /** `dev` (default): a dev server, a worker, an MCP server; `cluster`: the stack of `npm run cluster`. */
   stack?: 'dev' | 'cluster';
+  /**
+   * Seconds of whole links between two faults of the network (cluster only: Toxiproxy between the replicas and
+   * Temporal, and between Temporal and PostgreSQL); 0 or absent: no faults of the network.
+   */
+  faultGapSeconds?: number;
   log?: (line: string) => void;
 }
 
@@ -40,6 +46,8 @@ export interface SoakOptions {
 export interface SoakReport {
   tasks: number;
   kills: Record<SoakVictim, number>;
+  /** Faults of the network injected, by kind (empty without them). */
+  faults: Record<string, number>;
   /** Per victim: ms from the restart until every task in flight at the kill had moved on (a new event, or closed). */
   recoveryMs: Record<SoakVictim, number[]>;
   /** Invoices that did not end paid with every line item. */
@@ -71,6 +79,8 @@ export interface SoakReport {
   orphans: number;
   /** Clients that exited with an error by themselves (not killed). */
   clientErrors: number;
+  /** Approvers' requests that had no reply by their deadline (the client gave up waiting). */
+  lateReplies: number;
   problems: string[];
   /** The soak's folder, kept when a problem was found. */
   keptDir?: string;
@@ -188,12 +198,13 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   const log = options.log ?? (() => undefined);
   const rig: SoakStack =
     options.stack === 'cluster'
-      ? new ClusterSoakStack({ workerEnv: SOAK_WORKER_ENV, say: log })
+      ? new ClusterSoakStack({ workerEnv: SOAK_WORKER_ENV, networkFaults: (options.faultGapSeconds ?? 0) > 0, say: log })
       : new DevSoakStack({ name: 'soak', workerEnv: SOAK_WORKER_ENV, people: DEV_PEOPLE });
   const jobs: Job[] = [];
   const report: SoakReport = {
     tasks: 0,
     kills: Object.fromEntries(rig.victims.map((victim) => [victim, 0])),
+    faults: {},
     recoveryMs: Object.fromEntries(rig.victims.map((victim) => [victim, []])),
     lost: 0,
     paidTwice: 0,
@@ -205,20 +216,30 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     decisionRecords: 0,
     orphans: 0,
     clientErrors: 0,
+    lateReplies: 0,
     problems: [],
   };
   const jobsDir = path.join(rig.dir, 'invoices');
   let keep = true;
   const soakOver = new AbortController();
   let approving: Promise<unknown> = Promise.resolve();
+  let faults: NetworkFaultInjector | undefined;
+  let faulting: Promise<void> = Promise.resolve();
   try {
     await rig.up();
+    const network = rig.network;
     log(
-      `soak: ${options.concurrency} invoices in flight for ${options.minutes} min, a kill every ${options.killEverySeconds} s (work dir ${rig.dir})`,
+      `soak: ${options.concurrency} invoices in flight for ${options.minutes} min, a kill every ${options.killEverySeconds} s` +
+        (network ? `, a fault of the network (10–60 s) after every ${options.faultGapSeconds} s of whole links` : '') +
+        ` (work dir ${rig.dir})`,
     );
     const approvers = rig.approvers().map((person) => new SoakApprover(person, rig.mcpUrl, log));
     approving = Promise.all(approvers.map((approver) => approver.run(soakOver.signal)));
     const endAt = Date.now() + options.minutes * 60_000;
+    if (network) {
+      faults = new NetworkFaultInjector(network, log, (text) => rig.mark(text));
+      faulting = faults.run(endAt, options.faultGapSeconds!, soakOver.signal);
+    }
     const startClient = (job: Job) => {
       const taskId = job.taskId;
       const args = taskId ? ['resume', taskId] : ['call', 'process_invoice', '--args', `@${job.invoiceFile}`, '--idempotency-key', job.key];
@@ -277,7 +298,13 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     })();
 
     await killing;
-    log('soak: no more kills; waiting for the invoices in flight to finish');
+    await faulting;
+    if (faults) {
+      await faults.heal();
+      report.faults = { ...faults.injected };
+      report.problems.push(...faults.problems);
+    }
+    log(`soak: no more kills${faults ? ' or faults' : ''}; waiting for the invoices in flight to finish`);
     // The drain's timer ends with the soak (soakOver), however soon the slots finish.
     await Promise.race([Promise.all(slots), sleep(Math.max(endAt - Date.now(), 0) + DRAIN_MS, soakOver.signal)]);
     for (const job of jobs.filter((candidate) => !candidate.done)) {
@@ -296,6 +323,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   } finally {
     soakOver.abort();
     await approving;
+    await faulting;
+    await faults?.heal();
     for (const job of jobs) await job.client?.kill();
     await rig.down(keep);
   }
@@ -397,6 +426,7 @@ async function check(rig: SoakStack, jobs: Job[], approvers: SoakApprover[], rep
   for (const approver of approvers) {
     report.askedTwice += approver.askedAgain;
     report.answeredTwice += approver.answeredTwice;
+    report.lateReplies += approver.lateReplies;
     report.problems.push(...approver.problems);
     for (const fate of approver.fates.values()) {
       if (fate === 'recorded-on-retry' || fate === 'taken-before-lost-reply') report.answersRetried++;
@@ -518,11 +548,14 @@ export function formatSoak(report: SoakReport): string {
     const max = times.length ? `${(times[times.length - 1] / 1000).toFixed(1)} s` : '-';
     return `  ${victim.padEnd(14)} kills ${String(report.kills[victim]).padStart(3)}   recovery p50 ${p50.padStart(7)}  max ${max.padStart(7)}`;
   });
+  const faults = Object.entries(report.faults).map(([kind, count]) => `${kind} ${count}`);
   return [
     `tasks ${report.tasks}`,
     ...victims,
+    ...(faults.length > 0 ? [`faults of the network: ${faults.join(', ')}`] : []),
     `approvals ${report.approvals} (answers sent again after a lost reply ${report.answersRetried}), decision records ${report.decisionRecords}`,
     `lost ${report.lost}, paid twice ${report.paidTwice}, asked twice ${report.askedTwice}, answered twice ${report.answeredTwice}, ` +
-      `wrong approvers ${report.wrongApprovers}, orphans ${report.orphans}, client errors ${report.clientErrors}`,
+      `wrong approvers ${report.wrongApprovers}, orphans ${report.orphans}, client errors ${report.clientErrors}, ` +
+      `replies past their deadline ${report.lateReplies}`,
   ].join('\n');
 }
