@@ -6,7 +6,7 @@
  */
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ErrorCode, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { backoffMs, sleep } from '../../src/util/wait';
 import type { StackPerson } from './soak-stack';
 
@@ -188,7 +188,8 @@ export class SoakApprover {
 
   /** Counts `error` as a late reply (and a problem) when it is the client's timeout of `what` after `timeoutMs`. */
   private noteLate(what: string, timeoutMs: number, error: unknown): void {
-    if ((error as { code?: unknown }).code !== ErrorCode.RequestTimeout || this.noted.has(error as object)) return;
+    // The SDK's own timeout; a JSON-RPC error of the same code in an HTTP answer (an unknown session) is not one.
+    if (!(error instanceof McpError) || error.code !== ErrorCode.RequestTimeout || this.noted.has(error)) return;
     this.noted.add(error as object);
     this.lateReplies++;
     this.problems.push(`${this.principal}: ${what} had no reply within its deadline of ${timeoutMs / 1000} s`);
