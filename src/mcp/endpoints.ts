@@ -19,7 +19,13 @@ export interface ListenRequest {
 export interface ListenSink {
   /** Writes one message; resolves once the transport can take more (back-pressure), or at once after the end. */
   send(message: object): Promise<void>;
+  /** Aborted when the subscription is to end: the client went away or cancelled it, or the server is stopping. */
   signal: AbortSignal;
+  /**
+   * Whether the listen request's final response can still reach the client: true while the server ends the
+   * subscription (every task finished, or a shutdown), false once the client went away or cancelled the request.
+   */
+  canReply(): boolean;
 }
 
 /** Task status subscriptions (2026-07-28), served beside the SDK, which knows only the base protocol's. */

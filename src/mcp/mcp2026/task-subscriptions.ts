@@ -2,7 +2,8 @@
  * `subscriptions/listen` for task status (SEP-2663): a 2026-07-28 client names task ids in
  * `params.notifications.taskIds` and gets a `notifications/tasks` carrying the detailed task (what `tasks/get` would
  * answer) each time one of them changes, on the stream of the listen request. The stream ends with the listen
- * request's empty result once every task it follows has finished, or when the client cancels it.
+ * request's empty result once every task it follows has finished or the server stops, or without it when the client
+ * cancels it or goes away.
  *
  * The SDK's own listen router knows only the base protocol's change notifications, so task subscriptions are served
  * here, by the transports, before a request reaches the SDK. Nothing is kept but the open streams: the tasks are read
@@ -118,7 +119,8 @@ export class TaskSubscriptions {
         params: { notifications: { taskIds: [...first.keys()] }, _meta: stamp },
       });
       await Promise.all([...first.values()].map((view) => this.follow(view, principal, sink, stamp)));
-      if (!sink.signal.aborted) {
+      // Ended by the server (every task finished, or a shutdown): the stream closes with the request's response.
+      if (sink.canReply()) {
         await sink.send({
           jsonrpc: '2.0',
           id: request.id,

@@ -301,12 +301,18 @@ const KEEP_ALIVE_MS = 15_000;
  */
 async function serveListen(res: ServerResponse, stop: AbortSignal, serve: (sink: ListenSink) => Promise<void>): Promise<void> {
   const abort = new AbortController();
-  res.on('close', () => abort.abort());
+  let clientGone = false;
+  res.on('close', () => {
+    clientGone = true;
+    abort.abort();
+  });
+  // A shutdown ends the subscription; its final response still goes out before the stream closes.
   stop.addEventListener('abort', () => abort.abort(), { once: true });
   let streaming = false;
   let keepAlive: NodeJS.Timeout | undefined;
   const sink: ListenSink = {
     signal: abort.signal,
+    canReply: () => !clientGone && !res.writableEnded,
     async send(message) {
       if (res.writableEnded) return;
       if (!streaming && 'error' in message) {
@@ -325,7 +331,8 @@ async function serveListen(res: ServerResponse, stop: AbortSignal, serve: (sink:
         });
         keepAlive = setInterval(() => res.write(': keepalive\n\n'), KEEP_ALIVE_MS);
       }
-      if (!res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`)) await drained(res, abort.signal);
+      // Back-pressure waits only while the subscription lasts: the final response is written and the stream ended.
+      if (!res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`) && !abort.signal.aborted) await drained(res, abort.signal);
     },
   };
   try {

@@ -46,12 +46,18 @@ export function serveStdioForAllGenerations(endpoints: McpEndpoints, onClose: ()
     input.write(buffered);
     process.stdin.pipe(input);
     if (mcp2026) {
+      const listens = new TaskListens(endpoints);
       const handle = serveStdio(() => endpoints.createMcp2026Server(), {
         legacy: 'reject',
-        transport: new StdioServerTransport(input.pipe(taskListenFilter(endpoints)), process.stdout),
+        transport: new StdioServerTransport(input.pipe(listens.filter), process.stdout),
         onerror: (error) => log.error(`mcp (2026-07-28): ${error.message}`),
       });
-      close = () => handle.close().finally(onClose);
+      // Subscriptions first: each ends with its final response while stdout is still open.
+      close = () =>
+        listens
+          .endAll()
+          .then(() => handle.close())
+          .finally(onClose);
       input.once('end', () => void close());
     } else {
       const transport = new LegacyStdioTransport(input, process.stdout);
@@ -68,12 +74,56 @@ export function serveStdioForAllGenerations(endpoints: McpEndpoints, onClose: ()
   return () => close();
 }
 
+/** One task status subscription on stdio: ended by the client (no final response) or by the server (with it). */
+class StdioSubscription {
+  private readonly abort = new AbortController();
+  private cancelled = false;
+
+  get signal(): AbortSignal {
+    return this.abort.signal;
+  }
+
+  /** The client cancelled the request or closed its input: nothing more is written for it. */
+  cancel(): void {
+    this.cancelled = true;
+    this.abort.abort();
+  }
+
+  /** The server stops: the subscription ends, and its final response is still written. */
+  end(): void {
+    this.abort.abort();
+  }
+
+  canReply(): boolean {
+    return !this.cancelled;
+  }
+}
+
 /**
  * Takes the task status subscriptions (and their cancellations) out of a 2026-07-28 stdio stream and serves them
  * beside the SDK, which serves everything else; their messages go to stdout a whole line at a time.
  */
-function taskListenFilter(endpoints: McpEndpoints): Transform {
-  const open = new Map<string | number, AbortController>();
+class TaskListens {
+  private readonly open = new Map<string | number, StdioSubscription>();
+  private readonly serving = new Set<Promise<void>>();
+  readonly filter: Transform;
+
+  constructor(endpoints: McpEndpoints) {
+    this.filter = taskListenFilter(endpoints, this.open, this.serving);
+  }
+
+  /** Ends every open subscription (a shutdown); resolves once each has written its final response. */
+  async endAll(): Promise<void> {
+    for (const subscription of this.open.values()) subscription.end();
+    await Promise.all(this.serving);
+  }
+}
+
+function taskListenFilter(
+  endpoints: McpEndpoints,
+  open: Map<string | number, StdioSubscription>,
+  serving: Set<Promise<void>>,
+): Transform {
   let partial = '';
   const filter = new Transform({
     transform(chunk: Buffer, _encoding, done) {
@@ -83,7 +133,8 @@ function taskListenFilter(endpoints: McpEndpoints): Transform {
       done(null, forwarded.join(''));
     },
     flush(done) {
-      for (const subscription of open.values()) subscription.abort();
+      // The client closed its input: nobody reads the final responses.
+      for (const subscription of open.values()) subscription.cancel();
       done(null, partial);
     },
   });
@@ -97,24 +148,30 @@ function taskListenFilter(endpoints: McpEndpoints): Transform {
     }
     if (message.method === 'notifications/cancelled' && message.params?.requestId !== undefined) {
       const subscription = open.get(message.params.requestId);
-      subscription?.abort();
+      subscription?.cancel();
       return subscription !== undefined;
     }
     if (!endpoints.taskSubscriptions.accepts(message) || open.has(message.id)) return false;
-    const abort = new AbortController();
-    open.set(message.id, abort);
+    const subscription = new StdioSubscription();
+    open.set(message.id, subscription);
     const send = async (reply: object) => {
-      if (abort.signal.aborted) return;
+      if (!subscription.canReply()) return;
       // Respect back-pressure: a client that reads slowly slows the subscription instead of growing a buffer here.
-      if (!process.stdout.write(`${JSON.stringify(reply)}\n`)) await drained(process.stdout, abort.signal);
+      if (!process.stdout.write(`${JSON.stringify(reply)}\n`) && !subscription.signal.aborted) {
+        await drained(process.stdout, subscription.signal);
+      }
     };
-    endpoints.taskSubscriptions
-      .serve(message, undefined, { send, signal: abort.signal })
+    const served = endpoints.taskSubscriptions
+      .serve(message, undefined, { send, signal: subscription.signal, canReply: () => subscription.canReply() })
       .catch((error: Error) => {
         log.error(`mcp (2026-07-28): subscriptions/listen: ${error.message}`);
         void send({ jsonrpc: '2.0', id: message.id, error: { code: -32603, message: 'Internal error' } });
       })
-      .finally(() => open.delete(message.id));
+      .finally(() => {
+        open.delete(message.id);
+        serving.delete(served);
+      });
+    serving.add(served);
     return true;
   }
 
