@@ -270,6 +270,27 @@ describe('2025-11-25', () => {
     }
   });
 
+  test('a task-augmented call with a bad ttl or idempotency key is refused before its confirmation is asked', async () => {
+    const { client, close } = await connect();
+    try {
+      const user = new ScriptedUser(() => ({ action: 'accept', content: { reason: 'late orders' } })).attach(client);
+      const before = (await client.experimental.tasks.listTasks()).tasks.length;
+      for (const params of [{ task: { ttl: -5 } }, { task: {}, _meta: { 'temporal-mcp-tasks/idempotency-key': 'has space' } }]) {
+        const refused = await client
+          .request(
+            { method: 'tools/call', params: { name: 'refresh_sales_report', arguments: { region: 'east' }, ...params } },
+            CreateTaskResultSchema,
+          )
+          .catch((error: Error) => error);
+        expect(refused).toMatchObject({ code: -32602 });
+      }
+      expect(user.asked).toEqual([]);
+      expect((await client.experimental.tasks.listTasks()).tasks.length).toBe(before);
+    } finally {
+      await close();
+    }
+  });
+
   test('a confirmation is asked on the call before anything starts; no starts nothing, yes starts the task with the answer', async () => {
     const { client, close } = await connect();
     try {

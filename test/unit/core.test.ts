@@ -1,5 +1,11 @@
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
-import { applyConfirmation, confirmationRequest, declinedResult, pendingConfirmationResult } from '../../src/mcp/protocol/confirmation';
+import {
+  applyConfirmation,
+  confirmationRequest,
+  declinedResult,
+  pendingConfirmationResult,
+  previousAnswerProblem,
+} from '../../src/mcp/protocol/confirmation';
 import { refusalBackoffMs } from '../../src/mcp/mcp2025/server';
 import { CallSeal } from '../../src/mcp/protocol/signed-call';
 import { derivedUuid } from '../../src/mcp/tasks/idempotency';
@@ -312,6 +318,12 @@ describe('confirmations', () => {
       input: { count: 1, confirmation: { reason: 'month end' } },
     });
     expect(applyConfirmation({ message: 'Go?' }, { count: 1 }, { action: 'accept' })).toEqual({ kind: 'start', input: { count: 1 } });
+  });
+
+  test('a question asked again says what was wrong as one sentence, the same in both generations', () => {
+    expect(previousAnswerProblem('reason is required')).toBe('Your previous answer could not be used: reason is required.\n\n');
+    expect(previousAnswerProblem('reason is required.')).toBe('Your previous answer could not be used: reason is required.\n\n');
+    expect(previousAnswerProblem('is it? ')).toBe('Your previous answer could not be used: is it?\n\n');
   });
 
   test('decline and cancel start nothing; a bad action or fields that do not fit are asked again', () => {

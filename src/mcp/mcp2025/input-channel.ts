@@ -10,6 +10,7 @@ import type { TaskView } from '../tasks/task-view';
 import { addBounded, setBounded } from '../../util/bounded';
 import { log } from '../../util/log';
 import { standaloneStreamOf } from './standalone-stream';
+import { previousAnswerProblem } from '../protocol/confirmation';
 
 /** Questions a connection remembers at most (answered, dismissed, refused); the oldest are forgotten first. */
 const PER_CONNECTION_LIMIT = 1000;
@@ -195,7 +196,7 @@ export class InputChannel {
     signal?.addEventListener('abort', onCallerGone);
     try {
       const problem = this.problems.get(slot);
-      const message = problem ? `Your previous answer could not be used: ${problem}.\n\n${input.request.message}` : input.request.message;
+      const message = problem ? previousAnswerProblem(problem) + input.request.message : input.request.message;
       let result: Awaited<ReturnType<Server['elicitInput']>>;
       try {
         result = await this.server.elicitInput(

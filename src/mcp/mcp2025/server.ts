@@ -45,7 +45,7 @@ import { webUiMeta, type TaskView } from '../tasks/task-view';
 import type { DirectToolContext, ToolDefinition, WorkflowTool } from '../tools/types';
 import type { InputContent } from '../../shared/task-contract';
 import { toolTables } from '../tools';
-import { applyConfirmation } from '../protocol/confirmation';
+import { applyConfirmation, previousAnswerProblem } from '../protocol/confirmation';
 import type { CallSeal } from '../protocol/signed-call';
 import { sleep } from '../../util/wait';
 import { PACKAGE_NAME, PACKAGE_VERSION } from '../../version';
@@ -154,16 +154,18 @@ export class Mcp2025Connection {
     if (plan.kind === 'error' || plan.kind === 'result') return answerOf(plan);
     const principal = this.deps.principalOf(extra);
     if (plan.kind === 'direct') return this.runDirectTool(plan, principal, extra);
+    // The request's own fields before anything is asked: a bad ttl or idempotency key asks nothing and starts nothing.
+    const startOptions = {
+      requestedTtl: ttlOf(task),
+      ...idempotencyOf(request.params._meta as Record<string, unknown> | undefined),
+    };
     let input = plan.input;
     if (plan.confirmation) {
       const confirmed = await this.confirm(plan, plan.confirmation, principal, extra);
       if (confirmed.kind !== 'start') return answerOf(confirmed);
       input = confirmed.input;
     }
-    const view = await this.deps.core.create(plan.tool, input, principal, {
-      requestedTtl: ttlOf(task),
-      ...idempotencyOf(request.params._meta as Record<string, unknown> | undefined),
-    });
+    const view = await this.deps.core.create(plan.tool, input, principal, startOptions);
     annotateRequest({ taskId: view.task.taskId });
     this.observe(view);
     if (plan.then === 'task') {
@@ -206,7 +208,7 @@ export class Mcp2025Connection {
       const outcome = applyConfirmation(confirm, plan.input, answer);
       if (outcome.kind === 'start') return outcome;
       if (outcome.kind === 'declined') return declinedConfirmation(plan, outcome.action);
-      why = `Your previous answer could not be used: ${outcome.problem}.\n\n`;
+      why = previousAnswerProblem(outcome.problem);
       await sleep(refusalBackoffMs(refusals), extra.signal);
       if (extra.signal.aborted) throw new McpError(ErrorCode.ConnectionClosed, 'Request was cancelled');
     }

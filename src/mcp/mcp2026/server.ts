@@ -35,7 +35,7 @@ import { canElicit, type ElicitationCapability } from '../calls/can-elicit';
 import { isInvalidParams, jsonRpcFailureOf, plainMessage } from '../protocol/wire-errors';
 import { callResultOf } from '../protocol/outcome';
 import { argumentsDigest } from '../../util/arguments-digest';
-import { applyConfirmation, CONFIRMATION_KEY } from '../protocol/confirmation';
+import { applyConfirmation, CONFIRMATION_KEY, previousAnswerProblem } from '../protocol/confirmation';
 import type { CallSeal } from '../protocol/signed-call';
 import { toolTables } from '../tools';
 import type { TaskCore } from '../tasks/task-core';
@@ -201,6 +201,8 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
     meta: Record<string, unknown> | undefined,
     ctx: ServerContext,
   ): Promise<CallToolResult | InputRequiredResult> {
+    // The request's own fields before anything is asked: a bad idempotency key asks nothing and starts nothing.
+    const idempotency = idempotencyOf(meta);
     let input = plan.input;
     if (plan.confirmation) {
       const { confirm, question, askable } = plan.confirmation;
@@ -212,13 +214,13 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
         if (!askable) {
           return answerOf(unaskedConfirmation(plan, question, deps.seal.seal({ principal, tool: plan.tool.name, args: plan.input })));
         }
-        const why = outcome?.kind === 'invalid' ? `Your previous answer could not be used: ${outcome.problem}\n\n` : '';
+        const why = outcome?.kind === 'invalid' ? previousAnswerProblem(outcome.problem) : '';
         const asked = { ...question, request: { ...question.request, message: why + question.request.message } };
         return inputRound([asked], { kind: 'confirm', ...origin }, ctx);
       }
       input = outcome.input;
     }
-    const view = await core.create(plan.tool, input, principal, idempotencyOf(meta));
+    const view = await core.create(plan.tool, input, principal, idempotency);
     annotateRequest({ taskId: view.task.taskId });
     if (plan.then === 'task') {
       const webUi = webUiMeta(view);
@@ -257,7 +259,7 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
           const inputs = problem
             ? askable.map((input) => ({
                 ...input,
-                request: { ...input.request, message: `Your previous answer could not be used: ${problem}\n\n${input.request.message}` },
+                request: { ...input.request, message: previousAnswerProblem(problem) + input.request.message },
               }))
             : askable;
           return await inputRound(inputs, { kind: 'task', taskId: view.task.taskId, ...origin }, ctx);

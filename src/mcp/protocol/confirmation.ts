@@ -21,6 +21,15 @@ export interface StartConfirmation {
 /** The key of the confirmation among the questions of a call. */
 export const CONFIRMATION_KEY = 'confirm_start';
 
+/**
+ * What goes before a question asked again because its previous answer could not be used, in every generation and for
+ * every question (a confirmation, a workflow's): the problem as one sentence, then a blank line.
+ */
+export function previousAnswerProblem(problem: string): string {
+  const text = problem.trimEnd();
+  return `Your previous answer could not be used: ${/[.!?]$/.test(text) ? text : `${text}.`}\n\n`;
+}
+
 /** What a caller's answer to a confirmation does. */
 export type ConfirmationOutcome =
   /** Start the workflow with this input. */
