@@ -77,15 +77,19 @@ export class TaskStateUnreadableError extends TaskCoreError {
   }
 }
 
-/** Thrown when an answer was refused (by the workflow, or by the bridge on its behalf): nothing was recorded. */
-export class AnswerRefusedError extends Error {
+/**
+ * Thrown when an answer was refused (by the workflow, or by the bridge on its behalf): nothing was recorded. The
+ * person should do something else (the question closed, or is not theirs to answer).
+ */
+export class AnswerRefusedError extends TaskCoreError {
+  readonly category = 'refused';
+
   constructor(
     message: string,
     /** What stays on record although the answer was refused (a signed rejection stands); undefined: nothing does. */
     readonly onRecord?: string,
   ) {
     super(message);
-    this.name = 'AnswerRefusedError';
   }
 }
 
