@@ -46,6 +46,16 @@ describe('transient failures', () => {
     expect(isTemporalUnavailable(grpc(5, 'NOT_FOUND: workflow execution not found'))).toBe(false);
     expect(isTemporalUnavailable(grpc(14, 'UNAVAILABLE'))).toBe(true);
   });
+
+  test("a call Temporal's side cancelled is a retryable -32603 for the client, not an internal fault", () => {
+    const grpc = (code: number, details: string) => Object.assign(new Error(`${code} ${details}`), { code, details, metadata: {} });
+    expect(jsonRpcFailureOf(grpc(1, 'CANCELLED: Call cancelled'))).toEqual({
+      code: -32603,
+      message: 'Temporal is unavailable right now (1 CANCELLED: Call cancelled); retry shortly',
+      data: { retryable: true },
+    });
+    expect(jsonRpcFailureOf(grpc(13, 'INTERNAL: boom'))).toBeUndefined();
+  });
 });
 
 describe('idempotency', () => {

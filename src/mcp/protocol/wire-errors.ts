@@ -3,7 +3,7 @@
  * its `McpError` and 2026-07-28 its `ProtocolError`.
  */
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { isTemporalUnavailable, TaskCoreError, type TaskErrorCategory } from '../tasks/errors';
+import { GrpcStatus, grpcStatusOf, isTemporalUnavailable, TaskCoreError, type TaskErrorCategory } from '../tasks/errors';
 
 /** A JSON-RPC error's parts. */
 export interface JsonRpcFailure {
@@ -28,7 +28,9 @@ export function jsonRpcFailureOf(error: unknown): JsonRpcFailure | undefined {
   if (error instanceof TaskCoreError) {
     return { code: CODE_OF[error.category], message: error.message, ...(error.details !== undefined && { data: error.details }) };
   }
-  if (isTemporalUnavailable(error)) {
+  // A call Temporal's side cancelled (a frontend whose own work was cut off, a link reset under it) reaches a client
+  // only when the client did not cancel the request itself: for it, the same request may pass shortly.
+  if (isTemporalUnavailable(error) || grpcStatusOf(error) === GrpcStatus.CANCELLED) {
     return {
       code: ErrorCode.InternalError,
       message: `Temporal is unavailable right now (${(error as Error).message}); retry shortly`,

@@ -119,11 +119,7 @@ class TaskListens {
   }
 }
 
-function taskListenFilter(
-  endpoints: McpEndpoints,
-  open: Map<string | number, StdioSubscription>,
-  serving: Set<Promise<void>>,
-): Transform {
+function taskListenFilter(endpoints: McpEndpoints, open: Map<string | number, StdioSubscription>, serving: Set<Promise<void>>): Transform {
   let partial = '';
   const filter = new Transform({
     transform(chunk: Buffer, _encoding, done) {
