@@ -75,7 +75,6 @@ export interface Bridge extends McpEndpoints {
   core: TaskCore;
   /** Questions addressed to people, across tasks. */
   approvals: Approvals;
-  dependencies: Mcp2025Dependencies;
   /** The principal of requests without credentials. */
   localPrincipal: string;
   /** Whether Temporal answers a cheap call (DescribeNamespace) within `deadlineMs`: the health check's question. */
@@ -231,7 +230,6 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
   return {
     core,
     approvals,
-    dependencies,
     localPrincipal: local,
     createMcp2025Server: () => createMcp2025Server(dependencies),
     answerAtOnce,

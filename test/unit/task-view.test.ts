@@ -1,5 +1,5 @@
 import type { PublishedTaskState, TaskMeta } from '../../src/shared/task-contract';
-import { taskViewOf, toolErrorText, webUiMeta, type WorkflowSnapshot } from '../../src/mcp/tasks/task-view';
+import { taskViewOf, toolErrorOf, toolErrorText, webUiMeta, type WorkflowSnapshot } from '../../src/mcp/tasks/task-view';
 
 const META: TaskMeta = { tool: 'process_invoice', ttl: 60_000, pollInterval: 500, createdAt: '2026-01-01T00:00:00.000Z' };
 const form = (message: string) => ({ mode: 'form' as const, message, requestedSchema: { type: 'object' as const, properties: {} } });
@@ -104,23 +104,24 @@ describe('taskViewOf', () => {
     const result = { content: [{ type: 'text' as const, text: 'paid' }] };
     const view = taskViewOf(snapshot({ status: 'COMPLETED', result }), DEFAULTS);
     expect(view.task).toMatchObject({ status: 'completed', statusMessage: 'Completed.' });
-    expect(view.result).toEqual(result);
-    expect(view.toolError).toBeUndefined();
+    expect(view.outcome).toEqual({ kind: 'result', result });
+    expect(toolErrorOf(view)).toBeUndefined();
   });
 
   test('completed with a result whose isError is true: a tool error with the result’s text', () => {
     const result = { content: [{ type: 'text' as const, text: 'Vendor V-666 is on hold' }], isError: true };
     const view = taskViewOf(snapshot({ status: 'COMPLETED', result }), DEFAULTS);
     expect(view.task).toMatchObject({ status: 'completed', statusMessage: 'Completed with an error: Vendor V-666 is on hold' });
-    expect(view.toolError).toBe('Vendor V-666 is on hold');
+    expect(toolErrorOf(view)).toBe('Vendor V-666 is on hold');
   });
 
   test('failed by an application failure: a tool error; by a protocol error or anything else: failed', () => {
     const application = taskViewOf(snapshot({ status: 'FAILED', failure: { kind: 'application', message: 'no' } }), DEFAULTS);
-    expect(application).toMatchObject({ toolError: 'no', task: { status: 'completed' } });
+    expect(application).toMatchObject({ outcome: { kind: 'tool-error', message: 'no' }, task: { status: 'completed' } });
+    expect(toolErrorOf(application)).toBe('no');
     const protocol = taskViewOf(snapshot({ status: 'FAILED', failure: { kind: 'protocol', message: 'bad request' } }), DEFAULTS);
     expect(protocol.task).toMatchObject({ status: 'failed', statusMessage: 'bad request' });
-    expect(protocol.toolError).toBeUndefined();
+    expect(toolErrorOf(protocol)).toBeUndefined();
     const other = taskViewOf(snapshot({ status: 'FAILED', failure: { kind: 'other', message: 'the workflow timed out' } }), DEFAULTS);
     expect(other.task).toMatchObject({ status: 'failed', statusMessage: 'the workflow timed out' });
   });

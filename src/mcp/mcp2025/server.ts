@@ -41,7 +41,7 @@ import { asMcpError } from '../protocol/wire-errors';
 import { callResultOf } from '../protocol/outcome';
 import type { TaskCore } from '../tasks/task-core';
 import type { Approvals } from '../../approvals/approvals';
-import { webUiMeta, type TaskView } from '../tasks/task-view';
+import { toolErrorOf, webUiMeta, type TaskView } from '../tasks/task-view';
 import type { DirectToolContext, ToolDefinition, WorkflowTool } from '../tools/types';
 import type { InputContent } from '../../shared/task-contract';
 import { toolTables } from '../tools';
@@ -67,8 +67,9 @@ export const SERVER_INFO = { name: PACKAGE_NAME, version: PACKAGE_VERSION };
  * error text as its status message. tasks/result still returns that CallToolResult.
  */
 export function mcp2025Task(view: TaskView): Task {
-  if (view.toolError === undefined) return view.task;
-  return { ...view.task, status: 'failed', statusMessage: view.toolError };
+  const toolError = toolErrorOf(view);
+  if (toolError === undefined) return view.task;
+  return { ...view.task, status: 'failed', statusMessage: toolError };
 }
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;

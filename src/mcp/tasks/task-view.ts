@@ -66,15 +66,8 @@ export interface TaskView {
    */
   answersAwaitingWorker?: string[];
   /**
-   * Set when the task ended with a tool error: the workflow's application failure, or a result it returned with
-   * `isError: true`. Its text. Such a task reads `completed` here; each protocol generation maps it by its own rule.
-   */
-  toolError?: string;
-  /** The tool result of a completed task (without `_meta`), when it was read with the task. */
-  result?: CallToolResult;
-  /**
    * How a terminal task ended (absent while it runs; a task cancelled while its workflow winds down has its cancelled
-   * outcome): every front-end renders its result from this alone.
+   * outcome): every front-end renders its result from this alone ({@link toolErrorOf} for a tool error).
    */
   outcome?: TaskOutcome;
   /** Progress the workflow published, if any. */
@@ -90,6 +83,18 @@ export interface TaskView {
   cancellationReport?: string;
   /** The workflow in the Temporal Web UI, when the server knows the UI. */
   webUiUrl?: string;
+}
+
+/**
+ * The text of the tool error a terminal task ended with: the workflow's application failure, or a result it returned
+ * with `isError: true`; undefined for any other outcome. Such a task reads `completed` in its view; each protocol
+ * generation maps it by its own rule.
+ */
+export function toolErrorOf(view: Pick<TaskView, 'outcome'>): string | undefined {
+  const { outcome } = view;
+  if (outcome?.kind === 'tool-error') return outcome.message;
+  if (outcome?.kind === 'result' && outcome.result.isError === true) return toolErrorText(outcome.result);
+  return undefined;
 }
 
 /** The `_meta` that links a task's answers to its workflow in the Web UI (empty without a Web UI). */
@@ -239,9 +244,9 @@ export function taskViewOf(snapshot: WorkflowSnapshot, defaults: ViewDefaults): 
       // A result the workflow returned with isError is a tool error, exactly like an application failure.
       if (result.isError === true) {
         const text = toolErrorText(result);
-        return closed('completed', `Completed with an error: ${text}`, { kind: 'result', result }, { result, toolError: text });
+        return closed('completed', `Completed with an error: ${text}`, { kind: 'result', result });
       }
-      return closed('completed', 'Completed.', { kind: 'result', result }, { result });
+      return closed('completed', 'Completed.', { kind: 'result', result });
     }
     case 'CANCELLED':
       return closed('cancelled', report ?? 'Cancelled.', cancelledOutcome(), cancellation);
@@ -255,12 +260,7 @@ export function taskViewOf(snapshot: WorkflowSnapshot, defaults: ViewDefaults): 
         });
       }
       if (failure?.kind === 'application') {
-        return closed(
-          'completed',
-          `Completed with an error: ${failure.message}`,
-          { kind: 'tool-error', message: failure.message },
-          { toolError: failure.message },
-        );
+        return closed('completed', `Completed with an error: ${failure.message}`, { kind: 'tool-error', message: failure.message });
       }
       return closed('failed', failure?.message ?? 'The workflow failed.', failedOutcome(failure?.message ?? 'the workflow failed'));
     }
