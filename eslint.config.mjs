@@ -25,7 +25,13 @@ const LAYERS = [
   { name: 'util', files: ['src/util/', 'src/version.ts'], uses: [] },
   {
     name: 'contract',
-    files: ['src/shared/', 'src/approvals/contract.ts', 'src/approvals/records/types.ts', 'src/contract.ts'],
+    files: [
+      'src/shared/',
+      'src/approvals/contract.ts',
+      'src/approvals/answer-update.ts',
+      'src/approvals/records/types.ts',
+      'src/contract.ts',
+    ],
     uses: ['util'],
   },
   // Decision records (signing, the stores, verification), the approvers directory and the messages people are sent:
@@ -108,6 +114,13 @@ const LAYERS = [
   },
 ];
 
+/** The files of the layers that run in the workflow sandbox (the workflows and the contract they bundle), as globs. */
+function sandboxedFiles() {
+  return LAYERS.filter((layer) => layer.name === 'workflows' || layer.name === 'contract')
+    .flatMap((layer) => layer.files)
+    .map((file) => (file.endsWith('/') ? `${file}**/*.ts` : file));
+}
+
 export default tseslint.config(
   { ignores: ['node_modules/', 'dist/', '.temporal/', '.data/', 'coverage/'] },
   js.configs.recommended,
@@ -131,10 +144,11 @@ export default tseslint.config(
     },
   },
   {
-    // Workflow code runs in Temporal's deterministic sandbox: no Node built-ins, no MCP, no server code. The shared
-    // definitions are bundled with it, all but the Temporal connection settings and the bridge's key and answer seals
-    // (used by the bridge and by the activities that check answers, never by workflow code).
-    files: ['src/workflows/**/*.ts', 'src/shared/**/*.ts'],
+    // Workflow code runs in Temporal's deterministic sandbox: no Node built-ins, no MCP, no server code. The files are
+    // those of the layers workflows and contract in the table above (the contract is bundled with the workflows), all
+    // but the Temporal connection settings and the bridge's key and answer seals (used by the bridge and by the
+    // activities that check answers, never by workflow code).
+    files: sandboxedFiles(),
     ignores: ['src/shared/temporal-config.ts', 'src/shared/task-key.ts', 'src/shared/answer-proof.ts'],
     rules: {
       'no-restricted-imports': [

@@ -11,7 +11,6 @@ import {
   type AnswerOrigin,
   type FormInputRequest,
   type InputContent,
-  type InputResponse,
   type PublishedTaskState,
   type TaskMeta,
 } from '../shared/task-contract';
@@ -30,7 +29,6 @@ import { decodeCursor, encodeCursor, listBinding } from '../mcp/tasks/list-curso
 import { assertValidPrincipal, isValidRole } from '../mcp/tasks/principal';
 import type { TaskCore } from '../mcp/tasks/task-core';
 import {
-  ANSWER_UPDATE_NAME,
   answerRefusal,
   AWAITING_SEARCH_ATTRIBUTE,
   deadlineOf,
@@ -41,6 +39,7 @@ import {
   type AddressedInput,
   type AnswerRecord,
 } from './contract';
+import { answerUpdate } from './answer-update';
 import { DecisionLog } from './decision-log';
 import { checkApproverSignature, statementOf, type ApproverKeyring, type ApproverSignature } from './records/approver-signatures';
 import { digestOf } from './records/canonical';
@@ -299,9 +298,7 @@ export class Approvals {
       retryWithBackoff(
         () =>
           core.client.connection.withDeadline(deadline, () =>
-            core.client.workflow
-              .getHandle(run.workflowId, runId)
-              .executeUpdate<AnswerRecord, [InputResponse]>(ANSWER_UPDATE_NAME, { args: [sealed], updateId }),
+            core.client.workflow.getHandle(run.workflowId, runId).executeUpdate(answerUpdate, { args: [sealed], updateId }),
           ),
         {
           isRetryable: (error) => isUpdateRetryable(error, deadline),

@@ -8,7 +8,6 @@ import {
   ApplicationFailure,
   CancellationScope,
   condition,
-  defineUpdate,
   isCancellation,
   log,
   patched,
@@ -19,7 +18,6 @@ import {
 } from '@temporalio/workflow';
 import { checkFormContent, type FormInputRequest, type InputResponse, type SealedAnswer } from '../shared/task-contract';
 import {
-  ANSWER_UPDATE_NAME,
   answerRefusal,
   awaitingKeywords,
   DECISION_NOTIFICATIONS_PATCH,
@@ -35,6 +33,7 @@ import {
   type DecisionNotification,
   type InputAudience,
 } from './contract';
+import { answerUpdate } from './answer-update';
 import { RECORD_DECISION_ACTIVITY, type RecordDecisionInput, type SignedDecisionRecord } from './records/types';
 
 // Notifications never hold an answer, and each is given up on (and logged) after 20 attempts; a question's end waits
@@ -92,9 +91,6 @@ export function doneKeywords(open: readonly AddressedInput[]): string[] {
   const [first, ...rest] = blocked;
   return [...(first ?? [])].filter((person) => rest.every((others) => others.has(person))).map((person) => `done:${person}`);
 }
-
-/** The answer to an addressed question, sent by the bridge: validated, then checked for the bridge's seal. */
-export const answerUpdate = defineUpdate<AnswerRecord, [InputResponse]>(ANSWER_UPDATE_NAME);
 
 /** A question for people other than the task's principal (see {@link WorkflowTask.requestDecision}). */
 export interface DecisionRequest extends Omit<FormInputRequest, 'mode'> {
