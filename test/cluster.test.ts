@@ -10,7 +10,6 @@ import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CreateTaskResultSchema, ListTasksResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import { PaymentsLedger } from '../examples/invoice-approval/src/activities/payments';
 import { ClusterStack, PROXY_POSTGRES, PROXY_TEMPORAL, randomBasePort } from '../scripts/cluster/stack';
 import { randomFault } from '../scripts/soak/network-faults';
 import { answer, ApprovalClients, awaitInInbox, inbox, type Person } from './helpers/approvals';
@@ -18,6 +17,7 @@ import { getTask, taskResult } from './helpers/mcp';
 import { mcp2026Request } from './helpers/mcp2026';
 import { sleep } from '../src/util/wait';
 import { eventually, sampleInvoice } from './helpers/temporal';
+import { paidLineItems } from './helpers/ledger';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'temporal-mcp-cluster-'));
 const stack = new ClusterStack({
@@ -44,13 +44,7 @@ function person(principal: string): Person {
   return { principal, token: stack.tokenOf(principal), roles: '' };
 }
 
-async function paid(taskId: string): Promise<string[]> {
-  const entries = await new PaymentsLedger(stack.ledgerDir).entries();
-  return entries
-    .filter((entry) => entry.taskId === taskId)
-    .map((entry) => entry.lineItemId)
-    .sort();
-}
+const paid = (taskId: string) => paidLineItems(stack.ledgerDir, taskId);
 
 test('invoices through the balancer on both generations, a frontend and an MCP replica killed mid-flow; every line item paid once', async () => {
   // The submitter's 2025-11-25 session lives on one replica; the balancer says which.

@@ -15,7 +15,6 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { RELATED_TASK_META_KEY, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { build } from 'esbuild';
 import type { Browser, FrameLocator, Locator, Page } from 'playwright-core';
-import { PaymentsLedger } from '../../examples/invoice-approval/src/activities/payments';
 import { ApproversDirectory } from '../../src/approvals/directory';
 import { generateApproverKey, signStatement, statementOf } from '../../src/approvals/records/approver-signatures';
 import { APP_MIME_TYPE, TASK_VIEW_URI, UI_EXTENSION } from '../../src/mcp/app/ui';
@@ -24,6 +23,7 @@ import { launchChromium } from '../helpers/browser';
 import { ROOT } from '../helpers/dev-server';
 import { startStack, type TestStack } from '../helpers/test-stack';
 import { daysFromToday, eventually, sampleInvoice } from '../helpers/temporal';
+import { paidLineItems } from '../helpers/ledger';
 
 const ALICE = `alice-${randomUUID()}`;
 const BOB = `bob-${randomUUID()}`;
@@ -170,10 +170,7 @@ async function show(
   };
 }
 
-async function paidLineItems(taskId: string): Promise<string[]> {
-  const entries = (await new PaymentsLedger(stack.activities.ledgerDir).entries()).filter((entry) => entry.taskId === taskId);
-  return entries.map((entry) => entry.lineItemId).sort();
-}
+const paid = (taskId: string) => paidLineItems(stack.activities.ledgerDir, taskId);
 
 /** How long a view waits for the task to move on: generous, since the whole suite may be loading the machine. */
 const LONG = 60_000;
@@ -255,7 +252,7 @@ describe('the task view in a real browser', () => {
           `${error.message}\nthe view showed: ${await view.locator('body').innerText()}\ntask_status: ${JSON.stringify(status)}`,
         );
       });
-      expect(await paidLineItems(chat.taskId)).toEqual(['LI-1']);
+      expect(await paid(chat.taskId)).toEqual(['LI-1']);
       await release.click();
 
       await view.getByRole('heading', { name: 'Result' }).waitFor({ timeout: LONG });
@@ -276,7 +273,7 @@ describe('the task view in a real browser', () => {
         .waitFor();
       expect(await view.locator('.result').innerText()).not.toMatch(/(^|\s)(120\.5|980|1,100\.5)(\s|$)/);
       await page.locator('iframe').screenshot({ path: join(SCREENSHOTS, 'task-view-result.png') });
-      expect(await paidLineItems(chat.taskId)).toEqual(['LI-1', 'LI-2']);
+      expect(await paid(chat.taskId)).toEqual(['LI-1', 'LI-2']);
 
       // Reopened after the end, it shows the result again.
       await chat.reload();
@@ -330,7 +327,7 @@ describe('the task view in a real browser', () => {
       await chat.view.getByText('Cancelled', { exact: true }).waitFor({ timeout: LONG });
       await containsText(chat.view.locator('body'), 'The task was cancelled (user action).');
       expect(await chat.view.locator('body').innerText()).not.toContain('Waiting for the task');
-      expect(await paidLineItems(taskId)).toEqual([]);
+      expect(await paid(taskId)).toEqual([]);
     } finally {
       await chat.close();
     }
@@ -347,7 +344,7 @@ describe('the task view in a real browser', () => {
       await client.callTool({ name: 'task_cancel', arguments: { taskId } });
       await chat.view.getByText('Cancelled', { exact: true }).waitFor({ timeout: LONG });
       expect(await chat.view.locator('body').innerText()).not.toContain('Waiting for the task');
-      expect(await paidLineItems(taskId)).toEqual([]);
+      expect(await paid(taskId)).toEqual([]);
     } finally {
       await chat.close();
     }
@@ -361,7 +358,7 @@ describe('the task view in a real browser', () => {
       await chat.view.getByRole('button', { name: 'Submit' }).click();
       await chat.view.getByRole('heading', { name: 'Result' }).waitFor({ timeout: LONG });
       await containsText(chat.view.locator('body'), 'nothing was paid');
-      expect(await paidLineItems(chat.taskId)).toEqual([]);
+      expect(await paid(chat.taskId)).toEqual([]);
     } finally {
       await chat.close();
     }
@@ -385,7 +382,7 @@ describe('the task view in a real browser', () => {
         };
         return status.task.status === 'cancelled' ? true : undefined;
       }, 'the task cancelled');
-      expect(await paidLineItems(chat.taskId)).toEqual([]);
+      expect(await paid(chat.taskId)).toEqual([]);
     } finally {
       await chat.close();
     }

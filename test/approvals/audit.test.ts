@@ -18,7 +18,6 @@ import {
   awaitInInbox,
   callAnswer,
   makePeople,
-  paidLineItems,
   approvalsCommand,
   resultAfterReset,
   submitInvoice,
@@ -31,6 +30,7 @@ import { TestIssuer } from '../helpers/issuer';
 import { newMcpClient, taskResult } from '../helpers/mcp';
 import { startStack, type TestStack } from '../helpers/test-stack';
 import { sampleInvoice } from '../helpers/temporal';
+import { paidLineItems } from '../helpers/ledger';
 
 // sam submits and holds the role; sue submits without it; carol, dave and ann approve; olga has no role.
 const people = makePeople({

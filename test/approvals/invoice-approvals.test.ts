@@ -7,7 +7,6 @@
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { readNotifications } from '../../src/activities/notifications';
-import { PaymentsLedger } from '../../examples/invoice-approval/src/activities/payments';
 import type { InvoiceApprovalPolicy, InvoiceResult } from '../../examples/invoice-approval/src/invoice';
 import {
   answer,
@@ -24,6 +23,7 @@ import { startStack, type TestStack } from '../helpers/test-stack';
 import { getTask, taskResult, waitForTask } from '../helpers/mcp';
 import { mcp2026Request } from '../helpers/mcp2026';
 import { daysFromToday, sampleInvoice } from '../helpers/temporal';
+import { paidLineItems } from '../helpers/ledger';
 
 // sam submits (and holds the approver role: still not for his own invoices); ann and bob approve; mia manages; olga has no role.
 const people = makePeople({ sam: 'ap-approver', ann: 'ap-approver', bob: 'ap-approver,auditor', mia: 'ap-manager', olga: '' });
@@ -78,13 +78,7 @@ async function submit(client: McpClient, invoice = sampleInvoice()): Promise<str
   return created.task.taskId;
 }
 
-async function paidLineItems(deployment: TestStack, taskId: string): Promise<string[]> {
-  const entries = await new PaymentsLedger(deployment.activities.ledgerDir).entries();
-  return entries
-    .filter((entry) => entry.taskId === taskId)
-    .map((entry) => entry.lineItemId)
-    .sort();
-}
+const paid = (deployment: TestStack, taskId: string) => paidLineItems(deployment.activities.ledgerDir, taskId);
 
 /** An invoice above the threshold: LI-1 paid at once, LI-2 in three months. */
 function largeInvoice() {
@@ -142,7 +136,7 @@ test('above the threshold two distinct approvers, answering at the same moment t
   expect(textOf(unknown)).toBe(`No question "payment-run" of task ${taskId} awaits your answer. Nothing was recorded.`);
 
   await waitForTask(sam, taskId, (task) => /scheduled: LI-2/.test(task.statusMessage ?? ''));
-  expect(await paidLineItems(main, taskId)).toEqual(['LI-1']);
+  expect(await paid(main, taskId)).toEqual(['LI-1']);
   const release = await sam.callTool({ name: 'release_scheduled_payment', arguments: { taskId, lineItemId: 'LI-2' } });
   expect(release.isError).toBeFalsy();
   const result = await taskResult(sam, taskId);
@@ -160,7 +154,7 @@ test('above the threshold two distinct approvers, answering at the same moment t
     }),
     expect.objectContaining({ principal: people.bob.principal, roles: ['ap-approver', 'auditor'], decision: 'approve' }),
   ]);
-  expect(await paidLineItems(main, taskId)).toEqual(['LI-1', 'LI-2']);
+  expect(await paid(main, taskId)).toEqual(['LI-1', 'LI-2']);
 });
 
 test('a rejection ends the task as a tool error saying nothing was paid (2025-11-25: failed)', async () => {
@@ -179,7 +173,7 @@ test('a rejection ends the task as a tool error saying nothing was paid (2025-11
     approval: { decision: 'reject', approvers: [{ principal: people.ann.principal, decision: 'reject' }] },
   });
   expect((await getTask(sam, taskId)).status).toBe('failed');
-  expect(await paidLineItems(main, taskId)).toEqual([]);
+  expect(await paid(main, taskId)).toEqual([]);
 });
 
 test('an approver hands the question to someone eligible, who approves through a form on their own call; both are recorded', async () => {
@@ -240,7 +234,7 @@ test('an approver hands the question to someone eligible, who approves through a
       ],
     },
   });
-  expect(await paidLineItems(main, taskId)).toEqual(['LI-1', 'LI-2']);
+  expect(await paid(main, taskId)).toEqual(['LI-1', 'LI-2']);
 });
 
 test('nobody answers: a reminder on a durable timer, then the question escalates to ap-manager; every step in the outbox', async () => {
@@ -334,7 +328,7 @@ test('nobody answers, not even after the escalation: the invoice ends unpaid as 
     reason: 'Nobody approved the invoice in time.',
     approval: { decision: 'overdue', approvers: [] },
   });
-  expect(await paidLineItems(timed, taskId)).toEqual([]);
+  expect(await paid(timed, taskId)).toEqual([]);
   const kinds = (await readNotifications(timed.activities.notificationOutbox)).filter((n) => n.taskId === taskId).map((n) => n.kind);
   expect(kinds).toEqual(['asked', 'reminder', 'escalated', 'decided']);
 });

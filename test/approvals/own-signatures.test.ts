@@ -18,7 +18,6 @@ import {
   awaitInInbox,
   inbox,
   makePeople,
-  paidLineItems,
   submitInvoice,
   textOf,
   writeTokensFile,
@@ -27,6 +26,7 @@ import {
 import { taskResult } from '../helpers/mcp';
 import { startStack, type TestStack } from '../helpers/test-stack';
 import { sampleInvoice } from '../helpers/temporal';
+import { paidLineItems } from '../helpers/ledger';
 
 const people = makePeople({ sam: '', carol: 'ap-approver' });
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'temporal-mcp-own-signatures-'));

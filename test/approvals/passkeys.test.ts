@@ -18,7 +18,6 @@ import {
   awaitInInbox,
   inbox,
   makePeople,
-  paidLineItems,
   submitInvoice,
   textOf,
   writeTokensFile,
@@ -28,6 +27,7 @@ import { taskResult } from '../helpers/mcp';
 import { onFreePort, spawnHttpServer, spawnHttpServerOnFreePort, type HttpServerProcess } from '../helpers/processes';
 import { startStack, type TestStack } from '../helpers/test-stack';
 import { sampleInvoice } from '../helpers/temporal';
+import { paidLineItems } from '../helpers/ledger';
 
 const people = makePeople({ sam: '', carol: 'ap-approver' });
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'temporal-mcp-passkeys-'));

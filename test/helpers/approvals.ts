@@ -13,7 +13,6 @@ import {
   type ElicitRequest,
   type ElicitResult,
 } from '@modelcontextprotocol/sdk/types.js';
-import { PaymentsLedger } from '../../examples/invoice-approval/src/activities/payments';
 import type { Invoice, InvoiceResult } from '../../examples/invoice-approval/src/invoice';
 import type { Bridge } from '../../src/mcp/bridge';
 import { pollUntil } from '../../src/util/wait';
@@ -177,15 +176,6 @@ export async function submitInvoice(client: McpClient, invoice: Invoice): Promis
     CreateTaskResultSchema,
   );
   return created.task.taskId;
-}
-
-/** The line items of `taskId` the payments ledger in `ledgerDir` holds, sorted. */
-export async function paidLineItems(ledgerDir: string, taskId: string): Promise<string[]> {
-  const entries = await new PaymentsLedger(ledgerDir).entries();
-  return entries
-    .filter((entry) => entry.taskId === taskId)
-    .map((entry) => entry.lineItemId)
-    .sort();
 }
 
 /** `temporal-mcp-tasks approvals …` as a person runs it from the checkout, with `env` added; `input` goes to its stdin. */

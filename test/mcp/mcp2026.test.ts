@@ -8,7 +8,6 @@ import { StdioClientTransport as Mcp2026StdioTransport } from '@modelcontextprot
 import { ROOT } from '../helpers/dev-server';
 import { z } from 'zod';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { PaymentsLedger } from '../../examples/invoice-approval/src/activities/payments';
 import { APPROVE, getTask, newMcpClient, ScriptedUser, startInvoiceTask, taskResult } from '../helpers/mcp';
 import { startStack, type TestStack } from '../helpers/test-stack';
 import { serverEnv } from '../helpers/processes';
@@ -16,6 +15,7 @@ import { pythonClients, runPythonClient } from '../helpers/python';
 import { eventually, expectedWebUiLink, sampleInvoice } from '../helpers/temporal';
 import { WEB_UI_META } from '../../src/shared/wire';
 import { mcp2026Request, type RawRequestOptions } from '../helpers/mcp2026';
+import { paidLineItems } from '../helpers/ledger';
 
 const TASKS = 'io.modelcontextprotocol/tasks';
 let stack: TestStack;
@@ -67,10 +67,7 @@ async function listenRaw(id: string, taskIds: string[]): Promise<Array<Record<st
     .map((line) => JSON.parse(line.slice(6)));
 }
 
-async function paidLineItems(taskId: string): Promise<string[]> {
-  const entries = (await new PaymentsLedger(stack.activities.ledgerDir).entries()).filter((entry) => entry.taskId === taskId);
-  return entries.map((entry) => entry.lineItemId).sort();
-}
+const paid = (taskId: string) => paidLineItems(stack.activities.ledgerDir, taskId);
 
 async function mcp2025Client() {
   const client = newMcpClient('mcp2025-client');
@@ -93,20 +90,20 @@ describe('FastMCP 4.1 with fastmcp-tasks (tasks extension)', () => {
     expect(out.status).toBe('completed');
     expect(out.structured?.outcome).toBe('paid');
     expect(out.asked).toHaveLength(1);
-    expect(await paidLineItems(out.taskId)).toEqual(['LI-1', 'LI-2']);
+    expect(await paid(out.taskId)).toEqual(['LI-1', 'LI-2']);
   });
 
   test('a rejection completes the task with the rejected outcome and pays nothing', async () => {
     const out = await runPythonClient<TaskOutcome>(python, stack.server.url, ['task', 'reject'], sampleInvoice());
     expect(out.status).toBe('completed');
     expect(out.structured?.outcome).toBe('rejected');
-    expect(await paidLineItems(out.taskId)).toEqual([]);
+    expect(await paid(out.taskId)).toEqual([]);
   });
 
   test('tasks/cancel is acknowledged and the task reads cancelled', async () => {
     const out = await runPythonClient<TaskOutcome>(python, stack.server.url, ['cancel'], sampleInvoice());
     expect(out.status).toBe('cancelled');
-    expect(await paidLineItems(out.taskId)).toEqual([]);
+    expect(await paid(out.taskId)).toEqual([]);
   });
 });
 
@@ -215,7 +212,7 @@ describe('MCP TypeScript SDK v2 client: task status on subscriptions/listen', ()
       const states = notes.map((note) => JSON.stringify([note.status, note.statusMessage, note.lastUpdatedAt]));
       expect(new Set(states).size).toBe(states.length);
       expect(notes.every((note) => note.taskId === created.taskId)).toBe(true);
-      expect(await paidLineItems(created.taskId)).toEqual(['LI-1', 'LI-2']);
+      expect(await paid(created.taskId)).toEqual(['LI-1', 'LI-2']);
     } finally {
       await client.close();
     }

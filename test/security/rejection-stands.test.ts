@@ -7,7 +7,6 @@
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { temporal } from '@temporalio/proto';
-import { PaymentsLedger } from '../../examples/invoice-approval/src/activities/payments';
 import type { InvoiceApprovalPolicy, InvoiceResult } from '../../examples/invoice-approval/src/invoice';
 import { openDecisionStore } from '../../src/approvals/records/store';
 import { AnswerRefusedError } from '../../src/mcp/tasks/errors';
@@ -17,6 +16,7 @@ import { resultAfterReset } from '../helpers/approvals';
 import { taskResult } from '../helpers/mcp';
 import { startStack, type TestStack } from '../helpers/test-stack';
 import { sampleInvoice } from '../helpers/temporal';
+import { paidLineItems } from '../helpers/ledger';
 
 const SAM = 'sam-rejection-stands';
 const APPROVERS = { carol: 'carol-rejection-stands', dave: 'dave-rejection-stands' };
@@ -94,11 +94,7 @@ async function recordsOf(taskId: string) {
   }
 }
 
-async function paid(taskId: string): Promise<string[]> {
-  return (await new PaymentsLedger(stack.activities.ledgerDir).entries())
-    .filter((entry) => entry.taskId === taskId)
-    .map((entry) => entry.lineItemId);
-}
+const paid = (taskId: string) => paidLineItems(stack.activities.ledgerDir, taskId);
 
 test('a rejection sent to a run a reset ended goes to the current run: recorded there, never voided, nothing paid', async () => {
   const sam = await samClient();

@@ -30,6 +30,7 @@ import {
   uniqueTaskQueue,
   type RunningWorker,
 } from '../helpers/temporal';
+import { paidLineItems } from '../helpers/ledger';
 
 const { EventType } = temporal.api.enums.v1;
 const taskQueue = uniqueTaskQueue('invoice-wf');
@@ -91,9 +92,7 @@ function partlyScheduled(overrides: Partial<Invoice> = {}): Invoice {
   });
 }
 
-async function paidLineItems(taskId: string): Promise<string[]> {
-  return (await new PaymentsLedger(activities.ledgerDir).entries()).filter((e) => e.taskId === taskId).map((e) => e.lineItemId);
-}
+const paid = (taskId: string) => paidLineItems(activities.ledgerDir, taskId);
 
 /** Cancels the workflow and waits until it has closed. */
 async function cancelAndWait(handle: Awaited<ReturnType<typeof start>>): Promise<void> {
@@ -167,7 +166,7 @@ describe('invoiceWorkflow', () => {
       'its seal does not hold (a proof that does not match)',
       expect.stringMatching(/^its seal does not hold \(a proof made with key \S+, not this worker's key \S+\)$/),
     ]);
-    expect(await paidLineItems(handle.workflowId)).toEqual([]);
+    expect(await paid(handle.workflowId)).toEqual([]);
 
     await sendAnswer(handle, APPROVE, 'static:alice');
     expect(((await handle.result()) as InvoiceResult).outcome).toBe('paid');
@@ -204,7 +203,7 @@ describe('invoiceWorkflow', () => {
       expect((await published(handle.workflowId))?.refusedAnswers).toBeUndefined();
       await Worker.runReplayHistory({ workflowBundle: testWorkflowBundle() }, await reset.fetchHistory(), handle.workflowId);
     }
-    expect(await paidLineItems(handle.workflowId)).toEqual(['LI-1']);
+    expect(await paid(handle.workflowId)).toEqual(['LI-1']);
     await handle.terminate();
   });
 
@@ -270,7 +269,7 @@ describe('invoiceWorkflow', () => {
     const refused = (await first.result()) as InvoiceResult;
     expect(refused).toMatchObject({ outcome: 'invalid', approval: { decision: 'approve' }, payments: [] });
     expect(refused.reason).toContain('already processed');
-    expect(await paidLineItems(first.workflowId)).toEqual([]);
+    expect(await paid(first.workflowId)).toEqual([]);
     expect(await erp().holder(invoice.vendorId, invoice.invoiceNumber)).toBe(second.workflowId);
     await Worker.runReplayHistory({ workflowBundle: testWorkflowBundle() }, await first.fetchHistory(), first.workflowId);
   });
@@ -323,7 +322,7 @@ describe('invoiceWorkflow', () => {
     expect(state?.cancelledStatusMessage).toBe('Cancelled after paying LI-1 (EUR 120.50); LI-2 was not paid.');
     expect(state?.statusMessage).toBe(state?.cancelledStatusMessage);
     expect(state?.actions).toBeUndefined();
-    expect(await paidLineItems(handle.workflowId)).toEqual(['LI-1']);
+    expect(await paid(handle.workflowId)).toEqual(['LI-1']);
     // Part of the invoice was paid: the same number must not be paid again by another task.
     expect(await erp().holder(invoice.vendorId, invoice.invoiceNumber)).toBe(handle.workflowId);
     expect(await (await start(invoice)).result()).toMatchObject({ outcome: 'invalid' });
@@ -340,9 +339,9 @@ describe('invoiceWorkflow', () => {
     );
     await cancelAndWait(handle);
     const report = (await published(handle.workflowId))?.cancelledStatusMessage;
-    const paid = await paidLineItems(handle.workflowId);
+    const paidNow = await paid(handle.workflowId);
     expect(report).toBe(
-      paid.length === 0
+      paidNow.length === 0
         ? 'Cancelled after approval, before any payment; nothing was paid.'
         : 'Cancelled after paying LI-1 (EUR 120.50); LI-2 was not paid.',
     );
