@@ -679,13 +679,16 @@ export class ClusterStack {
       {
         ...env,
         TEMPORAL_ADDRESS: this.replicasTemporalAddress,
+        // A replica restarted while its link to Temporal is down waits for it, as a supervised one in production would.
+        MCP_TEMPORAL_STARTUP_WAIT_MS: '120000',
         MCP_AUTH_TOKENS_FILE: this.tokensFile,
         MCP_SHARED_STATE: this.sharedStateUrl,
         // Clients reach the replicas by the balancer's address (DNS rebinding protection answers only these hosts).
         MCP_ALLOWED_HOSTS: `127.0.0.1:${this.ports.mcp},localhost:${this.ports.mcp},127.0.0.1:${port}`,
       },
     );
-    await waitForPort(port, 90_000, part);
+    // It listens once Temporal answered (MCP_TEMPORAL_STARTUP_WAIT_MS above), and it takes some seconds to load.
+    await waitForPort(port, 240_000, part);
   }
 
   // --- processes -------------------------------------------------------------------------------------------------------

@@ -4,6 +4,8 @@ import { Client, Connection, type ClientInterceptors, type ConnectionOptions } f
 import { createMcpHandler, createRequestStateCodec } from '@modelcontextprotocol/server';
 import { countFromEnv, msFromEnv, type TemporalConfig } from '../shared/temporal-config';
 import { log } from '../util/log';
+import { retryWithBackoff } from '../util/wait';
+import { isTemporalUnavailable } from './tasks/errors';
 import type { InputChannelOptions } from './mcp2025/input-channel';
 import { createMcp2026Server, type Mcp2026Dependencies } from './mcp2026/server';
 import { isTaskListen, TaskSubscriptions } from './mcp2026/task-subscriptions';
@@ -90,6 +92,11 @@ export interface CreateBridgeOptions {
   tools?: readonly ToolDefinition[];
   /** An existing client to use; otherwise one is connected from `temporal` and closed by {@link Bridge.close}. */
   client?: Client;
+  /**
+   * How long to wait at the start for Temporal to answer when it does not (a replica restarted during a network fault),
+   * retrying with backoff; default `MCP_TEMPORAL_STARTUP_WAIT_MS`, else 0: one attempt, and the error at once.
+   */
+  startupWaitMs?: number;
   principalOf?: Mcp2025Dependencies['principalOf'];
   /** The caller's roles; default: from the credentials (see the HTTP transport), {@link localRoles} without them. */
   rolesOf?: Mcp2025Dependencies['rolesOf'];
@@ -132,14 +139,28 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
   const localRoles = options.localRoles ?? parseRoles(process.env.MCP_LOCAL_ROLES, 'MCP_LOCAL_ROLES');
   let connection: Connection | undefined;
   let client = options.client;
+  // A replica that starts while Temporal is out of reach (a restart during a network fault) waits for it this long.
+  const startupWaitMs = options.startupWaitMs ?? msFromEnv(process.env, 'MCP_TEMPORAL_STARTUP_WAIT_MS', 0);
+  const waiting = { deadline: Date.now() + startupWaitMs, isRetryable: () => true, maxDelayMs: 5_000 };
+  const waitLog = (error: unknown, count: number) => {
+    if (count === 0) {
+      log.warn(
+        `bridge: Temporal at ${options.temporal.address} does not answer (${(error as Error).message}); waiting for it up to ${startupWaitMs} ms`,
+      );
+    }
+  };
   if (!client) {
     const connectionOptions = options.temporal.connectionOptions as ConnectionOptions;
-    connection = await Connection.connect({
-      ...connectionOptions,
-      // After Temporal was unreachable for a while, gRPC waits up to 2 minutes between attempts to connect again:
-      // requests would fail (retryable) for that long after it is back. A few seconds at most.
-      channelArgs: { 'grpc.max_reconnect_backoff_ms': MAX_RECONNECT_BACKOFF_MS, ...connectionOptions.channelArgs },
-    }).catch((error: Error) => {
+    connection = await retryWithBackoff(
+      () =>
+        Connection.connect({
+          ...connectionOptions,
+          // After Temporal was unreachable for a while, gRPC waits up to 2 minutes between attempts to connect again:
+          // requests would fail (retryable) for that long after it is back. A few seconds at most.
+          channelArgs: { 'grpc.max_reconnect_backoff_ms': MAX_RECONNECT_BACKOFF_MS, ...connectionOptions.channelArgs },
+        }),
+      { ...waiting, onRetry: waitLog },
+    ).catch((error: Error) => {
       throw new Error(`cannot reach Temporal at ${options.temporal.address}: ${error.message}. Start it with ./temporal-dev.sh start`);
     });
     client = new Client({
@@ -148,7 +169,14 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
       ...(options.clientInterceptors && { interceptors: options.clientInterceptors }),
     });
   }
-  const maxTtlMs = tuning.core.maxTtlMs ?? (await namespaceRetentionMs(client));
+  const reached = client;
+  const maxTtlMs =
+    tuning.core.maxTtlMs ??
+    (await retryWithBackoff(
+      // Each attempt under a deadline: a link that holds every byte would hold the start for good.
+      () => reached.connection.withDeadline(Date.now() + (tuning.core.rpcTimeoutMs ?? 5000) * 2, () => namespaceRetentionMs(reached)),
+      { ...waiting, isRetryable: isTemporalUnavailable, onRetry: waitLog },
+    ));
   const shared = options.sharedState === null ? undefined : (options.sharedState ?? sharedStateFromEnv());
   if (shared) log.info(`bridge: the rate limit and the tasks created lately are shared with the other replicas in ${shared.describe()}`);
   const core = new TaskCore(
