@@ -9,6 +9,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import type { PublishedTaskState } from '../../src/shared/task-contract';
 import type { Managed } from '../lib/processes';
+import { sleep } from '../../src/util/wait';
 import { cliClient, taskState } from '../lib/rig';
 import type { FaultableNetwork } from '../soak/network-faults';
 import type { SoakStack, StackPerson } from '../soak/soak-stack';
@@ -116,7 +117,26 @@ export class ClusterSoakStack implements SoakStack {
     const part = choices[Math.floor(Math.random() * choices.length)];
     this.mark(`kill ${part}`);
     await this.stack.kill(part);
-    await this.stack.start(part);
+    await this.supervisedStart(part);
     if (part.startsWith('mcp') || part.startsWith('frontend')) await this.stack.balancerReady();
+  }
+
+  /**
+   * Starts `part` again as a supervisor would (systemd's Restart=on-failure): a part that stops during its start (a
+   * Temporal service that cannot reach PostgreSQL through a fault of the network) is started again, for 5 minutes.
+   */
+  private async supervisedStart(part: Part): Promise<void> {
+    const deadline = Date.now() + 5 * 60_000;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.stack.start(part);
+        return;
+      } catch (error) {
+        if (Date.now() > deadline) throw error;
+        this.mark(`start ${part} failed (attempt ${attempt}): ${(error as Error).message.split('\n')[0]}; starting it again`);
+        await this.stack.kill(part);
+        await sleep(2_000);
+      }
+    }
   }
 }

@@ -688,7 +688,14 @@ export class ClusterStack {
       },
     );
     // It listens once Temporal answered (MCP_TEMPORAL_STARTUP_WAIT_MS above), and it takes some seconds to load.
-    await waitForPort(port, 240_000, part);
+    await pollUntil(
+      async () => {
+        if (await portOpen(port)) return true;
+        if (!this.alive(part)) throw new Error(`${part} exited during start-up; see ${path.join(this.logDir, `${part}.log`)}`);
+        return undefined;
+      },
+      { timeoutMs: 240_000, intervalMs: 250, what: `${part} to listen on ${port}` },
+    );
   }
 
   // --- processes -------------------------------------------------------------------------------------------------------
