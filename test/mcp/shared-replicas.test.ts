@@ -13,7 +13,10 @@ import {
   CreateTaskResultSchema,
   ListTasksResultSchema,
 } from '@modelcontextprotocol/sdk/types.js';
+import { randomUUID } from 'node:crypto';
 import { LocalPostgres } from '../../scripts/lib/postgres';
+import { sharedStateFromEnv } from '../../src/mcp/tasks/shared-state';
+import { sleep } from '../../src/util/wait';
 import { ApprovalClients, makePeople, writeTokensFile } from '../helpers/approvals';
 import { freePort } from '../helpers/dev-server';
 import { startStack, type TestStack } from '../helpers/test-stack';
@@ -137,4 +140,22 @@ test('one principal has one open-task quota across the replicas', async () => {
   expect(await create(one)).toBe('created');
   expect(await create(other)).toBe('created');
   expect(await create(one)).toMatch(/Too many open tasks: this caller has 3 running \(at most 3\)/);
+});
+
+test('the open-task quota in the shared state: a count slower than its freshness still reserves a place; only the quota refuses', async () => {
+  const state = sharedStateFromEnv({ MCP_SHARED_STATE: postgres.url('replicas') })!;
+  try {
+    const principal = `slow-count-${randomUUID().slice(0, 8)}`;
+    // Temporal counts slowly (a slow link): the count is older than its freshness by the time it is stored.
+    const slowly = (open: number) => async () => {
+      await sleep(1_500);
+      return open;
+    };
+    const first = await state.reserveTask(principal, 3, slowly(2), 1_000);
+    expect('release' in first).toBe(true);
+    // Full: refused, naming the quota it hit.
+    expect(await state.reserveTask(principal, 3, slowly(3), 1_000)).toEqual({ open: 3 });
+  } finally {
+    await state.close();
+  }
 });

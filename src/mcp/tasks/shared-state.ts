@@ -236,38 +236,47 @@ export class PostgresSharedState implements ReplicaSharedState {
     freshMs: number,
   ): Promise<{ release(): void } | { open: number }> {
     return this.run(async () => {
-      // A count fresh enough, with a place under the quota: taken in one statement, as most creations are.
-      const take = () =>
+      // A place under the quota, with a count fresh enough, or with any count once this call has counted.
+      const take = (fresh: boolean) =>
         this.pool.query<{ open: number }>(
           `UPDATE ${OPEN_TABLE} SET open = open + 1
-           WHERE principal = $1 AND open < $2 AND counted_at >= clock_timestamp() - make_interval(secs => $3) RETURNING open`,
-          [principal, most, freshMs / 1000],
+           WHERE principal = $1 AND open < $2${fresh ? ' AND counted_at >= clock_timestamp() - make_interval(secs => $3)' : ''}
+           RETURNING open`,
+          fresh ? [principal, most, freshMs / 1000] : [principal, most],
         );
-      let taken = await take();
+      const current = async () =>
+        (
+          await this.pool.query<{ open: number; stale: boolean }>(
+            `SELECT open, counted_at < clock_timestamp() - make_interval(secs => $2) AS stale FROM ${OPEN_TABLE} WHERE principal = $1`,
+            [principal, freshMs / 1000],
+          )
+        ).rows[0];
+      // Most creations: one statement.
+      let taken = await take(true);
       if (taken.rows.length === 0) {
-        const { rows } = await this.pool.query<{ open: number; stale: boolean }>(
-          `SELECT open, counted_at < clock_timestamp() - make_interval(secs => $2) AS stale FROM ${OPEN_TABLE} WHERE principal = $1`,
-          [principal, freshMs / 1000],
-        );
-        if (rows.length > 0 && !rows[0].stale) return { open: rows[0].open };
-        // No count, or an old one: counted by Temporal now; a count taken later by another replica is not overwritten.
-        const started = new Date();
-        let open: number;
-        try {
-          open = await count();
-        } catch (error) {
-          // Temporal's failure, not the shared state's: passed on as it is.
-          throw new CountFailure(error);
-        }
-        await this.pool.query(
-          `INSERT INTO ${OPEN_TABLE} AS counts (principal, open, counted_at) VALUES ($1, $2, $3)
-           ON CONFLICT (principal) DO UPDATE SET open = $2, counted_at = $3 WHERE counts.counted_at < $3`,
-          [principal, open, started],
-        );
-        taken = await take();
-        if (taken.rows.length === 0) {
-          const now = await this.pool.query<{ open: number }>(`SELECT open FROM ${OPEN_TABLE} WHERE principal = $1`, [principal]);
-          return { open: now.rows[0]?.open ?? most };
+        const known = await current();
+        if (known && !known.stale) {
+          // Fresh: refused for the quota, or another replica counted between the two statements; asked again.
+          taken = await take(false);
+          if (taken.rows.length === 0) return { open: Math.max(most, (await current())?.open ?? most) };
+        } else {
+          // No count, or an old one: counted by Temporal now; a count taken later by another replica is not overwritten.
+          const started = new Date();
+          let open: number;
+          try {
+            open = await count();
+          } catch (error) {
+            // Temporal's failure, not the shared state's: passed on as it is.
+            throw new CountFailure(error);
+          }
+          await this.pool.query(
+            `INSERT INTO ${OPEN_TABLE} AS counts (principal, open, counted_at) VALUES ($1, $2, $3)
+             ON CONFLICT (principal) DO UPDATE SET open = $2, counted_at = $3 WHERE counts.counted_at < $3`,
+            [principal, open, started],
+          );
+          // As fresh as a count can be, however long it took (a slow link to Temporal): only the quota refuses now.
+          taken = await take(false);
+          if (taken.rows.length === 0) return { open: Math.max(most, (await current())?.open ?? most) };
         }
       }
       let released = false;
