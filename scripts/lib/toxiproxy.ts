@@ -67,7 +67,8 @@ export class ToxiproxyApi {
     const response = await fetch(`http://127.0.0.1:${this.port}${route}`, {
       method,
       ...(body !== undefined && { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
-      signal: AbortSignal.timeout(10_000),
+      // Taking a toxic away waits for the data it holds to pass: generous on a loaded machine.
+      signal: AbortSignal.timeout(30_000),
     });
     const text = await response.text();
     if (!response.ok) throw new Error(`Toxiproxy ${method} ${route}: HTTP ${response.status}: ${text.trim()}`);

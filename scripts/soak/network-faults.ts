@@ -100,14 +100,20 @@ export class NetworkFaultInjector {
     }
   }
 
-  /** Takes every fault off every proxy; false (and a problem noted) when Toxiproxy refuses. */
+  /** Takes every fault off every proxy, trying three times; false (and a problem noted) when Toxiproxy still refuses. */
   async heal(proxy?: string, round?: number): Promise<boolean> {
-    try {
-      for (const name of proxy ? [proxy] : this.network.proxies) await this.network.api.clear(name);
-      return true;
-    } catch (error) {
-      this.problems.push(`${round ? `fault ${round}` : 'the faults'} could not be taken away: ${(error as Error).message}`);
-      return false;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        for (const name of proxy ? [proxy] : this.network.proxies) await this.network.api.clear(name);
+        return true;
+      } catch (error) {
+        if (attempt < 3) {
+          await sleep(2_000);
+          continue;
+        }
+        this.problems.push(`${round ? `fault ${round}` : 'the faults'} could not be taken away: ${(error as Error).message}`);
+        return false;
+      }
     }
   }
 }
