@@ -457,14 +457,7 @@ export class ClusterStack {
     );
     // The worker service serves no gRPC API: its membership port says it has joined.
     const port = service === 'worker-service' ? ports.membership : ports.grpc;
-    await pollUntil(
-      async () => {
-        if (await portOpen(port)) return true;
-        if (!this.alive(service)) throw new Error(`${service} exited during start-up; see ${path.join(this.logDir, `${service}.log`)}`);
-        return undefined;
-      },
-      { timeoutMs: 90_000, intervalMs: 250, what: `${service} to listen on ${port}` },
-    );
+    await this.listening(service, port, 90_000);
   }
 
   /** Toxiproxy with the stack's proxies; resolves once its API answers. */
@@ -688,14 +681,7 @@ export class ClusterStack {
       },
     );
     // It listens once Temporal answered (MCP_TEMPORAL_STARTUP_WAIT_MS above), and it takes some seconds to load.
-    await pollUntil(
-      async () => {
-        if (await portOpen(port)) return true;
-        if (!this.alive(part)) throw new Error(`${part} exited during start-up; see ${path.join(this.logDir, `${part}.log`)}`);
-        return undefined;
-      },
-      { timeoutMs: 240_000, intervalMs: 250, what: `${part} to listen on ${port}` },
-    );
+    await this.listening(part, port, 240_000);
   }
 
   // --- processes -------------------------------------------------------------------------------------------------------
@@ -716,6 +702,18 @@ export class ClusterStack {
     const state = this.readState() ?? { basePort: this.options.basePort, pids: {} };
     state.pids[part] = child.pid;
     this.writeState(state);
+  }
+
+  /** Resolves once `part` listens on `port`; throws at once if it exits first, or after `timeoutMs`. */
+  private async listening(part: Part, port: number, timeoutMs: number): Promise<void> {
+    await pollUntil(
+      async () => {
+        if (await portOpen(port)) return true;
+        if (!this.alive(part)) throw new Error(`${part} exited during start-up; see ${path.join(this.logDir, `${part}.log`)}`);
+        return undefined;
+      },
+      { timeoutMs, intervalMs: 250, what: `${part} to listen on ${port}` },
+    );
   }
 
   private async waitForLog(part: Part, pattern: RegExp, timeoutMs: number): Promise<void> {

@@ -66,3 +66,21 @@ export async function mcp2026Request(
   const json = data === undefined ? {} : JSON.parse(data);
   return { status: response.status, contentType: response.headers.get('content-type'), headers: response.headers, body: json };
 }
+
+/** Opens `subscriptions/listen` for `taskIds` by hand, as a 2026-07-28 client with the tasks extension; the response as it comes. */
+export function openListen(url: string, id: string, taskIds: string[]): Promise<Response> {
+  const meta = {
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS_EXTENSION]: {} } },
+  };
+  return fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'subscriptions/listen',
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params: { notifications: { taskIds }, _meta: meta } }),
+  });
+}

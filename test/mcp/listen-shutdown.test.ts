@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { ROOT } from '../helpers/dev-server';
-import { mcp2026Request } from '../helpers/mcp2026';
+import { mcp2026Request, openListen } from '../helpers/mcp2026';
 import { serverEnv } from '../helpers/processes';
 import { startStack, type TestStack } from '../helpers/test-stack';
 import { sampleInvoice } from '../helpers/temporal';
@@ -37,21 +37,7 @@ async function openTask(url: string): Promise<string> {
 test('Streamable HTTP: SIGTERM ends an open subscription with its response, after its acknowledgement', async () => {
   const server = stack.server;
   const taskId = await openTask(server.url);
-  const response = await fetch(server.url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': 'subscriptions/listen',
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 'until-shutdown',
-      method: 'subscriptions/listen',
-      params: { notifications: { taskIds: [taskId] }, _meta: META },
-    }),
-  });
+  const response = await openListen(server.url, 'until-shutdown', [taskId]);
   expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
   const messages: Message[] = [];
   let buffered = '';

@@ -14,7 +14,7 @@ import { serverEnv } from '../helpers/processes';
 import { pythonClients, runPythonClient } from '../helpers/python';
 import { eventually, expectedWebUiLink, sampleInvoice } from '../helpers/temporal';
 import { WEB_UI_META } from '../../src/shared/wire';
-import { mcp2026Request, type RawRequestOptions } from '../helpers/mcp2026';
+import { mcp2026Request, openListen, type RawRequestOptions } from '../helpers/mcp2026';
 import { paidLineItems } from '../helpers/ledger';
 
 const TASKS = 'io.modelcontextprotocol/tasks';
@@ -45,20 +45,7 @@ const rpc = (method: string, params: Record<string, unknown>, options: RawReques
 
 /** Opens a subscriptions/listen by hand and reads its stream to the end: every JSON-RPC message, in order. */
 async function listenRaw(id: string, taskIds: string[]): Promise<Array<Record<string, any>>> {
-  const meta = {
-    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-    'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS]: {} } },
-  };
-  const response = await fetch(stack.server.url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': 'subscriptions/listen',
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params: { notifications: { taskIds }, _meta: meta } }),
-  });
+  const response = await openListen(stack.server.url, id, taskIds);
   const text = await response.text();
   if (response.headers.get('content-type')?.startsWith('application/json')) return [JSON.parse(text)];
   return text
