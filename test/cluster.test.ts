@@ -216,13 +216,13 @@ test('a partition between the replicas and Temporal, then between Temporal and P
   const approver = await clients.connect(stack.mcpUrl, person('approver-a'));
   await awaitInInbox(approver, taskId, undefined, 60_000);
 
-  // Nothing passes either way and no connection closes: a request waits only as long as the replica's own deadline
+  // Nothing passes either way and connections stay open, silent: a request waits only as long as the replica's own deadline
   // with Temporal (5 s a request, 30 s for an answer), then says Temporal cannot be reached; a hang would last the
   // balancer's hour. The client's deadline here is twice the longest of those.
   const partition = randomFault([PROXY_TEMPORAL], 'partition');
   for (const proxy of [PROXY_TEMPORAL, PROXY_POSTGRES]) {
-    for (const toxic of partition.toxics) await stack.toxiproxy.add(proxy, toxic);
     try {
+      for (const toxic of partition.toxics) await stack.toxiproxy.add(proxy, toxic);
       const read = await answeredWithin(
         mcp2026Request(stack.mcpUrl, 'tasks/get', { taskId }, asSubmitter),
         60_000,

@@ -5,7 +5,8 @@
  * - latency: every byte each way waits 0.3 to 1.5 s (with jitter);
  * - slow link: 8 to 64 KiB/s each way;
  * - resets: every connection that carries data is reset (TCP RST), new ones too, until the fault ends;
- * - partition: nothing passes either way and no connection closes; what was sent arrives when the fault ends.
+ * - partition: nothing passes either way and what is sent meanwhile is lost; connections stay open and silent (new
+ *   ones are taken and hang) until the fault ends, when Toxiproxy closes them.
  */
 import { sleep } from '../../src/util/wait';
 import type { Toxic, ToxiproxyApi } from '../lib/toxiproxy';

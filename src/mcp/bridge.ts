@@ -152,13 +152,22 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
   if (!client) {
     const connectionOptions = options.temporal.connectionOptions as ConnectionOptions;
     connection = await retryWithBackoff(
-      () =>
-        Connection.connect({
+      async () => {
+        const candidate = Connection.lazy({
           ...connectionOptions,
           // After Temporal was unreachable for a while, gRPC waits up to 2 minutes between attempts to connect again:
           // requests would fail (retryable) for that long after it is back. A few seconds at most.
           channelArgs: { 'grpc.max_reconnect_backoff_ms': MAX_RECONNECT_BACKOFF_MS, ...connectionOptions.channelArgs },
-        }),
+        });
+        try {
+          await candidate.ensureConnected();
+          return candidate;
+        } catch (error) {
+          // A failed attempt leaves no channel behind to connect later on its own.
+          await candidate.close().catch(() => undefined);
+          throw error;
+        }
+      },
       { ...waiting, onRetry: waitLog },
     ).catch((error: Error) => {
       throw new Error(`cannot reach Temporal at ${options.temporal.address}: ${error.message}. Start it with ./temporal-dev.sh start`);
@@ -173,10 +182,13 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
   const maxTtlMs =
     tuning.core.maxTtlMs ??
     (await retryWithBackoff(
-      // Each attempt under a deadline: a link that holds every byte would hold the start for good.
+      // Each attempt under a deadline: a link that lets nothing through would hold the start for good.
       () => reached.connection.withDeadline(Date.now() + (tuning.core.rpcTimeoutMs ?? 5000) * 2, () => namespaceRetentionMs(reached)),
       { ...waiting, isRetryable: isTemporalUnavailable, onRetry: waitLog },
-    ));
+    ).catch(async (error: unknown) => {
+      await connection?.close().catch(() => undefined);
+      throw error;
+    }));
   const shared = options.sharedState === null ? undefined : (options.sharedState ?? sharedStateFromEnv());
   if (shared) log.info(`bridge: the rate limit and the tasks created lately are shared with the other replicas in ${shared.describe()}`);
   const core = new TaskCore(

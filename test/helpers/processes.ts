@@ -172,7 +172,8 @@ export function runServeToExit(
     let stderr = '';
     child.stderr!.on('data', (chunk) => (stderr += chunk));
     const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.once('exit', (code) => {
+    // 'close', not 'exit': its stderr has been read to the end.
+    child.once('close', (code) => {
       clearTimeout(timer);
       resolve({ code, stderr });
     });

@@ -72,7 +72,8 @@ test('stdio: SIGTERM ends an open subscription with its response before the serv
     env: serverEnv(stack.taskQueue),
     stdio: ['pipe', 'pipe', 'ignore'],
   });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  // 'close', not 'exit': stdout has been read to its end.
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   const messages: Message[] = [];
   createInterface({ input: child.stdout! }).on('line', (line) => messages.push(JSON.parse(line)));
   try {

@@ -63,7 +63,7 @@ test('MCP_TEMPORAL_STARTUP_WAIT_MS: the server waits for an unreachable Temporal
     child.kill('SIGKILL');
     relay?.close();
   }
-});
+}, 300_000);
 
 test('without it, a server that cannot reach Temporal stops at once and says so', async () => {
   const stopped = await runServeToExit(uniqueTaskQueue('startup-wait'), ['--http', `127.0.0.1:${await freePort()}`], {

@@ -34,7 +34,7 @@ describe('faults of the network for the soak', () => {
     const slow = of('slow link');
     expect(slow.toxics[0]).toMatchObject({ type: 'bandwidth' });
     expect(describeFault(slow)).toMatch(/^slow link \d+ KiB\/s on link/);
-    // A partition holds every byte and closes nothing; resets cut every connection that carries data.
+    // A partition lets nothing through and keeps connections open and silent; resets cut every connection that carries data.
     expect(of('partition').toxics[0]).toMatchObject({ type: 'timeout', attributes: { timeout: 0 } });
     expect(of('resets').toxics[0]).toMatchObject({ type: 'reset_peer', attributes: { timeout: 0 } });
   });

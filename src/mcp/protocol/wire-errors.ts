@@ -28,8 +28,8 @@ export function jsonRpcFailureOf(error: unknown): JsonRpcFailure | undefined {
   if (error instanceof TaskCoreError) {
     return { code: CODE_OF[error.category], message: error.message, ...(error.details !== undefined && { data: error.details }) };
   }
-  // A call Temporal's side cancelled (a frontend whose own work was cut off, a link reset under it) reaches a client
-  // only when the client did not cancel the request itself: for it, the same request may pass shortly.
+  // A call cancelled on Temporal's side (a frontend whose own work was cut off, a link reset under it), or by this
+  // server as it stops: the client did not cancel it (a cancelled request gets no answer), and may send it again.
   if (isTemporalUnavailable(error) || grpcStatusOf(error) === GrpcStatus.CANCELLED) {
     return {
       code: ErrorCode.InternalError,
