@@ -65,7 +65,13 @@ describe('the task core’s errors on the wire', () => {
     expect(jsonRpcFailureOf(unavailable)).toMatchObject({ code: ErrorCode.InternalError, data: { retryable: true } });
     expect(jsonRpcFailureOf(unavailable)?.message).toMatch(/^Temporal is unavailable right now/);
     expect(jsonRpcFailureOf(new Error('a bug'))).toBeUndefined();
-    expect(jsonRpcFailureOf(new AnswerRefusedError('no'))).toBeUndefined();
+  });
+
+  test('a refused answer is one of the core’s refusals: -32600, do something else first', () => {
+    expect(jsonRpcFailureOf(new AnswerRefusedError('The question is closed'))).toEqual({
+      code: ErrorCode.InvalidRequest,
+      message: 'The question is closed',
+    });
   });
 
   test('an SDK error keeps its code and data, without the SDK’s message prefix', () => {
