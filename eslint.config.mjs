@@ -114,11 +114,16 @@ const LAYERS = [
   },
 ];
 
-/** The files of the layers that run in the workflow sandbox (the workflows and the contract they bundle), as globs. */
-function sandboxedFiles() {
-  return LAYERS.filter((layer) => layer.name === 'workflows' || layer.name === 'contract')
+/** The files of the layers named, as globs. */
+function layerFiles(...names) {
+  return LAYERS.filter((layer) => names.includes(layer.name))
     .flatMap((layer) => layer.files)
     .map((file) => (file.endsWith('/') ? `${file}**/*.ts` : file));
+}
+
+/** The files of the layers that run in the workflow sandbox (the workflows and the contract they bundle), as globs. */
+function sandboxedFiles() {
+  return layerFiles('workflows', 'contract');
 }
 
 export default tseslint.config(
@@ -278,6 +283,31 @@ export default tseslint.config(
             },
             { name: '@modelcontextprotocol/server', message: 'the task core knows no wire generation' },
             { name: '@modelcontextprotocol/sdk/server/index.js', message: 'the task core knows no wire generation' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // Below the protocol front-ends an error is a JsonRpcError or one of the core's: no SDK error class, whose message
+    // or type belongs to one generation. Each front-end maps them once (protocol/wire-errors.ts reads the SDKs' own).
+    files: layerFiles('approvals', 'protocol', 'app', 'tools', 'calls'),
+    ignores: ['src/mcp/protocol/wire-errors.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: '@modelcontextprotocol/sdk/types.js',
+              importNames: ['McpError'],
+              message: 'throw a JsonRpcError (util/json-rpc-error.ts); each generation maps it once',
+            },
+            {
+              name: '@modelcontextprotocol/server',
+              importNames: ['ProtocolError'],
+              message: 'throw a JsonRpcError (util/json-rpc-error.ts); each generation maps it once',
+            },
           ],
         },
       ],

@@ -3,7 +3,7 @@ import { ServiceError } from '@temporalio/client';
 import { ErrorCode, McpError, RELATED_TASK_META_KEY } from '@modelcontextprotocol/sdk/types.js';
 import { mcp2025Task } from '../../src/mcp/mcp2025/server';
 import { detailedTask } from '../../src/mcp/mcp2026/task-shape';
-import { callResultOf } from '../../src/mcp/protocol/outcome';
+import { callAnswerOf, toolResultOf } from '../../src/mcp/protocol/outcome';
 import {
   AnswerRefusedError,
   InvalidTaskRequestError,
@@ -12,7 +12,7 @@ import {
   TooManyTasksError,
 } from '../../src/mcp/tasks/errors';
 import { taskViewOf, type WorkflowSnapshot } from '../../src/mcp/tasks/task-view';
-import { asMcpError, jsonRpcFailureOf } from '../../src/mcp/protocol/wire-errors';
+import { asJsonRpcError, JsonRpcError, jsonRpcFailureOf } from '../../src/mcp/protocol/wire-errors';
 
 function ended(overrides: Partial<WorkflowSnapshot>) {
   return taskViewOf(
@@ -30,14 +30,16 @@ function ended(overrides: Partial<WorkflowSnapshot>) {
   );
 }
 
-/** What a call of `render` throws, as a JSON-RPC error's parts. */
-function thrown(render: () => unknown): { code: number; message: string; data?: unknown } | undefined {
-  try {
-    render();
-  } catch (error) {
-    return jsonRpcFailureOf(error);
-  }
-  return undefined;
+/** The JSON-RPC error a terminal task's call answers with; undefined for a tool result. */
+function failureOf(view: ReturnType<typeof ended>): { code: number; message: string; data?: unknown } | undefined {
+  const answer = callAnswerOf(view);
+  return answer.kind === 'error' ? answer.error : undefined;
+}
+
+/** The tool result a terminal task's call answers with; undefined for a JSON-RPC error. */
+function resultOf(view: ReturnType<typeof ended>) {
+  const answer = callAnswerOf(view);
+  return answer.kind === 'result' ? answer.result : undefined;
 }
 
 describe('the task core’s errors on the wire', () => {
@@ -77,11 +79,18 @@ describe('the task core’s errors on the wire', () => {
   test('an SDK error keeps its code and data, without the SDK’s message prefix', () => {
     const error = new McpError(ErrorCode.InvalidParams, 'Unknown tool "x"', { tool: 'x' });
     expect(jsonRpcFailureOf(error)).toEqual({ code: ErrorCode.InvalidParams, message: 'Unknown tool "x"', data: { tool: 'x' } });
-    expect(asMcpError(error)).toBe(error);
-    expect(asMcpError(new TaskNotFoundError('invoice-1'))).toMatchObject({
+  });
+
+  test('any known error is thrown as a JsonRpcError whose message is the message a client reads', () => {
+    const notFound = asJsonRpcError(new TaskNotFoundError('invoice-1'));
+    expect(notFound).toBeInstanceOf(JsonRpcError);
+    expect(notFound).toMatchObject({ code: ErrorCode.InvalidParams, message: 'Task not found: invoice-1' });
+    expect(asJsonRpcError(new McpError(ErrorCode.InvalidParams, 'Unknown tool "x"'))).toMatchObject({
       code: ErrorCode.InvalidParams,
-      message: 'MCP error -32602: Task not found: invoice-1',
+      message: 'Unknown tool "x"',
     });
+    const bug = new Error('a bug');
+    expect(asJsonRpcError(bug)).toBe(bug);
   });
 });
 
@@ -90,7 +99,7 @@ describe('a terminal task’s outcome, rendered by each generation from the view
 
   test('completed: the tool result with the related task in 2025-11-25, inline without it in 2026-07-28', () => {
     const view = ended({ result, webUiUrl: 'http://ui/invoice-1' });
-    expect(callResultOf(view)).toEqual({
+    expect(resultOf(view)).toEqual({
       ...result,
       _meta: { [RELATED_TASK_META_KEY]: { taskId: 'invoice-1' }, 'temporal-mcp-tasks/web-ui': 'http://ui/invoice-1' },
     });
@@ -102,14 +111,14 @@ describe('a terminal task’s outcome, rendered by each generation from the view
 
   test('an application failure: a tool error; completed in 2026-07-28, failed in 2025-11-25', () => {
     const view = ended({ status: 'FAILED', failure: { kind: 'application', message: 'Vendor V-666 is on hold' } });
-    expect(callResultOf(view)).toMatchObject({ isError: true, content: [{ type: 'text', text: 'Vendor V-666 is on hold' }] });
+    expect(resultOf(view)).toMatchObject({ isError: true, content: [{ type: 'text', text: 'Vendor V-666 is on hold' }] });
     expect(detailedTask(view)).toMatchObject({ status: 'completed', result: { isError: true } });
     expect(mcp2025Task(view)).toMatchObject({ status: 'failed', statusMessage: 'Vendor V-666 is on hold' });
   });
 
   test('a protocol failure: the code the workflow chose, in the call’s error and the 2026 task’s error', () => {
     const view = ended({ status: 'FAILED', failure: { kind: 'protocol', message: 'Bad vendor id', code: ErrorCode.InvalidParams } });
-    expect(thrown(() => callResultOf(view))).toEqual({
+    expect(failureOf(view)).toEqual({
       code: ErrorCode.InvalidParams,
       message: 'Bad vendor id',
       data: { taskId: 'invoice-1' },
@@ -118,21 +127,27 @@ describe('a terminal task’s outcome, rendered by each generation from the view
   });
 
   test('a protocol failure with a code JSON-RPC reserves (-32768 … -32000) is answered -32603, but for -32602; other codes pass', () => {
-    const codeOf = (code: number) =>
-      (thrown(() => callResultOf(ended({ status: 'FAILED', failure: { kind: 'protocol', message: 'no', code } }))) as { code: number })
-        .code;
+    const codeOf = (code: number) => failureOf(ended({ status: 'FAILED', failure: { kind: 'protocol', message: 'no', code } }))!.code;
     expect([-32020, -32021, -32099, -32000, -32768, -32700, -32601, -32600].map(codeOf)).toEqual(Array(8).fill(ErrorCode.InternalError));
     expect([-32602, -32603, -31999, -32769, 1, 4001].map(codeOf)).toEqual([-32602, -32603, -31999, -32769, 1, 4001]);
   });
 
   test('terminated and timed out: -32603 saying how the task failed', () => {
-    expect(thrown(() => callResultOf(ended({ status: 'TERMINATED' })))).toEqual({
+    expect(failureOf(ended({ status: 'TERMINATED' }))).toEqual({
       code: ErrorCode.InternalError,
       message: 'Task invoice-1 failed: the workflow was terminated',
       data: { taskId: 'invoice-1', status: 'failed' },
     });
     expect(detailedTask(ended({ status: 'TIMED_OUT' }))).toMatchObject({
       error: { code: ErrorCode.InternalError, message: 'Task invoice-1 failed: the workflow timed out' },
+    });
+  });
+
+  test('for a tool that reports on another task (task_result), a failed one is a tool error with the words of its error', () => {
+    const view = ended({ status: 'FAILED', failure: { kind: 'protocol', message: 'Bad vendor id', code: ErrorCode.InvalidParams } });
+    expect(toolResultOf(view)).toEqual({ content: [{ type: 'text', text: 'Bad vendor id' }], isError: true });
+    expect(toolResultOf(ended({ result: { content: [{ type: 'text', text: 'Paid.' }] } }))).toMatchObject({
+      content: [{ type: 'text', text: 'Paid.' }],
     });
   });
 
@@ -145,7 +160,7 @@ describe('a terminal task’s outcome, rendered by each generation from the view
         cancelledStatusMessage: 'Cancelled before approval; nothing was paid.',
       },
     });
-    expect(thrown(() => callResultOf(view))).toEqual({
+    expect(failureOf(view)).toEqual({
       code: ErrorCode.InternalError,
       message: 'Task invoice-1: Cancelled before approval; nothing was paid.',
       data: { taskId: 'invoice-1', status: 'cancelled' },

@@ -2,7 +2,8 @@
  * MCP Apps (the `io.modelcontextprotocol/ui` extension): the task view every task tool declares, served as a `ui://`
  * resource, for hosts that render Apps. Both protocol generations serve it the same way.
  */
-import { McpError, type ReadResourceResult, type Resource } from '@modelcontextprotocol/sdk/types.js';
+import type { ReadResourceResult, Resource } from '@modelcontextprotocol/sdk/types.js';
+import { JsonRpcError } from '../../util/json-rpc-error';
 import { TASK_VIEW_URI, taskViewHtml } from './view-html';
 
 export { TASK_VIEW_URI };
@@ -48,7 +49,7 @@ export const APP_RESOURCES: Resource[] = [
 /** resources/read: the task view's HTML; any other URI is -32002 (resource not found). */
 export async function readAppResource(uri: string): Promise<ReadResourceResult> {
   if (uri !== TASK_VIEW_URI) {
-    throw new McpError(-32002, `Resource not found: ${uri}; this server has ${TASK_VIEW_URI}`, { uri });
+    throw new JsonRpcError(-32002, `Resource not found: ${uri}; this server has ${TASK_VIEW_URI}`, { uri });
   }
   return {
     contents: [

@@ -13,7 +13,7 @@ import { canElicit, type ElicitationCapability } from './can-elicit';
 import { invalidArgumentsResult, invalidArgumentsText } from './call-tool';
 import { confirmationRequest, declinedResult, pendingConfirmationResult, type StartConfirmation } from '../protocol/confirmation';
 import type { DirectTool, ToolDefinition, WorkflowTool } from '../tools/types';
-import type { JsonRpcFailure } from '../protocol/wire-errors';
+import type { CallAnswer } from '../protocol/outcome';
 
 /** The extension id of MCP tasks in protocol 2026-07-28 (SEP-2663). */
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
@@ -39,8 +39,7 @@ export type ToolCall = {
   | { generation: 'mcp2026' }
 );
 
-/** An answer given without running anything: a JSON-RPC error, or a tool result. */
-export type CallAnswer = { kind: 'error'; error: JsonRpcFailure } | { kind: 'result'; result: CallToolResult };
+export type { CallAnswer };
 
 /** Run a direct tool's handler with the checked arguments. */
 export interface DirectPlan {

@@ -2,9 +2,10 @@
  * What a tools/call does, whatever protocol generation carries it: tool descriptors, argument errors, the
  * idempotency `_meta`, and the answer of a plain call whose task outlived its wait.
  */
-import { ErrorCode, McpError, RELATED_TASK_META_KEY, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, RELATED_TASK_META_KEY, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { ADOPT_ONLY_META, IDEMPOTENCY_KEY_META, IDEMPOTENCY_KEY_PATTERN } from '../../shared/wire';
 import { appOnlyToolMeta, taskViewToolMeta } from '../app/ui';
+import { JsonRpcError } from '../protocol/wire-errors';
 import { PENDING_CONFIRMATION_SCHEMA } from '../protocol/confirmation';
 import { describe } from '../tools/task-tool-support';
 import { webUiMeta, type TaskView } from '../tasks/task-view';
@@ -72,7 +73,7 @@ export function ttlOf(task: { ttl?: unknown } | undefined): number | undefined {
   const ttl = task?.ttl;
   if (ttl === undefined || ttl === null) return undefined;
   if (typeof ttl !== 'number' || !Number.isSafeInteger(ttl) || ttl < 0) {
-    throw new McpError(
+    throw new JsonRpcError(
       ErrorCode.InvalidParams,
       `params.task.ttl must be a whole number of milliseconds, 0 or more (got ${JSON.stringify(ttl)})`,
     );
@@ -85,16 +86,16 @@ export function idempotencyOf(meta: Record<string, unknown> | undefined): { idem
   const key = meta?.[IDEMPOTENCY_KEY_META];
   const adoptOnly = meta?.[ADOPT_ONLY_META];
   if (key !== undefined && (typeof key !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(key))) {
-    throw new McpError(
+    throw new JsonRpcError(
       ErrorCode.InvalidParams,
       `_meta["${IDEMPOTENCY_KEY_META}"] must be 1-200 printable ASCII characters without spaces (a UUID, for example)`,
     );
   }
   if (adoptOnly !== undefined && typeof adoptOnly !== 'boolean') {
-    throw new McpError(ErrorCode.InvalidParams, `_meta["${ADOPT_ONLY_META}"] must be true or false`);
+    throw new JsonRpcError(ErrorCode.InvalidParams, `_meta["${ADOPT_ONLY_META}"] must be true or false`);
   }
   if (adoptOnly && key === undefined) {
-    throw new McpError(ErrorCode.InvalidParams, `_meta["${ADOPT_ONLY_META}"] needs _meta["${IDEMPOTENCY_KEY_META}"]`);
+    throw new JsonRpcError(ErrorCode.InvalidParams, `_meta["${ADOPT_ONLY_META}"] needs _meta["${IDEMPOTENCY_KEY_META}"]`);
   }
   return { ...(key !== undefined && { idempotencyKey: key as string }), ...(adoptOnly === true && { adoptOnly }) };
 }
@@ -149,13 +150,21 @@ export function invalidArgumentsResult(name: string, problems: string[]): CallTo
   return { content: [{ type: 'text', text: `${invalidArgumentsText(name, problems)}. Fix them and call again.` }], isError: true };
 }
 
+/** What every direct tool's context is made of. */
+export interface DirectToolDependencies {
+  core: TaskCore;
+  approvals: Approvals;
+  seal: CallSeal;
+  workflowTools: ReadonlyMap<string, WorkflowTool<any, any>>;
+}
+
 /**
  * What a direct tool may use, for `principal`: the same in every generation but for how it waits. A form it puts to
  * the caller (`ask`) counts against the principal's waits (`MCP_MAX_WAITS_PER_PRINCIPAL`) while it is open; over the
  * quota, `ask` throws `TooManyRequestsError`.
  */
 export function directToolContext(
-  deps: { core: TaskCore; approvals: Approvals; seal: CallSeal; workflowTools: ReadonlyMap<string, WorkflowTool<any, any>> },
+  deps: DirectToolDependencies,
   caller: { principal: string; roles: readonly string[] },
   awaitResult: DirectToolContext['awaitResult'],
   ask?: DirectToolContext['ask'],

@@ -11,41 +11,33 @@ import {
   ListTasksRequestSchema,
   ListToolsRequestSchema,
   ReadResourceRequestSchema,
-  McpError,
   RELATED_TASK_META_KEY,
   type CallToolRequest,
   type CallToolResult,
+  type ElicitRequest,
   type ServerNotification,
   type ServerRequest,
   type Task,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { annotateRequest, traceRequest } from '../../shared/telemetry';
+import { traceRequest } from '../../shared/telemetry';
 import { REPLAYED_META } from '../../shared/wire';
 import { APP_RESOURCES, readAppResource } from '../app/ui';
-import { describeTool, directToolContext, idempotencyOf, pendingTaskResult, ttlOf } from '../calls/call-tool';
-import {
-  declinedConfirmation,
-  planCall,
-  unaskedConfirmation,
-  type CallAnswer,
-  type DirectPlan,
-  type PlannedConfirmation,
-  type StartPlan,
-} from '../calls/call-plan';
+import { describeTool, idempotencyOf, pendingTaskResult, ttlOf } from '../calls/call-tool';
+import { planCall, type CallAnswer } from '../calls/call-plan';
+import { runCall, type CallPort } from '../calls/call-runner';
 import { setBounded } from '../../util/bounded';
 import { log } from '../../util/log';
 import { AskingPace, refusalBackoffMs } from './asking-pace';
 import { InputChannel, type InputChannelOptions } from './input-channel';
-import { asMcpError } from '../protocol/wire-errors';
-import { callResultOf } from '../protocol/outcome';
+import { asJsonRpcError, jsonRpcFailureOf, JsonRpcError } from '../protocol/wire-errors';
+import { asToolResult, callAnswerOf } from '../protocol/outcome';
 import type { TaskCore } from '../tasks/task-core';
 import type { Approvals } from '../../approvals/approvals';
 import { toolErrorOf, webUiMeta, type TaskView } from '../tasks/task-view';
-import type { DirectToolContext, ToolDefinition, WorkflowTool } from '../tools/types';
+import type { ToolDefinition, WorkflowTool } from '../tools/types';
 import type { InputContent } from '../../shared/task-contract';
 import { toolTables } from '../tools';
-import { applyConfirmation, previousAnswerProblem } from '../protocol/confirmation';
 import type { CallSeal } from '../protocol/signed-call';
 import { sleep } from '../../util/wait';
 import { PACKAGE_NAME, PACKAGE_VERSION } from '../../version';
@@ -120,7 +112,7 @@ export function createMcp2025Server(deps: Mcp2025Dependencies): Server {
   on(GetTaskRequestSchema, (request, extra) => connection.getTask(request.params.taskId, extra));
   on(ListTasksRequestSchema, (request, extra) => connection.listTasks(request.params?.cursor, extra));
   on(CancelTaskRequestSchema, (request, extra) => connection.cancelTask(request.params.taskId, extra));
-  on(GetTaskPayloadRequestSchema, async (request, extra) => (await connection.awaitResult(request.params.taskId, extra))!);
+  on(GetTaskPayloadRequestSchema, async (request, extra) => answerOf((await connection.awaitResult(request.params.taskId, extra))!));
   atOnce.get(server)!.tools = toolTables(deps.tools).byName;
   return server;
 }
@@ -148,71 +140,76 @@ export class Mcp2025Connection {
   }
 
   /** tools/call: carries out its {@link planCall plan}; a task-augmented call answers with the task, a plain one waits inline. */
-  async callTool(request: CallToolRequest, extra: Extra): Promise<object> {
+  callTool(request: CallToolRequest, extra: Extra): Promise<object> {
     const { name, arguments: args, task } = request.params;
     const capabilities = this.server.getClientCapabilities();
     const plan = planCall({ generation: 'mcp2025', taskAugmented: task !== undefined, name, args, tools: this.byName, capabilities });
-    if (plan.kind === 'error' || plan.kind === 'result') return answerOf(plan);
-    const principal = this.deps.principalOf(extra);
-    if (plan.kind === 'direct') return this.runDirectTool(plan, principal, extra);
-    // The request's own fields before anything is asked: a bad ttl or idempotency key asks nothing and starts nothing.
-    const startOptions = {
-      requestedTtl: ttlOf(task),
-      ...idempotencyOf(request.params._meta as Record<string, unknown> | undefined),
-    };
-    let input = plan.input;
-    if (plan.confirmation) {
-      const confirmed = await this.confirm(plan, plan.confirmation, principal, extra);
-      if (confirmed.kind !== 'start') return answerOf(confirmed);
-      input = confirmed.input;
-    }
-    const view = await this.deps.core.create(plan.tool, input, principal, startOptions);
-    annotateRequest({ taskId: view.task.taskId });
-    this.observe(view);
-    if (plan.then === 'task') {
-      const token = extra._meta?.progressToken;
-      if (token !== undefined) setBounded(this.progressTokens, view.task.taskId, token, PER_CONNECTION_LIMIT);
-      const immediate = plan.tool.immediateResponse?.(plan.input, view.task.taskId);
-      const meta = {
-        ...(immediate && { [MODEL_IMMEDIATE_RESPONSE_META]: immediate }),
-        ...(view.replayed && { [REPLAYED_META]: true }),
-        ...webUiMeta(view),
-      };
-      return { task: mcp2025Task(view), ...(Object.keys(meta).length > 0 && { _meta: meta }) };
-    }
-    if (plan.then === 'view') return pendingTaskResult(view, { kind: 'view' });
-    const result = await this.awaitResult(view.task.taskId, extra, this.deps.inlineBudgetMs);
-    if (result) return result;
-    const now = await this.deps.core.get(view.task.taskId, principal);
-    const unaskable = now.input !== undefined && !this.channelFor(principal).canAsk(now.input);
-    return pendingTaskResult(now, unaskable ? { kind: 'question' } : { kind: 'budget', budgetMs: this.deps.inlineBudgetMs });
+    const { core, approvals, seal } = this.deps;
+    return runCall(plan, this.callPort(request, extra), {
+      core,
+      approvals,
+      seal,
+      workflowTools: this.workflowTools,
+      create: (tool, input, principal, options) => core.create(tool, input, principal, options),
+    });
   }
 
   /**
-   * Asks the plan's confirmation on the call's own stream before anything starts (a client that cannot be asked gets
-   * the question and a `confirm_start` token instead). A bad answer is asked again, saying why; a declined one starts
-   * nothing. How a call that starts nothing answers is the plan's.
+   * How a call goes on this connection: questions are elicitations on the call's own stream, asked again after an
+   * answer that did not fit (after a pause that grows with each refusal in a row); a task-augmented call answers with
+   * the task; a plain one waits inline, asking the task's questions, up to its budget.
    */
-  private async confirm(
-    plan: StartPlan,
-    { confirm, question, askable }: PlannedConfirmation,
-    principal: string,
-    extra: Extra,
-  ): Promise<{ kind: 'start'; input: unknown } | CallAnswer> {
-    if (!askable) return unaskedConfirmation(plan, question, this.deps.seal.seal({ principal, tool: plan.tool.name, args: plan.input }));
-    let why = '';
-    for (let refusals = 1; ; refusals++) {
-      const answer = await this.server.elicitInput(
-        { ...question.request, message: why + question.request.message },
-        { relatedRequestId: extra.requestId, signal: extra.signal, timeout: this.deps.input.elicitationTimeoutMs },
-      );
-      const outcome = applyConfirmation(confirm, plan.input, answer);
-      if (outcome.kind === 'start') return outcome;
-      if (outcome.kind === 'declined') return declinedConfirmation(plan, outcome.action);
-      why = previousAnswerProblem(outcome.problem);
-      await sleep(refusalBackoffMs(refusals), extra.signal);
-      if (extra.signal.aborted) throw new McpError(ErrorCode.ConnectionClosed, 'Request was cancelled');
-    }
+  private callPort(request: CallToolRequest, extra: Extra): CallPort<object> {
+    const principal = this.deps.principalOf(extra);
+    const elicit = (params: ElicitRequest['params']) =>
+      this.server.elicitInput(params, {
+        relatedRequestId: extra.requestId,
+        signal: extra.signal,
+        timeout: this.deps.input.elicitationTimeoutMs,
+      });
+    return {
+      caller: { principal, roles: this.deps.rolesOf(extra) },
+      answer: answerOf,
+      startOptions: () => ({
+        requestedTtl: ttlOf(request.params.task),
+        ...idempotencyOf(request.params._meta as Record<string, unknown> | undefined),
+      }),
+      askConfirmation: async (question, refusals) => {
+        if (refusals > 0) {
+          await sleep(refusalBackoffMs(refusals), extra.signal);
+          if (extra.signal.aborted) throw cancelled();
+        }
+        return { kind: 'answered', answer: await elicit(question.request) };
+      },
+      askForm: async (form) => {
+        const answer = await elicit({ mode: 'form', ...form });
+        return { action: answer.action, ...(answer.content && { content: answer.content as InputContent }) };
+      },
+      awaitResult: async (taskId, budgetMs) => {
+        const answer = await this.awaitResult(taskId, extra, budgetMs);
+        return answer && asToolResult(answer);
+      },
+      created: (view) => this.observe(view),
+      taskAnswer: (view, plan) => {
+        const token = extra._meta?.progressToken;
+        if (token !== undefined) setBounded(this.progressTokens, view.task.taskId, token, PER_CONNECTION_LIMIT);
+        const immediate = plan.tool.immediateResponse?.(plan.input, view.task.taskId);
+        const meta = {
+          ...(immediate && { [MODEL_IMMEDIATE_RESPONSE_META]: immediate }),
+          ...(view.replayed && { [REPLAYED_META]: true }),
+          ...webUiMeta(view),
+        };
+        return { task: mcp2025Task(view), ...(Object.keys(meta).length > 0 && { _meta: meta }) };
+      },
+      waitInline: async (view) => {
+        const { taskId } = view.task;
+        const answer = await this.awaitResult(taskId, extra, this.deps.inlineBudgetMs);
+        if (answer) return answerOf(answer);
+        const now = await this.deps.core.get(taskId, principal);
+        const unaskable = now.input !== undefined && !this.channelFor(principal).canAsk(now.input);
+        return pendingTaskResult(now, unaskable ? { kind: 'question' } : { kind: 'budget', budgetMs: this.deps.inlineBudgetMs });
+      },
+    };
   }
 
   /**
@@ -247,7 +244,7 @@ export class Mcp2025Connection {
    * again on this request only after MCP_INPUT_DISMISS_COOLDOWN_MS, see {@link AskingPace}). With a progress token on
    * the request, sends progress notifications as it goes.
    */
-  async awaitResult(taskId: string, extra: Extra, budgetMs = Infinity): Promise<CallToolResult | undefined> {
+  async awaitResult(taskId: string, extra: Extra, budgetMs = Infinity): Promise<CallAnswer | undefined> {
     const endWait = await this.deps.core.quotas.beginWait(this.deps.principalOf(extra));
     log.debug('waiting for the task to finish', { taskId, ...(budgetMs !== Infinity && { budgetMs }) });
     try {
@@ -257,7 +254,7 @@ export class Mcp2025Connection {
     }
   }
 
-  private async waitForResult(taskId: string, extra: Extra, budgetMs: number): Promise<CallToolResult | undefined> {
+  private async waitForResult(taskId: string, extra: Extra, budgetMs: number): Promise<CallAnswer | undefined> {
     const principal = this.deps.principalOf(extra);
     const { core } = this.deps;
     const channel = this.channelFor(principal);
@@ -270,7 +267,7 @@ export class Mcp2025Connection {
     for await (const view of follower) {
       this.observe(view);
       progress(view);
-      if (isTerminal(view.task.status)) return callResultOf(view);
+      if (isTerminal(view.task.status)) return callAnswerOf(view);
       // Never a question this connection already answered.
       const next = pace.next(view.inputs.filter((candidate) => !channel.answeredHere(taskId, candidate.key)));
       if (next.kind === 'none') continue;
@@ -298,28 +295,8 @@ export class Mcp2025Connection {
         follower.readAgainIn(0);
       } else pace.settled();
     }
-    if (extra.signal.aborted) throw new McpError(ErrorCode.ConnectionClosed, 'Request was cancelled');
+    if (extra.signal.aborted) throw cancelled();
     return undefined;
-  }
-
-  private runDirectTool({ tool, input, mayAsk }: DirectPlan, principal: string, extra: Extra) {
-    const context = { core: this.deps.core, approvals: this.deps.approvals, seal: this.deps.seal, workflowTools: this.workflowTools };
-    const ask: DirectToolContext['ask'] = async (request) => {
-      const answer = await this.server.elicitInput(
-        { mode: 'form', ...request },
-        { relatedRequestId: extra.requestId, signal: extra.signal, timeout: this.deps.input.elicitationTimeoutMs },
-      );
-      return { action: answer.action, ...(answer.content && { content: answer.content as InputContent }) };
-    };
-    return tool.handler(
-      input,
-      directToolContext(
-        context,
-        { principal, roles: this.deps.rolesOf(extra) },
-        (taskId, budgetMs) => this.awaitResult(taskId, extra, budgetMs),
-        mayAsk ? ask : undefined,
-      ),
-    );
   }
 
   /** Ends what the connection has under way once it closed: pushed questions, their timers and watches. */
@@ -375,13 +352,13 @@ function onRequest<Schema extends RequestSchema>(
   const handle = async (request: unknown, extra: Extra) => {
     const parsed = schema.safeParse(request);
     if (!parsed.success) {
-      throw new McpError(ErrorCode.InvalidParams, `Invalid params for ${method}: ${z.prettifyError(parsed.error).replace(/\n/g, ' ')}`);
+      throw new JsonRpcError(ErrorCode.InvalidParams, `Invalid params for ${method}: ${z.prettifyError(parsed.error).replace(/\n/g, ' ')}`);
     }
     if (!traced) return mapTemporalErrors(handler(parsed.data, extra));
     try {
       await core.quotas.takeOperation(principalOf(extra));
     } catch (error) {
-      throw asMcpError(error);
+      throw asJsonRpcError(error);
     }
     const params = (parsed.data as { params?: { name?: unknown; taskId?: unknown; _meta?: Record<string, unknown> } }).params;
     return traceRequest(
@@ -470,19 +447,15 @@ export async function answerAtOnce(
     ...(sessionId !== undefined && { sessionId }),
     ...(request.params?._meta && { _meta: request.params._meta }),
     sendNotification: (notification: ServerNotification) => server.notification(notification),
-    sendRequest: () => Promise.reject(new McpError(ErrorCode.InternalError, 'A request answered at once sends no requests')),
+    sendRequest: () => Promise.reject(new JsonRpcError(ErrorCode.InternalError, 'A request answered at once sends no requests')),
   } as unknown as Extra;
   try {
     return { jsonrpc: '2.0', id: request.id, result: await handle(request, extra) };
   } catch (error) {
-    const failure = error instanceof McpError ? error : new McpError(ErrorCode.InternalError, 'Internal error');
-    if (!(error instanceof McpError)) log.error(`mcp (2025-11-25): ${request.method}: ${(error as Error).stack ?? error}`);
-    return {
-      jsonrpc: '2.0',
-      id: request.id,
-      // The message as the SDK's own transport would send it, so a client sees the same text on either path.
-      error: { code: failure.code, message: failure.message, ...(failure.data !== undefined && { data: failure.data }) },
-    };
+    const failure = jsonRpcFailureOf(error);
+    if (!failure) log.error(`mcp (2025-11-25): ${request.method}: ${(error as Error).stack ?? error}`);
+    // As the SDK's own transport would send it, so a client sees the same error on either path.
+    return { jsonrpc: '2.0', id: request.id, error: failure ?? { code: ErrorCode.InternalError, message: 'Internal error' } };
   }
 }
 
@@ -527,17 +500,25 @@ function progressReporter(
   };
 }
 
-/** A plan's answer in this generation: a tool result, or the JSON-RPC error thrown as an `McpError`. */
+/** A call's answer in this generation: a tool result, or its JSON-RPC error thrown for the SDK to send. */
 function answerOf(answer: CallAnswer): CallToolResult {
-  if (answer.kind === 'error') throw new McpError(answer.error.code, answer.error.message, answer.error.data);
+  if (answer.kind === 'error') throw JsonRpcError.of(answer.error);
   return answer.result;
 }
 
-/** Errors as JSON-RPC errors (see {@link asMcpError}): "Temporal unreachable" becomes a retryable one that says so. */
+/** What a request the client cancelled ends with (the SDK sends nothing for it). */
+function cancelled(): JsonRpcError {
+  return new JsonRpcError(ErrorCode.ConnectionClosed, 'Request was cancelled');
+}
+
+/**
+ * Errors as JSON-RPC errors (see {@link jsonRpcFailureOf}), thrown as they are: the SDK sends a thrown error's code,
+ * message and data. "Temporal unreachable" becomes a retryable one that says so.
+ */
 async function mapTemporalErrors<T>(work: Promise<T>): Promise<T> {
   try {
     return await work;
   } catch (error) {
-    throw asMcpError(error);
+    throw asJsonRpcError(error);
   }
 }

@@ -5,9 +5,8 @@
  */
 import { RELATED_TASK_META_KEY, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { PendingInput } from '../../shared/task-contract';
-import { callResultOf, outcomeError, outcomeOf } from '../protocol/outcome';
+import { outcomeFailure, outcomeOf, toolResultOf } from '../protocol/outcome';
 import type { TaskView } from '../tasks/task-view';
-import { plainMessage } from '../protocol/wire-errors';
 
 /** A flat SEP-2663 task: what `tools/call` answers with (`resultType: "task"`) and the core of `tasks/get`. */
 export function mcp2026Task(view: TaskView) {
@@ -39,13 +38,13 @@ export function detailedTask(view: TaskView) {
       return { ...task, inputRequests: inputRequestsOf(view.inputs) };
     case 'completed':
       // A tool error is a completed task in this generation: its CallToolResult carries isError.
-      return { ...task, result: withoutRelatedTask(callResultOf(view)) };
+      return { ...task, result: withoutRelatedTask(toolResultOf(view)) };
     case 'failed': {
       const outcome = outcomeOf(view);
-      const error = outcome.kind === 'failed' || outcome.kind === 'cancelled' ? outcomeError(view, outcome) : undefined;
+      const error = outcome.kind === 'failed' || outcome.kind === 'cancelled' ? outcomeFailure(view, outcome) : undefined;
       return {
         ...task,
-        error: { code: error?.code ?? -32603, message: (error && plainMessage(error)) ?? task.statusMessage ?? 'The task failed' },
+        error: { code: error?.code ?? -32603, message: error?.message ?? task.statusMessage ?? 'The task failed' },
       };
     }
     default:

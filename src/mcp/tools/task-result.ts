@@ -1,6 +1,6 @@
 import { isTerminal } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import { z } from 'zod';
-import { callResultOf } from '../protocol/outcome';
+import { toolResultOf } from '../protocol/outcome';
 import { zodSchema } from './schema';
 import { describe, TaskIdSchema, text, withTask } from './task-tool-support';
 import type { DirectTool } from './types';
@@ -24,7 +24,7 @@ export const taskResultTool: DirectTool<{ taskId: string; waitSeconds: number }>
   answersAtOnce: ({ waitSeconds }) => waitSeconds === 0,
   handler: ({ taskId, waitSeconds }, context) =>
     withTask(context, taskId, async (view) => {
-      if (isTerminal(view.task.status)) return callResultOf(view);
+      if (isTerminal(view.task.status)) return toolResultOf(view);
       const result = waitSeconds > 0 ? await context.awaitResult(taskId, waitSeconds * 1000) : undefined;
       return result ?? text(describe(await context.task(taskId)));
     }),

@@ -1,8 +1,7 @@
 /** What the companion tools (task_status, task_result, task_respond, task_cancel) share. */
-import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { TaskCoreError } from '../tasks/errors';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { plainMessage } from '../protocol/wire-errors';
+import { refusalOf } from '../protocol/wire-errors';
 import type { TaskView } from '../tasks/task-view';
 import type { DirectToolContext } from './types';
 import { X_MCP_HEADER } from '../protocol/param-headers';
@@ -29,8 +28,8 @@ export function text(message: string, extra: Partial<CallToolResult> = {}): Call
 
 /** A refusal (a JSON-RPC error, or one of the task core's) as a tool error the model can read; undefined for anything else. */
 function errorResult(error: unknown, hint = ''): CallToolResult | undefined {
-  if (!(error instanceof McpError || error instanceof TaskCoreError)) return undefined;
-  return text(`${plainMessage(error)}${hint}`, { isError: true });
+  const refusal = refusalOf(error);
+  return refusal && text(`${refusal.message}${hint}`, { isError: true });
 }
 
 /**

@@ -59,7 +59,10 @@ export interface DirectToolContext {
    * returns their answer; absent when the caller's client cannot be asked.
    */
   ask?(request: Omit<FormInputRequest, 'mode'>): Promise<{ action: 'accept' | 'decline' | 'cancel'; content?: InputContent }>;
-  /** Waits up to `budgetMs` for the task to end, asking its questions on this call's stream; undefined if it did not end. */
+  /**
+   * Waits up to `budgetMs` for the task to end, asking its questions on this call's stream: the task's result as its
+   * tool returned it (a task that failed or was cancelled: a tool error that says so), or undefined if it did not end.
+   */
   awaitResult(taskId: string, budgetMs: number): Promise<CallToolResult | undefined>;
   /** Calls waiting for a confirmation before they start (see `confirm_start`). */
   confirmations: {

@@ -1,0 +1,145 @@
+/**
+ * Carries out a {@link CallPlan} the same way in every protocol generation. What differs on the wire is a generation's
+ * {@link CallPort}: how it answers, asks a question, answers with a task and waits for one. The runner holds the rest:
+ * the order of checks (the request's own fields before any question), the confirmation asked again after an answer
+ * that does not fit, a declined or unaskable confirmation, the start, and a direct tool's context.
+ */
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { FormInputRequest, InputContent, PendingInput } from '../../shared/task-contract';
+import { annotateRequest } from '../../shared/telemetry';
+import { applyConfirmation, previousAnswerProblem } from '../protocol/confirmation';
+import type { CallSeal } from '../protocol/signed-call';
+import type { CreatedTask, CreateOptions } from '../tasks/lifecycle';
+import type { TaskView } from '../tasks/task-view';
+import type { DirectToolContext } from '../tools/types';
+import { directToolContext, pendingTaskResult, type DirectToolDependencies } from './call-tool';
+import {
+  declinedConfirmation,
+  unaskedConfirmation,
+  type CallAnswer,
+  type CallPlan,
+  type DirectPlan,
+  type PlannedConfirmation,
+  type StartPlan,
+} from './call-plan';
+
+/** A form's answer, as a direct tool's `ask` returns it. */
+export type FormAnswer = { action: 'accept' | 'decline' | 'cancel'; content?: InputContent };
+
+/** How a question was put: the caller's answer, or the answer that ends this call while the question is out. */
+export type Asked<Answer> = { kind: 'answered'; answer: unknown } | { kind: 'ends'; answer: Answer };
+
+/**
+ * What a generation does for a call, on its own wire. `Answer` is what its tools/call handler returns; a JSON-RPC
+ * error is thrown by {@link answer}, at the edge, since that is how either SDK sends one.
+ */
+export interface CallPort<Answer> {
+  readonly caller: { principal: string; roles: readonly string[] };
+  /** A call's answer given without a task: a tool result, or the JSON-RPC error (thrown). */
+  answer(answer: CallAnswer): Answer;
+  /** The options the request itself carries for a start (ttl, idempotency key); a malformed one throws -32602. */
+  startOptions(): CreateOptions;
+  /**
+   * Puts a start's confirmation to the caller, after `refusals` answers in a row that did not fit (its message then
+   * says why first); the caller's answer, or the answer that ends the call while it is out (an input_required round).
+   */
+  askConfirmation(question: PendingInput, refusals: number): Promise<Asked<Answer>>;
+  /** Puts a direct tool's form to the caller; throws {@link CallEnds} when the call ends while it is out. */
+  askForm(request: Omit<FormInputRequest, 'mode'>): Promise<FormAnswer>;
+  /** Waits for a task for a direct tool (`DirectToolContext.awaitResult`). */
+  awaitResult(taskId: string, budgetMs: number): Promise<CallToolResult | undefined>;
+  /** The task a call started exists: a generation that remembers what its connection saw notes it here. */
+  created?(view: TaskView): void;
+  /** The answer with the task (`then: 'task'`). */
+  taskAnswer(view: CreatedTask, plan: StartPlan): Answer;
+  /** Waits for the task inline, up to the generation's budget (`then: 'inline'`). */
+  waitInline(view: TaskView): Promise<Answer>;
+}
+
+/** Thrown by a port's `askForm` to end the call with `answer` while the form is out (2026-07-28: an input_required round). */
+export class CallEnds<Answer> extends Error {
+  constructor(readonly answer: Answer) {
+    super('The call ends while its question is out');
+    this.name = 'CallEnds';
+  }
+}
+
+/** What the runner needs beside the port: the start, the seal of a confirmation asked later, a direct tool's context. */
+export interface CallRunnerDependencies extends DirectToolDependencies {
+  create(tool: StartPlan['tool'], input: unknown, principal: string, options: CreateOptions): Promise<CreatedTask>;
+}
+
+/** Carries out `plan` through `port`. */
+export async function runCall<Answer>(plan: CallPlan, port: CallPort<Answer>, deps: CallRunnerDependencies): Promise<Answer> {
+  switch (plan.kind) {
+    case 'error':
+    case 'result':
+      return port.answer(plan);
+    case 'direct':
+      return runDirect(plan, port, deps);
+    case 'start':
+      return start(plan, port, deps);
+  }
+}
+
+async function start<Answer>(plan: StartPlan, port: CallPort<Answer>, deps: CallRunnerDependencies): Promise<Answer> {
+  // The request's own fields before anything is asked: a bad ttl or idempotency key asks nothing and starts nothing.
+  const options = port.startOptions();
+  let input = plan.input;
+  if (plan.confirmation) {
+    const confirmed = await confirm(plan, plan.confirmation, port, deps.seal);
+    if (confirmed.kind === 'ends') return confirmed.answer;
+    input = confirmed.input;
+  }
+  const view = await deps.create(plan.tool, input, port.caller.principal, options);
+  annotateRequest({ taskId: view.task.taskId });
+  port.created?.(view);
+  if (plan.then === 'task') return port.taskAnswer(view, plan);
+  if (plan.then === 'view') return port.answer({ kind: 'result', result: pendingTaskResult(view, { kind: 'view' }) });
+  return port.waitInline(view);
+}
+
+/**
+ * Asks the plan's confirmation before anything starts (a client that cannot be asked gets the question and a
+ * `confirm_start` token instead). An answer that does not fit is asked again, saying why; a declined one starts nothing.
+ */
+async function confirm<Answer>(
+  plan: StartPlan,
+  { confirm, question, askable }: PlannedConfirmation,
+  port: CallPort<Answer>,
+  seal: CallSeal,
+): Promise<{ kind: 'start'; input: unknown } | { kind: 'ends'; answer: Answer }> {
+  const { principal } = port.caller;
+  if (!askable) {
+    const token = seal.seal({ principal, tool: plan.tool.name, args: plan.input });
+    return { kind: 'ends', answer: port.answer(unaskedConfirmation(plan, question, token)) };
+  }
+  let why = '';
+  for (let refusals = 0; ; refusals++) {
+    const asked = await port.askConfirmation(
+      { ...question, request: { ...question.request, message: why + question.request.message } },
+      refusals,
+    );
+    if (asked.kind === 'ends') return asked;
+    const outcome = applyConfirmation(confirm, plan.input, asked.answer);
+    if (outcome.kind === 'start') return outcome;
+    if (outcome.kind === 'declined') return { kind: 'ends', answer: port.answer(declinedConfirmation(plan, outcome.action)) };
+    why = previousAnswerProblem(outcome.problem);
+  }
+}
+
+/** Runs a direct tool's handler with its context; a form it puts may end the call ({@link CallEnds}). */
+async function runDirect<Answer>(
+  { tool, input, mayAsk }: DirectPlan,
+  port: CallPort<Answer>,
+  deps: DirectToolDependencies,
+): Promise<Answer> {
+  const ask: DirectToolContext['ask'] = (request) => port.askForm(request);
+  const context = directToolContext(deps, port.caller, (taskId, budgetMs) => port.awaitResult(taskId, budgetMs), mayAsk ? ask : undefined);
+  try {
+    return port.answer({ kind: 'result', result: await tool.handler(input, context) });
+  } catch (error) {
+    if (error instanceof CallEnds) return error.answer as Answer;
+    throw error;
+  }
+}

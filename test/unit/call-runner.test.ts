@@ -1,0 +1,201 @@
+import { z } from 'zod';
+import { planCall, type CallAnswer, type DeclaredCapabilities, type ToolCall } from '../../src/mcp/calls/call-plan';
+import { CallEnds, runCall, type Asked, type CallPort, type CallRunnerDependencies } from '../../src/mcp/calls/call-runner';
+import { JsonRpcError } from '../../src/mcp/protocol/wire-errors';
+import { defineWorkflowTool } from '../../src/mcp/tools/define';
+import { zodSchema } from '../../src/mcp/tools/schema';
+import type { CreatedTask } from '../../src/mcp/tasks/lifecycle';
+import type { DirectTool, ToolDefinition } from '../../src/mcp/tools/types';
+import type { PendingInput } from '../../src/shared/task-contract';
+
+const Input = z.object({ count: z.number().int() });
+
+const asking: DirectTool<z.infer<typeof Input>> = {
+  kind: 'direct',
+  name: 'asking',
+  description: 'asks a form, then says what it got',
+  input: zodSchema(Input),
+  handler: async ({ count }, context) => {
+    const answer = await context.ask!({ message: `Really ${count}?`, requestedSchema: { type: 'object', properties: {} } });
+    return { content: [{ type: 'text', text: `asked: ${answer.action}` }] };
+  },
+};
+
+const TOOLS: ToolDefinition[] = [
+  asking,
+  defineWorkflowTool({ name: 'run', description: 'run', workflowType: 'w', inputSchema: Input, taskSupport: 'optional' }),
+  defineWorkflowTool({
+    name: 'confirmed',
+    description: 'confirmed',
+    workflowType: 'w',
+    inputSchema: Input,
+    taskSupport: 'optional',
+    confirm: {
+      message: 'Start {{count}}?',
+      requestedSchema: { type: 'object', properties: { note: { type: 'string' } }, required: ['note'] },
+      into: 'confirmation',
+    },
+  }),
+];
+const byName = new Map(TOOLS.map((tool) => [tool.name, tool]));
+const FORMS: DeclaredCapabilities = { elicitation: { form: {} } };
+
+/** What the fake port saw, in order, and what the runner answered. */
+type Step = string;
+
+/**
+ * A port that records each step and answers questions from a script: each entry is the caller's answer, or 'round'
+ * (the call ends with an input_required round while the question is out).
+ */
+function fakePort(script: unknown[], options: { ttl?: unknown } = {}) {
+  const steps: Step[] = [];
+  const questions: PendingInput[] = [];
+  const port: CallPort<string> = {
+    caller: { principal: 'local:alice', roles: [] },
+    answer: (answer: CallAnswer) => {
+      if (answer.kind === 'error') throw JsonRpcError.of(answer.error);
+      const text = answer.result.content.map((part) => (part.type === 'text' ? part.text : '')).join(' ');
+      return `${answer.result.isError ? 'tool error' : 'result'}: ${text}`;
+    },
+    startOptions: () => {
+      steps.push('start options');
+      if (options.ttl !== undefined) throw new JsonRpcError(-32602, 'params.task.ttl must be a whole number');
+      return {};
+    },
+    askConfirmation: async (question, refusals): Promise<Asked<string>> => {
+      steps.push(`ask confirmation (${refusals} refused)`);
+      questions.push(question);
+      const next = script.shift();
+      return next === 'round' ? { kind: 'ends', answer: 'input_required round' } : { kind: 'answered', answer: next };
+    },
+    askForm: async (form) => {
+      steps.push(`ask form: ${form.message}`);
+      const next = script.shift();
+      if (next === 'round') throw new CallEnds('input_required round');
+      return next as { action: 'accept' };
+    },
+    awaitResult: async () => undefined,
+    created: (view) => steps.push(`created ${view.task.taskId}`),
+    taskAnswer: (view) => `task ${view.task.taskId}`,
+    waitInline: async (view) => `waited for ${view.task.taskId}`,
+  };
+  const created: unknown[] = [];
+  const deps = {
+    // A form a direct tool puts counts as one of the principal's waits while it is out.
+    core: {
+      quotas: {
+        beginWait: async () => {
+          steps.push('wait begins');
+          return () => steps.push('wait ends');
+        },
+      },
+    } as unknown as CallRunnerDependencies['core'],
+    approvals: {} as CallRunnerDependencies['approvals'],
+    seal: {
+      seal: (call: unknown) => {
+        steps.push(`sealed ${JSON.stringify(call)}`);
+        return 'sealed-token';
+      },
+    } as unknown as CallRunnerDependencies['seal'],
+    workflowTools: new Map(),
+    create: async (_tool, input) => {
+      created.push(input);
+      return { task: { taskId: 'task-1', status: 'working' }, inputs: [], replayed: false } as unknown as CreatedTask;
+    },
+  } satisfies CallRunnerDependencies;
+  return { port, deps, steps, questions, created };
+}
+
+function mcp2025(name: string, args: unknown, taskAugmented: boolean, capabilities?: DeclaredCapabilities): ToolCall {
+  return { generation: 'mcp2025', taskAugmented, name, args, tools: byName, capabilities };
+}
+function mcp2026(name: string, args: unknown, capabilities: DeclaredCapabilities = {}): ToolCall {
+  return { generation: 'mcp2026', name, args, tools: byName, capabilities };
+}
+
+describe('runCall carries out a plan the same way for every generation', () => {
+  const starts: [string, ToolCall, string][] = [
+    ['a task-augmented call answers with the task', mcp2025('run', { count: 1 }, true), 'task task-1'],
+    ['a plain call waits inline', mcp2025('run', { count: 1 }, false), 'waited for task-1'],
+    [
+      'a 2026 call with the tasks extension answers with the task',
+      mcp2026('run', { count: 1 }, { extensions: { 'io.modelcontextprotocol/tasks': {} } }),
+      'task task-1',
+    ],
+    [
+      'a host that renders the task view gets the pending task',
+      mcp2026('run', { count: 1 }, { extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] } } }),
+      'result: Started task task-1',
+    ],
+  ];
+  test.each(starts)('%s', async (_, call, answer) => {
+    const { port, deps, steps } = fakePort([]);
+    expect(await runCall(planCall(call), port, deps)).toMatch(new RegExp(`^${answer}`));
+    expect(steps).toEqual(['start options', 'created task-1']);
+  });
+
+  test('a plan that runs nothing is answered at once, an error thrown by the port', async () => {
+    const { port, deps, steps } = fakePort([]);
+    await expect(runCall(planCall(mcp2025('nonesuch', {}, false)), port, deps)).rejects.toMatchObject({ code: -32602 });
+    expect(await runCall(planCall(mcp2026('run', { count: 'x' })), port, deps)).toMatch(/^tool error: Invalid arguments for tool run/);
+    expect(steps).toEqual([]);
+  });
+
+  test('the request’s own fields are checked before the confirmation is asked: a bad one asks nothing, starts nothing', async () => {
+    const { port, deps, steps, created } = fakePort([{ action: 'accept', content: { note: 'ok' } }], { ttl: -1 });
+    await expect(runCall(planCall(mcp2025('confirmed', { count: 2 }, true, FORMS)), port, deps)).rejects.toMatchObject({ code: -32602 });
+    expect(steps).toEqual(['start options']);
+    expect(created).toEqual([]);
+  });
+
+  test('an answer that does not fit is asked again, saying why, in the same words for every generation', async () => {
+    for (const call of [mcp2025('confirmed', { count: 2 }, false, FORMS), mcp2026('confirmed', { count: 2 }, FORMS)]) {
+      const { port, deps, steps, questions, created } = fakePort([
+        { action: 'accept', content: {} },
+        { action: 'accept', content: { note: 'ok' } },
+      ]);
+      expect(await runCall(planCall(call), port, deps)).toBe('waited for task-1');
+      expect(steps).toEqual(['start options', 'ask confirmation (0 refused)', 'ask confirmation (1 refused)', 'created task-1']);
+      expect(questions[0].request.message).toBe('Start 2?');
+      expect(questions[1].request.message).toMatch(/^Your previous answer could not be used: .*note.*\.\n\nStart 2\?$/s);
+      expect(created).toEqual([{ count: 2, confirmation: { note: 'ok' } }]);
+    }
+  });
+
+  test('a confirmation out as an input_required round ends the call; nothing starts', async () => {
+    const { port, deps, steps, created } = fakePort(['round']);
+    expect(await runCall(planCall(mcp2026('confirmed', { count: 2 }, FORMS)), port, deps)).toBe('input_required round');
+    expect(steps).toEqual(['start options', 'ask confirmation (0 refused)']);
+    expect(created).toEqual([]);
+  });
+
+  test('a declined confirmation starts nothing: a tool error, or -32600 where a task was demanded', async () => {
+    const plain = fakePort([{ action: 'decline' }]);
+    expect(await runCall(planCall(mcp2025('confirmed', { count: 2 }, false, FORMS)), plain.port, plain.deps)).toMatch(
+      /^tool error: Not started/,
+    );
+    const augmented = fakePort([{ action: 'cancel' }]);
+    await expect(runCall(planCall(mcp2025('confirmed', { count: 2 }, true, FORMS)), augmented.port, augmented.deps)).rejects.toMatchObject({
+      code: -32600,
+      data: { declined: true },
+    });
+    expect([...plain.created, ...augmented.created]).toEqual([]);
+  });
+
+  test('a client that cannot be asked gets the question and a confirm_start token; nothing is asked or started', async () => {
+    const { port, deps, steps, created } = fakePort([]);
+    expect(await runCall(planCall(mcp2026('confirmed', { count: 2 })), port, deps)).toMatch(/^result: .*confirm_start/s);
+    expect(steps).toEqual(['start options', 'sealed {"principal":"local:alice","tool":"confirmed","args":{"count":2}}']);
+    expect(created).toEqual([]);
+  });
+
+  test('a direct tool’s form: answered, it runs on; out as a round, the call ends with the round', async () => {
+    const answered = fakePort([{ action: 'accept' }]);
+    expect(await runCall(planCall(mcp2025('asking', { count: 3 }, false, FORMS)), answered.port, answered.deps)).toBe(
+      'result: asked: accept',
+    );
+    expect(answered.steps).toEqual(['wait begins', 'ask form: Really 3?', 'wait ends']);
+    const round = fakePort(['round']);
+    expect(await runCall(planCall(mcp2026('asking', { count: 3 }, FORMS)), round.port, round.deps)).toBe('input_required round');
+  });
+});
