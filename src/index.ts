@@ -5,7 +5,15 @@
  */
 
 // The bridge: one Temporal connection and task core, one MCP server per connection.
-export { createBridge, tuningFromEnv, type Bridge, type BridgeTuning, type CreateBridgeOptions } from './mcp/bridge';
+export {
+  bridgeOptionsFromEnv,
+  createBridge,
+  DEFAULT_TUNING,
+  tuningFromEnv,
+  type Bridge,
+  type BridgeTuning,
+  type CreateBridgeOptions,
+} from './mcp/bridge';
 
 // Tools: declared in code, or in a JSON or YAML file; the generic tools every server may offer (DEFAULT_TOOLS).
 export { defaultToolResult, defineWorkflowTool, ToolDeclarationError, type WorkflowToolDeclaration } from './mcp/tools/define';

@@ -2,7 +2,7 @@ import { sharedStateFromEnv, type ReplicaSharedState } from './tasks/shared-stat
 import { randomBytes } from 'node:crypto';
 import { Client, Connection, type ClientInterceptors, type ConnectionOptions } from '@temporalio/client';
 import { createMcpHandler, createRequestStateCodec } from '@modelcontextprotocol/server';
-import { countFromEnv, msFromEnv, type TemporalConfig } from '../shared/temporal-config';
+import { countFromEnv, msFromEnv, temporalConfigFromEnv, type TemporalConfig } from '../shared/temporal-config';
 import { log } from '../util/log';
 import { retryWithBackoff } from '../util/wait';
 import { isTemporalUnavailable } from './tasks/errors';
@@ -14,7 +14,7 @@ import { answerAtOnce, createMcp2025Server, SERVER_INFO, SERVER_INSTRUCTIONS, ty
 import { answerSealFromEnv, type AnswerSeal } from '../shared/answer-proof';
 import { markerFromEnv, type TaskMarker } from './tasks/marker';
 import { rolesInAuthInfo } from './calls/call-tool';
-import { localPrincipal, parseRoles } from './tasks/principal';
+import { assertValidPrincipal, localPrincipal, parseRoles } from './tasks/principal';
 import { TaskCore } from './tasks/task-core';
 import { Approvals, type ApprovalsOptions } from '../approvals/approvals';
 import { approversFromEnv } from '../approvals/approvals-setup';
@@ -84,9 +84,13 @@ export interface Bridge extends McpEndpoints {
   close(): Promise<void>;
 }
 
-/** Options of {@link createBridge}. */
+/**
+ * Options of {@link createBridge}. Nothing here is read from the environment: {@link bridgeOptionsFromEnv} reads the
+ * options `serve` takes from MCP_* and TEMPORAL_* variables (`createBridge({ ...bridgeOptionsFromEnv(), tools })`).
+ */
 export interface CreateBridgeOptions {
   temporal: TemporalConfig;
+  /** Default {@link DEFAULT_TUNING}. */
   tuning?: BridgeTuning;
   /** The tools served; default {@link DEFAULT_TOOLS}, which holds no sample (add `SAMPLE_TOOLS` for those). */
   tools?: readonly ToolDefinition[];
@@ -94,35 +98,75 @@ export interface CreateBridgeOptions {
   client?: Client;
   /**
    * How long to wait at the start for Temporal to answer when it does not (a replica restarted during a network fault),
-   * retrying with backoff; default `MCP_TEMPORAL_STARTUP_WAIT_MS`, else 0: one attempt, and the error at once.
+   * retrying with backoff; default 0: one attempt, and the error at once.
    */
   startupWaitMs?: number;
   principalOf?: Mcp2025Dependencies['principalOf'];
   /** The caller's roles; default: from the credentials (see the HTTP transport), {@link localRoles} without them. */
   rolesOf?: Mcp2025Dependencies['rolesOf'];
-  /** The roles of requests without credentials; default `MCP_LOCAL_ROLES` (comma-separated). */
+  /** The roles of requests without credentials; default none. */
   localRoles?: string[];
-  /** The principal of requests without credentials (stdio, HTTP without authentication); default {@link localPrincipal}. */
-  localPrincipal?: string;
-  /** Signs and checks the tasks this bridge starts; default {@link markerFromEnv}. */
-  marker?: TaskMarker;
-  /** Seals the answers this bridge hands to workflows (workers check them); default {@link answerSealFromEnv}. */
-  answerSeal?: AnswerSeal;
+  /** The principal of requests without credentials (stdio, HTTP without authentication). */
+  localPrincipal: string;
+  /** Signs and checks the tasks this bridge starts ({@link markerFromEnv}). */
+  marker: TaskMarker;
+  /** Seals the answers this bridge hands to workflows; workers check them ({@link answerSealFromEnv}). */
+  answerSeal: AnswerSeal;
   /** Interceptors of the client this bridge connects (tracing); not used with `client`. */
   clientInterceptors?: ClientInterceptors;
   /**
-   * Decision records and who is who for approvals, as `serve` has them unless given: `decisions` signed with
-   * MCP_DECISION_SIGNING_KEY into MCP_DECISION_STORE ({@link DecisionLog.fromEnv}); `people` from
-   * MCP_APPROVERS_DIRECTORY ({@link approversFromEnv}), and `signatures` (the people's own keys, who must sign) from
-   * the same directory. `decisions: null` turns the records off (the bridge warns at
-   * start: workers that check records before an effect then refuse it).
+   * Decision records and who is who for approvals: `decisions` signs a record of every answer to an addressed question
+   * into the decision store, or `null` turns the records off (the bridge warns at start: workers that check records
+   * before an effect then refuse it); `people` (default: the default rule, no roles known) and `signatures` (the
+   * people's own keys, who must sign) come from the approvers directory.
    */
-  approvals?: Omit<ApprovalsOptions, 'localPrincipal' | 'decisions'> & { decisions?: DecisionLog | null };
+  approvals: Omit<ApprovalsOptions, 'localPrincipal' | 'decisions'> & { decisions: DecisionLog | null };
   /**
-   * What the replicas of a deployment share (the rate limit, tasks created lately); default from MCP_SHARED_STATE
-   * ({@link sharedStateFromEnv}), none when it is unset: each process keeps its own. Closed by {@link Bridge.close}.
+   * What the replicas of a deployment share (the rate limit, the waits and open tasks, the tasks created lately); default
+   * none: each process keeps its own. Closed by {@link Bridge.close}.
    */
-  sharedState?: ReplicaSharedState | null;
+  sharedState?: ReplicaSharedState;
+  /**
+   * Seals the state of 2026-07-28 input_required rounds and of calls waiting for `confirm_start`: `key` (at least 32
+   * characters; the same on every replica) and how long a sealed state holds. Default: a random key of this process
+   * (a round then resumes only on the process that began it) and 15 minutes.
+   */
+  requestState?: { key: string | Uint8Array; ttlMs: number };
+}
+
+/** The tuning of a bridge given none: the defaults docs/configuration.md names. */
+export const DEFAULT_TUNING: BridgeTuning = tuningFromEnv({});
+
+/**
+ * Every option of {@link createBridge} the environment gives, as `serve` reads it: Temporal (TEMPORAL_*), the tuning
+ * ({@link tuningFromEnv}), MCP_LOCAL_PRINCIPAL and MCP_LOCAL_ROLES, MCP_TEMPORAL_STARTUP_WAIT_MS, the task key
+ * (marker and answer seal), approvals (MCP_DECISION_SIGNING_KEY, MCP_DECISION_STORE, MCP_APPROVERS_DIRECTORY, whose
+ * roles may be completed by `credentialRoles`), MCP_SHARED_STATE, MCP_REQUEST_STATE_KEY and MCP_REQUEST_STATE_TTL_MS.
+ * Throws, naming the variable, when one is malformed.
+ */
+export function bridgeOptionsFromEnv(
+  env: NodeJS.ProcessEnv = process.env,
+  credentialRoles?: (principal: string) => string[] | undefined,
+): CreateBridgeOptions {
+  const shared = sharedStateFromEnv(env);
+  const key = env.MCP_REQUEST_STATE_KEY;
+  if (key !== undefined && key !== '' && Buffer.byteLength(key) < 32)
+    throw new Error('MCP_REQUEST_STATE_KEY must be at least 32 characters');
+  return {
+    temporal: temporalConfigFromEnv(env),
+    tuning: tuningFromEnv(env),
+    localPrincipal: localPrincipal(env),
+    localRoles: parseRoles(env.MCP_LOCAL_ROLES, 'MCP_LOCAL_ROLES'),
+    startupWaitMs: msFromEnv(env, 'MCP_TEMPORAL_STARTUP_WAIT_MS', 0),
+    marker: markerFromEnv(env),
+    answerSeal: answerSealFromEnv(env),
+    approvals: { ...approversFromEnv(credentialRoles, env), decisions: DecisionLog.fromEnv(env) },
+    ...(shared && { sharedState: shared }),
+    requestState: {
+      key: key === undefined || key === '' ? randomBytes(32) : key,
+      ttlMs: msFromEnv(env, 'MCP_REQUEST_STATE_TTL_MS', 15 * 60_000),
+    },
+  };
 }
 
 /** The longest pause between the server's attempts to reach Temporal again once its connection failed. */
@@ -133,14 +177,22 @@ const MAX_RECONNECT_BACKOFF_MS = 2000;
  * so a task is never forgotten by Temporal before its ttl has passed.
  */
 export async function createBridge(options: CreateBridgeOptions): Promise<Bridge> {
-  const tuning = options.tuning ?? tuningFromEnv();
+  for (const needed of ['localPrincipal', 'marker', 'answerSeal', 'approvals'] as const) {
+    if (options[needed] === undefined) {
+      throw new Error(
+        `createBridge needs options.${needed}; bridgeOptionsFromEnv() reads every option from the environment, as serve does`,
+      );
+    }
+  }
+  const tuning = options.tuning ?? DEFAULT_TUNING;
   let tools = options.tools ?? DEFAULT_TOOLS;
-  const local = options.localPrincipal ?? localPrincipal();
-  const localRoles = options.localRoles ?? parseRoles(process.env.MCP_LOCAL_ROLES, 'MCP_LOCAL_ROLES');
+  const local = options.localPrincipal;
+  assertValidPrincipal(local);
+  const localRoles = options.localRoles ?? [];
   let connection: Connection | undefined;
   let client = options.client;
   // A replica that starts while Temporal is out of reach (a restart during a network fault) waits for it this long.
-  const startupWaitMs = options.startupWaitMs ?? msFromEnv(process.env, 'MCP_TEMPORAL_STARTUP_WAIT_MS', 0);
+  const startupWaitMs = options.startupWaitMs ?? 0;
   const waiting = { deadline: Date.now() + startupWaitMs, isRetryable: () => true, maxDelayMs: 5_000 };
   const waitLog = (error: unknown, count: number) => {
     if (count === 0) {
@@ -189,7 +241,7 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
       await connection?.close().catch(() => undefined);
       throw error;
     }));
-  const shared = options.sharedState === null ? undefined : (options.sharedState ?? sharedStateFromEnv());
+  const shared = options.sharedState;
   if (shared) log.info(`bridge: the rate limit and the tasks created lately are shared with the other replicas in ${shared.describe()}`);
   const core = new TaskCore(
     client,
@@ -198,37 +250,31 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
       maxTtlMs,
       defaultTtlMs: Math.min(tuning.core.defaultTtlMs, maxTtlMs),
       taskQueue: options.temporal.taskQueue,
-      marker: options.marker ?? markerFromEnv(),
-      answerSeal: options.answerSeal ?? answerSealFromEnv(),
+      marker: options.marker,
+      answerSeal: options.answerSeal,
       ...(options.temporal.webUiUrl && { webUiUrl: options.temporal.webUiUrl }),
       ...(shared && { shared }),
     },
     workflowToolsByName(tools),
   );
-  const stateKey = requestStateKey();
-  const stateTtlMs = msFromEnv(process.env, 'MCP_REQUEST_STATE_TTL_MS', 15 * 60_000);
+  const stateKey = options.requestState?.key ?? randomBytes(32);
+  const stateTtlMs = options.requestState?.ttlMs ?? 15 * 60_000;
   const seal = new CallSeal(stateKey, stateTtlMs);
   const confirms = tools.some((tool) => tool.kind === 'workflow' && tool.confirm !== undefined);
   if (confirms && !tools.some((tool) => tool.name === confirmStartTool.name)) tools = [...tools, confirmStartTool];
   // Read once here, so that an invalid x-mcp-header stops the server at start rather than failing its requests.
   const { paramHeaders } = toolTables(tools);
-  const given = options.approvals?.decisions;
-  const decisions = given === null ? undefined : (given ?? DecisionLog.fromEnv());
+  const { decisions, people, signatures, passkeyPage } = options.approvals;
   if (!decisions) {
     log.warn(
       'bridge: decision records are off (approvals.decisions: null): answers to addressed questions are not signed, and a worker that checks the records before an effect refuses it',
     );
   }
-  // The directory is read once, and only for what the options do not give.
-  const chosen = options.approvals;
-  const fromEnv = chosen?.people && chosen.signatures ? undefined : approversFromEnv();
-  const people = chosen?.people ?? fromEnv!.people!;
-  const signatures = chosen?.signatures ?? fromEnv?.signatures;
   const approvals = new Approvals(core, {
-    people,
+    ...(people && { people }),
     ...(decisions && { decisions }),
     ...(signatures && { signatures }),
-    ...(options.approvals?.passkeyPage && { passkeyPage: options.approvals.passkeyPage }),
+    ...(passkeyPage && { passkeyPage }),
     localPrincipal: local,
   });
   const dependencies: Mcp2025Dependencies = {
@@ -300,17 +346,6 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
       await connection?.close();
     },
   };
-}
-
-/**
- * The key that signs the state of input_required rounds: MCP_REQUEST_STATE_KEY (at least 32 characters; give every
- * replica the same one), or a random key for this process (a round then resumes only on the process that began it).
- */
-function requestStateKey(env: NodeJS.ProcessEnv = process.env): string | Uint8Array {
-  const key = env.MCP_REQUEST_STATE_KEY;
-  if (key === undefined || key === '') return randomBytes(32);
-  if (Buffer.byteLength(key) < 32) throw new Error('MCP_REQUEST_STATE_KEY must be at least 32 characters');
-  return key;
 }
 
 async function namespaceRetentionMs(client: Client): Promise<number> {

@@ -1,7 +1,8 @@
 /**
- * A bridge built in code (`createBridge`) gets the approvals `serve` has: decision records signed into the decision
- * store, and who is who from MCP_APPROVERS_DIRECTORY. A directory of one's own (`approvals.people`) keeps the records;
- * only `approvals.decisions: null` turns them off.
+ * A bridge built in code from the environment (`createBridge({ ...bridgeOptionsFromEnv(), … })`) gets the approvals
+ * `serve` has: decision records signed into the decision store, and who is who from MCP_APPROVERS_DIRECTORY. A
+ * directory of one's own (`approvals.people`) keeps the records; only `approvals.decisions: null` turns them off.
+ * `createBridge` itself reads nothing from the environment.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -9,7 +10,7 @@ import path from 'node:path';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { CreateTaskResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { decisionStoreFromEnv } from '../../src/approvals/records/store';
-import { createBridge, type Bridge, type CreateBridgeOptions } from '../../src/mcp/bridge';
+import { bridgeOptionsFromEnv, createBridge, type Bridge, type CreateBridgeOptions } from '../../src/mcp/bridge';
 import { pollUntil } from '../../src/util/wait';
 import { FAST_TUNING, TOOLS_WITH_SAMPLES } from '../helpers/mcp';
 import { testTemporalConfig } from '../helpers/temporal';
@@ -32,15 +33,17 @@ afterAll(async () => {
 });
 
 /** A bridge as a team builds it in code: no approvals options but those given; every request acts for `principal`. */
-async function bridgeOf(principal: string, roles: string[], approvals?: CreateBridgeOptions['approvals']): Promise<McpClient> {
+async function bridgeOf(principal: string, roles: string[], approvals?: Partial<CreateBridgeOptions['approvals']>): Promise<McpClient> {
+  const fromEnv = bridgeOptionsFromEnv();
   const bridge = await createBridge({
+    ...fromEnv,
     temporal: testTemporalConfig(stack.taskQueue),
     client: stack.temporal,
     tuning: FAST_TUNING,
     tools: TOOLS_WITH_SAMPLES,
     principalOf: () => principal,
     rolesOf: () => roles,
-    ...(approvals && { approvals }),
+    approvals: { ...fromEnv.approvals, ...approvals },
   });
   bridges.push(bridge);
   const client = new McpClient({ name: `bridge-defaults-${principal}`, version: '1.0.0' }, { capabilities: { tasks: {} } });
@@ -116,4 +119,11 @@ test('approvals.decisions: null turns the records off, and nothing is recorded',
   const approver = await bridgeOf('frank', ['spend-approver'], { decisions: null });
   const taskId = await approvedSpend(await bridgeOf(REQUESTER, []), approver);
   expect(await recordsOf(taskId)).toEqual([]);
+});
+
+test('createBridge reads nothing from the environment: without what it needs it says where to get it', async () => {
+  const { marker: _marker, ...withoutMarker } = bridgeOptionsFromEnv();
+  await expect(createBridge(withoutMarker as CreateBridgeOptions)).rejects.toThrow(
+    'createBridge needs options.marker; bridgeOptionsFromEnv() reads every option from the environment, as serve does',
+  );
 });

@@ -13,7 +13,7 @@ import {
   type Task,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Client } from '@temporalio/client';
-import { createBridge, type Bridge, type BridgeTuning } from '../../src/mcp/bridge';
+import { bridgeOptionsFromEnv, createBridge, type Bridge, type BridgeTuning } from '../../src/mcp/bridge';
 import { DEFAULT_TOOLS } from '../../src/mcp/tools';
 import { SAMPLE_TOOLS } from '../../examples/invoice-approval/src/tools';
 import type { ToolDefinition } from '../../src/mcp/tools/types';
@@ -51,7 +51,9 @@ export interface TestBridgeOptions {
 /** A bridge on the run's dev server, sharing `client`, serving {@link TOOLS_WITH_SAMPLES} unless `tools` says. */
 export function startBridge(options: TestBridgeOptions): Promise<Bridge> {
   const { principal, roles } = options;
+  const fromEnv = bridgeOptionsFromEnv();
   return createBridge({
+    ...fromEnv,
     temporal: testTemporalConfig(options.taskQueue),
     client: options.client,
     tuning: options.tuning ?? FAST_TUNING,
@@ -60,7 +62,7 @@ export function startBridge(options: TestBridgeOptions): Promise<Bridge> {
     ...(roles && { rolesOf: () => roles }),
     ...(options.localPrincipal && { localPrincipal: options.localPrincipal }),
     ...(options.decisionStore && {
-      approvals: { decisions: DecisionLog.fromEnv({ ...process.env, MCP_DECISION_STORE: options.decisionStore }) },
+      approvals: { ...fromEnv.approvals, decisions: DecisionLog.fromEnv({ ...process.env, MCP_DECISION_STORE: options.decisionStore }) },
     }),
   });
 }

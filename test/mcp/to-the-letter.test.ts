@@ -283,6 +283,8 @@ describe('2025-11-25', () => {
           )
           .catch((error: Error) => error);
         expect(refused).toMatchObject({ code: -32602 });
+        // The message as the server wrote it, under the one prefix the client's SDK puts before it.
+        expect((refused as Error).message).toMatch(/^MCP error -32602: (params\.task\.ttl|_meta\[)/);
       }
       expect(user.asked).toEqual([]);
       expect((await client.experimental.tasks.listTasks()).tasks.length).toBe(before);
@@ -362,7 +364,12 @@ describe('2025-11-25 over HTTP', () => {
       await client.experimental.tasks.listTasks();
       await taskResult(client, taskId);
       expect(await errorCodeOf(client.experimental.tasks.cancelTask(taskId))).toBe(-32602);
-      expect(await errorCodeOf(client.experimental.tasks.getTask('sales-report-00000000-0000-4000-8000-000000000000'))).toBe(-32602);
+      const unknown = 'sales-report-00000000-0000-4000-8000-000000000000';
+      expect(await errorCodeOf(client.experimental.tasks.getTask(unknown))).toBe(-32602);
+      // Answered with JSON (tasks/get) or on a stream (tasks/result), the message is the server's, prefixed once by the client.
+      for (const refused of [client.experimental.tasks.getTask(unknown), client.experimental.tasks.getTaskResult(unknown)]) {
+        expect(await refused.catch((error: Error) => error.message)).toBe(`MCP error -32602: Task not found: ${unknown}`);
+      }
       const typeOf = (method: string) => [
         ...new Set(seen.filter((entry) => entry.method === method).map((entry) => entry.contentType?.split(';')[0])),
       ];

@@ -118,7 +118,7 @@ runTaskWorker({ taskQueue: 'greetings-' + process.env.QUEUE_SUFFIX, workflowsPat
 );
 `,
   'src/server.ts': `import { z } from 'zod';
-import { COMPANION_TOOLS, createBridge, defineWorkflowTool, startHttpServer, temporalConfigFromEnv } from 'temporal-mcp-tasks';
+import { bridgeOptionsFromEnv, COMPANION_TOOLS, createBridge, defineWorkflowTool, startHttpServer } from 'temporal-mcp-tasks';
 
 const greet = defineWorkflowTool({
   name: 'greet',
@@ -130,7 +130,7 @@ const greet = defineWorkflowTool({
 });
 
 async function main(): Promise<void> {
-  const bridge = await createBridge({ temporal: temporalConfigFromEnv(), tools: [greet, ...COMPANION_TOOLS] });
+  const bridge = await createBridge({ ...bridgeOptionsFromEnv(), tools: [greet, ...COMPANION_TOOLS] });
   const http = await startHttpServer({
     host: '127.0.0.1',
     port: Number(process.env.PORT),
@@ -219,12 +219,12 @@ runTaskWorker({
 `,
   'src/orders/server.ts': `import { z } from 'zod';
 import {
+  bridgeOptionsFromEnv,
   createAuthenticator,
   createBridge,
   defineWorkflowTool,
   DEFAULT_TOOLS,
   startHttpServer,
-  temporalConfigFromEnv,
   tokensFromEnv,
 } from 'temporal-mcp-tasks';
 
@@ -243,7 +243,7 @@ const placeOrder = defineWorkflowTool({
 
 async function main(): Promise<void> {
   // The same approvals as serve: records signed into MCP_DECISION_STORE, people from MCP_APPROVERS_DIRECTORY.
-  const bridge = await createBridge({ temporal: temporalConfigFromEnv(), tools: [placeOrder, ...DEFAULT_TOOLS] });
+  const bridge = await createBridge({ ...bridgeOptionsFromEnv(), tools: [placeOrder, ...DEFAULT_TOOLS] });
   const tokens = tokensFromEnv();
   const http = await startHttpServer({
     host: '127.0.0.1',
@@ -431,7 +431,7 @@ describe('the package (npm pack, npm install in a scratch project)', () => {
       let deep;
       try { require('temporal-mcp-tasks/dist/mcp/bridge'); deep = 'loaded'; } catch (error) { deep = error.code; }
       console.log(JSON.stringify({
-        api: ['createBridge', 'defineWorkflowTool', 'loadToolsFile', 'startHttpServer', 'serveStdioForAllGenerations', 'temporalConfigFromEnv',
+        api: ['createBridge', 'bridgeOptionsFromEnv', 'defineWorkflowTool', 'loadToolsFile', 'startHttpServer', 'serveStdioForAllGenerations', 'temporalConfigFromEnv',
           'zodSchema', 'createTaskActivities', 'runTaskWorker', 'createTaskWorker', 'heartbeating', 'peopleFromEnv']
           .map((name) => name + ':' + typeof api[name]),
         workflowApi: ['verifyDecisions', 'checkSealedAction', 'taskPrincipal', 'approvalDecisionOf', 'formatAmount']
@@ -445,6 +445,7 @@ describe('the package (npm pack, npm install in a scratch project)', () => {
     expect(seen).toEqual({
       api: [
         'createBridge:function',
+        'bridgeOptionsFromEnv:function',
         'defineWorkflowTool:function',
         'loadToolsFile:function',
         'startHttpServer:function',

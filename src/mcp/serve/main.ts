@@ -3,8 +3,7 @@
  * HTTP on /mcp); in a checkout, `npm run serve`, which serves the example's sample tools too. `--check` checks Temporal for a
  * process manager and exits.
  */
-import { createBridge } from '../bridge';
-import { approvalsOptionsFromEnv } from '../../approvals/approvals-setup';
+import { bridgeOptionsFromEnv, createBridge } from '../bridge';
 import { Connection, type ConnectionOptions } from '@temporalio/client';
 import { checkTemporal, describeCheck, TemporalCheckError } from '../../shared/temporal-check';
 import { msFromEnv, temporalConfigFromEnv, TASK_QUEUE_ENV } from '../../shared/temporal-config';
@@ -14,13 +13,11 @@ import { TokenConfigError, tokensFromEnv } from '../transports/auth';
 import { loadToolsFile, ToolsFileError } from '../tools/config-file';
 import { parseServeArgs, samplesByDefault, UsageError } from './args';
 import { localRolesFor } from './local-roles';
-import { localPrincipal } from '../tasks/principal';
 import { loadSampleTools, servedTools } from './served-tools';
 import { startHttpServer } from '../transports/http';
 import { PAGE_PATH, PasskeyConfigError, passkeyConfigFromEnv, passkeyRoutes } from '../app/passkey-pages';
 import { SharedStateConfigError } from '../tasks/shared-state';
 import { allowedHostsFromEnv, httpLimitsFromEnv, isLoopbackHost, OriginPolicy } from '../transports/limits';
-import { answerSealFromEnv } from '../../shared/answer-proof';
 import { MarkerKeyError } from '../tasks/marker';
 import { createAuthenticator } from '../transports/oauth';
 import { OAuthConfigError, oauthConfigFromEnv } from '../transports/oauth-config';
@@ -181,11 +178,10 @@ async function main(argv: string[]): Promise<void> {
   const declared = args.tools ? loadToolsFile(args.tools) : [];
   const samples = args.samples ? loadSampleTools() : undefined;
   const tools = servedTools({ ...(samples && { samples }), declared, ...(args.tools !== undefined && { file: args.tools }) });
-  const temporal = temporalConfigFromEnv();
+  const fromEnv = bridgeOptionsFromEnv(process.env, (principal) => tokens?.rolesOf(principal));
+  const { temporal, answerSeal, localPrincipal: principal } = fromEnv;
   const shutdownTimeoutMs = msFromEnv(process.env, 'MCP_SHUTDOWN_TIMEOUT_MS', 10_000);
   const telemetry = startTelemetry({ serviceName: 'temporal-mcp-serve' });
-  const answerSeal = answerSealFromEnv();
-  const principal = localPrincipal();
   const authenticated = !!tokens && (tokens.size > 0 || !!oauth);
   const local = localRolesFor({
     env: process.env.MCP_LOCAL_ROLES,
@@ -194,15 +190,10 @@ async function main(argv: string[]): Promise<void> {
     ...(args.http && { http: { url: endpointUrlOf(args.http), noAuth: args.noAuth, authenticated } }),
   });
   const bridge = await createBridge({
-    temporal,
-    answerSeal,
+    ...fromEnv,
     tools,
-    localPrincipal: principal,
     localRoles: local.roles,
-    approvals: {
-      ...approvalsOptionsFromEnv((principal) => tokens?.rolesOf(principal)),
-      ...(passkeys && args.http && { passkeyPage: `${passkeys.origin}${PAGE_PATH}` }),
-    },
+    approvals: { ...fromEnv.approvals, ...(passkeys && args.http && { passkeyPage: `${passkeys.origin}${PAGE_PATH}` }) },
     ...(telemetry.clientInterceptors && { clientInterceptors: telemetry.clientInterceptors }),
   });
   for (const warning of local.warnings) log.warn(warning);
