@@ -1,6 +1,5 @@
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { PaymentsLedger } from '../examples/invoice-approval/src/activities/payments';
-import { APPROVE, getTask, newMcpClient, ScriptedUser, startInvoiceTask, taskResult, waitForTask } from './helpers/mcp';
+import { APPROVE, connectOverHttp, getTask, startInvoiceTask, taskResult, waitForTask } from './helpers/mcp';
 import { spawnHttpServerOnFreePort, spawnWorker, type HttpServerProcess, type SpawnedProcess } from './helpers/processes';
 import { eventually, sampleInvoice, tempActivityConfig, uniqueTaskQueue } from './helpers/temporal';
 
@@ -16,11 +15,9 @@ afterAll(async () => {
 });
 
 async function connect(url: string) {
-  const client = newMcpClient('horizontal');
-  const user = new ScriptedUser(() => APPROVE).attach(client);
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
-  clients.push(client);
-  return { client, user };
+  const connected = await connectOverHttp(url, 'horizontal', { answer: () => APPROVE });
+  clients.push(connected.client);
+  return connected;
 }
 
 test('two servers and two workers: a task created through one server is listed, answered and finished through the other while one of each is killed', async () => {

@@ -98,11 +98,7 @@ afterAll(async () => {
   await connection?.close();
 });
 
-async function connect(bridge: Bridge): Promise<McpClient> {
-  const client = new McpClient({ name: 'decision-races', version: '1.0.0' }, { capabilities: { tasks: { list: {}, cancel: {} } } });
-  await stack.connect(client, bridge);
-  return client;
-}
+const connect = async (bridge: Bridge): Promise<McpClient> => (await stack.person('decision-races', { bridge })).client;
 
 /** A spend request of `requester` that one spend-approver decides, once its question is open to the approver. */
 async function openRequest(requester: McpClient): Promise<string> {

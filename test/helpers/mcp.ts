@@ -1,6 +1,7 @@
 import { DecisionLog } from '../../src/approvals/decision-log';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   CallToolResultSchema,
@@ -107,6 +108,23 @@ export async function connectInMemory(bridge: Bridge, client: McpClient): Promis
     await client.close();
     await server.close();
   };
+}
+
+/**
+ * A person's client named `name`, connected over Streamable HTTP to `url` (with `token` as its bearer token): with
+ * `answer`, it declares form elicitation and answers from that script; without, it declares none. The caller closes it.
+ */
+export async function connectOverHttp(
+  url: string,
+  name: string,
+  options: { answer?: Answerer; token?: string } = {},
+): Promise<{ client: McpClient; user: ScriptedUser }> {
+  const client = newMcpClient(name, options.answer !== undefined);
+  const user = new ScriptedUser(options.answer ?? (() => ({ action: 'cancel' })));
+  if (options.answer) user.attach(client);
+  const headers = options.token === undefined ? undefined : { authorization: `Bearer ${options.token}` };
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), headers && { requestInit: { headers } }));
+  return { client, user };
 }
 
 /** Starts `process_invoice` as a task and returns the created task. */

@@ -11,7 +11,7 @@ import type { ActivityConfig } from '../../examples/invoice-approval/src/activit
 import type { Bridge } from '../../src/mcp/bridge';
 import { startHttpServer, type RunningHttpServer } from '../../src/mcp/transports/http';
 import { freePort } from './dev-server';
-import { connectInMemory, startBridge, type TestBridgeOptions } from './mcp';
+import { connectInMemory, newMcpClient, ScriptedUser, startBridge, type Answerer, type TestBridgeOptions } from './mcp';
 import { spawnHttpServerOnFreePort, spawnWorker, type HttpServerProcess, type SpawnedProcess } from './processes';
 import {
   connectClient,
@@ -233,6 +233,18 @@ export class TestStack {
     const close = () => (closing ??= disconnect());
     this.inMemory.push(close);
     return close;
+  }
+
+  /**
+   * A person's client named `name`, connected in memory to `bridge` (see {@link connect}): with `answer`, it declares
+   * form elicitation and answers from that script (`user` records what it was asked); without, it declares none.
+   */
+  async person(name: string, options: { answer?: Answerer; bridge?: Bridge } = {}): Promise<{ client: McpClient; user: ScriptedUser }> {
+    const client = newMcpClient(name, options.answer !== undefined);
+    const user = new ScriptedUser(options.answer ?? (() => ({ action: 'cancel' })));
+    if (options.answer) user.attach(client);
+    await this.connect(client, options.bridge ?? this.bridge);
+    return { client, user };
   }
 
   /** A client named `name` that declares 2025-11-25 tasks, connected in memory to `bridge` (see {@link connect}). */

@@ -14,16 +14,7 @@ import { loadToolsFile } from '../../src/mcp/tools/config-file';
 import { defaultToolResult } from '../../src/mcp/tools/define';
 import { ROOT } from '../helpers/dev-server';
 import { startStack, type TestStack } from '../helpers/test-stack';
-import {
-  FAST_TUNING,
-  getTask,
-  newMcpClient,
-  ScriptedUser,
-  taskResult,
-  waitForTask,
-  type Answerer,
-  TOOLS_WITH_SAMPLES,
-} from '../helpers/mcp';
+import { FAST_TUNING, getTask, ScriptedUser, taskResult, waitForTask, type Answerer, TOOLS_WITH_SAMPLES } from '../helpers/mcp';
 
 const declared = loadToolsFile(path.join(ROOT, 'examples', 'invoice-approval', 'tools.yaml'));
 let stack: TestStack;
@@ -44,13 +35,7 @@ async function bridgeWith(options: { inlineBudgetMs?: number; principal?: string
   });
 }
 
-async function connect(bridge: Bridge, answer?: Answerer): Promise<{ client: McpClient; user: ScriptedUser }> {
-  const client = newMcpClient('declared', answer !== undefined);
-  const user = new ScriptedUser(answer ?? (() => ({ action: 'cancel' })));
-  if (answer) user.attach(client);
-  await stack.connect(client, bridge);
-  return { client, user };
-}
+const connect = (bridge: Bridge, answer?: Answerer) => stack.person('declared', { bridge, ...(answer && { answer }) });
 
 async function startTask(client: McpClient, name: string, args: Record<string, unknown>) {
   const { CreateTaskResultSchema } = await import('@modelcontextprotocol/sdk/types.js');

@@ -10,7 +10,7 @@ import { ErrorCode, McpError, type Task } from '@modelcontextprotocol/sdk/types.
 import { Client, Connection } from '@temporalio/client';
 import type { Bridge } from '../../src/mcp/bridge';
 import { freePort, temporalDev } from '../helpers/dev-server';
-import { APPROVE, errorCodeOf, FAST_TUNING, newMcpClient, ScriptedUser, startBridge, startInvoiceTask, taskResult } from '../helpers/mcp';
+import { APPROVE, errorCodeOf, FAST_TUNING, startBridge, startInvoiceTask, taskResult } from '../helpers/mcp';
 import { startStack, type TestStack } from '../helpers/test-stack';
 import { eventually, sampleInvoice } from '../helpers/temporal';
 
@@ -24,13 +24,7 @@ afterEach(() => stack.closeClients());
 
 afterAll(() => stack?.stop());
 
-async function connect(bridge: Bridge) {
-  const client = newMcpClient('events-test');
-  const user = new ScriptedUser(() => APPROVE);
-  user.attach(client);
-  await stack.connect(client, bridge);
-  return { client, user };
-}
+const connect = (bridge: Bridge) => stack.person('events-test', { answer: () => APPROVE, bridge });
 
 describe('waiting by events', () => {
   test('with a poll interval of ten minutes, tasks/result still asks the question and returns the result: it waits on history events', async () => {

@@ -4,7 +4,7 @@ import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index
 import type { Bridge } from '../../src/mcp/bridge';
 import { ADOPT_ONLY_META, IDEMPOTENCY_KEY_META, REPLAYED_META } from '../../src/shared/wire';
 import { startStack, type TestStack } from '../helpers/test-stack';
-import { APPROVE, errorCodeOf, newMcpClient, ScriptedUser, taskResult } from '../helpers/mcp';
+import { APPROVE, errorCodeOf, taskResult } from '../helpers/mcp';
 import { derivedUuid } from '../../src/mcp/tasks/idempotency';
 import { eventually, sampleInvoice } from '../helpers/temporal';
 
@@ -21,12 +21,8 @@ afterEach(() => stack.closeClients());
 
 afterAll(() => stack?.stop());
 
-async function connect(bridge: Bridge): Promise<McpClient> {
-  const client = newMcpClient('idempotency-test');
-  new ScriptedUser(() => APPROVE).attach(client);
-  await stack.connect(client, bridge);
-  return client;
-}
+const connect = async (bridge: Bridge): Promise<McpClient> =>
+  (await stack.person('idempotency-test', { answer: () => APPROVE, bridge })).client;
 
 /** A task-augmented tools/call of process_invoice with `_meta`. */
 function callWithMeta(client: McpClient, args: unknown, meta: Record<string, unknown>) {

@@ -7,7 +7,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Bridge } from '../../src/mcp/bridge';
 import { startStack, type TestStack } from '../helpers/test-stack';
-import { FAST_TUNING, newMcpClient, startInvoiceTask, TOOLS_WITH_SAMPLES } from '../helpers/mcp';
+import { FAST_TUNING, startInvoiceTask, TOOLS_WITH_SAMPLES } from '../helpers/mcp';
 import { eventually, sampleInvoice } from '../helpers/temporal';
 
 const ALICE = `alice-${randomUUID()}`;
@@ -26,11 +26,7 @@ afterEach(() => stack.closeClients());
 
 afterAll(() => stack?.stop());
 
-async function connect(bridge: Bridge): Promise<McpClient> {
-  const client = newMcpClient('task-find', false);
-  await stack.connect(client, bridge);
-  return client;
-}
+const connect = async (bridge: Bridge): Promise<McpClient> => (await stack.person('task-find', { bridge })).client;
 
 function find(client: McpClient, args: Record<string, unknown>): Promise<CallToolResult> {
   return client.callTool({ name: 'task_find', arguments: args }) as Promise<CallToolResult>;

@@ -21,7 +21,6 @@ import {
   getTask,
   newMcpClient,
   REJECT,
-  ScriptedUser,
   startInvoiceTask,
   taskResult,
   waitForTask,
@@ -42,13 +41,11 @@ afterEach(() => stack.closeClients());
 afterAll(() => stack?.stop());
 
 /** A connected SDK client whose user answers with `answer`. */
-async function connect(answer: Answerer = () => APPROVE, options: { principalBridge?: Bridge; elicitation?: boolean } = {}) {
-  const client = newMcpClient('tasks-test', options.elicitation ?? true);
-  const user = new ScriptedUser(answer);
-  if (options.elicitation ?? true) user.attach(client);
-  await stack.connect(client, options.principalBridge);
-  return { client, user };
-}
+const connect = (answer: Answerer = () => APPROVE, options: { principalBridge?: Bridge; elicitation?: boolean } = {}) =>
+  stack.person('tasks-test', {
+    ...((options.elicitation ?? true) && { answer }),
+    ...(options.principalBridge && { bridge: options.principalBridge }),
+  });
 
 /**
  * A client of the same principal that cannot be asked anything: it polls without being offered the questions it sees

@@ -6,13 +6,12 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CreateTaskResultSchema, type ElicitResult, type Task } from '@modelcontextprotocol/sdk/types.js';
 import type { Client } from '@temporalio/client';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { answer, ApprovalClients, awaitInInbox, inbox, makePeople, textOf, writeTokensFile } from '../helpers/approvals';
 import { freePort, ROOT } from '../helpers/dev-server';
-import { getTask, newMcpClient, ScriptedUser, taskResult, waitForTask, type Answerer } from '../helpers/mcp';
+import { connectOverHttp, getTask, ScriptedUser, taskResult, waitForTask, type Answerer } from '../helpers/mcp';
 import {
   spawnHttpServer,
   spawnHttpServerOnFreePort,
@@ -70,11 +69,9 @@ afterAll(async () => {
 
 /** An MCP client on the spawned server whose user answers every question with `answer`. */
 async function connect(answer: ElicitResult | Answerer): Promise<{ client: McpClient; user: ScriptedUser }> {
-  const client = newMcpClient('python-workflow');
-  const user = new ScriptedUser(typeof answer === 'function' ? answer : () => answer).attach(client);
-  await client.connect(new StreamableHTTPClientTransport(new URL(server!.url)));
-  clients.push(client);
-  return { client, user };
+  const connected = await connectOverHttp(server!.url, 'python-workflow', { answer: typeof answer === 'function' ? answer : () => answer });
+  clients.push(connected.client);
+  return connected;
 }
 
 /** Calls request_purchase as a task and returns the created task. */

@@ -12,7 +12,7 @@ import { answer, ApprovalClients, awaitInInbox, inbox, textOf } from '../helpers
 import { freePort, ROOT } from '../helpers/dev-server';
 import { startStack, type TestStack } from '../helpers/test-stack';
 import { TestIssuer, type Claims } from '../helpers/issuer';
-import { APPROVE, getTask, newMcpClient, ScriptedUser, startInvoiceTask, taskResult } from '../helpers/mcp';
+import { APPROVE, connectOverHttp, getTask, newMcpClient, startInvoiceTask, taskResult } from '../helpers/mcp';
 import { serverEnv } from '../helpers/processes';
 import { sampleInvoice } from '../helpers/temporal';
 
@@ -51,9 +51,7 @@ function tokenFor(sub: string, claims: Claims = {}): Promise<string> {
 
 /** A v1 SDK client on `url` sending `Authorization: Bearer <token>`. */
 async function connect(url: string, token: string) {
-  const client = newMcpClient('oauth-test');
-  new ScriptedUser(() => APPROVE).attach(client);
-  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+  const { client } = await connectOverHttp(url, 'oauth-test', { answer: () => APPROVE, token });
   clients.push(client);
   return client;
 }
