@@ -161,7 +161,7 @@ export class Approvals {
     const items: InboxItem[] = [];
     const until = Date.now() + INBOX_FILL_MS;
     for (let pages = 0; ; pages++) {
-      const { ids, next } = await this.core.listing.visiblePage(query, token);
+      const { ids, next } = await this.core.visiblePage(query, token);
       items.push(...(await this.inboxItemsOf(ids, principal, roles)));
       token = next;
       if (items.length > 0 || !token || pages + 1 >= INBOX_FILL_PAGES || Date.now() >= until) break;
@@ -177,12 +177,10 @@ export class Approvals {
   private async inboxItemsOf(ids: readonly string[], principal: string, roles: readonly string[]): Promise<InboxItem[]> {
     const found = await Promise.all(
       ids.map((id) =>
-        this.core.temporal
-          .rpc(() => this.core.runs.describe(id))
-          .catch((error: unknown) => {
-            if (isTemporalUnavailable(error)) throw error;
-            return undefined;
-          }),
+        this.core.describe(id).catch((error: unknown) => {
+          if (isTemporalUnavailable(error)) throw error;
+          return undefined;
+        }),
       ),
     );
     const items: InboxItem[] = [];
@@ -223,7 +221,7 @@ export class Approvals {
     by: { principal: string; roles: readonly string[] },
     deadline?: number,
   ): Promise<OpenQuestion> {
-    const read = () => this.core.temporal.rpc(() => this.core.runs.describe(taskId));
+    const read = () => this.core.describe(taskId);
     const description = await retryWithBackoff(read, {
       isRetryable: isTemporalUnavailable,
       deadline: deadline ?? Date.now() + DECISION_PATIENCE_MS,
@@ -271,7 +269,7 @@ export class Approvals {
     const requesterPerson = this.personOf(input.requester);
     const checked = checkedResponse(input, response, { principal: by.principal, person }, requesterPerson, (to) => this.people.rolesOf(to));
     const { core } = this;
-    const originalRunId = await retryWithBackoff(() => core.answers.originalRunIdOf(run), { isRetryable: isTemporalUnavailable, deadline });
+    const originalRunId = await retryWithBackoff(() => core.originalRunIdOf(run), { isRetryable: isTemporalUnavailable, deadline });
     const auth = by.principal.startsWith('oauth:') ? 'oauth' : by.principal === this.options.localPrincipal ? 'local' : 'token';
     const origin = { ...by, person, auth } as const;
     this.checkOwnSignature(taskId, input, checked, origin);
@@ -286,35 +284,24 @@ export class Approvals {
       });
     // The workflow hears the answer; the person's own signature is in the record.
     const { signature: _signature, ...answered } = checked;
-    const sealed = core.temporal.options.answerSeal.seal(
-      { workflowId: run.workflowId, originalRunId },
-      { key, ...answered, ...(record && { record }) },
-      origin,
-    );
-    await core.reads.beforeWrite(run.workflowId, run.runId);
-    // One Update id for every attempt: Temporal takes a repeated one as the same Update, so trying again is safe.
+    const sealed = core.sealAnswer({ workflowId: run.workflowId, originalRunId }, { key, ...answered, ...(record && { record }) }, origin);
+    // One Update id for every attempt: Temporal takes a repeated one as the same Update, so trying again is safe. Each
+    // attempt is a write of this process on the run the question was read from, so the answer reads back at once.
     const updateId = randomUUID();
     const send = (runId: string) =>
-      retryWithBackoff(
-        () =>
-          core.client.connection.withDeadline(deadline, () =>
-            core.client.workflow.getHandle(run.workflowId, runId).executeUpdate(answerUpdate, { args: [sealed], updateId }),
-          ),
-        {
-          isRetryable: (error) => isUpdateRetryable(error, deadline),
-          deadline,
-          onRetry: (error, attempt) => {
-            if (attempt === 0) log.warn(`decision sent again: ${describeServiceError(error)}`, { taskId, key });
-          },
+      retryWithBackoff(() => core.executeUpdate(taskId, run, runId, answerUpdate, { args: [sealed], updateId, deadline }), {
+        isRetryable: (error) => isUpdateRetryable(error, deadline),
+        deadline,
+        onRetry: (error, attempt) => {
+          if (attempt === 0) log.warn(`decision sent again: ${describeServiceError(error)}`, { taskId, key });
         },
-      );
+      });
     let runId = run.runId;
     try {
       for (let moves = 0; ; moves++) {
         try {
           const { closes, ...taken } = await send(runId);
           log.info('decision recorded', { taskId, key, action: checked.action, principal: by.principal });
-          await core.reads.afterWrite(taskId, runId === run.runId ? run : undefined);
           if (record && closes) await this.recordClose(taskId, input, originalRunId, closes, origin);
           return taken;
         } catch (error) {
@@ -328,7 +315,6 @@ export class Approvals {
         }
       }
     } catch (error) {
-      await core.reads.afterWrite(taskId);
       const refusal = updateRefusal(error, taskId, patienceMs);
       // The workflow itself refused an approval or a hand-over: the record stays, and a signed void beside it says the
       // workflow did not take it. Nothing else is voided: a rejection, a decline or an expiry on record stands whatever
@@ -411,12 +397,12 @@ export class Approvals {
     try {
       // A run a reset just made shows its questions once its first workflow task ran: it is read again until then.
       for (;;) {
-        const description = await retryWithBackoff(() => core.temporal.rpc(() => core.runs.describe(taskId)), {
+        const description = await retryWithBackoff(() => core.describe(taskId), {
           isRetryable: isTemporalUnavailable,
           deadline,
         });
         if (description.status.name !== 'RUNNING' || description.runId === tried) return undefined;
-        const original = await core.answers.originalRunIdOf({ workflowId: description.workflowId, runId: description.runId });
+        const original = await core.originalRunIdOf({ workflowId: description.workflowId, runId: description.runId });
         if (original !== originalRunId) return undefined;
         const open = awaitingOf(description).find((candidate) => candidate.key === input.key);
         if (open !== undefined) {

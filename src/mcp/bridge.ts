@@ -339,7 +339,7 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
       }
     },
     close: async () => {
-      core.watch.close();
+      core.close();
       await mcp2026.close();
       await decisions?.close();
       await shared?.close();

@@ -36,7 +36,7 @@ describe('waiting by events', () => {
     expect(result.structuredContent).toMatchObject({ outcome: 'paid' });
     expect(user.asked).toHaveLength(1);
     // No watch outlives the wait that needed it and the reads that keep it.
-    await eventually(async () => (bridge.core.watch.stats().watching === 0 ? true : undefined), 'every history watch ended');
+    await eventually(async () => (bridge.core.watchStats().watching === 0 ? true : undefined), 'every history watch ended');
   });
 
   test('one history watch per task is shared by every request waiting on it', async () => {
@@ -47,10 +47,10 @@ describe('waiting by events', () => {
     const view = await bridge.core.get(task.taskId, bridge.localPrincipal);
     const waits = new AbortController();
     const pending = [1, 2, 3].map(() => bridge.core.changed({ ...view, historyLength: Number.MAX_SAFE_INTEGER }, 60_000, waits.signal));
-    expect(bridge.core.watch.stats().watching).toBe(1);
+    expect(bridge.core.watchStats().watching).toBe(1);
     waits.abort();
     await Promise.all(pending);
-    await eventually(async () => (bridge.core.watch.stats().watching === 0 ? true : undefined), 'the watch ended with its waiters');
+    await eventually(async () => (bridge.core.watchStats().watching === 0 ? true : undefined), 'the watch ended with its waiters');
     await client.experimental.tasks.cancelTask(task.taskId);
   });
 });

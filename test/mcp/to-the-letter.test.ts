@@ -367,8 +367,8 @@ describe('2025-11-25 over HTTP', () => {
       const unknown = 'sales-report-00000000-0000-4000-8000-000000000000';
       expect(await errorCodeOf(client.experimental.tasks.getTask(unknown))).toBe(-32602);
       // Answered with JSON (tasks/get) or on a stream (tasks/result), the message is the server's, prefixed once by the client.
-      for (const refused of [client.experimental.tasks.getTask(unknown), client.experimental.tasks.getTaskResult(unknown)]) {
-        expect(await refused.catch((error: Error) => error.message)).toBe(`MCP error -32602: Task not found: ${unknown}`);
+      for (const refused of [() => client.experimental.tasks.getTask(unknown), () => client.experimental.tasks.getTaskResult(unknown)]) {
+        expect(await refused().catch((error: Error) => error.message)).toBe(`MCP error -32602: Task not found: ${unknown}`);
       }
       const typeOf = (method: string) => [
         ...new Set(seen.filter((entry) => entry.method === method).map((entry) => entry.contentType?.split(';')[0])),

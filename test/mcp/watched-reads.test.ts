@@ -230,7 +230,7 @@ describe('polls served from the watch', () => {
     for (let index = 0; index < 6; index++) tasks.push(await startInvoiceTask(client, sampleInvoice()));
     for (const task of tasks) await waitForTask(client, task.taskId, (t) => t.status === 'input_required');
     for (const task of tasks) await getTask(client, task.taskId);
-    const { watching, evicted } = a.bridge.core.watch.stats();
+    const { watching, evicted } = a.bridge.core.watchStats();
     expect(watching).toBeLessThanOrEqual(3);
     expect(evicted).toBeGreaterThanOrEqual(3);
     expect(a.bridge.core.readStats().kept).toBeLessThanOrEqual(3);

@@ -220,17 +220,17 @@ describe('the task mark binds the run', () => {
 
   test('checking the binding costs one history read per task and process, however often the task is read', async () => {
     const client = await owner();
-    const before = stack.bridge.core.runs.stats().historyReads;
+    const before = stack.bridge.core.runStats().historyReads;
     const task = await startInvoiceTask(client, sampleInvoice());
     await waitForTask(client, task.taskId, (seen) => seen.status === 'input_required');
     // The bridge that created the task knows its start: it never reads it.
-    expect(stack.bridge.core.runs.stats().historyReads).toBe(before);
+    expect(stack.bridge.core.runStats().historyReads).toBe(before);
 
     const reader = await freshBridge();
     const fresh = await owner(reader);
     for (let read = 0; read < 5; read++) expect((await getTask(fresh, task.taskId)).status).toBe('input_required');
     // Every read asked Temporal (no watched reads on this bridge), and only the first read the history.
     expect(reader.core.readStats().fetched).toBeGreaterThanOrEqual(5);
-    expect(reader.core.runs.stats().historyReads).toBe(1);
+    expect(reader.core.runStats().historyReads).toBe(1);
   });
 });

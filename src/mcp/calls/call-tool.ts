@@ -179,7 +179,7 @@ export function directToolContext(
     roles,
     ownedWorkflowId: (taskId) => core.ownedWorkflowId(taskId, principal),
     task: (taskId) => core.get(taskId, principal),
-    sealAction: (view, update, subject, via) => core.answers.sealAction(view, update, subject, { principal, via }),
+    sealAction: (view, update, subject, via) => core.sealAction(view, update, subject, { principal, via }),
     awaitResult,
     // A form held open on the caller's call is a wait like any other: it takes one of the principal's waits.
     ...(ask && {

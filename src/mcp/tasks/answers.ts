@@ -121,8 +121,7 @@ export class TaskAnswers {
   /** {@link respond}, with Temporal's own errors (a run that ended: WorkflowNotFoundError). */
   private async signal(view: TaskView, response: PassedResponse, answeredBy: AnswerOrigin, patienceMs: number): Promise<void> {
     const { reads, temporal } = this;
-    await reads.beforeWrite(view.workflowId, view.runId);
-    try {
+    await reads.writing(view.workflowId, view, async () => {
       await retryWithBackoff(
         async () => {
           const originalRunId = await this.originalRunIdOf(view);
@@ -138,12 +137,8 @@ export class TaskAnswers {
           },
         },
       );
-    } catch (error) {
-      // It may have landed all the same.
-      await reads.afterWrite(view.workflowId);
-      throw error;
-    }
-    await reads.afterWrite(view.workflowId, view);
+      return { value: undefined, onBasis: true };
+    });
     log.info('answer handed to the workflow', {
       taskId: view.task.taskId,
       key: response.key,

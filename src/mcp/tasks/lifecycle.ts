@@ -168,12 +168,12 @@ export class TaskLifecycle {
     const { reads } = this.parts;
     const view = await reads.get(taskId, principal);
     if (isTerminal(view.task.status)) throw notRunning(view);
-    await reads.beforeWrite(view.workflowId, view.runId);
     try {
-      await this.temporal.rpc(() => this.temporal.client.workflow.getHandle(view.workflowId, view.runId).cancel());
-      await reads.afterWrite(taskId, view);
+      await reads.writing(taskId, view, async () => {
+        await this.temporal.rpc(() => this.temporal.client.workflow.getHandle(view.workflowId, view.runId).cancel());
+        return { value: undefined, onBasis: true };
+      });
     } catch (error) {
-      await reads.afterWrite(taskId);
       // It may have closed between the read and the cancel: report what it became.
       const now = await reads.get(taskId, principal);
       if (isTerminal(now.task.status)) throw notRunning(now);

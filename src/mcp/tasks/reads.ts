@@ -130,6 +130,28 @@ export class TaskReads {
     await this.watch.changed(taskId, basis.historyLength, WRITE_SEEN_MS, undefined, basis.runId);
   }
 
+  /**
+   * A write to the task made by this process, between {@link beforeWrite} and {@link afterWrite}: `write` is made on the
+   * state `basis` shows, and says on success whether that still holds (false: it went to another run), so the write
+   * answers once this process can read it. A write that failed may have landed all the same: its task is read afresh.
+   */
+  async writing<T>(
+    taskId: string,
+    basis: { runId: string; historyLength: number },
+    write: () => Promise<{ value: T; onBasis: boolean }>,
+  ): Promise<T> {
+    await this.beforeWrite(taskId, basis.runId);
+    let done: { value: T; onBasis: boolean };
+    try {
+      done = await write();
+    } catch (error) {
+      await this.afterWrite(taskId);
+      throw error;
+    }
+    await this.afterWrite(taskId, done.onBasis ? basis : undefined);
+    return done.value;
+  }
+
   /** The task's last read, when its watch shows nothing newer happened since (see {@link get}). */
   private watchedRead(taskId: string, principal: string, keepWatching: boolean): TaskView | undefined {
     const read = this.reads.get(taskId);

@@ -5,11 +5,13 @@
  * serves any task. Its parts, one job each: reads (served from the history watches where they can be), listing,
  * lifecycle (create, cancel, replay of a retried call) and answers.
  */
-import type { Client } from '@temporalio/client';
+import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
+import type { UpdateDefinition } from '@temporalio/common';
+import type { AnswerSeal } from '../../shared/answer-proof';
 import type { AnswerOrigin } from '../../shared/task-contract';
 import { TaskAnswers, type PassedResponse } from './answers';
 import { TaskFollower, type FollowOptions } from './task-follower';
-import type { HistoryWatch } from './history-watch';
+import type { HistoryWatchStats } from './history-watch';
 import { TaskLifecycle, type CreatedTask, type CreateOptions } from './lifecycle';
 import { TaskListing } from './listing';
 import { MarkedRuns } from './marked-runs';
@@ -20,18 +22,19 @@ import { Snapshots } from './snapshots';
 import type { TaskView } from './task-view';
 import { TemporalAccess } from './temporal-access';
 
-/** The task core (see the module's comment). */
+/**
+ * The task core (see the module's comment): the one port through which the front-ends, the direct tools and approvals
+ * reach tasks. Its parts stay behind it.
+ */
 export class TaskCore {
-  /** The Temporal side every part shares: client, options, declared tools. */
-  readonly temporal: TemporalAccess;
   /** What each principal may hold at once, and how fast it may ask. */
   readonly quotas: Quotas;
-  /** Which runs are tasks of this bridge. */
-  readonly runs: MarkedRuns;
-  readonly reads: TaskReads;
-  readonly listing: TaskListing;
-  readonly lifecycle: TaskLifecycle;
-  readonly answers: TaskAnswers;
+  private readonly temporal: TemporalAccess;
+  private readonly runs: MarkedRuns;
+  private readonly reads: TaskReads;
+  private readonly listing: TaskListing;
+  private readonly lifecycle: TaskLifecycle;
+  private readonly answers: TaskAnswers;
 
   constructor(client: Client, options: TaskCoreOptions, tools: ReadonlyMap<string, TaskTool>) {
     this.temporal = new TemporalAccess(client, options, tools);
@@ -54,9 +57,9 @@ export class TaskCore {
     return this.temporal.client;
   }
 
-  /** The shared history long polls that wake waiting requests. */
-  get watch(): HistoryWatch {
-    return this.reads.watch;
+  /** Ends the history long polls that wake waiting requests. */
+  close(): void {
+    this.reads.watch.close();
   }
 
   /** Reads the task of `principal`; `TaskNotFoundError` for anything else (see {@link TaskReads.get}). */
@@ -104,7 +107,7 @@ export class TaskCore {
    * after `timeoutMs`, or when `signal` aborts. Driven by Temporal's events: nothing is polled on a timer.
    */
   changed(view: TaskView, timeoutMs: number, signal?: AbortSignal): Promise<void> {
-    return this.watch.changed(view.workflowId, view.historyLength, Math.max(timeoutMs, 0), signal, view.runId);
+    return this.reads.watch.changed(view.workflowId, view.historyLength, Math.max(timeoutMs, 0), signal, view.runId);
   }
 
   /** Follows a task as it changes: see {@link TaskFollower}. */
@@ -112,8 +115,84 @@ export class TaskCore {
     return new TaskFollower(this, taskId, principal, options);
   }
 
+  /** The principal's tasks started within the last `withinMs`, newest first (see {@link TaskListing.startedWithin}). */
+  startedWithin(principal: string, withinMs: number): Promise<TaskView[]> {
+    return this.listing.startedWithin(principal, withinMs);
+  }
+
+  /** Seals a request for an action the task's workflow offers (see {@link TaskAnswers.sealAction}). */
+  sealAction(
+    view: TaskView,
+    update: string,
+    subject: Record<string, string | number | boolean>,
+    requestedBy: AnswerOrigin,
+  ): Promise<{ sealed: string; proof: string; updateId: string }> {
+    return this.answers.sealAction(view, update, subject, requestedBy);
+  }
+
+  /**
+   * One page of the task ids a visibility query finds, for parts that read each task under their own rule of access
+   * (the approvers' inbox): nothing here says who may see them.
+   */
+  visiblePage(query: string, token: Uint8Array | undefined): Promise<{ ids: string[]; next?: Uint8Array }> {
+    return this.listing.visiblePage(query, token);
+  }
+
+  /**
+   * The task's run as Temporal describes it, whoever started it, for parts that decide access themselves (approvals:
+   * a question's audience); `TaskNotFoundError` for anything that is not a task of this bridge.
+   */
+  describe(taskId: string): Promise<WorkflowExecutionDescription> {
+    return this.temporal.rpc(() => this.runs.describe(taskId));
+  }
+
+  /** The run's original run id (a reset run's is the run it was reset from first): what sealed answers name. */
+  originalRunIdOf(run: { workflowId: string; runId: string }): Promise<string> {
+    return this.answers.originalRunIdOf(run);
+  }
+
+  /** Seals an answer for the task's workflow (its worker checks it): see `AnswerSeal.seal`. */
+  sealAnswer(
+    run: { workflowId: string; originalRunId: string },
+    answer: Parameters<AnswerSeal['seal']>[1],
+    origin: AnswerOrigin,
+  ): ReturnType<AnswerSeal['seal']> {
+    return this.temporal.options.answerSeal.seal(run, answer, origin);
+  }
+
+  /**
+   * Executes an Update on the run `runId` of the task, as a write of this process on the state `basis` shows (see
+   * {@link TaskReads.writing}): under `deadline`, with `updateId` (a repeated one is the same Update to Temporal).
+   * Temporal's errors come as they are, for the caller to tell a refusal from a run that ended.
+   */
+  executeUpdate<Ret, Args extends [any, ...any[]]>(
+    taskId: string,
+    basis: { runId: string; historyLength: number },
+    runId: string,
+    update: UpdateDefinition<Ret, Args>,
+    options: { args: Args; updateId: string; deadline: number },
+  ): Promise<Ret> {
+    return this.reads.writing(taskId, basis, async () => {
+      const { client } = this.temporal;
+      const value = await client.connection.withDeadline(options.deadline, () =>
+        client.workflow.getHandle(taskId, runId).executeUpdate(update, { args: options.args, updateId: options.updateId }),
+      );
+      return { value, onBasis: runId === basis.runId };
+    });
+  }
+
   /** How reads were served: from a watch, or by asking Temporal. */
   readStats(): { watched: number; fetched: number; kept: number } {
     return this.reads.stats();
+  }
+
+  /** The history watches: how many are held, and how many were let go. */
+  watchStats(): HistoryWatchStats {
+    return this.reads.watch.stats();
+  }
+
+  /** How many workflow histories were read to check which runs are tasks. */
+  runStats(): { historyReads: number } {
+    return this.runs.stats();
   }
 }

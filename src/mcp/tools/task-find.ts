@@ -61,7 +61,7 @@ export const taskFindTool: DirectTool<TaskFindInput> = {
       }
       return digests.get(tool);
     };
-    const views = await context.core.listing.startedWithin(context.principal, TASK_FIND_WINDOW_MS);
+    const views = await context.core.startedWithin(context.principal, TASK_FIND_WINDOW_MS);
     const found = views
       .filter((view) => view.tool !== undefined && (name === undefined || view.tool === name))
       .filter((view) => view.argumentsDigest !== undefined && view.argumentsDigest === digestAs(view.tool!))
