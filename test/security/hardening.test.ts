@@ -129,6 +129,25 @@ describe('1. a caller identity that is really theirs', () => {
     }
   });
 
+  test('with --no-auth (anyone who reaches the address is the one local principal) tasks/list is neither declared nor served', async () => {
+    const open = await stack.spawnServer({ env: { MCP_ALLOWED_HOSTS: '127.0.0.1,0.0.0.0' }, host: '0.0.0.0', args: ['--no-auth'] });
+    const loopback = await serve();
+    const [anyone, local] = await Promise.all([httpClient(open.url.replace('0.0.0.0', '127.0.0.1')), httpClient(loopback.url)]);
+    try {
+      expect(anyone.getServerCapabilities()?.tasks).toEqual({ cancel: {}, requests: { tools: { call: {} } } });
+      expect(await errorCodeOf(anyone.experimental.tasks.listTasks())).toBe(ErrorCode.MethodNotFound);
+      // A task is still theirs to follow by its id; on loopback (the machine's own users) the listing stays.
+      const task = await startInvoiceTask(anyone, sampleInvoice());
+      expect((await getTask(anyone, task.taskId)).taskId).toBe(task.taskId);
+      expect(local.getServerCapabilities()?.tasks).toMatchObject({ list: {} });
+      expect(Array.isArray((await local.experimental.tasks.listTasks()).tasks)).toBe(true);
+      await anyone.experimental.tasks.cancelTask(task.taskId);
+    } finally {
+      await anyone.close();
+      await local.close();
+    }
+  });
+
   test('MCP_LOCAL_ROLES are for stdio: over HTTP they are ignored with a warning, and granted only with --local-roles-over-http and a loud one', async () => {
     const id = randomUUID().slice(0, 8);
     const env = { MCP_LOCAL_PRINCIPAL: `desk-${id}`, MCP_LOCAL_ROLES: 'spend-approver' };

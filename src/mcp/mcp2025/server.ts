@@ -85,6 +85,11 @@ export interface Mcp2025Dependencies {
   inlineBudgetMs: number;
   /** Seals the calls that wait for a confirmation before they start (`confirm_start`). */
   seal: CallSeal;
+  /**
+   * Whether `tasks/list` is served and declared (`tasks.list`); without it the method is -32601. Off where callers are
+   * not told apart (HTTP with `--no-auth`: everyone who reaches the address is one principal).
+   */
+  listing: boolean;
 }
 
 /**
@@ -97,7 +102,7 @@ export function createMcp2025Server(deps: Mcp2025Dependencies): Server {
     capabilities: {
       tools: {},
       resources: {},
-      tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
+      tasks: { ...(deps.listing && { list: {} }), cancel: {}, requests: { tools: { call: {} } } },
     },
     instructions: SERVER_INSTRUCTIONS,
   });
@@ -110,7 +115,7 @@ export function createMcp2025Server(deps: Mcp2025Dependencies): Server {
   on(ReadResourceRequestSchema, (request) => readAppResource(request.params.uri));
   on(CallToolRequestSchema, (request, extra) => connection.callTool(request, extra));
   on(GetTaskRequestSchema, (request, extra) => connection.getTask(request.params.taskId, extra));
-  on(ListTasksRequestSchema, (request, extra) => connection.listTasks(request.params?.cursor, extra));
+  if (deps.listing) on(ListTasksRequestSchema, (request, extra) => connection.listTasks(request.params?.cursor, extra));
   on(CancelTaskRequestSchema, (request, extra) => connection.cancelTask(request.params.taskId, extra));
   on(GetTaskPayloadRequestSchema, async (request, extra) => answerOf((await connection.awaitResult(request.params.taskId, extra))!));
   atOnce.get(server)!.tools = toolTables(deps.tools).byName;

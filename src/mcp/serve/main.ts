@@ -38,7 +38,8 @@ within MCP_SHUTDOWN_TIMEOUT_MS.
 
 Options:
   --http HOST:PORT   serve Streamable HTTP instead of stdio, e.g. --http 127.0.0.1:3000
-  --no-auth          serve HTTP without authentication on a non-loopback address (every caller is one principal)
+  --no-auth          serve HTTP without authentication on a non-loopback address (every caller is one principal, so
+                     tasks/list is not offered: it would show every caller everyone's tasks)
   --local-roles-over-http
                      also give MCP_LOCAL_ROLES to HTTP callers without credentials: on loopback every user and process
                      of the machine, with --no-auth anyone who reaches the address (the server warns at start).
@@ -193,6 +194,7 @@ async function main(argv: string[]): Promise<void> {
     ...fromEnv,
     tools,
     localRoles: local.roles,
+    unauthenticatedListing: !args.noAuth,
     approvals: { ...fromEnv.approvals, ...(passkeys && args.http && { passkeyPage: `${passkeys.origin}${PAGE_PATH}` }) },
     ...(telemetry.clientInterceptors && { clientInterceptors: telemetry.clientInterceptors }),
   });
