@@ -23,39 +23,19 @@ const SANDBOX_PATTERNS = [
  */
 const LAYERS = [
   { name: 'util', files: ['src/util/', 'src/version.ts'], uses: [] },
-  {
-    name: 'contract',
-    files: [
-      'src/shared/',
-      'src/approvals/contract.ts',
-      'src/approvals/answer-update.ts',
-      'src/approvals/records/types.ts',
-      'src/contract.ts',
-    ],
-    uses: ['util'],
-  },
+  // What workflows and the bridge agree on: bundled into the workflow sandbox, so plain definitions only.
+  { name: 'contract', files: ['src/contract/'], uses: ['util'] },
+  // Node-side pieces every process shares: the task key and answer seals, Temporal's configuration, tracing.
+  { name: 'shared', files: ['src/shared/'], uses: ['contract', 'util'] },
   // Decision records (signing, the stores, verification), the approvers directory and the messages people are sent:
   // used by the bridge, the workers and the auditor's command.
-  {
-    name: 'records',
-    files: ['src/approvals/records/', 'src/approvals/directory.ts', 'src/approvals/notification-message.ts'],
-    uses: ['contract', 'util'],
-  },
+  { name: 'records', files: ['src/approvals/records/'], uses: ['shared', 'contract', 'util'] },
   // Activities are imported by workflows as types only (see the sandbox rule below).
-  { name: 'workflows', files: ['src/workflows/', 'src/approvals/workflow.ts', 'src/workflow.ts'], uses: ['contract', 'activities'] },
-  { name: 'activities', files: ['src/activities/'], uses: ['records', 'contract', 'util'] },
-  { name: 'worker', files: ['src/worker.ts', 'src/task-worker.ts'], uses: ['activities', 'records', 'contract', 'util'] },
-  { name: 'core', files: ['src/mcp/tasks/'], uses: ['contract', 'util'] },
-  {
-    name: 'approvals',
-    files: [
-      'src/approvals/approvals.ts',
-      'src/approvals/update-refusal.ts',
-      'src/approvals/decision-log.ts',
-      'src/approvals/approvals-setup.ts',
-    ],
-    uses: ['records', 'core', 'contract', 'util'],
-  },
+  { name: 'workflows', files: ['src/workflows/', 'src/workflow.ts'], uses: ['contract', 'activities'] },
+  { name: 'activities', files: ['src/activities/'], uses: ['records', 'shared', 'contract', 'util'] },
+  { name: 'worker', files: ['src/worker.ts', 'src/task-worker.ts'], uses: ['activities', 'records', 'shared', 'contract', 'util'] },
+  { name: 'core', files: ['src/mcp/tasks/'], uses: ['shared', 'contract', 'util'] },
+  { name: 'approvals', files: ['src/approvals/'], uses: ['records', 'core', 'shared', 'contract', 'util'] },
   {
     name: 'protocol',
     files: ['src/mcp/protocol/'],
@@ -64,27 +44,45 @@ const LAYERS = [
   { name: 'app', files: ['src/mcp/app/'], uses: ['contract', 'util'] },
   {
     name: 'tools',
-    files: ['src/mcp/tools/', 'src/approvals/tools.ts'],
+    files: ['src/mcp/tools/'],
     uses: ['protocol', 'approvals', 'core', 'records', 'contract', 'util'],
   },
-  { name: 'calls', files: ['src/mcp/calls/'], uses: ['tools', 'protocol', 'app', 'approvals', 'core', 'contract', 'util'] },
-  { name: 'mcp2025', files: ['src/mcp/mcp2025/'], uses: ['calls', 'tools', 'protocol', 'app', 'approvals', 'core', 'contract', 'util'] },
+  { name: 'calls', files: ['src/mcp/calls/'], uses: ['tools', 'protocol', 'app', 'approvals', 'core', 'shared', 'contract', 'util'] },
+  {
+    name: 'mcp2025',
+    files: ['src/mcp/mcp2025/'],
+    uses: ['calls', 'tools', 'protocol', 'app', 'approvals', 'core', 'shared', 'contract', 'util'],
+  },
   { name: 'endpoints', files: ['src/mcp/endpoints.ts'], uses: ['protocol'] },
   {
     name: 'mcp2026',
     files: ['src/mcp/mcp2026/'],
-    uses: ['endpoints', 'calls', 'tools', 'protocol', 'app', 'approvals', 'core', 'contract', 'util'],
+    uses: ['endpoints', 'calls', 'tools', 'protocol', 'app', 'approvals', 'core', 'shared', 'contract', 'util'],
   },
-  { name: 'transports', files: ['src/mcp/transports/'], uses: ['endpoints', 'mcp2026', 'protocol', 'core', 'contract', 'util'] },
+  { name: 'transports', files: ['src/mcp/transports/'], uses: ['endpoints', 'mcp2026', 'protocol', 'core', 'shared', 'contract', 'util'] },
   {
     name: 'bridge',
     files: ['src/mcp/bridge.ts'],
-    uses: ['transports', 'mcp2026', 'mcp2025', 'endpoints', 'calls', 'tools', 'protocol', 'app', 'approvals', 'core', 'contract', 'util'],
+    uses: [
+      'transports',
+      'mcp2026',
+      'mcp2025',
+      'endpoints',
+      'calls',
+      'tools',
+      'protocol',
+      'app',
+      'approvals',
+      'core',
+      'shared',
+      'contract',
+      'util',
+    ],
   },
   {
     name: 'serve',
     files: ['src/mcp/serve/'],
-    uses: ['bridge', 'transports', 'endpoints', 'tools', 'app', 'approvals', 'records', 'core', 'contract', 'util'],
+    uses: ['bridge', 'transports', 'endpoints', 'tools', 'app', 'approvals', 'records', 'core', 'shared', 'contract', 'util'],
   },
   { name: 'client', files: ['src/client/'], uses: ['contract', 'util'] },
   {
@@ -108,6 +106,7 @@ const LAYERS = [
       'records',
       'activities',
       'workflows',
+      'shared',
       'contract',
       'util',
     ],
@@ -150,11 +149,8 @@ export default tseslint.config(
   },
   {
     // Workflow code runs in Temporal's deterministic sandbox: no Node built-ins, no MCP, no server code. The files are
-    // those of the layers workflows and contract in the table above (the contract is bundled with the workflows), all
-    // but the Temporal connection settings and the bridge's key and answer seals (used by the bridge and by the
-    // activities that check answers, never by workflow code).
+    // those of the layers workflows and contract in the table above (the contract is bundled with the workflows).
     files: sandboxedFiles(),
-    ignores: ['src/shared/temporal-config.ts', 'src/shared/task-key.ts', 'src/shared/answer-proof.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -210,7 +206,7 @@ export default tseslint.config(
   {
     // The package's workflow entry (`temporal-mcp-tasks/workflow`) is bundled into the same sandbox: it re-exports the
     // workflow side of the contract and nothing else.
-    files: ['src/workflow.ts', 'src/contract.ts'],
+    files: ['src/workflow.ts', 'src/contract/index.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -355,8 +351,8 @@ export default tseslint.config(
           // and the one way amounts of money are written (a pure module with no imports), shared with the workflows
           patterns: [
             {
-              regex: '^\\.\\./(?!\\.\\./\\.\\./shared/amount$)',
-              message: 'the task view bundles only its own folder, src/shared/amount.ts and @modelcontextprotocol/ext-apps',
+              regex: '^\\.\\./(?!\\.\\./\\.\\./contract/amount$)',
+              message: 'the task view bundles only its own folder, src/contract/amount.ts and @modelcontextprotocol/ext-apps',
             },
           ],
         },

@@ -15,7 +15,7 @@ LOG_FILE="$STATE_DIR/dev-$PORT.log"
 START_TIMEOUT="${TEMPORAL_START_TIMEOUT:-90}"
 # How the help names this script: `temporal-mcp-tasks dev-server` runs it from the installed package.
 COMMAND="${TEMPORAL_DEV_COMMAND:-./temporal-dev.sh}"
-# Search attributes the bridge reads and writes: keep in step with src/shared/task-contract.ts.
+# Search attributes the bridge reads and writes: keep in step with src/contract/task-contract.ts.
 SEARCH_ATTRIBUTES=("McpPrincipal=Keyword" "McpAwaiting=KeywordList")
 
 say() { printf '[temporal-dev] %s\n' "$*" >&2; }

@@ -30,7 +30,7 @@ import {
   type InputContent,
   type PublishedTaskState,
   type TaskMeta,
-} from '../src/shared/task-contract';
+} from '../src/contract/task-contract';
 import { pollUntil, sleep } from '../src/util/wait';
 import { writePlot } from './lib/plot';
 import { mcp2026Post, mcp2026TaskGet, pollerAgent, runFleet, type FleetFigures, type Read } from './lib/poller-fleet';

@@ -38,7 +38,7 @@ export type { TaskCore } from './mcp/tasks/task-core';
 export type { TaskOutcome, TaskState, TaskStatus, TaskView } from './mcp/tasks/task-view';
 export type { Approvals, InboxItem, OpenQuestion, PeopleDirectory } from './approvals/approvals';
 export { approvalsOptionsFromEnv, approversFromEnv, peopleFromEnv, signaturesFromEnv } from './approvals/approvals-setup';
-export { ApproversDirectory, ApproversDirectoryError, type Person } from './approvals/directory';
+export { ApproversDirectory, ApproversDirectoryError, type Person } from './approvals/records/directory';
 export {
   APPROVER_STATEMENT_FORMAT,
   ApproverKeyError,
@@ -75,7 +75,7 @@ export { notificationDeliveryFromEnv, type NotificationDeliveryConfig } from './
 export { createDecisionActivities } from './approvals/records/activities';
 export { decisionStoreFromEnv, decisionStoreLocation, openDecisionStore } from './approvals/records/store';
 export { DecisionStoreError } from './approvals/records/store-error';
-export type { DecisionRecordBody, DecisionStore, SignedDecisionRecord } from './approvals/records/types';
+export type { DecisionRecordBody, DecisionStore, SignedDecisionRecord } from './contract/decision-records';
 export {
   DecisionKeyError,
   decisionPublicKeysFromEnv,
@@ -89,7 +89,7 @@ export { DEFAULT_ADDRESS, DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV, temporalConfigFrom
 
 // The task contract between workflows and the bridge, and the `_meta` keys of this project on the wire.
 export * from './contract';
-export { ADOPT_ONLY_META, IDEMPOTENCY_KEY_META, INPUT_KEY_META, REPLAYED_META } from './shared/wire';
+export { ADOPT_ONLY_META, IDEMPOTENCY_KEY_META, INPUT_KEY_META, REPLAYED_META } from './contract/wire';
 export { TASK_VIEW_URI } from './mcp/app/view-html';
 
 export { PACKAGE_VERSION } from './version';

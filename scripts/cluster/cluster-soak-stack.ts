@@ -7,7 +7,7 @@ import { mkdtempSync, appendFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import type { PublishedTaskState } from '../../src/shared/task-contract';
+import type { PublishedTaskState } from '../../src/contract/task-contract';
 import type { Managed } from '../lib/processes';
 import { sleep } from '../../src/util/wait';
 import { cliClient, taskState } from '../lib/rig';

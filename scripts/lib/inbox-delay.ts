@@ -12,7 +12,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CreateTaskResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { AWAITING_SEARCH_ATTRIBUTE } from '../../src/approvals/contract';
+import { AWAITING_SEARCH_ATTRIBUTE } from '../../src/contract/approvals';
 import { timestampToMs } from '../../src/mcp/tasks/temporal-access';
 import { DEFAULT_INVOICE_APPROVER_ROLE } from '../../examples/invoice-approval/src/invoice';
 import { pollUntil } from '../../src/util/wait';

@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { TASK_STATE_MEMO, type PublishedTaskState } from '../../src/shared/task-contract';
+import { TASK_STATE_MEMO, type PublishedTaskState } from '../../src/contract/task-contract';
 import { pollUntil, sleep } from '../../src/util/wait';
 import { freePort, Managed, pidAlive, ROOT } from './processes';
 import { tokenIn, writeTokensFile } from './tokens-file';

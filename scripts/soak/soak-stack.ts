@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import type { PublishedTaskState } from '../../src/shared/task-contract';
+import type { PublishedTaskState } from '../../src/contract/task-contract';
 import type { Managed } from '../lib/processes';
 import type { FaultableNetwork } from './network-faults';
 

@@ -4,9 +4,9 @@ import { log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { createTransport } from 'nodemailer';
 import { Webhook } from 'standardwebhooks';
-import type { DecisionNotification } from '../approvals/contract';
-import { ApproversDirectory, WebhookSecretSchema, type Person } from '../approvals/directory';
-import { notificationMessage, taskViewLink, type NotificationMessage } from '../approvals/notification-message';
+import type { DecisionNotification } from '../contract/approvals';
+import { ApproversDirectory, WebhookSecretSchema, type Person } from '../approvals/records/directory';
+import { notificationMessage, taskViewLink, type NotificationMessage } from '../approvals/records/notification-message';
 import { RecordStore } from './record-store';
 
 /** How notifications about addressed questions reach people, beside the outbox. */

@@ -2,8 +2,8 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { Context, log } from '@temporalio/activity';
 import { defineSearchAttributeKey, IllegalStateError, SearchAttributeType } from '@temporalio/common';
-import { NOTIFY_ACTIVITY, type DecisionNotification } from '../approvals/contract';
-import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../shared/task-contract';
+import { NOTIFY_ACTIVITY, type DecisionNotification } from '../contract/approvals';
+import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../contract/task-contract';
 import { NotificationDeliverer, type NotificationDeliveryConfig } from './notification-delivery';
 import { heartbeating } from '../util/heartbeat';
 

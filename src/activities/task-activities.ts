@@ -2,11 +2,11 @@
  * Every activity a worker of bridge-served workflows registers beside its own, in one call: the check of an answer's
  * seal, the decision-record activities of approvals, and the notifications of addressed questions.
  */
-import { ApproversDirectory } from '../approvals/directory';
+import { ApproversDirectory } from '../approvals/records/directory';
 import { createDecisionActivities } from '../approvals/records/activities';
 import { decisionPublicKeysFromEnv, type DecisionPublicKeys } from '../approvals/records/keys';
 import { decisionStoreFromEnv, openDecisionStore } from '../approvals/records/store';
-import type { DecisionStore } from '../approvals/records/types';
+import type { DecisionStore } from '../contract/decision-records';
 import { answerSealFromEnv, createAnswerActivities, type AnswerSeal } from '../shared/answer-proof';
 import { notificationDeliveryFromEnv, type NotificationDeliveryConfig } from './notification-delivery';
 import { createNotificationActivities, notificationOutboxFromEnv } from './notifications';

@@ -4,9 +4,9 @@
  * (MCP_APPROVERS_DIRECTORY) and the roles credentials carry.
  */
 import type { ApprovalsOptions, PeopleDirectory } from './approvals';
-import { defaultPersonOf } from './contract';
+import { defaultPersonOf } from '../contract/approvals';
 import { DecisionLog } from './decision-log';
-import { ApproversDirectory } from './directory';
+import { ApproversDirectory } from './records/directory';
 import type { ApproverKeyring } from './records/approver-signatures';
 
 /**

@@ -13,7 +13,7 @@ import {
   type InputContent,
   type PublishedTaskState,
   type TaskMeta,
-} from '../shared/task-contract';
+} from '../contract/task-contract';
 import { log } from '../util/log';
 import { retryWithBackoff, sleep } from '../util/wait';
 import { formFieldsOf } from '../mcp/tasks/answers';
@@ -38,12 +38,12 @@ import {
   REFUSALS,
   type AddressedInput,
   type AnswerRecord,
-} from './contract';
-import { answerUpdate } from './answer-update';
+} from '../contract/approvals';
+import { answerUpdate } from '../contract/answer-update';
 import { DecisionLog } from './decision-log';
 import { checkApproverSignature, statementOf, type ApproverKeyring, type ApproverSignature } from './records/approver-signatures';
 import { digestOf } from './records/canonical';
-import type { DecisionRecordBody } from './records/types';
+import type { DecisionRecordBody } from '../contract/decision-records';
 import { isRunEnded, isUpdateRetryable, isWorkflowRefusal, updateRefusal } from './update-refusal';
 
 /** One open question in an approver's inbox: what the workflow chose to show, no more. */
@@ -455,7 +455,7 @@ function recordHead(taskId: string, input: AddressedInput, run: string, seq: num
   };
 }
 
-/** The decision record of one person's answer (see `records/types.ts`). */
+/** The decision record of one person's answer (see `contract/decision-records.ts`). */
 function recordBody(
   taskId: string,
   input: AddressedInput,

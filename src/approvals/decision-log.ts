@@ -7,7 +7,7 @@ import { log } from '../util/log';
 import { digestOf } from './records/canonical';
 import { decisionSignerFromEnv, type DecisionSigner } from './records/keys';
 import { appendChained, decisionStoreFromEnv, type DecisionStore } from './records/store';
-import type { DecisionRecordBody, SignedDecisionRecord } from './records/types';
+import type { DecisionRecordBody, SignedDecisionRecord } from '../contract/decision-records';
 
 /** A record as the bridge makes it: everything but the subject's digest, which is computed from what was shown. */
 export type DecisionDraft = Omit<DecisionRecordBody, 'subject'>;

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createInterface, type Interface } from 'node:readline';
 import type { ElicitRequest, ElicitResult } from '@modelcontextprotocol/sdk/types.js';
-import { checkFormContent, type FormInputRequest, type FormProperty } from '../shared/task-contract';
+import { checkFormContent, type FormInputRequest, type FormProperty } from '../contract/task-contract';
 import { printable } from './printable';
 
 /** Thrown when scripted answers cannot be used; the message says which and why. */

@@ -3,7 +3,7 @@
  */
 import path from 'node:path';
 import { readFileSync } from 'node:fs';
-import { IDEMPOTENCY_KEY_PATTERN } from '../shared/wire';
+import { IDEMPOTENCY_KEY_PATTERN } from '../contract/wire';
 import { defaultStateDir } from './store';
 
 /** The `--url` value that means "spawn the stdio server". */

@@ -13,7 +13,7 @@ import {
   McpError,
   RELATED_TASK_META_KEY,
 } from '@modelcontextprotocol/sdk/types.js';
-import { INPUT_KEY_META } from '../shared/wire';
+import { INPUT_KEY_META } from '../contract/wire';
 import { sleep } from '../util/wait';
 import { type AnswerProvider } from './answers';
 import { orphanGuardFetch } from './orphan-guard';

@@ -10,7 +10,7 @@ import {
   McpError,
   type Task,
 } from '@modelcontextprotocol/sdk/types.js';
-import { ADOPT_ONLY_META, IDEMPOTENCY_KEY_META, REPLAYED_META, WEB_UI_META } from '../shared/wire';
+import { ADOPT_ONLY_META, IDEMPOTENCY_KEY_META, REPLAYED_META, WEB_UI_META } from '../contract/wire';
 import { retryWithBackoff, sleep } from '../util/wait';
 import { ScriptedAnswers, TerminalAnswers } from './answers';
 import { LocalTaskStore, type StoredCall, type StoredTask } from './store';

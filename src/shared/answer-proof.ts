@@ -18,7 +18,7 @@ import {
   type SealedAnswer,
   type VerifyAnswerInput,
   type VerifyAnswerResult,
-} from './task-contract';
+} from '../contract/task-contract';
 
 const ANSWER_KEY_LABEL = 'temporal-mcp-tasks answer key v1';
 

@@ -4,8 +4,8 @@
  * await) can be queried in it. Three cheap reads, each under the deadline.
  */
 import { isGrpcServiceError, type ConnectionLike } from '@temporalio/client';
-import { PRINCIPAL_SEARCH_ATTRIBUTE } from './task-contract';
-import { AWAITING_SEARCH_ATTRIBUTE } from '../approvals/contract';
+import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../contract/task-contract';
+import { AWAITING_SEARCH_ATTRIBUTE } from '../contract/approvals';
 
 /** The search attributes the bridge and the workflows need, with their types. */
 const SEARCH_ATTRIBUTES = [

@@ -4,7 +4,7 @@
  * bridge's public key, and judges them against what the workflow is about to do.
  */
 import { proxyActivities, workflowInfo } from '@temporalio/workflow';
-import { VERIFY_DECISIONS_ACTIVITY, type ApprovalJudgement, type VerifyDecisionsInput } from '../approvals/records/types';
+import { VERIFY_DECISIONS_ACTIVITY, type ApprovalJudgement, type VerifyDecisionsInput } from '../contract/decision-records';
 import { taskPrincipal } from './workflow-task';
 
 // The store outside Temporal may be down for a while: the effect waits for it, it is never made unchecked. The check

@@ -11,7 +11,7 @@ import {
   type SealedAction,
   type VerifyAnswerInput,
   type VerifyAnswerResult,
-} from '../shared/task-contract';
+} from '../contract/task-contract';
 import { oneSealCheckAtATime } from './seal-checks';
 
 const sealCheck = proxyLocalActivities<Record<typeof VERIFY_ANSWER_ACTIVITY, (input: VerifyAnswerInput) => Promise<VerifyAnswerResult>>>({

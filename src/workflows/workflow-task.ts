@@ -1,6 +1,6 @@
 /**
- * Workflow-side helpers that speak the task contract of ../shared/task-contract: publish status, ask for input (the
- * task's own questions here; questions addressed to others in ../approvals/workflow). Import only from workflow code.
+ * Workflow-side helpers that speak the task contract of ../contract/task-contract: publish status, ask for input (the
+ * task's own questions here; questions addressed to others in ./approvals). Import only from workflow code.
  */
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import {
@@ -32,9 +32,9 @@ import {
   type UrlInputRequest,
   type VerifyAnswerInput,
   type VerifyAnswerResult,
-} from '../shared/task-contract';
-import { AWAITING_SEARCH_ATTRIBUTE, type AnswerRecord } from '../approvals/contract';
-import { AddressedQuestions, type Decision, type DecisionRequest } from '../approvals/workflow';
+} from '../contract/task-contract';
+import { AWAITING_SEARCH_ATTRIBUTE, type AnswerRecord } from '../contract/approvals';
+import { AddressedQuestions, type Decision, type DecisionRequest } from './approvals';
 import { oneSealCheckAtATime } from './seal-checks';
 
 export type { Decision, DecisionRequest };

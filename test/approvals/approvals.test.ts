@@ -5,8 +5,8 @@
  */
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import { TASK_STATE_MEMO, type PublishedTaskState } from '../../src/shared/task-contract';
-import { ANSWER_UPDATE_NAME } from '../../src/approvals/contract';
+import { TASK_STATE_MEMO, type PublishedTaskState } from '../../src/contract/task-contract';
+import { ANSWER_UPDATE_NAME } from '../../src/contract/approvals';
 import { answer, ApprovalClients, awaitInInbox, inbox, makePeople, textOf, writeTokensFile } from '../helpers/approvals';
 import { startStack, type TestStack } from '../helpers/test-stack';
 import { getTask, taskResult, waitForTask } from '../helpers/mcp';

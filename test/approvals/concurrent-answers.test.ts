@@ -12,7 +12,7 @@ import { openDecisionStore } from '../../src/approvals/records/store';
 import type { Bridge } from '../../src/mcp/bridge';
 import { COST_CENTERS, EXPENSE_WORKFLOW_TYPE } from '../../examples/invoice-approval/src/expense';
 import type { InvoiceResult } from '../../examples/invoice-approval/src/invoice';
-import { TASK_STATE_MEMO, type PublishedTaskState } from '../../src/shared/task-contract';
+import { TASK_STATE_MEMO, type PublishedTaskState } from '../../src/contract/task-contract';
 import { TIME_OFF_WORKFLOW_TYPE } from '../../examples/invoice-approval/src/workflows/raw-contract';
 import { pollUntil } from '../../src/util/wait';
 import { answer, invoiceAwaitingApproval, textOf } from '../helpers/approvals';

@@ -13,7 +13,7 @@ import { createActivities } from '../../examples/invoice-approval/src/activities
 import { createTaskActivities } from '../../src/activities/task-activities';
 import type { Bridge } from '../../src/mcp/bridge';
 import { createAnswerActivities } from '../../src/shared/answer-proof';
-import { respondSignal, VERIFY_ANSWER_ACTIVITY, type VerifyAnswerInput } from '../../src/shared/task-contract';
+import { respondSignal, VERIFY_ANSWER_ACTIVITY, type VerifyAnswerInput } from '../../src/contract/task-contract';
 import { pollUntil } from '../../src/util/wait';
 import { textOf } from '../helpers/approvals';
 import { startStack, type TestStack } from '../helpers/test-stack';

@@ -8,8 +8,8 @@
  */
 import { temporal } from '@temporalio/proto';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
-import { NOTIFY_ACTIVITY } from '../../src/approvals/contract';
-import { VERIFY_DECISIONS_ACTIVITY } from '../../src/approvals/records/types';
+import { NOTIFY_ACTIVITY } from '../../src/contract/approvals';
+import { VERIFY_DECISIONS_ACTIVITY } from '../../src/contract/decision-records';
 import type { Bridge } from '../../src/mcp/bridge';
 import type { InvoiceResult } from '../../examples/invoice-approval/src/invoice';
 import type { Telemetry } from '../../src/shared/telemetry';

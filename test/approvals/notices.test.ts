@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { DecisionNotification } from '../../src/approvals/contract';
+import type { DecisionNotification } from '../../src/contract/approvals';
 import { notificationDeliveryFromEnv } from '../../src/activities/notification-delivery';
 import type { InvoiceApprovalPolicy } from '../../examples/invoice-approval/src/invoice';
 import { answer, ApprovalClients, awaitInInbox, callAnswer, makePeople, writeTokensFile } from '../helpers/approvals';

@@ -13,7 +13,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { DefaultLogger } from '@temporalio/worker';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
-import { NOTIFY_ACTIVITY, type DecisionNotification } from '../../src/approvals/contract';
+import { NOTIFY_ACTIVITY, type DecisionNotification } from '../../src/contract/approvals';
 import { notificationDeliveryFromEnv } from '../../src/activities/notification-delivery';
 import { createNotificationActivities, readNotifications } from '../../src/activities/notifications';
 import type { InvoiceApprovalPolicy } from '../../examples/invoice-approval/src/invoice';

@@ -2,7 +2,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { digestOf } from '../../src/approvals/records/canonical';
 import { createDecisionSigner, publicKeysFromPem, type DecisionPublicKeys, type DecisionSigner } from '../../src/approvals/records/keys';
-import type { DecisionRecordBody, SignedDecisionRecord } from '../../src/approvals/records/types';
+import type { DecisionRecordBody, SignedDecisionRecord } from '../../src/contract/decision-records';
 
 /** A signer of a new Ed25519 key, and the public keys that check its records. */
 export function testSigner(): { signer: DecisionSigner; keys: DecisionPublicKeys; privateKeyPem: string } {

@@ -6,7 +6,7 @@ import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { NativeConnection, Runtime, DefaultLogger, type Worker } from '@temporalio/worker';
 import type { ActivityConfig } from '../../examples/invoice-approval/src/activities';
 import { answerSealFromEnv } from '../../src/shared/answer-proof';
-import { respondSignal, type InputContent } from '../../src/shared/task-contract';
+import { respondSignal, type InputContent } from '../../src/contract/task-contract';
 import { webUiUrlFromEnv, type TemporalConfig } from '../../src/shared/temporal-config';
 import { createSampleWorker, type SampleWorkerOptions } from '../../examples/invoice-approval/src/worker';
 import { RELEASE_SCHEDULED_PAYMENT_UPDATE, type Invoice, type ReleasePaymentRequest } from '../../examples/invoice-approval/src/invoice';

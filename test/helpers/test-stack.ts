@@ -3,7 +3,7 @@
  * files in a fresh folder, a worker in this process, bridges, their Streamable HTTP endpoints, spawned `serve --http`
  * processes and in-memory SDK clients, all taken down by {@link TestStack.stop}.
  */
-import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../../src/shared/task-contract';
+import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../../src/contract/task-contract';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { Client, Connection, type ClientInterceptors, type ConnectionOptions } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';

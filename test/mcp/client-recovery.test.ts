@@ -7,7 +7,7 @@ import { CallToolResultSchema, CreateTaskResultSchema, ErrorCode } from '@modelc
 import { EXIT } from '../../src/client/args';
 import { orphanGuardFetch } from '../../src/client/orphan-guard';
 import { LocalTaskStore } from '../../src/client/store';
-import { IDEMPOTENCY_KEY_META } from '../../src/shared/wire';
+import { IDEMPOTENCY_KEY_META } from '../../src/contract/wire';
 import { pollUntil } from '../../src/util/wait';
 import { runClient } from '../helpers/cli';
 import { startStack, type TestStack } from '../helpers/test-stack';

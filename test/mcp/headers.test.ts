@@ -17,7 +17,7 @@ import { createInterface } from 'node:readline';
 import { Client as Mcp2026Client, StreamableHTTPClientTransport as Mcp2026HttpTransport } from '@modelcontextprotocol/client';
 import { MCP2026_PROTOCOL_VERSIONS } from '../../src/mcp/mcp2026/envelope';
 import { loadToolsFile } from '../../src/mcp/tools/config-file';
-import { ADOPT_ONLY_META, IDEMPOTENCY_KEY_META } from '../../src/shared/wire';
+import { ADOPT_ONLY_META, IDEMPOTENCY_KEY_META } from '../../src/contract/wire';
 import { ROOT } from '../helpers/dev-server';
 import { startStack, type TestStack } from '../helpers/test-stack';
 import { APPROVE, TOOLS_WITH_SAMPLES } from '../helpers/mcp';

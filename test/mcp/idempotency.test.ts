@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { CreateTaskResultSchema, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Bridge } from '../../src/mcp/bridge';
-import { ADOPT_ONLY_META, IDEMPOTENCY_KEY_META, REPLAYED_META } from '../../src/shared/wire';
+import { ADOPT_ONLY_META, IDEMPOTENCY_KEY_META, REPLAYED_META } from '../../src/contract/wire';
 import { startStack, type TestStack } from '../helpers/test-stack';
 import { APPROVE, errorCodeOf, taskResult } from '../helpers/mcp';
 import { derivedUuid } from '../../src/mcp/tasks/idempotency';

@@ -13,7 +13,7 @@ import { startStack, type TestStack } from '../helpers/test-stack';
 import { serverEnv } from '../helpers/processes';
 import { pythonClients, runPythonClient } from '../helpers/python';
 import { eventually, expectedWebUiLink, sampleInvoice } from '../helpers/temporal';
-import { WEB_UI_META } from '../../src/shared/wire';
+import { WEB_UI_META } from '../../src/contract/wire';
 import { mcp2026Request, openListen, type RawRequestOptions } from '../helpers/mcp2026';
 import { paidLineItems } from '../helpers/ledger';
 

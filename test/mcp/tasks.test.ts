@@ -12,7 +12,7 @@ import { APP_MIME_TYPE, TASK_VIEW_URI, UI_EXTENSION } from '../../src/mcp/app/ui
 import type { Bridge } from '../../src/mcp/bridge';
 import { PaymentsLedger } from '../../examples/invoice-approval/src/activities/payments';
 import { pollUntil } from '../../src/util/wait';
-import { respondSignal, TASK_STATE_MEMO } from '../../src/shared/task-contract';
+import { respondSignal, TASK_STATE_MEMO } from '../../src/contract/task-contract';
 import {
   APPROVE,
   FAST_TUNING,

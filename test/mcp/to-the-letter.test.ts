@@ -20,7 +20,7 @@ import { randomUUID } from 'node:crypto';
 import { Client as TemporalClient, Connection } from '@temporalio/client';
 import { HistoryWatch } from '../../src/mcp/tasks/history-watch';
 import { loadToolsFile } from '../../src/mcp/tools/config-file';
-import { respondSignal } from '../../src/shared/task-contract';
+import { respondSignal } from '../../src/contract/task-contract';
 import { refusalBackoffMs } from '../../src/mcp/mcp2025/server';
 import { pollUntil, sleep } from '../../src/util/wait';
 import { errorCodeOf, newMcpClient, ScriptedUser, taskResult, waitForTask, TOOLS_WITH_SAMPLES } from '../helpers/mcp';

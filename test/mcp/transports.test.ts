@@ -18,7 +18,7 @@ import { msToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import { PaymentsLedger } from '../../examples/invoice-approval/src/activities/payments';
 import { orphanGuardFetch } from '../../src/client/orphan-guard';
-import { WEB_UI_META } from '../../src/shared/wire';
+import { WEB_UI_META } from '../../src/contract/wire';
 import { pollUntil } from '../../src/util/wait';
 import { freePort, ROOT, temporalDev } from '../helpers/dev-server';
 import { APPROVE, errorCodeOf, getTask, newMcpClient, ScriptedUser, startInvoiceTask, taskResult, waitForTask } from '../helpers/mcp';

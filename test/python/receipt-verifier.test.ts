@@ -9,7 +9,7 @@ import { createHash, generateKeyPairSync, sign } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ApproversDirectory } from '../../src/approvals/directory';
+import { ApproversDirectory } from '../../src/approvals/records/directory';
 import { generateApproverKey, signStatement, statementOf, type ApproverKeyring } from '../../src/approvals/records/approver-signatures';
 import { digestOf } from '../../src/approvals/records/canonical';
 import { passkeyChallengeOf } from '../../src/approvals/records/passkeys';

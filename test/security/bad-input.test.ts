@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../../src/shared/task-contract';
+import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../../src/contract/task-contract';
 import { startStack, type TestStack } from '../helpers/test-stack';
 import { runServeToExit } from '../helpers/processes';
 import { eventually, sampleInvoice } from '../helpers/temporal';

@@ -11,14 +11,14 @@ import { temporal } from '@temporalio/proto';
 import type { Bridge } from '../../src/mcp/bridge';
 import { PRINCIPAL_KEY } from '../../src/mcp/tasks/principal';
 import { INVOICE_WORKFLOW_TYPE, type Invoice } from '../../examples/invoice-approval/src/invoice';
-import { IDEMPOTENCY_KEY_META } from '../../src/shared/wire';
+import { IDEMPOTENCY_KEY_META } from '../../src/contract/wire';
 import {
   BIND_SIGNAL_NAME,
   TASK_STATE_MEMO,
   type PendingInput,
   type PublishedTaskState,
   type RunBinding,
-} from '../../src/shared/task-contract';
+} from '../../src/contract/task-contract';
 import { errorCodeOf, FAST_TUNING, getTask, newMcpClient, startInvoiceTask, waitForTask } from '../helpers/mcp';
 import { eventually, sampleInvoice } from '../helpers/temporal';
 import { startStack, type TestStack } from '../helpers/test-stack';

@@ -23,7 +23,7 @@ import {
   TASK_STATE_MEMO,
   type InputResponse,
   type PublishedTaskState,
-} from '../../src/shared/task-contract';
+} from '../../src/contract/task-contract';
 import { PaymentsLedger } from '../../examples/invoice-approval/src/activities/payments';
 import { Logger } from '../../src/util/log';
 import { errorCodeOf, FAST_TUNING, getTask, newMcpClient, startInvoiceTask, waitForTask } from '../helpers/mcp';

@@ -1,4 +1,4 @@
-import { formatAmount } from '../../src/shared/amount';
+import { formatAmount } from '../../src/contract/amount';
 
 describe('formatAmount: one way to write money, whatever the machine', () => {
   test('groups thousands and always shows the cents of a currency that has them', () => {

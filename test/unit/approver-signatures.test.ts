@@ -2,7 +2,7 @@
  * Approvers' own signatures, without Temporal: the statement, signing and checking, the directory's keys and who must
  * sign, and how the worker's judgement and a receipt count approvals of people who must sign.
  */
-import { ApproversDirectory, ApproversDirectoryError } from '../../src/approvals/directory';
+import { ApproversDirectory, ApproversDirectoryError } from '../../src/approvals/records/directory';
 import {
   checkApproverSignature,
   generateApproverKey,
@@ -12,7 +12,7 @@ import {
 } from '../../src/approvals/records/approver-signatures';
 import { canonicalJson, digestOf } from '../../src/approvals/records/canonical';
 import { exportReceipt, verifyReceipt } from '../../src/approvals/records/receipt';
-import type { DecisionStore, SignedDecisionRecord } from '../../src/approvals/records/types';
+import type { DecisionStore, SignedDecisionRecord } from '../../src/contract/decision-records';
 import { judgeApprovals } from '../../src/approvals/records/verify';
 import { bodyOf, chainOf, invoiceShown, testSigner, type Step } from '../helpers/decision-records';
 

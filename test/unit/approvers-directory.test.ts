@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { DecisionNotification } from '../../src/approvals/contract';
-import { ApproversDirectory, ApproversDirectoryError } from '../../src/approvals/directory';
+import type { DecisionNotification } from '../../src/contract/approvals';
+import { ApproversDirectory, ApproversDirectoryError } from '../../src/approvals/records/directory';
 
 const SECRET = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
 

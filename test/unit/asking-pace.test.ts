@@ -1,5 +1,5 @@
 import { AskingPace, refusalBackoffMs } from '../../src/mcp/mcp2025/asking-pace';
-import type { PendingInput } from '../../src/shared/task-contract';
+import type { PendingInput } from '../../src/contract/task-contract';
 
 function question(key: string): PendingInput {
   return {

@@ -6,7 +6,7 @@ import { defineWorkflowTool } from '../../src/mcp/tools/define';
 import { zodSchema } from '../../src/mcp/tools/schema';
 import type { CreatedTask } from '../../src/mcp/tasks/lifecycle';
 import type { DirectTool, ToolDefinition } from '../../src/mcp/tools/types';
-import type { PendingInput } from '../../src/shared/task-contract';
+import type { PendingInput } from '../../src/contract/task-contract';
 
 const Input = z.object({ count: z.number().int() });
 

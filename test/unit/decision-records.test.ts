@@ -21,7 +21,7 @@ import {
 } from '../../src/approvals/records/keys';
 import { exportReceipt, verifyReceipt } from '../../src/approvals/records/receipt';
 import { appendChained, DecisionStoreError, decisionStoreFromEnv } from '../../src/approvals/records/store';
-import type { SignedDecisionRecord } from '../../src/approvals/records/types';
+import type { SignedDecisionRecord } from '../../src/contract/decision-records';
 import { judgeApprovals, verifyChain, type ApprovalExpectation } from '../../src/approvals/records/verify';
 import { bodyOf, chainOf, invoiceShown, testSigner } from '../helpers/decision-records';
 

@@ -3,9 +3,9 @@
  * the first problem's path; and the `done:` keywords a workflow publishes for people who may answer none of its
  * open questions.
  */
-import { doneKeywords } from '../../src/approvals/workflow';
-import type { AddressedInput } from '../../src/approvals/contract';
-import { MalformedMemoError, readTaskMeta, readTaskState } from '../../src/shared/memo-schemas';
+import { doneKeywords } from '../../src/workflows/approvals';
+import type { AddressedInput } from '../../src/contract/approvals';
+import { MalformedMemoError, readTaskMeta, readTaskState } from '../../src/contract/memo-schemas';
 import { inboxQuery } from '../../src/approvals/approvals';
 
 const question: AddressedInput = {

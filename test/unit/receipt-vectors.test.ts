@@ -4,7 +4,7 @@ import path from 'node:path';
 import { canonicalJson, digestOf } from '../../src/approvals/records/canonical';
 import { createDecisionSigner, publicKeysFromPem } from '../../src/approvals/records/keys';
 import { verifyReceipt } from '../../src/approvals/records/receipt';
-import type { DecisionRecordBody } from '../../src/approvals/records/types';
+import type { DecisionRecordBody } from '../../src/contract/decision-records';
 
 const PAGE = readFileSync(path.join(__dirname, '..', '..', 'docs', 'receipts.md'), 'utf8');
 

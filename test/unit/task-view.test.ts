@@ -1,4 +1,4 @@
-import type { PublishedTaskState, TaskMeta } from '../../src/shared/task-contract';
+import type { PublishedTaskState, TaskMeta } from '../../src/contract/task-contract';
 import { taskViewOf, toolErrorOf, toolErrorText, webUiMeta, type WorkflowSnapshot } from '../../src/mcp/tasks/task-view';
 
 const META: TaskMeta = { tool: 'process_invoice', ttl: 60_000, pollInterval: 500, createdAt: '2026-01-01T00:00:00.000Z' };

@@ -14,7 +14,7 @@ import {
   type Invoice,
   type InvoiceResult,
 } from '../../examples/invoice-approval/src/invoice';
-import { respondSignal, TASK_STATE_MEMO, type PublishedTaskState } from '../../src/shared/task-contract';
+import { respondSignal, TASK_STATE_MEMO, type PublishedTaskState } from '../../src/contract/task-contract';
 import {
   daysFromToday,
   eventually,

@@ -1,5 +1,5 @@
 import { InvoiceSchema, formatAmount, isCalendarDate, sumAmounts, approvalRequest } from '../../examples/invoice-approval/src/invoice';
-import { checkFormContent } from '../../src/shared/task-contract';
+import { checkFormContent } from '../../src/contract/task-contract';
 import { sampleInvoice } from '../helpers/temporal';
 
 function problems(input: unknown): string[] {

@@ -17,10 +17,10 @@ import {
   type RecordDecisionInput,
   type SignedDecisionRecord,
   type VerifyDecisionsInput,
-} from './types';
+} from '../../contract/decision-records';
 import { judgeApprovals, verifyChain } from './verify';
 
-export { RECORD_DECISION_ACTIVITY, VERIFY_DECISIONS_ACTIVITY, type RecordDecisionInput, type VerifyDecisionsInput } from './types';
+export { RECORD_DECISION_ACTIVITY, VERIFY_DECISIONS_ACTIVITY, type RecordDecisionInput, type VerifyDecisionsInput } from '../../contract/decision-records';
 
 /** Who records what the workflow decides: the workflow, unsigned. */
 const WORKFLOW_DECIDER: DecisionRecordBody['by'] = { principal: 'workflow', person: 'workflow', auth: 'workflow', roles: [] };

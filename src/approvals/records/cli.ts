@@ -6,7 +6,7 @@ import { lstatSync, readFileSync, writeFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { ApproversDirectory, ApproversDirectoryError } from '../directory';
+import { ApproversDirectory, ApproversDirectoryError } from './directory';
 import { ApproverKeyError, generateApproverKey, signStatement, statementOf, type ApproverKeyring } from './approver-signatures';
 import { digestOf } from './canonical';
 import { subjectLines } from './subject-text';

@@ -5,7 +5,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { constants as fsConstants, promises as fs } from 'node:fs';
 import path from 'node:path';
-import type { AppendOutcome, DecisionStore, SignedDecisionRecord } from './types';
+import type { AppendOutcome, DecisionStore, SignedDecisionRecord } from '../../contract/decision-records';
 import { DamagedRecordError, DecisionStoreError } from './store-error';
 import { syncDirectory, writeFileOnce } from '../../util/durable-files';
 

@@ -5,7 +5,7 @@
 import { Pool } from 'pg';
 import { log } from '../../util/log';
 import { withoutPassword } from '../../util/postgres-url';
-import type { AppendOutcome, DecisionStore, SignedDecisionRecord } from './types';
+import type { AppendOutcome, DecisionStore, SignedDecisionRecord } from '../../contract/decision-records';
 import { DecisionStoreError } from './store-error';
 
 /** The table of decision records. */

@@ -8,9 +8,9 @@ import { sleep } from '../../util/wait';
 import { FileDecisionStore } from './file-store';
 import { PostgresDecisionStore } from './pg-store';
 import { DecisionStoreError } from './store-error';
-import type { DecisionStore, SignedDecisionRecord } from './types';
+import type { DecisionStore, SignedDecisionRecord } from '../../contract/decision-records';
 
-export type { AppendOutcome, DecisionStore } from './types';
+export type { AppendOutcome, DecisionStore } from '../../contract/decision-records';
 export { DecisionStoreError } from './store-error';
 
 /** Environment variable: a directory path, or a `postgres://` / `postgresql://` URL. */

@@ -7,7 +7,7 @@
  */
 import { ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { PendingInput } from '../../shared/task-contract';
+import type { PendingInput } from '../../contract/task-contract';
 import { rendersApps } from '../app/ui';
 import { canElicit, type ElicitationCapability } from './can-elicit';
 import { invalidArgumentsResult, invalidArgumentsText } from './call-tool';

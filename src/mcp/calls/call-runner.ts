@@ -5,7 +5,7 @@
  * that does not fit, a declined or unaskable confirmation, the start, and a direct tool's context.
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { FormInputRequest, InputContent, PendingInput } from '../../shared/task-contract';
+import type { FormInputRequest, InputContent, PendingInput } from '../../contract/task-contract';
 import { annotateRequest } from '../../shared/telemetry';
 import { applyConfirmation, previousAnswerProblem } from '../protocol/confirmation';
 import type { CallSeal } from '../protocol/signed-call';

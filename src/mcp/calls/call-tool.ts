@@ -3,7 +3,7 @@
  * idempotency `_meta`, and the answer of a plain call whose task outlived its wait.
  */
 import { ErrorCode, RELATED_TASK_META_KEY, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import { ADOPT_ONLY_META, IDEMPOTENCY_KEY_META, IDEMPOTENCY_KEY_PATTERN } from '../../shared/wire';
+import { ADOPT_ONLY_META, IDEMPOTENCY_KEY_META, IDEMPOTENCY_KEY_PATTERN } from '../../contract/wire';
 import { appOnlyToolMeta, taskViewToolMeta } from '../app/ui';
 import { JsonRpcError } from '../protocol/wire-errors';
 import { PENDING_CONFIRMATION_SCHEMA } from '../protocol/confirmation';

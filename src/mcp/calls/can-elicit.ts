@@ -2,7 +2,7 @@
  * Whether a client may be asked a question, from the elicitation capability it declared: at initialize
  * (2025-11-25) or in the request's client capabilities (2026-07-28). The same rule in both generations.
  */
-import type { PendingInput } from '../../shared/task-contract';
+import type { PendingInput } from '../../contract/task-contract';
 
 /** The `elicitation` a client declares: `form` and `url`, each a mode it answers; empty is form (older clients). */
 export interface ElicitationCapability {

@@ -3,7 +3,7 @@
  * long to hold back after the client dismissed or answered badly. Pure: it keeps the request's own record and reads
  * the clock it is given, so that its rules are tested without Temporal.
  */
-import type { PendingInput } from '../../shared/task-contract';
+import type { PendingInput } from '../../contract/task-contract';
 import { backoffMs } from '../../util/wait';
 
 /** The pause before a question whose last answer was refused is asked again: 1 s, doubling, at most 30 s. */

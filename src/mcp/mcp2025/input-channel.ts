@@ -1,7 +1,7 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ErrorCode, McpError, RELATED_TASK_META_KEY, type RequestId } from '@modelcontextprotocol/sdk/types.js';
-import { checkFormContent, type InputResponse, type PendingInput } from '../../shared/task-contract';
-import { INPUT_KEY_META } from '../../shared/wire';
+import { checkFormContent, type InputResponse, type PendingInput } from '../../contract/task-contract';
+import { INPUT_KEY_META } from '../../contract/wire';
 import { canElicit } from '../calls/can-elicit';
 import { plainMessage } from '../protocol/wire-errors';
 import { WRITE_PATIENCE_MS } from '../tasks/options';

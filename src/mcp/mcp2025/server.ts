@@ -21,7 +21,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { traceRequest } from '../../shared/telemetry';
-import { REPLAYED_META } from '../../shared/wire';
+import { REPLAYED_META } from '../../contract/wire';
 import { APP_RESOURCES, readAppResource } from '../app/ui';
 import { describeTool, idempotencyOf, pendingTaskResult, ttlOf } from '../calls/call-tool';
 import { planCall, type CallAnswer } from '../calls/call-plan';
@@ -36,7 +36,7 @@ import type { TaskCore } from '../tasks/task-core';
 import type { Approvals } from '../../approvals/approvals';
 import { toolErrorOf, webUiMeta, type TaskView } from '../tasks/task-view';
 import type { ToolDefinition, WorkflowTool } from '../tools/types';
-import type { InputContent } from '../../shared/task-contract';
+import type { InputContent } from '../../contract/task-contract';
 import { toolTables } from '../tools';
 import type { CallSeal } from '../protocol/signed-call';
 import { sleep } from '../../util/wait';

@@ -15,7 +15,7 @@ import {
   type RequestStateCodec,
   type ServerContext,
 } from '@modelcontextprotocol/server';
-import type { FormInputRequest, PendingInput } from '../../shared/task-contract';
+import type { FormInputRequest, PendingInput } from '../../contract/task-contract';
 import { annotateRequest } from '../../shared/telemetry';
 import { idempotencyOf, pendingTaskResult } from '../calls/call-tool';
 import type { CallAnswer } from '../calls/call-plan';

@@ -4,7 +4,7 @@
  * from the task view, with no further read.
  */
 import { RELATED_TASK_META_KEY, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { PendingInput } from '../../shared/task-contract';
+import type { PendingInput } from '../../contract/task-contract';
 import { outcomeFailure, outcomeOf, toolResultOf } from '../protocol/outcome';
 import type { TaskView } from '../tasks/task-view';
 

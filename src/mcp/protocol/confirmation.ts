@@ -5,7 +5,7 @@
  * an answer does, is decided here. Pure functions.
  */
 import { RELATED_TASK_META_KEY, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { checkFormContent, type FormInputRequest, type InputContent, type PendingInput } from '../../shared/task-contract';
+import { checkFormContent, type FormInputRequest, type InputContent, type PendingInput } from '../../contract/task-contract';
 import type { TaskView } from '../tasks/task-view';
 
 /** A question a tool asks before it starts its workflow. */

@@ -3,7 +3,7 @@
  * page token in an opaque cursor bound to the principal. Tasks created here lately that the store does not show yet
  * are listed first, so that a task `tasks/get` can read is also found by `tasks/list`.
  */
-import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../../shared/task-contract';
+import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../../contract/task-contract';
 import { setBounded } from '../../util/bounded';
 import { log } from '../../util/log';
 import type { ReplicaSharedState } from './shared-state';

@@ -7,8 +7,8 @@
  */
 import { WorkflowNotFoundError, type WorkflowExecutionDescription } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
-import { MalformedMemoError, readTaskMeta } from '../../shared/memo-schemas';
-import { BIND_SIGNAL_NAME, type TaskMeta } from '../../shared/task-contract';
+import { MalformedMemoError, readTaskMeta } from '../../contract/memo-schemas';
+import { BIND_SIGNAL_NAME, type TaskMeta } from '../../contract/task-contract';
 import { argumentsDigest } from '../../util/arguments-digest';
 import { setBounded } from '../../util/bounded';
 import { TaskNotFoundError, taskNotFound } from './errors';

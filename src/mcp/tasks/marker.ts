@@ -8,7 +8,7 @@
  * exist. Every replica needs the same key.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { RunBinding } from '../../shared/task-contract';
+import type { RunBinding } from '../../contract/task-contract';
 import { MIN_KEY_LENGTH, TaskKeyError, taskKeyFromEnv } from '../../shared/task-key';
 
 export { TaskKeyError as MarkerKeyError } from '../../shared/task-key';

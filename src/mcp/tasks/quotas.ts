@@ -5,7 +5,7 @@
  */
 import type { Client } from '@temporalio/client';
 import { TooManyRequestsError, TooManyTasksError } from './errors';
-import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../../shared/task-contract';
+import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../../contract/task-contract';
 import { setBounded } from '../../util/bounded';
 import { log } from '../../util/log';
 import { SharedStateUnavailableError, type ReplicaSharedState } from './shared-state';

@@ -14,8 +14,8 @@ import {
   type InputResponse,
   type PublishedTaskState,
   type TaskMeta,
-} from '../../shared/task-contract';
-import { MalformedMemoError, readTaskMeta, readTaskState } from '../../shared/memo-schemas';
+} from '../../contract/task-contract';
+import { MalformedMemoError, readTaskMeta, readTaskState } from '../../contract/memo-schemas';
 import { TaskStateUnreadableError } from './errors';
 import { setBounded } from '../../util/bounded';
 import { taskViewOf, type TaskView, type WorkflowFailure, type WorkflowSnapshot } from './task-view';

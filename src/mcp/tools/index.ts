@@ -1,4 +1,4 @@
-import { approvalsAnswerTool, approvalsInboxTool } from '../../approvals/tools';
+import { approvalsAnswerTool, approvalsInboxTool } from './approvals';
 import { taskCancelTool } from './task-cancel';
 import { taskFindTool } from './task-find';
 import { taskRespondTool } from './task-respond';

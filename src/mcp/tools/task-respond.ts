@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { checkFormContent } from '../../shared/task-contract';
+import { checkFormContent } from '../../contract/task-contract';
 import { zodSchema } from './schema';
 import { describe, TaskIdSchema, text, withTask } from './task-tool-support';
 import type { DirectTool } from './types';

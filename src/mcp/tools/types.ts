@@ -5,7 +5,7 @@ import type { TaskCore } from '../tasks/task-core';
 import type { Approvals } from '../../approvals/approvals';
 import type { TaskView } from '../tasks/task-view';
 import type { StartConfirmation } from '../protocol/confirmation';
-import type { FormInputRequest, InputContent } from '../../shared/task-contract';
+import type { FormInputRequest, InputContent } from '../../contract/task-contract';
 import type { SealedCall } from '../protocol/signed-call';
 import type { ToolSchema } from './schema';
 

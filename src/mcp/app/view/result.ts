@@ -5,7 +5,7 @@
  * amounts (numbers under a key `amount` or `total`, or ending in `Amount` or `Total`) written as money, the way every
  * other place writes them (`formatAmount`).
  */
-import { currencyOf, formatAmount, isAmountKey } from '../../../shared/amount';
+import { currencyOf, formatAmount, isAmountKey } from '../../../contract/amount';
 import { h, humanize, uniqueId, type Child } from './dom';
 import { record, textOf, type ToolResult } from './tools';
 

@@ -4,11 +4,11 @@
  * which roles they hold come from their credentials only, never from arguments.
  */
 import { z } from 'zod';
-import { AnswerRefusedError, TaskCoreError, TooManyRequestsError } from '../mcp/tasks/errors';
-import { zodSchema } from '../mcp/tools/schema';
-import { TaskIdSchema, text } from '../mcp/tools/task-tool-support';
-import type { DirectTool } from '../mcp/tools/types';
-import type { InboxItem, OpenQuestion } from './approvals';
+import { AnswerRefusedError, TaskCoreError, TooManyRequestsError } from '../tasks/errors';
+import { zodSchema } from './schema';
+import { TaskIdSchema, text } from './task-tool-support';
+import type { DirectTool } from './types';
+import type { InboxItem, OpenQuestion } from '../../approvals/approvals';
 
 const InboxSchema = z.object({
   cursor: z.string().max(2_000).optional().describe('The nextCursor of the previous page, for the next one.'),

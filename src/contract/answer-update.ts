@@ -4,7 +4,7 @@
  * sandbox, as the task contract's signals.
  */
 import { defineUpdate } from '@temporalio/workflow';
-import type { InputResponse } from '../shared/task-contract';
-import { ANSWER_UPDATE_NAME, type AnswerRecord } from './contract';
+import type { InputResponse } from './task-contract';
+import { ANSWER_UPDATE_NAME, type AnswerRecord } from './approvals';
 
 export const answerUpdate = defineUpdate<AnswerRecord, [InputResponse]>(ANSWER_UPDATE_NAME);

@@ -6,9 +6,9 @@
  * Everything here is plain data and Temporal message definitions, so it is safe in the workflow sandbox and
  * speakable from any Temporal SDK. Wire names are stored in workflow histories: never rename them.
  */
-import type { SignedDecisionRecord } from '../approvals/records/types';
+import type { SignedDecisionRecord } from './decision-records';
 import { defineSignal } from '@temporalio/workflow';
-import type { AddressedInput } from '../approvals/contract';
+import type { AddressedInput } from './approvals';
 import type { AnswerOrigin, FormInputRequest, InputContent, UrlInputRequest } from './elicitation';
 
 export * from './elicitation';

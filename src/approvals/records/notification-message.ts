@@ -3,9 +3,9 @@
  * {@link DecisionNotification}, the same for mail and webhooks. Pure: the notification and a few facts the worker
  * knows (the submitter as a person, the task view's address) in, text out.
  */
-import { escapeControls } from '../util/log';
-import { defaultPersonOf, type DecisionNotification } from './contract';
-import { subjectLines } from './records/subject-text';
+import { escapeControls } from '../../util/log';
+import { defaultPersonOf, type DecisionNotification } from '../../contract/approvals';
+import { subjectLines } from './subject-text';
 
 /** What one person is sent about one notification. */
 export interface NotificationMessage {

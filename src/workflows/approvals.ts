@@ -16,7 +16,7 @@ import {
   sleep,
   workflowInfo,
 } from '@temporalio/workflow';
-import { checkFormContent, type FormInputRequest, type InputResponse, type SealedAnswer } from '../shared/task-contract';
+import { checkFormContent, type FormInputRequest, type InputResponse, type SealedAnswer } from '../contract/task-contract';
 import {
   answerRefusal,
   awaitingKeywords,
@@ -32,9 +32,9 @@ import {
   type AnswerRecord,
   type DecisionNotification,
   type InputAudience,
-} from './contract';
-import { answerUpdate } from './answer-update';
-import { RECORD_DECISION_ACTIVITY, type RecordDecisionInput, type SignedDecisionRecord } from './records/types';
+} from '../contract/approvals';
+import { answerUpdate } from '../contract/answer-update';
+import { RECORD_DECISION_ACTIVITY, type RecordDecisionInput, type SignedDecisionRecord } from '../contract/decision-records';
 
 // Notifications never hold an answer, and each is given up on (and logged) after 20 attempts; a question's end waits
 // for its notifications (NOTICES_DELIVERED_PATCH) up to NOTICES_WAIT_MS, then the workflow goes on.

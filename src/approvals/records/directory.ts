@@ -6,10 +6,10 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { defaultPersonOf, type DecisionNotification, type InputAudience } from './contract';
-import { ed25519PublicKey, type ApproverKeyring, type ApproverPublicKey } from './records/approver-signatures';
-import { passkeyPublicKey } from './records/passkeys';
-import { keyIdOf } from './records/keys';
+import { defaultPersonOf, type DecisionNotification, type InputAudience } from '../../contract/approvals';
+import { ed25519PublicKey, type ApproverKeyring, type ApproverPublicKey } from './approver-signatures';
+import { passkeyPublicKey } from './passkeys';
+import { keyIdOf } from './keys';
 
 /** Environment variable naming the directory file. */
 export const APPROVERS_DIRECTORY_ENV = 'MCP_APPROVERS_DIRECTORY';

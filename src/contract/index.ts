@@ -32,8 +32,8 @@ export {
   type SealedAction,
   type VerifyAnswerInput,
   type VerifyAnswerResult,
-} from './shared/task-contract';
-export { formatAmount } from './shared/amount';
+} from './task-contract';
+export { formatAmount } from './amount';
 export {
   ANSWER_UPDATE_NAME,
   AWAITING_SEARCH_ATTRIBUTE,
@@ -44,11 +44,11 @@ export {
   type DecisionNotification,
   type InputAudience,
   type InputEscalation,
-} from './approvals/contract';
+} from './approvals';
 export {
   RECORD_DECISION_ACTIVITY,
   VERIFY_DECISIONS_ACTIVITY,
   type ApprovalJudgement,
   type CountedApproval,
   type VerifyDecisionsInput,
-} from './approvals/records/types';
+} from './decision-records';

@@ -5,7 +5,7 @@
  * a memo that does not fit is that task's problem only (see {@link readTaskState}).
  */
 import { z } from 'zod';
-import type { AddressedInput } from '../approvals/contract';
+import type { AddressedInput } from './approvals';
 import { PUBLISHED_STATUSES, TASK_META_MEMO, TASK_STATE_MEMO, type PublishedTaskState, type TaskMeta } from './task-contract';
 
 const IsoTime = z.string().max(100);

@@ -4,8 +4,8 @@
  * pure rules, safe in the workflow sandbox: the workflow's Update validator and handler, and the bridge's inbox, use
  * the same rules. Wire names are stored in workflow histories: never rename them.
  */
-import type { FormInputRequest, InputContent } from '../shared/elicitation';
-import type { SignedDecisionRecord } from './records/types';
+import type { FormInputRequest, InputContent } from './elicitation';
+import type { SignedDecisionRecord } from './decision-records';
 
 /**
  * KeywordList search attribute a workflow keeps while questions addressed to others are open: `principal:<name>` and
