@@ -1,0 +1,73 @@
+/** A task core held in a map, for the front-ends' tests in memory: the views the real one would answer, no Temporal. */
+import { z } from 'zod';
+import { TaskNotFoundError } from '../../src/mcp/tasks/errors';
+import type { CreatedTask } from '../../src/mcp/tasks/lifecycle';
+import { taskViewOf, type TaskView, type WorkflowSnapshot } from '../../src/mcp/tasks/task-view';
+import { defineWorkflowTool } from '../../src/mcp/tools/define';
+
+export const PRINCIPAL = 'local:front-end-test';
+
+export const report = defineWorkflowTool({
+  name: 'report',
+  description: 'Makes a report.',
+  workflowType: 'reportWorkflow',
+  inputSchema: z.object({ region: z.string() }),
+  taskSupport: 'optional',
+});
+
+export function view(workflowId: string, overrides: Partial<WorkflowSnapshot> = {}): TaskView {
+  return taskViewOf(
+    {
+      workflowId,
+      runId: 'run-1',
+      status: 'RUNNING',
+      startTime: new Date('2026-01-01T00:00:00.000Z'),
+      historyLength: 5,
+      cancelRequested: false,
+      published: { status: 'working', statusMessage: 'Working', updatedAt: '2026-01-01T00:00:01.000Z' },
+      ...overrides,
+    },
+    { pollIntervalMs: 1000 },
+  );
+}
+
+/** A task core that holds its tasks in a map and records what it was asked; `failWith` makes every read fail. */
+export class FakeCore {
+  readonly tasks = new Map<string, TaskView>();
+  readonly created: Array<{ tool: string; input: unknown; principal: string; options: unknown }> = [];
+  failWith: unknown;
+  readonly quotas = { takeOperation: async () => undefined, beginWait: async () => () => undefined };
+
+  async create(tool: { name: string }, input: unknown, principal: string, options: unknown): Promise<CreatedTask> {
+    this.created.push({ tool: tool.name, input, principal, options });
+    const created = view(`report-${this.created.length}`);
+    this.tasks.set(created.task.taskId, created);
+    return { ...created, replayed: false };
+  }
+
+  async get(taskId: string, principal: string): Promise<TaskView> {
+    if (this.failWith) throw this.failWith;
+    const found = this.tasks.get(taskId);
+    if (!found || principal !== PRINCIPAL) throw new TaskNotFoundError(taskId);
+    return found;
+  }
+
+  async list(principal: string, cursor?: string): Promise<{ views: TaskView[]; nextCursor?: string }> {
+    const all = principal === PRINCIPAL ? [...this.tasks.values()] : [];
+    const from = cursor === undefined ? 0 : Number(cursor);
+    return { views: all.slice(from, from + 2), ...(from + 2 < all.length && { nextCursor: String(from + 2) }) };
+  }
+
+  /** Follows a task by reading it once: enough for one that has ended. */
+  follow(taskId: string, principal: string) {
+    const get = () => this.get(taskId, principal);
+    return {
+      latest: undefined,
+      readAgainIn: () => undefined,
+      readAgainWithin: () => undefined,
+      async *[Symbol.asyncIterator]() {
+        yield await get();
+      },
+    };
+  }
+}
