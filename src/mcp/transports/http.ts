@@ -64,54 +64,70 @@ export interface RunningHttpServer {
 const MCP_PATH = '/mcp';
 const HEALTH_PATH = '/healthz';
 
-/**
- * Serves MCP over Streamable HTTP on `/mcp`, one MCP server per session. Sessions hold connections only: tasks live
- * in Temporal, so a client whose session is gone re-initializes and finds its tasks again.
- */
-export async function startHttpServer(options: HttpServerOptions): Promise<RunningHttpServer> {
-  const maxBodyBytes = options.limits?.maxBodyBytes ?? 2 * 1024 * 1024;
-  const origins = options.origins ?? new OriginPolicy([]);
-  const sessions = new SessionStore({
-    maxSessions: options.limits?.maxSessions ?? 1000,
-    maxSessionsPerPrincipal: options.limits?.maxSessionsPerPrincipal ?? 32,
-    idleMs: options.sessionIdleMs ?? 3_600_000,
-  });
-  let auth: RequestAuthenticator | undefined;
-  let allowedHosts: string[] | undefined = options.allowedHosts?.map((host) => host.toLowerCase());
-  let draining = false;
-  /** Requests that end only when told: 2026-07-28 exchanges and task subscriptions, aborted at shutdown. */
-  const openExchanges = new Set<AbortController>();
+/** Who sent a request: the principal and roles of its credentials; no principal where the server authenticates none. */
+interface Caller {
+  principal?: string;
+  roles: string[];
+}
 
-  const maxRequestsPerPrincipal = options.limits?.maxRequestsPerPrincipal ?? 256;
-  const requestsOf = new PrincipalRequests(maxRequestsPerPrincipal);
-  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+/** What {@link HttpRequests.readBody} returns when it answered the request itself (a body too large or malformed). */
+const NOT_READ = Symbol('not read');
+
+/**
+ * The requests of one HTTP server, one step at a time (see {@link handle}): the checks every request gets, then the one
+ * path it takes: a page of its own, the health check, a 2026-07-28 request or subscription, a request of a 2025-11-25
+ * session, or the initialize that opens one.
+ */
+class HttpRequests {
+  /** Made once the server is bound, for its endpoint URL. */
+  auth: RequestAuthenticator | undefined;
+  /** `Host` header values answered; undefined: any. */
+  allowedHosts: string[] | undefined;
+  /** Set by a shutdown: requests still arriving on open connections get 503. */
+  draining = false;
+  /** Requests that end only when told: 2026-07-28 exchanges and task subscriptions, aborted at shutdown. */
+  readonly openExchanges = new Set<AbortController>();
+  readonly sessions: SessionStore;
+  private readonly requestsOf: PrincipalRequests;
+  private readonly maxRequestsPerPrincipal: number;
+  private readonly maxBodyBytes: number;
+  private readonly origins: OriginPolicy;
+
+  constructor(private readonly options: HttpServerOptions) {
+    this.maxBodyBytes = options.limits?.maxBodyBytes ?? 2 * 1024 * 1024;
+    this.origins = options.origins ?? new OriginPolicy([]);
+    this.sessions = new SessionStore({
+      maxSessions: options.limits?.maxSessions ?? 1000,
+      maxSessionsPerPrincipal: options.limits?.maxSessionsPerPrincipal ?? 32,
+      idleMs: options.sessionIdleMs ?? 3_600_000,
+    });
+    this.allowedHosts = options.allowedHosts?.map((host) => host.toLowerCase());
+    this.maxRequestsPerPrincipal = options.limits?.maxRequestsPerPrincipal ?? 256;
+    this.requestsOf = new PrincipalRequests(this.maxRequestsPerPrincipal);
+  }
+
+  /** Answers one request. */
+  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    const publicAnswer = auth?.publicAnswer(req.method, url.pathname);
+    const publicAnswer = this.auth?.publicAnswer(req.method, url.pathname);
     if (publicAnswer) {
       res.writeHead(publicAnswer.status, publicAnswer.headers);
       return void res.end(publicAnswer.body);
     }
-    const isHealth = url.pathname === HEALTH_PATH && options.health !== undefined;
-    const route = options.routes?.find((candidate) => candidate.path === url.pathname);
+    const isHealth = url.pathname === HEALTH_PATH && this.options.health !== undefined;
+    const route = this.options.routes?.find((candidate) => candidate.path === url.pathname);
     if (url.pathname !== MCP_PATH && !isHealth && !route)
       return sendJsonRpcError(res, 404, -32600, `Not found: the MCP endpoint is ${MCP_PATH}`);
     // DNS rebinding and cross-site calls from browsers: only known host names, only allowed origins.
-    if (allowedHosts && !hostAllowed(headerValue(req, 'host'), allowedHosts)) {
+    if (this.allowedHosts && !hostAllowed(headerValue(req, 'host'), this.allowedHosts)) {
       return sendJsonRpcError(res, 403, -32600, 'Forbidden: unexpected Host header; list the host in MCP_ALLOWED_HOSTS');
     }
-    if (route) {
-      if (draining) {
-        res.setHeader('connection', 'close');
-        return sendJsonRpcError(res, 503, -32000, 'Service unavailable: this server is shutting down; retry');
-      }
-      return route.handle(req, res);
-    }
-    const origin = headerValue(req, 'origin');
-    if (!origins.allows(origin)) {
+    if (route) return this.serveRoute(route, req, res);
+    if (!this.origins.allows(headerValue(req, 'origin'))) {
       return sendJsonRpcError(res, 403, -32600, 'Forbidden: this Origin may not call the server; list it in MCP_ALLOWED_ORIGINS');
     }
-    if (isHealth) return answerHealth(req, res, draining ? undefined : options.health!);
-    if (draining) {
+    if (isHealth) return answerHealth(req, res, this.draining ? undefined : this.options.health!);
+    if (this.draining) {
       // Only requests on connections opened before the shutdown get here; the client tries again, elsewhere.
       res.setHeader('connection', 'close');
       res.setHeader('retry-after', '1');
@@ -122,89 +138,130 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
         'Service unavailable: this server is shutting down; retry (another replica serves the same tasks)',
       );
     }
-    let principal: string | undefined;
-    let roles: string[] = [];
-    if (auth) {
-      const caller = await auth.authenticate(req);
-      if ('status' in caller) {
-        for (const [name, value] of Object.entries(caller.headers)) res.setHeader(name, value);
-        return sendJsonRpcError(res, caller.status, -32001, caller.message);
-      }
-      principal = caller.principal;
-      roles = caller.roles;
-      if (!requestsOf.take(principal, req, res)) {
-        // Its body is not read: the connection closes after the answer.
-        res.setHeader('retry-after', '1');
-        res.setHeader('connection', 'close');
-        return sendJsonRpcError(
-          res,
-          429,
-          -32000,
-          `Too many requests: ${maxRequestsPerPrincipal} requests of this principal are under way; retry when one has ended`,
-        );
-      }
-      // The SDK hands req.auth to request handlers as extra.authInfo.
-      (req as IncomingMessage & { auth?: unknown }).auth = {
-        token: caller.token,
-        clientId: principal,
-        scopes: caller.scopes,
-        extra: { roles },
-      };
-    }
+    const caller = await this.authenticate(req, res);
+    if (!caller) return;
+    const body = req.method === 'POST' ? await this.readBody(req, res) : undefined;
+    if (body === NOT_READ) return;
     const sessionId = headerValue(req, 'mcp-session-id');
-    let body: unknown;
-    if (req.method === 'POST') {
-      const read = await readJsonBody(req, maxBodyBytes);
-      if (!read.ok) {
-        // The rest of an oversized body is not read: close the connection rather than leave it half-read.
-        if (read.status === 413) res.setHeader('connection', 'close');
-        return sendJsonRpcError(res, read.status, read.code, read.message);
-      }
-      body = read.body;
+    if (!sessionId && req.method === 'POST' && (await this.serveStateless(req, res, body, caller))) return;
+    if (sessionId) return this.serveSession(sessionId, req, res, body, caller);
+    return this.openSession(req, res, body, caller);
+  }
+
+  /** A page of its own (the passkey page): no authentication, its own checks of origins and bodies. */
+  private serveRoute(route: HttpRoute, req: IncomingMessage, res: ServerResponse): Promise<void> | void {
+    if (this.draining) {
+      res.setHeader('connection', 'close');
+      return sendJsonRpcError(res, 503, -32000, 'Service unavailable: this server is shutting down; retry');
     }
-    const { endpoints } = options;
-    if (!sessionId && req.method === 'POST') {
-      // The version a request speaks decides the path: an initialize opens a 2025-11-25 session, a request with the
-      // 2026-07-28 envelope in its _meta is served on its own.
-      const request = toWebRequest(req, res, body, openExchanges);
-      if (claimsModernEnvelope(body) || !(await isLegacyRequest(request, body))) {
-        if (endpoints.taskSubscriptions.accepts(body)) {
-          // Served beside the SDK, so it gets the same checks here that every other request gets there.
-          const refused = mcp2026RequestProblem(req, body);
-          if (refused) return sendJsonRpcError(res, refused.httpStatus, refused.code, refused.message, body.id, refused.data);
-          return serveListen(res, request.signal, (sink) => endpoints.taskSubscriptions.serve(body, principal, sink));
-        }
-        // The SDK checks mirrored arguments only for tools it registers itself: ours are checked here (SEP-2243).
-        const mismatch = paramHeaderProblem(req, body, endpoints);
-        if (mismatch) return sendJsonRpcError(res, 400, HEADER_MISMATCH, mismatch.message, mismatch.id, mismatch.data);
-        const authInfo = principal ? { token: '', clientId: principal, scopes: [], extra: { roles } } : undefined;
-        return sendWebResponse(res, await endpoints.mcp2026.fetch(request, { parsedBody: body, ...(authInfo && { authInfo }) }));
+    return route.handle(req, res);
+  }
+
+  /**
+   * The caller, or undefined once the request was answered: 401 without valid credentials, 429 past the requests of a
+   * principal under way at once. Where the server authenticates, the SDK hands the caller to handlers as `authInfo`.
+   */
+  private async authenticate(req: IncomingMessage, res: ServerResponse): Promise<Caller | undefined> {
+    if (!this.auth) return { roles: [] };
+    const caller = await this.auth.authenticate(req);
+    if ('status' in caller) {
+      for (const [name, value] of Object.entries(caller.headers)) res.setHeader(name, value);
+      sendJsonRpcError(res, caller.status, -32001, caller.message);
+      return undefined;
+    }
+    const { principal, roles } = caller;
+    if (!this.requestsOf.take(principal, req, res)) {
+      // Its body is not read: the connection closes after the answer.
+      res.setHeader('retry-after', '1');
+      res.setHeader('connection', 'close');
+      sendJsonRpcError(
+        res,
+        429,
+        -32000,
+        `Too many requests: ${this.maxRequestsPerPrincipal} requests of this principal are under way; retry when one has ended`,
+      );
+      return undefined;
+    }
+    (req as IncomingMessage & { auth?: unknown }).auth = {
+      token: caller.token,
+      clientId: principal,
+      scopes: caller.scopes,
+      extra: { roles },
+    };
+    return { principal, roles };
+  }
+
+  /** The JSON body of a POST, or {@link NOT_READ} once a body too large or malformed was answered. */
+  private async readBody(req: IncomingMessage, res: ServerResponse): Promise<unknown> {
+    const read = await readJsonBody(req, this.maxBodyBytes);
+    if (read.ok) return read.body;
+    // The rest of an oversized body is not read: close the connection rather than leave it half-read.
+    if (read.status === 413) res.setHeader('connection', 'close');
+    sendJsonRpcError(res, read.status, read.code, read.message);
+    return NOT_READ;
+  }
+
+  /**
+   * A POST without a session: served here when it speaks 2026-07-28 (the envelope in its _meta), as a task
+   * subscription or through the SDK's handler; false for anything else (an initialize opens a 2025-11-25 session).
+   */
+  private async serveStateless(req: IncomingMessage, res: ServerResponse, body: unknown, { principal, roles }: Caller): Promise<boolean> {
+    const { endpoints } = this.options;
+    const request = toWebRequest(req, res, body, this.openExchanges);
+    if (!claimsModernEnvelope(body) && (await isLegacyRequest(request, body))) return false;
+    if (endpoints.taskSubscriptions.accepts(body)) {
+      // Served beside the SDK, so it gets the same checks here that every other request gets there.
+      const refused = mcp2026RequestProblem(req, body);
+      if (refused) sendJsonRpcError(res, refused.httpStatus, refused.code, refused.message, body.id, refused.data);
+      else await serveListen(res, request.signal, (sink) => endpoints.taskSubscriptions.serve(body, principal, sink));
+      return true;
+    }
+    // The SDK checks mirrored arguments only for tools it registers itself: ours are checked here (SEP-2243).
+    const mismatch = paramHeaderProblem(req, body, endpoints);
+    if (mismatch) {
+      sendJsonRpcError(res, 400, HEADER_MISMATCH, mismatch.message, mismatch.id, mismatch.data);
+      return true;
+    }
+    const authInfo = principal ? { token: '', clientId: principal, scopes: [], extra: { roles } } : undefined;
+    await sendWebResponse(res, await endpoints.mcp2026.fetch(request, { parsedBody: body, ...(authInfo && { authInfo }) }));
+    return true;
+  }
+
+  /** A request of a 2025-11-25 session, which belongs to the principal that opened it: another token cannot use it. */
+  private async serveSession(
+    sessionId: string,
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: unknown,
+    { principal }: Caller,
+  ): Promise<void> {
+    const session = this.sessions.use(sessionId, principal);
+    if (!session) {
+      return sendJsonRpcError(res, 404, -32001, 'Session not found: it expired or the server restarted; initialize a new session');
+    }
+    // A poll, or a call that only starts a task, is answered with plain JSON, not a stream (MCP 2025-11-25: SHOULD
+    // NOT upgrade tasks/get to SSE); anything unusual about it is left to the SDK's transport, which answers it as
+    // it should.
+    const { endpoints } = this.options;
+    if (req.method === 'POST' && endpoints.answerAtOnce && acceptsJson(req) && knownLegacyVersion(req)) {
+      const authInfo = (req as IncomingMessage & { auth?: AuthInfo }).auth;
+      const answer = await endpoints.answerAtOnce(session.server, body, authInfo, sessionId);
+      if (answer) {
+        res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': sessionId });
+        return void res.end(JSON.stringify(answer));
       }
     }
-    if (sessionId) {
-      // A session belongs to the principal that opened it: another token cannot use it.
-      const session = sessions.use(sessionId, principal);
-      if (!session) {
-        return sendJsonRpcError(res, 404, -32001, 'Session not found: it expired or the server restarted; initialize a new session');
-      }
-      // A poll, or a call that only starts a task, is answered with plain JSON, not a stream (MCP 2025-11-25: SHOULD
-      // NOT upgrade tasks/get to SSE); anything unusual about it is left to the SDK's transport, which answers it as
-      // it should.
-      if (req.method === 'POST' && endpoints.answerAtOnce && acceptsJson(req) && knownLegacyVersion(req)) {
-        const authInfo = (req as IncomingMessage & { auth?: AuthInfo }).auth;
-        const answer = await endpoints.answerAtOnce(session.server, body, authInfo, sessionId);
-        if (answer) {
-          res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': sessionId });
-          return void res.end(JSON.stringify(answer));
-        }
-      }
-      return session.transport.handleRequest(req, res, body);
-    }
+    return session.transport.handleRequest(req, res, body);
+  }
+
+  /** An initialize opens a 2025-11-25 session: a server of its own, on the SDK's session transport. */
+  private async openSession(req: IncomingMessage, res: ServerResponse, body: unknown, { principal }: Caller): Promise<void> {
     if (req.method !== 'POST' || !isInitializeRequest(body)) {
       return sendJsonRpcError(res, 400, -32000, 'Bad request: send an initialize request first, then the Mcp-Session-Id header it returns');
     }
+    const { sessions } = this;
     sessions.makeRoom(principal);
-    const server = endpoints.createMcp2025Server();
+    const server = this.options.endpoints.createMcp2025Server();
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
@@ -219,7 +276,16 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     };
     await server.connect(transport);
     await transport.handleRequest(req, res, body);
-  };
+  }
+}
+
+/**
+ * Serves MCP over Streamable HTTP on `/mcp`, one MCP server per session. Sessions hold connections only: tasks live
+ * in Temporal, so a client whose session is gone re-initializes and finds its tasks again.
+ */
+export async function startHttpServer(options: HttpServerOptions): Promise<RunningHttpServer> {
+  const requests = new HttpRequests(options);
+  const handle = (req: IncomingMessage, res: ServerResponse) => requests.handle(req, res);
 
   const requestTimeout = options.limits?.requestTimeoutMs ?? 30_000;
   const httpServer = http.createServer(
@@ -257,17 +323,19 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   const { port } = httpServer.address() as AddressInfo;
   const hostForUrl = options.host.includes(':') ? `[${options.host}]` : options.host;
   // On loopback, refuse other Host headers (DNS rebinding); elsewhere a proxy in front decides.
-  if (!allowedHosts && isLoopbackHost(options.host)) allowedHosts = [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`];
+  if (!requests.allowedHosts && isLoopbackHost(options.host)) {
+    requests.allowedHosts = [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`];
+  }
   const endpointUrl = `http://${hostForUrl}:${port}${MCP_PATH}`;
-  if (options.authenticator) auth = options.authenticator(endpointUrl);
+  if (options.authenticator) requests.auth = options.authenticator(endpointUrl);
   return {
     url: endpointUrl,
     close: async (graceMs = 10_000) => {
-      draining = true;
+      requests.draining = true;
       const closed = new Promise<void>((resolve) => httpServer.close(() => resolve()));
       // Ends every session's streams; the SDK aborts the handlers still running on them (blocked tasks/result included).
-      await sessions.closeAll();
-      for (const exchange of openExchanges) exchange.abort();
+      await requests.sessions.closeAll();
+      for (const exchange of requests.openExchanges) exchange.abort();
       const deadline = Date.now() + graceMs;
       while (connections.size > 0 && Date.now() < deadline) {
         httpServer.closeIdleConnections();
