@@ -17,17 +17,9 @@ import { describeTool } from '../calls/call-tool';
 import { refusalBackoffMs } from './asking-pace';
 import { asJsonRpcError, JsonRpcError } from '../protocol/wire-errors';
 import { toolTables } from '../tools';
-import { PACKAGE_NAME, PACKAGE_VERSION } from '../../version';
+import { SERVER_INFO, SERVER_INSTRUCTIONS } from '../protocol/server-identity';
 import { answerableAtOnce, enableAnswersAtOnce, type RegisteredHandler } from './at-once';
 import { answerOf, Mcp2025Connection, type Extra, type Mcp2025Dependencies } from './connection';
-
-/** What the server tells a client about itself, in every generation. */
-export const SERVER_INSTRUCTIONS =
-  "Task tools run as durable tasks backed by Temporal workflows. A task may pause for a person's input " +
-  '(status input_required); the question comes as an elicitation, or through the task_status and task_respond tools.';
-
-/** Server name and version announced at initialize. */
-export const SERVER_INFO = { name: PACKAGE_NAME, version: PACKAGE_VERSION };
 
 export { refusalBackoffMs };
 export { mcp2025Task, Mcp2025Connection, type Mcp2025Dependencies } from './connection';
