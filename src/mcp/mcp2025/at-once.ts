@@ -7,7 +7,8 @@ import { ErrorCode, type ServerNotification } from '@modelcontextprotocol/sdk/ty
 import { log } from '../../util/log';
 import { jsonRpcFailureOf, JsonRpcError } from '../protocol/wire-errors';
 import type { ToolDefinition } from '../tools/types';
-import type { Extra } from './connection';
+import { planCall, type CallPlan } from '../calls/call-plan';
+import { planned, type Extra } from './connection';
 
 /** Requests that never send anything on their own stream: an HTTP transport may answer them with plain JSON. */
 const POLLING_METHODS = new Set(['tasks/get', 'tasks/list', 'tasks/cancel']);
@@ -32,23 +33,39 @@ export function enableAnswersAtOnce(
   atOnce.set(server, { handlers, tools });
 }
 
-/** Whether `message`'s handler sends nothing on the request's own stream (see {@link answerAtOnce}). */
+/**
+ * Whether `message`'s handler sends nothing on the request's own stream (see {@link answerAtOnce}): false, or yes with
+ * the plan of a tools/call (made here, once: the handler carries it out without checking the arguments again).
+ */
 function answeredAtOnce(
   server: Server,
   method: string,
   params: { name?: unknown; task?: unknown; arguments?: unknown } | undefined,
-): boolean {
-  if (POLLING_METHODS.has(method)) return true;
-  if (method !== 'tools/call' || typeof params?.name !== 'string') return false;
-  const tool = atOnce.get(server)?.tools.get(params.name);
-  if (tool === undefined) return false;
-  const augmented = typeof params.task === 'object' && params.task !== null;
-  // A task-augmented call of a workflow tool that asks no confirmation starts the task and answers with it.
-  if (tool.kind === 'workflow') return augmented && tool.confirm === undefined;
-  // A direct tool says which calls send nothing (no form, no wait); arguments that do not fit are a tool error at once.
-  if (augmented || tool.answersAtOnce === undefined) return false;
-  const parsed = tool.input.check(params.arguments ?? {});
-  return !parsed.ok || tool.answersAtOnce(parsed.value);
+): false | { plan?: CallPlan } {
+  if (POLLING_METHODS.has(method)) return {};
+  const tools = atOnce.get(server)?.tools;
+  if (method !== 'tools/call' || typeof params?.name !== 'string' || !tools) return false;
+  const taskAugmented = typeof params.task === 'object' && params.task !== null;
+  const plan = planCall({
+    generation: 'mcp2025',
+    taskAugmented,
+    name: params.name,
+    args: params.arguments,
+    tools,
+    capabilities: server.getClientCapabilities(),
+  });
+  switch (plan.kind) {
+    // Refused, or arguments that do not fit: answered at once.
+    case 'error':
+    case 'result':
+      return { plan };
+    // A direct tool says which calls send nothing (no form, no wait).
+    case 'direct':
+      return plan.tool.answersAtOnce?.(plan.input) ? { plan } : false;
+    // A task-augmented call that asks no confirmation starts the task and answers with it.
+    case 'start':
+      return plan.then === 'task' && !plan.confirmation ? { plan } : false;
+  }
 }
 
 /**
@@ -81,8 +98,9 @@ export async function answerAtOnce(
   ) {
     return undefined;
   }
-  const handle = answeredAtOnce(server, request.method, request.params) ? atOnce.get(server)?.handlers.get(request.method) : undefined;
-  if (!handle) return undefined;
+  const answered = answeredAtOnce(server, request.method, request.params);
+  const handle = answered ? atOnce.get(server)?.handlers.get(request.method) : undefined;
+  if (!answered || !handle) return undefined;
   const extra = {
     signal: new AbortController().signal,
     requestId: request.id,
@@ -92,6 +110,7 @@ export async function answerAtOnce(
     sendNotification: (notification: ServerNotification) => server.notification(notification),
     sendRequest: () => Promise.reject(new JsonRpcError(ErrorCode.InternalError, 'A request answered at once sends no requests')),
   } as unknown as Extra;
+  if (answered.plan) planned(extra, answered.plan);
   try {
     return { jsonrpc: '2.0', id: request.id, result: await handle(request, extra) };
   } catch (error) {

@@ -17,7 +17,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { REPLAYED_META } from '../../contract/wire';
 import { idempotencyOf, pendingTaskResult, ttlOf } from '../calls/call-tool';
-import { planCall, type CallAnswer } from '../calls/call-plan';
+import { planCall, type CallAnswer, type CallPlan } from '../calls/call-plan';
 import { runCall, type CallPort } from '../calls/call-runner';
 import { setBounded } from '../../util/bounded';
 import { log } from '../../util/log';
@@ -52,6 +52,14 @@ export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 /** Tasks a connection remembers at most (last status, progress token and value); the oldest are forgotten first. */
 const PER_CONNECTION_LIMIT = 1000;
+
+/** Plans of calls made where the request was received (see at-once.ts), so that the arguments are checked once. */
+const plans = new WeakMap<Extra, CallPlan>();
+
+/** Hands the handler of the request of `extra` its plan, made already. */
+export function planned(extra: Extra, plan: CallPlan): void {
+  plans.set(extra, plan);
+}
 
 /** Everything one MCP server instance needs; shared by all connections of a process. */
 export interface Mcp2025Dependencies {
@@ -100,7 +108,9 @@ export class Mcp2025Connection {
   callTool(request: CallToolRequest, extra: Extra): Promise<object> {
     const { name, arguments: args, task } = request.params;
     const capabilities = this.server.getClientCapabilities();
-    const plan = planCall({ generation: 'mcp2025', taskAugmented: task !== undefined, name, args, tools: this.byName, capabilities });
+    const plan =
+      plans.get(extra) ??
+      planCall({ generation: 'mcp2025', taskAugmented: task !== undefined, name, args, tools: this.byName, capabilities });
     const { core, approvals, seal } = this.deps;
     return runCall(plan, this.callPort(request, extra), {
       core,
