@@ -11,7 +11,7 @@ import {
   ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { traceRequest } from '../../shared/telemetry';
+import { servedRequest, type ServedParams } from '../calls/served-request';
 import { APP_RESOURCES, readAppResource } from '../app/ui';
 import { describeTool } from '../calls/call-tool';
 import { refusalBackoffMs } from './asking-pace';
@@ -83,22 +83,8 @@ function onRequest<Schema extends RequestSchema>(
       throw new JsonRpcError(ErrorCode.InvalidParams, `Invalid params for ${method}: ${z.prettifyError(parsed.error).replace(/\n/g, ' ')}`);
     }
     if (!traced) return mapTemporalErrors(handler(parsed.data, extra));
-    try {
-      await core.quotas.takeOperation(principalOf(extra));
-    } catch (error) {
-      throw asJsonRpcError(error);
-    }
-    const params = (parsed.data as { params?: { name?: unknown; taskId?: unknown; _meta?: Record<string, unknown> } }).params;
-    return traceRequest(
-      {
-        method,
-        principal: principalOf(extra),
-        ...(typeof params?.name === 'string' && { tool: params.name }),
-        ...(typeof params?.taskId === 'string' && { taskId: params.taskId }),
-        ...(params?._meta && { meta: params._meta }),
-      },
-      () => mapTemporalErrors(handler(parsed.data, extra)),
-    );
+    const params = (parsed.data as { params?: ServedParams }).params;
+    return mapTemporalErrors(servedRequest(core, method, principalOf(extra), params, () => handler(parsed.data, extra)));
   };
   server.setRequestHandler(anyParams as never, handle as never);
   return { method, handle };

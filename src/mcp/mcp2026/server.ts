@@ -8,7 +8,7 @@
 import { isTerminal } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import { ProtocolError, ProtocolErrorCode, Server, type RequestStateCodec, type ServerContext } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import { traceRequest, type RequestScope } from '../../shared/telemetry';
+import { servedRequest, type ServedParams } from '../calls/served-request';
 import { APP_RESOURCES, readAppResource } from '../app/ui';
 import { describeTool } from '../calls/call-tool';
 import { planCall, TASKS_EXTENSION } from '../calls/call-plan';
@@ -55,19 +55,9 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
   });
   const { core } = deps;
   const { byName, workflowTools } = toolTables(deps.tools);
-  /** A tools/call or tasks/* request in its span and log context. */
-  const traced = <T>(method: string, params: { name?: unknown; taskId?: unknown; _meta?: unknown }, work: () => Promise<T>) => {
-    const scope: RequestScope = { method, principal };
-    if (typeof params.name === 'string') scope.tool = params.name;
-    if (typeof params.taskId === 'string') scope.taskId = params.taskId;
-    if (params._meta && typeof params._meta === 'object') scope.meta = params._meta as Record<string, unknown>;
-    return traceRequest(scope, () =>
-      protocolErrors(async () => {
-        await core.quotas.takeOperation(principal);
-        return work();
-      }),
-    );
-  };
+  /** A tools/call or tasks/* request under the principal's rate, in its span and log context. */
+  const traced = <T>(method: string, params: ServedParams, work: () => Promise<T>) =>
+    protocolErrors(() => servedRequest(core, method, principal, params, work));
 
   server.setRequestHandler('tools/list', async () => ({ tools: deps.tools.map(describeTool) as never }));
   server.setRequestHandler('resources/list', async () => ({ resources: APP_RESOURCES }));
