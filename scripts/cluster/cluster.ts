@@ -3,9 +3,10 @@
  */
 import path from 'node:path';
 import { BRIDGE_PROCESSES, ClusterStack, SERVER_VERSION, TEMPORAL_SERVICES, UI_VERSION } from './stack';
+import { TOXIPROXY_VERSION } from '../lib/toxiproxy';
 import { ROOT } from '../lib/processes';
 
-const HELP = `Usage: npm run cluster -- <up|down|status> [--purge] [--help]
+const HELP = `Usage: npm run cluster -- <up|down|status> [--network-faults] [--purge] [--help]
 
 A production-shaped stack on this machine, every part a process of its own:
   - PostgreSQL (Debian's package; installed with apt-get when missing) holding Temporal's persistence and
@@ -20,7 +21,11 @@ A production-shaped stack on this machine, every part a process of its own:
   - two workers and two MCP server replicas sharing the marker and request-state keys and a token file.
 
 Commands:
-  up       start what is not running (builds and installs what is missing first); idempotent
+  up       start what is not running (builds and installs what is missing first); idempotent. With
+           --network-faults, Toxiproxy ${TOXIPROXY_VERSION} (built with 'go install' into the cache) sits between the
+           replicas and Temporal's balancer and between Temporal and PostgreSQL, its API on CLUSTER_BASE_PORT +95,
+           for faults of the network injected by hand through Toxiproxy's HTTP API; the stack stays that way
+           until it is stopped
   status   one line per part: running or not, and where
   down     stop every part, PostgreSQL last; --purge also removes the stack's folder (data, logs, keys)
 
@@ -38,13 +43,18 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   const [command, ...rest] = argv;
-  const unknown = rest.find((arg) => arg !== '--purge' || command !== 'down');
+  const allowed = (arg: string) => (arg === '--purge' && command === 'down') || (arg === '--network-faults' && command === 'up');
+  const unknown = rest.find((arg) => !allowed(arg));
   if (unknown) throw new Error(`unknown argument "${unknown}"; see --help`);
   const basePort = Number(process.env.CLUSTER_BASE_PORT ?? 17000);
   if (!Number.isInteger(basePort) || basePort < 1024 || basePort > 65000) {
     throw new Error(`CLUSTER_BASE_PORT must be a whole number from 1024 to 65000, not "${process.env.CLUSTER_BASE_PORT}"`);
   }
-  const stack = new ClusterStack({ dir: process.env.CLUSTER_DIR ?? path.join(ROOT, '.cluster'), basePort });
+  const stack = new ClusterStack({
+    dir: process.env.CLUSTER_DIR ?? path.join(ROOT, '.cluster'),
+    basePort,
+    ...(rest.includes('--network-faults') && { networkFaults: true }),
+  });
   switch (command) {
     case 'up':
       await stack.up();
@@ -60,8 +70,8 @@ async function main(argv: string[]): Promise<void> {
     case 'status': {
       const rows = await stack.status();
       for (const row of rows) process.stdout.write(`${row.part.padEnd(16)} ${row.running ? 'running' : 'stopped'}  ${row.detail}\n`);
-      // PostgreSQL, HAProxy and the Web UI, besides the services and the bridge's processes.
-      const expected = 3 + TEMPORAL_SERVICES.length + BRIDGE_PROCESSES.length;
+      // PostgreSQL, HAProxy and the Web UI (and Toxiproxy), besides the services and the bridge's processes.
+      const expected = (stack.networkFaults ? 4 : 3) + TEMPORAL_SERVICES.length + BRIDGE_PROCESSES.length;
       process.exitCode = rows.filter((row) => row.running).length === expected ? 0 : 1;
       return;
     }

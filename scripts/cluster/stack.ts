@@ -97,7 +97,8 @@ export interface StackOptions {
   workerEnv?: Record<string, string>;
   /**
    * Toxiproxy between the MCP replicas and Temporal's frontends (the balancer), and between Temporal's services and
-   * PostgreSQL, so that faults of the network can be injected there ({@link networkFaults}). Default off.
+   * PostgreSQL, so that faults of the network can be injected there ({@link networkFaults}). Default: as the stack in
+   * `dir` was started, else off.
    */
   networkFaults?: boolean;
 }
@@ -106,6 +107,8 @@ export interface StackOptions {
 interface StackState {
   basePort: number;
   pids: Partial<Record<Part, number>>;
+  /** Started with Toxiproxy in its links: later commands go on that way. */
+  networkFaults?: boolean;
 }
 
 const run = promisify(execFile);
@@ -115,10 +118,14 @@ export class ClusterStack {
   readonly ports: ReturnType<typeof portsOf>;
   private readonly say: (line: string) => void;
 
+  /** Whether Toxiproxy sits in the stack's links (see {@link StackOptions.networkFaults}). */
+  private readonly faults: boolean;
+
   constructor(private readonly options: StackOptions) {
     this.dir = path.resolve(options.dir);
     this.ports = portsOf(options.basePort);
     this.say = options.say ?? ((line) => process.stderr.write(`[cluster] ${line}\n`));
+    this.faults = options.networkFaults ?? this.readState()?.networkFaults === true;
   }
 
   get temporalAddress(): string {
@@ -143,23 +150,23 @@ export class ClusterStack {
 
   /** Whether Toxiproxy stands between the replicas and Temporal, and between Temporal and PostgreSQL. */
   get networkFaults(): boolean {
-    return this.options.networkFaults === true;
+    return this.faults;
   }
 
   /** Toxiproxy's API (a stack started with `networkFaults`). */
   get toxiproxy(): ToxiproxyApi {
-    if (!this.options.networkFaults) throw new Error('this stack runs no Toxiproxy: start it with networkFaults');
+    if (!this.faults) throw new Error('this stack runs no Toxiproxy: start it with networkFaults');
     return new ToxiproxyApi(this.ports.toxiproxy);
   }
 
   /** Where Temporal's services reach PostgreSQL: through Toxiproxy with network faults on. */
   private get servicesPostgresPort(): number {
-    return this.options.networkFaults ? this.ports.postgresProxy : this.ports.postgres;
+    return this.faults ? this.ports.postgresProxy : this.ports.postgres;
   }
 
   /** Where the MCP replicas reach Temporal: through Toxiproxy with network faults on, else the balancer. */
   private get replicasTemporalAddress(): string {
-    return `127.0.0.1:${this.options.networkFaults ? this.ports.temporalProxy : this.ports.temporal}`;
+    return `127.0.0.1:${this.faults ? this.ports.temporalProxy : this.ports.temporal}`;
   }
 
   /** The task queue of the stack's workers and servers. */
@@ -188,13 +195,20 @@ export class ClusterStack {
 
   /** Brings every part up that is not running; builds and installs what is missing first. */
   async up(): Promise<void> {
+    const before = this.readState();
+    const running = Object.keys(before?.pids ?? {}).some((part) => this.alive(part as Part));
+    if (running && (before?.networkFaults === true) !== this.faults) {
+      throw new Error(
+        `the stack in ${this.dir} runs ${before?.networkFaults ? 'with' : 'without'} Toxiproxy in its links; stop it first (down) to start it ${this.faults ? 'with' : 'without'}`,
+      );
+    }
     mkdirSync(this.logDir, { recursive: true });
     const binaries = await this.serverBinaries();
     const haproxy = this.haproxyBin();
     await this.startPostgres();
     await this.applySchemas(binaries.sql);
-    this.writeState({ basePort: this.options.basePort, pids: this.readState()?.pids ?? {} });
-    if (this.options.networkFaults && !this.alive('toxiproxy')) await this.startToxiproxy();
+    this.writeState({ basePort: this.options.basePort, pids: this.readState()?.pids ?? {}, ...(this.faults && { networkFaults: true }) });
+    if (this.faults && !this.alive('toxiproxy')) await this.startToxiproxy();
     // One at a time: services that start together race to write the cluster's metadata, and one of them loses.
     for (const service of ['history', 'matching', 'frontend-a', 'frontend-b', 'worker-service'] as const) {
       if (!this.alive(service)) await this.startService(service, binaries.server);
@@ -254,7 +268,7 @@ export class ClusterStack {
       rows.push({ part: service, running: this.alive(service), detail: `gRPC 127.0.0.1:${this.ports.services[service].grpc}` });
     }
     rows.push({ part: 'haproxy', running: this.alive('haproxy'), detail: `Temporal ${this.temporalAddress}, MCP ${this.mcpUrl}` });
-    if (this.options.networkFaults) {
+    if (this.faults) {
       const proxies = this.proxies.map((proxy) => `${proxy.name} ${proxy.listen}→${proxy.upstream}`).join(', ');
       rows.push({ part: 'toxiproxy', running: this.alive('toxiproxy'), detail: `API ${this.ports.toxiproxy}; ${proxies}` });
     }
