@@ -285,35 +285,39 @@ export class Approvals {
     // The workflow hears the answer; the person's own signature is in the record.
     const { signature: _signature, ...answered } = checked;
     const sealed = core.sealAnswer({ workflowId: run.workflowId, originalRunId }, { key, ...answered, ...(record && { record }) }, origin);
-    // One Update id for every attempt: Temporal takes a repeated one as the same Update, so trying again is safe. Each
-    // attempt is a write of this process on the run the question was read from, so the answer reads back at once.
+    // One Update id for every attempt: Temporal takes a repeated one as the same Update, so trying again is safe.
     const updateId = randomUUID();
     const send = (runId: string) =>
-      retryWithBackoff(() => core.executeUpdate(taskId, run, runId, answerUpdate, { args: [sealed], updateId, deadline }), {
+      retryWithBackoff(() => core.executeUpdate(taskId, runId, answerUpdate, { args: [sealed], updateId, deadline }), {
         isRetryable: (error) => isUpdateRetryable(error, deadline),
         deadline,
         onRetry: (error, attempt) => {
           if (attempt === 0) log.warn(`decision sent again: ${describeServiceError(error)}`, { taskId, key });
         },
       });
-    let runId = run.runId;
     try {
-      for (let moves = 0; ; moves++) {
-        try {
-          const { closes, ...taken } = await send(runId);
-          log.info('decision recorded', { taskId, key, action: checked.action, principal: by.principal });
-          if (record && closes) await this.recordClose(taskId, input, originalRunId, closes, origin);
-          return taken;
-        } catch (error) {
-          // A reset ended the run it was sent to: the answer goes to the task's current run (the same task: the same
-          // original run, which the seal and the record name), never into a void.
-          const current =
-            moves < MAX_RUN_MOVES && isRunEnded(error) ? await this.currentRunOf(taskId, input, originalRunId, runId, deadline) : undefined;
-          if (current === undefined) throw error;
-          log.warn('decision sent to the run that replaced the one it was read from', { taskId, key, from: runId, to: current });
-          runId = current;
+      // One write of this process on the run the question was read from, so the answer reads back at once here.
+      const { closes, ...taken } = await core.writing(taskId, run, async () => {
+        let runId = run.runId;
+        for (let moves = 0; ; moves++) {
+          try {
+            return { value: await send(runId), onBasis: runId === run.runId };
+          } catch (error) {
+            // A reset ended the run it was sent to: the answer goes to the task's current run (the same task: the
+            // same original run, which the seal and the record name), never into a void.
+            const current =
+              moves < MAX_RUN_MOVES && isRunEnded(error)
+                ? await this.currentRunOf(taskId, input, originalRunId, runId, deadline)
+                : undefined;
+            if (current === undefined) throw error;
+            log.warn('decision sent to the run that replaced the one it was read from', { taskId, key, from: runId, to: current });
+            runId = current;
+          }
         }
-      }
+      });
+      log.info('decision recorded', { taskId, key, action: checked.action, principal: by.principal });
+      if (record && closes) await this.recordClose(taskId, input, originalRunId, closes, origin);
+      return taken;
     } catch (error) {
       const refusal = updateRefusal(error, taskId, patienceMs);
       // The workflow itself refused an approval or a hand-over: the record stays, and a signed void beside it says the

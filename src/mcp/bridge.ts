@@ -114,12 +114,11 @@ export interface CreateBridgeOptions {
   /** Seals the answers this bridge hands to workflows; workers check them ({@link answerSealFromEnv}). */
   answerSeal: AnswerSeal;
   /**
-   * Whether callers without credentials may list their tasks (2025-11-25 `tasks/list`, declared as `tasks.list`);
-   * default true (stdio, HTTP on loopback: the machine's own user). `serve --no-auth` turns it off: every caller that
-   * reaches the address acts for one principal, and a listing would hand each of them the ids of everyone's tasks.
-   * Callers with credentials always may.
+   * Whether this bridge serves 2025-11-25 `tasks/list` (and declares `tasks.list`); default true. `serve --no-auth`
+   * turns it off: every caller that reaches the address acts for one principal, and a listing would hand each of them
+   * the ids of everyone's tasks. It holds for every caller of the bridge, with credentials or without.
    */
-  unauthenticatedListing?: boolean;
+  taskListing?: boolean;
   /** Interceptors of the client this bridge connects (tracing); not used with `client`. */
   clientInterceptors?: ClientInterceptors;
   /**
@@ -294,7 +293,7 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
     input: tuning.input,
     inlineBudgetMs: tuning.inlineBudgetMs,
     seal,
-    listing: options.unauthenticatedListing !== false,
+    listing: options.taskListing !== false,
   };
   const mcp2026Dependencies: Mcp2026Dependencies = {
     core,

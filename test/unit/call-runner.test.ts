@@ -47,7 +47,7 @@ type Step = string;
  * A port that records each step and answers questions from a script: each entry is the caller's answer, or 'round'
  * (the call ends with an input_required round while the question is out).
  */
-function fakePort(script: unknown[], options: { ttl?: unknown } = {}) {
+function fakePort(script: unknown[], options: { ttl?: unknown; carried?: unknown } = {}) {
   const steps: Step[] = [];
   const questions: PendingInput[] = [];
   const port: CallPort<string> = {
@@ -62,6 +62,7 @@ function fakePort(script: unknown[], options: { ttl?: unknown } = {}) {
       if (options.ttl !== undefined) throw new JsonRpcError(-32602, 'params.task.ttl must be a whole number');
       return {};
     },
+    ...(options.carried !== undefined && { carriedConfirmation: () => options.carried }),
     askConfirmation: async (question, refusals): Promise<Asked<string>> => {
       steps.push(`ask confirmation (${refusals} refused)`);
       questions.push(question);
@@ -187,6 +188,21 @@ describe('runCall carries out a plan the same way for every generation', () => {
     expect(await runCall(planCall(mcp2026('confirmed', { count: 2 })), port, deps)).toMatch(/^result: .*confirm_start/s);
     expect(steps).toEqual(['start options', 'sealed {"principal":"local:alice","tool":"confirmed","args":{"count":2}}']);
     expect(created).toEqual([]);
+  });
+
+  test('an answer the retried call carries is taken first, even where this request could not be asked', async () => {
+    const accepted = fakePort([], { carried: { action: 'accept', content: { note: 'ok' } } });
+    expect(await runCall(planCall(mcp2026('confirmed', { count: 2 })), accepted.port, accepted.deps)).toBe('waited for task-1');
+    expect(accepted.created).toEqual([{ count: 2, confirmation: { note: 'ok' } }]);
+    // One that does not fit is asked again where the client can be asked, and handed to confirm_start where not.
+    const askable = fakePort([{ action: 'accept', content: { note: 'now' } }], { carried: { action: 'accept', content: {} } });
+    expect(await runCall(planCall(mcp2026('confirmed', { count: 2 }, FORMS)), askable.port, askable.deps)).toBe('waited for task-1');
+    expect(askable.questions[0].request.message).toMatch(/^Your previous answer could not be used: /);
+    const unaskable = fakePort([], { carried: { action: 'accept', content: {} } });
+    expect(await runCall(planCall(mcp2026('confirmed', { count: 2 })), unaskable.port, unaskable.deps)).toMatch(
+      /^result: .*confirm_start/s,
+    );
+    expect(unaskable.created).toEqual([]);
   });
 
   test('a direct tool’s form: answered, it runs on; out as a round, the call ends with the round', async () => {

@@ -20,7 +20,12 @@ import {
 } from '../../contract/decision-records';
 import { judgeApprovals, verifyChain } from './verify';
 
-export { RECORD_DECISION_ACTIVITY, VERIFY_DECISIONS_ACTIVITY, type RecordDecisionInput, type VerifyDecisionsInput } from '../../contract/decision-records';
+export {
+  RECORD_DECISION_ACTIVITY,
+  VERIFY_DECISIONS_ACTIVITY,
+  type RecordDecisionInput,
+  type VerifyDecisionsInput,
+} from '../../contract/decision-records';
 
 /** Who records what the workflow decides: the workflow, unsigned. */
 const WORKFLOW_DECIDER: DecisionRecordBody['by'] = { principal: 'workflow', person: 'workflow', auth: 'workflow', roles: [] };

@@ -16,9 +16,21 @@ import {
 import { canonicalJson } from './canonical';
 import { keyIdOf } from './keys';
 import { passkeyProblem, type PasskeyEntry } from './passkeys';
-import type { ApproverSignature, ApproverStatement, DecisionRecordBody, PasskeyApproverSignature, SignableDecision } from '../../contract/decision-records';
+import type {
+  ApproverSignature,
+  ApproverStatement,
+  DecisionRecordBody,
+  PasskeyApproverSignature,
+  SignableDecision,
+} from '../../contract/decision-records';
 
-export type { ApproverSignature, ApproverStatement, Ed25519ApproverSignature, PasskeyApproverSignature, SignableDecision } from '../../contract/decision-records';
+export type {
+  ApproverSignature,
+  ApproverStatement,
+  Ed25519ApproverSignature,
+  PasskeyApproverSignature,
+  SignableDecision,
+} from '../../contract/decision-records';
 
 /** The `format` of an approver's statement. */
 export const APPROVER_STATEMENT_FORMAT: ApproverStatement['format'] = 'temporal-mcp-tasks/approver-statement';

@@ -39,6 +39,8 @@ export interface CallPort<Answer> {
   answer(answer: CallAnswer): Answer;
   /** The options the request itself carries for a start (ttl, idempotency key); a malformed one throws -32602. */
   startOptions(): CreateOptions;
+  /** The answer to the confirmation this request already carries (2026-07-28: a retried call's), if any. */
+  carriedConfirmation?(): unknown;
   /**
    * Puts a start's confirmation to the caller, after `refusals` answers in a row that did not fit (its message then
    * says why first); the caller's answer, or the answer that ends the call while it is out (an input_required round).
@@ -100,8 +102,9 @@ async function start<Answer>(plan: StartPlan, port: CallPort<Answer>, deps: Call
 }
 
 /**
- * Asks the plan's confirmation before anything starts (a client that cannot be asked gets the question and a
- * `confirm_start` token instead). An answer that does not fit is asked again, saying why; a declined one starts nothing.
+ * Asks the plan's confirmation before anything starts: an answer the call already carries (a 2026-07-28 retried call)
+ * is taken first; a client that cannot be asked gets the question and a `confirm_start` token instead. An answer that
+ * does not fit is asked again, saying why; a declined one starts nothing.
  */
 async function confirm<Answer>(
   plan: StartPlan,
@@ -109,22 +112,26 @@ async function confirm<Answer>(
   port: CallPort<Answer>,
   seal: CallSeal,
 ): Promise<{ kind: 'start'; input: unknown } | { kind: 'ends'; answer: Answer }> {
-  const { principal } = port.caller;
-  if (!askable) {
-    const token = seal.seal({ principal, tool: plan.tool.name, args: plan.input });
-    return { kind: 'ends', answer: port.answer(unaskedConfirmation(plan, question, token)) };
-  }
+  let answer = port.carriedConfirmation?.();
   let why = '';
   for (let refusals = 0; ; refusals++) {
-    const asked = await port.askConfirmation(
-      { ...question, request: { ...question.request, message: why + question.request.message } },
-      refusals,
-    );
-    if (asked.kind === 'ends') return asked;
-    const outcome = applyConfirmation(confirm, plan.input, asked.answer);
+    if (answer === undefined) {
+      if (!askable) {
+        const token = seal.seal({ principal: port.caller.principal, tool: plan.tool.name, args: plan.input });
+        return { kind: 'ends', answer: port.answer(unaskedConfirmation(plan, question, token)) };
+      }
+      const asked = await port.askConfirmation(
+        { ...question, request: { ...question.request, message: why + question.request.message } },
+        refusals,
+      );
+      if (asked.kind === 'ends') return asked;
+      answer = asked.answer;
+    }
+    const outcome = applyConfirmation(confirm, plan.input, answer);
     if (outcome.kind === 'start') return outcome;
     if (outcome.kind === 'declined') return { kind: 'ends', answer: port.answer(declinedConfirmation(plan, outcome.action)) };
     why = previousAnswerProblem(outcome.problem);
+    answer = undefined;
   }
 }
 

@@ -75,10 +75,12 @@ export class Mcp2026Call implements CallPort<Mcp2026Answer> {
     return idempotencyOf(this.meta);
   }
 
-  async askConfirmation(question: PendingInput, refusals: number): Promise<Asked<Mcp2026Answer>> {
-    // The answer the retried call carries counts once; a question asked again is a new round.
-    const carried = refusals === 0 && this.resume?.kind === 'confirm' ? this.responses()?.[CONFIRMATION_KEY] : undefined;
-    if (carried !== undefined) return { kind: 'answered', answer: carried };
+  carriedConfirmation(): unknown {
+    return this.resume?.kind === 'confirm' ? this.responses()?.[CONFIRMATION_KEY] : undefined;
+  }
+
+  /** A question is a round of its own: the retried call brings the answer ({@link carriedConfirmation}). */
+  async askConfirmation(question: PendingInput): Promise<Asked<Mcp2026Answer>> {
     return { kind: 'ends', answer: await this.inputRound([question], { kind: 'confirm' }) };
   }
 

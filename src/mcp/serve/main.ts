@@ -194,7 +194,7 @@ async function main(argv: string[]): Promise<void> {
     ...fromEnv,
     tools,
     localRoles: local.roles,
-    unauthenticatedListing: !args.noAuth,
+    taskListing: !args.noAuth,
     approvals: { ...fromEnv.approvals, ...(passkeys && args.http && { passkeyPage: `${passkeys.origin}${PAGE_PATH}` }) },
     ...(telemetry.clientInterceptors && { clientInterceptors: telemetry.clientInterceptors }),
   });

@@ -161,24 +161,32 @@ export class TaskCore {
   }
 
   /**
-   * Executes an Update on the run `runId` of the task, as a write of this process on the state `basis` shows (see
-   * {@link TaskReads.writing}): under `deadline`, with `updateId` (a repeated one is the same Update to Temporal).
-   * Temporal's errors come as they are, for the caller to tell a refusal from a run that ended.
+   * A write to the task by a part outside the core (an approver's Update), in the core's write bracket (see
+   * {@link TaskReads.writing}): `write` is made on the state `basis` shows and says whether that still holds.
+   */
+  writing<T>(
+    taskId: string,
+    basis: { runId: string; historyLength: number },
+    write: () => Promise<{ value: T; onBasis: boolean }>,
+  ): Promise<T> {
+    return this.reads.writing(taskId, basis, write);
+  }
+
+  /**
+   * Executes an Update on the run `runId` of the task under `deadline`, with `updateId` (a repeated one is the same
+   * Update to Temporal); inside {@link writing}. Temporal's errors come as they are, for the caller to tell a refusal
+   * from a run that ended.
    */
   executeUpdate<Ret, Args extends [any, ...any[]]>(
     taskId: string,
-    basis: { runId: string; historyLength: number },
     runId: string,
     update: UpdateDefinition<Ret, Args>,
     options: { args: Args; updateId: string; deadline: number },
   ): Promise<Ret> {
-    return this.reads.writing(taskId, basis, async () => {
-      const { client } = this.temporal;
-      const value = await client.connection.withDeadline(options.deadline, () =>
-        client.workflow.getHandle(taskId, runId).executeUpdate(update, { args: options.args, updateId: options.updateId }),
-      );
-      return { value, onBasis: runId === basis.runId };
-    });
+    const { client } = this.temporal;
+    return client.connection.withDeadline(options.deadline, () =>
+      client.workflow.getHandle(taskId, runId).executeUpdate(update, { args: options.args, updateId: options.updateId }),
+    );
   }
 
   /** How reads were served: from a watch, or by asking Temporal. */
