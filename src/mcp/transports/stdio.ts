@@ -46,7 +46,7 @@ export function serveStdioForAllGenerations(endpoints: McpEndpoints, onClose: ()
     input.write(buffered);
     process.stdin.pipe(input);
     if (mcp2026) {
-      const listens = new TaskListens(endpoints);
+      const listens = new TaskListens(endpoints, process.stdout);
       const handle = serveStdio(() => endpoints.createMcp2026Server(), {
         legacy: 'reject',
         transport: new StdioServerTransport(input.pipe(listens.filter), process.stdout),
@@ -101,25 +101,41 @@ class StdioSubscription {
 
 /**
  * Takes the task status subscriptions (and their cancellations) out of a 2026-07-28 stdio stream and serves them
- * beside the SDK, which serves everything else; their messages go to stdout a whole line at a time.
+ * beside the SDK, which serves everything else; their messages go to `output` a whole line at a time.
  */
-class TaskListens {
+export class TaskListens {
   private readonly open = new Map<string | number, StdioSubscription>();
   private readonly serving = new Set<Promise<void>>();
+  private stopping = false;
   readonly filter: Transform;
 
-  constructor(endpoints: McpEndpoints) {
-    this.filter = taskListenFilter(endpoints, this.open, this.serving);
+  constructor(endpoints: McpEndpoints, output: NodeJS.WritableStream) {
+    this.filter = taskListenFilter(endpoints, output, {
+      open: this.open,
+      serving: this.serving,
+      stopping: () => this.stopping,
+    });
   }
 
-  /** Ends every open subscription (a shutdown); resolves once each has written its final response. */
+  /**
+   * Ends every open subscription (a shutdown), and every one that arrives meanwhile as soon as it is acknowledged;
+   * resolves once each has written its final response.
+   */
   async endAll(): Promise<void> {
+    this.stopping = true;
     for (const subscription of this.open.values()) subscription.end();
-    await Promise.all(this.serving);
+    while (this.serving.size > 0) await Promise.all(this.serving);
   }
 }
 
-function taskListenFilter(endpoints: McpEndpoints, open: Map<string | number, StdioSubscription>, serving: Set<Promise<void>>): Transform {
+/** What the filter shares with its {@link TaskListens}. */
+interface ListensState {
+  open: Map<string | number, StdioSubscription>;
+  serving: Set<Promise<void>>;
+  stopping(): boolean;
+}
+
+function taskListenFilter(endpoints: McpEndpoints, output: NodeJS.WritableStream, { open, serving, stopping }: ListensState): Transform {
   let partial = '';
   const filter = new Transform({
     transform(chunk: Buffer, _encoding, done) {
@@ -150,11 +166,13 @@ function taskListenFilter(endpoints: McpEndpoints, open: Map<string | number, St
     if (!endpoints.taskSubscriptions.accepts(message) || open.has(message.id)) return false;
     const subscription = new StdioSubscription();
     open.set(message.id, subscription);
+    // Arrived while the server stops: it ends at once, with its final response.
+    if (stopping()) subscription.end();
     const send = async (reply: object) => {
       if (!subscription.canReply()) return;
       // Respect back-pressure: a client that reads slowly slows the subscription instead of growing a buffer here.
-      if (!process.stdout.write(`${JSON.stringify(reply)}\n`) && !subscription.signal.aborted) {
-        await drained(process.stdout, subscription.signal);
+      if (!output.write(`${JSON.stringify(reply)}\n`) && !subscription.signal.aborted) {
+        await drained(output, subscription.signal);
       }
     };
     const served = endpoints.taskSubscriptions
