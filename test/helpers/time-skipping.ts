@@ -5,18 +5,13 @@
  */
 import { execFile } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { aptInstall } from '../../scripts/lib/apt';
+import { toolCacheDir } from '../../scripts/lib/tool-cache';
 
 /** The test server's version: the one the Java SDK of the TypeScript SDK's generation ships. */
 export const TEST_SERVER_VERSION = '1.31.0';
-
-/** Where the project keeps the tools it builds or fetches (see temporal-dev.sh). */
-function cacheDir(): string {
-  return process.env.TEMPORAL_MCP_CACHE ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'temporal-mcp');
-}
 
 /**
  * The launcher of the time-skipping test server: `<launcher> <port> [--enable-time-skipping]`, as the SDK starts it.
@@ -24,7 +19,7 @@ function cacheDir(): string {
  * Java runtime) first if `mvn` or `java` is missing.
  */
 export async function timeSkippingServer(): Promise<string> {
-  const home = path.join(cacheDir(), `temporal-test-server-${TEST_SERVER_VERSION}`);
+  const home = path.join(toolCacheDir(), `temporal-test-server-${TEST_SERVER_VERSION}`);
   const launcher = path.join(home, 'temporal-test-server');
   if (existsSync(launcher)) return launcher;
   await aptInstall('maven', 'command -v mvn >/dev/null && command -v java >/dev/null');

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { planCall, type CallAnswer, type DeclaredCapabilities, type ToolCall } from '../../src/mcp/calls/call-plan';
-import { CallEnds, runCall, type Asked, type CallPort, type CallRunnerDependencies } from '../../src/mcp/calls/call-runner';
+import { CallEnds, runCall, type Asked, type CallPort } from '../../src/mcp/calls/call-runner';
+import type { DirectToolDependencies } from '../../src/mcp/calls/call-tool';
 import { JsonRpcError } from '../../src/mcp/protocol/wire-errors';
 import { defineWorkflowTool } from '../../src/mcp/tools/define';
 import { zodSchema } from '../../src/mcp/tools/schema';
@@ -90,20 +91,20 @@ function fakePort(script: unknown[], options: { ttl?: unknown; carried?: unknown
           return () => steps.push('wait ends');
         },
       },
-    } as unknown as CallRunnerDependencies['core'],
-    approvals: {} as CallRunnerDependencies['approvals'],
+      create: async (_tool: unknown, input: unknown) => {
+        created.push(input);
+        return { task: { taskId: 'task-1', status: 'working' }, inputs: [], replayed: false } as unknown as CreatedTask;
+      },
+    } as unknown as DirectToolDependencies['core'],
+    approvals: {} as DirectToolDependencies['approvals'],
     seal: {
       seal: (call: unknown) => {
         steps.push(`sealed ${JSON.stringify(call)}`);
         return 'sealed-token';
       },
-    } as unknown as CallRunnerDependencies['seal'],
+    } as unknown as DirectToolDependencies['seal'],
     workflowTools: new Map(),
-    create: async (_tool, input) => {
-      created.push(input);
-      return { task: { taskId: 'task-1', status: 'working' }, inputs: [], replayed: false } as unknown as CreatedTask;
-    },
-  } satisfies CallRunnerDependencies;
+  } satisfies DirectToolDependencies;
   return { port, deps, steps, questions, created };
 }
 

@@ -66,13 +66,8 @@ export class CallEnds<Answer> extends Error {
   }
 }
 
-/** What the runner needs beside the port: the start, the seal of a confirmation asked later, a direct tool's context. */
-export interface CallRunnerDependencies extends DirectToolDependencies {
-  create(tool: StartPlan['tool'], input: unknown, principal: string, options: CreateOptions): Promise<CreatedTask>;
-}
-
 /** Carries out `plan` through `port`. */
-export async function runCall<Answer>(plan: CallPlan, port: CallPort<Answer>, deps: CallRunnerDependencies): Promise<Answer> {
+export async function runCall<Answer>(plan: CallPlan, port: CallPort<Answer>, deps: DirectToolDependencies): Promise<Answer> {
   switch (plan.kind) {
     case 'error':
     case 'result':
@@ -84,7 +79,7 @@ export async function runCall<Answer>(plan: CallPlan, port: CallPort<Answer>, de
   }
 }
 
-async function start<Answer>(plan: StartPlan, port: CallPort<Answer>, deps: CallRunnerDependencies): Promise<Answer> {
+async function start<Answer>(plan: StartPlan, port: CallPort<Answer>, deps: DirectToolDependencies): Promise<Answer> {
   // The request's own fields before anything is asked: a bad ttl or idempotency key asks nothing and starts nothing.
   const options = port.startOptions();
   let input = plan.input;
@@ -93,7 +88,7 @@ async function start<Answer>(plan: StartPlan, port: CallPort<Answer>, deps: Call
     if (confirmed.kind === 'ends') return confirmed.answer;
     input = confirmed.input;
   }
-  const view = await deps.create(plan.tool, input, port.caller.principal, options);
+  const view = await deps.core.create(plan.tool, input, port.caller.principal, options);
   annotateRequest({ taskId: view.task.taskId });
   port.created?.(view);
   if (plan.then === 'task') return port.taskAnswer(view, plan);

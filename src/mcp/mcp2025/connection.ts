@@ -112,13 +112,7 @@ export class Mcp2025Connection {
       plans.get(extra) ??
       planCall({ generation: 'mcp2025', taskAugmented: task !== undefined, name, args, tools: this.byName, capabilities });
     const { core, approvals, seal } = this.deps;
-    return runCall(plan, this.callPort(request, extra), {
-      core,
-      approvals,
-      seal,
-      workflowTools: this.workflowTools,
-      create: (tool, input, principal, options) => core.create(tool, input, principal, options),
-    });
+    return runCall(plan, this.callPort(request, extra), { core, approvals, seal, workflowTools: this.workflowTools });
   }
 
   /**

@@ -77,13 +77,7 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
       if (resume?.kind === 'task') return call(resume).continueTask(resume.taskId);
       const plan = planCall({ generation: 'mcp2026', name, args, tools: byName, capabilities: capabilitiesOf(ctx) });
       if (plan.kind === 'direct') resume = resumeStateOf(ctx, origin!, 'direct');
-      return runCall(plan, call(resume), {
-        core,
-        approvals: deps.approvals,
-        seal: deps.seal,
-        workflowTools,
-        create: (workflowTool, input, caller, options) => core.create(workflowTool, input, caller, options),
-      });
+      return runCall(plan, call(resume), { core, approvals: deps.approvals, seal: deps.seal, workflowTools });
     }),
   );
 
