@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -346,6 +347,43 @@ describe('Streamable HTTP (npm run -s serve -- --http)', () => {
     expect(half.stderr).toMatch(
       /search attribute McpAwaiting is not registered in namespace "check-\d+".*--name McpAwaiting --type KeywordList/,
     );
+  });
+
+  test('a client still sending an oversized body reads its 413: the rest is taken and dropped, the connection is not reset', async () => {
+    const server = await httpServer();
+    const { port } = new URL(server.url);
+    const socket = net.connect(Number(port), '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    const errors: Error[] = [];
+    socket.on('error', (error) => errors.push(error));
+    let received = '';
+    const answered = new Promise<void>((resolve) =>
+      socket.on('data', (chunk) => {
+        received += chunk.toString();
+        // The whole answer: its last chunk.
+        if (received.includes('\r\n0\r\n\r\n')) resolve();
+      }),
+    );
+    const size = 3 * 1024 * 1024;
+    socket.write(
+      `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: ${size}\r\n\r\n`,
+    );
+    socket.write('x'.repeat(64 * 1024));
+    // The answer comes before the body is sent; the client goes on sending it, as a client that streams its body does.
+    await answered;
+    for (let sent = 64 * 1024; sent < size; sent += 64 * 1024) {
+      await new Promise<void>((resolve) => socket.write('x'.repeat(Math.min(64 * 1024, size - sent)), () => resolve()));
+    }
+    // The server took the whole body: a request on the same connection is answered.
+    socket.write(`GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`);
+    await pollUntil(async () => (received.split('HTTP/1.1 ').length > 2 ? true : undefined), {
+      timeoutMs: 30_000,
+      what: 'the second answer',
+    });
+    socket.destroy();
+    expect(received).toMatch(/^HTTP\/1\.1 413 /);
+    expect(received).toContain('"code":-32600');
+    expect(errors).toEqual([]);
   });
 
   test('bad HTTP input gets JSON-RPC errors: oversized body 413, broken JSON -32700, unknown session 404, wrong path 404', async () => {

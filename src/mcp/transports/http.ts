@@ -195,8 +195,7 @@ class HttpRequests {
   private async readBody(req: IncomingMessage, res: ServerResponse): Promise<unknown> {
     const read = await readJsonBody(req, this.maxBodyBytes);
     if (read.ok) return read.body;
-    // The rest of an oversized body is not read: close the connection rather than leave it half-read.
-    if (read.status === 413) res.setHeader('connection', 'close');
+    if (read.status === 413) discardRest(req);
     sendJsonRpcError(res, read.status, read.code, read.message);
     return NOT_READ;
   }
@@ -452,6 +451,23 @@ function headerValue(req: IncomingMessage, name: string): string | undefined {
 }
 
 type BodyRead = { ok: true; body: unknown } | { ok: false; status: number; code: number; message: string };
+
+/** How much more of an oversized body is read and dropped after its 413; past that the connection is cut. */
+const DISCARDED_BODY_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Reads the rest of an oversized body and drops it, so that a client still sending it can read the 413 (a connection
+ * closed with its bytes unread is reset, and the client sees a broken pipe instead of the answer). Past
+ * {@link DISCARDED_BODY_BYTES} the connection is cut; the request timeout bounds a slow one.
+ */
+function discardRest(req: IncomingMessage): void {
+  let dropped = 0;
+  req.on('data', (chunk: Buffer) => {
+    dropped += chunk.length;
+    if (dropped > DISCARDED_BODY_BYTES) req.socket.destroy();
+  });
+  req.resume();
+}
 
 async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<BodyRead> {
   const tooLarge: BodyRead = { ok: false, status: 413, code: -32600, message: `Request body larger than ${maxBytes} bytes` };
