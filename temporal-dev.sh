@@ -16,7 +16,7 @@ START_TIMEOUT="${TEMPORAL_START_TIMEOUT:-90}"
 # How the help names this script: `temporal-mcp-tasks dev-server` runs it from the installed package.
 COMMAND="${TEMPORAL_DEV_COMMAND:-./temporal-dev.sh}"
 # Search attributes the bridge reads and writes: keep in step with src/contract/task-contract.ts.
-SEARCH_ATTRIBUTES=("McpPrincipal=Keyword" "McpAwaiting=KeywordList")
+SEARCH_ATTRIBUTES=("McpPrincipal=Keyword" "McpAwaiting=KeywordList" "McpChangedAt=Datetime")
 
 say() { printf '[temporal-dev] %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }

@@ -91,7 +91,7 @@ test('worker --check: one line and exit 0 when Temporal, the namespace and the s
   const ok = await runWorker(['--check'], {});
   expect(ok.code).toBe(0);
   expect(ok.stdout).toMatch(
-    /^worker: ok: Temporal 127\.0\.0\.1:\d+, namespace default \(retention [\d.]+ h\), search attributes McpPrincipal, McpAwaiting\n$/,
+    /^worker: ok: Temporal 127\.0\.0\.1:\d+, namespace default \(retention [\d.]+ h\), search attributes McpPrincipal, McpAwaiting, McpChangedAt\n$/,
   );
   const missing = await runWorker(['--check'], { TEMPORAL_NAMESPACE: 'no-such-namespace' });
   expect(missing.code).toBe(1);

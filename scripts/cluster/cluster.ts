@@ -13,7 +13,7 @@ A production-shaped stack on this machine, every part a process of its own:
     visibility, both applied by Temporal's own SQL tool;
   - Temporal's server ${SERVER_VERSION}, built once with 'go install' into the cache beside the CLI: two frontends,
     history, matching and the worker service, from scripts/cluster/config/cluster.yaml;
-  - the namespace "default" (retention 72 h) and the search attributes McpPrincipal and McpAwaiting, registered
+  - the namespace "default" (retention 72 h) and the search attributes McpPrincipal, McpAwaiting and McpChangedAt, registered
     through the frontends' operator API;
   - Temporal's Web UI server ${UI_VERSION} (built the same way), which the replicas' task links point at;
   - HAProxy (installed with apt-get when missing) in front of the frontends (gRPC) and of two MCP server replicas

@@ -16,7 +16,7 @@ import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
-import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../../src/contract/task-contract';
+import { CHANGED_AT_SEARCH_ATTRIBUTE, PRINCIPAL_SEARCH_ATTRIBUTE } from '../../src/contract/task-contract';
 import { AWAITING_SEARCH_ATTRIBUTE } from '../../src/contract/approvals';
 import { pollUntil } from '../../src/util/wait';
 import { findPostgresBin, LocalPostgres } from '../lib/postgres';
@@ -599,6 +599,7 @@ export class ClusterStack {
       const wanted = {
         [PRINCIPAL_SEARCH_ATTRIBUTE]: types.INDEXED_VALUE_TYPE_KEYWORD,
         [AWAITING_SEARCH_ATTRIBUTE]: types.INDEXED_VALUE_TYPE_KEYWORD_LIST,
+        [CHANGED_AT_SEARCH_ATTRIBUTE]: types.INDEXED_VALUE_TYPE_DATETIME,
       };
       const listed = await pollUntil(
         () => connection.operatorService.listSearchAttributes({ namespace: NAMESPACE }).catch(() => undefined),

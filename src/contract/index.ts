@@ -4,6 +4,7 @@
  * sandbox). Every name here is covered by semantic versioning.
  */
 export {
+  CHANGED_AT_SEARCH_ATTRIBUTE,
   checkFormContent,
   pendingInputsOf,
   PRINCIPAL_SEARCH_ATTRIBUTE,

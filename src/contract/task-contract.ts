@@ -23,6 +23,17 @@ export const TASK_META_MEMO = 'mcpMeta';
 export const PRINCIPAL_SEARCH_ATTRIBUTE = 'McpPrincipal';
 
 /**
+ * Datetime search attribute a workflow sets to its own time whenever it publishes a {@link PublishedTaskState}, in the
+ * same workflow task as the memo. It tells a bridge that follows tasks by their changes (`MCP_CHANGE_FEED_MS`) that the
+ * task moved on, with one visibility query for all tasks instead of a history long poll each. A run that never sets
+ * it is followed by its history, as before; one that sets it once must set it with every publish after.
+ */
+export const CHANGED_AT_SEARCH_ATTRIBUTE = 'McpChangedAt';
+
+/** Patch id under which the TypeScript helpers stamp {@link CHANGED_AT_SEARCH_ATTRIBUTE}; older histories replay without. */
+export const CHANGE_STAMPS_PATCH = 'mcp-change-stamps';
+
+/**
  * `ApplicationFailure` type a workflow fails with when its call should end with a JSON-RPC error (the task `failed`)
  * instead of a tool error; `details[0].code` is the JSON-RPC code (`-32603` when absent), the message its message.
  */

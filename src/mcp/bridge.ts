@@ -22,6 +22,7 @@ import { approversFromEnv } from '../approvals/approvals-setup';
 import { DecisionLog } from '../approvals/decision-log';
 import type { TaskCoreOptions } from './tasks/options';
 import { DEFAULT_WATCH_LIMIT } from './tasks/history-watch';
+import { DEFAULT_FEED_LIMIT } from './tasks/reads';
 import { DEFAULT_TOOLS, toolTables, workflowToolsByName } from './tools';
 import { confirmStartTool } from './tools/confirm-start';
 import { CallSeal } from './protocol/signed-call';
@@ -37,7 +38,7 @@ export interface BridgeTuning {
 
 /**
  * Reads tuning from MCP_TASK_MAX_TTL_MS, MCP_TASK_DEFAULT_TTL_MS, MCP_TASK_POLL_INTERVAL_MS, MCP_TASK_PAGE_SIZE,
- * MCP_TEMPORAL_RPC_TIMEOUT_MS, MCP_WATCH_KEEP_MS, MCP_WATCH_LIMIT, MCP_WATCH_LONG_POLL_MS,
+ * MCP_TEMPORAL_RPC_TIMEOUT_MS, MCP_WATCH_KEEP_MS, MCP_WATCH_LIMIT, MCP_WATCH_LONG_POLL_MS, MCP_CHANGE_FEED_MS, MCP_CHANGE_FEED_LIMIT,
  * MCP_ELICITATION_TIMEOUT_MS, MCP_INPUT_PUSH_GRACE_MS, MCP_INPUT_DISMISS_COOLDOWN_MS and MCP_INLINE_BUDGET_MS.
  */
 export function tuningFromEnv(env: NodeJS.ProcessEnv = process.env): BridgeTuning {
@@ -53,6 +54,8 @@ export function tuningFromEnv(env: NodeJS.ProcessEnv = process.env): BridgeTunin
         keepMs: msFromEnv(env, 'MCP_WATCH_KEEP_MS', 30_000),
         limit: countFromEnv(env, 'MCP_WATCH_LIMIT', DEFAULT_WATCH_LIMIT, 0),
         longPollMs: msFromEnv(env, 'MCP_WATCH_LONG_POLL_MS', 70_000),
+        feedIntervalMs: msFromEnv(env, 'MCP_CHANGE_FEED_MS', 0),
+        feedLimit: countFromEnv(env, 'MCP_CHANGE_FEED_LIMIT', DEFAULT_FEED_LIMIT, 0),
       },
       quotas: {
         maxOpenTasks: countFromEnv(env, 'MCP_MAX_OPEN_TASKS_PER_PRINCIPAL', 1000, 0),

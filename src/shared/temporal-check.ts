@@ -1,16 +1,17 @@
 /**
  * What `serve --check` and `worker --check` ask Temporal before a process manager sends traffic: the namespace
- * exists and the search attributes `McpPrincipal` (whose task it is) and `McpAwaiting` (whom its open questions
- * await) can be queried in it. Three cheap reads, each under the deadline.
+ * exists and the search attributes `McpPrincipal` (whose task it is), `McpAwaiting` (whom its open questions await)
+ * and `McpChangedAt` (when its state last changed) can be queried in it. Four cheap reads, each under the deadline.
  */
 import { isGrpcServiceError, type ConnectionLike } from '@temporalio/client';
-import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../contract/task-contract';
+import { CHANGED_AT_SEARCH_ATTRIBUTE, PRINCIPAL_SEARCH_ATTRIBUTE } from '../contract/task-contract';
 import { AWAITING_SEARCH_ATTRIBUTE } from '../contract/approvals';
 
 /** The search attributes the bridge and the workflows need, with their types. */
 const SEARCH_ATTRIBUTES = [
   [PRINCIPAL_SEARCH_ATTRIBUTE, 'Keyword'],
   [AWAITING_SEARCH_ATTRIBUTE, 'KeywordList'],
+  [CHANGED_AT_SEARCH_ATTRIBUTE, 'Datetime'],
 ] as const;
 
 /** What a passing check found. */
@@ -66,7 +67,7 @@ export async function checkTemporal(
   return { namespace, retentionMs, searchAttribute: SEARCH_ATTRIBUTES.map(([name]) => name).join(', ') };
 }
 
-/** One line for a passing check: `Temporal <address>, namespace <ns> (retention 24 h), search attributes McpPrincipal, McpAwaiting`. */
+/** One line for a passing check: `Temporal <address>, namespace <ns> (retention 24 h), search attributes McpPrincipal, McpAwaiting, McpChangedAt`. */
 export function describeCheck(address: string, found: TemporalCheck): string {
   const hours = Math.round((found.retentionMs / 3600_000) * 10) / 10;
   return `Temporal ${address}, namespace ${found.namespace} (retention ${hours} h), search attributes ${found.searchAttribute}`;

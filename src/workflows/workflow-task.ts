@@ -2,7 +2,7 @@
  * Workflow-side helpers that speak the task contract of ../contract/task-contract: publish status, ask for input (the
  * task's own questions here; questions addressed to others in ./approvals). Import only from workflow code.
  */
-import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributeUpdatePair } from '@temporalio/common';
 import {
   condition,
   log,
@@ -15,6 +15,8 @@ import {
 } from '@temporalio/workflow';
 import {
   bindSignal,
+  CHANGE_STAMPS_PATCH,
+  CHANGED_AT_SEARCH_ATTRIBUTE,
   checkFormContent,
   openSealedAnswer,
   PRINCIPAL_SEARCH_ATTRIBUTE,
@@ -53,6 +55,7 @@ export function taskPrincipal(): string {
   return workflowInfo().typedSearchAttributes.get(PRINCIPAL) ?? '';
 }
 const AWAITING = defineSearchAttributeKey(AWAITING_SEARCH_ATTRIBUTE, SearchAttributeType.KEYWORD_LIST);
+const CHANGED_AT = defineSearchAttributeKey(CHANGED_AT_SEARCH_ATTRIBUTE, SearchAttributeType.DATETIME);
 
 /** The task as seen from inside one workflow run. */
 export interface WorkflowTask {
@@ -104,6 +107,8 @@ export function startWorkflowTask(initialMessage?: string): WorkflowTask {
   let cancelledStatusMessage: string | undefined;
   let refusedAnswers: RefusedAnswer[] = [];
   let awaitingPublished: string[] = [];
+  /** The last change stamp set: each publish gets a later one, even two in the same workflow task. */
+  let stampedAt = 0;
 
   const publish = (): void => {
     const waiting = pending.length > 0 && cancelledStatusMessage === undefined;
@@ -120,11 +125,18 @@ export function startWorkflowTask(initialMessage?: string): WorkflowTask {
       ...(questions.decided.length > 0 && { decided: questions.decided }),
     };
     upsertMemo({ [TASK_STATE_MEMO]: state });
+    const attributes: SearchAttributeUpdatePair[] = [];
     const keywords = questions.keywords();
     if (keywords.join('\n') !== awaitingPublished.join('\n')) {
-      upsertSearchAttributes([{ key: AWAITING, value: keywords.length > 0 ? keywords : null }]);
+      attributes.push({ key: AWAITING, value: keywords.length > 0 ? keywords : null });
       awaitingPublished = keywords;
     }
+    // Histories from before change stamps published without them; they replay that way.
+    if (patched(CHANGE_STAMPS_PATCH)) {
+      stampedAt = Math.max(Date.now(), stampedAt + 1);
+      attributes.push({ key: CHANGED_AT, value: new Date(stampedAt) });
+    }
+    if (attributes.length > 0) upsertSearchAttributes(attributes);
   };
 
   const openInput = (key: unknown): PendingInput | undefined =>

@@ -303,7 +303,7 @@ describe('Streamable HTTP (npm run -s serve -- --http)', () => {
     const ok = await runServe(['--check'], {});
     expect(ok.code).toBe(0);
     expect(ok.stdout).toMatch(
-      /^serve: ok: Temporal 127\.0\.0\.1:\d+, namespace default \(retention [\d.]+ h\), search attributes McpPrincipal, McpAwaiting\n$/,
+      /^serve: ok: Temporal 127\.0\.0\.1:\d+, namespace default \(retention [\d.]+ h\), search attributes McpPrincipal, McpAwaiting, McpChangedAt\n$/,
     );
     const missing = await runServe(['--check'], { TEMPORAL_NAMESPACE: 'no-such-namespace' });
     expect(missing.code).toBe(1);

@@ -10,9 +10,8 @@ import net from 'node:net';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { TaskNotFoundError } from '../../src/mcp/tasks/errors';
-import { InterceptingCall } from '@grpc/grpc-js';
-import type { Bridge, BridgeTuning } from '../../src/mcp/bridge';
-import type { RunningHttpServer } from '../../src/mcp/transports/http';
+import type { BridgeTuning } from '../../src/mcp/bridge';
+import { countedReplica, stateReads, type CountedReplica } from '../helpers/counted-replica';
 import { startStack, type TestStack } from '../helpers/test-stack';
 import { FAST_TUNING, getTask, newMcpClient, startInvoiceTask, waitForTask } from '../helpers/mcp';
 import { mcp2026Request } from '../helpers/mcp2026';
@@ -22,13 +21,7 @@ import { sampleInvoice, testAddress } from '../helpers/temporal';
 const principal = `reader-${randomUUID().slice(0, 8)}`;
 let stack: TestStack;
 
-/** One replica: a bridge on a connection of its own whose requests to Temporal are counted, served over HTTP. */
-interface Replica {
-  bridge: Bridge;
-  http: RunningHttpServer;
-  /** Requests to Temporal by method name (DescribeWorkflowExecution, GetWorkflowExecutionHistory, …). */
-  requests: Map<string, number>;
-}
+type Replica = CountedReplica;
 
 const clients: McpClient[] = [];
 const proxies: net.Server[] = [];
@@ -105,25 +98,8 @@ async function taskRouter(to: Replica[]): Promise<TaskRouter> {
   return { url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/mcp`, replicas: to, replicaOf };
 }
 
-async function replica(tuning: BridgeTuning = FAST_TUNING, address = testAddress(), taskQueue?: string): Promise<Replica> {
-  const requests = new Map<string, number>();
-  const bridge = await stack.addBridge({
-    ...(taskQueue && { taskQueue }),
-    connection: {
-      address,
-      interceptors: [
-        (options, next) => {
-          const method = String(options.method_definition.path).split('/').pop()!;
-          requests.set(method, (requests.get(method) ?? 0) + 1);
-          return new InterceptingCall(next(options));
-        },
-      ],
-    },
-    tuning: { ...tuning, core: { ...tuning.core, quotas: { operationsPerSecond: 0 } } },
-    principal,
-    localPrincipal: principal,
-  });
-  return { bridge, http: await stack.serve(bridge), requests };
+function replica(tuning: BridgeTuning = FAST_TUNING, address = testAddress(), taskQueue?: string): Promise<Replica> {
+  return countedReplica(stack, { principal, tuning, address, ...(taskQueue && { taskQueue }) });
 }
 
 async function client2025(url: string): Promise<McpClient> {
@@ -140,13 +116,7 @@ async function get2026(url: string, taskId: string): Promise<Record<string, any>
   return answer.body.result!;
 }
 
-/** Reads of a task's state: describes and history pages (the watch's long polls are counted apart). */
-function reads(of: Replica): { describes: number; history: number } {
-  return {
-    describes: of.requests.get('DescribeWorkflowExecution') ?? 0,
-    history: (of.requests.get('GetWorkflowExecutionHistoryReverse') ?? 0) + (of.requests.get('GetWorkflowExecutionHistory') ?? 0),
-  };
-}
+const reads = stateReads;
 
 beforeAll(async () => {
   stack = await startStack({ name: 'watched-reads' });

@@ -8,7 +8,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
 import { AWAITING_SEARCH_ATTRIBUTE, NOTIFY_ACTIVITY, type DecisionNotification } from '../../src/contract/approvals';
-import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../../src/contract/task-contract';
+import { CHANGED_AT_SEARCH_ATTRIBUTE, PRINCIPAL_SEARCH_ATTRIBUTE } from '../../src/contract/task-contract';
 import type { askOnce } from './fixtures/addressed';
 import { answerUpdate } from '../../src/contract/answer-update';
 import { AnswerSeal, createAnswerActivities } from '../../src/shared/answer-proof';
@@ -23,12 +23,14 @@ beforeAll(async () => {
     server: { executable: { type: 'existing-path', path: await timeSkippingServer() } },
   });
   // The task's search attributes, as temporal-dev.sh registers them on the dev server.
-  const { INDEXED_VALUE_TYPE_KEYWORD, INDEXED_VALUE_TYPE_KEYWORD_LIST } = temporal.api.enums.v1.IndexedValueType;
+  const { INDEXED_VALUE_TYPE_DATETIME, INDEXED_VALUE_TYPE_KEYWORD, INDEXED_VALUE_TYPE_KEYWORD_LIST } =
+    temporal.api.enums.v1.IndexedValueType;
   await env.connection.operatorService.addSearchAttributes({
     namespace: env.namespace ?? 'default',
     searchAttributes: {
       [PRINCIPAL_SEARCH_ATTRIBUTE]: INDEXED_VALUE_TYPE_KEYWORD,
       [AWAITING_SEARCH_ATTRIBUTE]: INDEXED_VALUE_TYPE_KEYWORD_LIST,
+      [CHANGED_AT_SEARCH_ATTRIBUTE]: INDEXED_VALUE_TYPE_DATETIME,
     },
   });
 }, 10 * 60_000);

@@ -66,6 +66,14 @@ export interface WatchedReadOptions {
   limit: number;
   /** Deadline of a watch's long poll; Temporal answers idle ones before it (history.longPollExpirationInterval). */
   longPollMs: number;
+  /**
+   * Pause between the change feed's visibility queries; 0 (the default) turns the feed off. With the feed, a read of a
+   * task whose workflow stamps its changes (`McpChangedAt`) is kept without a watch, for as long as the feed reports
+   * no change of it: one query per interval for every task instead of a long poll each (see `change-feed.ts`).
+   */
+  feedIntervalMs: number;
+  /** Most reads the feed keeps; past it the least recently read goes. Default 100,000. */
+  feedLimit: number;
 }
 
 /** How long an answer a person gave is kept trying while Temporal is unreachable or busy, before the call gives up. */

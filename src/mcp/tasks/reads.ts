@@ -1,13 +1,15 @@
 /**
  * Reading tasks. A read of a task this process watches, whose watch has seen no history event since the last read, is
  * answered from that read without a Temporal call; any other asks Temporal once and keeps the task's watch for the next
- * reads. Writes made here drop the kept read and wait for their own event, so that a read after a write on this
- * replica never sees what came before it.
+ * reads. With the change feed on, a read of a task whose workflow stamps its changes is kept instead while the feed
+ * reports no change of it, without a watch. Writes made here drop the kept read and wait for their own event, so that
+ * a read after a write on this replica never sees what came before it.
  */
 import { isTerminal } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import { setBounded } from '../../util/bounded';
 import { retryWithBackoff } from '../../util/wait';
 import { isTemporalUnavailable, taskNotFound } from './errors';
+import { ChangeFeed, changeStampOf, type ChangeFeedStats } from './change-feed';
 import { DEFAULT_WATCH_LIMIT, HistoryWatch } from './history-watch';
 import type { MarkedRuns } from './marked-runs';
 import { WRITE_PATIENCE_MS, type WatchedReadOptions } from './options';
@@ -24,11 +26,26 @@ const CREATED_KEEP_MS = 10_000;
 /** Tasks whose writes are counted at most. */
 const WRITES_KEPT = 10_000;
 
-/** A task's view as last read, served while its watch sees no newer event. */
+/** Reads the change feed keeps at most, by default. */
+export const DEFAULT_FEED_LIMIT = 100_000;
+
+/**
+ * How long a read the feed keeps is served at most, however quiet the feed: a change whose visibility record came
+ * later than the feed's margin (or a cancel requested of a task whose worker is down, which no workflow stamps yet) is
+ * seen by then.
+ */
+const FED_READ_MAX_AGE_MS = 300_000;
+
+/** How old the feed's last answer (or the read itself) may be for a kept read to be served: a few of its intervals. */
+const FEED_STALE_INTERVALS = 4;
+
+/** A task's view as last read, served while its watch sees no newer event (or the feed reports no change of it). */
 interface WatchedRead {
   view: TaskView;
   /** Whose task it is: a read by anyone else is "not found", as it would be from Temporal. */
   owner: string;
+  /** Kept for the change feed, not a watch: when the read began (ms since the epoch). */
+  fedAt?: number;
 }
 
 /** Reads of tasks, served from the history watches where they can be (see the module's comment). */
@@ -40,25 +57,50 @@ export class TaskReads {
   private readonly reads = new Map<string, WatchedRead>();
   /** Writes made here per task lately: a read that began before one is not kept. */
   private readonly writes = new Map<string, number>();
-  /** Reads answered from a watch, and reads that asked Temporal. */
-  private readonly counts = { watched: 0, fetched: 0 };
+  /** Reads answered from a watch, from the feed, and reads that asked Temporal. */
+  private readonly counts = { watched: 0, fed: 0, fetched: 0 };
+  /** The visibility queries that vouch for reads kept without a watch; undefined when the feed is off. */
+  private readonly feed: ChangeFeed | undefined;
+  /** Reads kept for the feed, at most. */
+  private readonly feedLimit: number;
+  private fedKept = 0;
 
   constructor(
     private readonly temporal: TemporalAccess,
     private readonly runs: MarkedRuns,
     private readonly snapshots: Snapshots,
   ) {
-    this.options = { keepMs: 30_000, limit: DEFAULT_WATCH_LIMIT, longPollMs: 70_000, ...temporal.options.reads };
+    this.options = {
+      keepMs: 30_000,
+      limit: DEFAULT_WATCH_LIMIT,
+      longPollMs: 70_000,
+      feedIntervalMs: 0,
+      feedLimit: DEFAULT_FEED_LIMIT,
+      ...temporal.options.reads,
+    };
     this.watch = new HistoryWatch(temporal.client, {
       limit: Math.max(this.options.limit, 1),
       longPollMs: this.options.longPollMs,
-      onStop: (workflowId) => this.reads.delete(workflowId),
+      onStop: (workflowId) => {
+        // A read the feed keeps does not go with a watch that served a write or a wait.
+        if (this.reads.get(workflowId)?.fedAt === undefined) this.reads.delete(workflowId);
+      },
     });
+    this.feedLimit = this.options.feedLimit;
+    if (this.options.feedIntervalMs > 0 && this.feedLimit > 0) {
+      this.feed = new ChangeFeed(temporal.client, { intervalMs: this.options.feedIntervalMs }, (workflowId) => this.drop(workflowId));
+    }
   }
 
-  /** How reads were served: from a watch, or by asking Temporal. */
-  stats(): { watched: number; fetched: number; kept: number } {
-    return { ...this.counts, kept: this.reads.size };
+  /** How reads were served: from a watch, from the feed, or by asking Temporal; `kept`: reads kept now. */
+  stats(): { watched: number; fed: number; fetched: number; kept: number; feed?: ChangeFeedStats } {
+    return { ...this.counts, kept: this.reads.size, ...(this.feed && { feed: this.feed.stats() }) };
+  }
+
+  /** Stops the watches and the feed (the process is shutting down). */
+  close(): void {
+    this.watch.close();
+    this.feed?.close();
   }
 
   /**
@@ -72,10 +114,18 @@ export class TaskReads {
     const known = this.watchedRead(taskId, principal, options.watch !== false);
     if (known) return known;
     const writes = this.writes.get(taskId);
-    const view = await this.temporal.rpc(async () => this.snapshots.view(await this.runs.describe(taskId, principal)));
+    const readAt = Date.now();
+    let stamp: number | undefined;
+    const view = await this.temporal.rpc(async () => {
+      const description = await this.runs.describe(taskId, principal);
+      stamp = changeStampOf(description.raw.workflowExecutionInfo?.searchAttributes);
+      return this.snapshots.view(description);
+    });
     this.counts.fetched++;
     // A write made here meanwhile may not be in what was read: that read is not kept.
-    if (options.watch !== false && this.options.limit > 0 && this.writes.get(taskId) === writes) this.keepRead(view, principal);
+    if (options.watch === false || this.writes.get(taskId) !== writes || isTerminal(view.task.status)) return view;
+    if (this.feed && stamp !== undefined) this.keepFed(view, principal, stamp, readAt);
+    else if (this.options.limit > 0) this.keepRead(view, principal);
     return view;
   }
 
@@ -125,7 +175,7 @@ export class TaskReads {
    */
   async afterWrite(taskId: string, basis?: { runId: string; historyLength: number }): Promise<void> {
     setBounded(this.writes, taskId, (this.writes.get(taskId) ?? 0) + 1, WRITES_KEPT);
-    this.reads.delete(taskId);
+    this.drop(taskId);
     if (basis === undefined || this.options.limit === 0) return;
     await this.watch.changed(taskId, basis.historyLength, WRITE_SEEN_MS, undefined, basis.runId);
   }
@@ -152,10 +202,11 @@ export class TaskReads {
     return done.value;
   }
 
-  /** The task's last read, when its watch shows nothing newer happened since (see {@link get}). */
+  /** The task's last read, when its watch (or the feed) shows nothing newer happened since (see {@link get}). */
   private watchedRead(taskId: string, principal: string, keepWatching: boolean): TaskView | undefined {
     const read = this.reads.get(taskId);
     if (!read) return undefined;
+    if (read.fedAt !== undefined) return this.fedRead(taskId, principal, read, read.fedAt);
     const seen = this.watch.seen(taskId);
     const { view } = read;
     // A closed run is read from Temporal each time: its workflow id may start a new run (a reset, another start).
@@ -166,9 +217,47 @@ export class TaskReads {
     return view;
   }
 
-  /** Keeps what was just read from Temporal, and its task's watch, for the next reads (not for a task that ended). */
+  /** A read the feed keeps, while the feed vouches for it and it is not too old; the most recently read go last. */
+  private fedRead(taskId: string, principal: string, read: WatchedRead, fedAt: number): TaskView | undefined {
+    const now = Date.now();
+    if (!this.feed?.vouches(fedAt, now, this.options.feedIntervalMs * FEED_STALE_INTERVALS) || now - fedAt > FED_READ_MAX_AGE_MS) {
+      if (now - fedAt > FED_READ_MAX_AGE_MS) this.drop(taskId);
+      return undefined;
+    }
+    if (read.owner !== principal) throw taskNotFound(taskId);
+    this.reads.delete(taskId);
+    this.reads.set(taskId, read);
+    this.counts.fed++;
+    return read.view;
+  }
+
+  /** Keeps what was just read from Temporal, and its task's watch, for the next reads. */
   private keepRead(view: TaskView, owner: string): void {
-    if (isTerminal(view.task.status) || !this.watch.keep(view.workflowId, view.runId, this.options.keepMs)) return;
+    if (!this.watch.keep(view.workflowId, view.runId, this.options.keepMs)) return;
     this.reads.set(view.workflowId, { view, owner });
+  }
+
+  /** Keeps what was just read for the feed to vouch for, without a watch; the least recently read go past the limit. */
+  private keepFed(view: TaskView, owner: string, stamp: number, readAt: number): void {
+    this.drop(view.workflowId);
+    this.reads.set(view.workflowId, { view, owner, fedAt: readAt });
+    this.fedKept++;
+    this.feed?.follow(view.workflowId, view.runId, stamp, readAt);
+    if (this.fedKept <= this.feedLimit) return;
+    for (const [workflowId, read] of this.reads) {
+      if (read.fedAt === undefined) continue;
+      this.drop(workflowId);
+      break;
+    }
+  }
+
+  /** Forgets the task's kept read, and the feed's following of it. */
+  private drop(workflowId: string): void {
+    const read = this.reads.get(workflowId);
+    if (!read) return;
+    this.reads.delete(workflowId);
+    if (read.fedAt === undefined) return;
+    this.fedKept--;
+    this.feed?.unfollow(workflowId);
   }
 }

@@ -57,9 +57,9 @@ export class TaskCore {
     return this.temporal.client;
   }
 
-  /** Ends the history long polls that wake waiting requests. */
+  /** Ends the history long polls that wake waiting requests, and the change feed's queries. */
   close(): void {
-    this.reads.watch.close();
+    this.reads.close();
   }
 
   /** Reads the task of `principal`; `TaskNotFoundError` for anything else (see {@link TaskReads.get}). */
@@ -189,8 +189,8 @@ export class TaskCore {
     );
   }
 
-  /** How reads were served: from a watch, or by asking Temporal. */
-  readStats(): { watched: number; fetched: number; kept: number } {
+  /** How reads were served: from a watch, from the change feed, or by asking Temporal (and what the feed did). */
+  readStats(): ReturnType<TaskReads['stats']> {
     return this.reads.stats();
   }
 
