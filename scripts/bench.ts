@@ -249,6 +249,9 @@ Options:
   --rows KEY[,KEY…]    measure only these rows (default all), of: ${SELECTABLE_ROWS.slice(0, 7).join(', ')},
                        ${SELECTABLE_ROWS.slice(7).join(', ')}; the tasks a row needs are created for it all the
                        same (get needs create's tasks, pollers the N tasks and create's); e.g. --rows inbox
+  --change-feed MS     run the servers with the change feed (MCP_CHANGE_FEED_MS=MS): polled tasks followed by one
+                       visibility query per MS for all of them, not a history long poll each; the hold tool's
+                       workflows then run on a worker of their own, so that they stamp their state as workflows do
   --quotas             keep the rate limit and the open-task quota on (at bounds the bench never reaches), so that
                        each request pays for them; with MCP_SHARED_STATE in the environment, in PostgreSQL
   -h, --help           show this help
@@ -266,6 +269,8 @@ interface Args {
   pollSeconds: number;
   plot?: string;
   quotas: boolean;
+  /** The servers' MCP_CHANGE_FEED_MS; none: the feed is off. */
+  changeFeedMs?: number;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -283,6 +288,7 @@ function parseArgs(argv: string[]): Args {
     if (name === '--help' || name === '-h') args.help = true;
     else if (name === '--tasks') args.tasks = wholeNumber('--tasks', value());
     else if (name === '--quotas') args.quotas = true;
+    else if (name === '--change-feed') args.changeFeedMs = wholeNumber('--change-feed', value());
     else if (name === '--pollers') {
       const list = value();
       args.pollers = list === 'none' ? [] : (list ?? '').split(',').map((each) => wholeNumber('--pollers', each.trim()));
@@ -315,6 +321,8 @@ class Stack {
   serverPort = 0;
   replicaPort = 0;
   worker?: Managed;
+  /** The hold workflow's worker, with the change feed on. */
+  holdWorker?: Managed;
   server?: Managed;
   replica?: Managed;
   inMemory?: Managed;
@@ -328,6 +336,8 @@ class Stack {
     readonly pageSize: number,
     /** Keeps the rate limit and the open-task quota on, at bounds the bench never reaches: each request pays for them. */
     readonly quotas = false,
+    /** The servers' MCP_CHANGE_FEED_MS (none: off). */
+    readonly changeFeedMs?: number,
   ) {}
 
   get address(): string {
@@ -391,7 +401,17 @@ class Stack {
     this.server = this.mcpServer('the MCP server', this.serverPort, toolsFile, env, 'server.log');
     // A second replica on the same Temporal, for the cross-replica row: started now, it stays idle until then.
     this.replica = this.mcpServer('the second MCP replica', this.replicaPort, toolsFile, env, 'replica.log');
+    if (this.changeFeedMs !== undefined) {
+      this.holdWorker = new Managed(
+        'the hold worker',
+        process.execPath,
+        () => ['--import', 'tsx', 'scripts/lib/hold-worker.ts'],
+        { ...env, BENCH_HOLD_QUEUE: this.holdQueue },
+        path.join(this.dir, 'hold-worker.log'),
+      );
+    }
     await Promise.all([
+      this.holdWorker?.start().waitFor(/hold worker: polling/, 180_000),
       this.worker.start().waitFor(/worker: polling/, 180_000),
       this.server.start().waitFor(/MCP Streamable HTTP on/),
       this.replica.start().waitFor(/MCP Streamable HTTP on/),
@@ -427,6 +447,7 @@ class Stack {
         MCP_TASK_OPS_PER_SECOND: this.quotas ? '1000000' : '0',
         MCP_WATCH_KEEP_MS: String(WATCH_KEEP_MS),
         MCP_WATCH_LIMIT: process.env.MCP_WATCH_LIMIT ?? String(WATCH_LIMIT),
+        ...(this.changeFeedMs !== undefined && { MCP_CHANGE_FEED_MS: String(this.changeFeedMs) }),
         // The poller fleets come from one address, up to 256 connections per endpoint.
         MCP_HTTP_MAX_CONNECTIONS: '2048',
         MCP_HTTP_MAX_CONNECTIONS_PER_ADDRESS: '0',
@@ -490,6 +511,7 @@ class Stack {
     await Promise.all([
       this.inbox?.stop(),
       this.worker?.kill('SIGTERM'),
+      this.holdWorker?.kill('SIGTERM'),
       this.server?.kill('SIGTERM'),
       this.replica?.kill('SIGTERM'),
       this.inMemory?.kill('SIGTERM'),
@@ -501,7 +523,7 @@ class Stack {
   /** Stops everything at once (a signal arrived): SIGKILL to the process groups, then the dev server. */
   killNow(): void {
     this.inbox?.killNow();
-    for (const managed of [this.worker, this.server, this.replica, this.inMemory]) {
+    for (const managed of [this.worker, this.holdWorker, this.server, this.replica, this.inMemory]) {
       if (!managed?.running) continue;
       try {
         process.kill(-managed.child!.pid!, 'SIGKILL');
@@ -613,7 +635,9 @@ async function requestRate(metricsPort: number, ms: number): Promise<number> {
   await sleep(ms);
   const after = await frontendRequests(metricsPort);
   let total = 0;
-  for (const [operation, value] of after) if (!WORKER_POLLS.has(operation)) total += value - (before.get(operation) ?? 0);
+  for (const [operation, value] of after) {
+    if (!WORKER_POLLS.has(operation) && !FEED_QUERIES.has(operation)) total += value - (before.get(operation) ?? 0);
+  }
   return total / ((performance.now() - started) / 1000);
 }
 
@@ -744,6 +768,11 @@ async function crossReplicaDelays(
 const FLEET_WARMUP_SECONDS = 10;
 /** The workers' own long polls of their task queues: not requests the bridge makes. */
 const WORKER_POLLS = new Set(['PollWorkflowTaskQueue', 'PollActivityTaskQueue', 'PollNexusTaskQueue']);
+/**
+ * With the change feed on, its queries (ListWorkflowExecutions) go on as long as reads are kept: a quiet window before a
+ * row waits for everything else. They are counted in the rows like any request.
+ */
+const FEED_QUERIES = new Set<string>();
 /** A quiet window before a row that counts Temporal's requests, and how long to wait for one. */
 const SETTLE_WINDOW_MS = 3000;
 const SETTLE_TIMEOUT_MS = 90_000;
@@ -1017,8 +1046,10 @@ async function run(args: Args, stack: Stack, rows: Map<RowKey, string>): Promise
           `${listed} listed in ${pages.length} pages)`,
       );
 
-      // Each task read once: the server keeps each read, and its task's watch, for the polls that follow.
+      // Each task read once: the server keeps each read, and its task's watch (or the feed's following), for the polls
+      // that follow.
       const watched = Math.min(count, WATCH_LIMIT);
+      const followedAs = args.changeFeedMs !== undefined ? 'kept for the feed' : process.env.MCP_WATCH_LIMIT === '0' ? 'read' : 'watched';
       // A read Temporal did not answer in time is counted and the row goes on: at the largest sizes the dev server is
       // what gives out first, and the row says how often it did.
       let failedReads = 0;
@@ -1041,9 +1072,9 @@ async function run(args: Args, stack: Stack, rows: Map<RowKey, string>): Promise
       const watching = memoryOf(serverPid);
       row(
         'watched',
-        `server RSS, ${watched} ${process.env.MCP_WATCH_LIMIT === '0' ? 'read' : 'watched'}`,
+        `server RSS, ${watched} ${followedAs}`,
         `${mib(watching.rss)}  (+${mib(watching.rss - loaded.rss)} over the row above: ${((watching.rss - loaded.rss) / watched).toFixed(1)} KiB ` +
-          `per watched task; each task read once by tasks/get in ${(reading / 1000).toFixed(1)} s, ${READ_IN_FLIGHT} in flight; peak ${mib(watching.peak)}${failedNote})`,
+          `per ${followedAs} task; each task read once by tasks/get in ${(reading / 1000).toFixed(1)} s, ${READ_IN_FLIGHT} in flight; peak ${mib(watching.peak)}${failedNote})`,
       );
 
       // The watches those reads keep end first: their polls would take the CPU the next rows measure.
@@ -1335,7 +1366,8 @@ async function main(argv: string[]): Promise<void> {
     process.stderr.write(`${warning.name}: ${warning.message}\n`);
   });
   const pageSize = Number(process.env.MCP_TASK_PAGE_SIZE ?? 20);
-  const stack = new Stack(pageSize, args.quotas);
+  const stack = new Stack(pageSize, args.quotas, args.changeFeedMs);
+  if (args.changeFeedMs !== undefined) FEED_QUERIES.add('ListWorkflowExecutions');
   const rows = new Map<RowKey, string>();
   const printRows = () => {
     for (const key of ROW_ORDER) if (rows.has(key)) process.stdout.write(`${rows.get(key)}\n`);
@@ -1349,7 +1381,10 @@ async function main(argv: string[]): Promise<void> {
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   const limits = args.quotas ? `quotas on${process.env.MCP_SHARED_STATE ? ', shared in PostgreSQL' : ''}` : 'quotas off';
-  process.stdout.write(`bench: N=${args.tasks}, page size ${pageSize}, ${limits}, node ${process.version}, ${os.cpus().length} cores\n`);
+  const reads = args.changeFeedMs !== undefined ? `change feed every ${args.changeFeedMs} ms` : 'reads kept by watches';
+  process.stdout.write(
+    `bench: N=${args.tasks}, page size ${pageSize}, ${limits}, ${reads}, node ${process.version}, ${os.cpus().length} cores\n`,
+  );
   try {
     await run(args, stack, rows);
   } finally {

@@ -21,6 +21,7 @@ from temporalio.common import SearchAttributeKey
 from temporalio.exceptions import ApplicationError
 
 from purchase_request import APPROVAL_FORM, fits_approval_form
+from change_stamp import stamp_change
 from sealed_answer import AnswerRefused, unseal
 
 PRINCIPAL = SearchAttributeKey.for_keyword("McpPrincipal")
@@ -119,6 +120,7 @@ class BudgetApprovalWorkflow:
         if self.question is not None:
             state["awaiting"] = [self.question]
         workflow.upsert_memo({"mcpTask": state})
+        stamp_change()
 
     @staticmethod
     def now() -> str:

@@ -12,6 +12,7 @@ from typing import Any, Optional
 
 from temporalio import workflow
 
+from change_stamp import stamp_change
 from sealed_answer import AnswerRefused, unseal
 
 # A form-mode elicitation request (MCP 2025-11-25): a flat object schema of primitive and enum fields.
@@ -113,6 +114,7 @@ class PurchaseRequestWorkflow:
             state["status"] = "input_required"
             state["inputs"] = [{"key": key, "request": request} for key, request in self.pending.items()]
         workflow.upsert_memo({"mcpTask": state})
+        stamp_change()
 
     @staticmethod
     def now() -> str:

@@ -691,6 +691,8 @@ export class ClusterStack {
         MCP_TEMPORAL_STARTUP_WAIT_MS: '120000',
         MCP_AUTH_TOKENS_FILE: this.tokensFile,
         MCP_SHARED_STATE: this.sharedStateUrl,
+        // Polled tasks are followed by one visibility query per replica, not a history long poll each.
+        MCP_CHANGE_FEED_MS: '500',
         // Clients reach the replicas by the balancer's address (DNS rebinding protection answers only these hosts).
         MCP_ALLOWED_HOSTS: `127.0.0.1:${this.ports.mcp},localhost:${this.ports.mcp},127.0.0.1:${port}`,
       },

@@ -103,6 +103,8 @@ Environment:
                                   waits and one open-task quota per principal across them, and a task created through
                                   one listed through the others at once
                                   (default none: each process keeps its own)
+  MCP_CHANGE_FEED_MS              follow polled tasks by one visibility query per this many ms for all of them (the
+                                  McpChangedAt their workflows stamp) instead of a history long poll each (default 0: off)
   MCP_TEMPORAL_RPC_TIMEOUT_MS     deadline of each request to Temporal (default 5000)
   MCP_MAX_OPEN_TASKS_PER_PRINCIPAL  open tasks one principal may have (default 1000)
   MCP_MAX_WAITS_PER_PRINCIPAL     concurrent waits (tasks/result, inline calls, subscriptions) of one principal (default 64)

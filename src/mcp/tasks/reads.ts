@@ -36,6 +36,9 @@ export const DEFAULT_FEED_LIMIT = 100_000;
  */
 const FED_READ_MAX_AGE_MS = 300_000;
 
+/** How often reads the feed keeps are looked over for those past {@link FED_READ_MAX_AGE_MS}. */
+const FED_SWEEP_MS = 30_000;
+
 /** How old the feed's last answer (or the read itself) may be for a kept read to be served: a few of its intervals. */
 const FEED_STALE_INTERVALS = 4;
 
@@ -64,6 +67,8 @@ export class TaskReads {
   /** Reads kept for the feed, at most. */
   private readonly feedLimit: number;
   private fedKept = 0;
+  /** Drops the reads the feed keeps once they are too old, so that nothing is followed for reads that stopped. */
+  private sweep: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly temporal: TemporalAccess,
@@ -101,6 +106,8 @@ export class TaskReads {
   close(): void {
     this.watch.close();
     this.feed?.close();
+    clearInterval(this.sweep);
+    this.sweep = undefined;
   }
 
   /**
@@ -243,12 +250,25 @@ export class TaskReads {
     this.reads.set(view.workflowId, { view, owner, fedAt: readAt });
     this.fedKept++;
     this.feed?.follow(view.workflowId, view.runId, stamp, readAt);
+    if (!this.sweep) {
+      this.sweep = setInterval(() => this.dropOldFedReads(), FED_SWEEP_MS);
+      this.sweep.unref();
+    }
     if (this.fedKept <= this.feedLimit) return;
     for (const [workflowId, read] of this.reads) {
       if (read.fedAt === undefined) continue;
       this.drop(workflowId);
       break;
     }
+  }
+
+  /** Drops the reads the feed keeps that are past their age; once none is left, the sweep stops (and the feed's queries). */
+  private dropOldFedReads(): void {
+    const oldest = Date.now() - FED_READ_MAX_AGE_MS;
+    for (const [workflowId, read] of this.reads) if (read.fedAt !== undefined && read.fedAt < oldest) this.drop(workflowId);
+    if (this.fedKept > 0) return;
+    clearInterval(this.sweep);
+    this.sweep = undefined;
   }
 
   /** Forgets the task's kept read, and the feed's following of it. */

@@ -1,0 +1,27 @@
+/**
+ * A worker of the bench's hold workflow alone (./hold-workflow.ts), on TEMPORAL_ADDRESS and the task queue
+ * BENCH_HOLD_QUEUE: `node --import tsx scripts/lib/hold-worker.ts`. Says "hold worker: polling" on stderr once it polls.
+ */
+import { NativeConnection, Worker } from '@temporalio/worker';
+
+async function main(): Promise<void> {
+  const address = process.env.TEMPORAL_ADDRESS;
+  const taskQueue = process.env.BENCH_HOLD_QUEUE;
+  if (!address || !taskQueue) throw new Error('set TEMPORAL_ADDRESS and BENCH_HOLD_QUEUE');
+  const connection = await NativeConnection.connect({ address });
+  const worker = await Worker.create({
+    connection,
+    namespace: process.env.TEMPORAL_NAMESPACE ?? 'default',
+    taskQueue,
+    workflowsPath: require.resolve('./hold-workflow'),
+  });
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => worker.shutdown());
+  process.stderr.write(`hold worker: polling ${taskQueue}\n`);
+  await worker.run();
+  await connection.close();
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`hold worker: ${(error as Error).message}\n`);
+  process.exit(1);
+});
