@@ -405,8 +405,8 @@ class Stack {
       this.holdWorker = new Managed(
         'the hold worker',
         process.execPath,
-        () => ['--import', 'tsx', 'scripts/lib/hold-worker.ts'],
-        { ...env, BENCH_HOLD_QUEUE: this.holdQueue },
+        () => ['--import', 'tsx', 'scripts/lib/hold-worker.ts', this.holdQueue],
+        env,
         path.join(this.dir, 'hold-worker.log'),
       );
     }

@@ -1,13 +1,13 @@
 /**
- * A worker of the bench's hold workflow alone (./hold-workflow.ts), on TEMPORAL_ADDRESS and the task queue
- * BENCH_HOLD_QUEUE: `node --import tsx scripts/lib/hold-worker.ts`. Says "hold worker: polling" on stderr once it polls.
+ * A worker of the bench's hold workflow alone (./hold-workflow.ts), on TEMPORAL_ADDRESS:
+ * `node --import tsx scripts/lib/hold-worker.ts TASK_QUEUE`. Says "hold worker: polling" on stderr once it polls.
  */
 import { NativeConnection, Worker } from '@temporalio/worker';
 
 async function main(): Promise<void> {
   const address = process.env.TEMPORAL_ADDRESS;
-  const taskQueue = process.env.BENCH_HOLD_QUEUE;
-  if (!address || !taskQueue) throw new Error('set TEMPORAL_ADDRESS and BENCH_HOLD_QUEUE');
+  const taskQueue = process.argv[2];
+  if (!address || !taskQueue) throw new Error('usage: TEMPORAL_ADDRESS=HOST:PORT node --import tsx scripts/lib/hold-worker.ts TASK_QUEUE');
   const connection = await NativeConnection.connect({ address });
   const worker = await Worker.create({
     connection,

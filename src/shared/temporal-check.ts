@@ -53,7 +53,9 @@ export async function checkTemporal(
   }
   for (const [name, type] of SEARCH_ATTRIBUTES) {
     try {
-      await within(() => connection.workflowService.listWorkflowExecutions({ namespace, query: `${name} = '-'`, pageSize: 1 }));
+      // A value of the attribute's type: an unregistered name (or one of another type) is refused as INVALID_ARGUMENT.
+      const probe = type === 'Datetime' ? '1970-01-01T00:00:00Z' : '-';
+      await within(() => connection.workflowService.listWorkflowExecutions({ namespace, query: `${name} = '${probe}'`, pageSize: 1 }));
     } catch (error) {
       if (isGrpcServiceError(error) && error.code === INVALID_ARGUMENT) {
         throw new TemporalCheckError(

@@ -347,6 +347,25 @@ describe('Streamable HTTP (npm run -s serve -- --http)', () => {
     expect(half.stderr).toMatch(
       /search attribute McpAwaiting is not registered in namespace "check-\d+".*--name McpAwaiting --type KeywordList/,
     );
+
+    // And with McpAwaiting too, the Datetime one.
+    const again = await Connection.connect({ address: testAddress() });
+    try {
+      await again.operatorService.addSearchAttributes({
+        namespace,
+        searchAttributes: { McpAwaiting: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST },
+      });
+    } finally {
+      await again.close();
+    }
+    const last = await eventually(async () => {
+      const run = await runServe(['--check'], { TEMPORAL_NAMESPACE: namespace });
+      return /McpChangedAt/.test(run.stderr) ? run : undefined;
+    }, 'McpAwaiting to be known in the new namespace');
+    expect(last.code).toBe(1);
+    expect(last.stderr).toMatch(
+      /search attribute McpChangedAt is not registered in namespace "check-\d+".*--name McpChangedAt --type Datetime/,
+    );
   });
 
   test('a client still sending an oversized body reads its 413: the rest is taken and dropped, the connection is not reset', async () => {
