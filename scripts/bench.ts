@@ -235,7 +235,7 @@ const ROW_HELP: [string, string[]][] = [
 const HELP = `Usage: npm run bench [-- --tasks N] [-- --help]
 
 Starts a Temporal dev server (./temporal-dev.sh, a temporary state folder, free ports, Prometheus metrics on), a
-worker and the MCP server (npm run serve -- --http 127.0.0.1:<port> --no-auth) as processes of their own, drives
+worker and the MCP server (npm run serve -- --http 127.0.0.1:<port>, the local principal) as processes of their own, drives
 the server with the MCP SDK client over Streamable HTTP, and prints one row per figure. Where a figure wraps a raw
 Temporal call, that call is measured in the same run and the ratio printed. Everything it started is stopped at
 the end, on error and on Ctrl-C.
@@ -437,7 +437,7 @@ class Stack {
     return new Managed(
       name,
       'npm',
-      () => ['run', '-s', 'serve', '--', '--http', `127.0.0.1:${port}`, '--no-auth', '--samples', '--tools', toolsFile],
+      () => ['run', '-s', 'serve', '--', '--http', `127.0.0.1:${port}`, '--samples', '--tools', toolsFile],
       // N open tasks of one principal is the point of the list rows: the open-task quota is off for the bench (on, with
       // --quotas, at a bound it never reaches).
       {
