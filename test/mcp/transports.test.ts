@@ -329,43 +329,31 @@ describe('Streamable HTTP (npm run -s serve -- --http)', () => {
       /search attribute McpPrincipal is not registered in namespace "check-\d+".*--name McpPrincipal --type Keyword/,
     );
 
-    // With McpPrincipal registered, the check names the next one missing.
-    const operator = await Connection.connect({ address: testAddress() });
-    try {
-      await operator.operatorService.addSearchAttributes({
-        namespace,
-        searchAttributes: { McpPrincipal: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD },
-      });
-    } finally {
-      await operator.close();
+    // With each one registered, the check names the next one missing.
+    const { INDEXED_VALUE_TYPE_KEYWORD, INDEXED_VALUE_TYPE_KEYWORD_LIST } = temporal.api.enums.v1.IndexedValueType;
+    const steps: { registered: Record<string, temporal.api.enums.v1.IndexedValueType>; next: string; type: string }[] = [
+      { registered: { McpPrincipal: INDEXED_VALUE_TYPE_KEYWORD }, next: 'McpAwaiting', type: 'KeywordList' },
+      { registered: { McpAwaiting: INDEXED_VALUE_TYPE_KEYWORD_LIST }, next: 'McpChangedAt', type: 'Datetime' },
+    ];
+    for (const { registered, next, type } of steps) {
+      const operator = await Connection.connect({ address: testAddress() });
+      try {
+        await operator.operatorService.addSearchAttributes({ namespace, searchAttributes: registered });
+      } finally {
+        await operator.close();
+      }
+      const run = await eventually(
+        async () => {
+          const checked = await runServe(['--check'], { TEMPORAL_NAMESPACE: namespace });
+          return checked.stderr.includes(next) ? checked : undefined;
+        },
+        `${Object.keys(registered)[0]} to be known in the new namespace`,
+      );
+      expect(run.code).toBe(1);
+      expect(run.stderr).toMatch(
+        new RegExp(`search attribute ${next} is not registered in namespace "check-\\d+".*--name ${next} --type ${type}`),
+      );
     }
-    const half = await eventually(async () => {
-      const run = await runServe(['--check'], { TEMPORAL_NAMESPACE: namespace });
-      return /McpAwaiting/.test(run.stderr) ? run : undefined;
-    }, 'McpPrincipal to be known in the new namespace');
-    expect(half.code).toBe(1);
-    expect(half.stderr).toMatch(
-      /search attribute McpAwaiting is not registered in namespace "check-\d+".*--name McpAwaiting --type KeywordList/,
-    );
-
-    // And with McpAwaiting too, the Datetime one.
-    const again = await Connection.connect({ address: testAddress() });
-    try {
-      await again.operatorService.addSearchAttributes({
-        namespace,
-        searchAttributes: { McpAwaiting: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST },
-      });
-    } finally {
-      await again.close();
-    }
-    const last = await eventually(async () => {
-      const run = await runServe(['--check'], { TEMPORAL_NAMESPACE: namespace });
-      return /McpChangedAt/.test(run.stderr) ? run : undefined;
-    }, 'McpAwaiting to be known in the new namespace');
-    expect(last.code).toBe(1);
-    expect(last.stderr).toMatch(
-      /search attribute McpChangedAt is not registered in namespace "check-\d+".*--name McpChangedAt --type Datetime/,
-    );
   });
 
   test('a client still sending an oversized body reads its 413: the rest is taken and dropped, the connection is not reset', async () => {
