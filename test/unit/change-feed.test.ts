@@ -101,35 +101,50 @@ describe('which rows are changes', () => {
 });
 
 describe('vouching for a kept read', () => {
-  test('a recent read is served; an old one only while the feed answers', async () => {
+  test('a read within an interval is served; an older one only while the last query answered, within its deadline and two intervals', async () => {
     const { client, queries } = scriptedVisibility([]);
-    const feed = new ChangeFeed(client, { intervalMs: 10 }, () => undefined);
+    const feed = new ChangeFeed(client, { intervalMs: 100, queryTimeoutMs: 200 }, () => undefined);
     const now = Date.now();
-    expect(feed.vouches(now - 100, now, 400)).toBe(true);
-    expect(feed.vouches(now - 1000, now, 400)).toBe(false);
+    expect(feed.vouches(now - 100, now)).toBe(true);
+    expect(feed.vouches(now - 1000, now)).toBe(false);
     feed.follow('a', 'r1', now, now - 1000);
-    await pollUntil(() => (queries.length >= 1 && feed.vouches(now - 1000, Date.now(), 400) ? true : undefined), {
+    await pollUntil(() => (queries.length >= 1 && feed.vouches(now - 1000, Date.now()) ? true : undefined), {
       timeoutMs: 10_000,
       what: 'an answered query',
     });
+    // An answer older than the deadline and two intervals no longer vouches.
+    expect(feed.vouches(now - 1000, Date.now() + 1000)).toBe(false);
     feed.close();
   });
 
-  test('while visibility fails, nothing old is vouched for, and the failures are counted', async () => {
-    const failing = {
+  test('once a query fails, nothing older than an interval is vouched for, and the failures are counted', async () => {
+    let fail = false;
+    const flaky = {
       options: { namespace: 'default' },
       connection: { withDeadline: (_deadline: number, work: () => Promise<unknown>) => work() },
       workflowService: {
         listWorkflowExecutions: async () => {
-          throw new Error('14 UNAVAILABLE: no connection');
+          if (fail) throw new Error('14 UNAVAILABLE: no connection');
+          return { executions: [] };
         },
       },
     } as unknown as Client;
-    const feed = new ChangeFeed(failing, { intervalMs: 10 }, () => undefined);
+    const feed = new ChangeFeed(flaky, { intervalMs: 10 }, () => undefined);
     const start = Date.now();
     feed.follow('a', 'r1', start, start);
-    await pollUntil(() => (feed.stats().failures >= 3 ? true : undefined), { timeoutMs: 10_000, what: 'three failed queries' });
-    expect(feed.vouches(start - 1000, Date.now(), 400)).toBe(false);
+    await pollUntil(() => (feed.stats().queries >= 1 && feed.vouches(start - 1000, Date.now()) ? true : undefined), {
+      timeoutMs: 10_000,
+      what: 'an answered query',
+    });
+    fail = true;
+    await pollUntil(() => (feed.stats().failures >= 1 ? true : undefined), { timeoutMs: 10_000, what: 'a failed query' });
+    expect(feed.vouches(start - 1000, Date.now())).toBe(false);
+    expect(feed.vouches(Date.now(), Date.now())).toBe(true);
+    fail = false;
+    await pollUntil(() => (feed.vouches(start - 1000, Date.now()) ? true : undefined), {
+      timeoutMs: 10_000,
+      what: 'the feed answering again',
+    });
     feed.close();
   });
 });

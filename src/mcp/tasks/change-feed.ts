@@ -8,7 +8,8 @@
  * read, or that closed, is reported, and its kept read goes. The feed never serves what it reads: it only drops.
  *
  * What it vouches for: every change whose visibility record was written before the last answered query began, as
- * long as visibility lags less than the margin (a record later than that is caught by the reads' own age limit).
+ * long as visibility lags less than the margin (a record later than that is caught by the reads' own age limit), while
+ * its queries answer. Once one fails, nothing older than an interval is vouched for until one answers again.
  */
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
@@ -28,7 +29,7 @@ export interface ChangeFeedOptions {
    * Temporal and this process to differ. Default {@link DEFAULT_FEED_MARGIN_MS}.
    */
   marginMs?: number;
-  /** Deadline of one query (all its pages). Default 10 s. */
+  /** Deadline of one query (all its pages). Default {@link DEFAULT_FEED_QUERY_TIMEOUT_MS}. */
   queryTimeoutMs?: number;
   /** Rows asked per page. Default 1,000. */
   pageSize?: number;
@@ -50,6 +51,9 @@ export interface ChangeFeedStats {
 
 /** The lookback a query adds before the last answered one, by default. */
 export const DEFAULT_FEED_MARGIN_MS = 10_000;
+
+/** The deadline of one query, by default. */
+export const DEFAULT_FEED_QUERY_TIMEOUT_MS = 10_000;
 
 /** Failed queries are reported at most this often, counted together. */
 const FAILURE_REPORT_MS = 60_000;
@@ -87,6 +91,8 @@ export class ChangeFeed {
   private since: number | undefined;
   /** When the last query that answered began. */
   private answeredAt: number | undefined;
+  /** The last query failed: nothing but a read made within an interval is vouched for until one answers. */
+  private failing = false;
   private loop: Promise<void> | undefined;
   private readonly stop = new AbortController();
   private readonly counts = { queries: 0, rows: 0, changes: 0, failures: 0 };
@@ -125,11 +131,15 @@ export class ChangeFeed {
   }
 
   /**
-   * Whether a read kept for a followed run, made at `readAt`, may be served at `now`: what changed before the later of
-   * the read and the last answered query has been reported, and that is at most `staleMs` ago.
+   * Whether a read kept for a followed run, made at `readAt`, may be served at `now`: the read is less than an interval
+   * old, or the last query answered, and began at most a query's deadline and two intervals ago (a process too busy
+   * to query on time still counts; one whose queries fail or hang does not).
    */
-  vouches(readAt: number, now: number, staleMs: number): boolean {
-    return now - Math.max(readAt, this.answeredAt ?? -Infinity) <= staleMs;
+  vouches(readAt: number, now: number): boolean {
+    const { intervalMs } = this.options;
+    if (now - readAt <= intervalMs) return true;
+    const staleMs = (this.options.queryTimeoutMs ?? DEFAULT_FEED_QUERY_TIMEOUT_MS) + 2 * intervalMs;
+    return !this.failing && this.answeredAt !== undefined && now - this.answeredAt <= staleMs;
   }
 
   close(): void {
@@ -145,11 +155,13 @@ export class ChangeFeed {
       try {
         await this.query(from);
         this.answeredAt = began;
+        this.failing = false;
         // A read followed during the query may reach back further than this query's start: the next one covers it.
         const lowered = this.since !== undefined && this.since < from ? this.since : Infinity;
         this.since = Math.min(began - this.marginMs, lowered);
       } catch (error) {
         if (signal.aborted) break;
+        this.failing = true;
         this.failed(error);
       }
       await sleep(this.options.intervalMs, signal);
@@ -158,6 +170,7 @@ export class ChangeFeed {
     this.loop = undefined;
     this.since = undefined;
     this.answeredAt = undefined;
+    this.failing = false;
   }
 
   /** One query, every page: each followed run it shows moved on is reported. */
@@ -165,7 +178,7 @@ export class ChangeFeed {
     const { connection, options } = this.client;
     const query = changedSinceQuery(since);
     let token: Uint8Array | undefined;
-    await connection.withDeadline(Date.now() + (this.options.queryTimeoutMs ?? 10_000), async () => {
+    await connection.withDeadline(Date.now() + (this.options.queryTimeoutMs ?? DEFAULT_FEED_QUERY_TIMEOUT_MS), async () => {
       do {
         this.counts.queries++;
         const page = await this.client.workflowService.listWorkflowExecutions({

@@ -39,9 +39,6 @@ const FED_READ_MAX_AGE_MS = 300_000;
 /** How often reads the feed keeps are looked over for those past {@link FED_READ_MAX_AGE_MS}. */
 const FED_SWEEP_MS = 30_000;
 
-/** How old the feed's last answer (or the read itself) may be for a kept read to be served: a few of its intervals. */
-const FEED_STALE_INTERVALS = 4;
-
 /** A task's view as last read, served while its watch sees no newer event (or the feed reports no change of it). */
 interface WatchedRead {
   view: TaskView;
@@ -227,7 +224,7 @@ export class TaskReads {
   /** A read the feed keeps, while the feed vouches for it and it is not too old; the most recently read go last. */
   private fedRead(taskId: string, principal: string, read: WatchedRead, fedAt: number): TaskView | undefined {
     const now = Date.now();
-    if (!this.feed?.vouches(fedAt, now, this.options.feedIntervalMs * FEED_STALE_INTERVALS) || now - fedAt > FED_READ_MAX_AGE_MS) {
+    if (!this.feed?.vouches(fedAt, now) || now - fedAt > FED_READ_MAX_AGE_MS) {
       if (now - fedAt > FED_READ_MAX_AGE_MS) this.drop(taskId);
       return undefined;
     }
