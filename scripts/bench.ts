@@ -1049,7 +1049,7 @@ async function run(args: Args, stack: Stack, rows: Map<RowKey, string>): Promise
       // Each task read once: the server keeps each read, and its task's watch (or the feed's following), for the polls
       // that follow.
       const watched = Math.min(count, WATCH_LIMIT);
-      const followedAs = args.changeFeedMs !== undefined ? 'kept for the feed' : process.env.MCP_WATCH_LIMIT === '0' ? 'read' : 'watched';
+      const followedAs = args.changeFeedMs !== undefined ? 'kept (feed)' : process.env.MCP_WATCH_LIMIT === '0' ? 'read' : 'watched';
       // A read Temporal did not answer in time is counted and the row goes on: at the largest sizes the dev server is
       // what gives out first, and the row says how often it did.
       let failedReads = 0;

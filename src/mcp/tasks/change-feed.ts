@@ -52,8 +52,11 @@ export interface ChangeFeedStats {
 /** The lookback a query adds before the last answered one, by default. */
 export const DEFAULT_FEED_MARGIN_MS = 10_000;
 
-/** The deadline of one query, by default. */
-export const DEFAULT_FEED_QUERY_TIMEOUT_MS = 10_000;
+/**
+ * The deadline of one query, by default. A query answers in milliseconds; one that takes long is a process (or a
+ * visibility store) under load, whose reads are better served a little late than all sent to Temporal at once.
+ */
+export const DEFAULT_FEED_QUERY_TIMEOUT_MS = 30_000;
 
 /** Failed queries are reported at most this often, counted together. */
 const FAILURE_REPORT_MS = 60_000;
@@ -132,13 +135,14 @@ export class ChangeFeed {
 
   /**
    * Whether a read kept for a followed run, made at `readAt`, may be served at `now`: the read is less than an interval
-   * old, or the last query answered, and began at most a query's deadline and two intervals ago (a process too busy
-   * to query on time still counts; one whose queries fail or hang does not).
+   * old, or the last query answered, and began at most two query deadlines and two intervals ago (a process too busy
+   * to query on time still counts, as a watch whose long poll answers late does; one whose queries fail or hang does
+   * not).
    */
   vouches(readAt: number, now: number): boolean {
     const { intervalMs } = this.options;
     if (now - readAt <= intervalMs) return true;
-    const staleMs = (this.options.queryTimeoutMs ?? DEFAULT_FEED_QUERY_TIMEOUT_MS) + 2 * intervalMs;
+    const staleMs = 2 * (this.options.queryTimeoutMs ?? DEFAULT_FEED_QUERY_TIMEOUT_MS) + 2 * intervalMs;
     return !this.failing && this.answeredAt !== undefined && now - this.answeredAt <= staleMs;
   }
 

@@ -32,7 +32,8 @@ export const DEFAULT_FEED_LIMIT = 100_000;
 /**
  * How long a read the feed keeps is served at most, however quiet the feed: a change whose visibility record came
  * later than the feed's margin (or a cancel requested of a task whose worker is down, which no workflow stamps yet) is
- * seen by then.
+ * seen by then. Each read gets between half of it and all of it, at random: reads made together (a fleet starting)
+ * do not all go to Temporal again at once.
  */
 const FED_READ_MAX_AGE_MS = 300_000;
 
@@ -46,6 +47,8 @@ interface WatchedRead {
   owner: string;
   /** Kept for the change feed, not a watch: when the read began (ms since the epoch). */
   fedAt?: number;
+  /** Until when a read kept for the feed is served (see {@link FED_READ_MAX_AGE_MS}). */
+  fedUntil?: number;
 }
 
 /** Reads of tasks, served from the history watches where they can be (see the module's comment). */
@@ -210,7 +213,7 @@ export class TaskReads {
   private watchedRead(taskId: string, principal: string, keepWatching: boolean): TaskView | undefined {
     const read = this.reads.get(taskId);
     if (!read) return undefined;
-    if (read.fedAt !== undefined) return this.fedRead(taskId, principal, read, read.fedAt);
+    if (read.fedAt !== undefined) return this.fedRead(taskId, principal, read, read.fedAt, read.fedUntil ?? 0);
     const seen = this.watch.seen(taskId);
     const { view } = read;
     // A closed run is read from Temporal each time: its workflow id may start a new run (a reset, another start).
@@ -222,12 +225,13 @@ export class TaskReads {
   }
 
   /** A read the feed keeps, while the feed vouches for it and it is not too old; the most recently read go last. */
-  private fedRead(taskId: string, principal: string, read: WatchedRead, fedAt: number): TaskView | undefined {
+  private fedRead(taskId: string, principal: string, read: WatchedRead, fedAt: number, fedUntil: number): TaskView | undefined {
     const now = Date.now();
-    if (!this.feed?.vouches(fedAt, now) || now - fedAt > FED_READ_MAX_AGE_MS) {
-      if (now - fedAt > FED_READ_MAX_AGE_MS) this.drop(taskId);
+    if (now > fedUntil) {
+      this.drop(taskId);
       return undefined;
     }
+    if (!this.feed?.vouches(fedAt, now)) return undefined;
     if (read.owner !== principal) throw taskNotFound(taskId);
     this.reads.delete(taskId);
     this.reads.set(taskId, read);
@@ -244,7 +248,8 @@ export class TaskReads {
   /** Keeps what was just read for the feed to vouch for, without a watch; the least recently read go past the limit. */
   private keepFed(view: TaskView, owner: string, stamp: number, readAt: number): void {
     this.drop(view.workflowId);
-    this.reads.set(view.workflowId, { view, owner, fedAt: readAt });
+    const fedUntil = readAt + FED_READ_MAX_AGE_MS * (0.5 + Math.random() / 2);
+    this.reads.set(view.workflowId, { view, owner, fedAt: readAt, fedUntil });
     this.fedKept++;
     this.feed?.follow(view.workflowId, view.runId, stamp, readAt);
     if (!this.sweep) {
@@ -261,8 +266,8 @@ export class TaskReads {
 
   /** Drops the reads the feed keeps that are past their age; once none is left, the sweep stops (and the feed's queries). */
   private dropOldFedReads(): void {
-    const oldest = Date.now() - FED_READ_MAX_AGE_MS;
-    for (const [workflowId, read] of this.reads) if (read.fedAt !== undefined && read.fedAt < oldest) this.drop(workflowId);
+    const now = Date.now();
+    for (const [workflowId, read] of this.reads) if (read.fedUntil !== undefined && read.fedUntil < now) this.drop(workflowId);
     if (this.fedKept > 0) return;
     clearInterval(this.sweep);
     this.sweep = undefined;
