@@ -14,6 +14,7 @@
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { CHANGED_AT_SEARCH_ATTRIBUTE } from '../../contract/task-contract';
+import { FailureReport } from '../../util/failure-report';
 import { log, withoutLogContext } from '../../util/log';
 import { sleep } from '../../util/wait';
 import { describeServiceError } from './errors';
@@ -99,8 +100,7 @@ export class ChangeFeed {
   private loop: Promise<void> | undefined;
   private readonly stop = new AbortController();
   private readonly counts = { queries: 0, rows: 0, changes: 0, failures: 0 };
-  private unreported = 0;
-  private reportedAt = 0;
+  private readonly reports = new FailureReport(FAILURE_REPORT_MS);
   private readonly marginMs: number;
 
   constructor(
@@ -110,6 +110,11 @@ export class ChangeFeed {
     private readonly onChange: (workflowId: string) => void,
   ) {
     this.marginMs = options.marginMs ?? DEFAULT_FEED_MARGIN_MS;
+  }
+
+  /** Runs followed now. */
+  get following(): number {
+    return this.followed.size;
   }
 
   stats(): ChangeFeedStats {
@@ -219,14 +224,11 @@ export class ChangeFeed {
   /** Counts a failed query; says so in the log, at most once a {@link FAILURE_REPORT_MS}. */
   private failed(error: unknown): void {
     this.counts.failures++;
-    this.unreported++;
-    const now = Date.now();
-    if (now - this.reportedAt < FAILURE_REPORT_MS) return;
+    const due = this.reports.count();
+    if (!due) return;
     log.warn(
-      `change feed: ${this.unreported} visibility query(ies) failed${this.reportedAt > 0 ? ' since the last report' : ''}; reads of followed tasks go to Temporal until one answers`,
+      `change feed: ${due.failures} visibility query(ies) failed${due.again ? ' since the last report' : ''}; reads of followed tasks go to Temporal until one answers`,
       { error: describeServiceError(error) },
     );
-    this.unreported = 0;
-    this.reportedAt = now;
   }
 }

@@ -9,6 +9,7 @@
  */
 import type { Client, ConnectionLike } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
+import { FailureReport } from '../../util/failure-report';
 import { log, withoutLogContext } from '../../util/log';
 import { backoffMs, sleep } from '../../util/wait';
 import { describeServiceError, grpcStatusOf, GrpcStatus } from './errors';
@@ -122,9 +123,7 @@ export class HistoryWatch {
   private polls = 0;
   private evicted = 0;
   private failures = 0;
-  /** Failures since the last report, and when that was. */
-  private unreported = 0;
-  private reportedAt = 0;
+  private readonly reports = new FailureReport(FAILURE_REPORT_MS);
   private readonly longPollMs: number;
   private readonly retryMs: number;
   private readonly lingerMs: number;
@@ -352,15 +351,12 @@ export class HistoryWatch {
   /** Counts a failed long poll; says so in the log, at most once a {@link FAILURE_REPORT_MS}. */
   private failed(workflowId: string, error: unknown): void {
     this.failures++;
-    this.unreported++;
-    const now = Date.now();
-    if (now - this.reportedAt < FAILURE_REPORT_MS) return;
+    const due = this.reports.count();
+    if (!due) return;
     log.warn(
-      `history watch: ${this.unreported} long poll(s) failed${this.reportedAt > 0 ? ' since the last report' : ''}; reads of those tasks go to Temporal until their watch answers again`,
+      `history watch: ${due.failures} long poll(s) failed${due.again ? ' since the last report' : ''}; reads of those tasks go to Temporal until their watch answers again`,
       { taskId: workflowId, error: describeServiceError(error) },
     );
-    this.unreported = 0;
-    this.reportedAt = now;
   }
 
   private wakeAll(watch: Watch): void {

@@ -64,9 +64,6 @@ export class TaskReads {
   private readonly counts = { watched: 0, fed: 0, fetched: 0 };
   /** The visibility queries that vouch for reads kept without a watch; undefined when the feed is off. */
   private readonly feed: ChangeFeed | undefined;
-  /** Reads kept for the feed, at most. */
-  private readonly feedLimit: number;
-  private fedKept = 0;
   /** Drops the reads the feed keeps once they are too old, so that nothing is followed for reads that stopped. */
   private sweep: NodeJS.Timeout | undefined;
 
@@ -91,8 +88,7 @@ export class TaskReads {
         if (this.reads.get(workflowId)?.fedAt === undefined) this.reads.delete(workflowId);
       },
     });
-    this.feedLimit = this.options.feedLimit;
-    if (this.options.feedIntervalMs > 0 && this.feedLimit > 0) {
+    if (this.options.feedIntervalMs > 0 && this.options.feedLimit > 0) {
       this.feed = new ChangeFeed(temporal.client, { intervalMs: this.options.feedIntervalMs }, (workflowId) => this.drop(workflowId));
     }
   }
@@ -250,13 +246,12 @@ export class TaskReads {
     this.drop(view.workflowId);
     const fedUntil = readAt + FED_READ_MAX_AGE_MS * (0.5 + Math.random() / 2);
     this.reads.set(view.workflowId, { view, owner, fedAt: readAt, fedUntil });
-    this.fedKept++;
     this.feed?.follow(view.workflowId, view.runId, stamp, readAt);
     if (!this.sweep) {
       this.sweep = setInterval(() => this.dropOldFedReads(), FED_SWEEP_MS);
       this.sweep.unref();
     }
-    if (this.fedKept <= this.feedLimit) return;
+    if ((this.feed?.following ?? 0) <= this.options.feedLimit) return;
     for (const [workflowId, read] of this.reads) {
       if (read.fedAt === undefined) continue;
       this.drop(workflowId);
@@ -268,7 +263,7 @@ export class TaskReads {
   private dropOldFedReads(): void {
     const now = Date.now();
     for (const [workflowId, read] of this.reads) if (read.fedUntil !== undefined && read.fedUntil < now) this.drop(workflowId);
-    if (this.fedKept > 0) return;
+    if ((this.feed?.following ?? 0) > 0) return;
     clearInterval(this.sweep);
     this.sweep = undefined;
   }
@@ -278,8 +273,6 @@ export class TaskReads {
     const read = this.reads.get(workflowId);
     if (!read) return;
     this.reads.delete(workflowId);
-    if (read.fedAt === undefined) return;
-    this.fedKept--;
-    this.feed?.unfollow(workflowId);
+    if (read.fedAt !== undefined) this.feed?.unfollow(workflowId);
   }
 }
