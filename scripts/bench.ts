@@ -9,7 +9,8 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { Agent } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
@@ -37,6 +38,8 @@ import { mcp2026Post, mcp2026TaskGet, pollerAgent, runFleet, type FleetFigures, 
 import { InboxRig, type InboxSample } from './lib/inbox-delay';
 import { heapGrowth, summarizeHeapSnapshot, takeHeapSnapshot } from './lib/heap-snapshot';
 import { freePort, Managed, quickSampleWorkerEnv, ROOT } from './lib/processes';
+import { ClusterBenchStack } from './cluster/bench-stack';
+import { BenchStack, HOLD_ID_PREFIX, HOLD_TOOL, HOLD_WORKFLOW_TYPE, holdToolsFile, nodeProcessOf } from './lib/bench-stack';
 
 /** Starts of each kind in the creation row, and how many are in flight at once. */
 const CREATE_STARTS = 200;
@@ -72,10 +75,6 @@ const READ_IN_FLIGHT = 32;
 /** The page of tasks/list timed besides the first. */
 const FAR_PAGE = 100;
 
-/** A tool declared for the run: its workflows go to a task queue nobody polls, so they stay running and cost nothing. */
-const HOLD_TOOL = 'bench_hold';
-const HOLD_WORKFLOW_TYPE = 'benchHoldWorkflow';
-const HOLD_ID_PREFIX = 'bench-hold';
 /** The ttl the server grants when the client asks for none (24 h, within the dev server's retention). */
 const DEFAULT_TTL_MS = 24 * 3600_000;
 const APPROVE: InputContent = { decision: 'approve' };
@@ -112,6 +111,8 @@ function goal(value: number, op: '≥' | '≤' | '<', target: number, digits = 2
 
 /** The rows --rows names (get-input comes with get). */
 const SELECTABLE_ROWS = ROW_ORDER.filter((key) => key !== 'get-input' && key !== 'get-created');
+/** The rows the cluster runs: those of creating, listing, following and polling tasks. */
+const CLUSTER_ROWS: readonly RowKey[] = ['create', 'bulk', 'list', 'rss', 'watched', 'pollers'];
 
 /** What each row measures, for --help: the row's label and its explanation, a line at a time. */
 const ROW_HELP: [string, string[]][] = [
@@ -254,6 +255,12 @@ Options:
                        workflows then run on a worker of their own, so that they stamp their state as workflows do
   --quotas             keep the rate limit and the open-task quota on (at bounds the bench never reaches), so that
                        each request pays for them; with MCP_SHARED_STATE in the environment, in PostgreSQL
+  --cluster            on the production-shaped stack of 'npm run cluster' instead (started in a folder of the
+                       run's own and removed after it): Temporal's two frontends on PostgreSQL, two MCP replicas
+                       behind HAProxy, reached with a token; its replicas follow polled tasks with the change feed
+                       (every 500 ms unless --change-feed says otherwise) and the hold tool's workflows run on a
+                       worker of their own. Rows ${CLUSTER_ROWS.join(', ')} only; CPU and memory are
+                       the two replicas' summed, Temporal's requests the two frontends' summed
   -h, --help           show this help
 
 MCP_TASK_PAGE_SIZE (default 20) is passed to the server. Rows, in order:
@@ -271,10 +278,21 @@ interface Args {
   quotas: boolean;
   /** The servers' MCP_CHANGE_FEED_MS; none: the feed is off. */
   changeFeedMs?: number;
+  /** On the production-shaped cluster (ClusterBenchStack) rather than one dev server. */
+  cluster: boolean;
 }
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { help: false, rows: new Set(SELECTABLE_ROWS), tasks: 1000, pollers: [100, 1000], pollSeconds: 60, quotas: false };
+  const args: Args = {
+    help: false,
+    rows: new Set(SELECTABLE_ROWS),
+    tasks: 1000,
+    pollers: [100, 1000],
+    pollSeconds: 60,
+    quotas: false,
+    cluster: false,
+  };
+  let rowsNamed = false;
   const wholeNumber = (name: string, value: string | undefined) => {
     const parsed = Number(value);
     if (!Number.isInteger(parsed) || parsed < 1) throw new Error(`${name} needs a whole number above 0 (got "${value ?? ''}")`);
@@ -288,6 +306,7 @@ function parseArgs(argv: string[]): Args {
     if (name === '--help' || name === '-h') args.help = true;
     else if (name === '--tasks') args.tasks = wholeNumber('--tasks', value());
     else if (name === '--quotas') args.quotas = true;
+    else if (name === '--cluster') args.cluster = true;
     else if (name === '--change-feed') args.changeFeedMs = wholeNumber('--change-feed', value());
     else if (name === '--pollers') {
       const list = value();
@@ -299,11 +318,20 @@ function parseArgs(argv: string[]): Args {
       if (unknown.length > 0 || list.length === 0)
         throw new Error(`--rows takes row keys separated by commas, of ${SELECTABLE_ROWS.join(', ')} (got "${unknown.join(',')}")`);
       args.rows = new Set(list as RowKey[]);
+      rowsNamed = true;
     } else if (name === '--poll-seconds') args.pollSeconds = wholeNumber('--poll-seconds', value());
     else if (name === '--plot') {
       args.plot = value();
       if (!args.plot) throw new Error('--plot needs a file name, e.g. --plot docs/images/bench-pollers.png');
     } else throw new Error(`unknown argument "${arg}"; see --help`);
+  }
+  if (args.cluster) {
+    const elsewhere = [...args.rows].filter((key) => !CLUSTER_ROWS.includes(key));
+    if (rowsNamed && elsewhere.length > 0)
+      throw new Error(`--cluster measures the rows ${CLUSTER_ROWS.join(', ')}; not ${elsewhere.join(', ')}`);
+    if (args.quotas) throw new Error('--cluster runs with the limits off; --quotas is for one dev server');
+    if (!rowsNamed) args.rows = new Set(CLUSTER_ROWS);
+    args.changeFeedMs ??= 500;
   }
   const most = Math.max(0, ...args.pollers);
   if (most > args.tasks + CREATE_STARTS)
@@ -312,8 +340,7 @@ function parseArgs(argv: string[]): Args {
 }
 
 /** The processes of one run: the dev server, a worker and the MCP server, and a Temporal client of the bench's own. */
-class Stack {
-  readonly dir = mkdtempSync(path.join(os.tmpdir(), 'temporal-mcp-bench-'));
+class Stack extends BenchStack {
   readonly taskQueue = `bench-${Date.now().toString(36)}`;
   readonly holdQueue = `${this.taskQueue}-hold`;
   temporalPort = 0;
@@ -325,8 +352,6 @@ class Stack {
   holdWorker?: Managed;
   server?: Managed;
   replica?: Managed;
-  inMemory?: Managed;
-  inMemoryUrl?: string;
   inbox?: InboxRig;
   private keys?: ReturnType<Stack['decisionKeys']>;
   client!: Client;
@@ -338,7 +363,15 @@ class Stack {
     readonly quotas = false,
     /** The servers' MCP_CHANGE_FEED_MS (none: off). */
     readonly changeFeedMs?: number,
-  ) {}
+  ) {
+    super();
+  }
+
+  readonly shape = 'one dev server, one MCP server';
+
+  get metricsPorts(): number[] {
+    return [this.metricsPort];
+  }
 
   get address(): string {
     return `127.0.0.1:${this.temporalPort}`;
@@ -362,23 +395,7 @@ class Stack {
     this.keys = this.decisionKeys();
     this.connection = await Connection.connect({ address: this.address });
     this.client = new Client({ connection: this.connection, namespace: 'default' });
-    const toolsFile = path.join(this.dir, 'bench-tools.json');
-    writeFileSync(
-      toolsFile,
-      JSON.stringify({
-        tools: [
-          {
-            name: HOLD_TOOL,
-            description: 'Starts a workflow on a task queue no worker polls: the task stays working.',
-            workflowType: HOLD_WORKFLOW_TYPE,
-            taskQueue: this.holdQueue,
-            taskSupport: 'required',
-            idPrefix: HOLD_ID_PREFIX,
-            inputSchema: { type: 'object', properties: { n: { type: 'integer' } } },
-          },
-        ],
-      }),
-    );
+    const toolsFile = holdToolsFile(this.dir, this.holdQueue);
     const env = {
       ...process.env,
       TEMPORAL_ADDRESS: this.address,
@@ -462,38 +479,15 @@ class Stack {
   serverPid(): number {
     const group = this.server?.child?.pid;
     if (group === undefined) throw new Error('the MCP server is not running');
-    for (const entry of readdirSync('/proc')) {
-      if (!/^\d+$/.test(entry)) continue;
-      try {
-        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-        // The command name may hold spaces: the fields after it (state, ppid, pgrp, …) start after the last ")".
-        const pgrp = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
-        if (pgrp !== group) continue;
-        // The node process itself, not a shell npm ran it through.
-        const argv = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
-        if (path.basename(argv[0]) === 'node' && argv.includes('src/mcp/serve/main.ts')) return Number(entry);
-      } catch {
-        // the process ended while the table was read
-      }
-    }
-    throw new Error(`no process running src/mcp/serve/main.ts in process group ${group}`);
+    return nodeProcessOf(group, 'src/mcp/serve/main.ts');
   }
 
-  /** The in-memory MCP task server the poller rows compare with; started on first use. */
-  async inMemoryServer(): Promise<{ url: string; pid: number }> {
-    if (!this.inMemory) {
-      const port = await freePort();
-      this.inMemory = new Managed(
-        'the in-memory MCP server',
-        process.execPath,
-        () => ['--import', 'tsx', 'scripts/lib/in-memory-tasks-server.ts', '--port', String(port)],
-        process.env,
-        path.join(this.dir, 'in-memory.log'),
-      );
-      await this.inMemory.start().waitFor(/in-memory task server on/);
-      this.inMemoryUrl = `http://127.0.0.1:${port}/mcp`;
-    }
-    return { url: this.inMemoryUrl!, pid: this.inMemory.child!.pid! };
+  serverPids(): number[] {
+    return [this.serverPid()];
+  }
+
+  logFiles(): string[] {
+    return ['server.log', 'replica.log', 'worker.log', 'hold-worker.log'].map((file) => path.join(this.dir, file));
   }
 
   async stopWorker(): Promise<void> {
@@ -514,7 +508,7 @@ class Stack {
       this.holdWorker?.kill('SIGTERM'),
       this.server?.kill('SIGTERM'),
       this.replica?.kill('SIGTERM'),
-      this.inMemory?.kill('SIGTERM'),
+      this.stopInMemory(),
     ]);
     await this.connection?.close().catch(() => undefined);
     this.stopDev();
@@ -523,7 +517,8 @@ class Stack {
   /** Stops everything at once (a signal arrived): SIGKILL to the process groups, then the dev server. */
   killNow(): void {
     this.inbox?.killNow();
-    for (const managed of [this.worker, this.holdWorker, this.server, this.replica, this.inMemory]) {
+    this.killInMemoryNow();
+    for (const managed of [this.worker, this.holdWorker, this.server, this.replica]) {
       if (!managed?.running) continue;
       try {
         process.kill(-managed.child!.pid!, 'SIGKILL');
@@ -559,9 +554,9 @@ class Stack {
 }
 
 /** An MCP SDK client over Streamable HTTP that declares tasks and no elicitation: the server never asks it anything. */
-async function connectMcp(url: string, name: string): Promise<McpClient> {
+async function connectMcp(url: string, name: string, headers: Record<string, string> = {}): Promise<McpClient> {
   const client = new McpClient({ name, version: '1.0.0' }, { capabilities: { tasks: { list: {}, cancel: {} } } });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
   return client;
 }
 
@@ -596,7 +591,13 @@ const ms = (value: number) => `${value.toFixed(1)} ms`;
 const mib = (kib: number) => `${(kib / 1024).toFixed(0)} MiB`;
 
 /** VmRSS and VmHWM (peak) of a process, in KiB. */
-function memoryOf(pid: number): { rss: number; peak: number } {
+function memoryOf(pids: number | readonly number[]): { rss: number; peak: number } {
+  if (typeof pids !== 'number') {
+    return pids
+      .map((pid) => memoryOf(pid))
+      .reduce((sum, each) => ({ rss: sum.rss + each.rss, peak: sum.peak + each.peak }), { rss: 0, peak: 0 });
+  }
+  const pid = pids;
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
   return { rss: field('VmRSS'), peak: field('VmHWM') };
@@ -606,18 +607,25 @@ function memoryOf(pid: number): { rss: number; peak: number } {
 const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout) || 100;
 
 /** CPU time (user and system) a process has used so far, in ms. */
-function cpuMsOf(pid: number): number {
+function cpuMsOf(pids: number | readonly number[]): number {
+  if (typeof pids !== 'number') return pids.reduce((sum, pid) => sum + cpuMsOf(pid), 0);
+  const pid = pids;
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   // utime and stime are fields 14 and 15; the fields after the command name start at field 3.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
 }
 
-/** The dev server's count of frontend requests in namespace "default", by operation (service_requests). */
-async function frontendRequests(metricsPort: number): Promise<Map<string, number>> {
-  const response = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
-  if (!response.ok) throw new Error(`the dev server's metrics answered ${response.status}`);
+/** Temporal's count of frontend requests in namespace "default", by operation (service_requests), over every frontend. */
+async function frontendRequests(metricsPorts: readonly number[]): Promise<Map<string, number>> {
   const counts = new Map<string, number>();
+  for (const port of metricsPorts) await addFrontendRequests(port, counts);
+  return counts;
+}
+
+async function addFrontendRequests(metricsPort: number, counts: Map<string, number>): Promise<void> {
+  const response = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+  if (!response.ok) throw new Error(`Temporal's metrics on port ${metricsPort} answered ${response.status}`);
   for (const line of (await response.text()).split('\n')) {
     if (!line.startsWith('service_requests{')) continue;
     const labels = Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((match) => [match[1], match[2]]));
@@ -625,15 +633,14 @@ async function frontendRequests(metricsPort: number): Promise<Map<string, number
     const value = Number(/\}\s+(\S+)/.exec(line)?.[1]);
     counts.set(labels.operation, (counts.get(labels.operation) ?? 0) + value);
   }
-  return counts;
 }
 
 /** Non-worker frontend requests per second over a window of `ms`. */
-async function requestRate(metricsPort: number, ms: number): Promise<number> {
-  const before = await frontendRequests(metricsPort);
+async function requestRate(metricsPorts: readonly number[], ms: number): Promise<number> {
+  const before = await frontendRequests(metricsPorts);
   const started = performance.now();
   await sleep(ms);
-  const after = await frontendRequests(metricsPort);
+  const after = await frontendRequests(metricsPorts);
   let total = 0;
   for (const [operation, value] of after) {
     if (!WORKER_POLLS.has(operation) && !FEED_QUERIES.has(operation)) total += value - (before.get(operation) ?? 0);
@@ -647,12 +654,12 @@ async function requestRate(metricsPort: number, ms: number): Promise<number> {
  * time, between long polls, so only its end tells), then a window of {@link SETTLE_WINDOW_MS} with no request besides
  * the workers' polls, or {@link SETTLE_TIMEOUT_MS}. Returns the rate of the last window (0 when settled).
  */
-async function settle(metricsPort: number): Promise<number> {
+async function settle(metricsPorts: readonly number[]): Promise<number> {
   process.stderr.write(`bench: waiting ${(WATCH_KEEP_MS + 6000) / 1000} s for the watches earlier reads kept to end…\n`);
   await sleep(WATCH_KEEP_MS + 6000);
   const deadline = Date.now() + SETTLE_TIMEOUT_MS;
-  let rate = await requestRate(metricsPort, SETTLE_WINDOW_MS);
-  while (rate > 0 && Date.now() < deadline) rate = await requestRate(metricsPort, SETTLE_WINDOW_MS);
+  let rate = await requestRate(metricsPorts, SETTLE_WINDOW_MS);
+  while (rate > 0 && Date.now() < deadline) rate = await requestRate(metricsPorts, SETTLE_WINDOW_MS);
   return rate;
 }
 
@@ -661,6 +668,14 @@ function progress(what: string, total: number): (done: number) => void {
   return (done) => {
     if (done % step === 0 || done === total) process.stderr.write(`bench: ${what}… ${done}/${total}\n`);
   };
+}
+
+/** A task of the hold tool, created by a 2026-07-28 tools/call through the MCP server. */
+async function createHoldTask2026(stack: BenchStack, agent: Agent, n: number): Promise<string> {
+  const created = await mcp2026Post(stack.url, agent, 'tools/call', { name: HOLD_TOOL, arguments: { n } }, HOLD_TOOL, stack.mcpHeaders);
+  if (typeof created.taskId !== 'string')
+    throw new Error(`tools/call ${HOLD_TOOL} answered no task: ${JSON.stringify(created).slice(0, 200)}`);
+  return created.taskId;
 }
 
 /** A task of the hold tool, created through the MCP server. */
@@ -676,7 +691,7 @@ const RAW_MARKER = markerFromEnv();
 const RAW_SEAL = answerSealFromEnv();
 
 /** The same start the server makes for the hold tool, made directly. */
-async function startHoldWorkflow(stack: Stack, n: number): Promise<string> {
+async function startHoldWorkflow(stack: BenchStack, n: number): Promise<string> {
   const workflowId = `${HOLD_ID_PREFIX}-${randomUUID()}`;
   // What the server writes too: its principal for this user and host, and its HMAC mark.
   const principal = localPrincipal();
@@ -718,7 +733,7 @@ async function createInvoiceTask(mcp: McpClient, n: number): Promise<string> {
   return created.task.taskId;
 }
 
-async function publishedState(stack: Stack, taskId: string): Promise<PublishedTaskState | undefined> {
+async function publishedState(stack: BenchStack, taskId: string): Promise<PublishedTaskState | undefined> {
   const description = await stack.client.workflow.getHandle(taskId).describe();
   return description.memo?.[TASK_STATE_MEMO] as PublishedTaskState | undefined;
 }
@@ -792,8 +807,8 @@ async function measuredFleet(
   ids: readonly string[],
   read: Read,
   seconds: number,
-  pid: number | undefined,
-  metricsPort: number,
+  pids: readonly number[] | undefined,
+  metricsPorts: readonly number[],
 ): Promise<FleetFigures & { cpuMs: number; requests: Map<string, number>; rss?: number }> {
   let cpu = 0;
   let before = new Map<string, number>();
@@ -803,15 +818,15 @@ async function measuredFleet(
     warmupSeconds: FLEET_WARMUP_SECONDS,
     seconds,
     onWindowStart: async () => {
-      if (pid !== undefined) cpu = cpuMsOf(pid);
-      before = await frontendRequests(metricsPort);
+      if (pids !== undefined) cpu = cpuMsOf(pids);
+      before = await frontendRequests(metricsPorts);
     },
     onWindowEnd: async () => {
-      if (pid !== undefined) {
-        cpu = cpuMsOf(pid) - cpu;
-        rss = memoryOf(pid).rss;
+      if (pids !== undefined) {
+        cpu = cpuMsOf(pids) - cpu;
+        rss = memoryOf(pids).rss;
       }
-      for (const [operation, value] of await frontendRequests(metricsPort)) {
+      for (const [operation, value] of await frontendRequests(metricsPorts)) {
         const delta = value - (before.get(operation) ?? 0);
         if (delta > 0 && !WORKER_POLLS.has(operation)) requests.set(operation, delta);
       }
@@ -821,7 +836,7 @@ async function measuredFleet(
 }
 
 /** The poller rows: for each fleet size, the bridge, the in-memory server and raw describes under the same load. */
-async function pollerRows(args: Args, stack: Stack, serverPid: number, ids: string[]): Promise<string> {
+async function pollerRows(args: Args, stack: BenchStack, servers: number[], ids: string[]): Promise<string> {
   const lines: string[] = [];
   const points: FleetPoint[] = [];
   const agent = pollerAgent();
@@ -836,22 +851,28 @@ async function pollerRows(args: Args, stack: Stack, serverPid: number, ids: stri
   for (const pollers of args.pollers) {
     process.stderr.write(`bench: ${pollers} pollers, ${seconds} s each on the bridge, the in-memory server and raw describe…
 `);
-    const residual = await settle(stack.metricsPort);
-    const rssBefore = memoryOf(serverPid).rss;
-    const bridge = await measuredFleet(ids.slice(0, pollers), mcp2026TaskGet(stack.url, agent), seconds, serverPid, stack.metricsPort);
+    const residual = await settle(stack.metricsPorts);
+    const rssBefore = memoryOf(servers).rss;
+    const bridge = await measuredFleet(
+      ids.slice(0, pollers),
+      mcp2026TaskGet(stack.url, agent, stack.mcpHeaders),
+      seconds,
+      servers,
+      stack.metricsPorts,
+    );
     const inMemory = await measuredFleet(
       memoryIds.slice(0, pollers),
       mcp2026TaskGet(memory.url, agent),
       seconds,
-      memory.pid,
-      stack.metricsPort,
+      [memory.pid],
+      stack.metricsPorts,
     );
     const describe = await measuredFleet(
       ids.slice(0, pollers),
       async (id) => void (await stack.client.workflow.getHandle(id).describe()),
       seconds,
       undefined,
-      stack.metricsPort,
+      stack.metricsPorts,
     );
     const reads = bridge.latencies.length + bridge.failures;
     const requests = [...bridge.requests.values()].reduce((sum, value) => sum + value, 0);
@@ -885,6 +906,10 @@ async function pollerRows(args: Args, stack: Stack, serverPid: number, ids: stri
     );
   }
   agent.destroy();
+  const refused = stack.resourceExhausted();
+  lines.push(
+    `${"Temporal's refusals".padEnd(32)}RESOURCE_EXHAUSTED ${refused} times in the MCP servers' and workers' logs over the run ${goal(refused, '≤', 0, 0)}`,
+  );
   if (args.plot) {
     const xs = points.map((point) => point.pollers);
     await writePlot(
@@ -987,22 +1012,45 @@ async function inboxRow(stack: Stack, mcp: McpClient): Promise<string> {
   return lines.map((line, index) => (index === 0 ? line : `${''.padEnd(32)}${line}`)).join('\n');
 }
 
-async function run(args: Args, stack: Stack, rows: Map<RowKey, string>): Promise<void> {
+/** The rows that only one dev server runs get its stack (parseArgs keeps them off the cluster). */
+function oneDevServer(stack: BenchStack): Stack {
+  if (!(stack instanceof Stack)) throw new Error('this row runs on one dev server only, not with --cluster');
+  return stack;
+}
+
+/** The cluster's replicas as the bench runs its servers: no limit it would reach, its watch keep, its change feed. */
+function clusterReplicaEnv(args: Args): Record<string, string> {
+  return {
+    MCP_MAX_OPEN_TASKS_PER_PRINCIPAL: '0',
+    MCP_TASK_OPS_PER_SECOND: '0',
+    MCP_HTTP_MAX_REQUESTS_PER_PRINCIPAL: '0',
+    MCP_WATCH_KEEP_MS: String(WATCH_KEEP_MS),
+    MCP_CHANGE_FEED_MS: String(args.changeFeedMs),
+    // The poller fleets come through the balancer: every connection from its one address.
+    MCP_HTTP_MAX_CONNECTIONS: '2048',
+    MCP_HTTP_MAX_CONNECTIONS_PER_ADDRESS: '0',
+  };
+}
+
+async function run(args: Args, stack: BenchStack, rows: Map<RowKey, string>): Promise<void> {
   const row = (key: RowKey, label: string, figures: string) => rows.set(key, `${label.padEnd(32)}${figures}`);
   const count = args.tasks;
   const wants = (...keys: RowKey[]) => keys.some((key) => args.rows.has(key));
 
   process.stderr.write('bench: starting the dev server, the worker and the MCP server…\n');
   await stack.up();
-  const mcp = await connectMcp(stack.url, 'bench');
+  const mcp = await connectMcp(stack.url, 'bench', stack.mcpHeaders);
+  // The N tasks are created and read once as 2026-07-28 clients do, a request each: behind a balancer, each goes to
+  // the replica its task's id hashes to (a 2025-11-25 session stays on one replica).
+  const agent = pollerAgent();
   try {
-    const serverPid = stack.serverPid();
+    const servers = stack.serverPids();
     await mcp.listTools();
     await mcp.experimental.tasks.listTasks();
     await sleep(1000);
-    const idle = memoryOf(serverPid);
+    const idle = memoryOf(servers);
     const heapSnapshot = async () =>
-      summarizeHeapSnapshot(await takeHeapSnapshot(serverPid, stack.dir, () => fetch(stack.url.replace(/\/mcp$/, '/healthz'))));
+      summarizeHeapSnapshot(await takeHeapSnapshot(servers[0], stack.dir, () => fetch(stack.url.replace(/\/mcp$/, '/healthz'))));
     const idleHeap = wants('heap') ? await heapSnapshot() : undefined;
 
     // The N tasks first, so that the listing holds exactly them.
@@ -1011,7 +1059,7 @@ async function run(args: Args, stack: Stack, rows: Map<RowKey, string>): Promise
       const created = await inParallel(
         count,
         BULK_IN_FLIGHT,
-        async (index) => void bulkIds.push(await createHoldTask(mcp, index)),
+        async (index) => void bulkIds.push(await createHoldTask2026(stack, agent, index)),
         progress(`creating ${count} tasks`, count),
       );
       row(
@@ -1020,7 +1068,7 @@ async function run(args: Args, stack: Stack, rows: Map<RowKey, string>): Promise
         `${count} tasks in ${(created / 1000).toFixed(1)} s (${(count / (created / 1000)).toFixed(1)}/s)`,
       );
       await sleep(2000);
-      const loaded = memoryOf(serverPid);
+      const loaded = memoryOf(servers);
       row(
         'rss',
         'server RSS',
@@ -1054,12 +1102,13 @@ async function run(args: Args, stack: Stack, rows: Map<RowKey, string>): Promise
       // what gives out first, and the row says how often it did.
       let failedReads = 0;
       let firstFailure = '';
+      const readOnce = mcp2026TaskGet(stack.url, agent, stack.mcpHeaders);
       const reading = await inParallel(
         watched,
         READ_IN_FLIGHT,
         async (index) => {
           try {
-            await mcp.experimental.tasks.getTask(bulkIds[index]);
+            await readOnce(bulkIds[index]);
           } catch (error) {
             failedReads++;
             firstFailure ||= (error as Error).message;
@@ -1069,7 +1118,7 @@ async function run(args: Args, stack: Stack, rows: Map<RowKey, string>): Promise
       );
       const failedNote = failedReads > 0 ? `; ${failedReads} reads failed (${firstFailure})` : '';
       await sleep(2000);
-      const watching = memoryOf(serverPid);
+      const watching = memoryOf(servers);
       row(
         'watched',
         `server RSS, ${watched} ${followedAs}`,
@@ -1078,13 +1127,13 @@ async function run(args: Args, stack: Stack, rows: Map<RowKey, string>): Promise
       );
 
       // The watches those reads keep end first: their polls would take the CPU the next rows measure.
-      await settle(stack.metricsPort);
+      await settle(stack.metricsPorts);
       if (idleHeap) {
         const heap = await heapSnapshot();
-        const rss = memoryOf(serverPid).rss;
+        const rss = memoryOf(servers).rss;
         // V8 gives pages back to the system a while after a collection, once the process is idle.
         await sleep(HEAP_IDLE_MS);
-        const rssIdle = memoryOf(serverPid).rss;
+        const rssIdle = memoryOf(servers).rss;
         const grown = heapGrowth(idleHeap, heap, 6)
           .map(({ kind, count, size }) => `${kind} ${count >= 0 ? '+' : ''}${count} (${(size / 1024 / 1024).toFixed(1)} MiB)`)
           .join(', ');
@@ -1106,9 +1155,9 @@ async function run(args: Args, stack: Stack, rows: Map<RowKey, string>): Promise
       let serverCpuMs = 0;
       const block = CREATE_STARTS / 4;
       for (let round = 0; round < 4; round++) {
-        const cpuBefore = cpuMsOf(serverPid);
+        const cpuBefore = cpuMsOf(servers);
         bridgeMs += await inParallel(block, CREATE_IN_FLIGHT, async (index) => void holdIds.push(await createHoldTask(mcp, index)));
-        serverCpuMs += cpuMsOf(serverPid) - cpuBefore;
+        serverCpuMs += cpuMsOf(servers) - cpuBefore;
         rawMs += await inParallel(block, CREATE_IN_FLIGHT, async (index) => void (await startHoldWorkflow(stack, index)));
       }
       const bridgeRate = CREATE_STARTS / (bridgeMs / 1000);
@@ -1122,6 +1171,7 @@ async function run(args: Args, stack: Stack, rows: Map<RowKey, string>): Promise
     }
 
     if (wants('get', 'answer', 'close', 'cross', 'rpcs')) {
+      const dev = oneDevServer(stack);
       const invoiceCount = 2 * ANSWER_SAMPLES + CLOSE_SAMPLES + 2 * CROSS_SAMPLES + IDLE_WAITS;
       const invoiceIds: string[] = [];
       await inParallel(
@@ -1153,7 +1203,7 @@ async function run(args: Args, stack: Stack, rows: Map<RowKey, string>): Promise
         await sleep(1000);
         const get: number[] = [];
         const describe: number[] = [];
-        const cpuBefore = cpuMsOf(serverPid);
+        const cpuBefore = cpuMsOf(servers);
         for (const [index, id] of ids.entries()) {
           const viaMcp = () => timed(get, () => mcp.experimental.tasks.getTask(id));
           const raw = () => timed(describe, () => stack.client.workflow.getHandle(id).describe());
@@ -1165,7 +1215,7 @@ async function run(args: Args, stack: Stack, rows: Map<RowKey, string>): Promise
         const firstRatio = percentile(first, 50) / percentile(describe, 50);
         return (
           `p50 ${ms(percentile(get, 50))} vs ${ms(percentile(describe, 50))}  ratio ${ratio.toFixed(2)} ${goal(ratio, '≤', 1)}   ` +
-          `p95 ${ms(percentile(get, 95))} vs ${ms(percentile(describe, 95))}  (MCP server CPU ${((cpuMsOf(serverPid) - cpuBefore) / ids.length).toFixed(1)} ms a call; ` +
+          `p95 ${ms(percentile(get, 95))} vs ${ms(percentile(describe, 95))}  (MCP server CPU ${((cpuMsOf(servers) - cpuBefore) / ids.length).toFixed(1)} ms a call; ` +
           `${ids.length} ${what}; a task's first read with no watch p50 ${ms(percentile(first, 50))}, ${firstRatio.toFixed(2)} × a describe)`
         );
       };
@@ -1264,7 +1314,7 @@ async function run(args: Args, stack: Stack, rows: Map<RowKey, string>): Promise
 
       if (wants('cross')) {
         process.stderr.write('bench: cross-replica read delay, idle and with one core busy…\n');
-        const writer = await connectMcp(stack.replicaUrl, 'bench-other-replica');
+        const writer = await connectMcp(dev.replicaUrl, 'bench-other-replica');
         try {
           const idleDelays = await crossReplicaDelays(mcp, writer, crossing.slice(0, CROSS_SAMPLES));
           const hog = spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' });
@@ -1283,8 +1333,8 @@ async function run(args: Args, stack: Stack, rows: Map<RowKey, string>): Promise
 
       if (wants('rpcs')) {
         process.stderr.write(`bench: ${IDLE_WAITS} blocked tasks/result for ${IDLE_WINDOW_MS / 1000} s, worker stopped…\n`);
-        await stack.stopWorker();
-        const residual = await settle(stack.metricsPort);
+        await dev.stopWorker();
+        const residual = await settle(stack.metricsPorts);
         const waiter = await connectMcp(stack.url, 'bench-waiter');
         const stopWaiting = new AbortController();
         // Every blocked request listens on this one signal.
@@ -1299,10 +1349,10 @@ async function run(args: Args, stack: Stack, rows: Map<RowKey, string>): Promise
         try {
           // The waits settle into their long polls; the counters are published about once a second.
           await sleep(3000);
-          const before = await frontendRequests(stack.metricsPort);
+          const before = await frontendRequests(stack.metricsPorts);
           const started = performance.now();
           await sleep(IDLE_WINDOW_MS);
-          const after = await frontendRequests(stack.metricsPort);
+          const after = await frontendRequests(stack.metricsPorts);
           const seconds = (performance.now() - started) / 1000;
           const rates = [...after]
             .map(([operation, value]) => [operation, (value - (before.get(operation) ?? 0)) / seconds] as const)
@@ -1327,11 +1377,11 @@ async function run(args: Args, stack: Stack, rows: Map<RowKey, string>): Promise
       }
     }
 
-    if (wants('inbox')) row('inbox', 'inbox: question shown', await inboxRow(stack, mcp));
+    if (wants('inbox')) row('inbox', 'inbox: question shown', await inboxRow(oneDevServer(stack), mcp));
 
-    if (wants('pollers') && args.pollers.length > 0)
-      rows.set('pollers', await pollerRows(args, stack, serverPid, [...bulkIds, ...holdIds]));
+    if (wants('pollers') && args.pollers.length > 0) rows.set('pollers', await pollerRows(args, stack, servers, [...bulkIds, ...holdIds]));
   } finally {
+    agent.destroy();
     await mcp.close();
   }
 
@@ -1366,7 +1416,9 @@ async function main(argv: string[]): Promise<void> {
     process.stderr.write(`${warning.name}: ${warning.message}\n`);
   });
   const pageSize = Number(process.env.MCP_TASK_PAGE_SIZE ?? 20);
-  const stack = new Stack(pageSize, args.quotas, args.changeFeedMs);
+  const stack = args.cluster
+    ? new ClusterBenchStack(pageSize, clusterReplicaEnv(args))
+    : new Stack(pageSize, args.quotas, args.changeFeedMs);
   if (args.changeFeedMs !== undefined) FEED_QUERIES.add('ListWorkflowExecutions');
   const rows = new Map<RowKey, string>();
   const printRows = () => {
@@ -1383,7 +1435,7 @@ async function main(argv: string[]): Promise<void> {
   const limits = args.quotas ? `quotas on${process.env.MCP_SHARED_STATE ? ', shared in PostgreSQL' : ''}` : 'quotas off';
   const reads = args.changeFeedMs !== undefined ? `change feed every ${args.changeFeedMs} ms` : 'reads kept by watches';
   process.stdout.write(
-    `bench: N=${args.tasks}, page size ${pageSize}, ${limits}, ${reads}, node ${process.version}, ${os.cpus().length} cores\n`,
+    `bench: N=${args.tasks}, page size ${pageSize}, ${limits}, ${reads}, ${stack.shape}, node ${process.version}, ${os.cpus().length} cores\n`,
   );
   try {
     await run(args, stack, rows);

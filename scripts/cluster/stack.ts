@@ -95,6 +95,10 @@ export interface StackOptions {
   say?: (line: string) => void;
   /** Extra environment of the workers (e.g. invoice approval settings). */
   workerEnv?: Record<string, string>;
+  /** Extra environment of the MCP replicas (e.g. limits), over the stack's own. */
+  replicaEnv?: Record<string, string>;
+  /** Extra arguments of the MCP replicas' `serve` (e.g. `--tools FILE`). */
+  replicaArgs?: string[];
   /**
    * Toxiproxy between the MCP replicas and Temporal's frontends (the balancer), and between Temporal's services and
    * PostgreSQL, so that faults of the network can be injected there ({@link networkFaults}). Default: as the stack in
@@ -683,7 +687,15 @@ export class ClusterStack {
     this.spawnDetached(
       part,
       process.execPath,
-      ['--import', 'tsx', path.join(ROOT, 'src', 'mcp', 'serve', 'main.ts'), '--http', `127.0.0.1:${port}`, '--samples'],
+      [
+        '--import',
+        'tsx',
+        path.join(ROOT, 'src', 'mcp', 'serve', 'main.ts'),
+        '--http',
+        `127.0.0.1:${port}`,
+        '--samples',
+        ...(this.options.replicaArgs ?? []),
+      ],
       {
         ...env,
         TEMPORAL_ADDRESS: this.replicasTemporalAddress,
@@ -695,6 +707,7 @@ export class ClusterStack {
         MCP_CHANGE_FEED_MS: '500',
         // Clients reach the replicas by the balancer's address (DNS rebinding protection answers only these hosts).
         MCP_ALLOWED_HOSTS: `127.0.0.1:${this.ports.mcp},localhost:${this.ports.mcp},127.0.0.1:${port}`,
+        ...this.options.replicaEnv,
       },
     );
     // It listens once Temporal answered (MCP_TEMPORAL_STARTUP_WAIT_MS above), and it takes some seconds to load.
@@ -745,6 +758,16 @@ export class ClusterStack {
       },
       { timeoutMs, intervalMs: 250, what: `${part} to start (${file})` },
     );
+  }
+
+  /** The process of `part` as `up` started it (undefined when it never was). */
+  pidOf(part: Part): number | undefined {
+    return this.readState()?.pids[part];
+  }
+
+  /** The log file of `part`. */
+  logOf(part: Part): string {
+    return path.join(this.logDir, `${part}.log`);
   }
 
   alive(part: Part): boolean {

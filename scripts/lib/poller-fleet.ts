@@ -82,16 +82,16 @@ export function pollerAgent(): http.Agent {
 }
 
 /** `tasks/get` of protocol 2026-07-28 posted to `url` over `agent`, as a client of that generation polls. */
-export function mcp2026TaskGet(url: string, agent: http.Agent): Read {
+export function mcp2026TaskGet(url: string, agent: http.Agent, headers: Record<string, string> = {}): Read {
   return async (taskId) => {
-    const result = await mcp2026Post(url, agent, 'tasks/get', { taskId }, taskId);
+    const result = await mcp2026Post(url, agent, 'tasks/get', { taskId }, taskId, headers);
     if (typeof result.status !== 'string') throw new Error(`tasks/get answered no task: ${JSON.stringify(result).slice(0, 200)}`);
   };
 }
 
 /**
  * One request of protocol 2026-07-28 with the tasks extension declared, posted to `url` over `agent` with the headers
- * a conforming client sends; resolves with the result, rejects with the error.
+ * a conforming client sends and `headers` (credentials); resolves with the result, rejects with the error.
  */
 export function mcp2026Post(
   url: string,
@@ -99,6 +99,7 @@ export function mcp2026Post(
   method: string,
   params: Record<string, unknown>,
   name?: string,
+  headers: Record<string, string> = {},
 ): Promise<Record<string, unknown>> {
   const target = new URL(url);
   const body = JSON.stringify({
@@ -127,6 +128,7 @@ export function mcp2026Post(
           'mcp-protocol-version': '2026-07-28',
           'mcp-method': method,
           ...(name !== undefined && { 'mcp-name': name }),
+          ...headers,
           'content-length': Buffer.byteLength(body),
         },
       },
