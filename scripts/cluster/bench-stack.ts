@@ -5,7 +5,7 @@
  * workflow. The MCP side is reached through the balancer with the submitter's token.
  */
 import { spawnSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { chmodSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { BenchStack, holdToolsFile } from '../lib/bench-stack';
@@ -29,6 +29,8 @@ export class ClusterBenchStack extends BenchStack {
     replicaEnv: Record<string, string>,
   ) {
     super();
+    // PostgreSQL runs as its own user when the bench runs as root: it must pass through the run's folder.
+    chmodSync(this.dir, 0o711);
     this.cluster = new ClusterStack({
       dir: path.join(this.dir, 'cluster'),
       basePort: this.basePort,
