@@ -246,6 +246,8 @@ Options:
   --pollers N[,N…]     sizes of the poller fleets (default 100,1000; at most the tasks there are, plus 200);
                        none: no fleets
   --poll-seconds S     seconds each fleet is measured (default 60)
+  --logs DIR           copy the logs of the processes the run started (servers, workers, Temporal's services on
+                       the cluster) into DIR at the end, before the run's folder is removed
   --plot FILE          also draw get latency and Temporal requests/s against the pollers into FILE (PNG)
   --rows KEY[,KEY…]    measure only these rows (default all), of: ${SELECTABLE_ROWS.slice(0, 7).join(', ')},
                        ${SELECTABLE_ROWS.slice(7).join(', ')}; the tasks a row needs are created for it all the
@@ -275,6 +277,8 @@ interface Args {
   pollers: number[];
   pollSeconds: number;
   plot?: string;
+  /** A folder the processes' logs are copied into at the end. */
+  logs?: string;
   quotas: boolean;
   /** The servers' MCP_CHANGE_FEED_MS; none: the feed is off. */
   changeFeedMs?: number;
@@ -320,7 +324,10 @@ function parseArgs(argv: string[]): Args {
       args.rows = new Set(list as RowKey[]);
       rowsNamed = true;
     } else if (name === '--poll-seconds') args.pollSeconds = wholeNumber('--poll-seconds', value());
-    else if (name === '--plot') {
+    else if (name === '--logs') {
+      args.logs = value();
+      if (!args.logs) throw new Error('--logs needs a folder, e.g. --logs /tmp/bench-logs');
+    } else if (name === '--plot') {
       args.plot = value();
       if (!args.plot) throw new Error('--plot needs a file name, e.g. --plot docs/images/bench-pollers.png');
     } else throw new Error(`unknown argument "${arg}"; see --help`);
@@ -1441,6 +1448,7 @@ async function main(argv: string[]): Promise<void> {
     await run(args, stack, rows);
   } finally {
     printRows();
+    if (args.logs) stack.saveLogs(args.logs);
     await stack.down();
   }
 }

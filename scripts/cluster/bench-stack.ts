@@ -5,7 +5,7 @@
  * workflow. The MCP side is reached through the balancer with the submitter's token.
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, rmSync } from 'node:fs';
+import { chmodSync, copyFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { BenchStack, holdToolsFile } from '../lib/bench-stack';
@@ -80,6 +80,11 @@ export class ClusterBenchStack extends BenchStack {
 
   logFiles(): string[] {
     return [...BRIDGE_PROCESSES.map((part) => this.cluster.logOf(part)), path.join(this.dir, 'hold-worker.log')];
+  }
+
+  override saveLogs(dir: string): void {
+    super.saveLogs(dir);
+    for (const part of TEMPORAL_SERVICES) copyFileSync(this.cluster.logOf(part), path.join(dir, `${part}.log`));
   }
 
   async down(): Promise<void> {

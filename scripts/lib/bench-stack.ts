@@ -4,7 +4,7 @@
  * credentials, their processes, Temporal's request counters, the hold tool's workflows and the in-memory MCP server
  * the poller rows compare with.
  */
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
@@ -97,6 +97,14 @@ export abstract class BenchStack {
     } catch {
       // already gone
     }
+  }
+
+  /** Copies {@link logFiles} into `dir` (made when missing), and says where. */
+  saveLogs(dir: string): void {
+    mkdirSync(dir, { recursive: true });
+    const files = this.logFiles().filter((file) => existsSync(file));
+    for (const file of files) copyFileSync(file, path.join(dir, path.basename(file)));
+    process.stderr.write(`bench: ${files.length} logs copied into ${dir}\n`);
   }
 
   /** How many lines of the servers' and workers' logs tell of Temporal refusing with RESOURCE_EXHAUSTED. */

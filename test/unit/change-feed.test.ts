@@ -117,34 +117,46 @@ describe('vouching for a kept read', () => {
     feed.close();
   });
 
-  test('once a query fails, nothing older than an interval is vouched for, and the failures are counted', async () => {
+  test('once a query fails, every kept read goes and the feed starts afresh from the reads after it; the failures are counted', async () => {
     let fail = false;
+    const queries: string[] = [];
     const flaky = {
       options: { namespace: 'default' },
       connection: { withDeadline: (_deadline: number, work: () => Promise<unknown>) => work() },
       workflowService: {
-        listWorkflowExecutions: async () => {
-          if (fail) throw new Error('14 UNAVAILABLE: no connection');
+        listWorkflowExecutions: async ({ query }: { query: string }) => {
+          queries.push(query);
+          if (fail) throw new Error('4 DEADLINE_EXCEEDED: Deadline exceeded');
           return { executions: [] };
         },
       },
     } as unknown as Client;
-    const feed = new ChangeFeed(flaky, { intervalMs: 10 }, () => undefined);
+    const changed: string[] = [];
+    const feed = new ChangeFeed(flaky, { intervalMs: 10, marginMs: 1000 }, (workflowId) => changed.push(workflowId));
     const start = Date.now();
     feed.follow('a', 'r1', start, start);
+    feed.follow('b', 'r1', start, start);
     await pollUntil(() => (feed.stats().queries >= 1 && feed.vouches(start - 1000, Date.now()) ? true : undefined), {
       timeoutMs: 10_000,
       what: 'an answered query',
     });
     fail = true;
     await pollUntil(() => (feed.stats().failures >= 1 ? true : undefined), { timeoutMs: 10_000, what: 'a failed query' });
+    expect(changed.sort()).toEqual(['a', 'b']);
+    expect(feed.following).toBe(0);
     expect(feed.vouches(start - 1000, Date.now())).toBe(false);
     expect(feed.vouches(Date.now(), Date.now())).toBe(true);
     fail = false;
-    await pollUntil(() => (feed.vouches(start - 1000, Date.now()) ? true : undefined), {
+    // Read again later: the next query looks back from that read, not from the reads before the failure.
+    const again = Date.now() + 60_000;
+    const asked = queries.length;
+    feed.follow('a', 'r1', start, again);
+    await pollUntil(() => (queries.length > asked && feed.vouches(again - 1, Date.now() + 60_000) ? true : undefined), {
       timeoutMs: 10_000,
       what: 'the feed answering again',
     });
+    expect(Date.parse(/'([^']+)'/.exec(queries[asked])![1])).toBe(again - 1000);
+    expect(feed.stats().failures).toBeGreaterThanOrEqual(1);
     feed.close();
   });
 });

@@ -9,7 +9,7 @@
  *
  * What it vouches for: every change whose visibility record was written before the last answered query began, as
  * long as visibility lags less than the margin (a record later than that is caught by the reads' own age limit), while
- * its queries answer. Once one fails, nothing older than an interval is vouched for until one answers again.
+ * its queries answer. Once one fails, every kept read goes: the feed starts afresh from the reads made after it.
  */
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
@@ -172,6 +172,7 @@ export class ChangeFeed {
         if (signal.aborted) break;
         this.failing = true;
         this.failed(error);
+        this.startAfresh();
       }
       await sleep(this.options.intervalMs, signal);
     }
@@ -180,6 +181,19 @@ export class ChangeFeed {
     this.since = undefined;
     this.answeredAt = undefined;
     this.failing = false;
+  }
+
+  /**
+   * After a failed query: every followed run is reported (its kept read goes, and its next read asks Temporal and is
+   * followed from there), and the next query looks back from those reads, not from before the failure. Kept, the
+   * window would only grow while queries fail, and a query too slow for its deadline would stay so for good.
+   */
+  private startAfresh(): void {
+    const followed = [...this.followed.keys()];
+    this.followed.clear();
+    this.since = undefined;
+    this.answeredAt = undefined;
+    for (const workflowId of followed) this.onChange(workflowId);
   }
 
   /** One query, every page: each followed run it shows moved on is reported. */
@@ -227,7 +241,7 @@ export class ChangeFeed {
     const due = this.reports.count();
     if (!due) return;
     log.warn(
-      `change feed: ${due.failures} visibility query(ies) failed${due.again ? ' since the last report' : ''}; reads of followed tasks go to Temporal until one answers`,
+      `change feed: ${due.failures} visibility query(ies) failed${due.again ? ' since the last report' : ''}; the reads it kept go to Temporal again, and are followed from there`,
       { error: describeServiceError(error) },
     );
   }
