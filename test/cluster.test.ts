@@ -10,12 +10,14 @@ import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CreateTaskResultSchema, ListTasksResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Client, Connection } from '@temporalio/client';
 import { ClusterStack, PROXY_POSTGRES, PROXY_TEMPORAL, randomBasePort } from '../scripts/cluster/stack';
 import { randomFault } from '../scripts/soak/network-faults';
 import { answer, ApprovalClients, awaitInInbox, inbox, type Person } from './helpers/approvals';
 import { getTask, taskResult } from './helpers/mcp';
 import { mcp2026Request } from './helpers/mcp2026';
 import { sleep } from '../src/util/wait';
+import { changedSinceQuery, changeStampOf } from '../src/mcp/tasks/change-feed';
 import { eventually, sampleInvoice } from './helpers/temporal';
 import { paidLineItems } from './helpers/ledger';
 
@@ -195,6 +197,38 @@ test('a task created through one replica is in the very next tasks/list through 
     if (!listed.tasks.some((task) => task.taskId === created.task.taskId)) missing.push(created.task.taskId);
   }
   expect(missing).toEqual([]);
+}, 120_000);
+
+test("the change feed's query lists a running task on PostgreSQL's visibility only once it stamps again, and once it closes", async () => {
+  const asSubmitter = { headers: { authorization: `Bearer ${stack.tokenOf('submitter')}` } };
+  const made = await mcp2026Request(stack.mcpUrl, 'tools/call', { name: 'process_invoice', arguments: sampleInvoice() }, asSubmitter);
+  const taskId = made.body.result!.taskId as string;
+  const connection = await Connection.connect({ address: stack.temporalAddress });
+  try {
+    const client = new Client({ connection, namespace: 'default' });
+    const handle = client.workflow.getHandle(taskId);
+    const stampNow = async () => changeStampOf((await handle.describe()).raw.workflowExecutionInfo?.searchAttributes);
+    const listed = async (since: number) =>
+      (await client.workflow.count(`WorkflowId = '${taskId}' AND (${changedSinceQuery(since)})`)).count;
+    // Once visibility has the task's latest stamp (it lags, and the invoice stamps each step until it waits for its
+    // approvers), the query lists it from that stamp on, and not after it while it runs: CloseTime >= T alone lists
+    // every running run there.
+    const latest = await eventually(
+      async () => {
+        const stamp = await stampNow();
+        if (stamp === undefined || (await listed(stamp)) !== 1) return undefined;
+        const after = await listed(stamp + 1);
+        return (await stampNow()) === stamp ? { stamp, after } : undefined;
+      },
+      "visibility to show the task's latest stamp",
+      60_000,
+    );
+    expect(latest.after).toBe(0);
+    await handle.cancel();
+    await eventually(async () => ((await listed(latest.stamp + 1)) === 1 ? true : undefined), 'visibility to list the closed run');
+  } finally {
+    await connection.close();
+  }
 }, 120_000);
 
 /** What `request` answered, or a failure naming `what` if it did not answer within `deadlineMs`. */

@@ -771,7 +771,7 @@ export class ClusterStack {
   }
 
   alive(part: Part): boolean {
-    const pid = this.readState()?.pids[part];
+    const pid = this.pidOf(part);
     return pid !== undefined && pidAlive(pid);
   }
 

@@ -50,7 +50,7 @@ describe('change stamps', () => {
 
   test('the query asks for runs stamped or closed since a moment', () => {
     expect(changedSinceQuery(Date.UTC(2026, 10, 28))).toBe(
-      "McpChangedAt >= '2026-11-28T00:00:00.000Z' OR CloseTime >= '2026-11-28T00:00:00.000Z'",
+      "McpChangedAt >= '2026-11-28T00:00:00.000Z' OR (CloseTime >= '2026-11-28T00:00:00.000Z' AND ExecutionStatus != 'Running')",
     );
   });
 });

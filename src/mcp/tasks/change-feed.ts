@@ -82,10 +82,14 @@ export function changeStampOf(searchAttributes: temporal.api.common.v1.ISearchAt
   }
 }
 
-/** The visibility query of the runs stamped or closed at or after `since` (ms since the epoch). */
+/**
+ * The visibility query of the runs stamped or closed at or after `since` (ms since the epoch). "Closed" is said twice:
+ * Temporal's SQL visibility on PostgreSQL compares a running run's close time as the greatest time there is, so
+ * `CloseTime >= T` alone lists every running run.
+ */
 export function changedSinceQuery(since: number): string {
   const at = new Date(since).toISOString();
-  return `${CHANGED_AT_SEARCH_ATTRIBUTE} >= '${at}' OR CloseTime >= '${at}'`;
+  return `${CHANGED_AT_SEARCH_ATTRIBUTE} >= '${at}' OR (CloseTime >= '${at}' AND ExecutionStatus != 'Running')`;
 }
 
 /** See the module's comment. */
