@@ -96,8 +96,8 @@ export class ClusterBenchStack extends BenchStack {
 
   killNow(): void {
     this.killInMemoryNow();
-    const parts: (Part | undefined)[] = [...BRIDGE_PROCESSES, 'haproxy', 'ui', ...TEMPORAL_SERVICES];
-    for (const pid of [this.holdWorker?.child?.pid, ...parts.map((part) => part && this.cluster.pidOf(part))]) {
+    const parts: Part[] = [...BRIDGE_PROCESSES, 'haproxy', 'ui', ...TEMPORAL_SERVICES];
+    for (const pid of [this.holdWorker?.child?.pid, ...parts.map((part) => this.cluster.pidOf(part))]) {
       if (pid === undefined) continue;
       try {
         process.kill(-pid, 'SIGKILL');
