@@ -93,6 +93,9 @@ describe('polls followed by the change feed', () => {
     const b = await replica(FAST_TUNING);
     const client = await client2025(a);
     const [answered, cancelled] = await followedWaitingTasks(a, client, 2);
+    // Counted before the writes: the feed may report the answer before the cancel is even sent.
+    const before = a.bridge.core.readStats().feed!;
+    expect(before.following).toBe(2);
     const update = await mcp2026Request(b.http.url, 'tasks/update', {
       taskId: answered,
       inputResponses: { approval: { action: 'accept', content: { decision: 'approve' } } },
@@ -100,11 +103,11 @@ describe('polls followed by the change feed', () => {
     expect(update.body.error).toBeUndefined();
     await mcp2026Request(b.http.url, 'tasks/cancel', { taskId: cancelled });
     // Nothing reads them on A meanwhile: the feed alone tells A that both moved on, and drops what A kept.
-    const changes = a.bridge.core.readStats().feed!.changes;
-    await pollUntil(() => (a.bridge.core.readStats().feed!.changes >= changes + 2 ? true : undefined), {
+    await pollUntil(() => (a.bridge.core.readStats().feed!.changes >= before.changes + 2 ? true : undefined), {
       timeoutMs: 60_000,
       what: 'the feed to report both tasks changed through the other replica',
     });
+    expect(a.bridge.core.readStats().feed).toMatchObject({ following: 0, failures: before.failures });
     expect((await get2026(a, answered)).status).not.toBe('input_required');
     expect((await getTask(client, cancelled)).status).toBe('cancelled');
     await client.experimental.tasks.cancelTask(answered).catch(() => undefined);

@@ -139,7 +139,7 @@ describe('polls served from the watch', () => {
     const task = await startInvoiceTask(client, sampleInvoice());
     const waiting = await waitForTask(client, task.taskId, (t) => t.status === 'input_required');
     // The watch has caught up with the task once one poll was answered from it.
-    await waitForTask(client, task.taskId, () => a.bridge.core.readStats().watched > 0, 5_000);
+    await waitForTask(client, task.taskId, () => a.bridge.core.readStats().watched > 0);
     const before = { ...reads(a), polls: a.requests.get('GetWorkflowExecutionHistory') ?? 0 };
     const polls2025: unknown[] = [];
     const polls2026: unknown[] = [];
@@ -186,7 +186,7 @@ describe('polls served from the watch', () => {
     const client = await client2025(a.http.url);
     const task = await startInvoiceTask(client, sampleInvoice());
     await waitForTask(client, task.taskId, (t) => t.status === 'input_required');
-    await waitForTask(client, task.taskId, () => a.bridge.core.readStats().watched > 0, 5_000);
+    await waitForTask(client, task.taskId, () => a.bridge.core.readStats().watched > 0);
     const describes = reads(a).describes;
     await expect(a.bridge.core.get(task.taskId, 'someone-else')).rejects.toBeInstanceOf(TaskNotFoundError);
     expect(reads(a).describes).toBe(describes);
@@ -216,7 +216,7 @@ describe("a client's poll right after its own write never shows the state before
     const task = await startInvoiceTask(client, sampleInvoice());
     await waitForTask(client, task.taskId, (t) => t.status === 'input_required');
     const served = reader.bridge.core.readStats().watched;
-    await waitForTask(client, task.taskId, () => reader.bridge.core.readStats().watched > served, 5_000);
+    await waitForTask(client, task.taskId, () => reader.bridge.core.readStats().watched > served);
     return task.taskId;
   }
 
