@@ -38,18 +38,29 @@ async function connectServer(page: Page): Promise<void> {
   const toggle = page.getByRole('switch', { name: /Connect or disconnect/ });
   const connected = page.getByText('Connected', { exact: true }).first();
   let clicks = 0;
+  let refused: string | undefined;
   await pollUntil(
     async () => {
       if (await connected.isVisible()) return true;
       if (!(await toggle.isChecked())) {
-        await toggle.click({ force: true });
+        // A page still laying itself out may have no box for the switch yet: the click is tried again.
+        try {
+          await toggle.click({ force: true, timeout: 10_000 });
+        } catch (error) {
+          refused = (error as Error).message.split('\n')[0];
+          return undefined;
+        }
         clicks++;
       }
       // Either it connects, or the switch stays (or falls back) off and is clicked again.
       await Promise.race([connected.waitFor({ timeout: 10_000 }), untilUnchecked(toggle, 10_000)]).catch(() => undefined);
       return undefined;
     },
-    { timeoutMs: LONG, intervalMs: 100, what: () => `the Inspector to connect (${clicks} click(s) on its switch)` },
+    {
+      timeoutMs: LONG,
+      intervalMs: 100,
+      what: () => `the Inspector to connect (${clicks} click(s) on its switch${refused ? `; last refused: ${refused}` : ''})`,
+    },
   );
 }
 
