@@ -97,10 +97,8 @@ export class ChangeFeed {
   private readonly followed = new Map<string, Followed>();
   /** Where the next query looks from (ms since the epoch); undefined while nothing is followed. */
   private since: number | undefined;
-  /** When the last query that answered began. */
+  /** When the last query that answered began; undefined after a failed one, until one answers. */
   private answeredAt: number | undefined;
-  /** The last query failed: nothing but a read made within an interval is vouched for until one answers. */
-  private failing = false;
   private loop: Promise<void> | undefined;
   private readonly stop = new AbortController();
   private readonly counts = { queries: 0, rows: 0, changes: 0, failures: 0 };
@@ -152,7 +150,7 @@ export class ChangeFeed {
     const { intervalMs } = this.options;
     if (now - readAt <= intervalMs) return true;
     const staleMs = 2 * (this.options.queryTimeoutMs ?? DEFAULT_FEED_QUERY_TIMEOUT_MS) + 2 * intervalMs;
-    return !this.failing && this.answeredAt !== undefined && now - this.answeredAt <= staleMs;
+    return this.answeredAt !== undefined && now - this.answeredAt <= staleMs;
   }
 
   close(): void {
@@ -168,13 +166,11 @@ export class ChangeFeed {
       try {
         await this.query(from);
         this.answeredAt = began;
-        this.failing = false;
         // A read followed during the query may reach back further than this query's start: the next one covers it.
         const lowered = this.since !== undefined && this.since < from ? this.since : Infinity;
         this.since = Math.min(began - this.marginMs, lowered);
       } catch (error) {
         if (signal.aborted) break;
-        this.failing = true;
         this.failed(error);
         this.startAfresh();
       }
@@ -184,7 +180,6 @@ export class ChangeFeed {
     this.loop = undefined;
     this.since = undefined;
     this.answeredAt = undefined;
-    this.failing = false;
   }
 
   /**
