@@ -60,6 +60,8 @@ const LAYERS = [
     uses: ['endpoints', 'calls', 'tools', 'protocol', 'app', 'approvals', 'core', 'shared', 'contract', 'util'],
   },
   { name: 'transports', files: ['src/mcp/transports/'], uses: ['endpoints', 'mcp2026', 'protocol', 'core', 'shared', 'contract', 'util'] },
+  // The approvals page's server side: sign-in, sessions and the page's calls, over the approvals and the page itself.
+  { name: 'web', files: ['src/mcp/web/'], uses: ['transports', 'app', 'approvals', 'records', 'core', 'shared', 'contract', 'util'] },
   {
     name: 'bridge',
     files: ['src/mcp/bridge.ts'],
@@ -82,7 +84,7 @@ const LAYERS = [
   {
     name: 'serve',
     files: ['src/mcp/serve/'],
-    uses: ['bridge', 'transports', 'endpoints', 'tools', 'app', 'approvals', 'records', 'core', 'shared', 'contract', 'util'],
+    uses: ['bridge', 'web', 'transports', 'endpoints', 'tools', 'app', 'approvals', 'records', 'core', 'shared', 'contract', 'util'],
   },
   { name: 'client', files: ['src/client/'], uses: ['contract', 'util'] },
   {
@@ -91,6 +93,7 @@ const LAYERS = [
     uses: [
       'serve',
       'bridge',
+      'web',
       'transports',
       'mcp2026',
       'mcp2025',
@@ -310,9 +313,9 @@ export default tseslint.config(
     },
   },
   {
-    // The task view runs in a browser frame inside the chat host, the passkey page in a browser tab: browser globals,
-    // no Node, no server code.
-    files: ['src/mcp/app/view/**/*.ts', 'src/mcp/app/passkey-page/**/*.ts'],
+    // The task view runs in a browser frame inside the chat host, the passkey and approvals pages in a browser tab:
+    // browser globals, no Node, no server code.
+    files: ['src/mcp/app/view/**/*.ts', 'src/mcp/app/passkey-page/**/*.ts', 'src/mcp/app/approvals-page/**/*.ts'],
     languageOptions: {
       globals: Object.fromEntries(
         [
@@ -353,6 +356,28 @@ export default tseslint.config(
             {
               regex: '^\\.\\./(?!\\.\\./\\.\\./contract/amount$)',
               message: 'the task view bundles only its own folder, src/contract/amount.ts and @modelcontextprotocol/ext-apps',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The approvals page shows a question's subject as the task view does: besides its own folder it bundles the
+    // view's DOM helpers and subject rendering (and the amounts they write). This block replaces the one above for
+    // these files, so it keeps its Node rule.
+    files: ['src/mcp/app/approvals-page/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: builtinModules
+            .flatMap((name) => [name, `node:${name}`])
+            .map((name) => ({ name, message: 'the approvals page runs in a browser' })),
+          patterns: [
+            {
+              regex: '^\\.\\./(?!view/(dom|result)$|\\.\\./\\.\\./contract/amount$)',
+              message: 'the approvals page bundles only its own folder, view/dom.ts, view/result.ts and src/contract/amount.ts',
             },
           ],
         },

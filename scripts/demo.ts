@@ -7,7 +7,8 @@
  * scheduled line item and prints every status change.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
@@ -30,6 +31,8 @@ import { defaultPublicKeyFile } from '../src/approvals/records/keys';
 import { DEFAULT_ADDRESS, temporalConfigFromEnv, type TemporalConfig } from '../src/shared/temporal-config';
 import { formatAmount, type InvoiceResult } from '../examples/invoice-approval/src/invoice';
 import { pollUntil, sleep } from '../src/util/wait';
+import { taskKeyFromEnv } from '../src/shared/task-key';
+import { signInLink, signInLinkTokens } from '../src/mcp/web/mail-sign-in';
 
 const ROOT = path.resolve(__dirname, '..');
 
@@ -38,7 +41,7 @@ const APPROVERS = ['demo-approver-ann', 'demo-approver-bob'] as const;
 
 const started: ChildProcess[] = [];
 
-const HELP = `Usage: npm run demo [-- --help]
+const HELP = `Usage: npm run demo [-- --web] [-- --help]
 
 Runs the invoice flow with three people, each through a real MCP client of their own and an MCP server on stdio
 (npm run -s serve) acting as them (MCP_LOCAL_PRINCIPAL, MCP_LOCAL_ROLES):
@@ -56,6 +59,11 @@ Runs the invoice flow with three people, each through a real MCP client of their
      Temporal would.
 A worker started with INVOICE_APPROVER_ROLE=requester asks the submitter instead; the demo then answers as them.
 It stops the worker it started; the dev server keeps running (./temporal-dev.sh stop stops it).
+
+With --web, the approvers answer on the approvals page instead, in a browser: the demo starts the HTTP server
+(npm run -s serve -- --http 127.0.0.1:PORT) with the page at http://localhost:PORT/approvals and an approvers
+directory of its own, submits the invoice, prints a one-time sign-in link per approver (each works once, for an
+hour), prints each status change of the task, and keeps the server running until Ctrl-C.
 Environment: the same TEMPORAL_* variables as npm run serve and npm run worker.
 `;
 
@@ -184,12 +192,15 @@ async function main(argv: string[]): Promise<void> {
     process.stdout.write(HELP);
     return;
   }
-  if (argv.length > 0) throw new Error(`unknown argument "${argv[0]}"; see --help`);
+  const web = argv.includes('--web');
+  const unknown = argv.find((arg) => arg !== '--web');
+  if (unknown !== undefined) throw new Error(`unknown argument "${unknown}"; see --help`);
   const config = temporalConfigFromEnv();
   if (!process.env.TEMPORAL_ADDRESS) config.address = DEFAULT_ADDRESS;
   const connection = await ensureTemporal(config);
   const client = new Client({ connection, namespace: config.namespace });
   await ensureWorker(client, config);
+  if (web) return approveOnThePage(connection);
 
   // Each person runs their own client and MCP server; the server knows them from its environment, not from arguments.
   const submitter = await connectAs(SUBMITTER, 'ap-approver', async (request) => {
@@ -206,17 +217,10 @@ async function main(argv: string[]): Promise<void> {
     }),
   ]);
 
-  const payOn = new Date(Date.now() + 90 * 86_400_000).toISOString().slice(0, 10);
-  const invoice = {
-    vendorId: 'V-100',
-    invoiceNumber: `INV-DEMO-${Date.now().toString(36).toUpperCase()}`,
-    currency: 'EUR',
-    lineItems: [
-      { lineItemId: 'LI-1', description: 'Laptops, 6 units', amount: 8_400 },
-      { lineItemId: 'LI-2', description: 'Annual maintenance, due in three months', amount: 2_980, payOn },
-    ],
-  };
-  say(`${SUBMITTER} calls process_invoice as a task for ${invoice.invoiceNumber}: EUR 11,380.00, LI-2 scheduled for ${payOn}`);
+  const invoice = demoInvoice();
+  say(
+    `${SUBMITTER} calls process_invoice as a task for ${invoice.invoiceNumber}: EUR 11,380.00, LI-2 scheduled for ${invoice.lineItems[1].payOn}`,
+  );
   const { task: created } = await submitter.request(
     { method: 'tools/call', params: { name: 'process_invoice', arguments: invoice, task: { ttl: 3_600_000 } } },
     CreateTaskResultSchema,
@@ -273,6 +277,96 @@ async function main(argv: string[]): Promise<void> {
   );
   printReceipt(taskId, outcome);
   await Promise.all([submitter, ann, bob].map((client) => client.close()));
+  await connection.close();
+}
+
+/** The demo's invoice: EUR 11,380.00 in two lines, the second scheduled three months ahead. */
+function demoInvoice() {
+  const payOn = new Date(Date.now() + 90 * 86_400_000).toISOString().slice(0, 10);
+  return {
+    vendorId: 'V-100',
+    invoiceNumber: `INV-DEMO-${Date.now().toString(36).toUpperCase()}`,
+    currency: 'EUR',
+    lineItems: [
+      { lineItemId: 'LI-1', description: 'Laptops, 6 units', amount: 8_400 },
+      { lineItemId: 'LI-2', description: 'Annual maintenance, due in three months', amount: 2_980, payOn },
+    ],
+  };
+}
+
+/** A free TCP port on loopback. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * `--web`: the HTTP server with the approvals page and a directory of its own, the invoice submitted through MCP, a
+ * sign-in link per approver printed, the task followed until Ctrl-C (see --help).
+ */
+async function approveOnThePage(connection: Connection): Promise<void> {
+  const port = await freePort();
+  const origin = `http://localhost:${port}`;
+  const directory = path.join(mkdtempSync(path.join(os.tmpdir(), 'temporal-mcp-demo-web-')), 'approvers.json');
+  const person = (name: string, roles: string[]) => ({
+    name,
+    principals: [name],
+    roles,
+    email: `${name}@example.com`,
+    signInByMail: true,
+  });
+  writeFileSync(
+    directory,
+    JSON.stringify({ people: [person(SUBMITTER, []), ...APPROVERS.map((name) => person(name, ['ap-approver']))] }, null, 2),
+  );
+  say(`starting the HTTP server with the approvals page at ${origin}/approvals (npm run -s serve -- --http 127.0.0.1:${port})`);
+  const server = spawn('npm', ['run', '-s', 'serve', '--', '--http', `127.0.0.1:${port}`, '--samples'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    detached: true,
+    env: { ...process.env, MCP_PUBLIC_URL: origin, MCP_APPROVERS_DIRECTORY: directory },
+  });
+  started.push(server);
+  let log = '';
+  server.stderr!.on('data', (chunk) => (log += chunk));
+  await pollUntil(
+    () => {
+      if (log.includes('the approvals page is at')) return true;
+      if (server.exitCode !== null) throw new Error(`the server exited during start-up:\n${log}`);
+      return undefined;
+    },
+    { timeoutMs: 60_000, intervalMs: 100, what: () => `the HTTP server to start (60 s):\n${log}` },
+  );
+  const submitter = await connectAs(SUBMITTER, '');
+  const invoice = demoInvoice();
+  say(`${SUBMITTER} calls process_invoice as a task for ${invoice.invoiceNumber}: EUR 11,380.00, two approvals needed`);
+  const { task: created } = await submitter.request(
+    { method: 'tools/call', params: { name: 'process_invoice', arguments: invoice, task: { ttl: 24 * 3_600_000 } } },
+    CreateTaskResultSchema,
+  );
+  const taskId = created.taskId;
+  say(`task created: ${taskId}`);
+  const tokens = signInLinkTokens(taskKeyFromEnv());
+  say('Open the approvals page as each approver (each link signs in once, within the hour; use two browser profiles):');
+  for (const name of APPROVERS) say(`  ${name}: ${signInLink(tokens, origin, name, Date.now() + 3_600_000)}`);
+  say(`${SUBMITTER} may not approve the invoice; the page at ${origin}/approvals shows it to both approvers. Ctrl-C stops the server.`);
+  let stop = false;
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => (stop = true));
+  let last = '';
+  while (!stop) {
+    const task = await submitter.experimental.tasks.getTask(taskId).catch(() => undefined);
+    if (task && describe(task) !== last) say(`${SUBMITTER} sees ${(last = describe(task))}`);
+    if (server.exitCode !== null) throw new Error(`the server exited:\n${log.slice(-2_000)}`);
+    await sleep(1_000);
+  }
+  say('stopping the server; the task goes on in Temporal');
+  await submitter.close();
   await connection.close();
 }
 

@@ -5,8 +5,10 @@ import { ApplicationFailure } from '@temporalio/common';
 import { createTransport } from 'nodemailer';
 import { Webhook } from 'standardwebhooks';
 import type { DecisionNotification } from '../contract/approvals';
+import { APPROVALS_PAGE_PATH, ApprovalLinks } from '../approvals/records/approval-links';
 import { ApproversDirectory, WebhookSecretSchema, type Person } from '../approvals/records/directory';
 import { notificationMessage, taskViewLink, type NotificationMessage } from '../approvals/records/notification-message';
+import { taskKeyFromEnv } from '../shared/task-key';
 import { RecordStore } from './record-store';
 
 /** How notifications about addressed questions reach people, beside the outbox. */
@@ -21,6 +23,13 @@ export interface NotificationDeliveryConfig {
   webhookSecret?: string;
   /** Template of a link to the task view, `{taskId}` standing for the task id. */
   taskViewUrl?: string;
+  /**
+   * The public base URL of the bridge serving the approvals page (e.g. https://approvals.example.com): set, each message
+   * about an open question leads with the recipient's signed link to it there.
+   */
+  publicUrl?: string;
+  /** Signs those links; default, with {@link publicUrl}, links signed with the task key of the environment. */
+  links?: ApprovalLinks;
   /** How long one webhook call or one mail may take; default 10 s (the activity has 30). */
   timeoutMs?: number;
 }
@@ -80,12 +89,54 @@ function addressOf(from: string): string | undefined {
   return NAMED_ADDRESS.exec(from)?.[1];
 }
 
+/** Host names a public URL may name over plain http://: this machine only. */
+function isLoopbackHost(hostname: string): boolean {
+  return hostname === 'localhost' || hostname.endsWith('.localhost') || hostname === '127.0.0.1' || hostname === '[::1]';
+}
+
+/**
+ * The bridge's public base URL of `env`: MCP_PUBLIC_URL, else MCP_PASSKEY_ORIGIN; undefined when neither is set.
+ * Throws {@link NotificationConfigError} naming the variable when it is not an absolute https:// URL (http:// on this
+ * machine only) of the server itself: links add the page's path to it, so it has no path, query or fragment.
+ */
+function publicUrlFromEnv(env: NodeJS.ProcessEnv): string | undefined {
+  const name = env.MCP_PUBLIC_URL?.trim() ? 'MCP_PUBLIC_URL' : env.MCP_PASSKEY_ORIGIN?.trim() ? 'MCP_PASSKEY_ORIGIN' : undefined;
+  if (name === undefined) return undefined;
+  const given = env[name]!.trim();
+  const example = 'e.g. https://approvals.example.com';
+  let url: URL;
+  try {
+    url = new URL(given);
+  } catch {
+    throw new NotificationConfigError(`${name} is not a URL: use the public address of the bridge serving the approvals page, ${example}`);
+  }
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname))) {
+    throw new NotificationConfigError(
+      `${name} must start with https:// (http:// only for localhost, 127.0.0.1 or [::1]), ${example}; not ${given}`,
+    );
+  }
+  if (url.search !== '' || url.hash !== '' || given.endsWith('?') || given.endsWith('#')) {
+    throw new NotificationConfigError(`${name} must have no query or fragment: use the bridge's address alone, ${url.origin}`);
+  }
+  if (url.username !== '' || url.password !== '') {
+    throw new NotificationConfigError(`${name} must not carry a user or password, which every link would show: use ${url.origin}`);
+  }
+  if (url.pathname !== '/') {
+    throw new NotificationConfigError(
+      `${name} must have no path: the approvals page is served at ${APPROVALS_PAGE_PATH} of the host, so use ${url.origin}`,
+    );
+  }
+  return url.origin;
+}
+
 /**
  * Reads {@link NotificationDeliveryConfig} from the environment: MCP_APPROVERS_DIRECTORY (the directory file; unset:
  * undefined, notifications go to the outbox only), MCP_SMTP_URL with MCP_NOTIFY_FROM (mail), MCP_WEBHOOK_SECRET (the
- * default webhook secret), MCP_TASK_VIEW_URL (a link template with `{taskId}`) and NOTIFICATION_LEDGER (default
- * `.data/notifications-sent`). Throws {@link NotificationConfigError} or `ApproversDirectoryError` naming what to fix:
- * a setting without the directory, an SMTP URL without a sender, a person with a webhook and no secret anywhere.
+ * default webhook secret), MCP_TASK_VIEW_URL (a link template with `{taskId}`), MCP_PUBLIC_URL (the bridge serving the
+ * approvals page, default MCP_PASSKEY_ORIGIN; set, messages link each question there, signed with the task key) and
+ * NOTIFICATION_LEDGER (default `.data/notifications-sent`). Throws {@link NotificationConfigError},
+ * `ApproversDirectoryError` or `TaskKeyError` naming what to fix: a setting without the directory, an SMTP URL without
+ * a sender, a person with a webhook and no secret anywhere, a public URL that is not one, no task key to sign links with.
  */
 export function notificationDeliveryFromEnv(env: NodeJS.ProcessEnv = process.env): NotificationDeliveryConfig | undefined {
   const smtpUrl = env.MCP_SMTP_URL?.trim() || undefined;
@@ -146,12 +197,14 @@ export function notificationDeliveryFromEnv(env: NodeJS.ProcessEnv = process.env
     if (!URL.canParse(taskViewLink(taskViewUrl, 'task')))
       throw new NotificationConfigError('MCP_TASK_VIEW_URL is not a URL once {taskId} is filled in');
   }
+  const publicUrl = publicUrlFromEnv(env);
   return {
     directory,
     ledgerDir: path.resolve(env.NOTIFICATION_LEDGER?.trim() || path.join('.data', 'notifications-sent')),
     ...(mail && { mail }),
     ...(webhookSecret && { webhookSecret }),
     ...(taskViewUrl && { taskViewUrl }),
+    ...(publicUrl && { publicUrl, links: new ApprovalLinks(taskKeyFromEnv(env)) }),
   };
 }
 
@@ -163,7 +216,10 @@ export function describeNotificationDelivery(config: NotificationDeliveryConfig)
   const mail = config.mail
     ? `mail to ${byMail} through ${redactSmtpUrl(config.mail.smtpUrl)}`
     : `no mail${byMail > 0 ? ` (MCP_SMTP_URL unset: ${byMail} with an address get none)` : ''}`;
-  return `${people.length} people of ${config.directory.source} (${mail}, webhooks to ${byWebhook}; deliveries recorded in ${config.ledgerDir})`;
+  const page = config.publicUrl
+    ? `, each question linked on the approvals page ${new URL(APPROVALS_PAGE_PATH, config.publicUrl).href}`
+    : '';
+  return `${people.length} people of ${config.directory.source} (${mail}, webhooks to ${byWebhook}${page}; deliveries recorded in ${config.ledgerDir})`;
 }
 
 /** A stable id per notification and person: the same on every retry, so a receiver can drop a repeat. */
@@ -176,7 +232,10 @@ export interface WebhookData {
   recipient: string;
   subject: string;
   text: string;
+  /** The task view's address ({@link NotificationDeliveryConfig.taskViewUrl}). */
   link?: string;
+  /** The recipient's signed link to the question on the approvals page; none for `decided`, or without a public URL. */
+  answerLink?: string;
   notification: DecisionNotification;
 }
 
@@ -191,9 +250,12 @@ export class NotificationDeliverer {
   private readonly mailer: ReturnType<typeof createTransport> | undefined;
   private readonly timeoutMs: number;
   private readonly mailDomain: string;
+  private readonly links: ApprovalLinks | undefined;
 
+  /** Throws `TaskKeyError` when `config` has a public URL, no links, and the environment no task key to be had. */
   constructor(private readonly config: NotificationDeliveryConfig) {
     this.ledger = new RecordStore<DeliveryRecord>(config.ledgerDir);
+    this.links = config.publicUrl ? (config.links ?? new ApprovalLinks(taskKeyFromEnv())) : undefined;
     this.timeoutMs = config.timeoutMs ?? 10_000;
     this.mailer =
       config.mail &&
@@ -228,10 +290,12 @@ export class NotificationDeliverer {
     const shown = delegatedBy !== undefined ? { ...notification, delegatedBy } : notification;
     const jobs: Promise<void>[] = [];
     for (const person of recipients) {
+      const answerLink = this.answerLink(notification, person);
       const message = notificationMessage(shown, {
         recipient: person.name,
         ...(submitter !== undefined && { submitter }),
         ...(this.config.taskViewUrl && { taskViewUrl: this.config.taskViewUrl }),
+        ...(answerLink && { answerLink }),
       });
       if (person.webhook)
         jobs.push(this.once(notification, person, 'webhook', (id) => this.callWebhook(notification, person, message, id)));
@@ -259,6 +323,16 @@ export class NotificationDeliverer {
   /** Closes the SMTP transport. */
   close(): void {
     this.mailer?.close();
+  }
+
+  /** `person`'s link to the question on the approvals page, valid until it is due; none without a public URL, or when `decided`. */
+  private answerLink(notification: DecisionNotification, person: Person): string | undefined {
+    if (!this.links || !this.config.publicUrl || notification.kind === 'decided') return undefined;
+    return this.links.link(
+      this.config.publicUrl,
+      { person: person.name, taskId: notification.taskId, key: notification.key },
+      notification.dueAt,
+    );
   }
 
   /** Runs `send` unless the ledger holds this delivery; records it once `send` went through. */
@@ -305,6 +379,7 @@ export class NotificationDeliverer {
       subject: message.subject,
       text: message.text,
       ...(message.link && { link: message.link }),
+      ...(message.answerLink && { answerLink: message.answerLink }),
       notification,
     };
     const body = JSON.stringify({ type: `approval.${notification.kind}`, timestamp: notification.at, data });

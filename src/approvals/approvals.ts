@@ -121,9 +121,15 @@ export interface ApprovalsOptions {
   passkeyPage?: string;
 }
 
+/**
+ * Thrown for a question the caller may not answer because it is not open for them: closed, handed on, never theirs,
+ * or no such question or task. One message for all of these (see {@link noQuestionFor}).
+ */
+export class QuestionNotOpenError extends AnswerRefusedError {}
+
 /** The one answer for a question someone may not see or that does not exist: it tells a real task from none apart. */
-export function noQuestionFor(taskId: string, key: string): AnswerRefusedError {
-  return new AnswerRefusedError(`No question "${key}" of task ${taskId} awaits your answer`);
+export function noQuestionFor(taskId: string, key: string): QuestionNotOpenError {
+  return new QuestionNotOpenError(`No question "${key}" of task ${taskId} awaits your answer`);
 }
 
 /** How long an approver's call keeps trying while Temporal is busy or unreachable, by default. */
@@ -154,11 +160,21 @@ export class Approvals {
    * {@link INBOX_FILL_PAGES} pages and {@link INBOX_FILL_MS}: a page is empty only when nothing further is open.
    */
   async inbox(principal: string, roles: readonly string[], cursor?: string): Promise<{ items: InboxItem[]; nextCursor?: string }> {
+    const page = await this.inboxQuestions(principal, roles, cursor);
+    return { items: page.items.map(({ item }) => item), ...(page.nextCursor && { nextCursor: page.nextCursor }) };
+  }
+
+  /** {@link inbox}, each item with the question as the workflow published it (its answers so far, its reminder). */
+  async inboxQuestions(
+    principal: string,
+    roles: readonly string[],
+    cursor?: string,
+  ): Promise<{ items: { item: InboxItem; input: AddressedInput }[]; nextCursor?: string }> {
     assertValidPrincipal(principal);
     const query = inboxQuery(principal, roles, this.personOf(principal));
     const binding = listBinding(`inbox:${principal}`, query);
     let token = cursor === undefined ? undefined : decodeCursor(cursor, binding);
-    const items: InboxItem[] = [];
+    const items: { item: InboxItem; input: AddressedInput }[] = [];
     const until = Date.now() + INBOX_FILL_MS;
     for (let pages = 0; ; pages++) {
       const { ids, next } = await this.core.visiblePage(query, token);
@@ -174,7 +190,11 @@ export class Approvals {
    * gone is left out; so is one whose published state cannot be read, with a warning: it is that task's problem, not
    * the inbox's.
    */
-  private async inboxItemsOf(ids: readonly string[], principal: string, roles: readonly string[]): Promise<InboxItem[]> {
+  private async inboxItemsOf(
+    ids: readonly string[],
+    principal: string,
+    roles: readonly string[],
+  ): Promise<{ item: InboxItem; input: AddressedInput }[]> {
     const found = await Promise.all(
       ids.map((id) =>
         this.core.describe(id).catch((error: unknown) => {
@@ -183,8 +203,8 @@ export class Approvals {
         }),
       ),
     );
-    const items: InboxItem[] = [];
-    const mustSign = this.options.signatures?.mustSign(this.personOf(principal), roles) === true;
+    const items: { item: InboxItem; input: AddressedInput }[] = [];
+    const mustSign = this.mustSign(principal, roles);
     for (const description of found) {
       if (!description || description.status.name !== 'RUNNING') continue;
       let memos: { meta?: TaskMeta; published?: PublishedTaskState };
@@ -203,10 +223,15 @@ export class Approvals {
           const query = new URLSearchParams({ task: item.taskId, key: item.key, subject: item.subjectDigest });
           item.passkeyLink = `${this.options.passkeyPage}?${query.toString()}`;
         }
-        items.push(item);
+        items.push({ item, input });
       }
     }
     return items;
+  }
+
+  /** Whether an approval by `principal` holding `roles` counts only with their own signature (the approvers directory). */
+  mustSign(principal: string, roles: readonly string[]): boolean {
+    return this.options.signatures?.mustSign(this.personOf(principal), roles) === true;
   }
 
   /**
@@ -270,7 +295,8 @@ export class Approvals {
     const checked = checkedResponse(input, response, { principal: by.principal, person }, requesterPerson, (to) => this.people.rolesOf(to));
     const { core } = this;
     const originalRunId = await retryWithBackoff(() => core.originalRunIdOf(run), { isRetryable: isTemporalUnavailable, deadline });
-    const auth = by.principal.startsWith('oauth:') ? 'oauth' : by.principal === this.options.localPrincipal ? 'local' : 'token';
+    const auth =
+      by.auth ?? (by.principal.startsWith('oauth:') ? 'oauth' : by.principal === this.options.localPrincipal ? 'local' : 'token');
     const origin = { ...by, person, auth } as const;
     this.checkOwnSignature(taskId, input, checked, origin);
     // Signed and in the decision store before the workflow hears of it: a history that loses the answer later (a
@@ -559,7 +585,8 @@ export function inboxQuery(principal: string, roles: readonly string[], person: 
   return `${addressed}${notDone} AND ExecutionStatus = 'Running'`;
 }
 
-function inboxItemOf(taskId: string, tool: string | undefined, input: AddressedInput): InboxItem {
+/** What the inbox shows of the question `input` of task `taskId` (run by `tool`, where known). */
+export function inboxItemOf(taskId: string, tool: string | undefined, input: AddressedInput): InboxItem {
   return {
     taskId,
     key: input.key,

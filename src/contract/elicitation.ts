@@ -44,8 +44,11 @@ export interface AnswerOrigin {
   via?: string;
   /** The person behind the principal (addressed questions): the approvers directory's name, or the default rule. */
   person?: string;
-  /** How the principal authenticated: `token` (a static bearer token), `oauth` (a JWT), `local` (no credentials). */
-  auth?: 'token' | 'oauth' | 'local';
+  /**
+   * How the principal authenticated: `token` (a static bearer token), `oauth` (a JWT, or a sign-in through the OpenID
+   * Connect provider on the approvals page), `local` (no credentials), `passkey` or `mail-link` (the approvals page).
+   */
+  auth?: 'token' | 'oauth' | 'local' | 'passkey' | 'mail-link';
 }
 
 /** The most an answer to a form may weigh, as JSON text: whatever its schema allows, an answer is a few fields. */

@@ -166,3 +166,53 @@ test('notification message: times read the same on every machine; task view link
   expect(formatTime('not a time')).toBe('not a time');
   expect(taskViewLink('https://x.example/t/{taskId}', 'invoice 1/a')).toBe('https://x.example/t/invoice%201%2Fa');
 });
+
+const ANSWER_LINK = 'https://approvals.example.com/approvals?q=eyJwIjoiYm9iIn0.c2lnbmF0dXJl';
+
+test('notification message: an answer link leads the body right after the first sentence, before the MCP steps, which stay as the other way', () => {
+  const message = notificationMessage(notification(), { recipient: 'bob', answerLink: ANSWER_LINK });
+  const lines = message.text.split('\n');
+  expect(message.answerLink).toBe(ANSWER_LINK);
+  expect(lines.slice(0, 6)).toEqual([
+    'Hello bob,',
+    '',
+    "Reminder: sam's request still waits for your approval.",
+    '',
+    `Answer on the approvals page: ${ANSWER_LINK}`,
+    'The link opens the question once you have signed in, and expires when the question is due.',
+  ]);
+  const mcp = lines.indexOf('Or from an MCP client connected to the task bridge:');
+  expect(mcp).toBeGreaterThan(lines.indexOf('Question:'));
+  expect(lines[mcp + 1]).toBe('  1. approvals_inbox lists the questions waiting for you.');
+  expect(message.text).not.toContain('How to answer');
+  // Without a link the MCP steps are the way to answer, as before.
+  const without = notificationMessage(notification(), { recipient: 'bob' });
+  expect(without.answerLink).toBeUndefined();
+  expect(without.text).not.toContain('approvals page');
+  expect(without.text).toContain('How to answer, from an MCP client connected to the task bridge:');
+});
+
+test('notification message: every kind with a question to answer carries the link; one without a deadline says when the link expires', () => {
+  for (const kind of ['asked', 'reminder', 'escalated', 'delegated'] as const) {
+    expect(notificationMessage(notification({ kind }), { answerLink: ANSWER_LINK }).text).toContain(
+      `\n\nAnswer on the approvals page: ${ANSWER_LINK}\n`,
+    );
+  }
+  const undated = notificationMessage(notification({ kind: 'asked', dueAt: undefined }), { answerLink: ANSWER_LINK });
+  expect(undated.text).toContain('The link opens the question once you have signed in, and expires in 30 days.');
+});
+
+test('notification message: a decided notification has no answer link, even when one is given', () => {
+  const decided = notificationMessage(notification({ kind: 'decided', outcome: 'accepted', accepted: 2 }), {
+    recipient: 'ann',
+    submitter: 'sam',
+    answerLink: ANSWER_LINK,
+    taskViewUrl: 'https://tasks.example.com/view?task={taskId}',
+  });
+  expect(decided.answerLink).toBeUndefined();
+  expect(decided.text).not.toContain(ANSWER_LINK);
+  expect(decided.text).not.toContain('approvals page');
+  expect(decided.text).not.toContain('MCP client');
+  // The task view stays: it shows how the task went on.
+  expect(decided.text.split('\n')).toContain('Task view: https://tasks.example.com/view?task=invoice-1');
+});

@@ -37,6 +37,7 @@ function shared(created: string[], fail = false): ReplicaSharedState {
     takeTokens: async () => ({ taken: 1 }),
     noteCreated: async () => undefined,
     createdWithin: async () => (fail ? Promise.reject(new Error('connection refused')) : created),
+    useOnce: async () => true,
     beginWait: async () => undefined,
     reserveTask: async () => ({ open: 0 }),
     describe: () => 'the shared state of a test',

@@ -110,6 +110,10 @@ export const PersonSchema = z.strictObject({
     .boolean()
     .default(false)
     .describe("Approvals by this person count only when signed with one of their own keys, not with the bridge's alone."),
+  signInByMail: z
+    .boolean()
+    .default(false)
+    .describe('This person may sign in to the approvals page with a one-time link sent to their email.'),
 });
 /** One person of the directory (see {@link PersonSchema}). */
 export type Person = z.infer<typeof PersonSchema>;
@@ -153,6 +157,13 @@ export const ApproversDirectoryFileSchema = z
         }
         keyOwners.set(id, index);
       });
+      if (person.signInByMail && person.email === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['people', index, 'signInByMail'],
+          message: 'sign-in by mail needs an address: add "email" to this person, or leave signInByMail out',
+        });
+      }
       if (person.mustSign && person.keys.length === 0) {
         ctx.addIssue({
           code: 'custom',

@@ -1,10 +1,11 @@
 /**
  * What a person is sent about an addressed question: a subject line and a plain-text body for each kind of
  * {@link DecisionNotification}, the same for mail and webhooks. Pure: the notification and a few facts the worker
- * knows (the submitter as a person, the task view's address) in, text out.
+ * knows (the submitter as a person, the task view's address, the recipient's link to the approvals page) in, text out.
  */
 import { escapeControls } from '../../util/log';
 import { defaultPersonOf, type DecisionNotification } from '../../contract/approvals';
+import { UNDATED_LINK_MS } from './approval-links';
 import { subjectLines } from './subject-text';
 
 /** What one person is sent about one notification. */
@@ -15,6 +16,11 @@ export interface NotificationMessage {
   text: string;
   /** The task view's address, when {@link MessageContext.taskViewUrl} is set (it is in `text` too). */
   link?: string;
+  /**
+   * The recipient's link to the question on the approvals page, when {@link MessageContext.answerLink} is set and there
+   * is a question to answer (it is in `text` too).
+   */
+  answerLink?: string;
 }
 
 /** What the worker knows beyond the notification. */
@@ -25,6 +31,8 @@ export interface MessageContext {
   submitter?: string;
   /** Template of a link to the task view, `{taskId}` standing for the task id (`MCP_TASK_VIEW_URL`). */
   taskViewUrl?: string;
+  /** The recipient's signed link to the question on the approvals page (see approval-links); not shown when `decided`. */
+  answerLink?: string;
 }
 
 /** The task view's address for `taskId`: `template` with each `{taskId}` replaced by the id, URL-encoded. */
@@ -110,16 +118,27 @@ function lead(notification: DecisionNotification, submitter: string | undefined,
  * The message for `notification` (see the module's comment): who submitted it, what it is about (the subject field by
  * field, lists of records one line a record, amounts with the subject's currency), the question, how far the approval
  * has come, when it escalates and when it is due, and how to answer (`approvals_inbox`, then `approvals_answer` with
- * the task id and key), with a link to the task view when `context.taskViewUrl` is set. A `decided` notification tells
- * how it ended instead: the requester that their request did, the others asked that nothing waits for them.
+ * the task id and key), with a link to the task view when `context.taskViewUrl` is set. With `context.answerLink`, the
+ * link to the approvals page comes right after the first sentence, and the MCP steps below as the other way. A
+ * `decided` notification tells how it ended instead: the requester that their request did, the others asked that
+ * nothing waits for them; it has no answer link.
  */
 export function notificationMessage(notification: DecisionNotification, context: MessageContext = {}): NotificationMessage {
   const submitter = context.submitter ?? (notification.requester !== undefined ? defaultPersonOf(notification.requester) : undefined);
   const link = context.taskViewUrl ? taskViewLink(context.taskViewUrl, notification.taskId) : undefined;
+  const answerLink = notification.kind === 'decided' ? undefined : context.answerLink || undefined;
   const subject = `${subjectOpening(notification)}: ${summary(notification)}`.replace(/[\r\n]+/g, ' ');
   const body: string[] = [];
   if (context.recipient) body.push(`Hello ${context.recipient},`, '');
   body.push(lead(notification, submitter, context.recipient), '');
+  if (answerLink) {
+    const expires = notification.dueAt ? 'when the question is due' : `in ${Math.round(UNDATED_LINK_MS / 86_400_000)} days`;
+    body.push(
+      `Answer on the approvals page: ${answerLink}`,
+      `The link opens the question once you have signed in, and expires ${expires}.`,
+      '',
+    );
+  }
   if (submitter) body.push(`Submitted by: ${submitter}`);
   const about = aboutLines(notification.subject);
   if (about.length > 0) body.push(...about);
@@ -135,7 +154,9 @@ export function notificationMessage(notification: DecisionNotification, context:
     if (notification.dueAt) body.push(`Due: ${formatTime(notification.dueAt)}; unanswered by then, the request ends overdue.`);
     body.push(
       '',
-      'How to answer, from an MCP client connected to the task bridge:',
+      answerLink
+        ? 'Or from an MCP client connected to the task bridge:'
+        : 'How to answer, from an MCP client connected to the task bridge:',
       '  1. approvals_inbox lists the questions waiting for you.',
       `  2. approvals_answer with taskId "${notification.taskId}" and key "${notification.key}": with no action your client`,
       '     shows the form; or action "accept" with content (the fields approvals_inbox lists), "decline", or',
@@ -144,5 +165,5 @@ export function notificationMessage(notification: DecisionNotification, context:
   }
   if (link) body.push('', `Task view: ${link}`);
   body.push('', `Task ${notification.taskId}, question "${notification.key}".`);
-  return { subject, text: `${body.join('\n')}\n`, ...(link && { link }) };
+  return { subject, text: `${body.join('\n')}\n`, ...(link && { link }), ...(answerLink && { answerLink }) };
 }

@@ -23,6 +23,13 @@ import { createAuthenticator } from '../transports/oauth';
 import { OAuthConfigError, oauthConfigFromEnv } from '../transports/oauth-config';
 import { serveStdioForAllGenerations } from '../transports/stdio';
 import { PACKAGE_VERSION } from '../../version';
+import { ApproversDirectory } from '../../approvals/records/directory';
+import { taskKeyFromEnv } from '../../shared/task-key';
+import { approvalsPage, type ApprovalsPage } from '../web/approvals-page';
+import { signInMailFromEnv } from '../web/mail-sign-in';
+import { OidcConfigError, oidcConfigFromEnv, OidcSignIn } from '../web/oidc-sign-in';
+import { ApprovalsPageConfigError, approvalsPageConfigFromEnv } from '../web/page-config';
+import { APPROVALS_API } from '../app/approvals-page/wire';
 
 /** Whether the sample tools are served when the command line does not say (see --help). */
 const SAMPLES_BY_DEFAULT = samplesByDefault(__filename);
@@ -97,6 +104,17 @@ Environment:
                                   roles (a question is handed on only to someone eligible), own keys and who must sign
   MCP_PASSKEY_ORIGIN              with --http, serve the passkey page at ORIGIN/passkeys, where approvers register
                                   passkeys and sign decisions (e.g. https://approvals.example.com; default none)
+  MCP_PUBLIC_URL                  with --http, serve the approvals page at URL/approvals for approvers without an MCP
+                                  client (inbox, questions, decisions; sign-in with a passkey, MCP_OIDC_*, or a link by
+                                  mail), e.g. https://approvals.example.com (default MCP_PASSKEY_ORIGIN; neither: no page)
+  MCP_WEB_SESSION_MS              how long a sign-in on the approvals page lasts (default 28800000, 8 hours)
+  MCP_WEB_SIGN_IN_LINK_MS         how long a one-time sign-in link sent by mail works (default 900000, 15 minutes);
+                                  links go to people whose directory entry says signInByMail, through MCP_SMTP_URL
+                                  and MCP_NOTIFY_FROM
+  MCP_OIDC_ISSUER, MCP_OIDC_CLIENT_ID, MCP_OIDC_CLIENT_SECRET, MCP_OIDC_SCOPES
+                                  sign-in on the approvals page through an OpenID Connect provider (authorization code
+                                  with PKCE; redirect URI URL/approvals/sign-in/oidc/callback); the principal is
+                                  oauth:<MCP_OAUTH_PRINCIPAL_CLAIM>, as for access tokens
   MCP_PASSKEY_RP_ID, MCP_PASSKEY_RP_NAME
                                   the passkeys' relying party (default the origin's host name) and its name (Approvals)
   MCP_SHARED_STATE                postgres:// URL the replicas of one deployment share: one rate limit, one set of
@@ -177,6 +195,9 @@ async function main(argv: string[]): Promise<void> {
   const limits = args.http ? httpLimitsFromEnv() : undefined;
   const passkeys = passkeyConfigFromEnv();
   if (passkeys && !args.http) log.warn('serve: MCP_PASSKEY_ORIGIN is set, but the passkey page is served over HTTP only (--http)');
+  const pageConfig = args.http ? approvalsPageConfigFromEnv() : undefined;
+  const oidc = oidcConfigFromEnv();
+  if (oidc && !pageConfig) log.warn('serve: MCP_OIDC_ISSUER is set, but the approvals page is not served (--http and MCP_PUBLIC_URL)');
   const origins = OriginPolicy.fromEnv();
   const declared = args.tools ? loadToolsFile(args.tools) : [];
   const samples = args.samples ? loadSampleTools() : undefined;
@@ -231,7 +252,22 @@ async function main(argv: string[]): Promise<void> {
         },
       );
   };
+  let page: ApprovalsPage | undefined;
+  if (args.http && tokens && pageConfig) {
+    page = approvalsPage({
+      config: pageConfig,
+      taskKey: taskKeyFromEnv(),
+      approvals: bridge.approvals,
+      directory: ApproversDirectory.fromEnv(),
+      credentialRoles: (principal) => tokens.rolesOf(principal),
+      ...(passkeys && { rpId: passkeys.rpId }),
+      ...(oidc && { oidc: new OidcSignIn(oidc, `${pageConfig.origin}${APPROVALS_API.oidcCallback}`) }),
+      ...(signInMailFromEnv() && { mail: signInMailFromEnv() }),
+      ...(fromEnv.sharedState && { sharedState: fromEnv.sharedState }),
+    });
+  }
   if (args.http && tokens) {
+    const routes = [...(passkeys ? passkeyRoutes(passkeys) : []), ...(page?.routes ?? [])];
     const running = await startHttpServer({
       ...args.http,
       endpoints: bridge,
@@ -241,9 +277,13 @@ async function main(argv: string[]): Promise<void> {
       origins,
       ...(allowedHosts && { allowedHosts }),
       health: () => bridge.health(HEALTH_DEADLINE_MS),
-      ...(passkeys && { routes: passkeyRoutes(passkeys) }),
+      ...(routes.length > 0 && { routes }),
     });
     if (passkeys) log.info(`serve: the passkey page is at ${passkeys.origin}/passkeys (relying party ${passkeys.rpId})`);
+    if (pageConfig) {
+      const ways = ['a passkey', ...(oidc ? [`OpenID Connect (${oidc.issuer})`] : []), ...(signInMailFromEnv() ? ['a link by mail'] : [])];
+      log.info(`serve: the approvals page is at ${pageConfig.origin}${APPROVALS_API.page} (sign-in with ${ways.join(', ')})`);
+    }
     const schemes = [
       ...(tokens.size > 0 ? [`bearer tokens for ${tokens.size} principal(s)`] : []),
       ...(oauth ? [`OAuth access tokens of ${oauth.issuer} for ${oauth.resource ?? running.url}`] : []),
@@ -253,7 +293,8 @@ async function main(argv: string[]): Promise<void> {
       log.warn(`serve: MCP_OAUTH_RESOURCE is not set: tokens must name ${running.url}; behind a proxy, set it to the public URL`);
     }
     log.info(`serve: MCP Streamable HTTP on ${running.url}, ${auth}, backed by ${target}`);
-    for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => stopOn(signal, () => running.close(shutdownTimeoutMs)));
+    for (const signal of ['SIGTERM', 'SIGINT'] as const)
+      process.on(signal, () => stopOn(signal, () => running.close(shutdownTimeoutMs).finally(() => page?.close())));
     return;
   }
   const closeStdio = serveStdioForAllGenerations(bridge, () => stopOn('end of input', async () => undefined));
@@ -291,6 +332,8 @@ export function runServeCommand(argv: string[]): void {
       TokenConfigError,
       OAuthConfigError,
       PasskeyConfigError,
+      ApprovalsPageConfigError,
+      OidcConfigError,
       SharedStateConfigError,
       ToolsFileError,
       MarkerKeyError,

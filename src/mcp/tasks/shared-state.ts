@@ -36,6 +36,11 @@ export interface ReplicaSharedState {
   noteCreated(principal: string, taskId: string): Promise<void>;
   /** `principal`'s tasks created within `withinMs`, newest first, at most `limit`. */
   createdWithin(principal: string, withinMs: number, limit: number): Promise<string[]>;
+  /**
+   * Marks `id` used until `expiresAt` (milliseconds since the epoch) across the replicas: true the first time, false
+   * for every later call while the mark lasts (a one-time sign-in link, a passkey sign-in's challenge).
+   */
+  useOnce(id: string, expiresAt: number): Promise<boolean>;
   /** Where it is kept, for logs: the database without its password. */
   describe(): string;
   close(): Promise<void>;
@@ -81,6 +86,7 @@ const OPEN_TABLE = 'mcp_open_tasks';
 /** How long a wait is held without its replica renewing it; renewed every third of that. */
 const WAIT_LEASE_MS = 60_000;
 const RECENT_TABLE = 'mcp_recent_tasks';
+const USED_TABLE = 'mcp_used_once';
 
 // One transaction, under an advisory lock, so that replicas starting together do not race to create the same objects.
 const SCHEMA = `
@@ -102,6 +108,11 @@ CREATE TABLE IF NOT EXISTS ${OPEN_TABLE} (
   open integer NOT NULL,
   counted_at timestamptz NOT NULL
 );
+CREATE TABLE IF NOT EXISTS ${USED_TABLE} (
+  id text PRIMARY KEY,
+  expires_at timestamptz NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ${USED_TABLE}_expires_at ON ${USED_TABLE} (expires_at);
 CREATE TABLE IF NOT EXISTS ${WAITS_TABLE} (
   id uuid PRIMARY KEY,
   principal text NOT NULL,
@@ -311,6 +322,17 @@ export class PostgresSharedState implements ReplicaSharedState {
         [principal, withinMs / 1000, limit],
       );
       return rows.map((row) => row.task_id);
+    });
+  }
+
+  async useOnce(id: string, expiresAt: number): Promise<boolean> {
+    return this.run(async () => {
+      await this.pool.query(`DELETE FROM ${USED_TABLE} WHERE expires_at < clock_timestamp()`);
+      const { rowCount } = await this.pool.query(
+        `INSERT INTO ${USED_TABLE} (id, expires_at) VALUES ($1, to_timestamp($2 / 1000.0)) ON CONFLICT (id) DO NOTHING`,
+        [id, expiresAt],
+      );
+      return rowCount === 1;
     });
   }
 

@@ -39,13 +39,9 @@ export function oauthConfigFromEnv(env: NodeJS.ProcessEnv = process.env): OAuthC
   const value = (name: string) => env[name]?.trim() || undefined;
   const issuer = value('MCP_OAUTH_ISSUER');
   if (!issuer) {
-    const stray = [
-      'MCP_OAUTH_JWKS_URL',
-      'MCP_OAUTH_RESOURCE',
-      'MCP_OAUTH_SCOPES',
-      'MCP_OAUTH_PRINCIPAL_CLAIM',
-      'MCP_OAUTH_ROLES_CLAIM',
-    ].find(value);
+    // The claims name the principal and roles of a sign-in through the OpenID Connect provider too (MCP_OIDC_ISSUER).
+    const claims = value('MCP_OIDC_ISSUER') ? [] : ['MCP_OAUTH_PRINCIPAL_CLAIM', 'MCP_OAUTH_ROLES_CLAIM'];
+    const stray = ['MCP_OAUTH_JWKS_URL', 'MCP_OAUTH_RESOURCE', 'MCP_OAUTH_SCOPES', ...claims].find(value);
     if (stray) throw new OAuthConfigError(`${stray} is set but MCP_OAUTH_ISSUER is not: set the issuer to turn OAuth on`);
     return undefined;
   }
