@@ -63,7 +63,8 @@ It stops the worker it started; the dev server keeps running (./temporal-dev.sh 
 With --web, the approvers answer on the approvals page instead, in a browser: the demo starts the HTTP server
 (npm run -s serve -- --http 127.0.0.1:PORT) with the page at http://localhost:PORT/approvals and an approvers
 directory of its own, submits the invoice, prints a one-time sign-in link per approver (each works once, for an
-hour), prints each status change of the task, and keeps the server running until Ctrl-C.
+hour), prints each status change of the task, releases the scheduled line item once both approved, and keeps the
+server running until Ctrl-C.
 Environment: the same TEMPORAL_* variables as npm run serve and npm run worker.
 `;
 
@@ -359,9 +360,16 @@ async function approveOnThePage(connection: Connection): Promise<void> {
   let stop = false;
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => (stop = true));
   let last = '';
+  let released = false;
   while (!stop) {
     const task = await submitter.experimental.tasks.getTask(taskId).catch(() => undefined);
     if (task && describe(task) !== last) say(`${SUBMITTER} sees ${(last = describe(task))}`);
+    if (task?.status === 'working' && /scheduled:/.test(task.statusMessage ?? '') && !released) {
+      released = true;
+      say('approved on the page; LI-2 waits on a durable timer: releasing it early with release_scheduled_payment');
+      const release = await submitter.callTool({ name: 'release_scheduled_payment', arguments: { taskId, lineItemId: 'LI-2' } });
+      say(`release_scheduled_payment: ${textOf(release as CallToolResult)}`);
+    }
     if (server.exitCode !== null) throw new Error(`the server exited:\n${log.slice(-2_000)}`);
     await sleep(1_000);
   }

@@ -1,6 +1,7 @@
 /**
- * Makes the README's pictures of the task view: runs the browser tests that take them (test/app/task-view.test.ts)
- * with WRITE_SCREENSHOTS pointing at the folder, which `npm test` leaves alone (its screenshots go to a temporary folder).
+ * Makes the README's pictures of the task view and the approvals page: runs the browser tests that take them
+ * (test/app/task-view.test.ts, test/approvals/approvals-page.test.ts) with WRITE_SCREENSHOTS pointing at the folder,
+ * which `npm test` leaves alone (its screenshots go to a temporary folder).
  * Usage: npm run screenshots [-- --out DIR] [--help]
  */
 import { spawnSync } from 'node:child_process';
@@ -8,18 +9,30 @@ import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT } from './lib/processes';
 
-/** The pictures the tests take, as docs/workflows.md and the README show them. */
-const PICTURES = ['task-view-approval.png', 'task-view-result.png', 'task-view-inbox.png', 'task-view-inbox-question.png'];
+/** The pictures the tests take, as docs/workflows.md, docs/approvals-page.md and the README show them. */
+const PICTURES = [
+  'task-view-approval.png',
+  'task-view-result.png',
+  'task-view-inbox.png',
+  'task-view-inbox-question.png',
+  'approvals-page-question.png',
+  'approvals-page-inbox.png',
+];
 
-/** The tests that take them: the approval path and the inbox. */
-const TESTS = '^the task view in a real browser (approve, release|inbox mode)';
+/** The tests that take them: the task view's approval path and inbox, and the approvals page's approval and sign-in. */
+const TESTS =
+  '^(the task view in a real browser (approve, release|inbox mode)|an invoice approved on the page|a person signs in through OpenID Connect)';
+
+/** The files of those tests. */
+const TEST_FILES = ['test/app/task-view.test.ts', 'test/approvals/approvals-page.test.ts'];
 
 const HELP = `Usage: npm run screenshots [-- --out DIR] [--help]
 
-Regenerates the pictures of the task view that the README and docs/workflows.md show:
+Regenerates the pictures of the task view and the approvals page that the README, docs/workflows.md and
+docs/approvals-page.md show:
 ${PICTURES.map((name) => `  ${name}`).join('\n')}
 
-Runs the tests of test/app/task-view.test.ts that take them (a Temporal dev server, a worker, the MCP server and
+Runs the tests of ${TEST_FILES.join(' and ')} that take them (a Temporal dev server, a worker, the MCP server and
 headless Chromium, as npm test does) with WRITE_SCREENSHOTS set to the folder. npm test writes the same pictures to a
 temporary folder only, so that a test run leaves the checkout as it was.
 
@@ -36,7 +49,7 @@ function main(argv: string[]): void {
     else throw new Error(`unknown argument "${argv[i]}"; see --help`);
   }
   const started = Date.now();
-  const jest = spawnSync(path.join(ROOT, 'node_modules', '.bin', 'jest'), ['test/app/task-view.test.ts', '--testNamePattern', TESTS], {
+  const jest = spawnSync(path.join(ROOT, 'node_modules', '.bin', 'jest'), [...TEST_FILES, '--testNamePattern', TESTS], {
     cwd: ROOT,
     stdio: 'inherit',
     env: { ...process.env, WRITE_SCREENSHOTS: out },

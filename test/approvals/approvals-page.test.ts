@@ -15,7 +15,9 @@ import type { AddressInfo } from 'node:net';
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { InvoiceResult } from '../../examples/invoice-approval/src/invoice';
+import { ApprovalLinks } from '../../src/approvals/records/approval-links';
 import { openDecisionStore } from '../../src/approvals/records/store';
+import { taskKeyFromEnv } from '../../src/shared/task-key';
 import { pollUntil } from '../../src/util/wait';
 import { ApprovalClients, approvalsCommand, makePeople, submitInvoice, writeTokensFile } from '../helpers/approvals';
 import { launchChromium } from '../helpers/browser';
@@ -313,7 +315,6 @@ test('a person signs in through OpenID Connect and lands on the principal their 
   });
   await dora.screenshot({ path: path.join(SCREENSHOTS, 'approvals-page-inbox.png'), fullPage: true });
   await openFromInbox(dora, invoice.invoiceNumber);
-  await dora.screenshot({ path: path.join(SCREENSHOTS, 'approvals-page-inbox-question.png'), fullPage: true });
   await cancelTask(taskId);
 }, 240_000);
 
@@ -346,6 +347,18 @@ test('refused with nothing recorded: the submitter approving, an outsider, a use
   // Carol's link, opened by someone else, shows nothing of the question.
   await erin.goto(carolLink);
   await erin.getByText(/sent to someone else/).waitFor({ timeout: 30_000 });
+  expect(await erin.getByText(invoice.invoiceNumber).count()).toBe(0);
+  // A link past its question's due time opens nothing, for anyone.
+  const expired = new ApprovalLinks(taskKeyFromEnv()).link(
+    origin,
+    { person: 'erin', taskId, key: 'approval' },
+    new Date(Date.now() - 1_000).toISOString(),
+  );
+  await erin.goto(expired);
+  await erin
+    .locator('#problem')
+    .getByText(/expired or is not valid/)
+    .waitFor({ timeout: 30_000 });
   expect(await erin.getByText(invoice.invoiceNumber).count()).toBe(0);
 
   // A sign-in link works once; an altered one not at all.

@@ -20,6 +20,8 @@ import type { InvoiceApprovalPolicy } from '../../examples/invoice-approval/src/
 import { pollUntil } from '../../src/util/wait';
 import { ApprovalClients, makePeople, writeTokensFile } from '../helpers/approvals';
 import { deliveryEnv, MailReceiver, WebhookReceiver, type WebhookCall } from '../helpers/receivers';
+import { ApprovalLinks } from '../../src/approvals/records/approval-links';
+import { taskKeyFromEnv } from '../../src/shared/task-key';
 import { startStack, type TestStack } from '../helpers/test-stack';
 import { daysFromToday, sampleInvoice } from '../helpers/temporal';
 
@@ -58,6 +60,7 @@ function deliveryOf(ledger: string): NodeJS.ProcessEnv {
     secret: SECRET,
     ledger: path.join(dir, ledger),
     taskViewUrl: 'https://tasks.example.com/view/{taskId}',
+    publicUrl: PUBLIC_URL,
   });
 }
 
@@ -113,10 +116,18 @@ async function notifyCompletedOnAttempt(taskId: string): Promise<number | undefi
   return started?.activityTaskStartedEventAttributes?.attempt ?? undefined;
 }
 
+/** The approvals page the mail and webhooks link each question to. */
+const PUBLIC_URL = 'https://approvals.example.com';
+
+/** The question a link names, read with the task key of the environment the worker delivers with. */
+function linkTarget(link: string) {
+  return new ApprovalLinks(taskKeyFromEnv(deliveryOf('sent-by-worker'))).read(new URL(link).searchParams.get('q')!);
+}
+
 function bodyOf(call: WebhookCall): {
   type: string;
   timestamp: string;
-  data: { recipient: string; subject: string; text: string; link?: string; notification: DecisionNotification };
+  data: { recipient: string; subject: string; text: string; link?: string; answerLink?: string; notification: DecisionNotification };
 } {
   return JSON.parse(call.body);
 }
@@ -169,6 +180,10 @@ test('notifications: an invoice reaches its approvers by webhook and mail once e
   expect(mail.text).toContain('Progress: 0 of 2 approvals.');
   expect(mail.text).toContain(`approvals_answer with taskId "${taskId}" and key "approval"`);
   expect(mail.text).toContain(`Task view: https://tasks.example.com/view/${encodeURIComponent(taskId)}`);
+  // It leads with ann's own signed link to the question on the approvals page, before the MCP instructions.
+  const annLink = /Answer on the approvals page: (\S+)/.exec(mail.text)?.[1];
+  expect(linkTarget(annLink!)).toEqual({ person: 'ann', taskId, key: 'approval' });
+  expect(mail.text.indexOf(annLink!)).toBeLessThan(mail.text.indexOf('approvals_inbox'));
 
   // The webhook call: Standard Webhooks headers, the event type, the message and the notification.
   const call = hooks.delivered('/bob')[0];
@@ -180,6 +195,10 @@ test('notifications: an invoice reaches its approvers by webhook and mail once e
   expect(body.data.notification).toMatchObject({ kind: 'asked', taskId, key: 'approval', accepted: 0, required: 2 });
   expect(body.data.text).toContain('sam asks for your approval.');
   expect(body.timestamp).toBe(body.data.notification.at);
+  // The same link as bob's mail, for bob: signed with the task key, naming him, the task and the question.
+  expect(body.data.answerLink!.startsWith(`${PUBLIC_URL}/approvals?q=`)).toBe(true);
+  expect(linkTarget(body.data.answerLink!)).toEqual({ person: 'bob', taskId, key: 'approval' });
+  expect(body.data.text).toContain(body.data.answerLink);
 
   // The signature holds for the shared secret only, and for the body as sent only.
   const headers = call.headers as Record<string, string>;

@@ -189,6 +189,8 @@ export function deliveryEnv(options: {
   secret: string;
   ledger: string;
   taskViewUrl?: string;
+  /** The approvals page's address, which each message links its question on. */
+  publicUrl?: string;
 }): NodeJS.ProcessEnv {
   return {
     MCP_APPROVERS_DIRECTORY: options.directory,
@@ -196,6 +198,7 @@ export function deliveryEnv(options: {
     MCP_NOTIFY_FROM: 'Approvals <approvals@example.com>',
     MCP_WEBHOOK_SECRET: options.secret,
     ...(options.taskViewUrl !== undefined && { MCP_TASK_VIEW_URL: options.taskViewUrl }),
+    ...(options.publicUrl !== undefined && { MCP_PUBLIC_URL: options.publicUrl }),
     NOTIFICATION_LEDGER: options.ledger,
   };
 }

@@ -118,9 +118,15 @@ class Problem extends Error {
   constructor(
     readonly status: number,
     readonly answer: ProblemAnswer,
+    readonly headers: Record<string, string> = {},
   ) {
     super(answer.error);
   }
+}
+
+/** The answer to a request of the wrong method. */
+function wrongMethod(allowed: 'GET' | 'POST'): Problem {
+  return new Problem(405, { error: `Use ${allowed}.` }, { allow: allowed });
 }
 
 class ApprovalsPageRoutes {
@@ -192,7 +198,7 @@ class ApprovalsPageRoutes {
     res.end(req.method === 'HEAD' ? undefined : html);
   }
 
-  /** Runs a JSON call: its answer is 200 with what it returns, or the {@link Problem} it throws. */
+  /** Runs a JSON call: its answer is what it returns (200, or the status it set), or the {@link Problem} it throws. */
   private async answer(
     req: IncomingMessage,
     res: ServerResponse,
@@ -200,24 +206,18 @@ class ApprovalsPageRoutes {
   ): Promise<void> {
     try {
       const body = await handler(req, res);
-      if (!res.headersSent) sendJson(res, res.statusCode === 202 ? 202 : 200, body);
+      if (!res.headersSent) sendJson(res, res.statusCode, body);
     } catch (error) {
       const problem = problemOf(error);
       if (problem.status >= 500)
         log.warn(`approvals page: ${req.method} ${new URL(req.url ?? '/', 'http://page').pathname}: ${(error as Error).message}`);
-      if (!res.headersSent)
-        sendJson(
-          res,
-          problem.status,
-          problem.answer,
-          problem.status === 405 ? { allow: problem.answer.error.includes('POST') ? 'POST' : 'GET' } : {},
-        );
+      if (!res.headersSent) sendJson(res, problem.status, problem.answer, problem.headers);
     }
   }
 
   /** The session of a GET, or a 401 saying to sign in. */
   private signedIn(req: IncomingMessage, method: 'GET' | 'POST'): WebSession {
-    if (req.method !== method) throw new Problem(405, { error: `Use ${method}.` });
+    if (req.method !== method) throw wrongMethod(method);
     const session = this.sessions.read(req);
     if (!session) throw new Problem(401, { error: 'Sign in to see and answer your approvals.', signIn: true });
     if (method === 'POST') this.checkWrite(req, session);
@@ -233,7 +233,7 @@ class ApprovalsPageRoutes {
   }
 
   private async session(req: IncomingMessage): Promise<SessionAnswer> {
-    if (req.method !== 'GET') throw new Problem(405, { error: 'Use GET.' });
+    if (req.method !== 'GET') throw wrongMethod('GET');
     const session = this.sessions.read(req);
     const methods = this.methods();
     if (!session) return { signedIn: false, methods };
@@ -266,7 +266,7 @@ class ApprovalsPageRoutes {
   }
 
   private async link(req: IncomingMessage): Promise<LinkAnswer> {
-    if (req.method !== 'GET') throw new Problem(405, { error: 'Use GET.' });
+    if (req.method !== 'GET') throw wrongMethod('GET');
     const token = new URL(req.url ?? '/', 'http://page').searchParams.get('q') ?? '';
     const target = this.links.read(token);
     if (!target) {
@@ -319,7 +319,7 @@ class ApprovalsPageRoutes {
   }
 
   private async passkeyOptions(req: IncomingMessage): Promise<unknown> {
-    if (req.method !== 'POST') throw new Problem(405, { error: 'Use POST.' });
+    if (req.method !== 'POST') throw wrongMethod('POST');
     this.checkWrite(req);
     if (!this.passkeys?.offered) throw new Problem(404, { error: 'Sign-in with a passkey is not offered here.' });
     await this.limitAttempts(req);
@@ -327,7 +327,7 @@ class ApprovalsPageRoutes {
   }
 
   private async passkeySignIn(req: IncomingMessage, res: ServerResponse): Promise<{ signedIn: true }> {
-    if (req.method !== 'POST') throw new Problem(405, { error: 'Use POST.' });
+    if (req.method !== 'POST') throw wrongMethod('POST');
     this.checkWrite(req);
     if (!this.passkeys?.offered) throw new Problem(404, { error: 'Sign-in with a passkey is not offered here.' });
     await this.limitAttempts(req);
@@ -344,7 +344,7 @@ class ApprovalsPageRoutes {
   }
 
   private async requestLink(req: IncomingMessage, res: ServerResponse): Promise<{ message: string }> {
-    if (req.method !== 'POST') throw new Problem(405, { error: 'Use POST.' });
+    if (req.method !== 'POST') throw wrongMethod('POST');
     this.checkWrite(req);
     const who = (await readJsonObject(req)).who;
     if (typeof who !== 'string' || who.trim() === '' || who.length > 320)
@@ -356,7 +356,7 @@ class ApprovalsPageRoutes {
   }
 
   private async redeemLink(req: IncomingMessage, res: ServerResponse): Promise<{ signedIn: true }> {
-    if (req.method !== 'POST') throw new Problem(405, { error: 'Use POST.' });
+    if (req.method !== 'POST') throw wrongMethod('POST');
     this.checkWrite(req);
     await this.limitAttempts(req);
     const token = (await readJsonObject(req)).token;
@@ -374,7 +374,7 @@ class ApprovalsPageRoutes {
   }
 
   private async signOut(req: IncomingMessage, res: ServerResponse): Promise<{ signedIn: false }> {
-    if (req.method !== 'POST') throw new Problem(405, { error: 'Use POST.' });
+    if (req.method !== 'POST') throw wrongMethod('POST');
     this.checkWrite(req, this.sessions.read(req));
     this.sessions.end(res);
     return { signedIn: false };
