@@ -16,7 +16,8 @@ export class SignedTokens {
 
   /** `taskKey`: the bridge's secret key (see task-key); `purpose`: a label no other kind of token uses. */
   constructor(taskKey: Buffer, purpose: string) {
-    this.key = createHmac('sha256', taskKey).update(`temporal-mcp-tasks ${purpose} v1`).digest();
+    // A label of its own shape: no purpose makes the label of another key derived from the task key (the answer key's).
+    this.key = createHmac('sha256', taskKey).update(`temporal-mcp-tasks signed token: ${purpose}; v1`).digest();
   }
 
   /** The token of `claims`: their JSON and its MAC, both base64url, joined by a dot. */

@@ -8,7 +8,7 @@ import { ApproversDirectory } from '../../src/approvals/records/directory';
 import type { AddressedInput } from '../../src/contract/approvals';
 import { MailSignIn, SIGN_IN_LINK_PARAM, type Mailer } from '../../src/mcp/web/mail-sign-in';
 import { OneTimeUses } from '../../src/mcp/web/one-time-uses';
-import { approvalsPageConfigFromEnv, type ApprovalsPageConfig } from '../../src/mcp/web/page-config';
+import { approvalsPageConfigFromEnv, clientAddress, type ApprovalsPageConfig } from '../../src/mcp/web/page-config';
 import { coseOf } from '../../src/mcp/web/passkey-sign-in';
 import { versionOf } from '../../src/mcp/web/question-view';
 import { SignInAttempts } from '../../src/mcp/web/sign-in-attempts';
@@ -21,6 +21,7 @@ const CONFIG: ApprovalsPageConfig = {
   secureCookies: true,
   sessionMs: 3_600_000,
   signInLinkMs: 900_000,
+  proxyHops: 0,
 };
 
 /** A response that keeps the headers set on it. */
@@ -62,14 +63,24 @@ describe('approvalsPageConfigFromEnv', () => {
   });
 });
 
+test('clientAddress: the connection, or with proxies in front, the address the outermost of them saw', () => {
+  const req = (forwarded?: string) =>
+    ({ socket: { remoteAddress: '10.0.0.9' }, headers: forwarded === undefined ? {} : { 'x-forwarded-for': forwarded } }) as never;
+  expect(clientAddress(req('203.0.113.7'), 0)).toBe('10.0.0.9');
+  expect(clientAddress(req('198.51.100.1, 203.0.113.7'), 1)).toBe('203.0.113.7');
+  expect(clientAddress(req('198.51.100.1, 203.0.113.7, 10.0.0.2'), 2)).toBe('203.0.113.7');
+  // A header with fewer entries than proxies was not written by them: the connection's address counts.
+  expect(clientAddress(req(), 1)).toBe('10.0.0.9');
+});
+
 describe('WebSessions', () => {
   const sessions = new WebSessions(KEY, CONFIG);
 
-  test('a session cookie is HttpOnly, SameSite=Strict and Secure, and reads back as the person it was made for', () => {
+  test('a session cookie is __Host-, HttpOnly, SameSite=Strict and Secure, and reads back as the person it was made for', () => {
     const res = response();
     const made = sessions.start(res, { principal: 'carol-1', person: 'carol', roles: ['ap-approver'], via: 'passkey' });
     const [cookie] = res.headers['set-cookie'] as string[];
-    expect(cookie).toMatch(/^__Secure-approvals-session=[^;]+; Path=\/approvals; Max-Age=3600; HttpOnly; SameSite=Strict; Secure$/);
+    expect(cookie).toMatch(/^__Host-approvals-session=[^;]+; Path=\/; Max-Age=3600; HttpOnly; SameSite=Strict; Secure$/);
     const read = sessions.read(request({ cookie: cookie.split(';')[0] }));
     expect(read).toEqual(made);
   });
@@ -98,7 +109,7 @@ describe('WebSessions', () => {
     const local = new WebSessions(KEY, { ...CONFIG, origin: 'http://localhost:3000', secureCookies: false });
     const res = response();
     local.start(res, { principal: 'p', person: 'p', roles: [], via: 'oidc' });
-    expect((res.headers['set-cookie'] as string[])[0]).toMatch(/^approvals-session=.*SameSite=Strict$/);
+    expect((res.headers['set-cookie'] as string[])[0]).toMatch(/^approvals-session=[^;]+; Path=\/approvals; .*SameSite=Strict$/);
   });
 });
 

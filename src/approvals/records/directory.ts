@@ -306,6 +306,11 @@ export class ApproversDirectory {
     return this.byPrincipal.get(principal)?.name ?? defaultPersonOf(principal);
   }
 
+  /** The person whose entry lists `principal` among their principals, if any (never the default rule). */
+  listing(principal: string): Person | undefined {
+    return this.byPrincipal.get(principal);
+  }
+
   /** The person named `name`, if listed. */
   person(name: string): Person | undefined {
     return this.byName.get(name);

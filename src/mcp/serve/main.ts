@@ -108,6 +108,8 @@ Environment:
                                   client (inbox, questions, decisions; sign-in with a passkey, MCP_OIDC_*, or a link by
                                   mail), e.g. https://approvals.example.com (default MCP_PASSKEY_ORIGIN; neither: no page)
   MCP_WEB_SESSION_MS              how long a sign-in on the approvals page lasts (default 28800000, 8 hours)
+  MCP_WEB_PROXY_HOPS              proxies (a balancer) in front that append to X-Forwarded-For: the approvals page counts
+                                  sign-in attempts per the address the outermost saw (default 0: the connection's)
   MCP_WEB_SIGN_IN_LINK_MS         how long a one-time sign-in link sent by mail works (default 900000, 15 minutes);
                                   links go to people whose directory entry says signInByMail, through MCP_SMTP_URL
                                   and MCP_NOTIFY_FROM

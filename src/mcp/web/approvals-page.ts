@@ -6,6 +6,7 @@
  * ({@link Approvals.decide}): roles, four eyes, the seal, the decision record, `mustSign`, notices. A GET never answers
  * and never signs in.
  */
+import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { Approvals, QuestionNotOpenError, inboxItemOf } from '../../approvals/approvals';
@@ -31,10 +32,10 @@ import type { HttpRoute } from '../transports/http';
 import { MailSignIn, LINK_REQUESTED, smtpMailer, type SignInMail } from './mail-sign-in';
 import { OidcSignInError, OidcSignInFailure, type OidcSignIn } from './oidc-sign-in';
 import { OneTimeUses, OneTimeUseUnavailableError } from './one-time-uses';
-import type { ApprovalsPageConfig } from './page-config';
+import { clientAddress, type ApprovalsPageConfig } from './page-config';
 import { PasskeySignIn, PasskeySignInError } from './passkey-sign-in';
 import { questionViewOf, versionOf } from './question-view';
-import { PER_ADDRESS, PER_NAME, SignInAttempts } from './sign-in-attempts';
+import { PER_ADDRESS, PER_NAME, PER_NAME_AND_ADDRESS, SignInAttempts } from './sign-in-attempts';
 import { cookieOf, WebSessions, type SignInVia, type WebSession } from './web-session';
 
 /** What the page stands on. */
@@ -149,6 +150,11 @@ class ApprovalsPageRoutes {
     const mail = options.mail && { from: options.mail.from, mailer: smtpMailer(options.mail) };
     this.mail = directory && new MailSignIn(taskKey, { origin: config.origin, linkMs: config.signInLinkMs }, directory, uses, mail);
     this.oidcTransactions = new SignedTokens(taskKey, 'oidc sign-in transaction');
+    if (!sharedState && (this.mail?.offered || this.passkeys?.offered)) {
+      log.info(
+        'approvals page: one-time sign-in links and passkey challenges are marked used in this process; behind several replicas, set MCP_SHARED_STATE so that each works once across them',
+      );
+    }
   }
 
   mount(): ApprovalsPage {
@@ -184,12 +190,13 @@ class ApprovalsPageRoutes {
       /</g,
       '\\u003c',
     );
-    const html = (await approvalsPageHtml()).replace(APPROVALS_CONFIG_SLOT, () => settings);
+    const page = await approvalsPageHtml();
+    const html = page.replace(APPROVALS_CONFIG_SLOT, () => settings);
     res.writeHead(200, {
       'content-type': 'text/html; charset=utf-8',
       'cache-control': 'no-store',
-      'content-security-policy':
-        "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+      // The page's own script alone, by its digest: text that ever made it into the page as markup would not run.
+      'content-security-policy': `default-src 'none'; script-src '${scriptDigest(page)}'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'`,
       'x-content-type-options': 'nosniff',
       'x-frame-options': 'DENY',
       // The page's address may carry a link's token: it is never sent on to another site.
@@ -215,13 +222,30 @@ class ApprovalsPageRoutes {
     }
   }
 
-  /** The session of a GET, or a 401 saying to sign in. */
+  /** The session of a GET or a POST (its origin and CSRF token checked), as the directory stands now; else a 401 saying to sign in. */
   private signedIn(req: IncomingMessage, method: 'GET' | 'POST'): WebSession {
     if (req.method !== method) throw wrongMethod(method);
-    const session = this.sessions.read(req);
+    const session = this.current(req);
     if (!session) throw new Problem(401, { error: 'Sign in to see and answer your approvals.', signIn: true });
     if (method === 'POST') this.checkWrite(req, session);
     return session;
+  }
+
+  /**
+   * The request's session as the approvers directory stands now: the person still listed, their principal still theirs,
+   * the way they signed in still allowed for them (a passkey still listed, sign-in by mail still allowed); their roles
+   * those the directory lists for them, the token file gives their principal, and (OpenID Connect) the provider's
+   * claim gave. Undefined when there is no such session: an edit of the directory takes effect at the next request.
+   */
+  private current(req: IncomingMessage): WebSession | undefined {
+    const session = this.sessions.read(req);
+    const { directory } = this.options;
+    const person = session && directory?.listing(session.principal);
+    if (!session || !person || person.name !== session.person) return undefined;
+    if (session.via === 'passkey' && !this.passkeys?.listsPasskeyOf(person)) return undefined;
+    if (session.via === 'link' && !(person.signInByMail && person.email)) return undefined;
+    const roles = [...person.roles, ...(this.options.credentialRoles?.(session.principal) ?? []), ...session.roles];
+    return { ...session, roles: [...new Set(roles)] };
   }
 
   /** Refuses a write from another origin, or one without the session's CSRF token. */
@@ -234,7 +258,7 @@ class ApprovalsPageRoutes {
 
   private async session(req: IncomingMessage): Promise<SessionAnswer> {
     if (req.method !== 'GET') throw wrongMethod('GET');
-    const session = this.sessions.read(req);
+    const session = this.current(req);
     const methods = this.methods();
     if (!session) return { signedIn: false, methods };
     const { person, principal, via, csrf, expiresAt } = session;
@@ -395,24 +419,33 @@ class ApprovalsPageRoutes {
       exp: Date.now() + OIDC_TRANSACTION_MS,
     });
     // Lax: the provider sends the person back with a cross-site navigation, which a Strict cookie would miss.
-    res.setHeader('set-cookie', this.sessions.cookie(OIDC_COOKIE, cookie, OIDC_TRANSACTION_MS / 1000, 'Lax'));
+    res.setHeader('set-cookie', this.sessions.cookie(this.sessions.nameOf(OIDC_COOKIE), cookie, OIDC_TRANSACTION_MS / 1000, 'Lax'));
     return url;
   }
 
   /** GET /approvals/sign-in/oidc/callback: the provider's answer checked, a session started, back to the page. */
   private async oidcCallback(req: IncomingMessage, res: ServerResponse): Promise<string> {
-    const { oidc, approvals } = this.options;
+    const { oidc } = this.options;
     if (!oidc) throw new Problem(404, { error: 'Sign-in through an OpenID Connect provider is not offered here.' });
-    const claims = this.oidcTransactions.read<OidcClaims>(cookieOf(req, OIDC_COOKIE) ?? '');
-    res.setHeader('set-cookie', this.sessions.cookie(OIDC_COOKIE, '', 0, 'Lax'));
+    const cookieName = this.sessions.nameOf(OIDC_COOKIE);
+    const claims = this.oidcTransactions.read<OidcClaims>(cookieOf(req, cookieName) ?? '');
+    res.setHeader('set-cookie', this.sessions.cookie(cookieName, '', 0, 'Lax'));
     if (!claims)
       throw new Problem(400, { error: 'This sign-in took too long or was started elsewhere. Start it again from the approvals page.' });
     const callback = new URL(req.url ?? '/', this.options.config.origin);
     const identity = await oidc.finish(callback, { state: claims.s, nonce: claims.n, codeVerifier: claims.v });
-    const person = approvals.personOf(identity.principal);
-    const listed = this.options.directory?.person(person)?.roles ?? [];
-    const roles = [...new Set([...identity.roles, ...listed])];
-    this.sessions.start(res, { principal: identity.principal, person, roles, via: 'oidc' });
+    // Only a principal the directory lists: a provider whose subjects differ between the ID token and the access token
+    // (pairwise subjects) must not make one person two, nor anyone who can sign in to the provider an approver.
+    const person = this.options.directory?.listing(identity.principal);
+    if (!person) {
+      log.warn('approvals page: an OpenID Connect sign-in of a principal the approvers directory does not list', {
+        principal: identity.principal,
+      });
+      throw new Problem(403, {
+        error: `Your company account (${identity.principal}) is not listed in the approvers directory. Ask its keeper to add it to your entry.`,
+      });
+    }
+    this.sessions.start(res, { principal: identity.principal, person: person.name, roles: identity.roles, via: 'oidc' });
     log.info('approvals page: signed in', { principal: identity.principal, via: 'oidc' });
     return claims.r;
   }
@@ -438,11 +471,16 @@ class ApprovalsPageRoutes {
     }
   }
 
-  /** A person of the directory signed in: their first principal (or their name), their roles as listed and as credentials give. */
+  /**
+   * A person of the directory signed in as their first principal: the one their answers are recorded under (a person
+   * with no principals of their own cannot sign in here; list one). Their roles are read at each request (see current).
+   */
   private startSession(res: ServerResponse, person: Person, via: SignInVia): void {
-    const principal = person.principals[0] ?? person.name;
-    const roles = [...new Set([...person.roles, ...(this.options.credentialRoles?.(principal) ?? [])])];
-    this.sessions.start(res, { principal, person: person.name, roles, via });
+    const principal = person.principals[0];
+    if (principal === undefined) {
+      throw new Problem(403, { error: `${person.name} has no principal in the approvers directory. Ask its keeper to list one.` });
+    }
+    this.sessions.start(res, { principal, person: person.name, roles: [], via });
     log.info('approvals page: signed in', { principal, via });
   }
 
@@ -451,16 +489,33 @@ class ApprovalsPageRoutes {
    * `refuse` false, false: the caller answers as if it were let through).
    */
   private async limitAttempts(req: IncomingMessage, name?: string, refuse = true): Promise<boolean> {
-    const address = req.socket.remoteAddress ?? 'unknown';
+    const address = clientAddress(req, this.options.config.proxyHops);
     const keys = [
       { key: `address:${address}`, limit: PER_ADDRESS },
-      ...(name !== undefined ? [{ key: `name:${name}`, limit: PER_NAME }] : []),
+      ...(name !== undefined
+        ? [
+            { key: `name:${name}:${address}`, limit: PER_NAME_AND_ADDRESS },
+            { key: `name:${name}`, limit: PER_NAME },
+          ]
+        : []),
     ];
     const allowed = await this.attempts.allow(keys);
     if (!allowed && refuse) throw new Problem(429, { error: 'Too many sign-in attempts from here. Wait a minute and try again.' });
     return allowed;
   }
 }
+
+/** The CSP source of the page's one executable script: `sha256-` and the digest of its text. */
+const scriptDigest = (() => {
+  let seen: { html: string; digest: string } | undefined;
+  return (html: string): string => {
+    if (seen?.html !== html) {
+      const script = /<script>([\s\S]*?)<\/script>/.exec(html)?.[1] ?? '';
+      seen = { html, digest: `sha256-${createHash('sha256').update(script, 'utf8').digest('base64')}` };
+    }
+    return seen.digest;
+  };
+})();
 
 /** How an answer records the way its person signed in. */
 function authOf(via: SignInVia): 'passkey' | 'mail-link' | 'oauth' {

@@ -1,10 +1,12 @@
 /**
  * Where the approvals page lives and how long what it hands out lasts: its origin (MCP_PUBLIC_URL, else the passkey
  * page's MCP_PASSKEY_ORIGIN), whether its cookies are Secure (everywhere but localhost), the length of a session
- * (MCP_WEB_SESSION_MS) and of a one-time sign-in link (MCP_WEB_SIGN_IN_LINK_MS).
+ * (MCP_WEB_SESSION_MS) and of a one-time sign-in link (MCP_WEB_SIGN_IN_LINK_MS), and the proxies in front of it
+ * (MCP_WEB_PROXY_HOPS).
  */
+import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
-import { msFromEnv } from '../../shared/temporal-config';
+import { countFromEnv, msFromEnv } from '../../shared/temporal-config';
 
 /** The approvals page's settings. */
 export interface ApprovalsPageConfig {
@@ -16,6 +18,11 @@ export interface ApprovalsPageConfig {
   sessionMs: number;
   /** How long a one-time sign-in link sent by mail works. */
   signInLinkMs: number;
+  /**
+   * How many proxies (a balancer) stand in front of the server and append to `X-Forwarded-For`: a person's address is
+   * the one the outermost of them saw. 0: the connection's own address.
+   */
+  proxyHops: number;
 }
 
 /** Thrown for page settings that cannot work; the message names the setting and the fix. */
@@ -69,5 +76,21 @@ export function approvalsPageConfigFromEnv(env: NodeJS.ProcessEnv = process.env)
     throw new ApprovalsPageConfigError('MCP_WEB_SESSION_MS must be between 60000 (a minute) and 604800000 (a week)');
   if (signInLinkMs < 60_000 || signInLinkMs > 24 * 3_600_000)
     throw new ApprovalsPageConfigError('MCP_WEB_SIGN_IN_LINK_MS must be between 60000 (a minute) and 86400000 (a day)');
-  return { origin: url.origin, secureCookies: url.protocol === 'https:', sessionMs, signInLinkMs };
+  const proxyHops = countFromEnv(env, 'MCP_WEB_PROXY_HOPS', 0, 0);
+  return { origin: url.origin, secureCookies: url.protocol === 'https:', sessionMs, signInLinkMs, proxyHops };
+}
+
+/**
+ * The address a request came from: the connection's, or with `proxyHops` proxies in front, the one the outermost of
+ * them saw (the `proxyHops`-th entry of `X-Forwarded-For` from its end; the connection's when the header has fewer).
+ */
+export function clientAddress(req: IncomingMessage, proxyHops: number): string {
+  const own = req.socket.remoteAddress ?? 'unknown';
+  if (proxyHops === 0) return own;
+  const header = req.headers['x-forwarded-for'];
+  const hops = (Array.isArray(header) ? header.join(',') : (header ?? ''))
+    .split(',')
+    .map((hop) => hop.trim())
+    .filter(Boolean);
+  return hops.length >= proxyHops ? hops[hops.length - proxyHops] : own;
 }

@@ -47,7 +47,12 @@ export class PasskeySignIn {
 
   /** Whether anyone in the directory has a passkey of this page's relying party and origin. */
   get offered(): boolean {
-    return this.directory.people.some((person) => person.keys.some((key) => this.usable(key.passkey)));
+    return this.directory.people.some((person) => this.listsPasskeyOf(person));
+  }
+
+  /** Whether the directory lists a passkey of this page's relying party and origin for `person`. */
+  listsPasskeyOf(person: Person): boolean {
+    return person.keys.some((key) => this.usable(key.passkey));
   }
 
   /** The options of a sign-in: a fresh challenge, any credential of this relying party, user verification required. */

@@ -1,6 +1,6 @@
 /**
- * Sign-in attempts, counted per remote address and per name asked about: each may try a few times a minute, and past
- * that waits. Across replicas through their shared state's token buckets where there is one (in this process while it
+ * Sign-in attempts, counted per remote address, and links asked per name (from one address, and from all): each may try
+ * a few times a minute, and past that waits. Across replicas through their shared state's token buckets where there is one (in this process while it
  * cannot be reached), else in this process. A refused attempt looks the same whoever it names.
  */
 import type { ReplicaSharedState } from '../tasks/shared-state';
@@ -14,8 +14,14 @@ export interface AttemptLimit {
 /** Attempts of one remote address: a person mistyping, or a page reloaded, but no guessing. */
 export const PER_ADDRESS: AttemptLimit = { burst: 20, perMinute: 10 };
 
-/** Attempts naming one person (links asked for them): a few, then one every few minutes. */
-export const PER_NAME: AttemptLimit = { burst: 5, perMinute: 0.5 };
+/** Links asked for one person from one address: a few, then one every two minutes. */
+export const PER_NAME_AND_ADDRESS: AttemptLimit = { burst: 5, perMinute: 0.5 };
+
+/**
+ * Links asked for one person from anywhere: enough that nobody elsewhere can use up the person's own, few enough that
+ * nobody can fill their mailbox.
+ */
+export const PER_NAME: AttemptLimit = { burst: 20, perMinute: 2 };
 
 /** Most buckets kept in memory. */
 const MAX_BUCKETS = 50_000;

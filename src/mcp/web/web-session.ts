@@ -1,7 +1,7 @@
 /**
  * The signed-in person of the approvals page: a session cookie that carries who they are (principal, person, roles,
  * how they signed in), a CSRF token and its end, signed with a key derived from the task key, so that every replica
- * reads it and none keeps it. HttpOnly, SameSite=Strict, Path=/approvals, Secure everywhere but localhost. A POST
+ * reads it and none keeps it. HttpOnly, SameSite=Strict, Secure and `__Host-` everywhere but localhost. A POST
  * counts only from the page's own origin and with the session's CSRF token in `x-csrf-token`.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
@@ -16,6 +16,7 @@ export type SignInVia = 'passkey' | 'link' | 'oidc';
 export interface WebSession {
   principal: string;
   person: string;
+  /** In the cookie: the roles the OpenID Connect provider's claim gave (none otherwise); once read, all the person holds. */
   roles: string[];
   via: SignInVia;
   csrf: string;
@@ -40,7 +41,7 @@ const COOKIE_PATH = '/approvals';
 /** Issues, reads and clears sessions (see the module's comment). */
 export class WebSessions {
   private readonly tokens: SignedTokens;
-  /** The cookie's name: `__Host-` needs Secure and Path=/, so the prefix used is `__Secure-` where cookies are Secure. */
+  /** The session cookie's name (see {@link cookieName}). */
   readonly cookieName: string;
 
   constructor(
@@ -48,7 +49,15 @@ export class WebSessions {
     private readonly config: ApprovalsPageConfig,
   ) {
     this.tokens = new SignedTokens(taskKey, 'approvals page session');
-    this.cookieName = config.secureCookies ? '__Secure-approvals-session' : 'approvals-session';
+    this.cookieName = this.nameOf('approvals-session');
+  }
+
+  /**
+   * The name of the page's cookie `base`: `__Host-` where cookies are Secure, so that no other host of the domain (a
+   * sibling subdomain) can set or shadow it; the bare name on http://localhost, where the prefix cannot be had.
+   */
+  nameOf(base: string): string {
+    return this.config.secureCookies ? `__Host-${base}` : base;
   }
 
   /** Starts a session for `who`: sets its cookie on `res` and returns it. */
@@ -101,10 +110,14 @@ export class WebSessions {
     return given.length === expected.length && timingSafeEqual(given, expected) ? undefined : 'csrf';
   }
 
-  /** A `Set-Cookie` value of the page: HttpOnly, SameSite as asked (Strict for sessions), its path, Secure where cookies are. */
+  /**
+   * A `Set-Cookie` value of the page: HttpOnly, SameSite as asked (Strict for sessions), Secure where cookies are. Its
+   * path is the page's on localhost, and `/` elsewhere, as a `__Host-` cookie needs.
+   */
   cookie(name: string, value: string, maxAgeSeconds: number, sameSite: 'Strict' | 'Lax' = 'Strict'): string {
+    const attributes = this.config.secureCookies ? 'Path=/' : `Path=${COOKIE_PATH}`;
     const secure = this.config.secureCookies ? '; Secure' : '';
-    return `${name}=${value}; Path=${COOKIE_PATH}; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=${sameSite}${secure}`;
+    return `${name}=${value}; ${attributes}; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=${sameSite}${secure}`;
   }
 }
 
