@@ -376,8 +376,9 @@ export default tseslint.config(
             .map((name) => ({ name, message: 'the approvals page runs in a browser' })),
           patterns: [
             {
-              regex: '^\\.\\./(?!view/(dom|result)$|\\.\\./\\.\\./contract/amount$)',
-              message: 'the approvals page bundles only its own folder, view/dom.ts, view/result.ts and src/contract/amount.ts',
+              regex: '^\\.\\./(?!view/(dom|result)$|\\.\\./\\.\\./contract/(amount|decision-records)$)',
+              message:
+                'the approvals page bundles only its own folder, view/dom.ts, view/result.ts, src/contract/amount.ts and the types of src/contract/decision-records.ts',
             },
           ],
         },

@@ -20,7 +20,7 @@ import { openDecisionStore } from '../../src/approvals/records/store';
 import { taskKeyFromEnv } from '../../src/shared/task-key';
 import { pollUntil } from '../../src/util/wait';
 import { ApprovalClients, approvalsCommand, makePeople, submitInvoice, writeTokensFile } from '../helpers/approvals';
-import { launchChromium } from '../helpers/browser';
+import { addVirtualAuthenticator, launchChromium } from '../helpers/browser';
 import { ROOT } from '../helpers/dev-server';
 import { paidLineItems } from '../helpers/ledger';
 import { taskResult } from '../helpers/mcp';
@@ -146,29 +146,7 @@ async function browserOf(options: { passkey?: boolean; phone?: boolean } = {}): 
   contexts.push(context);
   const page = await context.newPage();
   if (options.passkey) {
-    const cdp = await context.newCDPSession(page);
-    await cdp.send('WebAuthn.enable');
-    const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: {
-        protocol: 'ctap2',
-        transport: 'internal',
-        hasResidentKey: true,
-        hasUserVerification: true,
-        isUserVerified: true,
-        automaticPresenceSimulation: true,
-      },
-    });
-    await cdp.send('WebAuthn.addCredential', {
-      authenticatorId,
-      credential: {
-        credentialId: carolCredential.toString('base64'),
-        isResidentCredential: true,
-        rpId: 'localhost',
-        privateKey: carolKey.privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64'),
-        userHandle: Buffer.from('carol').toString('base64'),
-        signCount: 0,
-      },
-    });
+    await addVirtualAuthenticator(page, { id: carolCredential, privateKey: carolKey.privateKey, rpId: 'localhost', userHandle: 'carol' });
   }
   return page;
 }

@@ -9,7 +9,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
-import type { Browser, CDPSession, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import type { InvoiceResult } from '../../examples/invoice-approval/src/invoice';
 import {
   ApprovalClients,
@@ -22,7 +22,7 @@ import {
   textOf,
   writeTokensFile,
 } from '../helpers/approvals';
-import { launchChromium } from '../helpers/browser';
+import { addVirtualAuthenticator, launchChromium } from '../helpers/browser';
 import { taskResult } from '../helpers/mcp';
 import { onFreePort, spawnHttpServer, spawnHttpServerOnFreePort, type HttpServerProcess } from '../helpers/processes';
 import { startStack, type TestStack } from '../helpers/test-stack';
@@ -36,7 +36,6 @@ const directoryFile = path.join(scratch, 'approvers.json');
 let stack: TestStack;
 let browser: Browser;
 let page: Page;
-let authenticator: CDPSession;
 /** Serves the passkey page at `origin`; the second server knows the directory and takes the answers. */
 let pageServer: HttpServerProcess;
 let answers: HttpServerProcess;
@@ -51,18 +50,7 @@ beforeAll(async () => {
     return spawnHttpServer(stack.taskQueue, port, { MCP_PASSKEY_ORIGIN: origin, MCP_DECISION_STORE: stack.activities.decisionStore });
   });
   page = await browser.newPage();
-  authenticator = await page.context().newCDPSession(page);
-  await authenticator.send('WebAuthn.enable');
-  await authenticator.send('WebAuthn.addVirtualAuthenticator', {
-    options: {
-      protocol: 'ctap2',
-      transport: 'internal',
-      hasResidentKey: true,
-      hasUserVerification: true,
-      isUserVerified: true,
-      automaticPresenceSimulation: true,
-    },
-  });
+  await addVirtualAuthenticator(page);
 }, 180_000);
 
 afterAll(async () => {

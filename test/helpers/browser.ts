@@ -3,7 +3,8 @@
  * (the tests run as root in CI), driven by playwright-core. No browser download.
  */
 import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import type { KeyObject } from 'node:crypto';
+import { chromium, type Browser, type CDPSession, type Page } from 'playwright-core';
 import { aptInstall } from '../../scripts/lib/apt';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -32,4 +33,46 @@ export async function launchChromium(): Promise<Browser> {
       '--disable-sync',
     ],
   });
+}
+
+/** A passkey the test made itself, to hand to a virtual authenticator: its credential id, its private key, where it is for. */
+export interface TestPasskey {
+  id: Buffer;
+  privateKey: KeyObject;
+  rpId: string;
+  userHandle: string;
+}
+
+/**
+ * Gives `page` a virtual authenticator (the DevTools WebAuthn domain): a platform authenticator with resident keys and
+ * user verification that verifies and consents on its own; with `passkey`, holding that credential already. Returns
+ * the DevTools session it lives in.
+ */
+export async function addVirtualAuthenticator(page: Page, passkey?: TestPasskey): Promise<CDPSession> {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('WebAuthn.enable');
+  const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: {
+      protocol: 'ctap2',
+      transport: 'internal',
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
+  });
+  if (passkey) {
+    await cdp.send('WebAuthn.addCredential', {
+      authenticatorId,
+      credential: {
+        credentialId: passkey.id.toString('base64'),
+        isResidentCredential: true,
+        rpId: passkey.rpId,
+        privateKey: passkey.privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64'),
+        userHandle: Buffer.from(passkey.userHandle).toString('base64'),
+        signCount: 0,
+      },
+    });
+  }
+  return cdp;
 }

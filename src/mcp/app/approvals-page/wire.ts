@@ -159,15 +159,7 @@ export interface LinkRedeemRequest {
 }
 
 /** The statement a person signs with their passkey: its canonical JSON's SHA-256 is the WebAuthn challenge. */
-export interface ApproverStatement {
-  format: 'temporal-mcp-tasks/approver-statement';
-  v: 1;
-  taskId: string;
-  key: string;
-  subject: string;
-  decision: 'approve' | 'reject' | 'decline' | 'delegate';
-  delegatedTo?: string;
-}
+export type { ApproverStatement } from '../../../contract/decision-records';
 
 /** The paths the page calls. */
 export const APPROVALS_API = {
