@@ -364,8 +364,8 @@ export default tseslint.config(
   },
   {
     // The approvals page shows a question's subject as the task view does: besides its own folder it bundles the
-    // view's DOM helpers and subject rendering (and the amounts they write). This block replaces the one above for
-    // these files, so it keeps its Node rule.
+    // view's DOM helpers, field controls and subject rendering (and the amounts they write). This block replaces the
+    // one above for these files, so it keeps its Node rule.
     files: ['src/mcp/app/approvals-page/**/*.ts'],
     rules: {
       'no-restricted-imports': [
@@ -376,9 +376,9 @@ export default tseslint.config(
             .map((name) => ({ name, message: 'the approvals page runs in a browser' })),
           patterns: [
             {
-              regex: '^\\.\\./(?!view/(dom|result)$|\\.\\./\\.\\./contract/(amount|decision-records)$)',
+              regex: '^\\.\\./(?!view/(dom|field-controls|result)$|\\.\\./\\.\\./contract/(amount|decision-records)$)',
               message:
-                'the approvals page bundles only its own folder, view/dom.ts, view/result.ts, src/contract/amount.ts and the types of src/contract/decision-records.ts',
+                'the approvals page bundles only its own folder, view/dom.ts, view/field-controls.ts, view/result.ts, src/contract/amount.ts and the types of src/contract/decision-records.ts',
             },
           ],
         },

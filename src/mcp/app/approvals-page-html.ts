@@ -16,6 +16,9 @@ export const APPROVALS_CONFIG_SLOT = '__APPROVALS_CONFIG__';
 
 const PAGE_DIR = path.join(__dirname, 'approvals-page');
 
+/** The rules the page shares with the task view (fields, buttons, notices, rendered values), inlined before its own. */
+const BASE_CSS = path.join(__dirname, 'view', 'base.css');
+
 /** The prebuilt page of the package; absent in a checkout, where `approvals-page/` holds the sources. */
 const PREBUILT_PAGE = path.join(__dirname, 'approvals-page.html');
 
@@ -25,12 +28,17 @@ const PREBUILT_PAGE = path.join(__dirname, 'approvals-page.html');
  */
 export const approvalsPageHtml: () => Promise<string> = prebuiltOrBuilt(PREBUILT_PAGE, () => buildApprovalsPageHtml());
 
-/** Builds the page from `approvals-page/` with esbuild, which only a checkout has (see `page-bundle.ts`). */
+/**
+ * Builds the page from `approvals-page/` with esbuild, which only a checkout has (see `page-bundle.ts`). Its styles are
+ * the task view's `view/base.css` followed by `page.css`.
+ */
 export async function buildApprovalsPageHtml(): Promise<string> {
   const { transform } = require('esbuild') as typeof import('esbuild');
   const [script, css] = await Promise.all([
     bundleBrowserScript(PAGE_DIR),
-    readFile(path.join(PAGE_DIR, 'page.css'), 'utf8').then((text) => transform(text, { loader: 'css', minify: true })),
+    Promise.all([BASE_CSS, path.join(PAGE_DIR, 'page.css')].map((file) => readFile(file, 'utf8'))).then((sheets) =>
+      transform(sheets.join('\n'), { loader: 'css', minify: true }),
+    ),
   ]);
   return PAGE_TEMPLATE.replace('__STYLE__', () => inline(css.code, 'style')).replace('__SCRIPT__', () => inline(script, 'script'));
 }

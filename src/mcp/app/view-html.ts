@@ -60,12 +60,17 @@ const slimDependencies: Plugin = {
  */
 export const taskViewHtml: () => Promise<string> = prebuiltOrBuilt(PREBUILT_HTML, () => buildTaskViewHtml());
 
-/** Builds the document from `view/` with esbuild, which only a checkout has (a development dependency): loaded here, not at the top. */
+/**
+ * Builds the document from `view/` with esbuild, which only a checkout has (a development dependency): loaded here, not
+ * at the top. Its styles are `base.css` (shared with the approvals page) followed by `view.css`.
+ */
 export async function buildTaskViewHtml(): Promise<string> {
   const { transform } = require('esbuild') as typeof import('esbuild');
   const [script, css] = await Promise.all([
     bundleBrowserScript(VIEW_DIR, [slimDependencies]),
-    readFile(path.join(VIEW_DIR, 'view.css'), 'utf8').then((css) => transform(css, { loader: 'css', minify: true })),
+    Promise.all(['base.css', 'view.css'].map((name) => readFile(path.join(VIEW_DIR, name), 'utf8'))).then((sheets) =>
+      transform(sheets.join('\n'), { loader: 'css', minify: true }),
+    ),
   ]);
   return [
     '<!doctype html>',

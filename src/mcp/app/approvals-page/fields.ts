@@ -4,13 +4,29 @@
  * as a select and several choices as checkboxes. Each field checks its own value before anything is sent.
  */
 import { h, humanize, uniqueId } from '../view/dom';
+import {
+  checkboxInput,
+  choiceGroup,
+  fieldFrame,
+  labelledElement,
+  marker,
+  numberHint,
+  numberInput,
+  optionRow,
+  readNumber,
+  readSelect,
+  selectInput,
+  textInput,
+  type FieldFrame,
+  type FieldReading,
+} from '../view/field-controls';
 import type { AnswerRequest, FieldSchema } from './wire';
 
 /** A value a field puts in the answer. */
 export type FieldValue = NonNullable<AnswerRequest['content']>[string];
 
 /** A field's value (undefined when left empty), or why it cannot be sent. */
-export type Reading = { value?: FieldValue; problem?: undefined } | { value?: undefined; problem: string };
+export type Reading = FieldReading<FieldValue>;
 
 /** One field of the form. */
 export interface Field {
@@ -55,65 +71,23 @@ export function buildField(name: string, schema: FieldSchema, required: boolean)
   return textField(name, label, schema, required);
 }
 
-/** The help under a field's label and the slot for its problem, tied to the control by ids. */
-class Frame {
-  readonly helpId: string | undefined;
-  readonly help: HTMLElement | undefined;
-  readonly error: HTMLElement;
-  private readonly errorId = uniqueId('field-error');
-
-  constructor(
-    schema: FieldSchema,
-    hint: string | undefined,
-    private readonly target: () => HTMLElement,
-  ) {
-    const text = [schema.description, hint].filter(Boolean).join(' ');
-    this.helpId = text ? uniqueId('field-help') : undefined;
-    this.help = this.helpId ? h('p', { id: this.helpId, class: 'help' }, text) : undefined;
-    this.error = h('p', { id: this.errorId, class: 'field-error', hidden: true });
-  }
-
-  /** Shows or clears `problem`, and says so on the control. */
-  mark(problem: string | undefined): void {
-    const target = this.target();
-    this.error.textContent = problem ?? '';
-    this.error.hidden = problem === undefined;
-    if (problem === undefined) target.removeAttribute('aria-invalid');
-    else target.setAttribute('aria-invalid', 'true');
-    const describedBy = [this.helpId, problem === undefined ? undefined : this.errorId].filter(Boolean).join(' ');
-    if (describedBy) target.setAttribute('aria-describedby', describedBy);
-    else target.removeAttribute('aria-describedby');
-  }
-}
-
-function requiredMark(required: boolean): HTMLElement | undefined {
-  return required ? h('span', { class: 'required', 'aria-hidden': 'true' }, ' *') : undefined;
-}
-
 /** A control under its own label. */
 function labelled(
   name: string,
   label: string,
   required: boolean,
-  frame: Frame,
+  frame: FieldFrame,
   control: HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement,
   read: () => Reading,
 ): Field {
-  frame.mark(undefined);
-  control.addEventListener('input', () => frame.mark(undefined));
-  const element = h(
-    'div',
-    { class: 'field' },
-    h('label', { for: control.id }, label, requiredMark(required)),
-    frame.help,
-    control,
-    frame.error,
-  );
+  const mark = marker(control, frame);
+  mark(undefined);
+  control.addEventListener('input', () => mark(undefined));
   return {
     name,
-    element,
+    element: labelledElement(label, required, frame, control),
     read,
-    mark: (problem) => frame.mark(problem),
+    mark,
     focus: () => control.focus(),
     snapshot: () => control.value,
     restore: (saved) => {
@@ -132,15 +106,9 @@ function lengthHint({ minLength, maxLength }: FieldSchema): string | undefined {
 const INPUT_TYPES: Record<string, string> = { email: 'email', uri: 'url', date: 'date' };
 
 function textField(name: string, label: string, schema: FieldSchema, required: boolean): Field {
-  const id = uniqueId('field');
-  const type = (schema.format && INPUT_TYPES[schema.format]) || 'text';
-  const attributes = { id, name, required, 'aria-required': required ? 'true' : undefined };
-  const control =
-    type === 'text' && (schema.maxLength === undefined || schema.maxLength > 120)
-      ? h('textarea', { ...attributes, rows: 3 })
-      : h('input', { ...attributes, type, autocomplete: 'off' });
+  const frame = fieldFrame(schema, [lengthHint(schema)]);
+  const control = textInput(name, (schema.format && INPUT_TYPES[schema.format]) || 'text', schema.maxLength, required);
   if (typeof schema.default === 'string') control.value = schema.default;
-  const frame = new Frame(schema, lengthHint(schema), () => control);
   return labelled(name, label, required, frame, control, () => {
     const raw = control.value;
     if (control instanceof HTMLInputElement && control.validity.badInput) return { problem: 'Enter a valid value.' };
@@ -155,78 +123,27 @@ function textField(name: string, label: string, schema: FieldSchema, required: b
 }
 
 function numberField(name: string, label: string, schema: FieldSchema, required: boolean): Field {
-  const integer = schema.type === 'integer';
-  const { minimum, maximum } = schema;
-  const range =
-    minimum !== undefined && maximum !== undefined
-      ? ` from ${minimum} to ${maximum}`
-      : minimum !== undefined
-        ? `, at least ${minimum}`
-        : maximum !== undefined
-          ? `, at most ${maximum}`
-          : '';
-  const id = uniqueId('field');
-  const control = h('input', {
-    id,
-    name,
-    type: 'number',
-    inputmode: integer ? 'numeric' : 'decimal',
-    step: integer ? 1 : 'any',
-    min: minimum,
-    max: maximum,
-    required,
-    'aria-required': required ? 'true' : undefined,
-  });
-  if (typeof schema.default === 'number') control.value = String(schema.default);
-  const frame = new Frame(schema, `${integer ? 'A whole number' : 'A number'}${range}.`, () => control);
-  return labelled(name, label, required, frame, control, () => {
-    if (control.validity.badInput) return { problem: 'Enter a number.' };
-    const raw = control.value.trim();
-    if (raw === '') return required ? { problem: 'This field is required.' } : {};
-    const value = Number(raw);
-    if (!Number.isFinite(value)) return { problem: 'Enter a number.' };
-    if (integer && !Number.isInteger(value)) return { problem: 'Enter a whole number.' };
-    if (minimum !== undefined && value < minimum) return { problem: `Enter ${minimum} or more.` };
-    if (maximum !== undefined && value > maximum) return { problem: `Enter ${maximum} or less.` };
-    return { value };
-  });
+  const frame = fieldFrame(schema, [numberHint(schema)]);
+  const control = numberInput(name, schema, required);
+  return labelled(name, label, required, frame, control, () => readNumber(control, schema, required));
 }
 
 function selectField(name: string, label: string, schema: FieldSchema, required: boolean, choices: Choice[]): Field {
-  const id = uniqueId('field');
-  const control = h(
-    'select',
-    { id, name, required, 'aria-required': required ? 'true' : undefined },
-    h('option', { value: '' }, required ? 'Choose…' : '(none)'),
-    ...choices.map((choice, index) => h('option', { value: String(index) }, choice.label)),
-  );
-  const preset = choices.findIndex((choice) => choice.value === schema.default);
-  control.value = preset >= 0 ? String(preset) : '';
-  const frame = new Frame(schema, undefined, () => control);
-  return labelled(name, label, required, frame, control, () => {
-    if (control.value === '') return required ? { problem: 'Choose one.' } : {};
-    return { value: choices[Number(control.value)].value };
-  });
+  const frame = fieldFrame(schema, []);
+  const control = selectInput(name, choices, required, schema.default);
+  return labelled(name, label, required, frame, control, () => readSelect(control, choices, required));
 }
 
 function booleanField(name: string, label: string, schema: FieldSchema): Field {
-  const id = uniqueId('field');
-  const control = h('input', { id, name, type: 'checkbox' });
-  control.checked = schema.default === true;
-  const frame = new Frame(schema, undefined, () => control);
-  frame.mark(undefined);
-  const element = h(
-    'div',
-    { class: 'field' },
-    h('div', { class: 'option' }, control, h('label', { for: id }, label)),
-    frame.help,
-    frame.error,
-  );
+  const frame = fieldFrame(schema, []);
+  const control = checkboxInput(name, schema);
+  const mark = marker(control, frame);
+  mark(undefined);
   return {
     name,
-    element,
+    element: h('div', { class: 'field' }, optionRow(control, label), frame.help, frame.error),
     read: () => ({ value: control.checked }),
-    mark: (problem) => frame.mark(problem),
+    mark,
     focus: () => control.focus(),
     snapshot: () => control.checked,
     restore: (saved) => {
@@ -241,20 +158,18 @@ function checkboxesField(name: string, label: string, schema: FieldSchema, requi
     const id = uniqueId('option');
     const input = h('input', { id, type: 'checkbox', value: String(choice.value) });
     input.checked = defaults.includes(choice.value);
-    return { input, row: h('div', { class: 'option' }, input, h('label', { for: id }, choice.label)) };
+    return { input, row: optionRow(input, choice.label) };
   });
-  const legendId = uniqueId('legend');
-  const frame: Frame = new Frame(schema, 'Choose any that apply.', () => fieldset);
-  const fieldset = h(
-    'fieldset',
-    { class: 'field', 'aria-labelledby': legendId },
-    h('legend', { id: legendId }, label, requiredMark(required)),
-    frame.help,
-    ...boxes.map((box) => box.row),
-    frame.error,
+  const frame = fieldFrame(schema, ['Choose any that apply.']);
+  const fieldset = choiceGroup(
+    label,
+    required,
+    frame,
+    boxes.map((box) => box.row),
   );
-  frame.mark(undefined);
-  for (const { input } of boxes) input.addEventListener('change', () => frame.mark(undefined));
+  const mark = marker(fieldset, frame);
+  mark(undefined);
+  for (const { input } of boxes) input.addEventListener('change', () => mark(undefined));
   return {
     name,
     element: fieldset,
@@ -263,7 +178,7 @@ function checkboxesField(name: string, label: string, schema: FieldSchema, requi
       if (picked.length === 0) return required ? { problem: 'Choose at least one.' } : {};
       return { value: picked };
     },
-    mark: (problem) => frame.mark(problem),
+    mark,
     focus: () => boxes[0]?.input.focus(),
     snapshot: () => boxes.map((box) => box.input.checked),
     restore: (saved) => {

@@ -3,6 +3,22 @@
  * before anything is sent, and a link with Done/Decline for a URL-mode question.
  */
 import { h, humanize, messageOf, replaceChildren, uniqueId } from './dom';
+import {
+  checkboxInput,
+  choiceGroup,
+  fieldFrame,
+  labelledElement,
+  marker,
+  numberHint,
+  numberInput,
+  optionRow,
+  readNumber,
+  readSelect,
+  selectInput,
+  textInput,
+  type FieldFrame,
+  type FieldReading,
+} from './field-controls';
 import { questionMessage, type QuestionText } from './question-message';
 import { textOf, type ToolResult } from './tools';
 import type { FieldSchema, FormContent, FormQuestion, PendingQuestion, UrlQuestion } from './types';
@@ -27,7 +43,7 @@ export interface QuestionCallbacks {
 type FieldValue = FormContent[string];
 
 /** A field read from the form: its value (undefined when left empty) or why it cannot be sent. */
-type Reading = { value?: FieldValue; problem?: undefined } | { value?: undefined; problem: string };
+type Reading = FieldReading<FieldValue>;
 
 /** One rendered field of a form. */
 interface Field {
@@ -295,37 +311,6 @@ function buildField(name: string, schema: FieldSchema, required: boolean): Field
   return textField(name, label, schema, required);
 }
 
-/** Label, help text and error slot shared by every field; ties them to the control(s) with ids. */
-function frame(schema: FieldSchema, hints: string[]) {
-  const help = [schema.description, ...hints].filter((part): part is string => Boolean(part)).join(' ');
-  const helpId = help ? uniqueId('help') : undefined;
-  const errorId = uniqueId('error');
-  return {
-    helpId,
-    errorId,
-    help: helpId ? h('p', { id: helpId, class: 'help' }, help) : undefined,
-    error: h('p', { id: errorId, class: 'field-error', hidden: true }),
-    describedBy: (invalid: boolean) => [helpId, invalid ? errorId : undefined].filter(Boolean).join(' ') || undefined,
-  };
-}
-
-function requiredMark(required: boolean) {
-  return required ? h('span', { class: 'required', 'aria-hidden': 'true' }, ' *') : undefined;
-}
-
-/** Shows or clears a field's problem on `target` (the control, or the fieldset of a group). */
-function marker(target: HTMLElement, parts: ReturnType<typeof frame>) {
-  return (problem: string | undefined) => {
-    parts.error.textContent = problem ?? '';
-    parts.error.hidden = problem === undefined;
-    if (problem === undefined) target.removeAttribute('aria-invalid');
-    else target.setAttribute('aria-invalid', 'true');
-    const describedBy = parts.describedBy(problem !== undefined);
-    if (describedBy) target.setAttribute('aria-describedby', describedBy);
-    else target.removeAttribute('aria-describedby');
-  };
-}
-
 const FORMAT_INPUTS: Record<string, string> = { email: 'email', uri: 'url', date: 'date', 'date-time': 'datetime-local' };
 
 function textField(name: string, label: string, schema: FieldSchema, required: boolean): Field {
@@ -340,13 +325,8 @@ function textField(name: string, label: string, schema: FieldSchema, required: b
           : '',
     format === 'date-time' ? 'Your local time.' : '',
   ];
-  const parts = frame(schema, hints);
-  const id = uniqueId('field');
-  const type = (format && FORMAT_INPUTS[format]) || 'text';
-  const multiline = type === 'text' && (maxLength === undefined || maxLength > 120);
-  const control = multiline
-    ? h('textarea', { id, name, rows: 3, required, 'aria-required': required ? 'true' : undefined })
-    : h('input', { id, name, type, required, 'aria-required': required ? 'true' : undefined, autocomplete: 'off' });
+  const parts = fieldFrame(schema, hints);
+  const control = textInput(name, (format && FORMAT_INPUTS[format]) || 'text', maxLength, required);
   if (typeof schema.default === 'string') control.value = format === 'date-time' ? toLocalDateTime(schema.default) : schema.default;
   return labelledField(name, label, required, parts, control, () => {
     const raw = control.value;
@@ -373,43 +353,9 @@ function textField(name: string, label: string, schema: FieldSchema, required: b
 }
 
 function numberField(name: string, label: string, schema: FieldSchema, required: boolean): Field {
-  const integer = schema.type === 'integer';
-  const { minimum, maximum } = schema;
-  const hints = [
-    integer ? 'A whole number' : 'A number',
-    minimum !== undefined && maximum !== undefined
-      ? ` from ${minimum} to ${maximum}.`
-      : minimum !== undefined
-        ? `, at least ${minimum}.`
-        : maximum !== undefined
-          ? `, at most ${maximum}.`
-          : '.',
-  ];
-  const parts = frame(schema, [hints.join('')]);
-  const id = uniqueId('field');
-  const control = h('input', {
-    id,
-    name,
-    type: 'number',
-    inputmode: integer ? 'numeric' : 'decimal',
-    step: integer ? 1 : 'any',
-    min: minimum,
-    max: maximum,
-    required,
-    'aria-required': required ? 'true' : undefined,
-  });
-  if (typeof schema.default === 'number') control.value = String(schema.default);
-  return labelledField(name, label, required, parts, control, () => {
-    if (control.validity.badInput) return { problem: 'Enter a number.' };
-    const raw = control.value.trim();
-    if (raw === '') return required ? { problem: 'This field is required.' } : {};
-    const value = Number(raw);
-    if (!Number.isFinite(value)) return { problem: 'Enter a number.' };
-    if (integer && !Number.isInteger(value)) return { problem: 'Enter a whole number.' };
-    if (minimum !== undefined && value < minimum) return { problem: `Enter ${minimum} or more.` };
-    if (maximum !== undefined && value > maximum) return { problem: `Enter ${maximum} or less.` };
-    return { value };
-  });
+  const parts = fieldFrame(schema, [numberHint(schema)]);
+  const control = numberInput(name, schema, required);
+  return labelledField(name, label, required, parts, control, () => readNumber(control, schema, required));
 }
 
 /** A field of one control under its own label (text, number): marked as it is edited, shown as typed. */
@@ -417,38 +363,23 @@ function labelledField(
   name: string,
   label: string,
   required: boolean,
-  parts: ReturnType<typeof frame>,
+  parts: FieldFrame,
   control: HTMLInputElement | HTMLTextAreaElement,
   read: () => Reading,
 ): Field {
   const mark = marker(control, parts);
   mark(undefined);
   control.addEventListener('input', () => mark(undefined));
-  const element = h(
-    'div',
-    { class: 'field', 'data-required': String(required) },
-    h('label', { for: control.id }, label, requiredMark(required)),
-    parts.help,
-    control,
-    parts.error,
-  );
+  const element = labelledElement(label, required, parts, control, { 'data-required': String(required) });
   return { name, label, element, focus: () => control.focus(), mark, display: (value) => String(value), read };
 }
 
 function booleanField(name: string, label: string, schema: FieldSchema): Field {
-  const parts = frame(schema, []);
-  const id = uniqueId('field');
-  const control = h('input', { id, name, type: 'checkbox' });
-  control.checked = schema.default === true;
+  const parts = fieldFrame(schema, []);
+  const control = checkboxInput(name, schema);
   const mark = marker(control, parts);
   mark(undefined);
-  const element = h(
-    'div',
-    { class: 'field checkbox-field', 'data-required': 'false' },
-    h('div', { class: 'option' }, control, h('label', { for: id }, label)),
-    parts.help,
-    parts.error,
-  );
+  const element = h('div', { class: 'field checkbox-field', 'data-required': 'false' }, optionRow(control, label), parts.help, parts.error);
   return {
     name,
     label,
@@ -483,29 +414,25 @@ function choiceGroupField(
                 : 'Choose any.',
       ]
     : [];
-  const parts = frame(schema, hints);
+  const parts = fieldFrame(schema, hints);
   const defaults = multiple ? (Array.isArray(schema.default) ? schema.default : []) : [schema.default];
   const groupName = uniqueId(name);
   const inputs = choices.map((choice, index) => {
     const id = uniqueId('option');
     const input = h('input', { id, name: multiple ? id : groupName, type: multiple ? 'checkbox' : 'radio', value: String(index) });
     input.checked = defaults.includes(choice.value);
-    return { choice, input, row: h('div', { class: 'option' }, input, h('label', { for: id }, choice.label)) };
+    return { choice, input, row: optionRow(input, choice.label) };
   });
-  const legendId = uniqueId('legend');
-  const fieldset = h(
-    'fieldset',
+  const fieldset = choiceGroup(
+    label,
+    required,
+    parts,
+    inputs.map((entry) => entry.row),
     {
-      class: 'field',
       'data-required': String(required),
       role: multiple ? undefined : 'radiogroup',
       'aria-required': !multiple && required ? 'true' : undefined,
-      'aria-labelledby': legendId,
     },
-    h('legend', { id: legendId }, label, requiredMark(required)),
-    parts.help,
-    ...inputs.map((entry) => entry.row),
-    parts.error,
   );
   const mark = marker(fieldset, parts);
   mark(undefined);
@@ -535,27 +462,12 @@ function choiceGroupField(
 
 /** A select for a single choice among many options. */
 function selectField(name: string, label: string, schema: FieldSchema, required: boolean, choices: Choice[]): Field {
-  const parts = frame(schema, []);
-  const id = uniqueId('field');
-  const control = h(
-    'select',
-    { id, name, required, 'aria-required': required ? 'true' : undefined },
-    h('option', { value: '' }, required ? 'Choose…' : '(none)'),
-    ...choices.map((choice, index) => h('option', { value: String(index) }, choice.label)),
-  );
-  const preset = choices.findIndex((choice) => choice.value === schema.default);
-  control.value = preset >= 0 ? String(preset) : '';
+  const parts = fieldFrame(schema, []);
+  const control = selectInput(name, choices, required, schema.default);
   const mark = marker(control, parts);
   mark(undefined);
   control.addEventListener('change', () => mark(undefined));
-  const element = h(
-    'div',
-    { class: 'field', 'data-required': String(required) },
-    h('label', { for: id }, label, requiredMark(required)),
-    parts.help,
-    control,
-    parts.error,
-  );
+  const element = labelledElement(label, required, parts, control, { 'data-required': String(required) });
   return {
     name,
     label,
@@ -563,10 +475,7 @@ function selectField(name: string, label: string, schema: FieldSchema, required:
     focus: () => control.focus(),
     mark,
     display: (value) => labelsOf(choices, value),
-    read() {
-      if (control.value === '') return required ? { problem: 'Choose one.' } : {};
-      return { value: choices[Number(control.value)].value };
-    },
+    read: () => readSelect(control, choices, required),
   };
 }
 
