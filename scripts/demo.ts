@@ -117,19 +117,33 @@ async function ensureWorker(client: Client, config: TemporalConfig): Promise<voi
 
 async function startWorker(config: TemporalConfig): Promise<void> {
   say(`no worker polls task queue "${config.taskQueue}": starting one (npm run worker)`);
-  const worker = spawn('npm', ['run', '-s', 'worker'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], detached: true });
-  started.push(worker);
+  await startUntilReady('the worker', ['run', '-s', 'worker'], process.env, 'worker: polling');
+  say('worker started');
+}
+
+/**
+ * Starts `npm <args>` in a process group of its own (stopped with the demo) and waits up to a minute until its stderr
+ * says `ready`; throws with what it wrote when it exits first. Returns the process and what it has written so far.
+ */
+async function startUntilReady(
+  what: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  ready: string,
+): Promise<{ child: ChildProcess; log(): string }> {
+  const child = spawn('npm', args, { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], detached: true, env });
+  started.push(child);
   let log = '';
-  worker.stderr!.on('data', (chunk) => (log += chunk));
+  child.stderr!.on('data', (chunk) => (log += chunk));
   await pollUntil(
     () => {
-      if (log.includes('worker: polling')) return true;
-      if (worker.exitCode !== null) throw new Error(`the worker exited during start-up:\n${log}`);
+      if (log.includes(ready)) return true;
+      if (child.exitCode !== null) throw new Error(`${what} exited during start-up:\n${log}`);
       return undefined;
     },
-    { timeoutMs: 60_000, intervalMs: 100, what: () => `the worker to start (60 s):\n${log}` },
+    { timeoutMs: 60_000, intervalMs: 100, what: () => `${what} to start (60 s):\n${log}` },
   );
-  say('worker started');
+  return { child, log: () => log };
 }
 
 /** A client of `principal` holding `roles`, through an MCP server on stdio of its own; `forms` answers elicitations. */
@@ -327,22 +341,11 @@ async function approveOnThePage(connection: Connection): Promise<void> {
     JSON.stringify({ people: [person(SUBMITTER, []), ...APPROVERS.map((name) => person(name, ['ap-approver']))] }, null, 2),
   );
   say(`starting the HTTP server with the approvals page at ${origin}/approvals (npm run -s serve -- --http 127.0.0.1:${port})`);
-  const server = spawn('npm', ['run', '-s', 'serve', '--', '--http', `127.0.0.1:${port}`, '--samples'], {
-    cwd: ROOT,
-    stdio: ['ignore', 'ignore', 'pipe'],
-    detached: true,
-    env: { ...process.env, MCP_PUBLIC_URL: origin, MCP_APPROVERS_DIRECTORY: directory },
-  });
-  started.push(server);
-  let log = '';
-  server.stderr!.on('data', (chunk) => (log += chunk));
-  await pollUntil(
-    () => {
-      if (log.includes('the approvals page is at')) return true;
-      if (server.exitCode !== null) throw new Error(`the server exited during start-up:\n${log}`);
-      return undefined;
-    },
-    { timeoutMs: 60_000, intervalMs: 100, what: () => `the HTTP server to start (60 s):\n${log}` },
+  const server = await startUntilReady(
+    'the HTTP server',
+    ['run', '-s', 'serve', '--', '--http', `127.0.0.1:${port}`, '--samples'],
+    { ...process.env, MCP_PUBLIC_URL: origin, MCP_APPROVERS_DIRECTORY: directory },
+    'the approvals page is at',
   );
   const submitter = await connectAs(SUBMITTER, '');
   const invoice = demoInvoice();
@@ -370,7 +373,7 @@ async function approveOnThePage(connection: Connection): Promise<void> {
       const release = await submitter.callTool({ name: 'release_scheduled_payment', arguments: { taskId, lineItemId: 'LI-2' } });
       say(`release_scheduled_payment: ${textOf(release as CallToolResult)}`);
     }
-    if (server.exitCode !== null) throw new Error(`the server exited:\n${log.slice(-2_000)}`);
+    if (server.child.exitCode !== null) throw new Error(`the server exited:\n${server.log().slice(-2_000)}`);
     await sleep(1_000);
   }
   say('stopping the server; the task goes on in Temporal');

@@ -271,14 +271,7 @@ test('an invoice approved on the page: carol by her mail link and passkey, signi
 test('a person signs in through OpenID Connect and lands on the principal their tokens map to, with its inbox; an account the directory does not list gets no session', async () => {
   const invoice = sampleInvoice();
   const taskId = await submitInvoice(sam, invoice);
-  const dora = await browserOf();
-  await dora.goto(`${origin}/approvals`);
-  await dora.getByRole('link', { name: 'Sign in with your company account' }).click();
-  // The provider's own sign-in and consent pages.
-  await dora.locator('input[name="login"]').fill(`dora-${suffix}`);
-  await dora.locator('input[name="password"]').fill('any password');
-  await dora.getByRole('button', { name: 'Sign-in' }).click();
-  await dora.getByRole('button', { name: 'Continue' }).click();
+  const dora = await signInAtProvider(`dora-${suffix}`);
   await dora.getByRole('button', { name: 'Sign out' }).waitFor({ timeout: 30_000 });
   const session = (await dora.evaluate(async () => (await fetch('/approvals/session')).json())) as {
     principal: string;
@@ -296,19 +289,26 @@ test('a person signs in through OpenID Connect and lands on the principal their 
   await openFromInbox(dora, invoice.invoiceNumber);
 
   // Someone the provider knows but the approvers directory does not list gets no session.
-  const mallory = await browserOf();
-  await mallory.goto(`${origin}/approvals`);
-  await mallory.getByRole('link', { name: 'Sign in with your company account' }).click();
-  await mallory.locator('input[name="login"]').fill(`mallory-${suffix}`);
-  await mallory.locator('input[name="password"]').fill('any password');
-  await mallory.getByRole('button', { name: 'Sign-in' }).click();
-  await mallory.getByRole('button', { name: 'Continue' }).click();
+  const mallory = await signInAtProvider(`mallory-${suffix}`);
   await mallory.getByText(/is not listed in the approvers directory/).waitFor({ timeout: 30_000 });
   await mallory.goto(`${origin}/approvals`);
   const refused = (await mallory.evaluate(async () => (await fetch('/approvals/session')).json())) as { signedIn: boolean };
   expect(refused.signedIn).toBe(false);
   await cancelTask(taskId);
 }, 240_000);
+
+/** A browser of its own that chose the company account on the page and signed in at the provider as `login`. */
+async function signInAtProvider(login: string): Promise<Page> {
+  const page = await browserOf();
+  await page.goto(`${origin}/approvals`);
+  await page.getByRole('link', { name: 'Sign in with your company account' }).click();
+  // The provider's own sign-in and consent pages.
+  await page.locator('input[name="login"]').fill(login);
+  await page.locator('input[name="password"]').fill('any password');
+  await page.getByRole('button', { name: 'Sign-in' }).click();
+  await page.getByRole('button', { name: 'Continue' }).click();
+  return page;
+}
 
 /** Cancels `taskId` through MCP, as its submitter. */
 async function cancelTask(taskId: string): Promise<void> {
