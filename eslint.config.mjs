@@ -81,6 +81,8 @@ const LAYERS = [
       'util',
     ],
   },
+  // The codec server of Temporal's Web UI and CLI: the payload codec behind the bridge's authentication.
+  { name: 'codec', files: ['src/codec/'], uses: ['transports', 'shared', 'util'] },
   {
     name: 'serve',
     files: ['src/mcp/serve/'],
@@ -91,6 +93,7 @@ const LAYERS = [
     name: 'entries',
     files: ['src/index.ts', 'src/cli.ts'],
     uses: [
+      'codec',
       'serve',
       'bridge',
       'web',

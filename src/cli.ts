@@ -1,6 +1,6 @@
 /**
  * The `temporal-mcp-tasks` command: the server, the worker, the client and the dev server behind one name.
- * Usage: temporal-mcp-tasks <serve|worker|client|approvals|dev-server> [options]; each command takes --help.
+ * Usage: temporal-mcp-tasks <serve|worker|client|approvals|codec-server|dev-server> [options]; each takes --help.
  */
 import { spawn } from 'node:child_process';
 import os from 'node:os';
@@ -20,6 +20,8 @@ Commands:
   approvals    verify the signed decision records of a task's approvals, or an exported receipt, offline with
                the bridge's public key (approvals verify TASK, approvals verify --receipt FILE); make an approver's
                own key and sign a decision with it (approvals keygen, approvals sign)
+  codec-server the codec endpoint of Temporal's Web UI and CLI for payloads encrypted with MCP_PAYLOAD_KEYS
+               (--http HOST:PORT), for the people it authorizes
   dev-server   a local Temporal dev server for trying it out (run, start, stop, status)
 
 Options:
@@ -79,6 +81,8 @@ export function runCommandLine(argv: string[]): void {
       return (require('./client/main') as typeof import('./client/main')).runClientCommand(rest);
     case 'approvals':
       return (require('./approvals/records/cli') as typeof import('./approvals/records/cli')).runApprovalsCommand(rest);
+    case 'codec-server':
+      return (require('./codec/main') as typeof import('./codec/main')).runCodecServerCommand(rest);
     case 'dev-server':
       return runDevServer(rest);
     case '-v':

@@ -70,6 +70,16 @@ export { runWorkerCommand, type ActivityFunctions, type WorkerCommandOptions } f
 export { NotAStoreDirectoryError, RecordKeyMismatchError, RecordStore, type KeyedRecord } from './activities/record-store';
 export { heartbeating, heartbeatingSleep } from './util/heartbeat';
 export { AnswerSeal, answerSealFromEnv, createAnswerActivities } from './shared/answer-proof';
+export { dataConverterFromEnv, EncryptionCodec, encryptingDataConverter } from './shared/payload-codec';
+export {
+  PayloadDecryptionError,
+  PayloadKeys,
+  PayloadKeysError,
+  payloadKeysFromEnv,
+  readPayloadKeys,
+  UnknownPayloadKeyError,
+} from './shared/payload-keys';
+export { startCodecServer, type CodecServerOptions, type RunningCodecServer } from './codec/codec-server';
 export { createNotificationActivities, notificationOutboxFromEnv, readNotifications } from './activities/notifications';
 export { notificationDeliveryFromEnv, type NotificationDeliveryConfig } from './activities/notification-delivery';
 export { createDecisionActivities } from './approvals/records/activities';

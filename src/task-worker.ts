@@ -4,6 +4,7 @@
  */
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createTaskActivities, type TaskActivitiesOptions } from './activities/task-activities';
+import { dataConverterFromEnv } from './shared/payload-codec';
 import { temporalConfigFromEnv } from './shared/temporal-config';
 import { log } from './util/log';
 
@@ -16,17 +17,25 @@ export interface TaskWorkerOptions extends Omit<WorkerOptions, 'namespace'> {
   namespace?: string;
   /** How the bridge's activities are made; default each from the environment. */
   taskActivities?: TaskActivitiesOptions;
+  /**
+   * Default the data converter of the environment ({@link dataConverterFromEnv}: payloads encrypted under the keys
+   * MCP_PAYLOAD_KEYS names, or Temporal's default). The bridge must be given the same codec.
+   */
+  dataConverter?: WorkerOptions['dataConverter'];
 }
 
 /**
  * Creates (does not run) a worker of `options.workflowsPath` (or `workflowBundle`) on `options.taskQueue` with the
  * bridge's activities (answer checks, decision records, notifications) and `options.activities`, which win on a
- * name both have. Throws what `Worker.create` throws, and a setting of the bridge's activities that does not hold.
+ * name both have. Throws what `Worker.create` throws, and a setting of the bridge's activities or of MCP_PAYLOAD_KEYS
+ * that does not hold.
  */
-export function createTaskWorker(options: TaskWorkerOptions): Promise<Worker> {
-  const { taskActivities, activities, namespace, bundlerOptions, ...rest } = options;
+export async function createTaskWorker(options: TaskWorkerOptions): Promise<Worker> {
+  const { taskActivities, activities, namespace, bundlerOptions, dataConverter, ...rest } = options;
+  const converter = dataConverter ?? dataConverterFromEnv();
   return Worker.create({
     ...rest,
+    ...(converter && { dataConverter: converter }),
     namespace: namespace ?? temporalConfigFromEnv().namespace,
     activities: { ...createTaskActivities(taskActivities), ...activities },
     bundlerOptions: withOwnWorkflowEntry(bundlerOptions),

@@ -8,6 +8,8 @@ import path from 'node:path';
 import type { Logger as TemporalLogger, LogLevel as TemporalLogLevel, LogMetadata } from '@temporalio/common';
 import { NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { answerSealFromEnv } from './shared/answer-proof';
+import { encryptingDataConverter } from './shared/payload-codec';
+import { describePayloadKeys, PayloadKeysError, payloadKeysFromEnv } from './shared/payload-keys';
 import { decisionPublicKeysFromEnv, describeDecisionPublicKeys } from './approvals/records/keys';
 import { decisionStoreLocation } from './approvals/records/store';
 import { describeNotificationDelivery, notificationDeliveryFromEnv } from './activities/notification-delivery';
@@ -143,6 +145,9 @@ const ENVIRONMENT_HELP = `Environment:
   MCP_TASK_MARKER_KEY     the bridge's secret key (32+ characters), which workflows need to check that an answer
                           came from a bridge; the same as the bridge's (MCP_TASK_MARKER_KEY_FILE names a file
                           instead; default: the key file every local process shares, see the bridge's --help)
+  MCP_PAYLOAD_KEYS        the bridge's payload keys file ("keyId base64key" lines, mode 600): payloads are
+                          encrypted under the first key and decrypted with any; the same file as the bridge's
+                          (default none: payloads in the clear)
   WORKER_SHUTDOWN_GRACE_MS  on SIGTERM/SIGINT, how long activities under way may finish (default 10000)
   MCP_LOG_FORMAT          text (default) or json: one JSON object a line (time, level, msg, taskId, ...)
   MCP_LOG_LEVEL           debug, info (default), warn or error
@@ -212,6 +217,8 @@ async function main(argv: string[], options: WorkerCommandOptions): Promise<void
   const activitiesFile = args.activities !== undefined ? resolveModule('--activities', args.activities) : undefined;
   // Read before polling: a worker without the bridge's key would refuse every answer.
   const answerSeal = answerSealFromEnv();
+  // And the payload keys: a worker without them fails every workflow task of an encrypted task.
+  const payloadKeys = payloadKeysFromEnv();
   // Named keys are read before polling; the machine's default public key may come later, when the server first starts.
   const decisionKeys = decisionPublicKeysFromEnv();
   const decisionStore = decisionStoreLocation();
@@ -244,6 +251,7 @@ async function main(argv: string[], options: WorkerCommandOptions): Promise<void
     connection,
     namespace: config.namespace,
     taskQueue: config.taskQueue,
+    ...(payloadKeys && { dataConverter: encryptingDataConverter(payloadKeys) }),
     taskActivities: { answerSeal, decisionKeys, decisionStore, notificationOutbox, notificationDelivery: notificationDelivery ?? null },
     ...(activities && { activities }),
     ...(workflowsPath !== undefined && { workflowsPath }),
@@ -261,7 +269,7 @@ async function main(argv: string[], options: WorkerCommandOptions): Promise<void
   log.info(`worker: ${described}notifications to ${notificationOutbox}${reached}`);
   const runs = workflowsPath !== undefined ? `workflows of ${workflowsPath}` : 'activities only (no --workflows)';
   log.info(
-    `worker: polling task queue "${config.taskQueue}" on ${config.address} (namespace ${config.namespace}): ${runs}; answer key ${answerSeal.keyId}; decisions in ${redactUrl(decisionStore)}, checked with ${describeDecisionPublicKeys()}`,
+    `worker: polling task queue "${config.taskQueue}" on ${config.address} (namespace ${config.namespace}): ${runs}; answer key ${answerSeal.keyId}; ${describePayloadKeys(payloadKeys)}; decisions in ${redactUrl(decisionStore)}, checked with ${describeDecisionPublicKeys()}`,
   );
   try {
     await worker.run();
@@ -282,7 +290,7 @@ export function runWorkerCommand(argv: string[], options: WorkerCommandOptions =
     () => process.exit(0),
     (error: Error) => {
       log.error(`worker: ${error.message}`);
-      process.exit(error instanceof UsageError || error instanceof LogConfigError || error instanceof TelemetryConfigError ? 2 : 1);
+      process.exit([UsageError, LogConfigError, TelemetryConfigError, PayloadKeysError].some((kind) => error instanceof kind) ? 2 : 1);
     },
   );
 }

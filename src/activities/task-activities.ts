@@ -6,6 +6,7 @@ import { ApproversDirectory } from '../approvals/records/directory';
 import { createDecisionActivities } from '../approvals/records/activities';
 import { decisionPublicKeysFromEnv, type DecisionPublicKeys } from '../approvals/records/keys';
 import { decisionStoreFromEnv, openDecisionStore } from '../approvals/records/store';
+import { payloadKeysFromEnv } from '../shared/payload-keys';
 import type { DecisionStore } from '../contract/decision-records';
 import { answerSealFromEnv, createAnswerActivities, type AnswerSeal } from '../shared/answer-proof';
 import { notificationDeliveryFromEnv, type NotificationDeliveryConfig } from './notification-delivery';
@@ -47,7 +48,7 @@ export function createTaskActivities(options: TaskActivitiesOptions = {}) {
   const env = options.env ?? process.env;
   const store =
     typeof options.decisionStore === 'string'
-      ? openDecisionStore(options.decisionStore)
+      ? openDecisionStore(options.decisionStore, payloadKeysFromEnv(env))
       : (options.decisionStore ?? decisionStoreFromEnv(env));
   const delivery = options.notificationDelivery === null ? undefined : (options.notificationDelivery ?? notificationDeliveryFromEnv(env));
   const approvers = options.approvers === null ? undefined : (options.approvers ?? delivery?.directory ?? ApproversDirectory.fromEnv(env));

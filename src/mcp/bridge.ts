@@ -1,6 +1,7 @@
 import { sharedStateFromEnv, type ReplicaSharedState } from './tasks/shared-state';
 import { randomBytes } from 'node:crypto';
 import { Client, Connection, type ClientInterceptors, type ConnectionOptions } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
 import { createMcpHandler, createRequestStateCodec } from '@modelcontextprotocol/server';
 import { countFromEnv, msFromEnv, temporalConfigFromEnv, type TemporalConfig } from '../shared/temporal-config';
 import { log } from '../util/log';
@@ -13,6 +14,7 @@ import type { McpEndpoints } from './endpoints';
 import { answerAtOnce, createMcp2025Server, type Mcp2025Dependencies } from './mcp2025/server';
 import { SERVER_INFO, SERVER_INSTRUCTIONS } from './protocol/server-identity';
 import { answerSealFromEnv, type AnswerSeal } from '../shared/answer-proof';
+import { dataConverterFromEnv } from '../shared/payload-codec';
 import { markerFromEnv, type TaskMarker } from './tasks/marker';
 import { rolesInAuthInfo } from './calls/call-tool';
 import { assertValidPrincipal, localPrincipal, parseRoles } from './tasks/principal';
@@ -122,6 +124,11 @@ export interface CreateBridgeOptions {
    * the ids of everyone's tasks. It holds for every caller of the bridge, with credentials or without.
    */
   taskListing?: boolean;
+  /**
+   * The data converter of the client this bridge connects: the same payload codec as the workers (an encrypting one
+   * from {@link dataConverterFromEnv}, or a team's own); default Temporal's. Not used with `client`, whose own is.
+   */
+  dataConverter?: DataConverter;
   /** Interceptors of the client this bridge connects (tracing); not used with `client`. */
   clientInterceptors?: ClientInterceptors;
   /**
@@ -151,13 +158,15 @@ export const DEFAULT_TUNING: BridgeTuning = tuningFromEnv({});
  * Every option of {@link createBridge} the environment gives, as `serve` reads it: Temporal (TEMPORAL_*), the tuning
  * ({@link tuningFromEnv}), MCP_LOCAL_PRINCIPAL and MCP_LOCAL_ROLES, MCP_TEMPORAL_STARTUP_WAIT_MS, the task key
  * (marker and answer seal), approvals (MCP_DECISION_SIGNING_KEY, MCP_DECISION_STORE, MCP_APPROVERS_DIRECTORY, whose
- * roles may be completed by `credentialRoles`), MCP_SHARED_STATE, MCP_REQUEST_STATE_KEY and MCP_REQUEST_STATE_TTL_MS.
+ * roles may be completed by `credentialRoles`), MCP_SHARED_STATE, MCP_REQUEST_STATE_KEY and MCP_REQUEST_STATE_TTL_MS, and
+ * MCP_PAYLOAD_KEYS (the payload codec; the decision store then holds its records encrypted too).
  * Throws, naming the variable, when one is malformed.
  */
 export function bridgeOptionsFromEnv(
   env: NodeJS.ProcessEnv = process.env,
   credentialRoles?: (principal: string) => string[] | undefined,
 ): CreateBridgeOptions {
+  const dataConverter = dataConverterFromEnv(env);
   const shared = sharedStateFromEnv(env);
   const key = env.MCP_REQUEST_STATE_KEY;
   if (key !== undefined && key !== '' && Buffer.byteLength(key) < 32)
@@ -172,6 +181,7 @@ export function bridgeOptionsFromEnv(
     answerSeal: answerSealFromEnv(env),
     approvals: { ...approversFromEnv(credentialRoles, env), decisions: DecisionLog.fromEnv(env) },
     ...(shared && { sharedState: shared }),
+    ...(dataConverter && { dataConverter }),
     requestState: {
       key: key === undefined || key === '' ? randomBytes(32) : key,
       ttlMs: msFromEnv(env, 'MCP_REQUEST_STATE_TTL_MS', 15 * 60_000),
@@ -237,6 +247,7 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
     client = new Client({
       connection,
       namespace: options.temporal.namespace,
+      ...(options.dataConverter && { dataConverter: options.dataConverter }),
       ...(options.clientInterceptors && { interceptors: options.clientInterceptors }),
     });
   }

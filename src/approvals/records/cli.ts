@@ -22,6 +22,7 @@ import {
 } from './keys';
 import { exportReceipt, verifyReceipt, type QuestionReport, type ReceiptReport, type ReportedDecision } from './receipt';
 import { decisionStoreFromEnv, openDecisionStore } from './store';
+import { payloadKeysFromEnv } from '../../shared/payload-keys';
 
 /** Exit codes of the command. */
 export const APPROVALS_EXIT = { valid: 0, invalid: 1, usage: 2, notApproved: 3 } as const;
@@ -66,6 +67,9 @@ Options:
   -h, --help                show this help
 
 A record that carries an approver's own signature that does not verify under their listed key is INVALID.
+
+Records the bridge stored encrypted (MCP_PAYLOAD_KEYS set) are read with the keys file MCP_PAYLOAD_KEYS names; an
+exported receipt holds them decrypted, for an auditor who has no keys.
 
 A question stands approved only when the bridge's signed close record says it closed approved, with as many distinct
 approvals as it required on record: records that end before their question's close (still open, or cut) are never
@@ -213,7 +217,7 @@ async function verifyCommand(argv: string[], io: CommandOutput): Promise<number>
     source = `the receipt ${values.receipt}`;
     report = verifyReceipt(readReceipt(values.receipt), keys, signatures);
   } else {
-    const store = values.store !== undefined ? openDecisionStore(values.store) : decisionStoreFromEnv();
+    const store = values.store !== undefined ? openDecisionStore(values.store, payloadKeysFromEnv()) : decisionStoreFromEnv();
     source = store.describe();
     try {
       let receipt;

@@ -8,6 +8,8 @@ import { sleep } from '../../util/wait';
 import { FileDecisionStore } from './file-store';
 import { PostgresDecisionStore } from './pg-store';
 import { DecisionStoreError } from './store-error';
+import { EncryptedDecisionStore } from './encrypted-store';
+import { payloadKeysFromEnv, type PayloadKeys } from '../../shared/payload-keys';
 import type { DecisionStore, SignedDecisionRecord } from '../../contract/decision-records';
 
 export type { AppendOutcome, DecisionStore } from '../../contract/decision-records';
@@ -24,11 +26,16 @@ export function isPostgresUrl(location: string): boolean {
   return /^postgres(ql)?:\/\//i.test(location);
 }
 
-/** The store at `location`: a `postgres://` or `postgresql://` URL, else a directory (made absolute; created on the first append). */
-export function openDecisionStore(location: string): DecisionStore {
+/**
+ * The store at `location`: a `postgres://` or `postgresql://` URL, else a directory (made absolute; created on the
+ * first append). With `keys` it writes the records' bodies encrypted ({@link EncryptedDecisionStore}); it reads
+ * records in the clear either way, and encrypted ones with the keys that made them.
+ */
+export function openDecisionStore(location: string, keys?: PayloadKeys): DecisionStore {
   const given = location.trim();
   if (given === '') throw new DecisionStoreError(`no decision store given: a directory or a postgres:// URL`, '(none)');
-  return isPostgresUrl(given) ? new PostgresDecisionStore(given) : new FileDecisionStore(path.resolve(given));
+  const store = isPostgresUrl(given) ? new PostgresDecisionStore(given) : new FileDecisionStore(path.resolve(given));
+  return new EncryptedDecisionStore(store, keys);
 }
 
 /**
@@ -41,9 +48,12 @@ export function decisionStoreLocation(env: NodeJS.ProcessEnv = process.env): str
   return isPostgresUrl(given) ? given : path.resolve(given);
 }
 
-/** The store MCP_DECISION_STORE names (see {@link openDecisionStore}, {@link decisionStoreLocation}). */
+/**
+ * The store MCP_DECISION_STORE names (see {@link openDecisionStore}, {@link decisionStoreLocation}), encrypting under
+ * the keys MCP_PAYLOAD_KEYS names when it is set. Throws `PayloadKeysError` for a keys file that cannot be used.
+ */
 export function decisionStoreFromEnv(env: NodeJS.ProcessEnv = process.env): DecisionStore {
-  return openDecisionStore(decisionStoreLocation(env));
+  return openDecisionStore(decisionStoreLocation(env), payloadKeysFromEnv(env));
 }
 
 /**

@@ -3,6 +3,7 @@
  * serves the sample tools when the command line does not say.
  */
 import path from 'node:path';
+import { parseHostPort } from '../../util/host-port';
 
 /** Thrown when a command line cannot be run; the message says what to change. */
 export class UsageError extends Error {}
@@ -59,10 +60,8 @@ export function parseServeArgs(argv: readonly string[], defaults: { samples: boo
       if (!tools) throw new UsageError('--tools needs a file, e.g. --tools tools.yaml');
     } else if (arg === '--http' || arg.startsWith('--http=')) {
       const value = arg === '--http' ? argv[++i] : arg.slice('--http='.length);
-      const match = /^(.+):(\d{1,5})$/.exec(value ?? '');
-      if (!match || Number(match[2]) > 65535)
-        throw new UsageError(`--http needs HOST:PORT, e.g. --http 127.0.0.1:3000 (got "${value ?? ''}")`);
-      http = { host: match[1].replace(/^\[(.*)\]$/, '$1'), port: Number(match[2]) };
+      http = parseHostPort(value);
+      if (!http) throw new UsageError(`--http needs HOST:PORT, e.g. --http 127.0.0.1:3000 (got "${value ?? ''}")`);
     } else throw new UsageError(`unknown argument "${arg}"; see --help`);
   }
   if (noAuth && !http) throw new UsageError('--no-auth goes with --http');

@@ -30,6 +30,7 @@ import { signInMailFromEnv } from '../web/mail-sign-in';
 import { OidcConfigError, oidcConfigFromEnv, OidcSignIn } from '../web/oidc-sign-in';
 import { ApprovalsPageConfigError, approvalsPageConfigFromEnv } from '../web/page-config';
 import { APPROVALS_API } from '../app/approvals-page/wire';
+import { describePayloadKeys, PayloadKeysError, payloadKeysFromEnv } from '../../shared/payload-keys';
 
 /** Whether the sample tools are served when the command line does not say (see --help). */
 const SAMPLES_BY_DEFAULT = samplesByDefault(__filename);
@@ -100,6 +101,9 @@ Environment:
                                   every replica (default: a pair generated once in ~/.config/temporal-mcp-tasks)
   MCP_DECISION_STORE              the append-only decision store, shared with the workers: a directory or a
                                   postgres:// URL (default .data/decisions)
+  MCP_PAYLOAD_KEYS                a file of "keyId base64key" lines (32-byte AES-256 keys, mode 600): every payload the
+                                  bridge writes to Temporal and every decision record is encrypted under the first key;
+                                  each line's key decrypts. The workers need the same file (default none: in the clear)
   MCP_APPROVERS_DIRECTORY         JSON file of the people who approve: their principals (four eyes count people),
                                   roles (a question is handed on only to someone eligible), own keys and who must sign
   MCP_PASSKEY_ORIGIN              with --http, serve the passkey page at ORIGIN/passkeys, where approvers register
@@ -229,7 +233,7 @@ async function main(argv: string[]): Promise<void> {
     log.info(`serve: ${declared.length} tool(s) from ${args.tools}: ${declared.map((tool) => tool.name).join(', ')}`);
   if (telemetry.enabled) log.info(`serve: traces to ${telemetry.description}`);
   // Workers log the same id: answers sealed with another key are refused by the workflows.
-  const target = `Temporal ${temporal.address} (namespace ${temporal.namespace}, task queue ${temporal.taskQueue}; answer key ${answerSeal.keyId})`;
+  const target = `Temporal ${temporal.address} (namespace ${temporal.namespace}, task queue ${temporal.taskQueue}; answer key ${answerSeal.keyId}; ${describePayloadKeys(payloadKeysFromEnv())})`;
   let stopping = false;
   /** Ends the process once `drain` is done, or after the bound whatever it is doing; a second signal changes nothing. */
   const stopOn = (signal: NodeJS.Signals | 'end of input', drain: () => Promise<void>) => {
@@ -339,6 +343,7 @@ export function runServeCommand(argv: string[]): void {
       SharedStateConfigError,
       ToolsFileError,
       MarkerKeyError,
+      PayloadKeysError,
       LogConfigError,
       TelemetryConfigError,
     ].some((kind) => error instanceof kind);

@@ -166,7 +166,7 @@ export class MarkedRuns {
         }
         const signal = event.workflowExecutionSignaledEventAttributes;
         if (signal) {
-          if (signal.signalName === BIND_SIGNAL_NAME && !bound) bound = this.bindsRun(signal, workflowId, firstRunId);
+          if (signal.signalName === BIND_SIGNAL_NAME && !bound) bound = await this.bindsRun(signal, workflowId, firstRunId);
         } else if (!event.workflowExecutionCancelRequestedEventAttributes) {
           settled = true;
         }
@@ -174,7 +174,7 @@ export class MarkedRuns {
       }
     } while (token && !bound && !settled && read < START_EVENTS_READ);
     const payload = startEvent?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
-    const input = payload ? this.temporal.client.options.loadedDataConverter.payloadConverter.fromPayload(payload) : undefined;
+    const input = payload ? await this.temporal.decodePayload(payload) : undefined;
     const start = { startedAt: timestampToMs(startEvent?.eventTime) ?? 0, argumentsDigest: argumentsDigest(input), bound };
     // Settled once bound, past its start, or too long to read: kept; a start still waiting for its binding is not.
     const bindable = !bound && !settled && read < START_EVENTS_READ;
@@ -183,16 +183,16 @@ export class MarkedRuns {
   }
 
   /** Whether a signal in `firstRunId`'s history is the bridge's binding of that run. */
-  private bindsRun(
+  private async bindsRun(
     signal: temporal.api.history.v1.IWorkflowExecutionSignaledEventAttributes,
     workflowId: string,
     firstRunId: string,
-  ): boolean {
+  ): Promise<boolean> {
     const payload = signal.input?.payloads?.[0];
     if (!payload) return false;
     let binding: unknown;
     try {
-      binding = this.temporal.client.options.loadedDataConverter.payloadConverter.fromPayload(payload);
+      binding = await this.temporal.decodePayload(payload);
     } catch {
       return false;
     }

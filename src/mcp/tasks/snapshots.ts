@@ -108,7 +108,6 @@ export class Snapshots {
     asOfEvent: number,
   ): Promise<{ keys: Set<string>; at?: string }> {
     const { client } = this.temporal;
-    const { payloadConverter } = client.options.loadedDataConverter;
     const keys = new Set<string>();
     let at: string | undefined;
     let nextPageToken: Uint8Array | undefined;
@@ -126,7 +125,7 @@ export class Snapshots {
         const signal = event.workflowExecutionSignaledEventAttributes;
         if (event.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED && signal?.signalName === RESPOND_SIGNAL_NAME) {
           const payload = signal.input?.payloads?.[0];
-          const response = payload ? (payloadConverter.fromPayload(payload) as InputResponse) : undefined;
+          const response = payload ? ((await this.temporal.decodePayload(payload)) as InputResponse) : undefined;
           if (response && typeof response.key === 'string' && response.action !== 'cancel') {
             keys.add(response.key);
             at ??= timestampToIso(event.eventTime);

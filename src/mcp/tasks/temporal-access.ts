@@ -1,5 +1,6 @@
 /** What every part of the task core shares: the Temporal client, its options, and requests under a deadline. */
 import type { Client } from '@temporalio/client';
+import type { Payload } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { webUiWorkflowUrl } from '../../shared/temporal-config';
 import type { TaskCoreOptions, TaskTool } from './options';
@@ -26,6 +27,17 @@ export class TemporalAccess {
   webUi(workflowId: string): { webUiUrl?: string } {
     const base = this.options.webUiUrl;
     return base ? { webUiUrl: webUiWorkflowUrl(base, this.namespace, workflowId) } : {};
+  }
+
+  /**
+   * The value of a payload read from history as it is stored: through the client's codecs (the last one first, as
+   * Temporal applies them) and then its payload converter. Throws what a codec throws (a key it does not hold).
+   */
+  async decodePayload(payload: Payload): Promise<unknown> {
+    const { payloadCodecs, payloadConverter } = this.client.options.loadedDataConverter;
+    let decoded = [payload];
+    for (const codec of [...payloadCodecs].reverse()) decoded = await codec.decode(decoded);
+    return payloadConverter.fromPayload(decoded[0]);
   }
 
   /** The first event of a run's history (its start), read alone. */

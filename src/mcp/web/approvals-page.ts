@@ -36,7 +36,9 @@ import { clientAddress, type ApprovalsPageConfig } from './page-config';
 import { PasskeySignIn, PasskeySignInError } from './passkey-sign-in';
 import { questionViewOf, versionOf } from './question-view';
 import { PER_ADDRESS, PER_NAME, PER_NAME_AND_ADDRESS, SignInAttempts } from './sign-in-attempts';
-import { cookieOf, WebSessions, type SignInVia, type WebSession } from './web-session';
+import { WebSessions, type SignInVia, type WebSession } from './web-session';
+import { cookieOf } from '../../util/cookies';
+import { escapeHtml } from '../../util/html';
 
 /** What the page stands on. */
 export interface ApprovalsPageOptions {
@@ -592,8 +594,4 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
     ...headers,
   });
   res.end(JSON.stringify(body));
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
 }

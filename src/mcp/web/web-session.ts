@@ -7,6 +7,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SignedTokens, type TokenClaims } from '../../shared/signed-tokens';
+import { cookieOf } from '../../util/cookies';
 import type { ApprovalsPageConfig } from './page-config';
 
 /** How a person signed in. */
@@ -126,13 +127,4 @@ export function appendCookie(res: ServerResponse, cookie: string): void {
   const present = res.getHeader('set-cookie');
   const list = present === undefined ? [] : Array.isArray(present) ? present : [String(present)];
   res.setHeader('set-cookie', [...list, cookie]);
-}
-
-/** The value of the cookie `name` the request carries, if any. */
-export function cookieOf(req: IncomingMessage, name: string): string | undefined {
-  for (const part of (req.headers.cookie ?? '').split(';')) {
-    const at = part.indexOf('=');
-    if (at > 0 && part.slice(0, at).trim() === name) return part.slice(at + 1).trim();
-  }
-  return undefined;
 }
