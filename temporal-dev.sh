@@ -41,6 +41,11 @@ Environment:
   TEMPORAL_DB_FILE       SQLite file the server persists to (default <state dir>/dev-<port>.db)
   TEMPORAL_NAMESPACE     namespace to create besides 'default' (default: default)
   TEMPORAL_HEADLESS      set to 1 to run without the Web UI
+  MCP_PAYLOAD_KEYS       the bridge's payload keys file: when set, the Web UI decodes payloads through the codec
+                         server at TEMPORAL_UI_CODEC_ENDPOINT (default http://127.0.0.1:8888; run it with
+                         temporal-mcp-tasks codec-server --http 127.0.0.1:8888)
+  TEMPORAL_UI_CODEC_ENDPOINT
+                         the Web UI's codec server (--ui-codec-endpoint), with or without MCP_PAYLOAD_KEYS
   TEMPORAL_METRICS_PORT  serve Prometheus metrics on http://127.0.0.1:<port>/metrics (default: a random port)
   TEMPORAL_HISTORY_LONG_POLL
                          how long the server holds an idle history long poll (history.longPollExpirationInterval,
@@ -104,10 +109,25 @@ server_args() {
   if [[ -n "${TEMPORAL_METRICS_PORT:-}" ]]; then args+=(--metrics-port "$TEMPORAL_METRICS_PORT"); fi
   args+=(--dynamic-config-value "history.longPollExpirationInterval=\"${TEMPORAL_HISTORY_LONG_POLL:-30s}\"")
   args+=(--dynamic-config-value "frontend.namespaceCount=${TEMPORAL_NAMESPACE_LONG_POLLS:-20000}")
-  if [[ "${TEMPORAL_HEADLESS:-0}" == "1" ]]; then args+=(--headless); else args+=(--ui-port "$((PORT + 1000))"); fi
+  if [[ "${TEMPORAL_HEADLESS:-0}" == "1" ]]; then
+    args+=(--headless)
+  else
+    args+=(--ui-port "$((PORT + 1000))")
+    # Payloads the bridge encrypts are shown decoded by the codec server to the people it authorizes.
+    local codec; codec="$(codec_endpoint)"
+    if [[ -n "$codec" ]]; then args+=(--ui-codec-endpoint "$codec"); fi
+  fi
   local sa
   for sa in "${SEARCH_ATTRIBUTES[@]}"; do args+=(--search-attribute "$sa"); done
   printf '%s\n' "${args[@]}"
+}
+
+# The Web UI's codec endpoint: TEMPORAL_UI_CODEC_ENDPOINT, else the codec server's default address when payloads are
+# encrypted (MCP_PAYLOAD_KEYS), else none.
+codec_endpoint() {
+  if [[ -n "${TEMPORAL_UI_CODEC_ENDPOINT:-}" ]]; then echo "$TEMPORAL_UI_CODEC_ENDPOINT"
+  elif [[ -n "${MCP_PAYLOAD_KEYS:-}" ]]; then echo "http://127.0.0.1:8888"
+  fi
 }
 
 healthy() {
@@ -171,6 +191,10 @@ cmd_start() {
     sleep 0.25; waited=$((waited + 1))
   done
   say "ready on 127.0.0.1:$PORT (pid $pid)$([[ "${TEMPORAL_HEADLESS:-0}" == "1" ]] || echo ", Web UI http://127.0.0.1:$((PORT + 1000))")"
+  local codec; codec="$(codec_endpoint)"
+  if [[ "${TEMPORAL_HEADLESS:-0}" != "1" && -n "$codec" ]]; then
+    say "the Web UI decodes payloads through the codec server $codec (temporal-mcp-tasks codec-server --http ${codec#http://})"
+  fi
 }
 
 cmd_stop() {

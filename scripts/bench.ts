@@ -7,7 +7,7 @@
  * printed. Figures, not assertions: see --help for what each row measures.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Agent } from 'node:http';
@@ -85,6 +85,7 @@ const ROW_ORDER = [
   'get',
   'get-input',
   'get-created',
+  'codec',
   'answer',
   'close',
   'cross',
@@ -111,6 +112,8 @@ function goal(value: number, op: '≥' | '≤' | '<', target: number, digits = 2
 
 /** The rows --rows names (get-input comes with get). */
 const SELECTABLE_ROWS = ROW_ORDER.filter((key) => key !== 'get-input' && key !== 'get-created');
+/** Tasks created and read through each server of the codec row. */
+const CODEC_SAMPLES = 200;
 /** The rows the cluster runs: those of creating, listing, following and polling tasks. */
 const CLUSTER_ROWS: readonly RowKey[] = ['create', 'bulk', 'list', 'rss', 'watched', 'pollers'];
 
@@ -135,6 +138,15 @@ const ROW_HELP: [string, string[]][] = [
       'time per call.',
       `Then a read right after a create (on ${CREATED_READ_SAMPLES} more tasks of each): tools/call then at`,
       'once tasks/get, against a raw start then at once describe(); the p50s of the reads.',
+    ],
+  ],
+  [
+    'payload codec on vs off',
+    [
+      `${CODEC_SAMPLES} task-augmented tools/call of the hold tool through a second MCP server whose payloads are`,
+      `encrypted (MCP_PAYLOAD_KEYS) against as many through the plain one, ${CREATE_IN_FLIGHT} in flight, in alternating`,
+      "blocks: tasks/s and their ratio. Then each task's first tasks/get (no watch yet: a describe, its",
+      'memo and the start event decoded) and a second one, alternately on either server: p50s and ratios.',
     ],
   ],
   [
@@ -359,6 +371,9 @@ class Stack extends BenchStack {
   holdWorker?: Managed;
   server?: Managed;
   replica?: Managed;
+  /** The codec row's MCP server, whose payloads are encrypted; started by that row. */
+  encrypting?: Managed;
+  encryptingPort = 0;
   inbox?: InboxRig;
   private keys?: ReturnType<Stack['decisionKeys']>;
   client!: Client;
@@ -494,11 +509,38 @@ class Stack extends BenchStack {
   }
 
   logFiles(): string[] {
-    return ['server.log', 'replica.log', 'worker.log', 'hold-worker.log'].map((file) => path.join(this.dir, file));
+    return ['server.log', 'replica.log', 'encrypting.log', 'worker.log', 'hold-worker.log'].map((file) => path.join(this.dir, file));
   }
 
   async stopWorker(): Promise<void> {
     await this.worker?.kill('SIGTERM');
+  }
+
+  /**
+   * A second MCP server on the same Temporal and tools whose payloads are encrypted (MCP_PAYLOAD_KEYS, a key of the
+   * run's own), for the codec row; its endpoint. Stopped by {@link down}.
+   */
+  async startEncryptingServer(): Promise<string> {
+    const keys = path.join(this.dir, 'payload-keys');
+    writeFileSync(keys, `bench ${randomBytes(32).toString('base64')}\n`, { mode: 0o600 });
+    this.encryptingPort = await freePort();
+    const env = {
+      ...process.env,
+      TEMPORAL_ADDRESS: this.address,
+      TEMPORAL_NAMESPACE: 'default',
+      TEMPORAL_TASK_QUEUE: this.taskQueue,
+      ...this.keys,
+      MCP_PAYLOAD_KEYS: keys,
+    };
+    this.encrypting = this.mcpServer(
+      'the encrypting MCP server',
+      this.encryptingPort,
+      holdToolsFile(this.dir, this.holdQueue),
+      env,
+      'encrypting.log',
+    );
+    await this.encrypting.start().waitFor(/MCP Streamable HTTP on/);
+    return `http://127.0.0.1:${this.encryptingPort}/mcp`;
   }
 
   /** The approver-inbox row's worker and server ({@link InboxRig}), started; stopped by the row or by {@link down}. */
@@ -515,6 +557,7 @@ class Stack extends BenchStack {
       this.holdWorker?.kill('SIGTERM'),
       this.server?.kill('SIGTERM'),
       this.replica?.kill('SIGTERM'),
+      this.encrypting?.kill('SIGTERM'),
       this.stopInMemory(),
     ]);
     await this.connection?.close().catch(() => undefined);
@@ -525,7 +568,7 @@ class Stack extends BenchStack {
   killNow(): void {
     this.inbox?.killNow();
     this.killInMemoryNow();
-    for (const managed of [this.worker, this.holdWorker, this.server, this.replica]) {
+    for (const managed of [this.worker, this.holdWorker, this.server, this.replica, this.encrypting]) {
       if (!managed?.running) continue;
       try {
         process.kill(-managed.child!.pid!, 'SIGKILL');
@@ -1175,6 +1218,52 @@ async function run(args: Args, stack: BenchStack, rows: Map<RowKey, string>): Pr
         `bridge ${bridgeRate.toFixed(1)}/s   raw start ${rawRate.toFixed(1)}/s   ratio ${(bridgeRate / rawRate).toFixed(2)} ${goal(bridgeRate / rawRate, '≥', 0.9)}` +
           `  (MCP server CPU ${(serverCpuMs / CREATE_STARTS).toFixed(1)} ms a call)`,
       );
+    }
+
+    if (wants('codec')) {
+      const encryptingUrl = await oneDevServer(stack).startEncryptingServer();
+      const encrypted = await connectMcp(encryptingUrl, 'bench-codec');
+      try {
+        process.stderr.write(`bench: payload codec: ${CODEC_SAMPLES} tools/call through each server…\n`);
+        const plainIds: string[] = [];
+        const encryptedIds: string[] = [];
+        let plainMs = 0;
+        let encryptedMs = 0;
+        const block = CODEC_SAMPLES / 4;
+        for (let round = 0; round < 4; round++) {
+          plainMs += await inParallel(block, CREATE_IN_FLIGHT, async (index) => void plainIds.push(await createHoldTask(mcp, index)));
+          encryptedMs += await inParallel(
+            block,
+            CREATE_IN_FLIGHT,
+            async (index) => void encryptedIds.push(await createHoldTask(encrypted, index)),
+          );
+        }
+        const plainRate = CODEC_SAMPLES / (plainMs / 1000);
+        const encryptedRate = CODEC_SAMPLES / (encryptedMs / 1000);
+        const reads = { plainFirst: [] as number[], encryptedFirst: [] as number[], plain: [] as number[], encrypted: [] as number[] };
+        for (const [index, id] of plainIds.entries()) {
+          const viaPlain = () => timed(reads.plainFirst, () => mcp.experimental.tasks.getTask(id));
+          const viaEncrypted = () => timed(reads.encryptedFirst, () => encrypted.experimental.tasks.getTask(encryptedIds[index]));
+          if (index % 2 === 0) await viaPlain().then(viaEncrypted);
+          else await viaEncrypted().then(viaPlain);
+        }
+        for (const [index, id] of plainIds.entries()) {
+          const viaPlain = () => timed(reads.plain, () => mcp.experimental.tasks.getTask(id));
+          const viaEncrypted = () => timed(reads.encrypted, () => encrypted.experimental.tasks.getTask(encryptedIds[index]));
+          if (index % 2 === 0) await viaPlain().then(viaEncrypted);
+          else await viaEncrypted().then(viaPlain);
+        }
+        const p50 = (samples: number[]) => percentile(samples, 50);
+        row(
+          'codec',
+          'payload codec on vs off',
+          `create ${encryptedRate.toFixed(1)}/s vs ${plainRate.toFixed(1)}/s  ratio ${(encryptedRate / plainRate).toFixed(2)}   ` +
+            `first tasks/get p50 ${ms(p50(reads.encryptedFirst))} vs ${ms(p50(reads.plainFirst))}  ratio ${(p50(reads.encryptedFirst) / p50(reads.plainFirst)).toFixed(2)}   ` +
+            `next tasks/get p50 ${ms(p50(reads.encrypted))} vs ${ms(p50(reads.plain))}  ratio ${(p50(reads.encrypted) / p50(reads.plain)).toFixed(2)}`,
+        );
+      } finally {
+        await encrypted.close();
+      }
     }
 
     if (wants('get', 'answer', 'close', 'cross', 'rpcs')) {

@@ -119,6 +119,17 @@ test('invoices through the balancer on both generations, a frontend and an MCP r
   // The books: each line item of each invoice paid exactly once.
   expect(await paid(first)).toEqual(['LI-1', 'LI-2']);
   expect(await paid(secondId)).toEqual(['LI-1', 'LI-2']);
+  // Temporal's PostgreSQL keeps the invoices encrypted (MCP_PAYLOAD_KEYS): none of their words in any row.
+  const rows = stack.temporalRows();
+  expect(rows).toContain(first);
+  expect(rows).toContain('binary/encrypted');
+  for (const word of [
+    invoice.invoiceNumber,
+    second.invoiceNumber,
+    ...invoice.lineItems.map((line) => line.description),
+    'Acme Office Supplies',
+  ])
+    expect({ word, inPostgres: rows.includes(word) }).toEqual({ word, inPostgres: false });
 
   // Both parts come back and serve.
   await Promise.all([stack.start('frontend-a'), stack.start(victim)]);
@@ -146,8 +157,8 @@ test('invoices through the balancer on both generations, a frontend and an MCP r
     20_000,
   );
   expect(back.body.result?.status).toBe('completed');
-  const rows = await stack.status();
-  expect(rows.filter((row) => !row.running)).toEqual([]);
+  const parts = await stack.status();
+  expect(parts.filter((row) => !row.running)).toEqual([]);
   passed = true;
 }, 300_000);
 

@@ -649,6 +649,25 @@ export class ClusterStack {
     if (!existsSync(this.tokensFile)) {
       writeTokensFile(this.tokensFile, ['submitter', 'approver-a ap-approver', 'approver-b ap-approver']);
     }
+    // Payloads are encrypted as a deployment with financial data encrypts them: the operator's keys, else the stack's own.
+    if (!process.env.MCP_PAYLOAD_KEYS && !existsSync(this.payloadKeysFile)) {
+      writeFileSync(this.payloadKeysFile, `cluster-1 ${randomBytes(32).toString('base64')}\n`, { mode: 0o600 });
+    }
+  }
+
+  /** The keys file the replicas and workers encrypt payloads with: MCP_PAYLOAD_KEYS, else one of the stack's own. */
+  get payloadKeysFile(): string {
+    return process.env.MCP_PAYLOAD_KEYS || path.join(this.dir, 'payload-keys');
+  }
+
+  /**
+   * The rows of Temporal's databases (persistence and visibility) as pg_dump writes them, each bytea value also decoded
+   * beside it: what a copy of the database shows someone without the payload keys.
+   */
+  temporalRows(): string {
+    const dump = ['temporal', 'temporal_visibility'].map((database) => this.postgres().dumpData(database)).join('\n');
+    const decoded = [...dump.matchAll(/\\\\x([0-9a-f]+)/g)].map((match) => Buffer.from(match[1], 'hex').toString('latin1'));
+    return `${dump}\n${decoded.join('\n')}`;
   }
 
   /** The token of `principal` in the stack's token file. */
@@ -667,6 +686,7 @@ export class ClusterStack {
       ERP_REGISTRY: path.join(this.dir, 'data', 'erp'),
       NOTIFICATION_OUTBOX: path.join(this.dir, 'data', 'notifications.jsonl'),
       MCP_DECISION_STORE: this.decisionStore,
+      MCP_PAYLOAD_KEYS: this.payloadKeysFile,
       TEMPORAL_WEB_UI_URL: this.webUiUrl,
     };
   }

@@ -91,6 +91,15 @@ export class LocalPostgres {
     );
   }
 
+  /** The rows of `database` as `pg_dump --data-only` writes them (COPY text; bytea as `\\x` and hex). */
+  dumpData(database: string): string {
+    return execFileSync(
+      path.join(this.bin, 'pg_dump'),
+      ['-h', '127.0.0.1', '-p', String(this.port), '-U', 'postgres', '--data-only', '--no-owner', database],
+      { encoding: 'utf8', maxBuffer: 1024 * 1024 * 1024 },
+    );
+  }
+
   /** Runs a PostgreSQL binary, as the `postgres` user when this process is root (PostgreSQL refuses root). */
   private run(command: string, args: string[]): string {
     const full = path.join(this.bin, command);

@@ -103,7 +103,8 @@ class CodecRequests {
     const route = `${req.method} ${url.pathname}`;
     if (route === 'GET /healthz') return answer(res, 200, { ok: true });
     if (url.pathname === '/' || url.pathname === '/sign-in' || url.pathname === '/sign-out') return this.page(req, res, url.pathname);
-    if (url.pathname !== '/encode' && url.pathname !== '/decode') return answer(res, 404, { error: `no ${url.pathname} here: POST /encode or /decode` });
+    if (url.pathname !== '/encode' && url.pathname !== '/decode')
+      return answer(res, 404, { error: `no ${url.pathname} here: POST /encode or /decode` });
     // A browser page of another origin gets nothing, not even a refusal it could read.
     if (origin !== undefined && !this.origins.has(origin.toLowerCase())) {
       return answer(res, 403, { error: `origin ${origin} is not a Web UI this codec server answers (MCP_CODEC_UI_ORIGINS)` });
@@ -184,7 +185,7 @@ class CodecRequests {
     return {
       status: 401,
       headers: { 'www-authenticate': 'Bearer realm="temporal-mcp-codec"' },
-      message: 'Unauthorized: send Authorization: Bearer <token>, or sign in on this codec server\'s page (GET /) first',
+      message: "Unauthorized: send Authorization: Bearer <token>, or sign in on this codec server's page (GET /) first",
     };
   }
 
@@ -196,7 +197,11 @@ class CodecRequests {
     const session = cookieOf(req, CODEC_SESSION_COOKIE);
     const signedIn = session === undefined ? undefined : this.sessions.read<SessionClaims>(session);
     if (req.method === 'GET' && pathname === '/') {
-      return answerHtml(res, 200, signInPage({ ...(signedIn && { principal: signedIn.principal }), role: this.options.role, uiOrigins: [...this.origins] }));
+      return answerHtml(
+        res,
+        200,
+        signInPage({ ...(signedIn && { principal: signedIn.principal }), role: this.options.role, uiOrigins: [...this.origins] }),
+      );
     }
     if (req.method !== 'POST' || pathname === '/') {
       res.setHeader('allow', pathname === '/' ? 'GET' : 'POST');
@@ -205,7 +210,11 @@ class CodecRequests {
     // The form is posted from this page only.
     const site = req.headers['sec-fetch-site'];
     if ((site !== undefined && site !== 'same-origin') || !sameOrigin(req)) {
-      return answerHtml(res, 403, signInPage({ role: this.options.role, uiOrigins: [...this.origins], problem: 'Sign in from this page.' }));
+      return answerHtml(
+        res,
+        403,
+        signInPage({ role: this.options.role, uiOrigins: [...this.origins], problem: 'Sign in from this page.' }),
+      );
     }
     const secure = !isLoopbackHost(hostNameOf(req));
     if (pathname === '/sign-out') {
@@ -214,11 +223,13 @@ class CodecRequests {
     }
     const text = await readBodyText(req, 16_384);
     const token = text === undefined ? undefined : new URLSearchParams(text).get('token')?.trim();
-    const refused = (problem: string) => answerHtml(res, 401, signInPage({ role: this.options.role, uiOrigins: [...this.origins], problem }));
+    const refused = (problem: string) =>
+      answerHtml(res, 401, signInPage({ role: this.options.role, uiOrigins: [...this.origins], problem }));
     if (!token) return refused('Enter your token.');
     const caller = await this.options.authenticator.authenticate({ headers: { authorization: `Bearer ${token}` } } as IncomingMessage);
     if ('status' in caller) return refused('That token is not valid.');
-    if (!caller.roles.includes(this.options.role)) return refused(`${caller.principal} may not read payloads: that needs the role ${this.options.role}.`);
+    if (!caller.roles.includes(this.options.role))
+      return refused(`${caller.principal} may not read payloads: that needs the role ${this.options.role}.`);
     const exp = Date.now() + this.options.sessionMs;
     const signed = this.sessions.sign<SessionClaims>({ exp, principal: caller.principal, roles: caller.roles });
     res.setHeader('set-cookie', cookie(signed, Math.floor(this.options.sessionMs / 1000), secure));
@@ -230,7 +241,6 @@ class CodecRequests {
 function cookie(value: string, maxAgeSeconds: number, secure: boolean): string {
   return `${CODEC_SESSION_COOKIE}=${value}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`;
 }
-
 
 function hostNameOf(req: IncomingMessage): string {
   try {

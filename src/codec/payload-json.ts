@@ -25,7 +25,8 @@ export function payloadsOfBody(text: string): Payload[] {
   } catch {
     throw new PayloadsBodyError('the body is not JSON: send {"payloads": [...]}');
   }
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new PayloadsBodyError('the body must be an object {"payloads": [...]}');
+  if (body === null || typeof body !== 'object' || Array.isArray(body))
+    throw new PayloadsBodyError('the body must be an object {"payloads": [...]}');
   const { payloads } = body as { payloads?: unknown };
   // proto3 JSON leaves an empty list out.
   if (payloads === undefined) return [];
@@ -56,7 +57,9 @@ function bytesOf(value: unknown, where: string): Uint8Array {
 export function bodyOfPayloads(payloads: readonly Payload[]): string {
   return JSON.stringify({
     payloads: payloads.map((payload) => ({
-      metadata: Object.fromEntries(Object.entries(payload.metadata ?? {}).map(([name, bytes]) => [name, Buffer.from(bytes).toString('base64')])),
+      metadata: Object.fromEntries(
+        Object.entries(payload.metadata ?? {}).map(([name, bytes]) => [name, Buffer.from(bytes).toString('base64')]),
+      ),
       data: Buffer.from(payload.data ?? new Uint8Array()).toString('base64'),
     })),
   });

@@ -47,7 +47,9 @@ export class UnknownPayloadKeyError extends Error {
 /** Thrown when data does not decrypt under the key it names: another key under that id, or the data was altered. */
 export class PayloadDecryptionError extends Error {
   constructor(readonly keyId: string) {
-    super(`data encrypted with key "${keyId}" does not decrypt: the key under that id is not the one that encrypted it, or the data was altered`);
+    super(
+      `data encrypted with key "${keyId}" does not decrypt: the key under that id is not the one that encrypted it, or the data was altered`,
+    );
     this.name = 'PayloadDecryptionError';
   }
 }

@@ -141,13 +141,18 @@ export async function spawnWorker(
   return spawned;
 }
 
-/** Spawns `python script` (a Temporal worker of another SDK) for `taskQueue` and waits until it says it polls. */
-export async function spawnPythonWorker(python: string, script: string, taskQueue: string): Promise<SpawnedProcess> {
+/** Spawns `python script` (a Temporal worker of another SDK) for `taskQueue`, with `env` added, and waits until it says it polls. */
+export async function spawnPythonWorker(
+  python: string,
+  script: string,
+  taskQueue: string,
+  env: Record<string, string> = {},
+): Promise<SpawnedProcess> {
   const { match: _ready, ...spawned } = await spawnUntilReady(
     'the Python worker',
     python,
     [script],
-    serverEnv(taskQueue),
+    serverEnv(taskQueue, env),
     /worker: polling/,
     60_000,
   );

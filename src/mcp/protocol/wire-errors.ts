@@ -1,12 +1,12 @@
 /**
  * JSON-RPC errors, in no SDK's type, for every layer below the protocol front-ends: {@link JsonRpcError} is what the
  * shared layers throw, {@link jsonRpcFailureOf} reads any error as the JSON-RPC error it stands for (one table for the
- * task core's errors), and each generation turns that into its SDK's error in one place.
+ * task core's errors; data this server cannot decrypt), and each generation turns that into its SDK's error in one place.
  */
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { ProtocolError } from '@modelcontextprotocol/server';
 import { JsonRpcError, type JsonRpcFailure } from '../../util/json-rpc-error';
-import { GrpcStatus, grpcStatusOf, isTemporalUnavailable, TaskCoreError, type TaskErrorCategory } from '../tasks/errors';
+import { GrpcStatus, grpcStatusOf, isTemporalUnavailable, TaskCoreError, unreadableDataOf, type TaskErrorCategory } from '../tasks/errors';
 
 export { JsonRpcError, type JsonRpcFailure };
 
@@ -24,6 +24,15 @@ const CODE_OF: Record<TaskErrorCategory, number> = {
 export function jsonRpcFailureOf(error: unknown): JsonRpcFailure | undefined {
   const known = refusalOf(error);
   if (known) return known;
+  // Data of a key this server does not hold: the operator adds the key; nothing the client can do but wait.
+  const unreadable = unreadableDataOf(error);
+  if (unreadable) {
+    // Without the keys file's path: that is for the operator's log.
+    const why = unreadable.unknownKey
+      ? `it is encrypted with key "${unreadable.keyId}", which this server's keys file does not hold; its operator must add that key (MCP_PAYLOAD_KEYS)`
+      : `it does not decrypt under key "${unreadable.keyId}" (another key under that id, or altered data)`;
+    return { code: ErrorCode.InternalError, message: `This server cannot read the task's data: ${why}`, data: { keyId: unreadable.keyId } };
+  }
   // A call cancelled on Temporal's side (a frontend whose own work was cut off, a link reset under it), or by this
   // server as it stops: the client did not cancel it (a cancelled request gets no answer), and may send it again.
   if (isTemporalUnavailable(error) || grpcStatusOf(error) === GrpcStatus.CANCELLED) {

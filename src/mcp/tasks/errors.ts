@@ -6,6 +6,7 @@
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { NamespaceNotFoundError } from '@temporalio/common';
 import { isGrpcServiceError, ServiceError } from '@temporalio/client';
+import { PayloadDecryptionError, UnknownPayloadKeyError } from '../../shared/payload-keys';
 
 export { GrpcStatus };
 
@@ -127,4 +128,18 @@ export function isTemporalUnavailable(error: unknown): boolean {
 export function describeServiceError(error: unknown): string {
   const cause = (error as { cause?: { details?: unknown } }).cause;
   return typeof cause?.details === 'string' && cause.details ? `${(error as Error).message}: ${cause.details}` : (error as Error).message;
+}
+
+/**
+ * Data this process cannot decrypt, when `error` is the payload codec's error for it or was caused by one: the key
+ * the data names, and whether this process holds no key of that id (else the data does not decrypt under the key it
+ * holds: another key under that id, or altered data). Undefined for any other error.
+ */
+export function unreadableDataOf(error: unknown): { keyId: string; unknownKey: boolean } | undefined {
+  let current: unknown = error;
+  for (let depth = 0; current instanceof Error && depth < 5; depth++, current = current.cause) {
+    if (current instanceof UnknownPayloadKeyError) return { keyId: current.keyId, unknownKey: true };
+    if (current instanceof PayloadDecryptionError) return { keyId: current.keyId, unknownKey: false };
+  }
+  return undefined;
 }
