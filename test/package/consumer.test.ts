@@ -404,6 +404,7 @@ describe('the package (npm pack, npm install in a scratch project)', () => {
       ['temporal-mcp-tasks', 'serve', '--version'],
       ['temporal-mcp-tasks', 'worker', '--version'],
       ['temporal-mcp-tasks', 'client', '--version'],
+      ['temporal-mcp-tasks', 'codec-server', '--version'],
       ['temporal-mcp-serve', '--version'],
       ['temporal-mcp-client', '--version'],
     ];
@@ -414,7 +415,7 @@ describe('the package (npm pack, npm install in a scratch project)', () => {
 
   test('every command of the bin answers --help with its usage', async () => {
     expect(await runOk('npx', ['temporal-mcp-tasks', '--help'], { cwd: scratch })).toMatch(/^Usage: temporal-mcp-tasks <command>/);
-    for (const command of ['serve', 'worker', 'client', 'dev-server']) {
+    for (const command of ['serve', 'worker', 'client', 'codec-server', 'dev-server']) {
       const stdout = await runOk('npx', ['temporal-mcp-tasks', command, '--help'], { cwd: scratch });
       expect({ command, usage: stdout.split('\n')[0] }).toEqual({
         command,
@@ -432,7 +433,8 @@ describe('the package (npm pack, npm install in a scratch project)', () => {
       try { require('temporal-mcp-tasks/dist/mcp/bridge'); deep = 'loaded'; } catch (error) { deep = error.code; }
       console.log(JSON.stringify({
         api: ['createBridge', 'bridgeOptionsFromEnv', 'defineWorkflowTool', 'loadToolsFile', 'startHttpServer', 'serveStdioForAllGenerations', 'temporalConfigFromEnv',
-          'zodSchema', 'createTaskActivities', 'runTaskWorker', 'createTaskWorker', 'heartbeating', 'peopleFromEnv']
+          'zodSchema', 'createTaskActivities', 'runTaskWorker', 'createTaskWorker', 'heartbeating', 'peopleFromEnv',
+          'encryptingDataConverter', 'dataConverterFromEnv', 'readPayloadKeys', 'startCodecServer']
           .map((name) => name + ':' + typeof api[name]),
         workflowApi: ['verifyDecisions', 'checkSealedAction', 'taskPrincipal', 'approvalDecisionOf', 'formatAmount']
           .map((name) => name + ':' + typeof workflow[name]),
@@ -457,6 +459,10 @@ describe('the package (npm pack, npm install in a scratch project)', () => {
         'createTaskWorker:function',
         'heartbeating:function',
         'peopleFromEnv:function',
+        'encryptingDataConverter:function',
+        'dataConverterFromEnv:function',
+        'readPayloadKeys:function',
+        'startCodecServer:function',
       ],
       workflowApi: [
         'verifyDecisions:function',
