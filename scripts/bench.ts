@@ -145,8 +145,8 @@ const ROW_HELP: [string, string[]][] = [
     [
       `${CODEC_SAMPLES} task-augmented tools/call of the hold tool through a second MCP server whose payloads are`,
       `encrypted (MCP_PAYLOAD_KEYS) against as many through the plain one, ${CREATE_IN_FLIGHT} in flight, in alternating`,
-      "blocks: tasks/s and their ratio. Then each task's first tasks/get (no watch yet: a describe, its",
-      'memo and the start event decoded) and a second one, alternately on either server: p50s and ratios.',
+      "blocks: tasks/s and their ratio. Then each task's first tasks/get (its watch, which the create",
+      'started, decodes the memo) and a second one, alternately on either server: p50s and ratios.',
     ],
   ],
   [
