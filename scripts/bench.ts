@@ -418,13 +418,7 @@ class Stack extends BenchStack {
     this.connection = await Connection.connect({ address: this.address });
     this.client = new Client({ connection: this.connection, namespace: 'default' });
     const toolsFile = holdToolsFile(this.dir, this.holdQueue);
-    const env = {
-      ...process.env,
-      TEMPORAL_ADDRESS: this.address,
-      TEMPORAL_NAMESPACE: 'default',
-      TEMPORAL_TASK_QUEUE: this.taskQueue,
-      ...this.keys,
-    };
+    const env = this.processEnv();
     this.worker = new Managed(
       'the worker',
       process.execPath,
@@ -455,6 +449,17 @@ class Stack extends BenchStack {
       this.server.start().waitFor(/MCP Streamable HTTP on/),
       this.replica.start().waitFor(/MCP Streamable HTTP on/),
     ]);
+  }
+
+  /** The environment of the run's servers and workers: its dev server, task queue and decision keys. */
+  private processEnv(): NodeJS.ProcessEnv {
+    return {
+      ...process.env,
+      TEMPORAL_ADDRESS: this.address,
+      TEMPORAL_NAMESPACE: 'default',
+      TEMPORAL_TASK_QUEUE: this.taskQueue,
+      ...this.keys,
+    };
   }
 
   /**
@@ -524,14 +529,7 @@ class Stack extends BenchStack {
     const keys = path.join(this.dir, 'payload-keys');
     writeFileSync(keys, `bench ${randomBytes(32).toString('base64')}\n`, { mode: 0o600 });
     this.encryptingPort = await freePort();
-    const env = {
-      ...process.env,
-      TEMPORAL_ADDRESS: this.address,
-      TEMPORAL_NAMESPACE: 'default',
-      TEMPORAL_TASK_QUEUE: this.taskQueue,
-      ...this.keys,
-      MCP_PAYLOAD_KEYS: keys,
-    };
+    const env = { ...this.processEnv(), MCP_PAYLOAD_KEYS: keys };
     this.encrypting = this.mcpServer(
       'the encrypting MCP server',
       this.encryptingPort,

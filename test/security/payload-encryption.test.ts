@@ -11,11 +11,16 @@ import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
 import type { Browser } from 'playwright-core';
 import type { InvoiceResult } from '../../examples/invoice-approval/src/invoice';
+import { bodyOfPayloads, payloadsOfBody } from '../../src/codec/payload-json';
+import { EncryptionCodec } from '../../src/shared/payload-codec';
+import { PayloadKeys } from '../../src/shared/payload-keys';
 import { pollUntil } from '../../src/util/wait';
 import { answer, ApprovalClients, approvalsCommand, awaitInInbox, makePeople, submitInvoice, writeTokensFile } from '../helpers/approvals';
 import { launchChromium } from '../helpers/browser';
+import { TestIssuer } from '../helpers/issuer';
 import { freePort, ROOT, temporalDev } from '../helpers/dev-server';
 import { paidLineItems } from '../helpers/ledger';
 import { getTask, taskResult } from '../helpers/mcp';
@@ -78,7 +83,7 @@ async function server(keys: string): Promise<HttpServerProcess> {
 }
 
 /** The codec server as an operator runs it, with `keys`. */
-async function codecServer(keys: string, codecPort: number): Promise<SpawnedProcess> {
+async function codecServer(keys: string, codecPort: number, env: Record<string, string> = {}): Promise<SpawnedProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'codec-server', '--http', `127.0.0.1:${codecPort}`], {
     cwd: ROOT,
     env: {
@@ -86,6 +91,7 @@ async function codecServer(keys: string, codecPort: number): Promise<SpawnedProc
       MCP_PAYLOAD_KEYS: keys,
       MCP_AUTH_TOKENS_FILE: tokensFile,
       MCP_CODEC_UI_ORIGINS: `http://127.0.0.1:${port + 1000}`,
+      ...env,
     },
     stdio: ['ignore', 'ignore', 'pipe'],
     detached: true,
@@ -418,6 +424,39 @@ describe('with MCP_PAYLOAD_KEYS', () => {
     expect(await paidLineItems(activities.ledgerDir, stuck)).toEqual(['LI-1', 'LI-2']);
     await stop(rightWorker, rightServer);
   }, 240_000);
+});
+
+test('the codec server takes an OAuth access token of its issuer whose roles hold payload-reader, as a Web UI that signs people in passes it', async () => {
+  const issuer = await TestIssuer.start();
+  try {
+    const codecPort = await freePort();
+    const resource = `http://127.0.0.1:${codecPort}`;
+    await codecServer(keysFile('keys-oauth', [['k1', K1]]), codecPort, {
+      MCP_AUTH_TOKENS_FILE: '',
+      MCP_OAUTH_ISSUER: issuer.url,
+      MCP_OAUTH_ROLES_CLAIM: 'roles',
+    });
+    const [encoded] = await new EncryptionCodec(new PayloadKeys([['k1', K1]])).encode([
+      defaultPayloadConverter.toPayload({ vendor: 'Acme' }),
+    ]);
+    const decode = async (token: string) =>
+      fetch(`${resource}/decode`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: bodyOfPayloads([encoded]),
+      });
+    const reader = await decode(await issuer.token({ sub: 'olivia', aud: resource, roles: ['payload-reader'] }));
+    expect(reader.status).toBe(200);
+    const [decoded] = payloadsOfBody(await reader.text());
+    expect(defaultPayloadConverter.fromPayload(decoded)).toEqual({ vendor: 'Acme' });
+    expect((await decode(await issuer.token({ sub: 'mallory', aud: resource, roles: ['ap-approver'] }))).status).toBe(403);
+    expect((await decode(await issuer.token({ sub: 'olivia', aud: 'https://elsewhere.example', roles: ['payload-reader'] }))).status).toBe(
+      401,
+    );
+    expect((await decode(await issuer.token({ sub: 'olivia', aud: resource, roles: ['payload-reader'] }, 'stranger'))).status).toBe(401);
+  } finally {
+    await issuer.close();
+  }
 });
 
 describe('a keys file that cannot be used stops every process at start, saying why', () => {
