@@ -8,10 +8,11 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { PayloadCodec } from '@temporalio/common';
+import type { Payload, PayloadCodec } from '@temporalio/common';
 import { SignedTokens, type TokenClaims } from '../shared/signed-tokens';
 import { log } from '../util/log';
 import { cookieOf } from '../util/cookies';
+import { FailureReport } from '../util/failure-report';
 import { readBodyText } from '../util/request-body';
 import { isLoopbackHost } from '../mcp/transports/limits';
 import type { Caller, Refusal, RequestAuthenticator } from '../mcp/transports/oauth';
@@ -91,6 +92,7 @@ export async function startCodecServer(options: CodecServerOptions): Promise<Run
 class CodecRequests {
   private readonly sessions: SignedTokens;
   private readonly origins: Set<string>;
+  private readonly undecoded = new FailureReport(60_000);
 
   constructor(private readonly options: CodecServerOptions) {
     this.sessions = new SignedTokens(options.taskKey, 'codec server session');
@@ -154,9 +156,11 @@ class CodecRequests {
     }
     const decoded = await Promise.all(payloads.map((payload) => this.decodeOne(payload)));
     const failed = decoded.filter((result) => result.error !== undefined);
-    if (failed.length > 0) {
+    // A page of the Web UI asks many times: said once a minute, counted.
+    const due = failed.length > 0 ? this.undecoded.count() : undefined;
+    if (due) {
       log.warn(
-        `codec-server: ${failed.length} of ${payloads.length} payload(s) for ${caller.principal} (namespace ${String(namespace ?? '?')}) left encoded: ${failed[0].error}`,
+        `codec-server: payloads left encoded in ${due.failures} request(s)${due.again ? ' since the last report' : ''}, the last for ${caller.principal} (namespace ${String(namespace ?? '?')}): ${failed[0].error}`,
       );
     }
     return answerText(res, 200, bodyOfPayloads(decoded.map((result) => result.payload)));
@@ -166,7 +170,7 @@ class CodecRequests {
    * One payload decoded; one that does not decode (a key this server does not hold) is passed back as it came, so the
    * Web UI shows the rest of a page decoded.
    */
-  private async decodeOne(payload: import('@temporalio/common').Payload) {
+  private async decodeOne(payload: Payload): Promise<{ payload: Payload; error?: string }> {
     try {
       let decoded = [payload];
       for (const codec of [...this.options.codecs].reverse()) decoded = await codec.decode(decoded);
