@@ -5,8 +5,8 @@
 import { ApproversDirectory } from '../approvals/records/directory';
 import { createDecisionActivities } from '../approvals/records/activities';
 import { decisionPublicKeysFromEnv, type DecisionPublicKeys } from '../approvals/records/keys';
-import { decisionStoreFromEnv, openDecisionStore } from '../approvals/records/store';
-import { payloadKeysFromEnv } from '../shared/payload-keys';
+import { decisionStoreLocation, openDecisionStore } from '../approvals/records/store';
+import { payloadKeysFromEnv, type PayloadKeys } from '../shared/payload-keys';
 import type { DecisionStore } from '../contract/decision-records';
 import { answerSealFromEnv, createAnswerActivities, type AnswerSeal } from '../shared/answer-proof';
 import { notificationDeliveryFromEnv, type NotificationDeliveryConfig } from './notification-delivery';
@@ -33,6 +33,11 @@ export interface TaskActivitiesOptions {
    * none (people as the records name them, no one must sign).
    */
   approvers?: ApproversDirectory | null;
+  /**
+   * The payload keys, with which the decision store (given by its location or read from the environment) and the
+   * outbox hold what they keep of a question encrypted; default `MCP_PAYLOAD_KEYS`; `null`: none (in the clear).
+   */
+  payloadKeys?: PayloadKeys | null;
   /** Where the defaults are read; default `process.env`. */
   env?: NodeJS.ProcessEnv;
 }
@@ -42,14 +47,16 @@ export interface TaskActivitiesOptions {
  * (an answer came from a bridge), `mcpVerifyDecisions` and `mcpRecordDecision` (the decision records of approvals,
  * checked before an effect), and `mcpNotify` (the people a question is addressed to, through the outbox, mail and
  * webhooks). Register them beside your own: `Worker.create({ …, activities: { ...createTaskActivities(), ...yours } })`.
- * Throws naming a setting that does not hold (a marker key too short, a bad approvers directory or SMTP URL).
+ * Throws naming a setting that does not hold (a marker key too short, a bad approvers directory or SMTP URL, a keys
+ * file that cannot be used).
  */
 export function createTaskActivities(options: TaskActivitiesOptions = {}) {
   const env = options.env ?? process.env;
+  const keys = options.payloadKeys === null ? undefined : (options.payloadKeys ?? payloadKeysFromEnv(env));
   const store =
-    typeof options.decisionStore === 'string'
-      ? openDecisionStore(options.decisionStore, payloadKeysFromEnv(env))
-      : (options.decisionStore ?? decisionStoreFromEnv(env));
+    typeof options.decisionStore === 'object'
+      ? options.decisionStore
+      : openDecisionStore(options.decisionStore ?? decisionStoreLocation(env), keys);
   const delivery = options.notificationDelivery === null ? undefined : (options.notificationDelivery ?? notificationDeliveryFromEnv(env));
   const approvers = options.approvers === null ? undefined : (options.approvers ?? delivery?.directory ?? ApproversDirectory.fromEnv(env));
   return {
@@ -59,7 +66,7 @@ export function createTaskActivities(options: TaskActivitiesOptions = {}) {
       keys: options.decisionKeys ?? decisionPublicKeysFromEnv(env),
       ...(approvers && { personOf: (principal: string) => approvers.personOf(principal), signatures: approvers.signatures() }),
     }),
-    ...createNotificationActivities(options.notificationOutbox ?? notificationOutboxFromEnv(env), delivery),
+    ...createNotificationActivities(options.notificationOutbox ?? notificationOutboxFromEnv(env), delivery, keys),
   };
 }
 

@@ -16,7 +16,8 @@ import type { Browser } from 'playwright-core';
 import type { InvoiceResult } from '../../examples/invoice-approval/src/invoice';
 import { bodyOfPayloads, payloadsOfBody } from '../../src/codec/payload-json';
 import { EncryptionCodec } from '../../src/shared/payload-codec';
-import { PayloadKeys } from '../../src/shared/payload-keys';
+import { PayloadKeys, readPayloadKeys } from '../../src/shared/payload-keys';
+import { readNotifications } from '../../src/activities/notifications';
 import { pollUntil } from '../../src/util/wait';
 import { answer, ApprovalClients, approvalsCommand, awaitInInbox, makePeople, submitInvoice, writeTokensFile } from '../helpers/approvals';
 import { launchChromium } from '../helpers/browser';
@@ -221,7 +222,7 @@ describe('with MCP_PAYLOAD_KEYS', () => {
     await browser?.close();
   });
 
-  test('a whole invoice, two approvers, paid and verified: its words are in neither the history, the SQLite file nor the decision store', async () => {
+  test('a whole invoice, two approvers, paid and verified: its words are in neither the history, the SQLite file, the decision store nor the outbox', async () => {
     const keys = keysFile('keys-1', [['k1', K1]]);
     const [spawnedWorker, spawnedServer] = await Promise.all([worker(keys), server(keys)]);
     const [sam, ann, bob] = await Promise.all(
@@ -272,6 +273,12 @@ describe('with MCP_PAYLOAD_KEYS', () => {
     const stored = records.map((file) => readFileSync(file, 'utf8')).join('\n');
     expect(stored).toContain('"encryptedBody"');
     for (const word of words) expect({ word, inStore: stored.includes(word) }).toEqual({ word, inStore: false });
+    // The outbox of notifications: who was asked and when in the clear, the question encrypted; read back with the keys.
+    const outbox = readFileSync(activities.notificationOutbox!, 'utf8');
+    expect(outbox).toContain(`"taskId":"${taskId}"`);
+    for (const word of words) expect({ word, inOutbox: outbox.includes(word) }).toEqual({ word, inOutbox: false });
+    const notices = await readNotifications(activities.notificationOutbox!, readPayloadKeys(keys));
+    expect(notices.find((notice) => notice.taskId === taskId && notice.kind === 'asked')?.message).toContain(secret.invoice.invoiceNumber);
   }, 240_000);
 
   test('the codec server decodes for an operator, through the CLI; without authorization the CLI shows ciphertext', async () => {

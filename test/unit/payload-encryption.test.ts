@@ -3,10 +3,14 @@
  * the decision store's encrypted records, and the codec server's JSON bodies.
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { DefaultLogger } from '@temporalio/worker';
+import { MockActivityEnvironment } from '@temporalio/testing';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
+import { createNotificationActivities, readNotifications } from '../../src/activities/notifications';
+import { NOTIFY_ACTIVITY, type DecisionNotification } from '../../src/contract/approvals';
 import { temporal } from '@temporalio/proto';
 import { EncryptedDecisionStore } from '../../src/approvals/records/encrypted-store';
 import { FileDecisionStore } from '../../src/approvals/records/file-store';
@@ -155,6 +159,39 @@ describe('decision records encrypted at rest', () => {
     await expect(new EncryptedDecisionStore(files, new PayloadKeys([['k1', key(5)]])).records('task-3')).rejects.toThrow(
       /record 1 of task task-3 .*: data encrypted with key "k1" does not decrypt/,
     );
+  });
+});
+
+describe('the notification outbox with payload keys', () => {
+  test('a line keeps who, when and which question in the clear and the question itself encrypted; read back with the keys', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'outbox-'));
+    try {
+      const outbox = path.join(dir, 'outbox.jsonl');
+      const keys = new PayloadKeys([['k1', key(1)]]);
+      const notify = createNotificationActivities(outbox, undefined, keys)[NOTIFY_ACTIVITY];
+      const notification: DecisionNotification = {
+        id: 'task-1/approval/asked/1',
+        kind: 'asked',
+        taskId: 'task-1',
+        key: 'approval',
+        message: 'Approve invoice INV-77 from Acme Office Supplies?',
+        audience: { roles: ['ap-approver'], required: 1 },
+        subject: { invoiceNumber: 'INV-77', total: 4321.87 },
+        accepted: 0,
+        required: 1,
+        at: '2026-12-02T10:00:00.000Z',
+      };
+      await new MockActivityEnvironment({}, { logger: new DefaultLogger('ERROR') }).run(notify, notification);
+      const line = readFileSync(outbox, 'utf8');
+      expect(line).not.toMatch(/INV-77|Acme|4321/);
+      expect(JSON.parse(line)).toMatchObject({ id: notification.id, kind: 'asked', taskId: 'task-1', encrypted: { keyId: 'k1' } });
+      expect(await readNotifications(outbox, keys)).toEqual([notification]);
+      await expect(readNotifications(outbox)).rejects.toThrow(
+        `notification ${notification.id} is encrypted (key "k1"): read it with MCP_PAYLOAD_KEYS`,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
