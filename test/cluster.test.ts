@@ -216,7 +216,7 @@ test("the change feed's query lists a running task on PostgreSQL's visibility on
   const taskId = made.body.result!.taskId as string;
   const connection = await Connection.connect({ address: stack.temporalAddress });
   try {
-    const client = new Client({ connection, namespace: 'default' });
+    const client = new Client({ connection, namespace: 'default', dataConverter: stack.dataConverter() });
     const handle = client.workflow.getHandle(taskId);
     const stampNow = async () => changeStampOf((await handle.describe()).raw.workflowExecutionInfo?.searchAttributes);
     const listed = async (since: number) =>

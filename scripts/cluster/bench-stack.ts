@@ -62,12 +62,12 @@ export class ClusterBenchStack extends BenchStack {
       'the hold worker',
       process.execPath,
       () => ['--import', 'tsx', 'scripts/lib/hold-worker.ts', this.holdQueue],
-      { ...process.env, TEMPORAL_ADDRESS: this.address, TEMPORAL_NAMESPACE: 'default' },
+      { ...process.env, TEMPORAL_ADDRESS: this.address, TEMPORAL_NAMESPACE: 'default', MCP_PAYLOAD_KEYS: this.cluster.payloadKeysFile },
       path.join(this.dir, 'hold-worker.log'),
     );
     await this.holdWorker.start().waitFor(/hold worker: polling/, 180_000);
     this.connection = await Connection.connect({ address: this.address });
-    this.client = new Client({ connection: this.connection, namespace: 'default' });
+    this.client = new Client({ connection: this.connection, namespace: 'default', dataConverter: this.cluster.dataConverter() });
   }
 
   serverPids(): number[] {

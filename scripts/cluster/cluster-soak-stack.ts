@@ -70,7 +70,7 @@ export class ClusterSoakStack implements SoakStack {
   async up(): Promise<void> {
     await this.stack.up();
     this.connection = await Connection.connect({ address: this.stack.temporalAddress });
-    this.client = new Client({ connection: this.connection });
+    this.client = new Client({ connection: this.connection, dataConverter: this.stack.dataConverter() });
   }
 
   async down(keep: boolean): Promise<void> {

@@ -25,6 +25,9 @@ import { tokenIn, writeTokensFile } from '../lib/tokens-file';
 import { toolCacheDir } from '../lib/tool-cache';
 import { aptInstallSync } from '../lib/apt';
 import { TOXIPROXY_PACKAGE, TOXIPROXY_VERSION, ToxiproxyApi, toxiproxyArgs, writeProxiesFile, type ProxySpec } from '../lib/toxiproxy';
+import type { DataConverter } from '@temporalio/common';
+import { encryptingDataConverter } from '../../src/shared/payload-codec';
+import { readPayloadKeys } from '../../src/shared/payload-keys';
 
 /** The Temporal server release the stack builds and runs. */
 export const SERVER_VERSION = 'v1.29.1';
@@ -658,6 +661,11 @@ export class ClusterStack {
   /** The keys file the replicas and workers encrypt payloads with: MCP_PAYLOAD_KEYS, else one of the stack's own. */
   get payloadKeysFile(): string {
     return process.env.MCP_PAYLOAD_KEYS || path.join(this.dir, 'payload-keys');
+  }
+
+  /** The data converter of the stack's replicas and workers, for a client of its own that reads their payloads. */
+  dataConverter(): DataConverter {
+    return encryptingDataConverter(readPayloadKeys(this.payloadKeysFile));
   }
 
   /**
