@@ -5,7 +5,12 @@ import type { Bridge } from '../../src/mcp/bridge';
 import { ADOPT_ONLY_META, IDEMPOTENCY_KEY_META, REPLAYED_META } from '../../src/contract/wire';
 import { startStack, type TestStack } from '../helpers/test-stack';
 import { APPROVE, errorCodeOf, taskResult } from '../helpers/mcp';
-import { derivedUuid } from '../../src/mcp/tasks/idempotency';
+import { legacyDerivedUuid } from '../../src/mcp/tasks/idempotency';
+import { markerFromEnv } from '../../src/mcp/tasks/marker';
+import { PRINCIPAL_KEY } from '../../src/mcp/tasks/principal';
+import { bindSignal, TASK_META_MEMO, type TaskMeta } from '../../src/contract/task-contract';
+import { argumentsDigest } from '../../src/util/arguments-digest';
+import { INVOICE_WORKFLOW_TYPE } from '../../examples/invoice-approval/src/invoice';
 import { eventually, sampleInvoice } from '../helpers/temporal';
 
 let stack: TestStack;
@@ -54,6 +59,54 @@ describe('idempotent task creation', () => {
     const reordered = Object.fromEntries(Object.entries(invoice).reverse());
     expect((await callWithMeta(client, reordered, { [IDEMPOTENCY_KEY_META]: key })).task.taskId).toBe(first.task.taskId);
     expect(await latestRunId(first.task.taskId)).toBe(runId);
+  });
+
+  test('tools/call: the id of a keyed call is an HMAC under the task key, not a digest anyone can compute; a call repeated across the upgrade finds the task made under the digest', async () => {
+    const client = await connect(alice);
+    const invoice = sampleInvoice();
+    const key = randomUUID();
+    // The task a version before keyed ids made for this key: its id the plain digest, marked and bound as it marked them.
+    const legacyId = `invoice-${legacyDerivedUuid('alice', 'process_invoice', key)}`;
+    const marker = markerFromEnv();
+    const createdAt = new Date().toISOString();
+    const digest = argumentsDigest(invoice);
+    const start = { workflowId: legacyId, principal: 'alice', tool: 'process_invoice', argumentsDigest: digest, createdAt };
+    const meta: TaskMeta = {
+      tool: 'process_invoice',
+      ttl: 3_600_000,
+      pollInterval: 1000,
+      createdAt,
+      argumentsDigest: digest,
+      marker: marker.sign({ ...start, bound: true }),
+    };
+    const started = await stack.temporal.workflow.start(INVOICE_WORKFLOW_TYPE, {
+      taskQueue: stack.taskQueue,
+      workflowId: legacyId,
+      args: [invoice],
+      memo: { [TASK_META_MEMO]: meta },
+      typedSearchAttributes: [{ key: PRINCIPAL_KEY, value: 'alice' }],
+      workflowIdConflictPolicy: 'FAIL',
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      startDelay: '15 minutes',
+    });
+    await stack.temporal.workflow.signalWithStart(INVOICE_WORKFLOW_TYPE, {
+      workflowId: legacyId,
+      taskQueue: stack.taskQueue,
+      args: [invoice],
+      signal: bindSignal,
+      signalArgs: [marker.bind(legacyId, started.firstExecutionRunId)],
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+    });
+    const repeated = await callWithMeta(client, invoice, { [IDEMPOTENCY_KEY_META]: key });
+    expect(repeated.task.taskId).toBe(legacyId);
+    expect(repeated._meta?.[REPLAYED_META]).toBe(true);
+    expect((await taskResult(client, legacyId)).structuredContent).toMatchObject({ outcome: 'paid' });
+
+    // A new key: the id is the keyed one, which neither the digest nor another task key gives.
+    const fresh = randomUUID();
+    const created = await callWithMeta(client, sampleInvoice(), { [IDEMPOTENCY_KEY_META]: fresh });
+    expect(created.task.taskId).toBe(`invoice-${marker.keyedUuid('alice', 'process_invoice', fresh)}`);
+    expect(created.task.taskId).not.toBe(`invoice-${legacyDerivedUuid('alice', 'process_invoice', fresh)}`);
   });
 
   test('tools/call: a key repeated after the task completed gets the completed task, not a second run', async () => {
@@ -119,7 +172,7 @@ describe('idempotent task creation', () => {
     const first = callWithMeta(await connect(stalled), invoice, { [IDEMPOTENCY_KEY_META]: key }).catch((e: Error) => e);
     try {
       // The id a call of this key gets; its run exists once the first call has started it.
-      const workflowId = `invoice-${derivedUuid('alice', 'process_invoice', key)}`;
+      const workflowId = `invoice-${markerFromEnv().keyedUuid('alice', 'process_invoice', key)}`;
       await eventually(
         () =>
           stack.temporal.workflow

@@ -8,7 +8,7 @@ import {
 } from '../../src/mcp/protocol/confirmation';
 import { refusalBackoffMs } from '../../src/mcp/mcp2025/server';
 import { CallSeal } from '../../src/mcp/protocol/signed-call';
-import { derivedUuid } from '../../src/mcp/tasks/idempotency';
+import { legacyDerivedUuid } from '../../src/mcp/tasks/idempotency';
 import { argumentsDigest, canonicalJson } from '../../src/util/arguments-digest';
 import { decodeCursor, encodeCursor, listBinding } from '../../src/mcp/tasks/list-cursor';
 import { TaskMarker } from '../../src/mcp/tasks/marker';
@@ -59,17 +59,22 @@ describe('transient failures', () => {
 });
 
 describe('idempotency', () => {
-  test('derivedUuid: the same call maps to the same UUID v4-shaped id; another principal, tool or key to another', () => {
-    const id = derivedUuid('alice', 'process_invoice', 'k-1');
+  test('keyedUuid: the same call maps to the same UUID v4-shaped id under one task key; another principal, tool, key or task key to another, and never the plain digest', () => {
+    const marker = new TaskMarker(Buffer.alloc(32, 1));
+    const id = marker.keyedUuid('alice', 'process_invoice', 'k-1');
     expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-    expect(derivedUuid('alice', 'process_invoice', 'k-1')).toBe(id);
+    expect(new TaskMarker(Buffer.alloc(32, 1)).keyedUuid('alice', 'process_invoice', 'k-1')).toBe(id);
     expect(
       new Set([
-        derivedUuid('bob', 'process_invoice', 'k-1'),
-        derivedUuid('alice', 'other', 'k-1'),
-        derivedUuid('alice', 'process_invoice', 'k-2'),
+        marker.keyedUuid('bob', 'process_invoice', 'k-1'),
+        marker.keyedUuid('alice', 'other', 'k-1'),
+        marker.keyedUuid('alice', 'process_invoice', 'k-2'),
+        new TaskMarker(Buffer.alloc(32, 2)).keyedUuid('alice', 'process_invoice', 'k-1'),
+        legacyDerivedUuid('alice', 'process_invoice', 'k-1'),
       ]).has(id),
     ).toBe(false);
+    // The ids of versions before keyed ids, looked up for calls repeated across the upgrade.
+    expect(legacyDerivedUuid('alice', 'process_invoice', 'k-1')).toBe(legacyDerivedUuid('alice', 'process_invoice', 'k-1'));
   });
 
   test('canonicalJson and argumentsDigest: key order and undefined values do not matter, array order does', () => {

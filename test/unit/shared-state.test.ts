@@ -57,6 +57,14 @@ test('a task another replica created is listed first until the store shows it, t
   expect(idsOf((await listing.list('alice')).views).sort()).toEqual(['new-1', 'new-2', 'old-1']);
 });
 
+test('a task id in the shared state that is not one the bridge makes (a quote) never reaches a visibility query, and the listing stands', async () => {
+  const { temporal, queries } = visibility(new Set(['old-1']));
+  const listing = new TaskListing(temporal, reads, shared(["x') OR WorkflowId != ('", 'new-1']));
+  expect(idsOf((await listing.list('bob')).views)).toEqual(['new-1', 'old-1']);
+  expect(queries.some((query) => query.includes("x')"))).toBe(false);
+  expect(queries).toContain("McpPrincipal = 'bob' AND WorkflowId IN ('new-1')");
+});
+
 test('without the shared state (unreachable), the listing is what this process and the store know', async () => {
   const { temporal } = visibility(new Set(['old-1']));
   const listing = new TaskListing(temporal, reads, shared([], true));

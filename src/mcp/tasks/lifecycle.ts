@@ -11,7 +11,7 @@ import { argumentsDigest } from '../../util/arguments-digest';
 import { log } from '../../util/log';
 import { retryWithBackoff } from '../../util/wait';
 import { InvalidTaskRequestError, isTemporalUnavailable, TaskNotFoundError, TaskNotReadyError } from './errors';
-import { derivedUuid } from './idempotency';
+import { legacyDerivedUuid } from './idempotency';
 import type { TaskListing } from './listing';
 import type { MarkedRuns } from './marked-runs';
 import { WRITE_PATIENCE_MS, type TaskTool } from './options';
@@ -72,7 +72,8 @@ export class TaskLifecycle {
   /**
    * Starts the tool's workflow for `principal`; the task exists (durably) when this returns.
    *
-   * With an idempotency key the workflow id is derived from principal, tool and key, and Temporal refuses a second
+   * With an idempotency key the workflow id is derived from principal, tool and key under the task key (and a task an
+   * earlier version made for the key, under the plain digest it used, is found first), and Temporal refuses a second
    * start of that id (running, or closed and still retained), so a retried call gets the task the first one made
    * (`replayed`). The same key with other arguments is refused ({@link InvalidTaskRequestError}). `adoptOnly` starts
    * nothing: it finds the task of an earlier call with that key, or refuses.
@@ -81,8 +82,12 @@ export class TaskLifecycle {
     assertValidPrincipal(principal);
     const { temporal } = this;
     const { idempotencyKey } = options;
-    const workflowId = `${tool.idPrefix}-${idempotencyKey === undefined ? randomUUID() : derivedUuid(principal, tool.name, idempotencyKey)}`;
+    const workflowId = `${tool.idPrefix}-${idempotencyKey === undefined ? randomUUID() : temporal.options.marker.keyedUuid(principal, tool.name, idempotencyKey)}`;
     const digest = argumentsDigest(input);
+    if (idempotencyKey !== undefined) {
+      const earlier = await temporal.rpc(() => this.legacyTask({ tool, input, workflowId, principal, key: idempotencyKey, digest }));
+      if (earlier) return earlier;
+    }
     if (options.adoptOnly) {
       if (idempotencyKey === undefined) throw new InvalidTaskRequestError('adopt-only needs an idempotency key');
       return temporal.rpc(() => this.replay({ tool, input, workflowId, principal, key: idempotencyKey, digest }));
@@ -235,6 +240,21 @@ export class TaskLifecycle {
         { taskId: workflowId, runId },
       );
     }
+  }
+
+  /**
+   * The task a call with the same idempotency key made before task ids of keys were keyed (their id was a plain digest
+   * of principal, tool and key), found again as {@link replay} finds one; undefined when there is none.
+   */
+  private async legacyTask(call: KeyedCall): Promise<(TaskView & { replayed: true }) | undefined> {
+    const workflowId = `${call.tool.idPrefix}-${legacyDerivedUuid(call.principal, call.tool.name, call.key)}`;
+    try {
+      await this.parts.runs.describe(workflowId, call.principal);
+    } catch (error) {
+      if (error instanceof TaskNotFoundError) return undefined;
+      throw error;
+    }
+    return this.replay({ ...call, workflowId });
   }
 
   /**

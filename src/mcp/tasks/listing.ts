@@ -20,6 +20,13 @@ import type { TemporalAccess } from './temporal-access';
  */
 const RECENT_CREATION_MS = 60_000;
 
+/**
+ * A task id that may be written into a visibility query as it is: the ids the bridge makes (`<prefix>-<uuid>`) and
+ * anything else without a quote, a backslash or a space. Another one, put into the shared state by someone who can
+ * write its database, is dropped rather than let into a query, where it would break the listing or change its meaning.
+ */
+const QUERYABLE_TASK_ID = /^[A-Za-z0-9._:@+/-]{1,255}$/;
+
 /** The principal's tasks, a page at a time (see the module's comment). */
 export class TaskListing {
   /** Tasks created here lately, per principal (task id → creation time): listed while visibility catches up. */
@@ -144,7 +151,16 @@ export class TaskListing {
         return [];
       });
       const own = this.recent.get(principal);
-      for (const taskId of [...created].reverse()) if (!own?.has(taskId) && !this.shown.has(taskId)) this.rememberHere(principal, taskId);
+      for (const taskId of [...created].reverse()) {
+        if (!QUERYABLE_TASK_ID.test(taskId)) {
+          log.warn('tasks/list: left out a task id of the shared state that is not one the bridge makes', {
+            principal,
+            taskId: JSON.stringify(taskId).slice(0, 100),
+          });
+          continue;
+        }
+        if (!own?.has(taskId) && !this.shown.has(taskId)) this.rememberHere(principal, taskId);
+      }
     }
     const own = this.recent.get(principal);
     if (!own) return [];

@@ -8,6 +8,7 @@
  * exist. Every replica needs the same key.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { uuidShaped } from './idempotency';
 import type { RunBinding } from '../../contract/task-contract';
 import { MIN_KEY_LENGTH, TaskKeyError, taskKeyFromEnv } from '../../shared/task-key';
 
@@ -29,13 +30,27 @@ export interface MarkedStart {
 /** Derives the key of run bindings from the task key: a binding's MAC is never a mark's. */
 const BINDING_KEY_LABEL = 'temporal-mcp-tasks run binding key v1';
 
+/** Derives the key of the task ids of idempotency keys from the task key. */
+const KEYED_ID_KEY_LABEL = 'temporal-mcp-tasks keyed task id key v1';
+
 /** Signs and checks task marks with one key. */
 export class TaskMarker {
   private readonly bindingKey: Buffer;
+  private readonly keyedIdKey: Buffer;
 
   constructor(private readonly key: Buffer) {
     if (key.length < MIN_KEY_LENGTH) throw new TaskKeyError(`the task marker key must be at least ${MIN_KEY_LENGTH} bytes`);
     this.bindingKey = createHmac('sha256', key).update(BINDING_KEY_LABEL).digest();
+    this.keyedIdKey = createHmac('sha256', key).update(KEYED_ID_KEY_LABEL).digest();
+  }
+
+  /**
+   * The UUID of the task a call with an idempotency key makes: an HMAC of principal, tool and key under a key derived
+   * from the task key, so every replica finds the same task for a repeated call, and nobody without the key can tell
+   * the id of someone else's call.
+   */
+  keyedUuid(principal: string, tool: string, idempotencyKey: string): string {
+    return uuidShaped(createHmac('sha256', this.keyedIdKey).update(`${principal}\0${tool}\0${idempotencyKey}`).digest());
   }
 
   /**
