@@ -354,11 +354,12 @@ export default tseslint.config(
           paths: builtinModules
             .flatMap((name) => [name, `node:${name}`])
             .map((name) => ({ name, message: 'the task view runs in a browser' })),
-          // and the one way amounts of money are written (a pure module with no imports), shared with the workflows
+          // and the one way amounts of money are written and text is made visible (pure modules with no imports), shared
+          // with the workflows and the server
           patterns: [
             {
-              regex: '^\\.\\./(?!\\.\\./\\.\\./contract/amount$)',
-              message: 'the task view bundles only its own folder, src/contract/amount.ts and @modelcontextprotocol/ext-apps',
+              regex: '^\\.\\./(?!\\.\\./\\.\\./(contract/amount|util/visible-text)$)',
+              message: 'the task view bundles only its own folder, src/contract/amount.ts, src/util/visible-text.ts and @modelcontextprotocol/ext-apps',
             },
           ],
         },

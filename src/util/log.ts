@@ -4,6 +4,7 @@
  * written in (method, principal, taskId), so every line about a task names it.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { escapeInvisible } from './visible-text';
 
 /** Levels, least severe first. */
 const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
@@ -137,11 +138,14 @@ function jsonLine(entry: Record<string, unknown>): string {
   return JSON.stringify(entry).replace(/[\u007f-\u009f\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
-/** `text` with every control character (C0, DEL, C1, line and paragraph separators) written as an escape. */
+/**
+ * `text` with every control character (C0, DEL, C1, line and paragraph separators) written as an escape, and every
+ * invisible format character (bidirectional overrides among them: see {@link escapeInvisible}).
+ */
 export function escapeControls(text: string): string {
   // Matching control characters is the point here.
   // eslint-disable-next-line no-control-regex
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => {
+  return escapeInvisible(text).replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => {
     if (c === '\n') return '\\n';
     if (c === '\r') return '\\r';
     if (c === '\t') return '\\t';

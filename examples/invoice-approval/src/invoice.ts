@@ -16,9 +16,12 @@ export const APPROVAL_INPUT_KEY = 'approval';
 
 const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._/-]*$/;
 const DATE_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
-/** Text on one line: no control characters (line breaks among them), no line or paragraph separators. */
+/**
+ * Text on one line that reads as it is: no control characters (line breaks among them), no line or paragraph
+ * separators, no bidirectional controls or other invisible format characters (which can make an amount read reversed).
+ */
 // eslint-disable-next-line no-control-regex
-const ONE_LINE = /^[^\u0000-\u001f\u007f-\u009f\u2028\u2029]*$/;
+const ONE_LINE = /^[^\u0000-\u001f\u007f-\u009f\u2028\u2029\u00ad\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]*$/;
 
 /** True for a real calendar date written YYYY-MM-DD. */
 export function isCalendarDate(value: string): boolean {
@@ -45,7 +48,7 @@ export const LineItemSchema = z.object({
     .min(1)
     .max(500)
     // The submitter's words are shown to approvers inside the question: one line, so they never pass for its own lines.
-    .regex(ONE_LINE, 'one line of text, without line breaks or control characters')
+    .regex(ONE_LINE, 'one line of text, without line breaks, control characters or invisible format characters (bidirectional overrides)')
     .describe('What the line item pays for.'),
   amount: z
     .number()

@@ -9,6 +9,7 @@ import { zodSchema } from './schema';
 import { TaskIdSchema, text } from './task-tool-support';
 import type { DirectTool } from './types';
 import type { InboxItem, OpenQuestion } from '../../approvals/approvals';
+import { escapeControls } from '../../util/log';
 
 const InboxSchema = z.object({
   cursor: z.string().max(2_000).optional().describe('The nextCursor of the previous page, for the next one.'),
@@ -45,8 +46,14 @@ function describeItem(item: InboxItem): string {
   const signing = item.mustSign
     ? `; your approval must carry your own signature (over subject ${item.subjectDigest}${item.passkeyLink ? `; passkey: ${item.passkeyLink}&decision=approve` : ''})`
     : '';
+  // A question's text is the workflow's, with what its submitter wrote in it: its lines after the first are indented
+  // and its controls escaped, so no line of it reads as another item of this list.
+  const message = item.message
+    .split(/\r\n|\n/)
+    .map(escapeControls)
+    .join('\n    ');
   return (
-    `- task ${item.taskId}, question "${item.key}", submitted by ${item.requester}: ${item.message} ` +
+    `- task ${item.taskId}, question "${item.key}", submitted by ${escapeControls(item.requester)}: ${message} ` +
     `[${progressOf(item)}${when ? `; ${when}` : ''}; fields: ${fields}${signing}]`
   );
 }

@@ -3,6 +3,8 @@
  * says can become HTML.
  */
 
+import { escapeInvisible } from '../../../util/visible-text';
+
 /** Attributes set with `setAttribute`; `undefined` and `false` leave one out, `true` sets it empty. */
 export type Attributes = Record<string, string | number | boolean | undefined>;
 
@@ -24,11 +26,14 @@ export function h<K extends keyof HTMLElementTagNameMap>(
   return element;
 }
 
-/** Appends children; strings become text nodes. */
+/**
+ * Appends children; strings become text nodes, with invisible format characters (bidirectional overrides among them)
+ * shown as escapes: a value from a workflow never reorders what a person reads.
+ */
 export function append(parent: Node, ...children: Child[]): void {
   for (const child of children) {
     if (child === undefined || child === null || child === false) continue;
-    parent.appendChild(typeof child === 'string' ? document.createTextNode(child) : child);
+    parent.appendChild(typeof child === 'string' ? document.createTextNode(escapeInvisible(child)) : child);
   }
 }
 
