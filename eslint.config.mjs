@@ -359,7 +359,8 @@ export default tseslint.config(
           patterns: [
             {
               regex: '^\\.\\./(?!\\.\\./\\.\\./(contract/amount|util/visible-text)$)',
-              message: 'the task view bundles only its own folder, src/contract/amount.ts, src/util/visible-text.ts and @modelcontextprotocol/ext-apps',
+              message:
+                'the task view bundles only its own folder, src/contract/amount.ts, src/util/visible-text.ts and @modelcontextprotocol/ext-apps',
             },
           ],
         },
