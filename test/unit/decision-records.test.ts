@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createDecisionActivities } from '../../src/approvals/records/activities';
 import { canonicalJson, CanonicalJsonError, digestOf } from '../../src/approvals/records/canonical';
-import { FileDecisionStore, MAX_RECORD_BYTES } from '../../src/approvals/records/file-store';
+import { FileDecisionStore, MAX_RECORD_BYTES, MAX_RECORDS_PER_TASK } from '../../src/approvals/records/file-store';
 import { DamagedRecordError } from '../../src/approvals/records/store-error';
 import {
   createDecisionSigner,
@@ -528,6 +528,32 @@ describe('the file store', () => {
     const reads = await Promise.all(Array.from({ length: 16 }, () => store.records('good-task')));
     expect(reads.every((records) => records.length === 1 && records[0].digest === good.digest)).toBe(true);
   });
+
+  test('a task folder flooded with record files breaks that task alone, before a file of it is opened, and the process goes on', async () => {
+    const dir = tempDir();
+    const store = new FileDecisionStore(dir);
+    const activities = createDecisionActivities({ store, keys });
+    const [good] = chainOf('good-task', signer, [{ decision: 'approve', by: 'carol' }]);
+    await store.append(good);
+    const folder = store.folderOf('flooded-task');
+    mkdirSync(folder, { recursive: true });
+    // One more than a folder may hold; each a valid-looking name, none a record (a read of any would fail otherwise).
+    for (let seq = 1; seq <= MAX_RECORDS_PER_TASK + 1; seq++)
+      writeFileSync(path.join(folder, `${String(seq).padStart(10, '0')}.json`), 'x');
+    await expect(store.records('flooded-task')).rejects.toThrow(
+      new RegExp(`the decision records of flooded-task in .* are more than ${MAX_RECORDS_PER_TASK} files: the folder was filled by hand`),
+    );
+    const judged = await activities.mcpVerifyDecisions({
+      taskId: 'flooded-task',
+      run: 'run-1',
+      key: 'approval',
+      subject: null,
+      required: 1,
+      requester: 'sam',
+    });
+    expect(judged).toEqual({ ok: false, reason: expect.stringMatching(/more than 10000 files/) });
+    expect((await store.records('good-task')).map((record) => record.digest)).toEqual([good.digest]);
+  }, 60_000);
 
   test('task ids become folder names one to one, never a path out of the store', () => {
     const store = new FileDecisionStore('/store');

@@ -19,6 +19,14 @@ export const MAX_RECORD_BYTES = 1024 * 1024;
 const OPEN_RECORD = fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK;
 /** Folder names longer than this are a digest of the task id instead. */
 const MAX_FOLDER_NAME = 200;
+/**
+ * The most record files a task's folder may hold, and the most bytes they may hold together: a task's decisions are a
+ * few records. A folder past either was filled by hand, and that task's chain is broken ({@link DamagedRecordError}).
+ */
+export const MAX_RECORDS_PER_TASK = 10_000;
+export const MAX_TASK_BYTES = 64 * 1024 * 1024;
+/** Record files of one task read at once: never a file handle per record. */
+const READS_AT_ONCE = 8;
 
 /**
  * A directory of decision records: `<dir>/<task>/<seq, 10 digits>.json`, each file written whole to a temporary file
@@ -36,19 +44,56 @@ export class FileDecisionStore implements DecisionStore {
 
   async records(taskId: string): Promise<SignedDecisionRecord[]> {
     const folder = this.folderOf(taskId);
-    let names: string[];
+    const files = await this.recordFilesOf(taskId, folder);
+    const records: SignedDecisionRecord[] = new Array(files.length);
+    let bytes = 0;
+    let next = 0;
+    const reader = async () => {
+      while (next < files.length) {
+        const index = next++;
+        const record = await this.read(path.join(folder, files[index]));
+        records[index] = record;
+        bytes += JSON.stringify(record).length;
+        if (bytes > MAX_TASK_BYTES) {
+          throw new DamagedRecordError(
+            `the decision records of ${taskId} in ${folder} hold more than ${MAX_TASK_BYTES} bytes: the folder was filled by hand`,
+            this.describe(),
+          );
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(READS_AT_ONCE, files.length) }, reader));
+    return records;
+  }
+
+  /**
+   * The record files of a task's folder, in seq order, listed one entry at a time; none when it has no folder. A folder
+   * with more than {@link MAX_RECORDS_PER_TASK} is a {@link DamagedRecordError}, found before any is opened.
+   */
+  private async recordFilesOf(taskId: string, folder: string): Promise<string[]> {
+    const files: string[] = [];
     try {
-      names = await fs.readdir(folder);
+      const entries = await fs.opendir(folder, { bufferSize: 256 });
+      for await (const entry of entries) {
+        if (!RECORD_FILE.test(entry.name)) continue;
+        files.push(entry.name);
+        // Leaving the loop closes the folder.
+        if (files.length > MAX_RECORDS_PER_TASK) {
+          throw new DamagedRecordError(
+            `the decision records of ${taskId} in ${folder} are more than ${MAX_RECORDS_PER_TASK} files: the folder was filled by hand`,
+            this.describe(),
+          );
+        }
+      }
     } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT') return [];
+      if (error instanceof DecisionStoreError) throw error;
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw new DecisionStoreError(
         `cannot read the decision records of ${taskId} in ${folder}: ${(error as Error).message}`,
         this.describe(),
       );
     }
-    const files = names.filter((name) => RECORD_FILE.test(name)).sort();
-    return Promise.all(files.map((name) => this.read(path.join(folder, name))));
+    return files.sort();
   }
 
   async append(record: SignedDecisionRecord): Promise<AppendOutcome> {
