@@ -5,6 +5,7 @@
  * check the assertion against the directory. A signature of another decision is refused; the page's calls answer
  * only the page's own origin.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -145,6 +146,40 @@ test('carol registers a passkey, the keeper lists it, she signs her approval wit
   expect(verified.code).toBe(0);
   expect(verified.out).toContain(`signed by carol with their own key ${entry.passkey.id}`);
 }, 240_000);
+
+test('a registration answers only a challenge the server issued, once: a forged challenge and a replay are refused', async () => {
+  // A client that makes its own challenge (valid until 2100) instead of the server's.
+  const deadline = Buffer.alloc(8);
+  deadline.writeBigUInt64BE(BigInt(Date.parse('2100-01-01T00:00:00Z')));
+  const forgedChallenge = Buffer.concat([randomBytes(16), deadline]).toString('base64url');
+  await page.route('**/passkeys/registration-options', async (route) => {
+    const response = await route.fetch();
+    await route.fulfill({ response, json: { ...(await response.json()), challenge: forgedChallenge } });
+  });
+  try {
+    await page.goto(`${origin}/passkeys`);
+    await page.getByLabel('Your name in the directory').fill('carol');
+    await page.getByRole('button', { name: 'Register a passkey' }).click();
+    await expect(shownOrFailed('entry', 'register-error')).rejects.toThrow(/the registration does not check out/);
+  } finally {
+    await page.unroute('**/passkeys/registration-options');
+  }
+
+  // The server's own challenge, answered twice with the same response.
+  let sent: string | undefined;
+  page.on('request', (request) => {
+    if (request.url().endsWith('/passkeys/registration') && request.method() === 'POST') sent = request.postData() ?? undefined;
+  });
+  await registerOnPage();
+  expect(sent).toBeDefined();
+  const again = await fetch(new URL('/passkeys/registration', pageServer.url), {
+    method: 'POST',
+    headers: { origin, 'content-type': 'application/json' },
+    body: sent,
+  });
+  expect(again.status).toBe(400);
+  expect(await again.json()).toEqual({ error: 'this registration was answered before: register again from the page' });
+});
 
 test("the page's calls answer the page's own origin only, and refuse what is not a registration", async () => {
   const call = (pathname: string, headers: Record<string, string>, body: string) =>

@@ -5,7 +5,7 @@
  * digest of the statement). The page is one self-contained HTML document: prebuilt in the package, built from
  * `passkey-page/` in a checkout.
  */
-import { createPublicKey, randomBytes } from 'node:crypto';
+import { createHmac, createPublicKey, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
 import path from 'node:path';
@@ -67,12 +67,24 @@ export function passkeyConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Pass
 }
 
 /** The page and its calls, by path (see the module's comment). */
-export function passkeyRoutes(config: PasskeyConfig): { path: string; handle(req: IncomingMessage, res: ServerResponse): Promise<void> }[] {
+export function passkeyRoutes(
+  config: PasskeyConfig,
+  challenges: RegistrationChallenges,
+): { path: string; handle(req: IncomingMessage, res: ServerResponse): Promise<void> }[] {
   return [
     { path: PAGE_PATH, handle: (req, res) => servePage(config, req, res) },
-    { path: `${PAGE_PATH}/registration-options`, handle: (req, res) => registrationOptions(config, req, res) },
-    { path: `${PAGE_PATH}/registration`, handle: (req, res) => registration(config, req, res) },
+    { path: `${PAGE_PATH}/registration-options`, handle: (req, res) => registrationOptions(config, challenges, req, res) },
+    { path: `${PAGE_PATH}/registration`, handle: (req, res) => registration(config, challenges, req, res) },
   ];
+}
+
+/**
+ * How the page's registration challenges are the server's: a key their MAC is made with (the same on every replica),
+ * and the mark of a challenge answered (`useOnce`: true the first time; it may throw when it cannot say).
+ */
+export interface RegistrationChallenges {
+  key: Buffer;
+  useOnce(id: string, expiresAt: number): Promise<boolean>;
 }
 
 /** The page's path. */
@@ -97,11 +109,33 @@ async function servePage(config: PasskeyConfig, req: IncomingMessage, res: Serve
 /** How long a registration may take from its options to its answer. */
 const REGISTRATION_MS = 10 * 60_000;
 
+/** A challenge: 16 random bytes, the deadline (8 bytes, milliseconds), and the first 16 bytes of their MAC. */
+const CHALLENGE_BYTES = 40;
+
+function challengeMac(key: Buffer, nonceAndDeadline: Buffer): Buffer {
+  return createHmac('sha256', key).update('passkey registration challenge v1\n').update(nonceAndDeadline).digest().subarray(0, 16);
+}
+
+/** The deadline of a challenge this server issued, or undefined for any other (or one past its deadline). */
+function challengeDeadline(key: Buffer, challenge: string, now = Date.now()): number | undefined {
+  const bytes = Buffer.from(challenge, 'base64url');
+  if (bytes.length !== CHALLENGE_BYTES) return undefined;
+  const mac = challengeMac(key, bytes.subarray(0, 24));
+  if (!timingSafeEqual(mac, bytes.subarray(24))) return undefined;
+  const deadline = Number(bytes.readBigUInt64BE(16));
+  return deadline > now ? deadline : undefined;
+}
+
 /**
- * Options of a registration. The challenge carries its own expiry (16 random bytes, then the deadline): any replica
- * checks it without state. A registration proves nothing by itself, so replaying one within the deadline gains nothing.
+ * Options of a registration. The challenge carries its own expiry and the server's MAC (see {@link CHALLENGE_BYTES}):
+ * any replica checks it without state, and it is answered once.
  */
-async function registrationOptions(config: PasskeyConfig, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function registrationOptions(
+  config: PasskeyConfig,
+  challenges: RegistrationChallenges,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   const body = await callBody(config, req, res);
   if (body === undefined) return;
   const name = (body as { name?: unknown }).name;
@@ -110,11 +144,12 @@ async function registrationOptions(config: PasskeyConfig, req: IncomingMessage, 
   }
   const deadline = Buffer.alloc(8);
   deadline.writeBigUInt64BE(BigInt(Date.now() + REGISTRATION_MS));
+  const nonceAndDeadline = Buffer.concat([randomBytes(16), deadline]);
   const options = await generateRegistrationOptions({
     rpName: config.rpName,
     rpID: config.rpId,
     userName: name,
-    challenge: new Uint8Array(Buffer.concat([randomBytes(16), deadline])),
+    challenge: new Uint8Array(Buffer.concat([nonceAndDeadline, challengeMac(challenges.key, nonceAndDeadline)])),
     attestationType: 'none',
     authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
     // ES256 and Ed25519: the keys the checks verify.
@@ -123,18 +158,25 @@ async function registrationOptions(config: PasskeyConfig, req: IncomingMessage, 
   sendJson(res, 200, options);
 }
 
-async function registration(config: PasskeyConfig, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function registration(
+  config: PasskeyConfig,
+  challenges: RegistrationChallenges,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   const body = await callBody(config, req, res);
   if (body === undefined) return;
   const response = (body as { response?: unknown }).response as RegistrationResponseJSON | undefined;
   if (response === null || typeof response !== 'object') return sendJson(res, 400, { error: 'give the response of the authenticator' });
   let verified;
+  let answered: { challenge: string; deadline: number } | undefined;
   try {
     verified = await verifyRegistrationResponse({
       response,
       expectedChallenge: (challenge) => {
-        const bytes = Buffer.from(challenge, 'base64url');
-        return bytes.length === 24 && Number(bytes.readBigUInt64BE(16)) > Date.now();
+        const deadline = challengeDeadline(challenges.key, challenge);
+        if (deadline !== undefined) answered = { challenge, deadline };
+        return deadline !== undefined;
       },
       expectedOrigin: config.origin,
       expectedRPID: config.rpId,
@@ -143,7 +185,14 @@ async function registration(config: PasskeyConfig, req: IncomingMessage, res: Se
   } catch (error) {
     return sendJson(res, 400, { error: `the registration does not check out: ${(error as Error).message}` });
   }
-  if (!verified.verified) return sendJson(res, 400, { error: 'the registration does not check out' });
+  if (!verified.verified || !answered) return sendJson(res, 400, { error: 'the registration does not check out' });
+  let first: boolean;
+  try {
+    first = await challenges.useOnce(`passkey-registration:${answered.challenge}`, answered.deadline);
+  } catch (error) {
+    return sendJson(res, 503, { error: `the registration cannot be checked now (${(error as Error).message}); try again shortly` });
+  }
+  if (!first) return sendJson(res, 400, { error: 'this registration was answered before: register again from the page' });
   let publicKey: string;
   try {
     publicKey = spkiOf(verified.registrationInfo.credential.publicKey);

@@ -31,6 +31,8 @@ import { OidcConfigError, oidcConfigFromEnv, OidcSignIn } from '../web/oidc-sign
 import { ApprovalsPageConfigError, approvalsPageConfigFromEnv } from '../web/page-config';
 import { APPROVALS_API } from '../app/approvals-page/wire';
 import { describePayloadKeys, PayloadKeysError, payloadKeysFromEnv } from '../../shared/payload-keys';
+import { createHmac } from 'node:crypto';
+import { OneTimeUses } from '../web/one-time-uses';
 
 /** Whether the sample tools are served when the command line does not say (see --help). */
 const SAMPLES_BY_DEFAULT = samplesByDefault(__filename);
@@ -273,7 +275,13 @@ async function main(argv: string[]): Promise<void> {
     });
   }
   if (args.http && tokens) {
-    const routes = [...(passkeys ? passkeyRoutes(passkeys) : []), ...(page?.routes ?? [])];
+    const registrations = new OneTimeUses(fromEnv.sharedState);
+    const registrationChallenges = {
+      // Derived from the task key: every replica checks the challenges the others issued.
+      key: createHmac('sha256', taskKeyFromEnv()).update('temporal-mcp-tasks passkey registration challenges v1').digest(),
+      useOnce: (id: string, expiresAt: number) => registrations.take(id, expiresAt),
+    };
+    const routes = [...(passkeys ? passkeyRoutes(passkeys, registrationChallenges) : []), ...(page?.routes ?? [])];
     const running = await startHttpServer({
       ...args.http,
       endpoints: bridge,
