@@ -148,6 +148,22 @@ test("one principal's requests under way are bounded: one more is 429 at once, a
   expect(await refused.json()).toMatchObject({
     error: { code: -32000, message: expect.stringMatching(/^Too many requests: 4 requests of this principal/) },
   });
+  // A 2026-07-28 request is refused with the codes its text gives: -32603, retryable, never the legacy -32000.
+  const modern = await fetch(server.url, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${TOKENS.mallory}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'server/discover',
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'server/discover', params: {} }),
+  });
+  expect(modern.status).toBe(429);
+  expect(await modern.json()).toMatchObject({
+    error: { code: -32603, message: expect.stringMatching(/^Too many requests/), data: { retryable: true, retryAfterMs: 1000 } },
+  });
   expect(await initialize(server.url, 'alice')).toBe(200);
   // Her requests ended, mallory is served again.
   for (const socket of sockets) socket.destroy();

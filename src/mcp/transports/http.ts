@@ -131,12 +131,7 @@ class HttpRequests {
       // Only requests on connections opened before the shutdown get here; the client tries again, elsewhere.
       res.setHeader('connection', 'close');
       res.setHeader('retry-after', '1');
-      return sendJsonRpcError(
-        res,
-        503,
-        -32000,
-        'Service unavailable: this server is shutting down; retry (another replica serves the same tasks)',
-      );
+      return sendRefusal(req, res, 503, 'Service unavailable: this server is shutting down; retry (another replica serves the same tasks)', 1000);
     }
     const caller = await this.authenticate(req, res);
     if (!caller) return;
@@ -166,7 +161,8 @@ class HttpRequests {
     const caller = await this.auth.authenticate(req);
     if ('status' in caller) {
       for (const [name, value] of Object.entries(caller.headers)) res.setHeader(name, value);
-      sendJsonRpcError(res, caller.status, -32001, caller.message);
+      const retryAfter = Number(caller.headers['retry-after']);
+      sendRefusal(req, res, caller.status, caller.message, Number.isFinite(retryAfter) ? retryAfter * 1000 : undefined);
       return undefined;
     }
     const { principal, roles } = caller;
@@ -174,11 +170,12 @@ class HttpRequests {
       // Its body is not read: the connection closes after the answer.
       res.setHeader('retry-after', '1');
       res.setHeader('connection', 'close');
-      sendJsonRpcError(
+      sendRefusal(
+        req,
         res,
         429,
-        -32000,
         `Too many requests: ${this.maxRequestsPerPrincipal} requests of this principal are under way; retry when one has ended`,
+        1000,
       );
       return undefined;
     }
@@ -525,6 +522,28 @@ function sendJsonRpcError(
 ): void {
   res.writeHead(status, { 'content-type': 'application/json' });
   res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message, ...(data !== undefined && { data }) }, id }));
+}
+
+/**
+ * A request refused before it is read: unauthenticated (401, 403), too many under way (429), the server stopping or its
+ * issuer unreachable (503). A 2026-07-28 request (its `MCP-Protocol-Version` header names no 2025 revision) gets the
+ * codes its text gives: -32600 for a refused credential, -32603 with `data.retryable` (and `retryAfterMs`) for what
+ * passes, since it reserves -32000 … -32019 for the codes earlier servers allocated. A 2025-11-25 request keeps them
+ * (-32001 unauthorized, -32000 for the rest), as the SDK's own servers answer.
+ */
+function sendRefusal(req: IncomingMessage, res: ServerResponse, status: number, message: string, retryAfterMs?: number): void {
+  const retryable = status === 429 || status === 503;
+  if (!speaksLegacy(req)) {
+    const data = retryable ? { retryable: true, ...(retryAfterMs !== undefined && { retryAfterMs }) } : undefined;
+    return sendJsonRpcError(res, status, retryable ? ProtocolErrorCode.InternalError : ProtocolErrorCode.InvalidRequest, message, null, data);
+  }
+  sendJsonRpcError(res, status, status === 401 || status === 403 ? -32001 : -32000, message);
+}
+
+/** Whether a request speaks a revision before 2026-07-28: an initialize, or its `MCP-Protocol-Version` header names one. */
+function speaksLegacy(req: IncomingMessage): boolean {
+  const version = headerValue(req, 'mcp-protocol-version');
+  return version === undefined || LEGACY_PROTOCOL_VERSIONS.includes(version);
 }
 
 /** Why a 2026-07-28 request is refused before it is served: the HTTP status and the JSON-RPC error. */
