@@ -1,6 +1,6 @@
 /**
  * MCP 2026-07-28 with the tasks extension, SEP-2663) on the same endpoint as 2025-11-25, driven by
- * real clients this project did not write: FastMCP 4.1 with fastmcp-tasks, the MCP Python SDK 2.3 and the MCP
+ * real clients this project did not write: FastMCP 4.1.4 with fastmcp-tasks 4.1.4, the MCP Python SDK 2.3 and the MCP
  * TypeScript SDK v2 client.
  */
 import { Client as Mcp2026Client, StreamableHTTPClientTransport as Mcp2026HttpTransport } from '@modelcontextprotocol/client';
@@ -37,6 +37,8 @@ interface TaskOutcome {
   structured: { outcome?: string; payments?: unknown[] } | null;
   asked: string[];
   protocolVersion?: string;
+  /** The routing headers of each HTTP request the client sent (scenario `task`). */
+  sent?: { method: string | null; mcpName: string | null }[];
 }
 
 /** One 2026-07-28 request written by hand, with the headers a conforming client sends unless `headers` says otherwise. */
@@ -71,13 +73,20 @@ async function waitForStatus(taskId: string, status: string) {
   }, `task ${taskId} ${status}`);
 }
 
-describe('FastMCP 4.1 with fastmcp-tasks (tasks extension)', () => {
+describe('FastMCP 4.1.4 with fastmcp-tasks 4.1.4, the newest release (tasks extension)', () => {
   test('runs the invoice as a task: tasks/get shows the question, tasks/update answers it, each line item is paid once', async () => {
     const out = await runPythonClient<TaskOutcome>(python, stack.server.url, ['task', 'approve'], sampleInvoice());
     expect(out.status).toBe('completed');
     expect(out.structured?.outcome).toBe('paid');
     expect(out.asked).toHaveLength(1);
     expect(await paid(out.taskId)).toEqual(['LI-1', 'LI-2']);
+    // The client names the tool in Mcp-Name, and no task in its tasks/* requests: the server reads those from the
+    // body (docs/protocol.md). Once a release sends it, a missing header can be refused.
+    const sent = out.sent ?? [];
+    expect(sent.filter((request) => request.method === 'tools/call')).toEqual([{ method: 'tools/call', mcpName: 'process_invoice' }]);
+    const taskRequests = sent.filter((request) => request.method?.startsWith('tasks/'));
+    expect(taskRequests.map((request) => request.method)).toEqual(expect.arrayContaining(['tasks/get', 'tasks/update']));
+    expect(taskRequests.filter((request) => request.mcpName !== null)).toEqual([]);
   });
 
   test('a rejection completes the task with the rejected outcome and pays nothing', async () => {

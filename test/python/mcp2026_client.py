@@ -56,12 +56,30 @@ def outcome(result) -> dict:
     }
 
 
+def recording_transport(url: str, sent: list[dict]):
+    """FastMCP's own HTTP transport, noting the routing headers of each request it sends."""
+    import httpx2
+    from fastmcp.client.transports import StreamableHttpTransport
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    async def note(request) -> None:
+        sent.append({"method": request.headers.get("mcp-method"), "mcpName": request.headers.get("mcp-name")})
+
+    def factory(**kwargs) -> httpx2.AsyncClient:
+        client = create_mcp_http_client(headers=kwargs.get("headers"), timeout=kwargs.get("timeout"), auth=kwargs.get("auth"))
+        client.event_hooks["request"].append(note)
+        return client
+
+    return StreamableHttpTransport(url, httpx_client_factory=factory)
+
+
 async def task(url: str, invoice: dict, decision: str) -> dict:
-    async with Client(url, elicitation_handler=answering(decision)) as client:
+    sent: list[dict] = []
+    async with Client(recording_transport(url, sent), elicitation_handler=answering(decision)) as client:
         handle = await call_tool_task(client, "process_invoice", invoice, raise_on_error=False)
         result = await handle.result()
         status = await handle.status()
-        return {"taskId": handle.task_id, "status": status.status, **outcome(result)}
+        return {"taskId": handle.task_id, "status": status.status, "sent": sent, **outcome(result)}
 
 
 async def create(url: str, invoice: dict) -> dict:

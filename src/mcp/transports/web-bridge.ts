@@ -26,8 +26,8 @@ export function toWebRequest(req: IncomingMessage, res: ServerResponse, body: un
     if (Array.isArray(value)) for (const item of value) headers.append(name, item);
     else if (value !== undefined) headers.set(name, value);
   }
-  // SEP-2663 asks clients for `Mcp-Name: <taskId>` on tasks/get, tasks/update and tasks/cancel; some clients in use
-  // (FastMCP 4.1) leave it out. A missing one is taken from the body; one that disagrees is still refused (-32020).
+  // SEP-2663 asks clients for `Mcp-Name: <taskId>` on tasks/get, tasks/update and tasks/cancel; fastmcp-tasks 4.1.4 (the
+  // newest) leaves it out (docs/protocol.md). A missing one is taken from the body; one that disagrees is still refused.
   const { method, params } = (body ?? {}) as { method?: unknown; params?: { taskId?: unknown } };
   if (
     typeof method === 'string' &&
