@@ -11,6 +11,7 @@ import {
   CallToolResultSchema,
   CancelTaskResultSchema,
   CreateTaskResultSchema,
+  GetTaskResultSchema,
   ListTasksResultSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { randomUUID } from 'node:crypto';
@@ -28,7 +29,7 @@ const RATE = 2;
 /** Open tasks per principal. */
 const MAX_OPEN = 3;
 
-const people = makePeople({ lister: '', poller: '', waiter: '', opener: '' });
+const people = makePeople({ lister: '', poller: '', waiter: '', opener: '', canceller: '' });
 let dir: string;
 let postgres: LocalPostgres;
 let stack: TestStack;
@@ -157,5 +158,36 @@ test('the open-task quota in the shared state: a count slower than its freshness
     expect(await state.reserveTask(principal, 3, slowly(3), 1_000)).toEqual({ open: 3 });
   } finally {
     await state.close();
+  }
+});
+
+test('with the change feed, a cancel through one replica is what the very next read through the other answers, the worker down', async () => {
+  // Two more replicas, following what they read with the change feed; no rate limit, so that nothing is refused.
+  const env = {
+    MCP_AUTH_TOKENS_FILE: writeTokensFile(people),
+    MCP_SHARED_STATE: postgres.url('replicas'),
+    MCP_CHANGE_FEED_MS: '100',
+    MCP_TASK_OPS_PER_SECOND: '0',
+  };
+  const [one, other] = await Promise.all([stack.spawnServer({ env }), stack.spawnServer({ env })]);
+  const [viaOne, viaOther] = await Promise.all([clients.connect(one.url, people.canceller), clients.connect(other.url, people.canceller)]);
+  const created = await viaOne.request(
+    { method: 'tools/call', params: { name: 'process_invoice', arguments: sampleInvoice() as never, task: {} } },
+    CreateTaskResultSchema,
+  );
+  const { taskId } = created.task;
+  const read = async () => (await viaOther.request({ method: 'tasks/get', params: { taskId } }, GetTaskResultSchema)).status;
+  // Waiting for its approval, the change it stamped reported: the other replica keeps its read for the feed.
+  await eventually(async () => ((await read()) === 'input_required' ? true : undefined), 'the task to wait for its approval');
+  expect(await read()).toBe('input_required');
+  // Nothing runs the workflow now: the cancel stamps no change for the feed to report.
+  await stack.stopWorker();
+  try {
+    const cancelled = await viaOne.request({ method: 'tasks/cancel', params: { taskId } }, CancelTaskResultSchema);
+    expect(cancelled.status).toBe('cancelled');
+    expect(await read()).toBe('cancelled');
+    expect(postgres.psql(`SELECT count(*) FROM mcp_task_writes WHERE task_id = '${taskId}'`, 'replicas').trim()).toBe('1');
+  } finally {
+    await stack.startWorker();
   }
 });

@@ -9,10 +9,12 @@ import { isTerminal } from '@modelcontextprotocol/sdk/experimental/tasks/interfa
 import { setBounded } from '../../util/bounded';
 import { retryWithBackoff } from '../../util/wait';
 import { isTemporalUnavailable, taskNotFound } from './errors';
-import { ChangeFeed, changeStampOf, type ChangeFeedStats } from './change-feed';
+import { log } from '../../util/log';
+import { ChangeFeed, changeStampOf, DEFAULT_FEED_MARGIN_MS, type ChangeFeedStats } from './change-feed';
 import { DEFAULT_WATCH_LIMIT, HistoryWatch } from './history-watch';
 import type { MarkedRuns } from './marked-runs';
 import { WRITE_PATIENCE_MS, type WatchedReadOptions } from './options';
+import type { ReplicaSharedState } from './shared-state';
 import type { Snapshots } from './snapshots';
 import type { TaskView } from './task-view';
 import type { TemporalAccess } from './temporal-access';
@@ -67,10 +69,17 @@ export class TaskReads {
   /** Drops the reads the feed keeps once they are too old, so that nothing is followed for reads that stopped. */
   private sweep: NodeJS.Timeout | undefined;
 
+  /**
+   * `shared`, the replicas' shared state: each write made here is noted there, and a read kept for the feed is served
+   * only while no replica noted a write to its task since it was read, so a cancel through one replica is what the
+   * next read through any other answers. Without it, a write through another replica reaches a kept read when the
+   * workflow stamps it, or when the read is too old to be served (five minutes at most).
+   */
   constructor(
     private readonly temporal: TemporalAccess,
     private readonly runs: MarkedRuns,
     private readonly snapshots: Snapshots,
+    private readonly shared?: ReplicaSharedState,
   ) {
     this.options = {
       keepMs: 30_000,
@@ -90,6 +99,11 @@ export class TaskReads {
     });
     if (this.options.feedIntervalMs > 0 && this.options.feedLimit > 0) {
       this.feed = new ChangeFeed(temporal.client, { intervalMs: this.options.feedIntervalMs }, (workflowId) => this.drop(workflowId));
+      if (!shared) {
+        log.info(
+          'reads: the change feed runs without MCP_SHARED_STATE: a cancel or an answer made through another replica reaches the reads kept here when its workflow records it, or within five minutes; set MCP_SHARED_STATE where several replicas serve',
+        );
+      }
     }
   }
 
@@ -114,7 +128,7 @@ export class TaskReads {
    * the next reads are served the same way (`watch: false`, as for a listing: no watch is started for it).
    */
   async get(taskId: string, principal: string, options: { watch?: boolean } = {}): Promise<TaskView> {
-    const known = this.watchedRead(taskId, principal, options.watch !== false);
+    const known = await this.watchedRead(taskId, principal, options.watch !== false);
     if (known) return known;
     const writes = this.writes.get(taskId);
     const readAt = Date.now();
@@ -179,6 +193,7 @@ export class TaskReads {
   async afterWrite(taskId: string, basis?: { runId: string; historyLength: number }): Promise<void> {
     setBounded(this.writes, taskId, (this.writes.get(taskId) ?? 0) + 1, WRITES_KEPT);
     this.drop(taskId);
+    await this.noteWrite(taskId);
     if (basis === undefined || this.options.limit === 0) return;
     await this.watch.changed(taskId, basis.historyLength, WRITE_SEEN_MS, undefined, basis.runId);
   }
@@ -205,8 +220,27 @@ export class TaskReads {
     return done.value;
   }
 
+  /**
+   * Tells the other replicas of a write here, through the shared state, before the write answers. While the state
+   * cannot be reached, the note is tried again in the background for as long as a kept read is served; meanwhile the
+   * other replicas cannot ask the state either, and their kept reads go to Temporal.
+   */
+  private async noteWrite(taskId: string): Promise<void> {
+    if (!this.shared) return;
+    const shared = this.shared;
+    const note = () => shared.noteWrite(taskId);
+    try {
+      await note();
+    } catch (error) {
+      log.warn(`reads: a write to task ${taskId} is noted in ${shared.describe()} later: ${(error as Error).message}`);
+      void retryWithBackoff(note, { deadline: Date.now() + FED_READ_MAX_AGE_MS, isRetryable: () => true, maxDelayMs: 5_000 }).catch(
+        (failure: Error) => log.warn(`reads: a write to task ${taskId} was not noted in ${shared.describe()}: ${failure.message}`),
+      );
+    }
+  }
+
   /** The task's last read, when its watch (or the feed) shows nothing newer happened since (see {@link get}). */
-  private watchedRead(taskId: string, principal: string, keepWatching: boolean): TaskView | undefined {
+  private async watchedRead(taskId: string, principal: string, keepWatching: boolean): Promise<TaskView | undefined> {
     const read = this.reads.get(taskId);
     if (!read) return undefined;
     if (read.fedAt !== undefined) return this.fedRead(taskId, principal, read, read.fedAt, read.fedUntil ?? 0);
@@ -220,14 +254,25 @@ export class TaskReads {
     return view;
   }
 
-  /** A read the feed keeps, while the feed vouches for it and it is not too old; the most recently read go last. */
-  private fedRead(taskId: string, principal: string, read: WatchedRead, fedAt: number, fedUntil: number): TaskView | undefined {
+  /**
+   * A read the feed keeps, while the feed vouches for it, no replica noted a write to its task since (with the shared
+   * state: the clocks of this process and the database may differ by the feed's margin), and it is not too old; the
+   * most recently read go last.
+   */
+  private async fedRead(taskId: string, principal: string, read: WatchedRead, fedAt: number, fedUntil: number): Promise<TaskView | undefined> {
     const now = Date.now();
     if (now > fedUntil) {
       this.drop(taskId);
       return undefined;
     }
     if (!this.feed?.vouches(fedAt, now)) return undefined;
+    if (this.shared) {
+      const written = await this.shared.writtenSince(taskId, fedAt - DEFAULT_FEED_MARGIN_MS).catch(() => true);
+      if (written) {
+        if (this.reads.get(taskId) === read) this.drop(taskId);
+        return undefined;
+      }
+    }
     if (read.owner !== principal) throw taskNotFound(taskId);
     this.reads.delete(taskId);
     this.reads.set(taskId, read);

@@ -1,6 +1,8 @@
 /**
  * What the server replicas of one deployment share beside Temporal: each principal's rate of task operations, its
- * waits under way, its places under the open-task quota, and the tasks created lately, which `tasks/list` shows through any replica before Temporal's visibility store catches up. A
+ * waits under way, its places under the open-task quota, the tasks created lately, which `tasks/list` shows through
+ * any replica before Temporal's visibility store catches up, and the tasks written lately, whose reads kept for the
+ * change feed no replica serves any more. A
  * single server keeps both in its process; replicas keep them in PostgreSQL (`MCP_SHARED_STATE`), which a cluster on
  * PostgreSQL already runs.
  */
@@ -41,6 +43,13 @@ export interface ReplicaSharedState {
    * for every later call while the mark lasts (a one-time sign-in link, a passkey sign-in's challenge).
    */
   useOnce(id: string, expiresAt: number): Promise<boolean>;
+  /**
+   * Notes that a replica wrote to the task just now (a cancel, an answer): the reads other replicas keep for the change
+   * feed are not served past it (see {@link writtenSince}).
+   */
+  noteWrite(taskId: string): Promise<void>;
+  /** Whether a replica noted a write to the task after `sinceMs` (milliseconds since the epoch, the database's clock). */
+  writtenSince(taskId: string, sinceMs: number): Promise<boolean>;
   /** Where it is kept, for logs: the database without its password. */
   describe(): string;
   close(): Promise<void>;
@@ -87,6 +96,10 @@ const OPEN_TABLE = 'mcp_open_tasks';
 const WAIT_LEASE_MS = 60_000;
 const RECENT_TABLE = 'mcp_recent_tasks';
 const USED_TABLE = 'mcp_used_once';
+const WRITES_TABLE = 'mcp_task_writes';
+
+/** How long a noted write is kept: longer than any read the change feed keeps (five minutes). */
+const WRITES_KEPT = '10 minutes';
 
 // One transaction, under an advisory lock, so that replicas starting together do not race to create the same objects.
 const SCHEMA = `
@@ -113,6 +126,11 @@ CREATE TABLE IF NOT EXISTS ${USED_TABLE} (
   expires_at timestamptz NOT NULL
 );
 CREATE INDEX IF NOT EXISTS ${USED_TABLE}_expires_at ON ${USED_TABLE} (expires_at);
+CREATE TABLE IF NOT EXISTS ${WRITES_TABLE} (
+  task_id text PRIMARY KEY,
+  written_at timestamptz NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ${WRITES_TABLE}_written_at ON ${WRITES_TABLE} (written_at);
 CREATE TABLE IF NOT EXISTS ${WAITS_TABLE} (
   id uuid PRIMARY KEY,
   principal text NOT NULL,
@@ -171,6 +189,7 @@ export class PostgresSharedState implements ReplicaSharedState {
   private readonly where: string;
   private ready: Promise<void> | undefined;
   private notes = 0;
+  private writes = 0;
   private pausedUntil = 0;
   private lastFailure = '';
   /** The waits this process holds, renewed while held. */
@@ -333,6 +352,29 @@ export class PostgresSharedState implements ReplicaSharedState {
         [id, expiresAt],
       );
       return rowCount === 1;
+    });
+  }
+
+  async noteWrite(taskId: string): Promise<void> {
+    return this.run(async () => {
+      await this.pool.query(
+        `INSERT INTO ${WRITES_TABLE} (task_id, written_at) VALUES ($1, clock_timestamp())
+         ON CONFLICT (task_id) DO UPDATE SET written_at = EXCLUDED.written_at`,
+        [taskId],
+      );
+      if (++this.writes % CLEAN_EVERY === 0) {
+        await this.pool.query(`DELETE FROM ${WRITES_TABLE} WHERE written_at < clock_timestamp() - interval '${WRITES_KEPT}'`);
+      }
+    });
+  }
+
+  async writtenSince(taskId: string, sinceMs: number): Promise<boolean> {
+    return this.run(async () => {
+      const { rowCount } = await this.pool.query(
+        `SELECT 1 FROM ${WRITES_TABLE} WHERE task_id = $1 AND written_at > to_timestamp($2 / 1000.0)`,
+        [taskId, sinceMs],
+      );
+      return (rowCount ?? 0) > 0;
     });
   }
 

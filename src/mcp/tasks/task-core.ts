@@ -41,7 +41,7 @@ export class TaskCore {
     this.quotas = new Quotas(client, options.quotas, options.shared);
     this.runs = new MarkedRuns(this.temporal);
     const snapshots = new Snapshots(this.temporal);
-    this.reads = new TaskReads(this.temporal, this.runs, snapshots);
+    this.reads = new TaskReads(this.temporal, this.runs, snapshots, options.shared);
     this.listing = new TaskListing(this.temporal, this.reads, options.shared);
     this.lifecycle = new TaskLifecycle(this.temporal, {
       runs: this.runs,
