@@ -160,4 +160,21 @@ describe('polls followed by the change feed', () => {
     expect(stateReads(a).describes).toBeGreaterThan(describes);
     for (const taskId of ids) await client.experimental.tasks.cancelTask(taskId);
   });
+
+  test("another principal's read of a kept task asks Temporal, as a read of an id nobody holds does: its time tells nothing", async () => {
+    const a = await replica(FED);
+    const client = await client2025(a);
+    const [taskId] = await followedWaitingTasks(a, client, 1);
+    const fed = a.bridge.core.readStats().fed;
+    const describes = stateReads(a).describes;
+    await expect(a.bridge.core.get(taskId, 'mallory')).rejects.toThrow(/Task not found/);
+    expect(stateReads(a).describes).toBe(describes + 1);
+    const nobodys = taskId.replace(/[0-9a-f]{12}$/, randomUUID().slice(-12));
+    await expect(a.bridge.core.get(nobodys, 'mallory')).rejects.toThrow(/Task not found/);
+    expect(stateReads(a).describes).toBe(describes + 2);
+    // The owner's read is still served from what was kept.
+    await a.bridge.core.get(taskId, principal);
+    expect(a.bridge.core.readStats().fed).toBe(fed + 1);
+    await client.experimental.tasks.cancelTask(taskId);
+  });
 });

@@ -47,6 +47,13 @@ describe('transient failures', () => {
     expect(isTemporalUnavailable(grpc(14, 'UNAVAILABLE'))).toBe(true);
   });
 
+  test('a call cancelled under it (CANCELLED) is an unavailable Temporal: followers and subscription reads wait it out', () => {
+    const grpc = (code: number, details: string) => Object.assign(new Error(`${code} ${details}`), { code, details, metadata: {} });
+    expect(isTemporalUnavailable(grpc(1, 'CANCELLED: The connection to Temporal is closed'))).toBe(true);
+    expect(isTemporalUnavailable(grpc(4, 'DEADLINE_EXCEEDED'))).toBe(true);
+    expect(isTemporalUnavailable(grpc(3, 'INVALID_ARGUMENT'))).toBe(false);
+  });
+
   test("a call Temporal's side cancelled is a retryable -32603 for the client, not an internal fault", () => {
     const grpc = (code: number, details: string) => Object.assign(new Error(`${code} ${details}`), { code, details, metadata: {} });
     expect(jsonRpcFailureOf(grpc(1, 'CANCELLED: Call cancelled'))).toEqual({

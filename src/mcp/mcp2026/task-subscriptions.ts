@@ -19,6 +19,7 @@ import {
 import type { ListenRequest, ListenSink } from '../endpoints';
 import { envelopeRefusal } from './envelope';
 import { isTemporalUnavailable, TaskNotFoundError } from '../tasks/errors';
+import { retryWithBackoff } from '../../util/wait';
 import { jsonRpcFailureOf } from '../protocol/wire-errors';
 import type { TaskCore } from '../tasks/task-core';
 import type { TaskView } from '../tasks/task-view';
@@ -44,6 +45,9 @@ export function isTaskListen(message: unknown): message is ListenRequest {
     'taskIds' in request.params.notifications
   );
 }
+
+/** How long a subscription's first read of a task waits for a Temporal out of reach before the listen is refused. */
+const FIRST_READ_PATIENCE_MS = 30_000;
 
 /** Serves task status subscriptions for every transport of a process. */
 export class TaskSubscriptions {
@@ -108,9 +112,16 @@ export class TaskSubscriptions {
     this.open++;
     try {
       const first = new Map<string, TaskView>();
-      for (const taskId of taskIds) {
-        const view = await this.read(taskId, principal);
-        if (view) first.set(taskId, view);
+      try {
+        for (const taskId of taskIds) {
+          const view = await this.read(taskId, principal, sink.signal);
+          if (view) first.set(taskId, view);
+        }
+      } catch (error) {
+        // Temporal out of reach for longer than a read waits: retryable, never "not one of yours".
+        const failure = jsonRpcFailureOf(error);
+        if (!failure || sink.signal.aborted) throw error;
+        return await refuse(failure.code, failure.message, failure.data);
       }
       const stamp = { [SUBSCRIPTION_ID_META_KEY]: request.id };
       await sink.send({
@@ -146,12 +157,17 @@ export class TaskSubscriptions {
     }
   }
 
-  /** The task, `undefined` when the principal may not see it (or Temporal cannot say now). */
-  private async read(taskId: string, principal: string): Promise<TaskView | undefined> {
+  /**
+   * The task, `undefined` when the principal may not see it. While Temporal is out of reach the read is tried again
+   * for up to {@link FIRST_READ_PATIENCE_MS} (or until the client goes), then fails: an outage is no verdict on a task.
+   */
+  private async read(taskId: string, principal: string, signal: AbortSignal): Promise<TaskView | undefined> {
     try {
-      return await this.core.get(taskId, principal);
+      return await retryWithBackoff(() => this.core.get(taskId, principal), {
+        isRetryable: (error) => isTemporalUnavailable(error) && !signal.aborted,
+        deadline: Date.now() + FIRST_READ_PATIENCE_MS,
+      });
     } catch (error) {
-      if (isTemporalUnavailable(error)) return undefined;
       if (error instanceof TaskNotFoundError) return undefined;
       throw error;
     }

@@ -6,7 +6,7 @@
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { ProtocolError } from '@modelcontextprotocol/server';
 import { JsonRpcError, type JsonRpcFailure } from '../../util/json-rpc-error';
-import { GrpcStatus, grpcStatusOf, isTemporalUnavailable, TaskCoreError, unreadableDataOf, type TaskErrorCategory } from '../tasks/errors';
+import { isTemporalUnavailable, TaskCoreError, unreadableDataOf, type TaskErrorCategory } from '../tasks/errors';
 
 export { JsonRpcError, type JsonRpcFailure };
 
@@ -35,7 +35,7 @@ export function jsonRpcFailureOf(error: unknown): JsonRpcFailure | undefined {
   }
   // A call cancelled on Temporal's side (a frontend whose own work was cut off, a link reset under it), or by this
   // server as it stops: the client did not cancel it (a cancelled request gets no answer), and may send it again.
-  if (isTemporalUnavailable(error) || grpcStatusOf(error) === GrpcStatus.CANCELLED) {
+  if (isTemporalUnavailable(error)) {
     return {
       code: ErrorCode.InternalError,
       message: `Temporal is unavailable right now (${(error as Error).message}); retry shortly`,

@@ -111,14 +111,15 @@ export function grpcStatusOf(error: unknown): GrpcStatus | undefined {
 }
 
 /**
- * True when `error` means Temporal cannot serve right now (UNAVAILABLE, DEADLINE_EXCEEDED): the same call may succeed
- * later. So is "namespace not found": the namespace was there when the process started (`--check`, `/healthz`), and
+ * True when `error` means Temporal cannot serve right now (UNAVAILABLE, DEADLINE_EXCEEDED, and CANCELLED: a call cut
+ * off on Temporal's side, a link reset under it, or made on a connection this process closed as it stops): the same
+ * call may succeed later, so it is waited out or answered as retryable, never taken for a verdict. So is "namespace not found": the namespace was there when the process started (`--check`, `/healthz`), and
  * a cluster's frontends answer it while their database restarts; a namespace really gone keeps failing until the
  * client gives up.
  */
 export function isTemporalUnavailable(error: unknown): boolean {
   const code = grpcStatusOf(error);
-  if (code === GrpcStatus.UNAVAILABLE || code === GrpcStatus.DEADLINE_EXCEEDED) return true;
+  if (code === GrpcStatus.UNAVAILABLE || code === GrpcStatus.DEADLINE_EXCEEDED || code === GrpcStatus.CANCELLED) return true;
   return (
     error instanceof NamespaceNotFoundError || (code === GrpcStatus.NOT_FOUND && /namespace .* not found/i.test((error as Error).message))
   );

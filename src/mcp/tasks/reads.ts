@@ -8,7 +8,7 @@
 import { isTerminal } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import { setBounded } from '../../util/bounded';
 import { retryWithBackoff } from '../../util/wait';
-import { isTemporalUnavailable, taskNotFound } from './errors';
+import { isTemporalUnavailable } from './errors';
 import { log } from '../../util/log';
 import { ChangeFeed, changeStampOf, DEFAULT_FEED_MARGIN_MS, type ChangeFeedStats } from './change-feed';
 import { DEFAULT_WATCH_LIMIT, HistoryWatch } from './history-watch';
@@ -248,7 +248,9 @@ export class TaskReads {
     const { view } = read;
     // A closed run is read from Temporal each time: its workflow id may start a new run (a reset, another start).
     if (!seen?.healthy || seen.closed || seen.runId !== view.runId || seen.latest !== view.historyLength) return undefined;
-    if (read.owner !== principal) throw taskNotFound(taskId);
+    // Another principal's read is asked of Temporal, which refuses it as it refuses a task that does not exist: both
+    // take one call, so the time of the answer does not tell whether someone else holds the id.
+    if (read.owner !== principal) return undefined;
     if (keepWatching) this.watch.keep(taskId, view.runId, this.options.keepMs);
     this.counts.watched++;
     return view;
@@ -273,7 +275,7 @@ export class TaskReads {
         return undefined;
       }
     }
-    if (read.owner !== principal) throw taskNotFound(taskId);
+    if (read.owner !== principal) return undefined;
     this.reads.delete(taskId);
     this.reads.set(taskId, read);
     this.counts.fed++;
