@@ -13,6 +13,7 @@ import { argumentsDigest, canonicalJson } from '../../src/util/arguments-digest'
 import { decodeCursor, encodeCursor, listBinding } from '../../src/mcp/tasks/list-cursor';
 import { TaskMarker } from '../../src/mcp/tasks/marker';
 import { Quotas } from '../../src/mcp/tasks/quotas';
+import type { ReplicaSharedState } from '../../src/mcp/tasks/shared-state';
 import type { WorkflowTool } from '../../src/mcp/tools/types';
 import { AnswerSeal } from '../../src/shared/answer-proof';
 import { checkFormContent, openSealedAnswer } from '../../src/contract/task-contract';
@@ -452,6 +453,54 @@ describe('quotas', () => {
       now += 1_001;
       await quotas.takeOperation('alice');
       expect(asked).toEqual([5, 5, 5, 5]);
+    } finally {
+      clock.mockRestore();
+    }
+  });
+
+  test('a shared bucket that refused is not asked again until it has a token, and one principal asks it one question at a time', async () => {
+    let now = 1_000_000;
+    const clock = jest.spyOn(Date, 'now').mockImplementation(() => now);
+    let asked = 0;
+    let inFlight = 0;
+    let mostInFlight = 0;
+    let empty = false;
+    const shared: ReplicaSharedState = {
+      takeTokens: async (_principal: string, _rate: number, _burst: number, want: number) => {
+        asked++;
+        mostInFlight = Math.max(mostInFlight, ++inFlight);
+        await new Promise((resolve) => setImmediate(resolve));
+        inFlight--;
+        return empty ? { waitMs: 400 } : { taken: want };
+      },
+      noteCreated: async () => undefined,
+      createdWithin: async () => [],
+      useOnce: async () => true,
+      noteWrite: async () => undefined,
+      writtenSince: async () => false,
+      beginWait: async () => undefined,
+      reserveTask: async () => ({ open: 0 }),
+      describe: () => 'a test',
+      close: async () => undefined,
+    };
+    try {
+      const quotas = new Quotas({} as never, { operationsPerSecond: 10 }, shared);
+      // A flood of one caller at once: one question of the shared state at a time, however many requests.
+      await Promise.all(Array.from({ length: 50 }, () => quotas.takeOperation('mallory')));
+      expect(mostInFlight).toBe(1);
+      expect(asked).toBe(50);
+      // Refused: the next requests within the wait cost the database nothing.
+      empty = true;
+      await expect(quotas.takeOperation('mallory')).rejects.toThrow(TooManyRequestsError);
+      const refusedAfter = asked;
+      const answers = await Promise.allSettled(Array.from({ length: 200 }, () => quotas.takeOperation('mallory')));
+      expect(answers.every((answer) => answer.status === 'rejected')).toBe(true);
+      expect(asked).toBe(refusedAfter);
+      // Once the wait is over it is asked again.
+      now += 401;
+      empty = false;
+      await quotas.takeOperation('mallory');
+      expect(asked).toBe(refusedAfter + 1);
     } finally {
       clock.mockRestore();
     }

@@ -43,6 +43,10 @@ export class Quotas {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
   /** Tokens of the shared buckets this process took ahead, per principal, and until when it spends them. */
   private readonly heldTokens = new Map<string, { tokens: number; until: number }>();
+  /** Principals the shared bucket refused, and until when it has no token for them. */
+  private readonly refusedUntil = new Map<string, number>();
+  /** The question of the shared bucket under way, per principal. */
+  private readonly askingShared = new Map<string, Promise<number | undefined>>();
   readonly options: QuotaOptions;
 
   constructor(
@@ -85,15 +89,43 @@ export class Quotas {
    * milliseconds until one is there.
    */
   private async takeSharedToken(principal: string, rate: number, burst: number): Promise<number | undefined> {
-    const now = Date.now();
-    const held = this.heldTokens.get(principal);
-    if (held && held.tokens > 0 && now < held.until) {
-      held.tokens--;
-      return undefined;
+    for (;;) {
+      const now = Date.now();
+      // Refused a moment ago: refused again here, until the bucket has a token, without asking the database.
+      const refusedUntil = this.refusedUntil.get(principal);
+      if (refusedUntil !== undefined && now < refusedUntil) return Math.ceil(refusedUntil - now);
+      const held = this.heldTokens.get(principal);
+      if (held && held.tokens > 0 && now < held.until) {
+        held.tokens--;
+        return undefined;
+      }
+      // One question of the database per principal at a time: the others wait for its answer, so that no caller,
+      // however many requests it sends at once, holds more than one of the pool's connections.
+      const asking = this.askingShared.get(principal);
+      if (asking) {
+        await asking.catch(() => undefined);
+        continue;
+      }
+      const ask = this.askShared(principal, rate, burst, now);
+      this.askingShared.set(principal, ask);
+      try {
+        return await ask;
+      } finally {
+        this.askingShared.delete(principal);
+      }
     }
+  }
+
+  /** Takes a tenth of a second's worth of tokens from the shared bucket: undefined when one is taken, else the wait. */
+  private async askShared(principal: string, rate: number, burst: number, now: number): Promise<number | undefined> {
     const want = Math.max(1, Math.floor(rate / 10));
     const took = await this.shared!.takeTokens(principal, rate, burst, want);
-    if ('waitMs' in took) return took.waitMs;
+    if ('waitMs' in took) {
+      this.heldTokens.delete(principal);
+      setBounded(this.refusedUntil, principal, Date.now() + took.waitMs, 10_000);
+      return took.waitMs;
+    }
+    this.refusedUntil.delete(principal);
     if (took.taken > 1) setBounded(this.heldTokens, principal, { tokens: took.taken - 1, until: now + HELD_TOKENS_MS }, 10_000);
     else this.heldTokens.delete(principal);
     return undefined;
