@@ -8,7 +8,7 @@ import { httpLimitsFromEnv, type HttpLimits } from '../../src/mcp/transports/lim
 import { startHttpServer, type RunningHttpServer } from '../../src/mcp/transports/http';
 import { createAuthenticator } from '../../src/mcp/transports/oauth';
 import { tokensFromEnv } from '../../src/mcp/transports/auth';
-import { pollUntil } from '../../src/util/wait';
+import { pollUntil, sleep } from '../../src/util/wait';
 import { freePort } from '../helpers/dev-server';
 import { startStack, type TestStack } from '../helpers/test-stack';
 
@@ -171,5 +171,66 @@ test("one principal's requests under way are bounded: one more is 429 at once, a
     timeoutMs: 30_000,
     intervalMs: 100,
     what: "mallory's requests to be counted out once they ended",
+  });
+});
+
+/**
+ * A request of `who` that sends its headers and `sent` bytes of a body of `declared` bytes, and withholds the rest; the
+ * status it gets, if any, once the socket closes or the server answers.
+ */
+function withhold(url: string, who: keyof typeof TOKENS, declared: number, sent: number): { socket: net.Socket; status: Promise<number | undefined> } {
+  const { port } = new URL(url);
+  const socket = net.connect(Number(port), '127.0.0.1');
+  sockets.push(socket);
+  socket.on('error', () => undefined);
+  let answer = '';
+  const status = new Promise<number | undefined>((resolve) => {
+    socket.on('data', (chunk: Buffer) => {
+      answer += chunk.toString('latin1');
+      const match = /^HTTP\/1\.1 (\d{3})/.exec(answer);
+      if (match) resolve(Number(match[1]));
+    });
+    socket.once('close', () => resolve(undefined));
+  });
+  socket.write(
+    `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${TOKENS[who]}\r\n` +
+      `Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: ${declared}\r\n\r\n`,
+  );
+  socket.write(Buffer.alloc(sent, 0x20));
+  return { socket, status };
+}
+
+test("bytes held for bodies still arriving are bounded per principal and in all: past one's share 429, past the process's 503, others served", async () => {
+  const server = await serve({
+    maxConnectionsPerAddress: 0,
+    maxRequestsPerPrincipal: 0,
+    maxBodyBytes: 1024 * 1024,
+    maxPendingBodyBytesPerPrincipal: 256 * 1024,
+    maxPendingBodyBytes: 300 * 1024,
+  });
+  // Two bodies of mallory's, 200 KiB of each in and the rest withheld: together they pass her share, so one is 429.
+  const bodies = [withhold(server.url, 'mallory', 512 * 1024, 200 * 1024), withhold(server.url, 'mallory', 512 * 1024, 200 * 1024)];
+  const refused = await Promise.race(bodies.map((body, index) => body.status.then((status) => ({ index, status }))));
+  expect(refused.status).toBe(429);
+  const held = bodies[1 - refused.index];
+  // Alice, with nothing under way, is served.
+  expect(await initialize(server.url, 'alice')).toBe(200);
+  // Alice's own share has room for 150 KiB, the process's has not, beside mallory's 200: 503.
+  const status = await pollUntil(
+    async () => {
+      const alices = withhold(server.url, 'alice', 512 * 1024, 150 * 1024);
+      const answer = await Promise.race([alices.status, sleep(2_000).then(() => undefined)]);
+      alices.socket.destroy();
+      return answer;
+    },
+    { timeoutMs: 30_000, intervalMs: 100, what: "a body of alice's refused while mallory's bytes fill the process's bound" },
+  );
+  expect(status).toBe(503);
+  // The bytes go back when a body ends: mallory's cut off, she is served again.
+  held.socket.destroy();
+  await pollUntil(async () => ((await initialize(server.url, 'mallory')) === 200 ? true : undefined), {
+    timeoutMs: 30_000,
+    intervalMs: 100,
+    what: "mallory's withheld bytes to be given back once her body was cut off",
   });
 });

@@ -1,4 +1,4 @@
-import { readBodyText } from '../../util/request-body';
+import { BodyBudget, BodyBudgetError, readBodyText } from '../../util/request-body';
 import { randomUUID } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -91,10 +91,16 @@ class HttpRequests {
   private readonly requestsOf: PrincipalRequests;
   private readonly maxRequestsPerPrincipal: number;
   private readonly maxBodyBytes: number;
+  /** The bytes of bodies still arriving, per principal (or remote address, without credentials) and in all. */
+  private readonly bodies: BodyBudget;
   private readonly origins: OriginPolicy;
 
   constructor(private readonly options: HttpServerOptions) {
     this.maxBodyBytes = options.limits?.maxBodyBytes ?? 2 * 1024 * 1024;
+    this.bodies = new BodyBudget(
+      options.limits?.maxPendingBodyBytesPerPrincipal ?? 8 * 1024 * 1024,
+      options.limits?.maxPendingBodyBytes ?? 64 * 1024 * 1024,
+    );
     this.origins = options.origins ?? new OriginPolicy([]);
     this.sessions = new SessionStore({
       maxSessions: options.limits?.maxSessions ?? 1000,
@@ -135,7 +141,7 @@ class HttpRequests {
     }
     const caller = await this.authenticate(req, res);
     if (!caller) return;
-    const body = req.method === 'POST' ? await this.readBody(req, res) : undefined;
+    const body = req.method === 'POST' ? await this.readBody(req, res, caller.principal ?? `address:${req.socket.remoteAddress}`) : undefined;
     if (body === NOT_READ) return;
     const sessionId = headerValue(req, 'mcp-session-id');
     if (!sessionId && req.method === 'POST' && (await this.serveStateless(req, res, body, caller))) return;
@@ -189,8 +195,20 @@ class HttpRequests {
   }
 
   /** The JSON body of a POST, or {@link NOT_READ} once a body too large or malformed was answered. */
-  private async readBody(req: IncomingMessage, res: ServerResponse): Promise<unknown> {
-    const read = await readJsonBody(req, this.maxBodyBytes);
+  private async readBody(req: IncomingMessage, res: ServerResponse, key: string): Promise<unknown> {
+    let read: BodyRead;
+    try {
+      read = await readJsonBody(req, this.maxBodyBytes, { of: this.bodies, key });
+    } catch (error) {
+      if (!(error instanceof BodyBudgetError)) throw error;
+      // The rest of the body is not read: the connection closes after the answer.
+      res.setHeader('connection', 'close');
+      res.setHeader('retry-after', '1');
+      res.once('finish', () => req.socket.destroy());
+      const status = error.spent === 'key' ? 429 : 503;
+      sendRefusal(req, res, status, `${status === 429 ? 'Too many requests' : 'Service unavailable'}: ${error.message}; retry when they have arrived`, 1000);
+      return NOT_READ;
+    }
     if (read.ok) return read.body;
     if (read.status === 413) discardRest(req);
     sendJsonRpcError(res, read.status, read.code, read.message);
@@ -466,10 +484,10 @@ function discardRest(req: IncomingMessage): void {
   req.resume();
 }
 
-async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<BodyRead> {
+async function readJsonBody(req: IncomingMessage, maxBytes: number, budget: Parameters<typeof readBodyText>[2]): Promise<BodyRead> {
   const tooLarge: BodyRead = { ok: false, status: 413, code: -32600, message: `Request body larger than ${maxBytes} bytes` };
   if (Number(req.headers['content-length'] ?? 0) > maxBytes) return tooLarge;
-  const text = await readBodyText(req, maxBytes);
+  const text = await readBodyText(req, maxBytes, budget);
   if (text === undefined) return tooLarge;
   let body: unknown;
   try {

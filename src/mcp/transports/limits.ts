@@ -38,6 +38,13 @@ export interface HttpLimits {
    * that one token holder cannot take every connection. 0 turns it off.
    */
   maxRequestsPerPrincipal: number;
+  /**
+   * Bytes held for one principal's request bodies still arriving (a body whose last bytes are withheld pins the rest);
+   * past it the request gets 429 and its connection closes. Default 8 MiB: four of the largest bodies at once.
+   */
+  maxPendingBodyBytesPerPrincipal: number;
+  /** Bytes held for every request body still arriving, in all; past it 503. Default 64 MiB. */
+  maxPendingBodyBytes: number;
 }
 
 /** Reads the limits from MCP_HTTP_* variables (see the README's Configuration). */
@@ -53,6 +60,8 @@ export function httpLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): HttpLim
     headersTimeoutMs: countFromEnv(env, 'MCP_HTTP_HEADERS_TIMEOUT_MS', 10_000),
     maxBodyBytes: countFromEnv(env, 'MCP_HTTP_MAX_BODY_BYTES', 2 * 1024 * 1024),
     maxRequestsPerPrincipal: countFromEnv(env, 'MCP_HTTP_MAX_REQUESTS_PER_PRINCIPAL', 256, 0),
+    maxPendingBodyBytesPerPrincipal: countFromEnv(env, 'MCP_HTTP_MAX_PENDING_BODY_BYTES_PER_PRINCIPAL', 8 * 1024 * 1024),
+    maxPendingBodyBytes: countFromEnv(env, 'MCP_HTTP_MAX_PENDING_BODY_BYTES', 64 * 1024 * 1024),
   };
 }
 
