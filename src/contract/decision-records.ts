@@ -3,6 +3,7 @@
  * and in an append-only decision store outside Temporal, chained per task. Plain types, safe in the workflow sandbox.
  * Wire names are stored: never rename them.
  */
+import type { InputAudience } from './approvals';
 
 /** What a decision record says. Signed as canonical JSON (keys sorted, no spaces). */
 export interface DecisionRecordBody {
@@ -111,6 +112,12 @@ export interface VerifyDecisionsInput {
   required: number;
   /** The principal whose task this is: their approval never counts. */
   requester: string;
+  /**
+   * Whom the question addresses, as the workflow asked it (with its escalation and hand-overs): with an approvers
+   * directory, an approval counts only from a person it lists whom this addresses (named among `principals`, or
+   * holding one of `roles` there), whatever the record says of them. Absent from checks made before it was passed.
+   */
+  audience?: InputAudience;
 }
 
 /** One approval that counts. */

@@ -243,6 +243,8 @@ export class AddressedQuestions {
   private readonly entries: Entry[] = [];
   /** The most recent closed questions and who answered them (see `PublishedTaskState.decided`). */
   readonly decided: { key: string; people: string[] }[] = [];
+  /** Every question asked in this run, open or closed, by key: whom it addresses now (escalations and hand-overs in). */
+  private readonly asked = new Map<string, AddressedInput>();
 
   /** Installs the Update handler that takes answers. */
   constructor(private readonly host: DecisionHost) {
@@ -252,6 +254,17 @@ export class AddressedQuestions {
         if (refusal) throw new Error(refusal);
       },
     });
+  }
+
+  /**
+   * Whom question `key` of this run addresses: its principals and roles as asked, with those its escalation added and
+   * those it was handed to. Undefined for a key this run did not ask.
+   */
+  audienceOf(key: string): InputAudience | undefined {
+    const audience = this.asked.get(key)?.audience;
+    if (!audience) return undefined;
+    const { principals, roles, exclude } = audience;
+    return { ...audience, ...(principals && { principals: [...principals] }), ...(roles && { roles: [...roles] }), ...(exclude && { exclude: [...exclude] }) };
   }
 
   /** The open questions, as published in the task state's `awaiting`. */
@@ -307,6 +320,7 @@ export class AddressedQuestions {
     // Histories from before notifications never called the activity; they replay without it.
     if (patched(DECISION_NOTIFICATIONS_PATCH)) entry.notify = notificationsOf(entry.input, entry.sent);
     this.entries.push(entry);
+    this.asked.set(key, entry.input);
     host.showWaiting(this.waitingFor()!, true);
     host.publish();
     entry.notify?.('asked');

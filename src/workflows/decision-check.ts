@@ -5,7 +5,8 @@
  */
 import { proxyActivities, workflowInfo } from '@temporalio/workflow';
 import { VERIFY_DECISIONS_ACTIVITY, type ApprovalJudgement, type VerifyDecisionsInput } from '../contract/decision-records';
-import { taskPrincipal } from './workflow-task';
+import type { InputAudience } from '../contract/approvals';
+import { askedAudienceOf, taskPrincipal } from './workflow-task';
 
 // The store outside Temporal may be down for a while: the effect waits for it, it is never made unchecked. The check
 // heartbeats while it reads, so an attempt lost with its worker is retried within the heartbeat timeout.
@@ -19,11 +20,18 @@ const decisions = proxyActivities<Record<typeof VERIFY_DECISIONS_ACTIVITY, (inpu
  * Whether the decision records on file allow the effect of question `key`, asked with `requestDecision(key, { …,
  * subject })`: approvals of exactly `subject` by `required` distinct people other than the task's requester, every
  * record signed by the bridge and in one unbroken chain, and no rejection, refusal or expiry on record. Call it right
- * before each effect, with the subject the effect is about (a changed amount fails the check). Needs a worker that
- * registers `createTaskActivities()` (or `createDecisionActivities`). Retries while the decision store cannot be read.
+ * before each effect, with the subject the effect is about (a changed amount fails the check). With an approvers
+ * directory at the worker, an approval counts only from a person it lists whom the question addresses: the audience
+ * this run asked it with (escalation and hand-overs in), or `expectation.audience` for a question of an earlier run.
+ * Needs a worker that registers `createTaskActivities()` (or `createDecisionActivities`). Retries while the decision
+ * store cannot be read.
  */
-export function verifyDecisions(key: string, expectation: { subject: unknown; required: number }): Promise<ApprovalJudgement> {
+export function verifyDecisions(
+  key: string,
+  expectation: { subject: unknown; required: number; audience?: InputAudience },
+): Promise<ApprovalJudgement> {
   const { workflowId, originalExecutionRunId } = workflowInfo();
+  const audience = expectation.audience ?? askedAudienceOf(key);
   return decisions[VERIFY_DECISIONS_ACTIVITY]({
     taskId: workflowId,
     run: originalExecutionRunId,
@@ -31,5 +39,6 @@ export function verifyDecisions(key: string, expectation: { subject: unknown; re
     subject: expectation.subject,
     required: expectation.required,
     requester: taskPrincipal(),
+    ...(audience && { audience }),
   });
 }

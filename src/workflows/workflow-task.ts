@@ -35,7 +35,7 @@ import {
   type VerifyAnswerInput,
   type VerifyAnswerResult,
 } from '../contract/task-contract';
-import { AWAITING_SEARCH_ATTRIBUTE, type AnswerRecord } from '../contract/approvals';
+import { AWAITING_SEARCH_ATTRIBUTE, type AnswerRecord, type InputAudience } from '../contract/approvals';
 import { AddressedQuestions, type Decision, type DecisionRequest } from './approvals';
 import { oneSealCheckAtATime } from './seal-checks';
 
@@ -56,6 +56,14 @@ export function taskPrincipal(): string {
 }
 const AWAITING = defineSearchAttributeKey(AWAITING_SEARCH_ATTRIBUTE, SearchAttributeType.KEYWORD_LIST);
 const CHANGED_AT = defineSearchAttributeKey(CHANGED_AT_SEARCH_ATTRIBUTE, SearchAttributeType.DATETIME);
+
+/** The addressed questions of this run's task, once {@link startWorkflowTask} made it (each workflow has its own). */
+let questionsOfRun: AddressedQuestions | undefined;
+
+/** Whom question `key` of this run's task addresses now (see `AddressedQuestions.audienceOf`); undefined if not asked. */
+export function askedAudienceOf(key: string): InputAudience | undefined {
+  return questionsOfRun?.audienceOf(key);
+}
 
 /** The task as seen from inside one workflow run. */
 export interface WorkflowTask {
@@ -197,7 +205,7 @@ export function startWorkflowTask(initialMessage?: string): WorkflowTask {
   });
 
   // Questions addressed to others: their answers come through the Update this installs.
-  const questions = new AddressedQuestions({
+  const questions = (questionsOfRun = new AddressedQuestions({
     usedKeys: used,
     requester: taskPrincipal,
     checkSeal: async (incoming) => {
@@ -214,7 +222,7 @@ export function startWorkflowTask(initialMessage?: string): WorkflowTask {
       if (always || pending.length === 0) statusMessage = `Waiting for ${text}`;
     },
     publish,
-  });
+  }));
 
   publish();
   return {

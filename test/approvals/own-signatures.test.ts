@@ -3,7 +3,8 @@
  * a key of their own. carol makes hers with `approvals keygen`, signs with `approvals sign`, and the invoice is paid;
  * without a signature, or with one over another subject, her answer is refused and nothing is recorded. A bridge that
  * holds the decision key but not the directory records her approval with the bridge's signature alone: the worker
- * refuses to pay on it, and `approvals verify` with the directory says it is not approved.
+ * refuses to pay on it, and `approvals verify` with the directory says it is not approved. Nor does the worker pay on an
+ * approval by someone the directory does not list, whatever his record says of his roles.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -28,7 +29,8 @@ import { startStack, type TestStack } from '../helpers/test-stack';
 import { sampleInvoice } from '../helpers/temporal';
 import { paidLineItems } from '../helpers/ledger';
 
-const people = makePeople({ sam: '', carol: 'ap-approver' });
+// zed holds ap-approver by his token, and the directory does not list him.
+const people = makePeople({ sam: '', carol: 'ap-approver', zed: 'ap-approver' });
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'temporal-mcp-own-signatures-'));
 const carolKey = path.join(scratch, 'carol.pem');
 const directoryFile = path.join(scratch, 'approvers.json');
@@ -154,4 +156,20 @@ test('an approval a bridge signed alone (the decision key without the directory)
   // Without the directory the chain checks out and her signature cannot be asked for: the report says it was not checked.
   const without = approvals(['verify', taskId], undefined);
   expect(without.out).toContain("Approvers' own signatures not checked: give --directory FILE");
+}, 180_000);
+
+test('an approval by someone the directory does not list, recorded by a bridge without it, is refused before payment and in the verdict', async () => {
+  const [sam, zed] = await Promise.all([as(people.sam, 1), as(people.zed, 1)]);
+  const taskId = await submit(sam);
+  await awaitInInbox(zed, taskId);
+  // The bridge without the directory takes his token's word for the role, and records his approval under its key.
+  expect(textOf(await answer(zed, taskId, 'approve'))).toMatch(/is recorded\.$/);
+  const result = (await taskResult(sam, taskId, 120_000)).structuredContent as InvoiceResult;
+  expect(result.outcome).toBe('unapproved');
+  expect(result.reason).toMatch(/the approval by zed-\w+ \(principal [^)]+\) does not count: the question did not address them \(it asks role ap-approver/);
+  expect(await paid(taskId)).toEqual([]);
+
+  const withDirectory = approvals(['verify', taskId, '--directory', directoryFile]);
+  expect(withDirectory.code).toBe(3);
+  expect(withDirectory.out).toMatch(/Verdict: not approved: the approvals on record are by zed-\w+ \(principal [^)]+\), whom the approvers directory does not list/);
 }, 180_000);

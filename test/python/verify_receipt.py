@@ -163,13 +163,16 @@ def seal_problem(receipt: dict, seal, records: list, keys: dict) -> str | None:
 
 
 class Directory:
-    """The approvers directory: who a principal is, each person's own keys, and who must sign."""
+    """The approvers directory: whom it lists (only they count), who a principal is, each person's own keys, who must sign."""
 
     def __init__(self, raw: dict):
         self.people = {person["name"]: person for person in raw.get("people", [])}
         self.by_principal = {principal: person["name"] for person in raw.get("people", []) for principal in person.get("principals", [])}
         self.all_must_sign = raw.get("mustSign") is True
         self.must_sign_roles = set(raw.get("mustSignRoles", []))
+
+    def lists(self, principal: str) -> bool:
+        return principal in self.by_principal
 
     def person_of(self, body: dict) -> str:
         by = body["by"]
@@ -265,6 +268,8 @@ def standing(records: list, directory: "Directory | None" = None) -> list:
             body = record["body"]
             person = directory.person_of(body) if directory else body["by"].get("person") or body["by"]["principal"]
             if body["decision"] != "approve" or "signature" not in record or body["subject"] != latest_subject or person in approvers:
+                continue
+            if directory and not directory.lists(body["by"]["principal"]):
                 continue
             own = own_signature(body, person, directory)
             if own == "invalid" or (directory and directory.must_sign(person, body["by"].get("roles", [])) and own != "valid"):

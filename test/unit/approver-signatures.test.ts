@@ -108,6 +108,59 @@ test('the directory refuses a key that is not an Ed25519 public key, a key liste
   expect(() => ApproversDirectory.of({ people: [{ name: 'x', mustSign: true }] })).toThrow(/a person who must sign needs a key/);
 });
 
+describe('who may count: only people the directory lists, whom the question addressed', () => {
+  const { signer, keys } = testSigner();
+  const keyring = directory().signatures();
+  const asked = { roles: ['ap-approver'] };
+  // Records a replica holding the bridge key can write: the record says what it likes of the approver.
+  const zed = { principal: 'zed', person: 'zed', auth: 'token', roles: ['ap-approver'] };
+
+  test('an approval by someone the directory does not list never counts, whatever roles its record claims', () => {
+    const records = chainOf(TASK, signer, [{ decision: 'approve', by: zed }]);
+    expect(judgeApprovals(records, { ...expectation, audience: asked, signatures: keyring })).toEqual({
+      ok: false,
+      reason: expect.stringContaining('the approval by zed (principal zed) does not count: the question did not address them'),
+    });
+    expect(judgeApprovals(records, { ...expectation, signatures: keyring })).toEqual({
+      ok: false,
+      reason: expect.stringContaining('the approvers directory does not list them'),
+    });
+    // Without a directory nothing says who zed is: the record's word is all there is.
+    expect(judgeApprovals(records, { ...expectation, audience: asked })).toMatchObject({ ok: true });
+  });
+
+  test("a listed person counts only when the question addresses them: by a role the directory gives them, or by name", () => {
+    // olga is listed, without the role; her record claims it.
+    const olga = chainOf(TASK, signer, [{ decision: 'approve', by: { principal: 'olga', person: 'olga', auth: 'token', roles: ['ap-approver'] } }]);
+    expect(judgeApprovals(olga, { ...expectation, audience: asked, signatures: keyring })).toMatchObject({ ok: false });
+    expect(judgeApprovals(olga, { ...expectation, audience: { principals: ['olga'] }, signatures: keyring })).toMatchObject({ ok: true });
+    // carol holds the role in the directory; through another principal of hers too.
+    for (const principal of ['carol', 'oauth:carol']) {
+      const records = chainOf(TASK, signer, [{ decision: 'approve', by: { principal, person: 'carol', auth: 'token', roles: [] } }]);
+      expect(judgeApprovals(records, { ...expectation, audience: asked, signatures: keyring })).toMatchObject({
+        ok: true,
+        approvers: [expect.objectContaining({ person: 'carol' })],
+      });
+    }
+    // Excluded by the question: not counted.
+    const carols = chainOf(TASK, signer, [approveBy('carol')]);
+    expect(judgeApprovals(carols, { ...expectation, audience: { ...asked, exclude: ['carol'] }, signatures: keyring })).toMatchObject({ ok: false });
+  });
+
+  test('a receipt read with the directory counts no approval by someone it does not list', async () => {
+    const records = chainOf(TASK, signer, [
+      { decision: 'approve', by: zed },
+      { decision: 'close', by: zed, outcome: 'accepted', required: 1 },
+    ]);
+    const store: DecisionStore = { records: async () => records, append: async () => 'appended', describe: () => 'a test store' } as never;
+    const receipt = await exportReceipt(store, TASK);
+    const report = verifyReceipt(receipt, keys, keyring);
+    expect(report.questions[0]).toMatchObject({ standing: 'open', verdict: expect.stringContaining('zed (principal zed), whom the approvers directory does not list') });
+    // Without the directory the bridge's word stands.
+    expect(verifyReceipt(receipt, keys).questions[0]).toMatchObject({ standing: 'approved' });
+  });
+});
+
 describe('the worker’s judgement before an effect', () => {
   const { signer } = testSigner();
   const keyring = directory({ mustSignRoles: ['ap-approver'] }).signatures();

@@ -13,6 +13,7 @@ import {
   verify as verifyBytes,
   type KeyObject,
 } from 'node:crypto';
+import type { InputAudience } from '../../contract/approvals';
 import { canonicalJson } from './canonical';
 import { keyIdOf } from './keys';
 import { passkeyProblem, type PasskeyEntry } from './passkeys';
@@ -119,6 +120,13 @@ export interface ApproverKeyring {
    * they hold (in the directory, or as the record says) a role whose approvals must be signed.
    */
   mustSign(person: string, roles: readonly string[]): boolean;
+  /**
+   * Whether an approval by `principal` may count for a question: the directory lists the person it stands for, and,
+   * when the question's audience is known, that audience addresses them (named among its principals, or holding one
+   * of its roles in the directory). A principal the audience names itself counts without a listing. What the record
+   * says of the approver's roles is never asked.
+   */
+  mayCount(principal: string, audience?: InputAudience): boolean;
 }
 
 /** A person's public key: an Ed25519 key, or a passkey with where it signs. */

@@ -329,6 +329,10 @@ export class ApproversDirectory {
     return {
       personOf: (principal) => this.byPrincipal.get(principal)?.name,
       keysOf: (person) => keys.get(this.personNamed(person)) ?? none,
+      mayCount: (principal, audience) => {
+        if (!audience) return this.byPrincipal.has(principal);
+        return this.mayAnswer(principal, audience);
+      },
       mustSign: (person, roles) => {
         if (this.mustSignAll) return true;
         const listed = this.byName.get(this.personNamed(person));

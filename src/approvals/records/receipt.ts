@@ -286,8 +286,14 @@ function questionOf(records: SignedDecisionRecord[], signatures: ApproverKeyring
   const blocker = standingOnes.find((decision) => ['reject', 'decline', 'expire'].includes(decision.decision));
   const approvers: CountedApproval[] = [];
   const counted = new Set<string>();
+  const unlisted = new Set<string>();
   for (const decision of standingOnes) {
     if (decision.decision !== 'approve' || !decision.signed || !decision.sameSubject) continue;
+    // With a directory, only the people it lists count: not whoever a record names.
+    if (signatures && !signatures.mayCount(decision.principal)) {
+      unlisted.add(`${decision.person} (principal ${decision.principal})`);
+      continue;
+    }
     const own = decision.ownSignature;
     if (own?.status === 'invalid' || (decision.mustSign && own?.status !== 'valid')) continue;
     if (counted.has(decision.person)) continue;
@@ -331,9 +337,11 @@ function questionOf(records: SignedDecisionRecord[], signatures: ApproverKeyring
       (decision) => decision.decision === 'approve' && decision.mustSign && decision.ownSignature?.status !== 'valid',
     );
     verdict =
-      unsigned.length > 0
-        ? `not approved: ${[...new Set(unsigned.map((decision) => decision.person))].join(', ')} must sign approvals with their own key, and the approval on record bears the bridge's signature alone`
-        : 'not approved: no signed approval of what it is about is on record';
+      unlisted.size > 0
+        ? `not approved: the approvals on record are by ${[...unlisted].join(', ')}, whom the approvers directory does not list`
+        : unsigned.length > 0
+          ? `not approved: ${[...new Set(unsigned.map((decision) => decision.person))].join(', ')} must sign approvals with their own key, and the approval on record bears the bridge's signature alone`
+          : 'not approved: no signed approval of what it is about is on record';
   }
   return {
     run: latest.run,

@@ -2,7 +2,7 @@
  * Checking decision records: that a task's chain is whole and signed ({@link verifyChain}), and whether the records
  * of one question allow its effect ({@link judgeApprovals}). Pure, but for the hashing.
  */
-import { defaultPersonOf } from '../../contract/approvals';
+import { defaultPersonOf, type InputAudience } from '../../contract/approvals';
 import { checkApproverSignature, type ApproverKeyring } from './approver-signatures';
 import { digestOf } from './canonical';
 import type { DecisionPublicKeys } from './keys';
@@ -72,8 +72,9 @@ export interface ApprovalExpectation extends VerifyDecisionsInput {
   /** The person behind a principal (an approvers directory); default: the one the record names. */
   personOf?: (principal: string) => string;
   /**
-   * The people's own keys and who must sign (an approvers directory): an approval by someone who must sign counts only
-   * with a valid signature of their own, and one with a signature that does not verify never counts.
+   * The people's own keys, who must sign, and who may count (an approvers directory): an approval by someone who must
+   * sign counts only with a valid signature of their own, one with a signature that does not verify never counts, and
+   * one by someone the directory does not list (or whom `audience` does not address) never counts.
    */
   signatures?: ApproverKeyring;
 }
@@ -133,6 +134,13 @@ export function judgeApprovals(records: SignedDecisionRecord[], expectation: App
       notes.push(`the approval by ${who} does not count: it is their own request`);
       continue;
     }
+    if (expectation.signatures && !expectation.signatures.mayCount(body.by.principal, expectation.audience)) {
+      const why = expectation.audience
+        ? `the question did not address them (it asks ${describeAudience(expectation.audience)}; the approvers directory says whom that is)`
+        : 'the approvers directory does not list them';
+      notes.push(`the approval by ${who} does not count: ${why}`);
+      continue;
+    }
     const own = checkApproverSignature(body, person, expectation.signatures);
     if (own.status === 'invalid') {
       notes.push(`the approval by ${who} does not count: ${own.problem}`);
@@ -185,4 +193,10 @@ function blockerReason(record: SignedDecisionRecord, person: string): string {
 
 function isObject(value: unknown): value is Record<string, any> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** An audience as a person reads it: `role ap-approver or principal carol`. */
+function describeAudience(audience: InputAudience): string {
+  const parts = [...(audience.roles ?? []).map((role) => `role ${role}`), ...(audience.principals ?? []).map((principal) => `principal ${principal}`)];
+  return parts.join(' or ') || 'nobody';
 }
