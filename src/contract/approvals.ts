@@ -6,6 +6,7 @@
  */
 import type { FormInputRequest, InputContent } from './elicitation';
 import type { SignedDecisionRecord } from './decision-records';
+import type { InputAudience } from './audience';
 
 /**
  * KeywordList search attribute a workflow keeps while questions addressed to others are open: `principal:<name>` and
@@ -16,21 +17,7 @@ export const AWAITING_SEARCH_ATTRIBUTE = 'McpAwaiting';
 /** Update name carrying an answer to an addressed question ({@link AddressedInput}); validated, then sealed-checked. */
 export const ANSWER_UPDATE_NAME = 'mcp.answer';
 
-/**
- * Who may answer a question addressed to someone other than the task's principal: anyone named in `principals` or
- * holding one of `roles`, except those in `exclude` and, unless `allowRequester`, the task's own principal.
- */
-export interface InputAudience {
-  principals?: string[];
-  roles?: string[];
-  exclude?: string[];
-  allowRequester?: boolean;
-  /**
-   * Distinct people whose acceptance closes the question: 1 (any one, the default) or more. "All named" is the number
-   * of `principals`, with no `roles`.
-   */
-  required?: number;
-}
+export type { InputAudience } from './audience';
 
 /**
  * Who else is asked once an addressed question is due and still open: added to its audience (those asked first may

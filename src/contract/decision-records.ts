@@ -3,7 +3,7 @@
  * and in an append-only decision store outside Temporal, chained per task. Plain types, safe in the workflow sandbox.
  * Wire names are stored: never rename them.
  */
-import type { InputAudience } from './approvals';
+import type { InputAudience } from './audience';
 
 /** What a decision record says. Signed as canonical JSON (keys sorted, no spaces). */
 export interface DecisionRecordBody {
