@@ -59,7 +59,11 @@ export class BodyBudget {
  * bytes of `budget.key` (the rest is left unread). The bytes taken from the budget are given back once the body is
  * read, or not.
  */
-export function readBodyText(req: IncomingMessage, maxBytes: number, budget?: { of: BodyBudget; key: string }): Promise<string | undefined> {
+export function readBodyText(
+  req: IncomingMessage,
+  maxBytes: number,
+  budget?: { of: BodyBudget; key: string },
+): Promise<string | undefined> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

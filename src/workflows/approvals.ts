@@ -264,7 +264,12 @@ export class AddressedQuestions {
     const audience = this.asked.get(key)?.audience;
     if (!audience) return undefined;
     const { principals, roles, exclude } = audience;
-    return { ...audience, ...(principals && { principals: [...principals] }), ...(roles && { roles: [...roles] }), ...(exclude && { exclude: [...exclude] }) };
+    return {
+      ...audience,
+      ...(principals && { principals: [...principals] }),
+      ...(roles && { roles: [...roles] }),
+      ...(exclude && { exclude: [...exclude] }),
+    };
   }
 
   /** The open questions, as published in the task state's `awaiting`. */

@@ -166,10 +166,14 @@ test('an approval by someone the directory does not list, recorded by a bridge w
   expect(textOf(await answer(zed, taskId, 'approve'))).toMatch(/is recorded\.$/);
   const result = (await taskResult(sam, taskId, 120_000)).structuredContent as InvoiceResult;
   expect(result.outcome).toBe('unapproved');
-  expect(result.reason).toMatch(/the approval by zed-\w+ \(principal [^)]+\) does not count: the question did not address them \(it asks role ap-approver/);
+  expect(result.reason).toMatch(
+    /the approval by zed-\w+ \(principal [^)]+\) does not count: the question did not address them \(it asks role ap-approver/,
+  );
   expect(await paid(taskId)).toEqual([]);
 
   const withDirectory = approvals(['verify', taskId, '--directory', directoryFile]);
   expect(withDirectory.code).toBe(3);
-  expect(withDirectory.out).toMatch(/Verdict: not approved: the approvals on record are by zed-\w+ \(principal [^)]+\), whom the approvers directory does not list/);
+  expect(withDirectory.out).toMatch(
+    /Verdict: not approved: the approvals on record are by zed-\w+ \(principal [^)]+\), whom the approvers directory does not list/,
+  );
 }, 180_000);

@@ -68,7 +68,7 @@ export async function mcp2026Request(
 }
 
 /** Opens `subscriptions/listen` for `taskIds` by hand, as a 2026-07-28 client with the tasks extension; the response as it comes. */
-export function openListen(url: string, id: string, taskIds: string[]): Promise<Response> {
+export function openListen(url: string, id: string, taskIds: string[], token?: string): Promise<Response> {
   const meta = {
     'io.modelcontextprotocol/protocolVersion': '2026-07-28',
     'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS_EXTENSION]: {} } },
@@ -80,7 +80,33 @@ export function openListen(url: string, id: string, taskIds: string[]): Promise<
       accept: 'application/json, text/event-stream',
       'mcp-protocol-version': '2026-07-28',
       'mcp-method': 'subscriptions/listen',
+      ...(token && { authorization: `Bearer ${token}` }),
     },
     body: JSON.stringify({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params: { notifications: { taskIds }, _meta: meta } }),
   });
+}
+
+/** The messages of an SSE response as they come, and its end (the stream closed, cleanly or not). */
+export function readSse(response: Response): { messages: Record<string, any>[]; ended: Promise<'clean' | Error> } {
+  const messages: Record<string, any>[] = [];
+  const decoder = new TextDecoder();
+  let buffered = '';
+  const ended = (async (): Promise<'clean' | Error> => {
+    try {
+      for await (const chunk of response.body!) {
+        buffered += decoder.decode(chunk as Uint8Array, { stream: true });
+        let end: number;
+        while ((end = buffered.indexOf('\n\n')) >= 0) {
+          const event = buffered.slice(0, end);
+          buffered = buffered.slice(end + 2);
+          const data = event.split('\n').find((line) => line.startsWith('data: '));
+          if (data) messages.push(JSON.parse(data.slice(6)));
+        }
+      }
+      return 'clean';
+    } catch (error) {
+      return error as Error;
+    }
+  })();
+  return { messages, ended };
 }

@@ -178,7 +178,12 @@ test("one principal's requests under way are bounded: one more is 429 at once, a
  * A request of `who` that sends its headers and `sent` bytes of a body of `declared` bytes, and withholds the rest; the
  * status it gets, if any, once the socket closes or the server answers.
  */
-function withhold(url: string, who: keyof typeof TOKENS, declared: number, sent: number): { socket: net.Socket; status: Promise<number | undefined> } {
+function withhold(
+  url: string,
+  who: keyof typeof TOKENS,
+  declared: number,
+  sent: number,
+): { socket: net.Socket; status: Promise<number | undefined> } {
   const { port } = new URL(url);
   const socket = net.connect(Number(port), '127.0.0.1');
   sockets.push(socket);

@@ -129,9 +129,11 @@ describe('who may count: only people the directory lists, whom the question addr
     expect(judgeApprovals(records, { ...expectation, audience: asked })).toMatchObject({ ok: true });
   });
 
-  test("a listed person counts only when the question addresses them: by a role the directory gives them, or by name", () => {
+  test('a listed person counts only when the question addresses them: by a role the directory gives them, or by name', () => {
     // olga is listed, without the role; her record claims it.
-    const olga = chainOf(TASK, signer, [{ decision: 'approve', by: { principal: 'olga', person: 'olga', auth: 'token', roles: ['ap-approver'] } }]);
+    const olga = chainOf(TASK, signer, [
+      { decision: 'approve', by: { principal: 'olga', person: 'olga', auth: 'token', roles: ['ap-approver'] } },
+    ]);
     expect(judgeApprovals(olga, { ...expectation, audience: asked, signatures: keyring })).toMatchObject({ ok: false });
     expect(judgeApprovals(olga, { ...expectation, audience: { principals: ['olga'] }, signatures: keyring })).toMatchObject({ ok: true });
     // carol holds the role in the directory; through another principal of hers too.
@@ -144,7 +146,9 @@ describe('who may count: only people the directory lists, whom the question addr
     }
     // Excluded by the question: not counted.
     const carols = chainOf(TASK, signer, [approveBy('carol')]);
-    expect(judgeApprovals(carols, { ...expectation, audience: { ...asked, exclude: ['carol'] }, signatures: keyring })).toMatchObject({ ok: false });
+    expect(judgeApprovals(carols, { ...expectation, audience: { ...asked, exclude: ['carol'] }, signatures: keyring })).toMatchObject({
+      ok: false,
+    });
   });
 
   test('a receipt read with the directory counts no approval by someone it does not list', async () => {
@@ -155,7 +159,10 @@ describe('who may count: only people the directory lists, whom the question addr
     const store: DecisionStore = { records: async () => records, append: async () => 'appended', describe: () => 'a test store' } as never;
     const receipt = await exportReceipt(store, TASK);
     const report = verifyReceipt(receipt, keys, keyring);
-    expect(report.questions[0]).toMatchObject({ standing: 'open', verdict: expect.stringContaining('zed (principal zed), whom the approvers directory does not list') });
+    expect(report.questions[0]).toMatchObject({
+      standing: 'open',
+      verdict: expect.stringContaining('zed (principal zed), whom the approvers directory does not list'),
+    });
     // Without the directory the bridge's word stands.
     expect(verifyReceipt(receipt, keys).questions[0]).toMatchObject({ standing: 'approved' });
   });

@@ -197,6 +197,9 @@ function isObject(value: unknown): value is Record<string, any> {
 
 /** An audience as a person reads it: `role ap-approver or principal carol`. */
 function describeAudience(audience: InputAudience): string {
-  const parts = [...(audience.roles ?? []).map((role) => `role ${role}`), ...(audience.principals ?? []).map((principal) => `principal ${principal}`)];
+  const parts = [
+    ...(audience.roles ?? []).map((role) => `role ${role}`),
+    ...(audience.principals ?? []).map((principal) => `principal ${principal}`),
+  ];
   return parts.join(' or ') || 'nobody';
 }

@@ -9,7 +9,7 @@ import { checkTemporal, describeCheck, TemporalCheckError } from '../../shared/t
 import { msFromEnv, temporalConfigFromEnv, TASK_QUEUE_ENV } from '../../shared/temporal-config';
 import { startTelemetry, TelemetryConfigError } from '../../shared/telemetry';
 import { log, LogConfigError, logOptionsFromEnv } from '../../util/log';
-import { TokenConfigError, tokensFromEnv } from '../transports/auth';
+import { TokenConfigError, tokensFromEnv, watchTokensFile } from '../transports/auth';
 import { loadToolsFile, ToolsFileError } from '../tools/config-file';
 import { parseServeArgs, samplesByDefault, UsageError } from './args';
 import { localRolesFor } from './local-roles';
@@ -184,6 +184,8 @@ async function main(argv: string[]): Promise<void> {
   log.configure(logOptionsFromEnv());
   if (args.check) return check();
   const tokens = args.http ? tokensFromEnv() : undefined;
+  // A token removed from the file is refused from then on, and what it opened ends.
+  if (tokens) watchTokensFile(tokens);
   const oauth = args.http ? oauthConfigFromEnv() : undefined;
   if (args.http && tokens) {
     if (tokens.size > 0 && args.noAuth) throw new UsageError('--no-auth contradicts the configured MCP_AUTH_TOKENS / MCP_AUTH_TOKENS_FILE');

@@ -261,7 +261,13 @@ export class TaskReads {
    * state: the clocks of this process and the database may differ by the feed's margin), and it is not too old; the
    * most recently read go last.
    */
-  private async fedRead(taskId: string, principal: string, read: WatchedRead, fedAt: number, fedUntil: number): Promise<TaskView | undefined> {
+  private async fedRead(
+    taskId: string,
+    principal: string,
+    read: WatchedRead,
+    fedAt: number,
+    fedUntil: number,
+  ): Promise<TaskView | undefined> {
     const now = Date.now();
     if (now > fedUntil) {
       this.drop(taskId);

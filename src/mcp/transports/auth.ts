@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, unwatchFile, watchFile, type Stats } from 'node:fs';
+import { log } from '../../util/log';
 import { assertValidPrincipal, isReservedPrincipal, parseRoles } from '../tasks/principal';
 
 /** Thrown when the token configuration cannot be used; the message names the entry to fix. */
@@ -17,7 +18,20 @@ const MIN_TOKEN_LENGTH = 16;
  * time.
  */
 export class BearerTokens {
-  private readonly digests: { digest: Buffer; principal: string; roles: string[] }[] = [];
+  private digests: { digest: Buffer; principal: string; roles: string[] }[] = [];
+  private readonly listeners = new Set<() => void>();
+
+  /** Takes the tokens of `next` in place of these (the tokens file changed), and tells those listening. */
+  replaceWith(next: BearerTokens): void {
+    this.digests = [...next.digests];
+    for (const listener of this.listeners) listener();
+  }
+
+  /** Calls `listener` each time the tokens are replaced; returns what stops it. */
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
 
   /** Adds `token` for `principal` with `roles`; throws {@link TokenConfigError} for a short token or a bad principal. */
   add(principal: string, token: string, where: string, roles: string[] = []): void {
@@ -112,4 +126,29 @@ export function tokensFromEnv(env: NodeJS.ProcessEnv = process.env): BearerToken
     });
   }
   return tokens;
+}
+
+/** How often the tokens file is looked at for a change (see {@link watchTokensFile}). */
+export const TOKENS_FILE_POLL_MS = 1000;
+
+/**
+ * Reads the tokens file (MCP_AUTH_TOKENS_FILE) again whenever it changes, checked every `intervalMs`: a token removed
+ * from it is refused from then on, and the streams and waits it opened end (within about two intervals). A file that
+ * cannot be read or does not parse leaves the tokens as they were, and says why. Returns what stops the watch.
+ */
+export function watchTokensFile(tokens: BearerTokens, env: NodeJS.ProcessEnv = process.env, intervalMs = TOKENS_FILE_POLL_MS): () => void {
+  const file = env.MCP_AUTH_TOKENS_FILE?.trim();
+  if (!file) return () => undefined;
+  const changed = (current: Stats, previous: Stats) => {
+    if (current.mtimeMs === previous.mtimeMs && current.size === previous.size && current.ino === previous.ino) return;
+    try {
+      const next = tokensFromEnv(env);
+      tokens.replaceWith(next);
+      log.info(`auth: ${file} changed: ${next.size} token(s) now`);
+    } catch (error) {
+      log.error(`auth: ${file} changed but cannot be used, the tokens in use stay: ${(error as Error).message}`);
+    }
+  };
+  watchFile(file, { interval: intervalMs, persistent: false }, changed);
+  return () => unwatchFile(file, changed);
 }

@@ -12,7 +12,7 @@ import type { ListenSink, McpEndpoints } from '../endpoints';
 import { MCP2026_PROTOCOL_VERSIONS, unsupportedVersion } from '../mcp2026/envelope';
 import { paramHeaderMismatch } from '../protocol/param-headers';
 import { isLoopbackHost, OriginPolicy, type HttpLimits } from './limits';
-import type { RequestAuthenticator } from './oauth';
+import type { Caller as AuthenticatedCaller, RequestAuthenticator } from './oauth';
 import { ConnectionGate, PrincipalRequests } from './connections';
 import { SessionStore } from './sessions';
 import { sendWebResponse, toWebRequest } from './web-bridge';
@@ -68,7 +68,12 @@ const HEALTH_PATH = '/healthz';
 interface Caller {
   principal?: string;
   roles: string[];
+  /** Aborted once the credential the request came with no longer holds (expired, or revoked); none without one. */
+  lapsed?: AbortSignal;
 }
+
+/** The longest a timer waits (about 24.8 days); a credential valid longer is watched for revocation only. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** What {@link HttpRequests.readBody} returns when it answered the request itself (a body too large or malformed). */
 const NOT_READ = Symbol('not read');
@@ -87,6 +92,8 @@ class HttpRequests {
   draining = false;
   /** Requests that end only when told: 2026-07-28 exchanges and task subscriptions, aborted at shutdown. */
   readonly openExchanges = new Set<AbortController>();
+  /** Requests under way with the credential they came with, asked again when credentials may have been revoked. */
+  private readonly credentialed = new Map<AbortController, AuthenticatedCaller>();
   readonly sessions: SessionStore;
   private readonly requestsOf: PrincipalRequests;
   private readonly maxRequestsPerPrincipal: number;
@@ -137,11 +144,18 @@ class HttpRequests {
       // Only requests on connections opened before the shutdown get here; the client tries again, elsewhere.
       res.setHeader('connection', 'close');
       res.setHeader('retry-after', '1');
-      return sendRefusal(req, res, 503, 'Service unavailable: this server is shutting down; retry (another replica serves the same tasks)', 1000);
+      return sendRefusal(
+        req,
+        res,
+        503,
+        'Service unavailable: this server is shutting down; retry (another replica serves the same tasks)',
+        1000,
+      );
     }
     const caller = await this.authenticate(req, res);
     if (!caller) return;
-    const body = req.method === 'POST' ? await this.readBody(req, res, caller.principal ?? `address:${req.socket.remoteAddress}`) : undefined;
+    const body =
+      req.method === 'POST' ? await this.readBody(req, res, caller.principal ?? `address:${req.socket.remoteAddress}`) : undefined;
     if (body === NOT_READ) return;
     const sessionId = headerValue(req, 'mcp-session-id');
     if (!sessionId && req.method === 'POST' && (await this.serveStateless(req, res, body, caller))) return;
@@ -172,6 +186,7 @@ class HttpRequests {
       return undefined;
     }
     const { principal, roles } = caller;
+    const lapsed = this.watchCredential(caller, res);
     if (!this.requestsOf.take(principal, req, res)) {
       // Its body is not read: the connection closes after the answer.
       res.setHeader('retry-after', '1');
@@ -191,7 +206,36 @@ class HttpRequests {
       scopes: caller.scopes,
       extra: { roles },
     };
-    return { principal, roles };
+    return { principal, roles, ...(lapsed && { lapsed }) };
+  }
+
+  /**
+   * A signal aborted once `caller`'s credential stops holding while the request lasts: at its expiry, or when the
+   * tokens change and it is no longer listed. The streams a request keeps open end on it (a subscription with its
+   * final result, a 2025-11-25 stream closed), so a token's life bounds what it opened, not only what it asks.
+   */
+  private watchCredential(caller: AuthenticatedCaller, res: ServerResponse): AbortSignal | undefined {
+    if (!this.auth?.stillValid) return undefined;
+    const lapse = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    if (caller.expiresAt !== undefined) {
+      const left = caller.expiresAt - Date.now();
+      if (left <= MAX_TIMER_MS) timer = setTimeout(() => lapse.abort(), Math.max(0, left));
+    }
+    this.credentialed.set(lapse, caller);
+    res.once('close', () => {
+      clearTimeout(timer);
+      this.credentialed.delete(lapse);
+    });
+    lapse.signal.addEventListener('abort', () => {
+      if (!res.writableEnded) log.info(`http: a credential of ${caller.principal} expired or was revoked: the stream it opened ends`);
+    });
+    return lapse.signal;
+  }
+
+  /** Asks every request under way whether its credential still holds (the tokens changed); ends those it does not. */
+  recheckCredentials(): void {
+    for (const [lapse, caller] of this.credentialed) if (!this.auth?.stillValid?.(caller)) lapse.abort();
   }
 
   /** The JSON body of a POST, or {@link NOT_READ} once a body too large or malformed was answered. */
@@ -206,7 +250,13 @@ class HttpRequests {
       res.setHeader('retry-after', '1');
       res.once('finish', () => req.socket.destroy());
       const status = error.spent === 'key' ? 429 : 503;
-      sendRefusal(req, res, status, `${status === 429 ? 'Too many requests' : 'Service unavailable'}: ${error.message}; retry when they have arrived`, 1000);
+      sendRefusal(
+        req,
+        res,
+        status,
+        `${status === 429 ? 'Too many requests' : 'Service unavailable'}: ${error.message}; retry when they have arrived`,
+        1000,
+      );
       return NOT_READ;
     }
     if (read.ok) return read.body;
@@ -219,7 +269,12 @@ class HttpRequests {
    * A POST without a session: served here when it speaks 2026-07-28 (the envelope in its _meta), as a task
    * subscription or through the SDK's handler; false for anything else (an initialize opens a 2025-11-25 session).
    */
-  private async serveStateless(req: IncomingMessage, res: ServerResponse, body: unknown, { principal, roles }: Caller): Promise<boolean> {
+  private async serveStateless(
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: unknown,
+    { principal, roles, lapsed }: Caller,
+  ): Promise<boolean> {
     const { endpoints } = this.options;
     const request = toWebRequest(req, res, body, this.openExchanges);
     if (!claimsModernEnvelope(body) && (await isLegacyRequest(request, body))) return false;
@@ -227,7 +282,10 @@ class HttpRequests {
       // Served beside the SDK, so it gets the same checks here that every other request gets there.
       const refused = mcp2026RequestProblem(req, body);
       if (refused) sendJsonRpcError(res, refused.httpStatus, refused.code, refused.message, body.id, refused.data);
-      else await serveListen(res, request.signal, (sink) => endpoints.taskSubscriptions.serve(body, principal, sink));
+      else {
+        const stop = lapsed ? AbortSignal.any([request.signal, lapsed]) : request.signal;
+        await serveListen(res, stop, (sink) => endpoints.taskSubscriptions.serve(body, principal, sink));
+      }
       return true;
     }
     // The SDK checks mirrored arguments only for tools it registers itself: ours are checked here (SEP-2243).
@@ -247,12 +305,31 @@ class HttpRequests {
     req: IncomingMessage,
     res: ServerResponse,
     body: unknown,
-    { principal }: Caller,
+    { principal, lapsed }: Caller,
   ): Promise<void> {
     const session = this.sessions.use(sessionId, principal);
     if (!session) {
       return sendJsonRpcError(res, 404, -32001, 'Session not found: it expired or the server restarted; initialize a new session');
     }
+    // The streams a credential opened close with it (the client reconnects, and is asked for a valid one): the
+    // session's standalone stream, and the stream of a request still waiting (a blocked tasks/result).
+    const requestId = (body as { id?: unknown } | undefined)?.id;
+    lapsed?.addEventListener('abort', () => {
+      if (req.method === 'GET') return session.transport.closeStandaloneSSEStream();
+      if (typeof requestId !== 'string' && typeof requestId !== 'number') return;
+      // The request's handler is cancelled as if its client had cancelled it (its wait ends, and it answers nothing);
+      // the request gets this answer instead, and its stream closes with it.
+      session.transport.onmessage?.({
+        jsonrpc: '2.0',
+        method: 'notifications/cancelled',
+        params: { requestId, reason: 'credential lapsed' },
+      });
+      const error = {
+        code: -32001,
+        message: 'Unauthorized: the credential this request came with expired or was revoked; send it again with a valid one',
+      };
+      session.transport.send({ jsonrpc: '2.0', id: requestId, error }, { relatedRequestId: requestId }).catch(() => undefined);
+    });
     // A poll, or a call that only starts a task, is answered with plain JSON, not a stream (MCP 2025-11-25: SHOULD
     // NOT upgrade tasks/get to SSE); anything unusual about it is left to the SDK's transport, which answers it as
     // it should.
@@ -341,11 +418,16 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     requests.allowedHosts = [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`];
   }
   const endpointUrl = `http://${hostForUrl}:${port}${MCP_PATH}`;
-  if (options.authenticator) requests.auth = options.authenticator(endpointUrl);
+  let stopWatching: (() => void) | undefined;
+  if (options.authenticator) {
+    requests.auth = options.authenticator(endpointUrl);
+    stopWatching = requests.auth.onRevocation?.(() => requests.recheckCredentials());
+  }
   return {
     url: endpointUrl,
     close: async (graceMs = 10_000) => {
       requests.draining = true;
+      stopWatching?.();
       const closed = new Promise<void>((resolve) => httpServer.close(() => resolve()));
       // Ends every session's streams; the SDK aborts the handlers still running on them (blocked tasks/result included).
       await requests.sessions.closeAll();
@@ -553,7 +635,14 @@ function sendRefusal(req: IncomingMessage, res: ServerResponse, status: number, 
   const retryable = status === 429 || status === 503;
   if (!speaksLegacy(req)) {
     const data = retryable ? { retryable: true, ...(retryAfterMs !== undefined && { retryAfterMs }) } : undefined;
-    return sendJsonRpcError(res, status, retryable ? ProtocolErrorCode.InternalError : ProtocolErrorCode.InvalidRequest, message, null, data);
+    return sendJsonRpcError(
+      res,
+      status,
+      retryable ? ProtocolErrorCode.InternalError : ProtocolErrorCode.InvalidRequest,
+      message,
+      null,
+      data,
+    );
   }
   sendJsonRpcError(res, status, status === 401 || status === 403 ? -32001 : -32000, message);
 }

@@ -24,6 +24,8 @@ export interface Caller {
   scopes: string[];
   /** The principal's roles, from its credentials (a token file's third column, the OAuth roles claim). */
   roles: string[];
+  /** When the credential stops being valid (an access token's `exp`, ms since the epoch); none for a static token. */
+  expiresAt?: number;
 }
 
 /** A refused request: the HTTP status, its headers (`WWW-Authenticate`), and the message of the JSON-RPC error body. */
@@ -46,6 +48,13 @@ export interface RequestAuthenticator {
   authenticate(req: IncomingMessage): Promise<Caller | Refusal>;
   /** The answer for a discovery document at `pathname` (RFC 9728), or undefined when it names none. */
   publicAnswer(method: string | undefined, pathname: string): PublicAnswer | undefined;
+  /**
+   * Whether the credential `caller` came with still holds: not expired, and (a static token) still listed. Asked of
+   * streams and waits while they last; an authenticator without it leaves them to their own end.
+   */
+  stillValid?(caller: Caller): boolean;
+  /** Calls `listener` when credentials may have been revoked (the tokens file changed); returns what stops it. */
+  onRevocation?(listener: () => void): () => void;
 }
 
 const PRM_PATH = '/.well-known/oauth-protected-resource';
@@ -89,6 +98,14 @@ class StaticTokenAuthenticator implements RequestAuthenticator {
 
   publicAnswer(): undefined {
     return undefined;
+  }
+
+  stillValid(caller: Caller): boolean {
+    return this.tokens?.principalOf(caller.token) === caller.principal;
+  }
+
+  onRevocation(listener: () => void): () => void {
+    return this.tokens?.onChange(listener) ?? (() => undefined);
   }
 }
 
@@ -145,7 +162,13 @@ class OAuthAuthenticator implements RequestAuthenticator {
         ...challenge,
       });
       const roles = Array.isArray(info.extra?.roles) ? (info.extra.roles as string[]) : [];
-      return { principal: info.clientId, token, scopes: info.scopes, roles };
+      return {
+        principal: info.clientId,
+        token,
+        scopes: info.scopes,
+        roles,
+        ...(info.expiresAt !== undefined && { expiresAt: info.expiresAt * 1000 }),
+      };
     } catch (error) {
       if (error instanceof IssuerUnavailableError) {
         log.error(`oauth: ${error.message}${error.cause instanceof Error ? ` (${error.cause.message})` : ''}`);
@@ -165,6 +188,16 @@ class OAuthAuthenticator implements RequestAuthenticator {
         message: `${kind}: ${error instanceof OAuthError ? error.message : 'the token could not be checked'}`,
       };
     }
+  }
+
+  stillValid(caller: Caller): boolean {
+    // A static token: still listed. An access token: not past its `exp` (its signature and claims were checked).
+    if (caller.expiresAt === undefined) return this.tokens?.principalOf(caller.token) === caller.principal;
+    return Date.now() < caller.expiresAt;
+  }
+
+  onRevocation(listener: () => void): () => void {
+    return this.tokens?.onChange(listener) ?? (() => undefined);
   }
 
   publicAnswer(method: string | undefined, pathname: string): PublicAnswer | undefined {
