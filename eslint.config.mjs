@@ -358,9 +358,9 @@ export default tseslint.config(
           // with the workflows and the server
           patterns: [
             {
-              regex: '^\\.\\./(?!\\.\\./\\.\\./(contract/amount|util/visible-text)$)',
+              regex: '^\\.\\./(?!\\.\\./\\.\\./(contract/amount|util/visible-text|util/canonical-json)$)',
               message:
-                'the task view bundles only its own folder, src/contract/amount.ts, src/util/visible-text.ts and @modelcontextprotocol/ext-apps',
+                'the task view bundles only its own folder, src/contract/amount.ts, src/util/visible-text.ts, src/util/canonical-json.ts and @modelcontextprotocol/ext-apps',
             },
           ],
         },

@@ -42,6 +42,7 @@ import {
 import { answerUpdate } from '../contract/answer-update';
 import { DecisionLog } from './decision-log';
 import { checkApproverSignature, statementOf, type ApproverKeyring, type ApproverSignature } from './records/approver-signatures';
+import type { DecisionChallenges } from './decision-challenges';
 import { digestOf } from './records/canonical';
 import type { DecisionRecordBody } from '../contract/decision-records';
 import { isRunEnded, isUpdateRetryable, isWorkflowRefusal, updateRefusal } from './update-refusal';
@@ -59,6 +60,10 @@ export interface InboxItem {
   subjectDigest: string;
   /** True when the caller's approval counts only with their own signature (the approvers directory says so). */
   mustSign?: true;
+  /** For a signature: the task's original run id, which the statement names (`approvals sign --run`). */
+  run?: string;
+  /** For a signature: a one-time challenge issued to the caller for this question (`approvals sign --challenge`). */
+  challenge?: string;
   /**
    * The passkey page where the caller signs a decision on this question: add `decision` (approve, reject, decline)
    * to the link; present when the server serves the page (MCP_PASSKEY_ORIGIN).
@@ -119,6 +124,11 @@ export interface ApprovalsOptions {
   signatures?: ApproverKeyring;
   /** The passkey page's address (`https://approvals.example.com/passkeys`), where approvers sign with passkeys. */
   passkeyPage?: string;
+  /**
+   * The one-time challenges approvers' signatures name (see `decision-challenges.ts`): given to whoever must sign, with
+   * the question; a signature that names one is taken only if this bridge issued it for that decision, once.
+   */
+  challenges?: DecisionChallenges;
 }
 
 /**
@@ -219,14 +229,33 @@ export class Approvals {
         if (answerRefusal(input, this.answerer(principal, roles), this.personOf(input.requester)) !== undefined) continue;
         const item = inboxItemOf(description.workflowId, memos.meta?.tool, input);
         if (mustSign) item.mustSign = true;
+        if (mustSign || this.options.passkeyPage !== undefined) Object.assign(item, await this.signing(description, input.key, principal));
         if (this.options.passkeyPage !== undefined) {
-          const query = new URLSearchParams({ task: item.taskId, key: item.key, subject: item.subjectDigest });
+          const query = new URLSearchParams({
+            task: item.taskId,
+            key: item.key,
+            subject: item.subjectDigest,
+            // What the question shows: the page shows it, and signs only the digest it computes of it.
+            shown: Buffer.from(JSON.stringify(input.subject ?? null), 'utf8').toString('base64url'),
+            run: item.run!,
+            ...(item.challenge && { challenge: item.challenge }),
+          });
           item.passkeyLink = `${this.options.passkeyPage}?${query.toString()}`;
         }
         items.push({ item, input });
       }
     }
     return items;
+  }
+
+  /**
+   * What `principal` signs a decision on question `key` with: the task's original run id, and a fresh one-time
+   * challenge for them (where this bridge issues them).
+   */
+  async signing(run: { workflowId: string; runId: string }, key: string, principal: string): Promise<{ run: string; challenge?: string }> {
+    const originalRunId = await this.core.originalRunIdOf({ workflowId: run.workflowId, runId: run.runId });
+    const challenge = this.options.challenges?.issue({ taskId: run.workflowId, run: originalRunId, key, person: this.personOf(principal) });
+    return { run: originalRunId, ...(challenge && { challenge }) };
   }
 
   /** Whether an approval by `principal` holding `roles` counts only with their own signature (the approvers directory). */
@@ -298,7 +327,7 @@ export class Approvals {
     const auth =
       by.auth ?? (by.principal.startsWith('oauth:') ? 'oauth' : by.principal === this.options.localPrincipal ? 'local' : 'token');
     const origin = { ...by, person, auth } as const;
-    this.checkOwnSignature(taskId, input, checked, origin);
+    await this.checkOwnSignature(taskId, originalRunId, input, checked, origin);
     // Signed and in the decision store before the workflow hears of it: a history that loses the answer later (a
     // reset that leaves it out) does not lose the record.
     const record = await this.options.decisions
@@ -361,10 +390,17 @@ export class Approvals {
    * Refuses a decision whose own signature does not verify under a key the directory lists for the person, and an
    * approval without one by someone who must sign; nothing is recorded either way.
    */
-  private checkOwnSignature(taskId: string, input: AddressedInput, response: DecisionResponse, by: Decider & { person: string }): void {
-    const { signatures } = this.options;
-    const body = { taskId, question: { key: input.key }, subject: digestOf(input.subject ?? null), ...decisionOf(response) };
-    const statement = () => JSON.stringify(statementOf(body));
+  private async checkOwnSignature(
+    taskId: string,
+    run: string,
+    input: AddressedInput,
+    response: DecisionResponse,
+    by: Decider & { person: string },
+  ): Promise<void> {
+    const { signatures, challenges } = this.options;
+    const body = { taskId, run, question: { key: input.key }, subject: digestOf(input.subject ?? null), ...decisionOf(response) };
+    const scope = { taskId, run, key: input.key, person: by.person };
+    const statement = () => JSON.stringify(statementOf(body, { version: 2, ...(challenges && { challenge: challenges.issue(scope) }) }));
     if (response.signature === undefined) {
       if (body.decision === 'approve' && signatures?.mustSign(by.person, by.roles)) {
         throw new AnswerRefusedError(
@@ -383,6 +419,26 @@ export class Approvals {
     }
     if (check.status === 'invalid') {
       throw new AnswerRefusedError(`Your signature does not verify: sign exactly the statement ${statement()}`);
+    }
+    // A statement that names no run would count for any run of this task id: only those made before are kept.
+    if (check.status === 'valid' && check.version !== 2) {
+      throw new AnswerRefusedError(`Your signature is over a statement that names no run (version 1): sign the statement ${statement()}`);
+    }
+    const { signature } = response;
+    if (signature.alg === 'webauthn' && signature.challenge === undefined) {
+      throw new AnswerRefusedError(`A passkey signs a challenge this server issued: sign the statement ${statement()}`);
+    }
+    if (signature.challenge !== undefined) {
+      if (!challenges) throw new AnswerRefusedError('This server issues no challenges: sign the statement without one');
+      let problem: string | undefined;
+      try {
+        problem = await challenges.take(signature.challenge, scope);
+      } catch (error) {
+        throw new AnswerRefusedError(
+          `Your signature's challenge cannot be checked now (${(error as Error).message}); answer again in a moment`,
+        );
+      }
+      if (problem) throw new AnswerRefusedError(`Your signature does not count: ${problem}. Sign the statement ${statement()}`);
     }
   }
 

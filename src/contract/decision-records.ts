@@ -49,11 +49,20 @@ export interface DecisionRecordBody {
 /** Decisions an approver may sign. */
 export type SignableDecision = 'approve' | 'reject' | 'decline' | 'delegate';
 
-/** What an approver signs: their decision on one question of one task, about exactly what they were shown. */
+/**
+ * What an approver signs: their decision on one question of one task, about exactly what they were shown. Version 2
+ * names the run too (the task's original run id: a task id used again for a new workflow is another statement), and
+ * the one-time challenge the bridge issued for it, when there is one (a passkey's always). Version 1 named neither:
+ * such signatures still verify, as what they are, and the bridge takes no new one.
+ */
 export interface ApproverStatement {
   format: 'temporal-mcp-tasks/approver-statement';
-  v: 1;
+  v: 1 | 2;
   taskId: string;
+  /** Version 2: the original run id of the task's run chain (`run` of the record). */
+  run?: string;
+  /** Version 2: the challenge the bridge issued for this statement (used once). */
+  challenge?: string;
   /** The question's key. */
   key: string;
   /** `sha256:<base64url>` of the canonical JSON of what the question showed (`subject` of the record, `subjectDigest` of the inbox). */
@@ -73,6 +82,10 @@ export interface Ed25519ApproverSignature {
   keyId: string;
   /** base64url. */
   signature: string;
+  /** 2: over a version 2 statement (absent: version 1). */
+  v?: 2;
+  /** The challenge the version 2 statement names, when it names one. */
+  challenge?: string;
 }
 
 /** A WebAuthn assertion (a passkey) whose challenge is the SHA-256 of the statement's canonical JSON; all base64url. */
@@ -83,6 +96,10 @@ export interface PasskeyApproverSignature {
   authenticatorData: string;
   clientDataJSON: string;
   signature: string;
+  /** 2: over a version 2 statement (absent: version 1). */
+  v?: 2;
+  /** The challenge the version 2 statement names (a passkey's always does). */
+  challenge?: string;
 }
 
 /** A record with its digest and, for records the bridge made, its Ed25519 signature. */

@@ -1,4 +1,6 @@
 import { sharedStateFromEnv, type ReplicaSharedState } from './tasks/shared-state';
+import { DecisionChallenges } from '../approvals/decision-challenges';
+import { OneTimeUses } from '../approvals/one-time-uses';
 import { randomBytes } from 'node:crypto';
 import { Client, Connection, type ClientInterceptors, type ConnectionOptions } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
@@ -291,11 +293,17 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
       'bridge: decision records are off (approvals.decisions: null): answers to addressed questions are not signed, and a worker that checks the records before an effect refuses it',
     );
   }
+  // Every replica checks, and takes once, the challenges another issued.
+  const challengeUses = new OneTimeUses(shared);
+  const challenges = new DecisionChallenges(options.answerSeal.derivedKey('approver decision challenges v1'), (id, expiresAt) =>
+    challengeUses.take(id, expiresAt),
+  );
   const approvals = new Approvals(core, {
     ...(people && { people }),
     ...(decisions && { decisions }),
     ...(signatures && { signatures }),
     ...(passkeyPage && { passkeyPage }),
+    challenges,
     localPrincipal: local,
   });
   const dependencies: Mcp2025Dependencies = {

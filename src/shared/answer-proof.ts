@@ -34,6 +34,11 @@ export class AnswerSeal {
     this.keyId = createHash('sha256').update(this.key).digest('base64url').slice(0, 8);
   }
 
+  /** A key for another purpose of the bridge's (`label` names it), derived from the answer key: the same on every replica. */
+  derivedKey(label: string): Buffer {
+    return createHmac('sha256', this.key).update(`temporal-mcp-tasks key derived from the answer key: ${label}`).digest();
+  }
+
   /** The answer as the bridge sends it: plain fields, who gave it, and the seal over the answer and its run. */
   /** `run`: the workflow id and the run's original run id (see {@link SealedAnswer}). */
   seal(

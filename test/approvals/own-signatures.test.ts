@@ -90,11 +90,37 @@ async function recordCount(taskId: string): Promise<number> {
 }
 
 /** carol's signature of `decision` on `taskId`'s approval, from the subject her inbox shows, as she makes it. */
-async function carolSigns(carol: McpClient, taskId: string, decision: 'approve' | 'reject'): Promise<Record<string, unknown>> {
+async function carolSigns(
+  carol: McpClient,
+  taskId: string,
+  decision: 'approve' | 'reject',
+  options: { run?: string; challenge?: string | null } = {},
+): Promise<Record<string, unknown>> {
   await awaitInInbox(carol, taskId);
-  const item = (await inbox(carol)).find((entry) => entry.taskId === taskId) as unknown as { subject: unknown; subjectDigest: string };
+  const item = (await inbox(carol)).find((entry) => entry.taskId === taskId) as unknown as {
+    subject: unknown;
+    subjectDigest: string;
+    run: string;
+    challenge: string;
+  };
+  const challenge = options.challenge === undefined ? item.challenge : options.challenge;
   const signed = approvals(
-    ['sign', '--key', carolKey, '--task', taskId, '--question', 'approval', '--decision', decision, '--subject', '-'],
+    [
+      'sign',
+      '--key',
+      carolKey,
+      '--task',
+      taskId,
+      '--run',
+      options.run ?? item.run,
+      ...(challenge === null ? [] : ['--challenge', challenge]),
+      '--question',
+      'approval',
+      '--decision',
+      decision,
+      '--subject',
+      '-',
+    ],
     JSON.stringify(item.subject),
   );
   expect(signed).toMatchObject({ code: 0, err: expect.stringContaining(`Signing a ${decision} of "approval" on task ${taskId}`) });
@@ -121,7 +147,16 @@ test('carol must sign: unsigned or signed over another subject, her approval is 
   expect(textOf(mismatched)).toMatch(/^Your signature does not verify: sign exactly the statement/);
   expect(await recordCount(taskId)).toBe(0);
 
+  // A signature for another run of this task id (a workflow started again under it) does not verify for this one.
+  const ofOtherRun = await carolSigns(carol, taskId, 'approve', { run: 'another-run' });
+  expect(textOf(await answer(carol, taskId, 'approve', { signature: ofOtherRun }))).toMatch(/^Your signature does not verify/);
+  // A challenge the server never issued for her is refused; a statement without a run (version 1) too.
+  const forged = await carolSigns(carol, taskId, 'approve', { challenge: 'eyJuIjoiMSJ9.AAAA' });
+  expect(textOf(await answer(carol, taskId, 'approve', { signature: forged }))).toMatch(/its challenge is not one this server issued/);
+  expect(await recordCount(taskId)).toBe(0);
+
   const signature = await carolSigns(carol, taskId, 'approve');
+  expect(signature).toMatchObject({ v: 2, challenge: expect.any(String) });
   expect(textOf(await answer(carol, taskId, 'approve', { signature }))).toMatch(/is recorded\.$/);
   const result = (await taskResult(sam, taskId, 120_000)).structuredContent as InvoiceResult;
   expect(result.outcome).toBe('paid');

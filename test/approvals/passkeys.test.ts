@@ -82,6 +82,11 @@ async function registerOnPage(): Promise<{ passkey: { id: string; publicKey: str
 async function signOnPage(passkeyLink: string, decision: 'approve' | 'reject'): Promise<Record<string, unknown>> {
   await page.goto(`${passkeyLink}&decision=${decision}`);
   await page.getByText(`Decision: ${decision}`).waitFor({ timeout: 30_000 });
+  // What is signed is shown: the invoice itself, not a digest.
+  const shown = JSON.parse(Buffer.from(new URL(passkeyLink).searchParams.get('shown')!, 'base64url').toString('utf8')) as {
+    invoiceNumber: string;
+  };
+  expect(await page.locator('#statement').textContent()).toContain(`"invoiceNumber": "${shown.invoiceNumber}"`);
   await page.getByRole('button', { name: 'Sign with my passkey' }).click();
   const signature = page.getByLabel('Signature');
   await shownOrFailed('signature', 'sign-error');
@@ -123,14 +128,33 @@ test('carol registers a passkey, the keeper lists it, she signs her approval wit
   const taskId = await submitInvoice(sam, sampleInvoice());
   await awaitInInbox(carol, taskId);
   const item = (await inbox(carol)).find((candidate) => candidate.taskId === taskId) as unknown as {
+    subject: { invoiceNumber: string };
     subjectDigest: string;
     mustSign?: boolean;
     passkeyLink: string;
+    run: string;
+    challenge: string;
   };
+  const shown = Buffer.from(JSON.stringify(item.subject)).toString('base64url');
   expect(item).toMatchObject({
     mustSign: true,
-    passkeyLink: `${origin}/passkeys?${new URLSearchParams({ task: taskId, key: 'approval', subject: item.subjectDigest }).toString()}`,
+    run: expect.any(String),
+    challenge: expect.any(String),
+    passkeyLink: `${origin}/passkeys?${new URLSearchParams({
+      task: taskId,
+      key: 'approval',
+      subject: item.subjectDigest,
+      shown,
+      run: item.run,
+      challenge: item.challenge,
+    }).toString()}`,
   });
+
+  // A link that shows one invoice and asks for a signature over another's digest signs nothing (no blind signature).
+  const other = Buffer.from(JSON.stringify({ ...item.subject, invoiceNumber: 'INV-HARMLESS' })).toString('base64url');
+  await page.goto(`${item.passkeyLink.replace(`shown=${shown}`, `shown=${other}`)}&decision=approve`);
+  await expect(shownOrFailed('signature', 'sign-error')).rejects.toThrow(/What this link shows is not what it asks you to sign/);
+  expect(await page.getByRole('button', { name: 'Sign with my passkey' }).isDisabled()).toBe(true);
 
   // Signed for a rejection, the assertion does not stand for an approval.
   const ofReject = await signOnPage(item.passkeyLink, 'reject');
@@ -138,6 +162,7 @@ test('carol registers a passkey, the keeper lists it, she signs her approval wit
   expect(textOf(await answer(carol, taskId, 'approve', { signature: ofReject }))).toMatch(/^Your signature does not verify/);
 
   const signature = await signOnPage(item.passkeyLink, 'approve');
+  expect(signature).toMatchObject({ v: 2, challenge: item.challenge });
   expect(textOf(await answer(carol, taskId, 'approve', { signature }))).toMatch(/is recorded\.$/);
   expect(((await taskResult(sam, taskId, 120_000)).structuredContent as InvoiceResult).outcome).toBe('paid');
   expect(await paidLineItems(activities.ledgerDir, taskId)).toEqual(['LI-1', 'LI-2']);

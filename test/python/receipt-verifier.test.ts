@@ -225,6 +225,7 @@ describe("approvers' own signatures, with the approvers directory", () => {
         authenticatorData: authenticatorData.toString('base64url'),
         clientDataJSON: clientDataJSON.toString('base64url'),
         signature: signature.toString('base64url'),
+        v: 2,
       },
     };
   }

@@ -195,14 +195,21 @@ class Directory:
 
 
 def statement(body: dict) -> dict:
+    """What the approver signed: version 2 (the signature says "v": 2) names the run and the challenge; version 1 neither."""
+    given = body.get("approverSignature") or {}
+    version = 2 if given.get("v") == 2 else 1
     signed = {
         "format": "temporal-mcp-tasks/approver-statement",
-        "v": 1,
+        "v": version,
         "taskId": body["taskId"],
         "key": body["question"]["key"],
         "subject": body["subject"],
         "decision": body["decision"],
     }
+    if version == 2:
+        signed["run"] = body["run"]
+        if "challenge" in given:
+            signed["challenge"] = given["challenge"]
     if "delegatedTo" in body:
         signed["delegatedTo"] = body["delegatedTo"]
     return signed

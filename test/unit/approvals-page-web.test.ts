@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApproversDirectory } from '../../src/approvals/records/directory';
 import type { AddressedInput } from '../../src/contract/approvals';
 import { MailSignIn, SIGN_IN_LINK_PARAM, type Mailer } from '../../src/mcp/web/mail-sign-in';
-import { OneTimeUses } from '../../src/mcp/web/one-time-uses';
+import { OneTimeUses } from '../../src/approvals/one-time-uses';
 import { approvalsPageConfigFromEnv, clientAddress, type ApprovalsPageConfig } from '../../src/mcp/web/page-config';
 import { coseOf } from '../../src/mcp/web/passkey-sign-in';
 import { versionOf } from '../../src/mcp/web/question-view';

@@ -14,6 +14,7 @@ import { canonicalJson, digestOf } from '../../src/approvals/records/canonical';
 import { exportReceipt, verifyReceipt } from '../../src/approvals/records/receipt';
 import type { DecisionStore, SignedDecisionRecord } from '../../src/contract/decision-records';
 import { judgeApprovals } from '../../src/approvals/records/verify';
+import { DecisionChallenges } from '../../src/approvals/decision-challenges';
 import { bodyOf, chainOf, invoiceShown, testSigner, type Step } from '../helpers/decision-records';
 
 const TASK = 'invoice-1';
@@ -40,18 +41,23 @@ function signedBy(key: { privateKeyPem: string }, step: Step, seq = 1): Approver
 const approveBy = (who: string): Step => ({ decision: 'approve', by: who });
 const expectation = { taskId: TASK, run: 'run-1', key: 'approval', subject: invoiceShown(), required: 1, requester: 'sam' };
 
-test('the statement names the task, the question, the subject digest and the decision, and its canonical text is fixed', () => {
+test('the statement names the task, its run, the question, the subject digest, the decision and the challenge; its canonical text is fixed', () => {
   const body = bodyOf(TASK, 3, 'sha256:x', { decision: 'delegate', delegatedTo: 'dave' });
   const statement = statementOf(body);
   expect(statement).toEqual({
     format: 'temporal-mcp-tasks/approver-statement',
-    v: 1,
+    v: 2,
     taskId: TASK,
+    run: 'run-1',
     key: 'approval',
     subject: digestOf(invoiceShown()),
     decision: 'delegate',
     delegatedTo: 'dave',
   });
+  expect(statementOf(body, { version: 2, challenge: 'abc.def' })).toEqual({ ...statement, challenge: 'abc.def' });
+  // Version 1, as signatures were made before statements named the run.
+  const { run: _run, ...unbound } = statement;
+  expect(statementOf(body, { version: 1 })).toEqual({ ...unbound, v: 1 });
   // Neither the chain position nor the time is signed: the approver signs before the record exists.
   expect(canonicalJson(statement)).not.toContain('seq');
   expect(canonicalJson(statementOf(bodyOf(TASK, 9, 'sha256:y', { decision: 'delegate', delegatedTo: 'dave' })))).toBe(
@@ -63,16 +69,17 @@ test('a signature checks out under its person’s listed key only, and for exact
   const keyring = directory().signatures();
   const signature = signedBy(carol, approveBy('carol'));
   const body = { ...bodyOf(TASK, 1, null, approveBy('carol')), approverSignature: signature };
-  expect(checkApproverSignature(body, 'carol', keyring)).toEqual({ status: 'valid', keyId: carol.keyId });
+  expect(checkApproverSignature(body, 'carol', keyring)).toEqual({ status: 'valid', keyId: carol.keyId, version: 2 });
   // A principal of carol's is carol.
-  expect(checkApproverSignature(body, 'oauth:carol', keyring)).toEqual({ status: 'valid', keyId: carol.keyId });
+  expect(checkApproverSignature(body, 'oauth:carol', keyring)).toEqual({ status: 'valid', keyId: carol.keyId, version: 2 });
   // dave cannot use carol's signature, nor carol's key stand for dave.
   expect(checkApproverSignature(body, 'dave', keyring)).toEqual({ status: 'unknown-key', keyId: carol.keyId });
-  // Another decision, another subject, another task: the same signature does not verify.
+  // Another decision, another subject, another task, another run of the same task id: the same signature does not verify.
   for (const changed of [
     { ...body, decision: 'reject' as const },
     { ...body, subject: digestOf(invoiceShown(99)) },
     { ...body, taskId: 'invoice-2' },
+    { ...body, run: 'run-2' },
   ]) {
     expect(checkApproverSignature(changed, 'carol', keyring)).toMatchObject({ status: 'invalid' });
   }
@@ -234,7 +241,7 @@ describe('a receipt', () => {
     const report = verifyReceipt(signed, keys, keyring);
     expect(report).toMatchObject({ ok: true, approverKeysChecked: true });
     expect(report.questions[0]).toMatchObject({ standing: 'approved', approvers: [{ person: 'carol', signedWith: carol.keyId }] });
-    expect(report.questions[0].decisions[0].ownSignature).toEqual({ status: 'valid', keyId: carol.keyId });
+    expect(report.questions[0].decisions[0].ownSignature).toEqual({ status: 'valid', keyId: carol.keyId, statement: 2 });
 
     const alone = await exportReceipt(storeOf(chainOf(TASK, signer, [approveBy('carol'), close])), TASK);
     const refused = verifyReceipt(alone, keys, keyring);
@@ -258,5 +265,69 @@ describe('a receipt', () => {
     expect(report.problems).toEqual([
       `record 1 (approve by carol) carries a signature of theirs that is not valid under key ${carol.keyId}: it was altered or forged`,
     ]);
+  });
+});
+
+describe('statements bound to the run and to a one-time challenge', () => {
+  const keyring = directory().signatures();
+
+  test('a version 1 signature (made before statements named the run) still verifies, as version 1', () => {
+    const body = bodyOf(TASK, 1, null, approveBy('carol'));
+    const old = signStatement(statementOf(body, { version: 1 }), carol.privateKeyPem);
+    expect(old).not.toHaveProperty('v');
+    expect(checkApproverSignature({ ...body, approverSignature: old }, 'carol', keyring)).toEqual({
+      status: 'valid',
+      keyId: carol.keyId,
+      version: 1,
+    });
+  });
+
+  test('a signature made for run 1 does not verify for a new workflow under the same task id', () => {
+    const first = bodyOf(TASK, 1, null, approveBy('carol'));
+    const signature = signStatement(statementOf(first), carol.privateKeyPem);
+    expect(checkApproverSignature({ ...first, approverSignature: signature }, 'carol', keyring)).toMatchObject({ status: 'valid' });
+    expect(checkApproverSignature({ ...first, run: 'run-2', approverSignature: signature }, 'carol', keyring)).toMatchObject({
+      status: 'invalid',
+    });
+  });
+
+  test('the challenge is part of what is signed: another challenge put beside the signature does not verify', () => {
+    const body = bodyOf(TASK, 1, null, approveBy('carol'));
+    const signature = signStatement(statementOf(body, { version: 2, challenge: 'aaaa.bbbb' }), carol.privateKeyPem);
+    expect(signature).toMatchObject({ v: 2, challenge: 'aaaa.bbbb' });
+    expect(checkApproverSignature({ ...body, approverSignature: signature }, 'carol', keyring)).toMatchObject({
+      status: 'valid',
+      version: 2,
+    });
+    const swapped = { ...signature, challenge: 'cccc.dddd' };
+    expect(checkApproverSignature({ ...body, approverSignature: swapped }, 'carol', keyring)).toMatchObject({ status: 'invalid' });
+    // A challenge on a version 1 signature is no signature at all.
+    expect(checkApproverSignature({ ...body, approverSignature: { ...signature, v: undefined } as never }, 'carol', keyring)).toMatchObject(
+      {
+        status: 'invalid',
+      },
+    );
+  });
+
+  test("challenges: the bridge's own, for one person's decision on one question of one run, taken once, within their time", async () => {
+    const used = new Set<string>();
+    const useOnce = async (id: string) => (used.has(id) ? false : (used.add(id), true));
+    const challenges = new DecisionChallenges(Buffer.alloc(32, 7), useOnce);
+    const scope = { taskId: TASK, run: 'run-1', key: 'approval', person: 'carol' };
+    const challenge = challenges.issue(scope);
+    // Issued for carol's decision: another person, run, question or task cannot take it (the arguments substituted).
+    for (const other of [{ person: 'dave' }, { run: 'run-2' }, { key: 'other' }, { taskId: 'invoice-2' }]) {
+      expect(await challenges.take(challenge, { ...scope, ...other })).toMatch(/issued for another decision/);
+    }
+    expect(await challenges.take(challenge, scope)).toBeUndefined();
+    // Replayed: refused.
+    expect(await challenges.take(challenge, scope)).toMatch(/used already/);
+    // Not the bridge's (another key), altered, or expired.
+    expect(await new DecisionChallenges(Buffer.alloc(32, 8), useOnce).take(challenges.issue(scope), scope)).toMatch(
+      /not one this server issued/,
+    );
+    const fresh = challenges.issue(scope);
+    expect(await challenges.take(`${fresh.slice(0, -2)}xx`, scope)).toMatch(/not one this server issued/);
+    expect(await challenges.take(challenges.issue(scope, Date.now() - 31 * 60_000), scope)).toMatch(/expired/);
   });
 });

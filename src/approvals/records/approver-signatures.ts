@@ -36,19 +36,34 @@ export type {
 /** The `format` of an approver's statement. */
 export const APPROVER_STATEMENT_FORMAT: ApproverStatement['format'] = 'temporal-mcp-tasks/approver-statement';
 
-/** The statement a record's approver signature must be over. */
+/**
+ * The statement a record's approver signature must be over: version 2, naming the record's run (and `challenge`, when
+ * the signature names one), as signatures are made now; version 1 (`version: 1`) for signatures made before.
+ */
 export function statementOf(
-  body: Pick<DecisionRecordBody, 'taskId' | 'subject' | 'decision' | 'delegatedTo'> & { question: { key: string } },
+  body: Pick<DecisionRecordBody, 'taskId' | 'subject' | 'decision' | 'delegatedTo'> & { question: { key: string }; run?: string },
+  signed: { version?: 1 | 2; challenge?: string } = {},
 ): ApproverStatement {
+  const version = signed.version ?? 2;
   return {
     format: APPROVER_STATEMENT_FORMAT,
-    v: 1,
+    v: version,
     taskId: body.taskId,
+    ...(version === 2 && { run: body.run ?? '' }),
     key: body.question.key,
     subject: body.subject,
     decision: body.decision as SignableDecision,
     ...(body.delegatedTo !== undefined && { delegatedTo: body.delegatedTo }),
+    ...(version === 2 && signed.challenge !== undefined && { challenge: signed.challenge }),
   };
+}
+
+/** The statement `signature` says it is over, for `body` (see {@link statementOf}). */
+export function signedStatementOf(body: Parameters<typeof statementOf>[0], signature: ApproverSignature): ApproverStatement {
+  return statementOf(
+    body,
+    signature.v === 2 ? { version: 2, ...(signature.challenge !== undefined && { challenge: signature.challenge }) } : { version: 1 },
+  );
 }
 
 /** Thrown for an approver's key that cannot be used; the message says what is wrong and what to do. */
@@ -106,7 +121,13 @@ function approverPrivateKey(privateKeyPem: string): KeyObject {
 export function signStatement(statement: ApproverStatement, privateKeyPem: string): ApproverSignature {
   const key = approverPrivateKey(privateKeyPem);
   const signature = signBytes(null, Buffer.from(canonicalJson(statement)), key).toString('base64url');
-  return { alg: 'ed25519', keyId: keyIdOf(createPublicKey(key)), signature };
+  return {
+    alg: 'ed25519',
+    keyId: keyIdOf(createPublicKey(key)),
+    signature,
+    ...(statement.v === 2 && { v: 2 as const }),
+    ...(statement.challenge !== undefined && { challenge: statement.challenge }),
+  };
 }
 
 /** The keys people sign with, and who must sign: what the approvers directory says (see `ApproversDirectory.signatures`). */
@@ -134,7 +155,8 @@ export type ApproverPublicKey = { kind: 'ed25519'; key: KeyObject } | ({ kind: '
 
 /** What checking the approver's signature of one record found. */
 export type ApproverSignatureCheck =
-  | { status: 'valid'; keyId: string }
+  /** Valid; `version` 1: over a statement that names no run (made before statements named it). */
+  | { status: 'valid'; keyId: string; version: 1 | 2 }
   /** There is none. */
   | { status: 'absent' }
   /** It names a key the directory does not list for the person (or no directory was given). */
@@ -159,7 +181,7 @@ export function checkApproverSignature(
   }
   const listed = keyring?.keysOf(person).get(given.keyId);
   if (!listed || (listed.kind === 'passkey') !== (given.alg === 'webauthn')) return { status: 'unknown-key', keyId: given.keyId };
-  const statement = statementOf(body);
+  const statement = signedStatementOf(body, given);
   let problem: string | undefined;
   if (listed.kind === 'passkey') {
     problem = passkeyProblem(statement, given as PasskeyApproverSignature, listed);
@@ -173,7 +195,7 @@ export function checkApproverSignature(
     problem = valid ? undefined : 'it does not verify';
   }
   return problem === undefined
-    ? { status: 'valid', keyId: given.keyId }
+    ? { status: 'valid', keyId: given.keyId, version: statement.v }
     : {
         status: 'invalid',
         problem: `its approver signature is not valid under ${person}'s key ${given.keyId} (${problem}): it was altered or forged`,
@@ -187,12 +209,16 @@ function isSignature(value: unknown): value is ApproverSignature {
   const candidate = value as Record<string, unknown>;
   const text = (name: string, max: number) =>
     typeof candidate[name] === 'string' && (candidate[name] as string).length <= max && BASE64URL.test(candidate[name] as string);
+  // Version 2 adds `v` and, when the statement names one, `challenge`; a challenge belongs to version 2 only.
+  if (candidate.v !== undefined && candidate.v !== 2) return false;
+  if (candidate.challenge !== undefined && (candidate.v !== 2 || !isChallengeText(candidate.challenge))) return false;
+  const extra = (candidate.v === undefined ? 0 : 1) + (candidate.challenge === undefined ? 0 : 1);
   if (candidate.alg === 'ed25519') {
     return (
       text('keyId', 100) &&
       typeof candidate.signature === 'string' &&
       /^[A-Za-z0-9_-]{86}$/.test(candidate.signature) &&
-      Object.keys(candidate).length === 3
+      Object.keys(candidate).length === 3 + extra
     );
   }
   if (candidate.alg === 'webauthn') {
@@ -201,7 +227,7 @@ function isSignature(value: unknown): value is ApproverSignature {
       text('authenticatorData', 4_000) &&
       text('clientDataJSON', 4_000) &&
       text('signature', 1_000) &&
-      Object.keys(candidate).length === 5
+      Object.keys(candidate).length === 5 + extra
     );
   }
   return false;
@@ -210,4 +236,9 @@ function isSignature(value: unknown): value is ApproverSignature {
 /** True when `value` has the shape of an {@link ApproverSignature} (as an argument may give it). */
 export function isApproverSignature(value: unknown): value is ApproverSignature {
   return isSignature(value);
+}
+
+/** A challenge as the bridge issues them: base64url with one dot, at most 1,000 characters. */
+function isChallengeText(value: unknown): boolean {
+  return typeof value === 'string' && value.length <= 1_000 && /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(value);
 }

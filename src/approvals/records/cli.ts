@@ -96,19 +96,24 @@ Options:
   -h, --help   show this help
 `;
 
-export const SIGN_HELP = `Usage: temporal-mcp-tasks approvals sign --key FILE --task TASK --question KEY --decision DECISION
-                                          (--subject FILE | --subject-digest DIGEST) [--delegate-to PRINCIPAL]
+export const SIGN_HELP = `Usage: temporal-mcp-tasks approvals sign --key FILE --task TASK --run RUN --question KEY --decision DECISION
+                                          (--subject FILE | --subject-digest DIGEST) [--challenge CHALLENGE]
+                                          [--delegate-to PRINCIPAL]
 
 Signs one decision with an approver's own key and prints the signature as JSON, to give as the signature argument of
 approvals_answer. What is signed is the canonical JSON of
-  {"format":"temporal-mcp-tasks/approver-statement","v":1,"taskId":TASK,"key":KEY,"subject":DIGEST,"decision":DECISION}
-(with "delegatedTo" for a hand-over), DIGEST being the digest of what the question shows. Give the subject as
+  {"format":"temporal-mcp-tasks/approver-statement","v":2,"taskId":TASK,"run":RUN,"key":KEY,"subject":DIGEST,
+   "decision":DECISION}
+(with "delegatedTo" for a hand-over, and "challenge" when one is given), DIGEST being the digest of what the question
+shows. The run names this workflow of the task id, so the signature counts for no other. Give the subject as
 approvals_inbox lists it (--subject, a JSON file, or - for stdin: it is printed, and its digest computed here), or its
-subjectDigest.
+subjectDigest; the run and the challenge as it lists them (a challenge is used once, within 30 minutes).
 
 Options:
   --key FILE                the approver's private key (approvals keygen)
   --task TASK               the task id
+  --run RUN                 the task's run, as approvals_inbox lists it
+  --challenge CHALLENGE     the one-time challenge approvals_inbox lists for you, if it lists one
   --question KEY            the question's key
   --decision DECISION       approve, reject, decline or delegate
   --subject FILE            what the question shows, as JSON (- reads stdin)
@@ -350,6 +355,8 @@ function signCommand(argv: string[], io: CommandOutput): number {
       subject: { type: 'string' },
       'subject-digest': { type: 'string' },
       'delegate-to': { type: 'string' },
+      run: { type: 'string' },
+      challenge: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     'sign',
@@ -359,12 +366,15 @@ function signCommand(argv: string[], io: CommandOutput): number {
     return APPROVALS_EXIT.valid;
   }
   const see = 'see temporal-mcp-tasks approvals sign --help';
-  const need = (name: 'key' | 'task' | 'question' | 'decision'): string => {
+  const need = (name: 'key' | 'task' | 'question' | 'decision' | 'run'): string => {
     const value = values[name];
     if (typeof value !== 'string' || value.trim() === '') throw new ApprovalsUsageError(`give --${name}; ${see}`);
     return value;
   };
-  const [keyFile, taskId, key, decision] = [need('key'), need('task'), need('question'), need('decision')];
+  const [keyFile, taskId, key, decision, run] = [need('key'), need('task'), need('question'), need('decision'), need('run')];
+  const challenge = values.challenge;
+  if (challenge !== undefined && !/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(challenge))
+    throw new ApprovalsUsageError(`--challenge is the challenge approvals_inbox gives, as it gives it; ${see}`);
   if (!(DECISIONS as readonly string[]).includes(decision))
     throw new ApprovalsUsageError(`--decision is one of ${DECISIONS.join(', ')}, not "${decision}"; ${see}`);
   const delegateTo = values['delegate-to'];
@@ -392,13 +402,17 @@ function signCommand(argv: string[], io: CommandOutput): number {
   } catch (error) {
     throw new ApprovalsUsageError(`cannot read the key ${keyFile}: ${(error as Error).message}`);
   }
-  const statement = statementOf({
-    taskId,
-    question: { key },
-    subject,
-    decision: decision as (typeof DECISIONS)[number],
-    ...(delegateTo !== undefined && { delegatedTo: delegateTo }),
-  });
+  const statement = statementOf(
+    {
+      taskId,
+      run,
+      question: { key },
+      subject,
+      decision: decision as (typeof DECISIONS)[number],
+      ...(delegateTo !== undefined && { delegatedTo: delegateTo }),
+    },
+    { version: 2, ...(challenge !== undefined && { challenge }) },
+  );
   try {
     io.out(`${JSON.stringify(signStatement(statement, privateKeyPem))}
 `);
@@ -513,7 +527,10 @@ function questionLines(question: QuestionReport, safe: (text: unknown) => string
 function ownSignatureText(decision: ReportedDecision): string {
   const own = decision.ownSignature;
   const key = own?.keyId !== undefined ? ` ${own.keyId}` : '';
-  if (own?.status === 'valid') return `signed by ${decision.person} with their own key${key}`;
+  if (own?.status === 'valid') {
+    const unbound = own.statement === 1 ? ' (a version 1 statement: it names no run)' : '';
+    return `signed by ${decision.person} with their own key${key}${unbound}`;
+  }
   if (own?.status === 'invalid') return `their own signature${key} does NOT verify`;
   if (own?.status === 'unknown-key') return `signed with key${key}, which the directory does not list for ${decision.person}`;
   if (own?.status === 'unchecked') return `bears an own signature${key}, not checked (no directory)`;

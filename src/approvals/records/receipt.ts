@@ -72,7 +72,12 @@ export interface ReportedDecision {
    * `unknown-key` (the directory lists no such key of theirs), `invalid` (altered or forged), or `unchecked` (no
    * directory was given).
    */
-  ownSignature?: { status: 'valid' | 'unknown-key' | 'invalid' | 'unchecked'; keyId?: string };
+  ownSignature?: {
+    status: 'valid' | 'unknown-key' | 'invalid' | 'unchecked';
+    keyId?: string;
+    /** 1: over a statement that names no run (made before statements named it); 2: bound to the run. */
+    statement?: 1 | 2;
+  };
   /** True when the person must sign their approvals with their own key (the directory says so). */
   mustSign?: boolean;
   /** True when a later signed void takes it back. */
@@ -369,7 +374,7 @@ function ownSignatureOf(
   const mustSign = body.decision === 'approve' && signatures?.mustSign(person, body.by.roles ?? []) === true;
   const check = checkApproverSignature(body, person, signatures);
   let ownSignature: ReportedDecision['ownSignature'];
-  if (check.status === 'valid') ownSignature = { status: 'valid', keyId: check.keyId };
+  if (check.status === 'valid') ownSignature = { status: 'valid', keyId: check.keyId, statement: check.version };
   else if (check.status === 'unknown-key') ownSignature = { status: signatures ? 'unknown-key' : 'unchecked', keyId: check.keyId };
   else if (check.status === 'invalid') {
     const keyId = (body.approverSignature as { keyId?: unknown } | undefined)?.keyId;

@@ -1,8 +1,8 @@
 /**
  * The passkey page (`GET /passkeys`) and its two calls, served beside MCP when MCP_PASSKEY_ORIGIN is set: an approver
  * registers a passkey (the page prints the approvers-directory entry that lists it: a registration grants nothing
- * until the directory's keeper adds that entry), and signs a decision with it (in the page alone: the challenge is the
- * digest of the statement). The page is one self-contained HTML document: prebuilt in the package, built from
+ * until the directory's keeper adds that entry), and signs a decision with it (in the page: the statement names the
+ * challenge the bridge issued, and the digest of what the page shows). The page is one self-contained HTML document: prebuilt in the package, built from
  * `passkey-page/` in a checkout.
  */
 import { createHmac, createPublicKey, randomBytes, timingSafeEqual } from 'node:crypto';

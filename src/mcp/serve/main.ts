@@ -32,7 +32,7 @@ import { ApprovalsPageConfigError, approvalsPageConfigFromEnv } from '../web/pag
 import { APPROVALS_API } from '../app/approvals-page/wire';
 import { describePayloadKeys, PayloadKeysError, payloadKeysFromEnv } from '../../shared/payload-keys';
 import { createHmac } from 'node:crypto';
-import { OneTimeUses } from '../web/one-time-uses';
+import { OneTimeUses } from '../../approvals/one-time-uses';
 
 /** Whether the sample tools are served when the command line does not say (see --help). */
 const SAMPLES_BY_DEFAULT = samplesByDefault(__filename);

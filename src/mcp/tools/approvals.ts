@@ -65,6 +65,16 @@ function progressOf(question: { accepted: number; required: number }): string {
 
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
 
+/** A signature over a version 2 statement says so, and names the challenge the statement names. */
+const STATEMENT_VERSION = {
+  v: z.literal(2).optional(),
+  challenge: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/)
+    .max(1_000)
+    .optional(),
+};
+
 const AnswerSchema = z.object({
   taskId: TaskIdSchema,
   key: z.string().min(1).max(200).describe('The question, as approvals_inbox lists it.'),
@@ -92,6 +102,7 @@ const AnswerSchema = z.object({
         alg: z.literal('ed25519'),
         keyId: z.string().min(1).max(100),
         signature: z.string().regex(/^[A-Za-z0-9_-]{86}$/, 'use the base64url Ed25519 signature (86 characters)'),
+        ...STATEMENT_VERSION,
       }),
       z.strictObject({
         alg: z.literal('webauthn'),
@@ -99,13 +110,15 @@ const AnswerSchema = z.object({
         authenticatorData: z.string().regex(BASE64URL).max(4_000),
         clientDataJSON: z.string().regex(BASE64URL).max(4_000),
         signature: z.string().regex(BASE64URL).max(1_000),
+        ...STATEMENT_VERSION,
       }),
     ])
     .optional()
     .describe(
       'Your own signature of this decision, as `temporal-mcp-tasks approvals sign` prints it: Ed25519 over the canonical ' +
-        'JSON of {"format":"temporal-mcp-tasks/approver-statement","v":1,"taskId":…,"key":…,"subject":<subjectDigest from ' +
-        'approvals_inbox>,"decision":"approve"|"reject"|"decline"|"delegate"} (and "delegatedTo" for a hand-over), with a key ' +
+        'JSON of {"format":"temporal-mcp-tasks/approver-statement","v":2,"taskId":…,"run":<run from approvals_inbox>,"key":…,' +
+        '"subject":<subjectDigest from approvals_inbox>,"decision":"approve"|"reject"|"decline"|"delegate"} (and "delegatedTo" ' +
+        'for a hand-over, "challenge" with the challenge approvals_inbox gave you, used once), with a key ' +
         "the approvers directory lists for you; or a passkey's, as the server's passkey page (/passkeys) makes it " +
         '("alg":"webauthn"). Required for approvals by people the directory says must sign.',
     ),

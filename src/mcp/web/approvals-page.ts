@@ -31,7 +31,7 @@ import type { ReplicaSharedState } from '../tasks/shared-state';
 import type { HttpRoute } from '../transports/http';
 import { MailSignIn, LINK_REQUESTED, smtpMailer, type SignInMail } from './mail-sign-in';
 import { OidcSignInError, OidcSignInFailure, type OidcSignIn } from './oidc-sign-in';
-import { OneTimeUses, OneTimeUseUnavailableError } from './one-time-uses';
+import { OneTimeUses, OneTimeUseUnavailableError } from '../../approvals/one-time-uses';
 import { clientAddress, type ApprovalsPageConfig } from './page-config';
 import { PasskeySignIn, PasskeySignInError } from './passkey-sign-in';
 import { questionViewOf, versionOf } from './question-view';
@@ -91,6 +91,12 @@ const SignatureSchema = z.strictObject({
     .string()
     .regex(/^[A-Za-z0-9_-]+$/)
     .max(1_000),
+  v: z.literal(2).optional(),
+  challenge: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/)
+    .max(1_000)
+    .optional(),
 });
 
 const AnswerRequestSchema = z.strictObject({
@@ -287,7 +293,10 @@ class ApprovalsPageRoutes {
     const { approvals } = this.options;
     const open = await approvals.question(taskId, key, session);
     const item = inboxItemOf(taskId, undefined, open.input);
-    if (approvals.mustSign(session.principal, session.roles)) item.mustSign = true;
+    if (approvals.mustSign(session.principal, session.roles)) {
+      item.mustSign = true;
+      Object.assign(item, await approvals.signing(open.run, key, session.principal));
+    }
     return { question: questionViewOf(item, open.input, (principal) => approvals.personOf(principal)) };
   }
 

@@ -10,7 +10,7 @@ import type { ApproversDirectory, Person } from '../../approvals/records/directo
 import { SignedTokens, type TokenClaims } from '../../shared/signed-tokens';
 import { log } from '../../util/log';
 import { APPROVALS_PAGE_PATH } from '../../approvals/records/approval-links';
-import type { OneTimeUses } from './one-time-uses';
+import type { OneTimeUses } from '../../approvals/one-time-uses';
 
 /** The query parameter of the page that carries a sign-in link's token. */
 export const SIGN_IN_LINK_PARAM = 'signin';

@@ -11,7 +11,7 @@ import { isoCBOR } from '@simplewebauthn/server/helpers';
 import { passkeyPublicKey } from '../../approvals/records/passkeys';
 import type { ApproversDirectory, Person } from '../../approvals/records/directory';
 import { SignedTokens, type TokenClaims } from '../../shared/signed-tokens';
-import type { OneTimeUses } from './one-time-uses';
+import type { OneTimeUses } from '../../approvals/one-time-uses';
 
 /** How long a sign-in may take from its options to its assertion. */
 const CHALLENGE_MS = 5 * 60_000;

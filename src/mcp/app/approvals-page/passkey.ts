@@ -38,6 +38,8 @@ export async function signStatement(statement: ApproverStatement, rpId: string |
     authenticatorData: assertion.response.authenticatorData,
     clientDataJSON: assertion.response.clientDataJSON,
     signature: assertion.response.signature,
+    ...(statement.v === 2 && { v: 2 as const }),
+    ...(statement.challenge !== undefined && { challenge: statement.challenge }),
   };
 }
 

@@ -1,20 +1,25 @@
 /**
- * What a person signs with their passkey when their decision must be signed: the statement naming the task, the
- * question, the digest of what the question showed and the decision, and the WebAuthn challenge made of it (the
+ * What a person signs with their passkey when their decision must be signed: the statement naming the task and its
+ * run, the question, the digest of what the question showed, the decision and the challenge the server issued, and the WebAuthn challenge made of it (the
  * SHA-256 of its canonical JSON, as the passkey page and the records' checks compute it).
  */
 import type { AnswerRequest, ApproverStatement, QuestionView } from './wire';
 
 /** The statement of an answer to a question: its decision as the decision record will name it. */
-export function statementOf(question: Pick<QuestionView, 'taskId' | 'key' | 'subjectDigest'>, answer: AnswerRequest): ApproverStatement {
+export function statementOf(
+  question: Pick<QuestionView, 'taskId' | 'key' | 'subjectDigest' | 'run' | 'challenge'>,
+  answer: AnswerRequest,
+): ApproverStatement {
   return {
     format: 'temporal-mcp-tasks/approver-statement',
-    v: 1,
+    v: 2,
     taskId: question.taskId,
+    run: question.run ?? '',
     key: question.key,
     subject: question.subjectDigest,
     decision: decisionOf(answer),
     ...(answer.action === 'delegate' && answer.delegateTo !== undefined && { delegatedTo: answer.delegateTo }),
+    ...(question.challenge !== undefined && { challenge: question.challenge }),
   };
 }
 

@@ -72,6 +72,9 @@ export interface QuestionView {
   subjectDigest: string;
   /** The person's approval counts only with their own passkey signature of it (the page signs in the same ceremony). */
   mustSign?: true;
+  /** For the signature: the task's original run id and a one-time challenge issued to this person, which it names. */
+  run?: string;
+  challenge?: string;
   /** Who submitted the request (a person's name). */
   requester: string;
   required: number;
@@ -117,7 +120,15 @@ export interface AnswerRequest {
   /** delegate: the person or principal asked in the signer's place. */
   delegateTo?: string;
   /** The person's passkey signature of the decision's statement (see {@link ApproverStatement}). */
-  signature?: { alg: 'webauthn'; keyId: string; authenticatorData: string; clientDataJSON: string; signature: string };
+  signature?: {
+    alg: 'webauthn';
+    keyId: string;
+    authenticatorData: string;
+    clientDataJSON: string;
+    signature: string;
+    v?: 2;
+    challenge?: string;
+  };
 }
 
 /** POST /approvals/answer, 200. */

@@ -1,9 +1,12 @@
 /**
  * The passkey page the server serves at /passkeys (its origin is MCP_PASSKEY_ORIGIN): an approver registers a passkey
  * once (the page prints the entry the directory's keeper adds), and signs a decision with it (the page prints the
- * signature to give approvals_answer). Signing needs no server: the challenge is the digest of the statement.
+ * signature to give approvals_answer). The link names the decision, the run, the challenge the server issued, and
+ * what the question shows: the page shows that, and signs its digest as computed here, never a digest it cannot show.
  */
 import { startAuthentication, startRegistration } from '@simplewebauthn/browser';
+import { canonicalJson } from '../../../util/canonical-json';
+import { escapeInvisible } from '../../../util/visible-text';
 
 interface PageConfig {
   rpId: string;
@@ -53,21 +56,54 @@ async function register(): Promise<void> {
   }
 }
 
-/** The statement the link describes, or undefined when it names no decision. */
-function statementOfLink(): Record<string, unknown> | undefined {
+/** What the link asks to sign: the statement, and what the question shows (whose digest the statement names). */
+interface LinkedDecision {
+  statement: Record<string, unknown>;
+  shown: unknown;
+}
+
+/**
+ * The decision the link describes; undefined when it names none, a string saying why it cannot be signed (what it
+ * shows is missing or is not what its digest names).
+ */
+async function decisionOfLink(): Promise<LinkedDecision | string | undefined> {
   const query = new URLSearchParams(location.search);
-  const [taskId, key, subject, decision] = ['task', 'key', 'subject', 'decision'].map((name) => query.get(name) ?? '');
-  if (!taskId || !key || !subject || !decision) return undefined;
+  const [taskId, key, subject, decision, run] = ['task', 'key', 'subject', 'decision', 'run'].map((name) => query.get(name) ?? '');
+  if (!taskId || !key || !decision) return undefined;
+  if (!subject || !run || !query.get('shown')) return 'This link does not say what the question shows: open the link your inbox gives.';
+  let shown: unknown;
+  try {
+    shown = JSON.parse(new TextDecoder().decode(fromBase64url(query.get('shown')!)));
+  } catch {
+    return 'This link does not say what the question shows: open the link your inbox gives.';
+  }
+  // The digest signed is the one of what this page shows, computed here: a link cannot show one thing and sign another.
+  if ((await digestOf(shown)) !== subject) return 'What this link shows is not what it asks you to sign: nothing can be signed with it.';
   const delegatedTo = query.get('delegatedTo');
+  const challenge = query.get('challenge');
   return {
-    format: 'temporal-mcp-tasks/approver-statement',
-    v: 1,
-    taskId,
-    key,
-    subject,
-    decision,
-    ...(delegatedTo ? { delegatedTo } : {}),
+    statement: {
+      format: 'temporal-mcp-tasks/approver-statement',
+      v: 2,
+      taskId,
+      run,
+      key,
+      subject,
+      decision,
+      ...(delegatedTo ? { delegatedTo } : {}),
+      ...(challenge ? { challenge } : {}),
+    },
+    shown,
   };
+}
+
+function fromBase64url(text: string): Uint8Array {
+  const binary = atob(text.replace(/-/g, '+').replace(/_/g, '/'));
+  return Uint8Array.from(binary, (character) => character.charCodeAt(0));
+}
+
+async function digestOf(value: unknown): Promise<string> {
+  return `sha256:${base64url(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(canonicalJson(value))))}`;
 }
 
 /** Canonical JSON of a flat statement: keys sorted, no spaces (its values are strings and one small integer). */
@@ -97,6 +133,8 @@ async function sign(statement: Record<string, unknown>): Promise<void> {
       authenticatorData: assertion.response.authenticatorData,
       clientDataJSON: assertion.response.clientDataJSON,
       signature: assertion.response.signature,
+      v: 2,
+      ...(statement.challenge ? { challenge: statement.challenge } : {}),
     };
     element<HTMLElement>('sign-error').hidden = true;
     show('signature', JSON.stringify(signature));
@@ -106,15 +144,23 @@ async function sign(statement: Record<string, unknown>): Promise<void> {
   }
 }
 
-const statement = statementOfLink();
-if (statement) {
+void decisionOfLink().then((linked) => {
+  if (linked === undefined) return;
   element<HTMLElement>('sign-section').hidden = false;
-  element<HTMLElement>('statement').textContent = [
-    `Task: ${String(statement.taskId)}`,
-    `Question: ${String(statement.key)}`,
-    `Decision: ${String(statement.decision)}${statement.delegatedTo ? ` to ${String(statement.delegatedTo)}` : ''}`,
-    `What you were shown (its digest): ${String(statement.subject)}`,
-  ].join('\n');
+  if (typeof linked === 'string') {
+    element<HTMLButtonElement>('sign').disabled = true;
+    return show('sign-error', linked);
+  }
+  const { statement, shown } = linked;
+  element<HTMLElement>('statement').textContent = escapeInvisible(
+    [
+      `Task: ${String(statement.taskId)}`,
+      `Question: ${String(statement.key)}`,
+      `Decision: ${String(statement.decision)}${statement.delegatedTo ? ` to ${String(statement.delegatedTo)}` : ''}`,
+      'What you sign it about:',
+      JSON.stringify(shown, null, 2),
+    ].join('\n'),
+  );
   element<HTMLButtonElement>('sign').addEventListener('click', () => void sign(statement));
-}
+});
 element<HTMLButtonElement>('register').addEventListener('click', () => void register());
