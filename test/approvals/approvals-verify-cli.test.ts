@@ -141,7 +141,9 @@ test('approvals verify --receipt: checks a receipt offline; one byte changed, or
     approvals(['verify', '--receipt', moved, '--public-key', publicKey]),
     approvals(['verify', '--receipt', first, '--json'], { MCP_DECISION_PUBLIC_KEY: publicKey }),
   ]);
-  expect(good).toMatchObject({ code: 0, out: expect.stringContaining('VALID:') });
+  // Exported without the bridge's key: the records check out, and approval is not established by an unsealed receipt.
+  expect(good).toMatchObject({ code: 3, out: expect.stringContaining('VALID:') });
+  expect(good.out).toContain('Not sealed');
   expect(good.out).toContain(`decision records in the receipt ${first}`);
   expect(changed).toMatchObject({
     code: 1,
@@ -151,9 +153,11 @@ test('approvals verify --receipt: checks a receipt offline; one byte changed, or
     code: 1,
     out: expect.stringMatching(/INVALID: record 1 belongs to task .*000000000002, not to .*000000000001/),
   });
-  expect(json.code).toBe(0);
+  expect(json.code).toBe(3);
   expect(JSON.parse(json.out)).toMatchObject({
     ok: true,
+    sealed: false,
+    established: false,
     taskId: FIRST,
     checkedWith: [signer.keyId],
     questions: [{ key: 'approval', standing: 'approved', approvers: [{ person: 'carol' }, { person: 'dave' }] }],
@@ -203,6 +207,13 @@ test('approvals verify --export seals the receipt with the bridge key where it i
   const open = await approvals(['verify', '--receipt', unsealed, '--public-key', publicKey]);
   expect(open.code).toBe(3);
   expect(open.out).toContain("Not sealed (exported without the bridge's key)");
+  // Cut after its close, the question reads approved on its records: unsealed, that does not establish it (a reset may
+  // have reopened the question and a rejection closed it after those records), so it exits 3 all the same.
+  const afterClose = path.join(dir, 'unsealed-after-close.json');
+  writeFileSync(afterClose, JSON.stringify(bare));
+  const read = await approvals(['verify', '--receipt', afterClose, '--public-key', publicKey, '--json']);
+  expect(read.code).toBe(3);
+  expect(JSON.parse(read.out)).toMatchObject({ ok: true, sealed: false, established: false, questions: [{ standing: 'approved' }] });
 });
 
 test('approvals verify: a rejection or records without their close exit 3, another key fails the check, a task without records exits 1', async () => {

@@ -73,10 +73,12 @@ exported receipt holds them decrypted, for an auditor who has no keys.
 
 A question stands approved only when the bridge's signed close record says it closed approved, with as many distinct
 approvals as it required on record: records that end before their question's close (still open, or cut) are never
-read as approved.
+read as approved. An unsealed receipt cannot show that no record followed its last one (a reset can reopen a question
+and a rejection close it again), so its approval is not established: exit 3, whatever its questions show.
 
 Exit status:
-  0  the records verify, and every question on record stands approved
+  0  the records verify, every question on record stands approved, and they are all there are (the store, or a
+     sealed receipt)
   1  they do not verify (a record altered, missing, moved or forged), or there are none
   2  the command could not check them: a usage error, a key or receipt file that cannot be read, a store that cannot
      be reached; the message says what to do
@@ -245,11 +247,17 @@ async function verifyCommand(argv: string[], io: CommandOutput): Promise<number>
       await store.close();
     }
   }
+  // The store is read whole; a receipt is whole only when sealed.
+  const whole = values.receipt === undefined || report.sealed;
+  const approved = report.questions.every((question) => question.standing === 'approved');
+  const established = report.ok && approved && whole;
   if (values.json)
-    io.out(`${JSON.stringify({ source, ...report, ...(values.export !== undefined && { exportedTo: values.export }) }, null, 2)}\n`);
+    io.out(
+      `${JSON.stringify({ source, ...report, established, ...(values.export !== undefined && { exportedTo: values.export }) }, null, 2)}\n`,
+    );
   else io.out(humanReport(report, source, values.export));
   if (!report.ok) return APPROVALS_EXIT.invalid;
-  return report.questions.every((question) => question.standing === 'approved') ? APPROVALS_EXIT.valid : APPROVALS_EXIT.notApproved;
+  return established ? APPROVALS_EXIT.valid : APPROVALS_EXIT.notApproved;
 }
 
 /** The bridge's key, when this machine holds it: an export is sealed with it. Never makes one. */
@@ -488,8 +496,11 @@ export function humanReport(report: ReceiptReport, source: string, exportedTo?: 
   lines.push('');
   if (report.sealed)
     lines.push(`Sealed: the receipt holds the ${report.records} record(s) it was exported with; none was cut from its end.`);
-  else if (source.startsWith('the receipt '))
-    lines.push("Not sealed (exported without the bridge's key): records cut from its end would read as a question still open.");
+  else if (source.startsWith('the receipt ')) {
+    lines.push(
+      "Not sealed (exported without the bridge's key): it cannot show that no record followed its last one, so approval is not established by it (exit 3). Ask for a receipt exported where the bridge's key is, or verify the store.",
+    );
+  }
   if (report.ok) lines.push('VALID: every record belongs to the task, the chain is whole, and every digest and signature checks out.');
   else lines.push(...report.problems.map((problem) => `INVALID: ${safe(problem)}`));
   if (exportedTo !== undefined) lines.push(`Receipt written to ${safe(exportedTo)}.`);
