@@ -5,6 +5,7 @@
  * `workflow-task.ts`).
  */
 import {
+  ActivityFailure,
   ApplicationFailure,
   CancellationScope,
   condition,
@@ -396,14 +397,23 @@ export class AddressedQuestions {
   /** Appends the question's expiry to the decision store: a reset that reopens it finds it closed there. */
   private async recordExpiry(input: AddressedInput): Promise<void> {
     const { workflowId, originalExecutionRunId } = workflowInfo();
-    await recorder[RECORD_DECISION_ACTIVITY]({
-      taskId: workflowId,
-      run: originalExecutionRunId,
-      question: { key: input.key, message: input.request.message },
-      shown: input.subject,
-      decision: 'expire',
-      at: new Date().toISOString(),
-    });
+    try {
+      await recorder[RECORD_DECISION_ACTIVITY]({
+        taskId: workflowId,
+        run: originalExecutionRunId,
+        question: { key: input.key, message: input.request.message },
+        shown: input.subject,
+        decision: 'expire',
+        at: new Date().toISOString(),
+      });
+    } catch (error) {
+      // The store's records of this task are damaged: the task fails saying so, with nothing more done on it.
+      const cause = error instanceof ActivityFailure ? error.cause : undefined;
+      if (cause instanceof ApplicationFailure && cause.type === 'DamagedDecisionRecords') {
+        throw ApplicationFailure.nonRetryable(cause.message, cause.type);
+      }
+      throw error;
+    }
   }
 
   /** Takes an answer the validator let through, once its seal holds and the state still admits it. */

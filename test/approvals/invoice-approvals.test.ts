@@ -4,6 +4,9 @@
  * answers at the same moment; an approver hands a question on; a question nobody answers is reminded and escalates on
  * durable timers, with each notification in the outbox.
  */
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { FileDecisionStore } from '../../src/approvals/records/file-store';
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { readNotifications } from '../../src/activities/notifications';
@@ -331,4 +334,15 @@ test('nobody answers, not even after the escalation: the invoice ends unpaid as 
   expect(await paid(timed, taskId)).toEqual([]);
   const kinds = (await readNotifications(timed.activities.notificationOutbox)).filter((n) => n.taskId === taskId).map((n) => n.kind);
   expect(kinds).toEqual(['asked', 'reminder', 'escalated', 'decided']);
+});
+
+test('nobody answers, and the decision records of the task are damaged: the expiry is not retried for good, the task fails saying why', async () => {
+  const sam = await connectAs(people.sam, timed);
+  const taskId = await submit(sam);
+  // Something that is no record, in the place of the task's first one.
+  const store = new FileDecisionStore(timed.activities.decisionStore!);
+  mkdirSync(path.join(store.folderOf(taskId), '0000000001.json'), { recursive: true });
+  const failed = await waitForTask(sam, taskId, (task) => task.status === 'failed', 60_000);
+  expect(failed.statusMessage).toMatch(/the expiry of question "approval" cannot be recorded: the decision records of .* do not check out/);
+  expect(await paid(timed, taskId)).toEqual([]);
 });

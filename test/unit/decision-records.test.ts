@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { ApplicationFailure } from '@temporalio/common';
 import { createDecisionActivities } from '../../src/approvals/records/activities';
 import { canonicalJson, CanonicalJsonError, digestOf } from '../../src/approvals/records/canonical';
 import { FileDecisionStore, MAX_RECORD_BYTES, MAX_RECORDS_PER_TASK } from '../../src/approvals/records/file-store';
@@ -602,6 +603,28 @@ describe("the worker's activities", () => {
     await expect(
       activities.mcpVerifyDecisions({ taskId: TASK, run: 'run-1', key: 'approval', subject: null, required: 1, requester: 'sam' }),
     ).rejects.toThrow(DecisionStoreError);
+  });
+
+  test("mcpRecordDecision on a task whose records are damaged ends at once, non-retryable, saying so: the expiry is not retried for good", async () => {
+    const store = new FileDecisionStore(tempDir());
+    mkdirSync(store.folderOf(TASK), { recursive: true });
+    mkdirSync(path.join(store.folderOf(TASK), '0000000001.json'));
+    const activities = createDecisionActivities({ store, keys });
+    const input = {
+      taskId: TASK,
+      run: 'run-1',
+      question: { key: 'approval', message: 'Approve?' },
+      shown: invoiceShown(),
+      decision: 'expire' as const,
+      at: '2026-11-27T10:00:00.000Z',
+    };
+    const failure = await activities.mcpRecordDecision(input).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(ApplicationFailure);
+    expect(failure).toMatchObject({
+      nonRetryable: true,
+      type: 'DamagedDecisionRecords',
+      message: expect.stringMatching(/^the expiry of question "approval" cannot be recorded: the decision records of .* do not check out/),
+    });
   });
 
   test('mcpRecordDecision appends an unsigned expiry by the workflow once per run and question', async () => {

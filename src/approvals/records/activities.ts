@@ -27,6 +27,9 @@ export {
   type VerifyDecisionsInput,
 } from '../../contract/decision-records';
 
+/** The type of the failure an activity ends with when a task's decision records do not check out. */
+export const DAMAGED_DECISION_RECORDS = 'DamagedDecisionRecords';
+
 /** Who records what the workflow decides: the workflow, unsigned. */
 const WORKFLOW_DECIDER: DecisionRecordBody['by'] = { principal: 'workflow', person: 'workflow', auth: 'workflow', roles: [] };
 
@@ -74,7 +77,16 @@ export function createDecisionActivities(options: {
           'BadDecisionRecord',
         );
       }
-      return heartbeating(() => appendExpiry(store, input));
+      try {
+        return await heartbeating(() => appendExpiry(store, input));
+      } catch (error) {
+        // Something else in a record's place: no retry mends it, and the task is told why rather than retrying for good.
+        if (!(error instanceof DamagedRecordError)) throw error;
+        throw ApplicationFailure.nonRetryable(
+          `the expiry of question "${input.question.key}" cannot be recorded: the decision records of ${input.taskId} in ${store.describe()} do not check out (${error.message}); repair the store, then reset the task to the question`,
+          DAMAGED_DECISION_RECORDS,
+        );
+      }
     },
   };
 }
