@@ -181,7 +181,7 @@ describe('polls served from the watch', () => {
     await client.experimental.tasks.cancelTask(created.taskId);
   });
 
-  test('another principal reading a watched task gets "not found", as from Temporal', async () => {
+  test('another principal reading a watched task gets "not found" from Temporal, as for an id nobody holds: its time tells nothing', async () => {
     const a = await replica();
     const client = await client2025(a.http.url);
     const task = await startInvoiceTask(client, sampleInvoice());
@@ -189,7 +189,11 @@ describe('polls served from the watch', () => {
     await waitForTask(client, task.taskId, () => a.bridge.core.readStats().watched > 0);
     const describes = reads(a).describes;
     await expect(a.bridge.core.get(task.taskId, 'someone-else')).rejects.toBeInstanceOf(TaskNotFoundError);
-    expect(reads(a).describes).toBe(describes);
+    expect(reads(a).describes).toBe(describes + 1);
+    // The owner's next read is still served from the watch.
+    const watched = a.bridge.core.readStats().watched;
+    await a.bridge.core.get(task.taskId, principal);
+    expect(a.bridge.core.readStats().watched).toBe(watched + 1);
     await client.experimental.tasks.cancelTask(task.taskId);
   });
 
