@@ -514,9 +514,9 @@ describe('the task view in a real browser', () => {
       await awaitInInbox(ann, taskId);
       const tool = (await ann.listTools()).tools.find((candidate) => candidate.name === 'approvals_inbox') as Tool;
       const listed = (await ann.callTool({ name: 'approvals_inbox', arguments: {} })) as CallToolResult;
-      const item = (listed.structuredContent as { items: { taskId: string; subjectDigest: string }[] }).items.find(
-        (entry) => entry.taskId === taskId,
-      )!;
+      const item = (
+        listed.structuredContent as { items: { taskId: string; subjectDigest: string; run: string; challenge: string }[] }
+      ).items.find((entry) => entry.taskId === taskId)!;
       const chat = await show(ann, tool, {}, listed, 'light', taskId);
       try {
         const { view } = chat;
@@ -536,7 +536,10 @@ describe('the task view in a real browser', () => {
           .waitFor({ timeout: LONG });
         // Signed as `approvals sign` signs it, pasted, and sent with the answer.
         const signature = signStatement(
-          statementOf({ taskId, question: { key: 'approval' }, subject: item.subjectDigest, decision: 'approve' }),
+          statementOf(
+            { taskId, run: item.run, question: { key: 'approval' }, subject: item.subjectDigest, decision: 'approve' },
+            { version: 2, challenge: item.challenge },
+          ),
           key.privateKeyPem,
         );
         await panel.getByRole('textbox', { name: 'Signature' }).fill(JSON.stringify(signature));
