@@ -605,7 +605,7 @@ describe("the worker's activities", () => {
     ).rejects.toThrow(DecisionStoreError);
   });
 
-  test("mcpRecordDecision on a task whose records are damaged ends at once, non-retryable, saying so: the expiry is not retried for good", async () => {
+  test('mcpRecordDecision on a task whose records are damaged ends at once, non-retryable, saying so: the expiry is not retried for good', async () => {
     const store = new FileDecisionStore(tempDir());
     mkdirSync(store.folderOf(TASK), { recursive: true });
     mkdirSync(path.join(store.folderOf(TASK), '0000000001.json'));
