@@ -72,6 +72,9 @@ export interface ApproverStatement {
   delegatedTo?: string;
 }
 
+/** The shape of a challenge the bridge issues for a statement: base64url claims, a dot, a base64url MAC. */
+export const CHALLENGE_PATTERN = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+
 /** An approver's own signature of their statement (`ApproverStatement`), as a record carries it. */
 export type ApproverSignature = Ed25519ApproverSignature | PasskeyApproverSignature;
 

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { ROOT } from '../helpers/dev-server';
-import { mcp2026Request, openListen } from '../helpers/mcp2026';
+import { mcp2026Request, openListen, readSse } from '../helpers/mcp2026';
 import { serverEnv } from '../helpers/processes';
 import { startStack, type TestStack } from '../helpers/test-stack';
 import { sampleInvoice } from '../helpers/temporal';
@@ -39,21 +39,7 @@ test('Streamable HTTP: SIGTERM ends an open subscription with its response, afte
   const taskId = await openTask(server.url);
   const response = await openListen(server.url, 'until-shutdown', [taskId]);
   expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
-  const messages: Message[] = [];
-  let buffered = '';
-  const decoder = new TextDecoder();
-  const reading = (async () => {
-    for await (const chunk of response.body!) {
-      buffered += decoder.decode(chunk as Uint8Array, { stream: true });
-      let end: number;
-      while ((end = buffered.indexOf('\n\n')) >= 0) {
-        const event = buffered.slice(0, end);
-        buffered = buffered.slice(end + 2);
-        const data = event.split('\n').find((line) => line.startsWith('data: '));
-        if (data) messages.push(JSON.parse(data.slice(6)));
-      }
-    }
-  })();
+  const { messages, ended: reading } = readSse(response);
   await pollUntil(() => (messages.some((message) => message.method === 'notifications/subscriptions/acknowledged') ? true : undefined), {
     timeoutMs: 60_000,
     what: 'the acknowledgement',

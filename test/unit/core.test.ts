@@ -34,6 +34,23 @@ import { isTransient } from '../../src/client/connection';
 import { isTemporalUnavailable, TooManyRequestsError } from '../../src/mcp/tasks/errors';
 import { jsonRpcFailureOf, type JsonRpcFailure } from '../../src/mcp/protocol/wire-errors';
 
+/** A shared state that says yes to everything, with `overrides`. */
+function fakeSharedState(overrides: Partial<ReplicaSharedState>): ReplicaSharedState {
+  return {
+    takeTokens: async (_principal: string, _rate: number, _burst: number, want: number) => ({ taken: want }),
+    noteCreated: async () => undefined,
+    createdWithin: async () => [],
+    useOnce: async () => true,
+    noteWrite: async () => undefined,
+    writtenSince: async () => false,
+    beginWait: async () => undefined,
+    reserveTask: async () => ({ open: 0 }),
+    describe: () => 'a test',
+    close: async () => undefined,
+    ...overrides,
+  };
+}
+
 describe('transient failures', () => {
   test("a balancer's 502/503/504 is transient for the client; other statuses are not", () => {
     for (const code of [502, 503, 504]) expect(isTransient(new StreamableHTTPError(code, 'gateway'))).toBe(true);
@@ -429,21 +446,12 @@ describe('quotas', () => {
     let now = 1_000_000;
     const clock = jest.spyOn(Date, 'now').mockImplementation(() => now);
     const asked: number[] = [];
-    const shared = {
+    const shared = fakeSharedState({
       takeTokens: async (_principal: string, _rate: number, _burst: number, want: number) => {
         asked.push(want);
         return { taken: want };
       },
-      noteCreated: async () => undefined,
-      createdWithin: async () => [],
-      useOnce: async () => true,
-      noteWrite: async () => undefined,
-      writtenSince: async () => false,
-      beginWait: async () => undefined,
-      reserveTask: async () => ({ open: 0 }),
-      describe: () => 'a test',
-      close: async () => undefined,
-    };
+    });
     try {
       const quotas = new Quotas({} as never, { operationsPerSecond: 50 }, shared);
       for (let i = 0; i < 10; i++) await quotas.takeOperation('alice');
@@ -465,7 +473,7 @@ describe('quotas', () => {
     let inFlight = 0;
     let mostInFlight = 0;
     let empty = false;
-    const shared: ReplicaSharedState = {
+    const shared = fakeSharedState({
       takeTokens: async (_principal: string, _rate: number, _burst: number, want: number) => {
         asked++;
         mostInFlight = Math.max(mostInFlight, ++inFlight);
@@ -473,16 +481,7 @@ describe('quotas', () => {
         inFlight--;
         return empty ? { waitMs: 400 } : { taken: want };
       },
-      noteCreated: async () => undefined,
-      createdWithin: async () => [],
-      useOnce: async () => true,
-      noteWrite: async () => undefined,
-      writtenSince: async () => false,
-      beginWait: async () => undefined,
-      reserveTask: async () => ({ open: 0 }),
-      describe: () => 'a test',
-      close: async () => undefined,
-    };
+    });
     try {
       const quotas = new Quotas({} as never, { operationsPerSecond: 10 }, shared);
       // A flood of one caller at once: one question of the shared state at a time, however many requests.

@@ -17,6 +17,7 @@ import type { InputAudience } from '../../contract/approvals';
 import { canonicalJson } from './canonical';
 import { keyIdOf } from './keys';
 import { passkeyProblem, type PasskeyEntry } from './passkeys';
+import { CHALLENGE_PATTERN } from '../../contract/decision-records';
 import type {
   ApproverSignature,
   ApproverStatement,
@@ -240,5 +241,5 @@ export function isApproverSignature(value: unknown): value is ApproverSignature 
 
 /** A challenge as the bridge issues them: base64url with one dot, at most 1,000 characters. */
 function isChallengeText(value: unknown): boolean {
-  return typeof value === 'string' && value.length <= 1_000 && /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(value);
+  return typeof value === 'string' && value.length <= 1_000 && CHALLENGE_PATTERN.test(value);
 }

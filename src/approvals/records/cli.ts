@@ -9,6 +9,7 @@ import { parseArgs } from 'node:util';
 import { ApproversDirectory, ApproversDirectoryError } from './directory';
 import { ApproverKeyError, generateApproverKey, signStatement, statementOf, type ApproverKeyring } from './approver-signatures';
 import { digestOf } from './canonical';
+import { CHALLENGE_PATTERN } from '../../contract/decision-records';
 import { subjectLines } from './subject-text';
 import { replaceFileDurably } from '../../util/durable-files';
 import { escapeControls } from '../../util/log';
@@ -381,7 +382,7 @@ function signCommand(argv: string[], io: CommandOutput): number {
   };
   const [keyFile, taskId, key, decision, run] = [need('key'), need('task'), need('question'), need('decision'), need('run')];
   const challenge = values.challenge;
-  if (challenge !== undefined && !/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(challenge))
+  if (challenge !== undefined && !CHALLENGE_PATTERN.test(challenge))
     throw new ApprovalsUsageError(`--challenge is the challenge approvals_inbox gives, as it gives it; ${see}`);
   if (!(DECISIONS as readonly string[]).includes(decision))
     throw new ApprovalsUsageError(`--decision is one of ${DECISIONS.join(', ')}, not "${decision}"; ${see}`);

@@ -9,6 +9,7 @@ import { zodSchema } from './schema';
 import { TaskIdSchema, text } from './task-tool-support';
 import type { DirectTool } from './types';
 import type { InboxItem, OpenQuestion } from '../../approvals/approvals';
+import { CHALLENGE_PATTERN } from '../../contract/decision-records';
 import { escapeControls } from '../../util/log';
 
 const InboxSchema = z.object({
@@ -70,7 +71,7 @@ const STATEMENT_VERSION = {
   v: z.literal(2).optional(),
   challenge: z
     .string()
-    .regex(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/)
+    .regex(CHALLENGE_PATTERN)
     .max(1_000)
     .optional(),
 };

@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { Approvals, QuestionNotOpenError, inboxItemOf } from '../../approvals/approvals';
+import { CHALLENGE_PATTERN } from '../../contract/decision-records';
 import { ApprovalLinks, APPROVALS_PAGE_PATH } from '../../approvals/records/approval-links';
 import type { ApproversDirectory, Person } from '../../approvals/records/directory';
 import { SignedTokens, type TokenClaims } from '../../shared/signed-tokens';
@@ -94,7 +95,7 @@ const SignatureSchema = z.strictObject({
   v: z.literal(2).optional(),
   challenge: z
     .string()
-    .regex(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/)
+    .regex(CHALLENGE_PATTERN)
     .max(1_000)
     .optional(),
 });

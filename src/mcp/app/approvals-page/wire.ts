@@ -120,15 +120,7 @@ export interface AnswerRequest {
   /** delegate: the person or principal asked in the signer's place. */
   delegateTo?: string;
   /** The person's passkey signature of the decision's statement (see {@link ApproverStatement}). */
-  signature?: {
-    alg: 'webauthn';
-    keyId: string;
-    authenticatorData: string;
-    clientDataJSON: string;
-    signature: string;
-    v?: 2;
-    challenge?: string;
-  };
+  signature?: PasskeyApproverSignature;
 }
 
 /** POST /approvals/answer, 200. */
@@ -171,6 +163,7 @@ export interface LinkRedeemRequest {
 
 /** The statement a person signs with their passkey: its canonical JSON's SHA-256 is the WebAuthn challenge. */
 export type { ApproverStatement } from '../../../contract/decision-records';
+import type { PasskeyApproverSignature } from '../../../contract/decision-records';
 
 /** The paths the page calls. */
 export const APPROVALS_API = {
