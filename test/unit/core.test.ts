@@ -13,7 +13,7 @@ import { argumentsDigest, canonicalJson } from '../../src/util/arguments-digest'
 import { decodeCursor, encodeCursor, listBinding } from '../../src/mcp/tasks/list-cursor';
 import { TaskMarker } from '../../src/mcp/tasks/marker';
 import { Quotas } from '../../src/mcp/tasks/quotas';
-import type { ReplicaSharedState } from '../../src/mcp/tasks/shared-state';
+import { fakeSharedState, unreachableSharedState } from '../helpers/shared-state';
 import type { WorkflowTool } from '../../src/mcp/tools/types';
 import { AnswerSeal } from '../../src/shared/answer-proof';
 import { checkFormContent, openSealedAnswer } from '../../src/contract/task-contract';
@@ -33,23 +33,6 @@ import { NamespaceNotFoundError } from '@temporalio/common';
 import { isTransient } from '../../src/client/connection';
 import { isTemporalUnavailable, TooManyRequestsError } from '../../src/mcp/tasks/errors';
 import { jsonRpcFailureOf, type JsonRpcFailure } from '../../src/mcp/protocol/wire-errors';
-
-/** A shared state that says yes to everything, with `overrides`. */
-function fakeSharedState(overrides: Partial<ReplicaSharedState>): ReplicaSharedState {
-  return {
-    takeTokens: async (_principal: string, _rate: number, _burst: number, want: number) => ({ taken: want }),
-    noteCreated: async () => undefined,
-    createdWithin: async () => [],
-    useOnce: async () => true,
-    noteWrite: async () => undefined,
-    writtenSince: async () => false,
-    beginWait: async () => undefined,
-    reserveTask: async () => ({ open: 0 }),
-    describe: () => 'a test',
-    close: async () => undefined,
-    ...overrides,
-  };
-}
 
 describe('transient failures', () => {
   test("a balancer's 502/503/504 is transient for the client; other statuses are not", () => {
@@ -506,18 +489,7 @@ describe('quotas', () => {
   });
 
   test('task operations and waits with a shared state that cannot be reached: counted in this process, as without one', async () => {
-    const unreachable = {
-      takeTokens: () => Promise.reject(new Error('connection refused')),
-      noteCreated: () => Promise.reject(new Error('connection refused')),
-      createdWithin: () => Promise.reject(new Error('connection refused')),
-      useOnce: () => Promise.reject(new Error('connection refused')),
-      noteWrite: () => Promise.reject(new Error('connection refused')),
-      writtenSince: () => Promise.reject(new Error('connection refused')),
-      beginWait: () => Promise.reject(new Error('connection refused')),
-      reserveTask: () => Promise.reject(new Error('connection refused')),
-      describe: () => 'the shared state of postgres://nowhere/',
-      close: () => Promise.resolve(),
-    };
+    const unreachable = unreachableSharedState();
     const quotas = new Quotas({} as never, { operationsPerSecond: 5, maxWaits: 1 }, unreachable);
     for (let i = 0; i < 10; i++) await quotas.takeOperation('alice');
     await expect(quotas.takeOperation('alice')).rejects.toThrow(TooManyRequestsError);

@@ -8,6 +8,7 @@ import type { TaskReads } from '../../src/mcp/tasks/reads';
 import { PostgresSharedState, SharedStateUnavailableError, type ReplicaSharedState } from '../../src/mcp/tasks/shared-state';
 import type { TaskView } from '../../src/mcp/tasks/task-view';
 import type { TemporalAccess } from '../../src/mcp/tasks/temporal-access';
+import { fakeSharedState } from '../helpers/shared-state';
 
 /** Visibility that shows the ids in `visible`, for a listing or an `IN (…)` query alike. */
 function visibility(visible: Set<string>) {
@@ -33,18 +34,7 @@ function visibility(visible: Set<string>) {
 const reads = { get: async (taskId: string) => ({ workflowId: taskId, task: { taskId } }) as unknown as TaskView } as unknown as TaskReads;
 
 function shared(created: string[], fail = false): ReplicaSharedState {
-  return {
-    takeTokens: async () => ({ taken: 1 }),
-    noteCreated: async () => undefined,
-    createdWithin: async () => (fail ? Promise.reject(new Error('connection refused')) : created),
-    useOnce: async () => true,
-    noteWrite: async () => undefined,
-    writtenSince: async () => false,
-    beginWait: async () => undefined,
-    reserveTask: async () => ({ open: 0 }),
-    describe: () => 'the shared state of a test',
-    close: async () => undefined,
-  };
+  return fakeSharedState({ createdWithin: async () => (fail ? Promise.reject(new Error('connection refused')) : created) });
 }
 
 const idsOf = (views: TaskView[]) => views.map((view) => view.workflowId);

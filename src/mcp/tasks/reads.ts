@@ -274,6 +274,8 @@ export class TaskReads {
       return undefined;
     }
     if (!this.feed?.vouches(fedAt, now)) return undefined;
+    // Another principal's read goes to Temporal (see watchedRead), and needs no question of the shared state.
+    if (read.owner !== principal) return undefined;
     if (this.shared) {
       const written = await this.shared.writtenSince(taskId, fedAt - DEFAULT_FEED_MARGIN_MS).catch(() => true);
       if (written) {
@@ -281,7 +283,6 @@ export class TaskReads {
         return undefined;
       }
     }
-    if (read.owner !== principal) return undefined;
     this.reads.delete(taskId);
     this.reads.set(taskId, read);
     this.counts.fed++;

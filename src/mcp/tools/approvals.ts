@@ -9,7 +9,7 @@ import { zodSchema } from './schema';
 import { TaskIdSchema, text } from './task-tool-support';
 import type { DirectTool } from './types';
 import type { InboxItem, OpenQuestion } from '../../approvals/approvals';
-import { CHALLENGE_PATTERN } from '../../contract/decision-records';
+import { ApproverSignatureSchema } from '../../approvals/signature-schema';
 import { escapeControls } from '../../util/log';
 
 const InboxSchema = z.object({
@@ -64,18 +64,6 @@ function progressOf(question: { accepted: number; required: number }): string {
   return `${question.accepted} of ${question.required} approval${question.required === 1 ? '' : 's'}`;
 }
 
-const BASE64URL = /^[A-Za-z0-9_-]+$/;
-
-/** A signature over a version 2 statement says so, and names the challenge the statement names. */
-const STATEMENT_VERSION = {
-  v: z.literal(2).optional(),
-  challenge: z
-    .string()
-    .regex(CHALLENGE_PATTERN)
-    .max(1_000)
-    .optional(),
-};
-
 const AnswerSchema = z.object({
   taskId: TaskIdSchema,
   key: z.string().min(1).max(200).describe('The question, as approvals_inbox lists it.'),
@@ -97,32 +85,14 @@ const AnswerSchema = z.object({
     .max(200)
     .optional()
     .describe('delegate only: the principal who is asked in your place (not the requester, not someone who answered).'),
-  signature: z
-    .discriminatedUnion('alg', [
-      z.strictObject({
-        alg: z.literal('ed25519'),
-        keyId: z.string().min(1).max(100),
-        signature: z.string().regex(/^[A-Za-z0-9_-]{86}$/, 'use the base64url Ed25519 signature (86 characters)'),
-        ...STATEMENT_VERSION,
-      }),
-      z.strictObject({
-        alg: z.literal('webauthn'),
-        keyId: z.string().regex(BASE64URL).max(1_400),
-        authenticatorData: z.string().regex(BASE64URL).max(4_000),
-        clientDataJSON: z.string().regex(BASE64URL).max(4_000),
-        signature: z.string().regex(BASE64URL).max(1_000),
-        ...STATEMENT_VERSION,
-      }),
-    ])
-    .optional()
-    .describe(
-      'Your own signature of this decision, as `temporal-mcp-tasks approvals sign` prints it: Ed25519 over the canonical ' +
-        'JSON of {"format":"temporal-mcp-tasks/approver-statement","v":2,"taskId":…,"run":<run from approvals_inbox>,"key":…,' +
-        '"subject":<subjectDigest from approvals_inbox>,"decision":"approve"|"reject"|"decline"|"delegate"} (and "delegatedTo" ' +
-        'for a hand-over, "challenge" with the challenge approvals_inbox gave you, used once), with a key ' +
-        "the approvers directory lists for you; or a passkey's, as the server's passkey page (/passkeys) makes it " +
-        '("alg":"webauthn"). Required for approvals by people the directory says must sign.',
-    ),
+  signature: ApproverSignatureSchema.optional().describe(
+    'Your own signature of this decision, as `temporal-mcp-tasks approvals sign` prints it: Ed25519 over the canonical ' +
+      'JSON of {"format":"temporal-mcp-tasks/approver-statement","v":2,"taskId":…,"run":<run from approvals_inbox>,"key":…,' +
+      '"subject":<subjectDigest from approvals_inbox>,"decision":"approve"|"reject"|"decline"|"delegate"} (and "delegatedTo" ' +
+      'for a hand-over, "challenge" with the challenge approvals_inbox gave you, used once), with a key ' +
+      "the approvers directory lists for you; or a passkey's, as the server's passkey page (/passkeys) makes it " +
+      '("alg":"webauthn"). Required for approvals by people the directory says must sign.',
+  ),
 });
 
 /** `approvals_answer`: one person's decision on a question addressed to them. */

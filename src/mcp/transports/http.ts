@@ -68,8 +68,8 @@ const HEALTH_PATH = '/healthz';
 interface Caller {
   principal?: string;
   roles: string[];
-  /** Aborted once the credential the request came with no longer holds (expired, or revoked); none without one. */
-  lapsed?: AbortSignal;
+  /** The credential the request came with, for a request that stays open to watch ({@link HttpRequests.watchCredential}). */
+  credential?: AuthenticatedCaller;
 }
 
 /** The longest a timer waits (about 24.8 days); a credential valid longer is watched for revocation only. */
@@ -186,7 +186,6 @@ class HttpRequests {
       return undefined;
     }
     const { principal, roles } = caller;
-    const lapsed = this.watchCredential(caller, res);
     if (!this.requestsOf.take(principal, req, res)) {
       // Its body is not read: the connection closes after the answer.
       res.setHeader('retry-after', '1');
@@ -206,16 +205,16 @@ class HttpRequests {
       scopes: caller.scopes,
       extra: { roles },
     };
-    return { principal, roles, ...(lapsed && { lapsed }) };
+    return { principal, roles, credential: caller };
   }
 
   /**
    * A signal aborted once `caller`'s credential stops holding while the request lasts: at its expiry, or when the
-   * tokens change and it is no longer listed. The streams a request keeps open end on it (a subscription with its
-   * final result, a 2025-11-25 stream closed), so a token's life bounds what it opened, not only what it asks.
+   * tokens change and it is no longer listed. Asked for by the requests that stay open (a subscription, a 2025-11-25
+   * session's streams), which end on it, so a token's life bounds what it opened, not only what it asks.
    */
-  private watchCredential(caller: AuthenticatedCaller, res: ServerResponse): AbortSignal | undefined {
-    if (!this.auth?.stillValid) return undefined;
+  private watchCredential(caller: AuthenticatedCaller | undefined, res: ServerResponse): AbortSignal | undefined {
+    if (!caller || !this.auth?.stillValid) return undefined;
     const lapse = new AbortController();
     let timer: NodeJS.Timeout | undefined;
     if (caller.expiresAt !== undefined) {
@@ -273,7 +272,7 @@ class HttpRequests {
     req: IncomingMessage,
     res: ServerResponse,
     body: unknown,
-    { principal, roles, lapsed }: Caller,
+    { principal, roles, credential }: Caller,
   ): Promise<boolean> {
     const { endpoints } = this.options;
     const request = toWebRequest(req, res, body, this.openExchanges);
@@ -283,6 +282,7 @@ class HttpRequests {
       const refused = mcp2026RequestProblem(req, body);
       if (refused) sendJsonRpcError(res, refused.httpStatus, refused.code, refused.message, body.id, refused.data);
       else {
+        const lapsed = this.watchCredential(credential, res);
         const stop = lapsed ? AbortSignal.any([request.signal, lapsed]) : request.signal;
         await serveListen(res, stop, (sink) => endpoints.taskSubscriptions.serve(body, principal, sink));
       }
@@ -305,31 +305,12 @@ class HttpRequests {
     req: IncomingMessage,
     res: ServerResponse,
     body: unknown,
-    { principal, lapsed }: Caller,
+    { principal, credential }: Caller,
   ): Promise<void> {
     const session = this.sessions.use(sessionId, principal);
     if (!session) {
       return sendJsonRpcError(res, 404, -32001, 'Session not found: it expired or the server restarted; initialize a new session');
     }
-    // The streams a credential opened close with it (the client reconnects, and is asked for a valid one): the
-    // session's standalone stream, and the stream of a request still waiting (a blocked tasks/result).
-    const requestId = (body as { id?: unknown } | undefined)?.id;
-    lapsed?.addEventListener('abort', () => {
-      if (req.method === 'GET') return session.transport.closeStandaloneSSEStream();
-      if (typeof requestId !== 'string' && typeof requestId !== 'number') return;
-      // The request's handler is cancelled as if its client had cancelled it (its wait ends, and it answers nothing);
-      // the request gets this answer instead, and its stream closes with it.
-      session.transport.onmessage?.({
-        jsonrpc: '2.0',
-        method: 'notifications/cancelled',
-        params: { requestId, reason: 'credential lapsed' },
-      });
-      const error = {
-        code: -32001,
-        message: 'Unauthorized: the credential this request came with expired or was revoked; send it again with a valid one',
-      };
-      session.transport.send({ jsonrpc: '2.0', id: requestId, error }, { relatedRequestId: requestId }).catch(() => undefined);
-    });
     // A poll, or a call that only starts a task, is answered with plain JSON, not a stream (MCP 2025-11-25: SHOULD
     // NOT upgrade tasks/get to SSE); anything unusual about it is left to the SDK's transport, which answers it as
     // it should.
@@ -342,7 +323,33 @@ class HttpRequests {
         return void res.end(JSON.stringify(answer));
       }
     }
+    this.endWithCredential(credential, req, res, body, session.transport);
     return session.transport.handleRequest(req, res, body);
+  }
+
+  /**
+   * Closes what a 2025-11-25 request keeps open once the credential it came with lapses (the client reconnects, and
+   * is asked for a valid one): the session's standalone stream, or the stream of a request still waiting (a blocked
+   * tasks/result), whose handler is cancelled as if its client had cancelled it and which gets this answer instead.
+   */
+  private endWithCredential(
+    credential: AuthenticatedCaller | undefined,
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: unknown,
+    transport: StreamableHTTPServerTransport,
+  ): void {
+    const requestId = (body as { id?: unknown } | undefined)?.id;
+    this.watchCredential(credential, res)?.addEventListener('abort', () => {
+      if (req.method === 'GET') return transport.closeStandaloneSSEStream();
+      if (typeof requestId !== 'string' && typeof requestId !== 'number') return;
+      transport.onmessage?.({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'credential lapsed' } });
+      const error = {
+        code: -32001,
+        message: 'Unauthorized: the credential this request came with expired or was revoked; send it again with a valid one',
+      };
+      transport.send({ jsonrpc: '2.0', id: requestId, error }, { relatedRequestId: requestId }).catch(() => undefined);
+    });
   }
 
   /** An initialize opens a 2025-11-25 session: a server of its own, on the SDK's session transport. */

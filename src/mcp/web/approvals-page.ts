@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { Approvals, QuestionNotOpenError, inboxItemOf } from '../../approvals/approvals';
-import { CHALLENGE_PATTERN } from '../../contract/decision-records';
+import { PasskeySignatureSchema } from '../../approvals/signature-schema';
 import { ApprovalLinks, APPROVALS_PAGE_PATH } from '../../approvals/records/approval-links';
 import type { ApproversDirectory, Person } from '../../approvals/records/directory';
 import { SignedTokens, type TokenClaims } from '../../shared/signed-tokens';
@@ -74,32 +74,6 @@ const OIDC_COOKIE = 'approvals-oidc';
 /** The most a call's JSON body may weigh. */
 const MAX_BODY_BYTES = 64 * 1024;
 
-const SignatureSchema = z.strictObject({
-  alg: z.literal('webauthn'),
-  keyId: z
-    .string()
-    .regex(/^[A-Za-z0-9_-]+$/)
-    .max(1_400),
-  authenticatorData: z
-    .string()
-    .regex(/^[A-Za-z0-9_-]+$/)
-    .max(4_000),
-  clientDataJSON: z
-    .string()
-    .regex(/^[A-Za-z0-9_-]+$/)
-    .max(4_000),
-  signature: z
-    .string()
-    .regex(/^[A-Za-z0-9_-]+$/)
-    .max(1_000),
-  v: z.literal(2).optional(),
-  challenge: z
-    .string()
-    .regex(CHALLENGE_PATTERN)
-    .max(1_000)
-    .optional(),
-});
-
 const AnswerRequestSchema = z.strictObject({
   taskId: z.string().min(1).max(200),
   key: z.string().min(1).max(200),
@@ -108,7 +82,7 @@ const AnswerRequestSchema = z.strictObject({
   content: z.record(z.string(), z.union([z.string().max(2_000), z.number(), z.boolean(), z.array(z.string().max(200)).max(50)])).optional(),
   comment: z.string().max(2_000).optional(),
   delegateTo: z.string().min(1).max(200).optional(),
-  signature: SignatureSchema.optional(),
+  signature: PasskeySignatureSchema.optional(),
 });
 
 interface OidcClaims extends TokenClaims {
