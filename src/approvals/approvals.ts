@@ -44,7 +44,7 @@ import { DecisionLog } from './decision-log';
 import { checkApproverSignature, statementOf, type ApproverKeyring, type ApproverSignature } from './records/approver-signatures';
 import type { DecisionChallenges } from './decision-challenges';
 import { digestOf } from './records/canonical';
-import type { DecisionRecordBody } from '../contract/decision-records';
+import { CLOSE_VIA, type DecisionRecordBody } from '../contract/decision-records';
 import { isRunEnded, isUpdateRetryable, isWorkflowRefusal, updateRefusal } from './update-refusal';
 
 /** One open question in an approver's inbox: what the workflow chose to show, no more. */
@@ -445,7 +445,8 @@ export class Approvals {
   /**
    * Appends the signed close record of a question `by`'s answer closed: its outcome and the approvals it required; its
    * place in the chain commits to every record before it, so a receipt cut after its last decision shows no close and
-   * is never read as approved. A close that cannot be written is logged: the answer was taken all the same.
+   * is never read as approved. A close that cannot be written is logged: the answer was taken all the same, and the
+   * bridge's close keeper writes it later, as a repair.
    */
   private async recordClose(
     taskId: string,
@@ -455,14 +456,14 @@ export class Approvals {
     by: Decider & { person: string; auth: string },
   ): Promise<void> {
     await this.options
-      .decisions!.append(taskId, (seq, prev) => ({
+      .decisions!.appendClose(taskId, { run, key: input.key }, (seq, prev) => ({
         ...recordHead(taskId, input, run, seq, prev),
         decision: 'close',
         outcome,
         required: input.audience.required ?? 1,
         by: { principal: by.principal, person: by.person, auth: by.auth, roles: [...by.roles] },
         at: new Date().toISOString(),
-        via: 'closed by this answer',
+        via: CLOSE_VIA.answer,
       }))
       .catch((error: Error) => log.error(`a question's close could not be recorded: ${error.message}`, { taskId, key: input.key }));
   }

@@ -6,6 +6,7 @@
 import { log } from '../util/log';
 import { digestOf } from './records/canonical';
 import { decisionSignerFromEnv, type DecisionSigner } from './records/keys';
+import { closeStanding } from './records/closes';
 import { appendChained, decisionStoreFromEnv, type DecisionStore } from './records/store';
 import type { DecisionRecordBody, SignedDecisionRecord } from '../contract/decision-records';
 
@@ -30,6 +31,29 @@ export class DecisionLog {
       const body = draft(seq, prev);
       return this.signer.sign({ ...body, subject: digestOf(body.shown) });
     });
+  }
+
+  /**
+   * Signs and appends the close of question `key` of run `run` that `draft` makes, unless a signed close already
+   * follows the question's last decision (another writer's, another replica's): resolves with the close on file.
+   */
+  appendClose(
+    taskId: string,
+    question: { run: string; key: string },
+    draft: (seq: number, prev: string | null) => DecisionDraft,
+  ): Promise<SignedDecisionRecord> {
+    return appendChained(
+      this.store,
+      taskId,
+      (seq, prev) => {
+        const body = draft(seq, prev);
+        return this.signer.sign({ ...body, subject: digestOf(body.shown) });
+      },
+      (records) => {
+        const standing = closeStanding(records, question.run, question.key);
+        return standing.state === 'closed' ? standing.close : undefined;
+      },
+    );
   }
 
   /**

@@ -21,11 +21,15 @@ export interface DecisionRecordBody {
   subject: string;
   decision: 'approve' | 'reject' | 'decline' | 'delegate' | 'expire' | 'void' | 'close';
   /**
-   * `close`: how the question closed, on the answer of `by` (`accepted`: as many distinct people as it required
-   * approved; `declined`), and how many approvals it required. Its place in the chain commits to every record before it.
+   * `close`: how the question closed (`accepted`: as many distinct people as it required approved; `declined`;
+   * `expired` unanswered; `cancelled` with its task), and how many approvals it required. Its place in the chain commits
+   * to every record before it. The bridge signs it: on the answer of `by` that closed the question, or, for the
+   * workflow (`by` the workflow), once the task publishes the close (`via` one of {@link CLOSE_VIA}).
    */
-  outcome?: 'accepted' | 'declined';
+  outcome?: 'accepted' | 'declined' | 'expired' | 'cancelled';
   required?: number;
+  /** `close` written after the question closed (a repair): when the workflow closed it (ISO 8601). */
+  closedAt?: string;
   /** `delegate`: the person it was handed to. */
   delegatedTo?: string;
   /** `void`: the digest of a record of this chain the workflow refused to take, and why. */
@@ -45,6 +49,18 @@ export interface DecisionRecordBody {
   at: string;
   via: string;
 }
+
+/**
+ * How a close came on record (its `via`): taken with the answer that closed the question; signed once the workflow
+ * published an expiry or a cancellation; or written late, for an answer that closed the question while its close was
+ * never written (the bridge that took it stopped first).
+ */
+export const CLOSE_VIA = {
+  answer: 'closed by this answer',
+  expiry: 'closed by its deadline',
+  cancellation: 'closed with its cancelled task',
+  repair: 'closed late by repair',
+} as const;
 
 /** Decisions an approver may sign. */
 export type SignableDecision = 'approve' | 'reject' | 'decline' | 'delegate';

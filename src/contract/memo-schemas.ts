@@ -101,7 +101,22 @@ export const PublishedTaskStateSchema = z.looseObject({
     .optional(),
   cancelledStatusMessage: z.string().optional(),
   awaiting: z.array(AddressedInputSchema).optional(),
-  decided: z.array(z.looseObject({ key: z.string(), people: z.array(z.string()) })).optional(),
+  decided: z
+    .array(
+      z.looseObject({
+        key: z.string(),
+        people: z.array(z.string()),
+        close: z
+          .looseObject({
+            run: z.string(),
+            outcome: z.enum(['accepted', 'declined', 'expired', 'cancelled']),
+            required: z.number().int().min(1),
+            at: IsoTime,
+          })
+          .optional(),
+      }),
+    )
+    .optional(),
 });
 
 /** What the bridge writes in {@link TASK_META_MEMO} at start (`TaskMeta`); the mark covers most of it. */

@@ -132,8 +132,30 @@ export interface PublishedTaskState {
    * wait; the bridge shows them in the inboxes of those they are addressed to, never to the requester.
    */
   awaiting?: AddressedInput[];
-  /** Addressed questions that closed (the most recent ones), and the people who answered each: a repeat is told so. */
-  decided?: { key: string; people: string[] }[];
+  /**
+   * Addressed questions that closed (the most recent ones), and the people who answered each: a repeat is told so.
+   * A question whose decisions go on record says how it closed (`close`): the bridge signs that close into the
+   * decision store where no answer of its own did (an expiry, a cancellation, a close its writer never wrote).
+   */
+  decided?: DecidedQuestion[];
+}
+
+/** A closed addressed question, as a task state publishes it (see {@link PublishedTaskState.decided}). */
+export interface DecidedQuestion {
+  key: string;
+  people: string[];
+  close?: QuestionClose;
+}
+
+/** How a question whose decisions go on record closed, as its workflow saw it. */
+export interface QuestionClose {
+  /** The original run id of the run that asked it (what its records name). */
+  run: string;
+  outcome: 'accepted' | 'declined' | 'expired' | 'cancelled';
+  /** Distinct approvals it required. */
+  required: number;
+  /** ISO 8601, the workflow's time of the close. */
+  at: string;
 }
 
 /** The input requests a published state waits on: `inputs`, or the single `input` of older workflows. */

@@ -23,6 +23,7 @@ import { assertValidPrincipal, localPrincipal, parseRoles } from './tasks/princi
 import { TaskCore } from './tasks/task-core';
 import { Approvals, type ApprovalsOptions } from '../approvals/approvals';
 import { approversFromEnv } from '../approvals/approvals-setup';
+import { CloseKeeper, DEFAULT_CLOSE_LOOKBACK_MS, type CloseKeeperOptions } from '../approvals/close-keeper';
 import { DecisionLog } from '../approvals/decision-log';
 import type { TaskCoreOptions } from './tasks/options';
 import { DEFAULT_WATCH_LIMIT } from './tasks/history-watch';
@@ -146,6 +147,12 @@ export interface CreateBridgeOptions {
    */
   sharedState?: ReplicaSharedState;
   /**
+   * The close keeper (with decision records on): every how often it signs the closes of questions that expired, were
+   * cancelled, or whose closing answer's close was never written, and how far back it looks at start; `false` turns it
+   * off. Default: every 15 s, a day back.
+   */
+  closeKeeper?: CloseKeeperOptions | false;
+  /**
    * Seals the state of 2026-07-28 input_required rounds and of calls waiting for `confirm_start`: `key` (at least 32
    * characters; the same on every replica) and how long a sealed state holds. Default: a random key of this process
    * (a round then resumes only on the process that began it) and 15 minutes.
@@ -184,12 +191,23 @@ export function bridgeOptionsFromEnv(
     approvals: { ...approversFromEnv(credentialRoles, env), decisions: DecisionLog.fromEnv(env) },
     ...(shared && { sharedState: shared }),
     ...(dataConverter && { dataConverter }),
+    closeKeeper: closeKeeperFromEnv(env),
     requestState: {
       key: key === undefined || key === '' ? randomBytes(32) : key,
       ttlMs: msFromEnv(env, 'MCP_REQUEST_STATE_TTL_MS', 15 * 60_000),
     },
   };
 }
+
+/** The close keeper of MCP_CLOSE_KEEPER_MS (0: off) and MCP_CLOSE_LOOKBACK_MS. */
+function closeKeeperFromEnv(env: NodeJS.ProcessEnv): CloseKeeperOptions | false {
+  if (env.MCP_CLOSE_KEEPER_MS?.trim() === '0') return false;
+  const intervalMs = msFromEnv(env, 'MCP_CLOSE_KEEPER_MS', DEFAULT_CLOSE_KEEPER_MS);
+  return { intervalMs, lookbackMs: msFromEnv(env, 'MCP_CLOSE_LOOKBACK_MS', DEFAULT_CLOSE_LOOKBACK_MS) };
+}
+
+/** How often the close keeper looks, by default. */
+const DEFAULT_CLOSE_KEEPER_MS = 15_000;
 
 /** The longest pause between the server's attempts to reach Temporal again once its connection failed. */
 const MAX_RECONNECT_BACKOFF_MS = 2000;
@@ -343,6 +361,11 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
     },
   );
   const subscriptions = new TaskSubscriptions(core, SERVER_INFO);
+  const keeper =
+    decisions && options.closeKeeper !== false
+      ? new CloseKeeper(core, decisions, options.closeKeeper ?? { intervalMs: DEFAULT_CLOSE_KEEPER_MS })
+      : undefined;
+  keeper?.start();
   return {
     core,
     approvals,
@@ -369,6 +392,7 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
       }
     },
     close: async () => {
+      await keeper?.stop();
       core.close();
       await mcp2026.close();
       await decisions?.close();

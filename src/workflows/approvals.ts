@@ -17,7 +17,14 @@ import {
   sleep,
   workflowInfo,
 } from '@temporalio/workflow';
-import { checkFormContent, type FormInputRequest, type InputResponse, type SealedAnswer } from '../contract/task-contract';
+import {
+  checkFormContent,
+  type DecidedQuestion,
+  type FormInputRequest,
+  type InputResponse,
+  type QuestionClose,
+  type SealedAnswer,
+} from '../contract/task-contract';
 import {
   answerRefusal,
   awaitingKeywords,
@@ -242,8 +249,8 @@ interface Entry {
 export class AddressedQuestions {
   /** Open questions, in the order asked. */
   private readonly entries: Entry[] = [];
-  /** The most recent closed questions and who answered them (see `PublishedTaskState.decided`). */
-  readonly decided: { key: string; people: string[] }[] = [];
+  /** The most recent closed questions, who answered them, and how they closed (see `PublishedTaskState.decided`). */
+  readonly decided: DecidedQuestion[] = [];
   /** Every question asked in this run, open or closed, by key: whom it addresses now (escalations and hand-overs in). */
   private readonly asked = new Map<string, AddressedInput>();
 
@@ -337,6 +344,7 @@ export class AddressedQuestions {
       // Cancelled while it waited: the people asked and the requester are told before the task ends.
       if (isCancellation(error) && entry.notify && patched(NOTICES_DELIVERED_PATCH)) {
         this.entries.splice(this.entries.indexOf(entry), 1);
+        this.noteDecided(entry, 'cancelled');
         this.refreshWaiting();
         host.publish();
         await CancellationScope.nonCancellable(async () => {
@@ -347,9 +355,8 @@ export class AddressedQuestions {
       throw error;
     }
     this.entries.splice(this.entries.indexOf(entry), 1);
-    this.decided.push({ key, people: [...new Set(entry.input.answers.map(personOfAnswer))] });
-    if (this.decided.length > DECIDED_KEPT) this.decided.shift();
     const recorded = entry.input.subject !== undefined && patched(DECISION_RECORDS_PATCH);
+    this.noteDecided(entry, entry.closed === 'overdue' ? 'expired' : entry.closed!);
     const delivered = entry.notify !== undefined && patched(NOTICES_DELIVERED_PATCH);
     // The end is told, and an expiry recorded, whatever cancel comes meanwhile.
     const end = async () => {
@@ -392,6 +399,20 @@ export class AddressedQuestions {
         entry.notify?.('escalated');
       }
     }
+  }
+
+  /**
+   * Keeps `entry` among the closed questions the task publishes: who answered it and, when its decisions go on record
+   * (it has a subject), how it closed, for the bridge to sign that close where no answer of its own did.
+   */
+  private noteDecided(entry: Entry, outcome: QuestionClose['outcome']): void {
+    const { input } = entry;
+    const close: QuestionClose | undefined =
+      input.subject !== undefined
+        ? { run: workflowInfo().originalExecutionRunId, outcome, required: input.audience.required ?? 1, at: new Date().toISOString() }
+        : undefined;
+    this.decided.push({ key: input.key, people: [...new Set(input.answers.map(personOfAnswer))], ...(close && { close }) });
+    if (this.decided.length > DECIDED_KEPT) this.decided.shift();
   }
 
   /** Appends the question's expiry to the decision store: a reset that reopens it finds it closed there. */

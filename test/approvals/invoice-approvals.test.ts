@@ -6,13 +6,17 @@
  */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { DecisionLog } from '../../src/approvals/decision-log';
 import { FileDecisionStore } from '../../src/approvals/records/file-store';
+import { DecisionStoreError } from '../../src/approvals/records/store-error';
+import { CLOSE_VIA, type DecisionStore, type SignedDecisionRecord } from '../../src/contract/decision-records';
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
-import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CancelTaskResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { readNotifications } from '../../src/activities/notifications';
 import type { InvoiceApprovalPolicy, InvoiceResult } from '../../examples/invoice-approval/src/invoice';
 import {
   answer,
+  approvalsCommand,
   ApprovalClients,
   callAnswer,
   awaitInInbox,
@@ -23,9 +27,9 @@ import {
   type Person,
 } from '../helpers/approvals';
 import { startStack, type TestStack } from '../helpers/test-stack';
-import { getTask, taskResult, waitForTask } from '../helpers/mcp';
+import { getTask, newMcpClient, taskResult, waitForTask } from '../helpers/mcp';
 import { mcp2026Request } from '../helpers/mcp2026';
-import { daysFromToday, sampleInvoice } from '../helpers/temporal';
+import { daysFromToday, eventually, sampleInvoice } from '../helpers/temporal';
 import { paidLineItems } from '../helpers/ledger';
 
 // sam submits (and holds the approver role: still not for his own invoices); ann and bob approve; mia manages; olga has no role.
@@ -49,7 +53,7 @@ let timed: TestStack;
 
 /** A task queue with a worker of `policy` and `replicas` HTTP servers sharing the token file. */
 async function deploy(policy: InvoiceApprovalPolicy, replicas: number, tokensFile: string): Promise<TestStack> {
-  const env = { MCP_AUTH_TOKENS_FILE: tokensFile, MCP_TASK_OPS_PER_SECOND: '0' };
+  const env = { MCP_AUTH_TOKENS_FILE: tokensFile, MCP_TASK_OPS_PER_SECOND: '0', MCP_CLOSE_KEEPER_MS: '1000' };
   const deployment = await startStack({
     name: 'invoice-approvals',
     activities: { invoiceApproval: policy },
@@ -82,6 +86,38 @@ async function submit(client: McpClient, invoice = sampleInvoice()): Promise<str
 }
 
 const paid = (deployment: TestStack, taskId: string) => paidLineItems(deployment.activities.ledgerDir, taskId);
+
+/** The signed close of `taskId`'s question on record, once there is one. */
+function closeOnRecord(deployment: TestStack, taskId: string, timeoutMs = 30_000): Promise<SignedDecisionRecord> {
+  const store = new FileDecisionStore(deployment.activities.decisionStore!);
+  return eventually(
+    async () => (await store.records(taskId)).find((record) => record.body.decision === 'close' && record.signature !== undefined),
+    `a close of ${taskId} on record`,
+    timeoutMs,
+  );
+}
+
+/** `temporal-mcp-tasks approvals verify` of `taskId` as an auditor runs it on the deployment's store. */
+const verify = (deployment: TestStack, taskId: string) =>
+  approvalsCommand(['verify', taskId], { MCP_DECISION_STORE: deployment.activities.decisionStore! });
+
+/** A decision store that takes every record but closes: a bridge that stops between an answer and its close. */
+class NoCloses implements DecisionStore {
+  constructor(private readonly inner: DecisionStore) {}
+  records(taskId: string) {
+    return this.inner.records(taskId);
+  }
+  append(record: SignedDecisionRecord) {
+    if (record.body.decision === 'close') return Promise.reject(new DecisionStoreError('this store takes no closes', this.describe()));
+    return this.inner.append(record);
+  }
+  describe() {
+    return `${this.inner.describe()} (no closes)`;
+  }
+  close() {
+    return this.inner.close();
+  }
+}
 
 /** An invoice above the threshold: LI-1 paid at once, LI-2 in three months. */
 function largeInvoice() {
@@ -334,6 +370,64 @@ test('nobody answers, not even after the escalation: the invoice ends unpaid as 
   expect(await paid(timed, taskId)).toEqual([]);
   const kinds = (await readNotifications(timed.activities.notificationOutbox)).filter((n) => n.taskId === taskId).map((n) => n.kind);
   expect(kinds).toEqual(['asked', 'reminder', 'escalated', 'decided']);
+  // The workflow's unsigned expiry, then the bridge's signed close saying so.
+  const close = await closeOnRecord(timed, taskId);
+  expect(close.body).toMatchObject({ outcome: 'expired', required: 1, via: CLOSE_VIA.expiry, by: { principal: 'workflow' } });
+  const audit = verify(timed, taskId);
+  expect(audit.code).toBe(3);
+  expect(audit.out).toMatch(/1\. expire by workflow .* unsigned \(recorded by the workflow\)/);
+  expect(audit.out).toMatch(/2\. close by workflow .* via closed by its deadline; closed as expired, 1 approval\(s\) required; signed/);
+  expect(audit.out).toMatch(/Verdict: expired unanswered at \S+, closed on record: nothing may be done on it/);
+});
+
+test('a task cancelled with one approval of two on record: its question closes on record as cancelled, never approved', async () => {
+  const [sam, ann] = await Promise.all([connectAs(people.sam), connectAs(people.ann)]);
+  const taskId = await submit(sam, largeInvoice());
+  await awaitInInbox(ann, taskId);
+  expect((await answer(ann, taskId, 'approve')).isError).toBeFalsy();
+  await sam.request({ method: 'tasks/cancel', params: { taskId } }, CancelTaskResultSchema);
+  const close = await closeOnRecord(main, taskId);
+  expect(close.body).toMatchObject({ outcome: 'cancelled', required: 2, via: CLOSE_VIA.cancellation, by: { principal: 'workflow' } });
+  const audit = verify(main, taskId);
+  expect(audit.code).toBe(3);
+  expect(audit.out).toMatch(/Verdict: cancelled with its task, closed on record at \S+ with 1 approval: nothing may be done on it/);
+  expect(await paid(main, taskId)).toEqual([]);
+});
+
+test('an approval whose close was never written (its bridge stopped first) is closed late by repair, and the audit says so', async () => {
+  const sam = await connectAs(people.sam);
+  const taskId = await submit(sam);
+  await awaitInInbox(await connectAs(people.ann), taskId);
+  // ann answers through a bridge whose close never reaches the store, and which keeps no closes itself.
+  const written = DecisionLog.fromEnv({ ...process.env, MCP_DECISION_STORE: main.activities.decisionStore! });
+  const stopsFirst = await main.addBridge({
+    principal: people.ann.principal,
+    roles: ['ap-approver'],
+    decisions: new DecisionLog(written.signer, new NoCloses(written.store)),
+    closeKeeper: false,
+  });
+  const annThere = newMcpClient('invoice-approvals-no-closes');
+  await main.connect(annThere, stopsFirst);
+  expect((await answer(annThere, taskId, 'approve')).isError).toBeFalsy();
+  expect(((await taskResult(sam, taskId)).structuredContent as InvoiceResult).outcome).toBe('paid');
+  const decided = (await new FileDecisionStore(main.activities.decisionStore!).records(taskId)).map((record) => record.body.decision);
+  expect(decided).toEqual(['approve']);
+
+  // A bridge that keeps closes, with a short grace for the answering bridge's own close.
+  await main.addBridge({ closeKeeper: { intervalMs: 500, lookbackMs: 120_000, graceMs: 2_000 } });
+  const close = await closeOnRecord(main, taskId, 60_000);
+  expect(close.body).toMatchObject({ outcome: 'accepted', required: 1, via: CLOSE_VIA.repair, by: { principal: 'workflow' } });
+  expect(Date.parse(close.body.closedAt!)).toBeLessThan(Date.parse(close.body.at));
+  const audit = verify(main, taskId);
+  expect(audit.code).toBe(0);
+  expect(audit.out).toMatch(
+    /2\. close by workflow .* via closed late by repair; closed as accepted, 1 approval\(s\) required; the workflow closed it at \S+; signed/,
+  );
+  expect(audit.out).toMatch(
+    new RegExp(
+      `Verdict: approved by 1 distinct person: \\S+ \\(principal ${people.ann.principal}\\), of 1 required; closed at \\S+, closed late by repair at \\S+; no rejection on record`,
+    ),
+  );
 });
 
 test('nobody answers, and the decision records of the task are damaged: the expiry is not retried for good, the task fails saying why', async () => {

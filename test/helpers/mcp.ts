@@ -14,7 +14,7 @@ import {
   type Task,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Client } from '@temporalio/client';
-import { bridgeOptionsFromEnv, createBridge, type Bridge, type BridgeTuning } from '../../src/mcp/bridge';
+import { bridgeOptionsFromEnv, createBridge, type Bridge, type BridgeTuning, type CreateBridgeOptions } from '../../src/mcp/bridge';
 import { DEFAULT_TOOLS } from '../../src/mcp/tools';
 import { SAMPLE_TOOLS } from '../../examples/invoice-approval/src/tools';
 import type { ToolDefinition } from '../../src/mcp/tools/types';
@@ -47,7 +47,14 @@ export interface TestBridgeOptions {
   tools?: readonly ToolDefinition[];
   /** Where the bridge keeps decision records (a directory); default MCP_DECISION_STORE. */
   decisionStore?: string;
+  /** The bridge's decision log itself (a store of the test's own); default one of `decisionStore`. */
+  decisions?: DecisionLog;
+  /** Default {@link FAST_CLOSE_KEEPER}. */
+  closeKeeper?: CreateBridgeOptions['closeKeeper'];
 }
+
+/** The close keeper of a test's bridge: a look every 2 s, over the last 2 minutes at start. */
+export const FAST_CLOSE_KEEPER = { intervalMs: 2_000, lookbackMs: 120_000 };
 
 /** A bridge on the run's dev server, sharing `client`, serving {@link TOOLS_WITH_SAMPLES} unless `tools` says. */
 export function startBridge(options: TestBridgeOptions): Promise<Bridge> {
@@ -58,12 +65,16 @@ export function startBridge(options: TestBridgeOptions): Promise<Bridge> {
     temporal: testTemporalConfig(options.taskQueue),
     client: options.client,
     tuning: options.tuning ?? FAST_TUNING,
+    closeKeeper: options.closeKeeper ?? FAST_CLOSE_KEEPER,
     tools: options.tools ?? TOOLS_WITH_SAMPLES,
     ...(principal && { principalOf: () => principal }),
     ...(roles && { rolesOf: () => roles }),
     ...(options.localPrincipal && { localPrincipal: options.localPrincipal }),
-    ...(options.decisionStore && {
-      approvals: { ...fromEnv.approvals, decisions: DecisionLog.fromEnv({ ...process.env, MCP_DECISION_STORE: options.decisionStore }) },
+    ...((options.decisions || options.decisionStore) && {
+      approvals: {
+        ...fromEnv.approvals,
+        decisions: options.decisions ?? DecisionLog.fromEnv({ ...process.env, MCP_DECISION_STORE: options.decisionStore }),
+      },
     }),
   });
 }

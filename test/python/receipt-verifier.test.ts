@@ -18,6 +18,7 @@ import { FileDecisionStore } from '../../src/approvals/records/file-store';
 import { ROOT } from '../helpers/dev-server';
 import { bodyOf, chainOf, testSigner, type Step } from '../helpers/decision-records';
 import { pythonClients } from '../helpers/python';
+import { CLOSE_VIA } from '../../src/contract/decision-records';
 
 const VERIFIER = path.join(ROOT, 'test', 'python', 'verify_receipt.py');
 const TASK = 'invoice-receipt-verifier';
@@ -91,6 +92,8 @@ function ours(receipt: unknown, checkWith = keys, signatures?: ApproverKeyring) 
   };
 }
 
+const WORKFLOW = { principal: 'workflow', person: 'workflow', auth: 'workflow', roles: [] };
+
 async function exported(sealed = false): Promise<ApprovalReceipt> {
   const store = new FileDecisionStore(mkdtempSync(path.join(dir, 'store-')));
   const records = chainOf(TASK, signer, [
@@ -105,6 +108,18 @@ async function exported(sealed = false): Promise<ApprovalReceipt> {
       unsigned: true,
       shown,
       run: 'run-2',
+    },
+    // Closes the bridge signs for the workflow: an expiry, and a cancellation with one approval of two on record.
+    { decision: 'close', outcome: 'expired', required: 1, by: WORKFLOW, shown, run: 'run-2', via: CLOSE_VIA.expiry },
+    { decision: 'approve', by: 'carol', shown, question: { key: 'third', message: 'Third look?' } },
+    {
+      decision: 'close',
+      outcome: 'cancelled',
+      required: 2,
+      by: WORKFLOW,
+      shown,
+      question: { key: 'third', message: 'Third look?' },
+      via: CLOSE_VIA.cancellation,
     },
   ]);
   // A void of ann's approval, signed: it withdraws that approval only.
@@ -131,6 +146,7 @@ test('an exported receipt: the independent verifier finds it valid, and each que
       { key: 'approval', standing: 'approved', approvers: ['carol', 'dave@example.com'] },
       { key: 'second', standing: 'rejected' },
       { run: 'run-2', key: 'approval', standing: 'expired' },
+      { key: 'third', standing: 'cancelled', approvers: ['carol'] },
     ],
   });
 });

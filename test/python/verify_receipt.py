@@ -251,7 +251,7 @@ def own_signature(body: dict, person: str, directory: "Directory | None") -> str
 
 
 def standing(records: list, directory: "Directory | None" = None) -> list:
-    """Each question (run and key) in the order first decided: rejected, declined, expired, approved or open."""
+    """Each question (run and key) in the order first decided: rejected, declined, expired, cancelled, approved or open."""
     groups: dict = {}
     for record in records:
         body = record["body"]
@@ -284,7 +284,14 @@ def standing(records: list, directory: "Directory | None" = None) -> list:
             approvers.append(person)
         closed_approved = close is not None and close["body"].get("outcome") == "accepted"
         enough = closed_approved and len(approvers) >= close["body"].get("required", 0)
-        state = BLOCKING[blocker["body"]["decision"]] if blocker else ("approved" if approvers and enough else "open")
+        cancelled = close is not None and close["body"].get("outcome") == "cancelled"
+        if blocker:
+            state = BLOCKING[blocker["body"]["decision"]]
+        elif cancelled:
+            state = "cancelled"
+        else:
+            state = "approved" if approvers and enough else "open"
+
         questions.append({"run": run, "key": key, "standing": state, "approvers": approvers})
     return questions
 

@@ -22,7 +22,8 @@ import {
 } from '../../src/approvals/records/keys';
 import { exportReceipt, verifyReceipt } from '../../src/approvals/records/receipt';
 import { appendChained, DecisionStoreError, decisionStoreFromEnv } from '../../src/approvals/records/store';
-import type { SignedDecisionRecord } from '../../src/contract/decision-records';
+import { CLOSE_VIA, type SignedDecisionRecord } from '../../src/contract/decision-records';
+import { closeStanding } from '../../src/approvals/records/closes';
 import { judgeApprovals, verifyChain, type ApprovalExpectation } from '../../src/approvals/records/verify';
 import { bodyOf, chainOf, invoiceShown, testSigner } from '../helpers/decision-records';
 
@@ -446,6 +447,80 @@ describe('receipts', () => {
     );
     expect(report.ok).toBe(true);
     expect(report.questions[0]).toMatchObject({ standing: 'rejected', verdict: expect.stringMatching(/^rejected by dave/) });
+  });
+});
+
+describe('closes on record', () => {
+  const WORKFLOW = { principal: 'workflow', person: 'workflow', auth: 'workflow', roles: [] };
+  const receiptOf = (records: SignedDecisionRecord[]) =>
+    verifyReceipt({ format: 'temporal-mcp-tasks/approval-receipt', v: 1, taskId: TASK, exportedAt: 'now', keyIds: [], records }, keys);
+
+  test("a question is closed by a signed close after its last decision; a void, another question's or an unsigned close do not", () => {
+    const chain = chainOf(TASK, signer, [
+      { decision: 'approve', by: 'bob' },
+      { decision: 'close', outcome: 'accepted', required: 1, by: 'bob' },
+      { decision: 'approve', by: 'carol', question: { key: 'second', message: 'Second?' } },
+    ]);
+    expect(closeStanding(chain, 'run-1', 'approval')).toMatchObject({ state: 'closed', close: { digest: chain[1].digest } });
+    expect(closeStanding(chain, 'run-1', 'second')).toMatchObject({ state: 'open', last: { digest: chain[2].digest } });
+    expect(closeStanding(chain, 'run-2', 'approval')).toEqual({ state: 'unrecorded' });
+    expect(closeStanding(chain, 'run-1', 'third')).toEqual({ state: 'unrecorded' });
+    // Reopened by a reset and decided again: the earlier close does not close it.
+    const reopened = chainOf(TASK, signer, [
+      { decision: 'approve', by: 'bob' },
+      { decision: 'close', outcome: 'accepted', required: 1, by: 'bob' },
+      { decision: 'reject', by: 'carol' },
+      { decision: 'void', voids: 'sha256:x', by: 'carol' },
+    ]);
+    expect(closeStanding(reopened, 'run-1', 'approval')).toMatchObject({ state: 'open', last: { digest: reopened[2].digest } });
+    const unsigned = chainOf(TASK, signer, [
+      { decision: 'expire', by: WORKFLOW, unsigned: true },
+      { decision: 'close', outcome: 'expired', required: 1, by: WORKFLOW, unsigned: true },
+    ]);
+    expect(closeStanding(unsigned, 'run-1', 'approval')).toMatchObject({ state: 'open', last: { digest: unsigned[0].digest } });
+  });
+
+  test('an expiry closed on record stays expired; a cancellation stands cancelled; a repair approves, and says it was late', () => {
+    const expired = receiptOf(
+      chainOf(TASK, signer, [
+        { decision: 'expire', by: WORKFLOW, unsigned: true },
+        { decision: 'close', outcome: 'expired', required: 1, by: WORKFLOW, via: CLOSE_VIA.expiry },
+      ]),
+    );
+    expect(expired).toMatchObject({
+      ok: true,
+      questions: [{ standing: 'expired', verdict: expect.stringMatching(/, closed on record: /) }],
+    });
+    const cancelled = receiptOf(
+      chainOf(TASK, signer, [
+        { decision: 'approve', by: 'bob' },
+        { decision: 'close', outcome: 'cancelled', required: 2, by: WORKFLOW, via: CLOSE_VIA.cancellation },
+      ]),
+    );
+    expect(cancelled.questions[0]).toMatchObject({
+      standing: 'cancelled',
+      verdict: expect.stringMatching(/^cancelled with its task, closed on record at \S+ with 1 approval: nothing may be done on it$/),
+    });
+    const repaired = receiptOf(
+      chainOf(TASK, signer, [
+        { decision: 'approve', by: 'bob' },
+        {
+          decision: 'close',
+          outcome: 'accepted',
+          required: 1,
+          by: WORKFLOW,
+          via: CLOSE_VIA.repair,
+          closedAt: '2026-11-26T09:59:00.000Z',
+          at: '2026-11-26T10:05:00.000Z',
+        },
+      ]),
+    );
+    expect(repaired.questions[0]).toMatchObject({
+      standing: 'approved',
+      verdict:
+        'approved by 1 distinct person: bob (principal bob), of 1 required; closed at 2026-11-26T09:59:00.000Z, closed late by repair at 2026-11-26T10:05:00.000Z; no rejection on record',
+      decisions: [{ decision: 'approve' }, { decision: 'close', closedAt: '2026-11-26T09:59:00.000Z', via: CLOSE_VIA.repair }],
+    });
   });
 });
 

@@ -74,7 +74,9 @@ exported receipt holds them decrypted, for an auditor who has no keys.
 
 A question stands approved only when the bridge's signed close record says it closed approved, with as many distinct
 approvals as it required on record: records that end before their question's close (still open, or cut) are never
-read as approved. An unsealed receipt cannot show that no record followed its last one (a reset can reopen a question
+read as approved. A close the bridge wrote after the question closed (the bridge that took the closing answer
+stopped before writing it) says "closed late by repair"; expiries and cancellations close on record too. An unsealed
+receipt cannot show that no record followed its last one (a reset can reopen a question
 and a rejection close it again), so its approval is not established: exit 3, whatever its questions show.
 
 Exit status:
@@ -83,8 +85,8 @@ Exit status:
   1  they do not verify (a record altered, missing, moved or forged), or there are none
   2  the command could not check them: a usage error, a key or receipt file that cannot be read, a store that cannot
      be reached; the message says what to do
-  3  the records verify, and a question does not stand approved: rejected, declined, expired, or open (not closed, or
-     the records end early)
+  3  the records verify, and a question does not stand approved: rejected, declined, expired, cancelled, or open
+     (not closed, or the records end early)
 `;
 
 export const KEYGEN_HELP = `Usage: temporal-mcp-tasks approvals keygen --out FILE [--json]
@@ -523,6 +525,7 @@ function questionLines(question: QuestionReport, safe: (text: unknown) => string
       decision.comment !== undefined ? `comment "${safe(decision.comment)}"` : '',
       decision.reason !== undefined ? `reason "${safe(decision.reason)}"` : '',
       decision.outcome !== undefined ? `closed as ${safe(decision.outcome)}, ${safe(decision.required)} approval(s) required` : '',
+      decision.closedAt !== undefined ? `the workflow closed it at ${safe(decision.closedAt)}` : '',
       decision.voided ? 'VOIDED by a later record' : '',
       decision.sameSubject ? '' : 'shown ANOTHER subject',
       decision.signed ? 'signed' : 'unsigned (recorded by the workflow)',

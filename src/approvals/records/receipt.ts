@@ -5,7 +5,7 @@
 import { defaultPersonOf } from '../../contract/approvals';
 import { checkApproverSignature, type ApproverKeyring } from './approver-signatures';
 import type { DecisionPublicKeys, DecisionSigner } from './keys';
-import type { DecisionRecordBody, DecisionStore, SignedDecisionRecord } from '../../contract/decision-records';
+import { CLOSE_VIA, type DecisionRecordBody, type DecisionStore, type SignedDecisionRecord } from '../../contract/decision-records';
 import { verifyChain, type CountedApproval } from './verify';
 
 /** The `format` of a receipt. */
@@ -65,6 +65,8 @@ export interface ReportedDecision {
   /** `close`: how the question closed, and the approvals it required. */
   outcome?: string;
   required?: number;
+  /** `close` written late (a repair): when the workflow closed the question. */
+  closedAt?: string;
   /** True for a record the bridge signed; false for one the workflow wrote (an expiry). */
   signed: boolean;
   /**
@@ -88,7 +90,7 @@ export interface ReportedDecision {
 }
 
 /** Where one question stands on the record. */
-export type QuestionStanding = 'approved' | 'rejected' | 'declined' | 'expired' | 'open';
+export type QuestionStanding = 'approved' | 'rejected' | 'declined' | 'expired' | 'cancelled' | 'open';
 
 /** One question of one run, as a receipt report shows it. */
 export interface QuestionReport {
@@ -280,6 +282,7 @@ function questionOf(records: SignedDecisionRecord[], signatures: ApproverKeyring
       ...(body.reason !== undefined && { reason: body.reason }),
       ...(body.outcome !== undefined && { outcome: body.outcome }),
       ...(body.required !== undefined && { required: body.required }),
+      ...(body.closedAt !== undefined && { closedAt: body.closedAt }),
       signed: signature !== undefined,
       ...ownSignatureOf(body, person, signatures),
       voided: voided.has(digest),
@@ -314,22 +317,27 @@ function questionOf(records: SignedDecisionRecord[], signatures: ApproverKeyring
   }
   let standing: QuestionStanding;
   let verdict: string;
+  // The bridge's signed close says how the question closed; the latest counts (a reset run may close it again).
+  const close = [...records].reverse().find((record) => record.body.decision === 'close' && record.signature !== undefined);
+  // A close the bridge wrote late, for an answer whose close was never written when it was taken.
+  const late = close?.body.via === CLOSE_VIA.repair ? `, closed late by repair at ${close.body.at}` : '';
   if (blocker) {
     standing = blocker.decision === 'reject' ? 'rejected' : blocker.decision === 'decline' ? 'declined' : 'expired';
     verdict =
       blocker.decision === 'expire'
-        ? `expired unanswered at ${blocker.at}: nothing may be done on it`
-        : `${standing} by ${blocker.person} (principal ${blocker.principal}) at ${blocker.at}: nothing may be done on it`;
+        ? `expired unanswered at ${blocker.at}${close?.body.outcome === 'expired' ? ', closed on record' : ''}: nothing may be done on it`
+        : `${standing} by ${blocker.person} (principal ${blocker.principal}) at ${blocker.at}${late}: nothing may be done on it`;
+  } else if (close?.body.outcome === 'cancelled') {
+    standing = 'cancelled';
+    verdict = `cancelled with its task, closed on record at ${close.body.at} with ${approvals(approvers.length)}: nothing may be done on it`;
   } else if (approvers.length > 0) {
     const people = approvers.map((approver) => `${approver.person} (principal ${approver.principal})`).join(', ');
     const counted = `${approvers.length} distinct ${approvers.length === 1 ? 'person' : 'people'}: ${people}`;
     // Approved only as the bridge closed it: a signed close that says so, and as many approvals as it required.
-    // The latest close counts (a reset run may close the question again).
-    const close = [...records].reverse().find((record) => record.body.decision === 'close' && record.signature !== undefined);
     const required = close?.body.required ?? 0;
     if (close?.body.outcome === 'accepted' && approvers.length >= required) {
       standing = 'approved';
-      verdict = `approved by ${counted}, of ${required} required; closed at ${close.body.at}; no rejection on record`;
+      verdict = `approved by ${counted}, of ${required} required; closed at ${close.body.closedAt ?? close.body.at}${late}; no rejection on record`;
     } else {
       standing = 'open';
       verdict = close

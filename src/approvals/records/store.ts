@@ -60,17 +60,20 @@ export function decisionStoreFromEnv(env: NodeJS.ProcessEnv = process.env): Deci
  * Appends the next record of `taskId`'s chain: reads the chain's head, makes the record for the next seq (`make`,
  * given that seq and the head's digest, or null for the first), appends it. When another writer took that place
  * meanwhile, reads the head again and makes the record anew, up to 20 times, then throws {@link DecisionStoreError}.
+ * With `onFile`, each reading first looks for a record that stands for this one (written by another process meanwhile).
  * Appends within one process are taken one at a time per store and task, so they do not race each other.
  */
 export function appendChained(
   store: DecisionStore,
   taskId: string,
   make: (seq: number, prev: string | null) => SignedDecisionRecord,
+  /** A record already on file that stands for the one to append, if any: then nothing is appended, and it is returned. */
+  onFile?: (records: readonly SignedDecisionRecord[]) => SignedDecisionRecord | undefined,
 ): Promise<SignedDecisionRecord> {
   let queues = appendQueues.get(store);
   if (!queues) appendQueues.set(store, (queues = new Map()));
   const before = queues.get(taskId) ?? Promise.resolve();
-  const mine = before.then(() => appendNext(store, taskId, make));
+  const mine = before.then(() => appendNext(store, taskId, make, onFile));
   const settled = mine.then(
     () => undefined,
     () => undefined,
@@ -89,9 +92,12 @@ async function appendNext(
   store: DecisionStore,
   taskId: string,
   make: (seq: number, prev: string | null) => SignedDecisionRecord,
+  onFile?: (records: readonly SignedDecisionRecord[]) => SignedDecisionRecord | undefined,
 ): Promise<SignedDecisionRecord> {
   for (let attempt = 1; attempt <= APPEND_ATTEMPTS; attempt++) {
     const records = await store.records(taskId);
+    const found = onFile?.(records);
+    if (found) return found;
     const head = records.at(-1);
     const record = make((head?.body.seq ?? 0) + 1, head?.digest ?? null);
     if (record.body.taskId !== taskId) {

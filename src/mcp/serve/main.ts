@@ -103,6 +103,9 @@ Environment:
                                   every replica (default: a pair generated once in ~/.config/temporal-mcp-tasks)
   MCP_DECISION_STORE              the append-only decision store, shared with the workers: a directory or a
                                   postgres:// URL (default .data/decisions)
+  MCP_CLOSE_KEEPER_MS             how often the bridge signs the closes of questions that expired, were cancelled, or
+                                  whose closing answer's close was never written (default 15000; 0 turns it off)
+  MCP_CLOSE_LOOKBACK_MS           how far back it looks at start, for a bridge that was down (default 86400000, a day)
   MCP_PAYLOAD_KEYS                a file of "keyId base64key" lines (32-byte AES-256 keys, mode 600): every payload the
                                   bridge writes to Temporal and every decision record is encrypted under the first key;
                                   each line's key decrypts. The workers need the same file (default none: in the clear)

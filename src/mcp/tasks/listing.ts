@@ -3,7 +3,8 @@
  * page token in an opaque cursor bound to the principal. Tasks created here lately that the store does not show yet
  * are listed first, so that a task `tasks/get` can read is also found by `tasks/list`.
  */
-import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../../contract/task-contract';
+import { PRINCIPAL_SEARCH_ATTRIBUTE, TASK_STATE_MEMO, type PublishedTaskState } from '../../contract/task-contract';
+import { readTaskState } from '../../contract/memo-schemas';
 import { setBounded } from '../../util/bounded';
 import { log } from '../../util/log';
 import type { ReplicaSharedState } from './shared-state';
@@ -136,6 +137,41 @@ export class TaskListing {
     const ids = [...new Set((page.executions ?? []).map((info) => info.execution?.workflowId).filter((id): id is string => !!id))];
     const next = page.nextPageToken && page.nextPageToken.length > 0 ? page.nextPageToken : undefined;
     return { ids, ...(next && { next }) };
+  }
+
+  /**
+   * One page of the runs a visibility query finds, each with the task state its memo publishes, decoded (undefined when
+   * it publishes none, or one that cannot be decoded or read). What a run's memo says is unchecked: it names candidates,
+   * to be read again through {@link TaskReads} rules before anything is done on them.
+   */
+  async visibleStates(
+    query: string,
+    token: Uint8Array | undefined,
+  ): Promise<{ runs: { workflowId: string; runId: string; published?: PublishedTaskState }[]; next?: Uint8Array }> {
+    const page = await this.temporal.rpc(() =>
+      this.temporal.client.workflowService.listWorkflowExecutions({
+        namespace: this.temporal.namespace,
+        query,
+        pageSize: this.temporal.options.pageSize,
+        ...(token && { nextPageToken: token }),
+      }),
+    );
+    const runs = await Promise.all(
+      (page.executions ?? []).map(async (info) => {
+        const workflowId = info.execution?.workflowId ?? '';
+        const runId = info.execution?.runId ?? '';
+        const payload = info.memo?.fields?.[TASK_STATE_MEMO];
+        let published: PublishedTaskState | undefined;
+        try {
+          published = payload ? readTaskState({ [TASK_STATE_MEMO]: await this.temporal.decodePayload(payload) }) : undefined;
+        } catch {
+          published = undefined;
+        }
+        return { workflowId, runId, ...(published && { published }) };
+      }),
+    );
+    const next = page.nextPageToken && page.nextPageToken.length > 0 ? page.nextPageToken : undefined;
+    return { runs: runs.filter((run) => run.workflowId !== ''), ...(next && { next }) };
   }
 
   /**

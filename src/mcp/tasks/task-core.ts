@@ -139,6 +139,14 @@ export class TaskCore {
   }
 
   /**
+   * One page of the runs a visibility query finds, with the task state each memo publishes, unchecked: candidates for
+   * a part that reads each again with {@link describe} (see {@link TaskListing.visibleStates}).
+   */
+  visibleStates(query: string, token: Uint8Array | undefined): ReturnType<TaskListing['visibleStates']> {
+    return this.listing.visibleStates(query, token);
+  }
+
+  /**
    * The task's run as Temporal describes it, whoever started it, for parts that decide access themselves (approvals:
    * a question's audience); `TaskNotFoundError` for anything that is not a task of this bridge.
    */
