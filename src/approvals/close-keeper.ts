@@ -14,7 +14,7 @@
  * follows the question's last decision. Node only.
  */
 import { CLOSE_VIA, type SignedDecisionRecord } from '../contract/decision-records';
-import type { DecidedQuestion, QuestionClose } from '../contract/task-contract';
+import type { DecidedQuestion, PublishedTaskState, QuestionClose } from '../contract/task-contract';
 import { changedSinceQuery } from '../mcp/tasks/change-feed';
 import { describeServiceError, isTemporalUnavailable, TaskNotFoundError, TaskStateUnreadableError } from '../mcp/tasks/errors';
 import { checkedMemos } from '../mcp/tasks/snapshots';
@@ -41,6 +41,8 @@ export interface CloseKeeperOptions {
 export const DEFAULT_CLOSE_GRACE_MS = 30_000;
 /** How far back the first look goes, by default: a day. */
 export const DEFAULT_CLOSE_LOOKBACK_MS = 24 * 3600_000;
+/** Runs asked per visibility page. */
+const PAGE_SIZE = 1_000;
 /** How far before the last look the next one looks back: visibility's lag and the clocks' difference. */
 const MARGIN_MS = 10_000;
 
@@ -93,14 +95,23 @@ export class CloseKeeper {
    */
   async look(now = Date.now()): Promise<SignedDecisionRecord[]> {
     try {
-      const found = await this.published(changedSinceQuery(this.since - MARGIN_MS));
-      for (const close of found) this.pending.set(pendingKey(close), close);
       const written: SignedDecisionRecord[] = [];
-      for (const close of [...this.pending.values()]) {
-        if (this.stopped) break;
-        const record = await this.keep(close, now);
-        if (record) written.push(record);
-      }
+      const keep = async (closes: Iterable<Pending>) => {
+        for (const close of closes) {
+          if (this.stopped) return;
+          const record = await this.keep(close, now);
+          if (record) written.push(record);
+        }
+      };
+      // Those still pending from earlier looks, then each page's as it comes: memory for one page at a time.
+      await keep([...this.pending.values()]);
+      const query = changedSinceQuery(this.since - MARGIN_MS);
+      let token: Uint8Array | undefined;
+      do {
+        const page = await this.core.visibleStates(query, token, PAGE_SIZE);
+        await keep(this.publishedOn(page.runs));
+        token = page.next;
+      } while (token && !this.stopped);
       this.since = now;
       if (this.failing) log.info('close keeper: looking again');
       this.failing = false;
@@ -113,22 +124,13 @@ export class CloseKeeper {
     }
   }
 
-  /** The closes published by the runs `query` finds, for the look to check. */
-  private async published(query: string): Promise<Pending[]> {
-    const found: Pending[] = [];
-    let token: Uint8Array | undefined;
-    do {
-      const page = await this.core.visibleStates(query, token);
-      for (const run of page.runs) {
-        for (const decided of run.published?.decided ?? []) {
-          if (decided.close && Date.parse(decided.close.at) >= this.since - MARGIN_MS) {
-            found.push({ taskId: run.workflowId, key: decided.key, ...decided.close });
-          }
-        }
-      }
-      token = page.next;
-    } while (token && !this.stopped);
-    return found;
+  /** The closes `runs` publish that are recent enough for this look (the rest were looked at before). */
+  private publishedOn(runs: { workflowId: string; published?: PublishedTaskState }[]): Pending[] {
+    return runs.flatMap((run) =>
+      (run.published?.decided ?? [])
+        .filter((decided) => decided.close && Date.parse(decided.close.at) >= this.since - MARGIN_MS)
+        .map((decided) => ({ taskId: run.workflowId, key: decided.key, ...decided.close! })),
+    );
   }
 
   /**
@@ -141,6 +143,7 @@ export class CloseKeeper {
     let records: SignedDecisionRecord[];
     try {
       records = await this.decisions.store.records(taskId);
+      this.pending.set(id, close);
     } catch (error) {
       if (!(error instanceof DamagedRecordError)) throw error;
       log.warn(`close keeper: the close of question "${key}" is not written: the decision records do not check out: ${error.message}`, {

@@ -147,12 +147,13 @@ export class TaskListing {
   async visibleStates(
     query: string,
     token: Uint8Array | undefined,
+    pageSize = this.temporal.options.pageSize,
   ): Promise<{ runs: { workflowId: string; runId: string; published?: PublishedTaskState }[]; next?: Uint8Array }> {
     const page = await this.temporal.rpc(() =>
       this.temporal.client.workflowService.listWorkflowExecutions({
         namespace: this.temporal.namespace,
         query,
-        pageSize: this.temporal.options.pageSize,
+        pageSize,
         ...(token && { nextPageToken: token }),
       }),
     );

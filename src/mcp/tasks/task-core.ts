@@ -142,8 +142,8 @@ export class TaskCore {
    * One page of the runs a visibility query finds, with the task state each memo publishes, unchecked: candidates for
    * a part that reads each again with {@link describe} (see {@link TaskListing.visibleStates}).
    */
-  visibleStates(query: string, token: Uint8Array | undefined): ReturnType<TaskListing['visibleStates']> {
-    return this.listing.visibleStates(query, token);
+  visibleStates(query: string, token: Uint8Array | undefined, pageSize?: number): ReturnType<TaskListing['visibleStates']> {
+    return this.listing.visibleStates(query, token, pageSize);
   }
 
   /**
