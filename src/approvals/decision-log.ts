@@ -13,6 +13,14 @@ import type { DecisionRecordBody, SignedDecisionRecord } from '../contract/decis
 /** A record as the bridge makes it: everything but the subject's digest, which is computed from what was shown. */
 export type DecisionDraft = Omit<DecisionRecordBody, 'subject'>;
 
+/** Thrown when a question's records changed while its close was being written: it is looked at again. */
+export class QuestionMovedError extends Error {
+  constructor(taskId: string, key: string) {
+    super(`the records of question "${key}" of ${taskId} changed while its close was written`);
+    this.name = 'QuestionMovedError';
+  }
+}
+
 /** Signs decisions and appends them to the store (see the module's comment). */
 export class DecisionLog {
   constructor(
@@ -35,25 +43,35 @@ export class DecisionLog {
 
   /**
    * Signs and appends the close of question `key` of run `run` that `draft` makes, unless a signed close already
-   * follows the question's last decision (another writer's, another replica's): resolves with the close on file.
+   * follows the question's last decision (another writer's, another replica's): the close on file, and whether it is
+   * the one written here. With `after`, the digest of the last decision the draft was made for, throws
+   * {@link QuestionMovedError} when another decision came since: the close would repeat what that one superseded.
    */
-  appendClose(
+  async appendClose(
     taskId: string,
-    question: { run: string; key: string },
+    question: { run: string; key: string; after?: string },
     draft: (seq: number, prev: string | null) => DecisionDraft,
-  ): Promise<SignedDecisionRecord> {
-    return appendChained(
+  ): Promise<{ record: SignedDecisionRecord; written: boolean }> {
+    let made: string | undefined;
+    const record = await appendChained(
       this.store,
       taskId,
       (seq, prev) => {
         const body = draft(seq, prev);
-        return this.signer.sign({ ...body, subject: digestOf(body.shown) });
+        const signed = this.signer.sign({ ...body, subject: digestOf(body.shown) });
+        made = signed.digest;
+        return signed;
       },
       (records) => {
         const standing = closeStanding(records, question.run, question.key);
-        return standing.state === 'closed' ? standing.close : undefined;
+        if (standing.state === 'closed') return standing.close;
+        if (question.after !== undefined && (standing.state !== 'open' || standing.last.digest !== question.after)) {
+          throw new QuestionMovedError(taskId, question.key);
+        }
+        return undefined;
       },
     );
+    return { record, written: record.digest === made };
   }
 
   /**

@@ -104,7 +104,8 @@ Environment:
   MCP_DECISION_STORE              the append-only decision store, shared with the workers: a directory or a
                                   postgres:// URL (default .data/decisions)
   MCP_CLOSE_KEEPER_MS             how often the bridge signs the closes of questions that expired, were cancelled, or
-                                  whose closing answer's close was never written (default 15000; 0 turns it off)
+                                  whose closing answer's close was never written (default 15000 with --http, off
+                                  over stdio; 0 turns it off)
   MCP_CLOSE_LOOKBACK_MS           how far back it looks at start, for a bridge that was down (default 86400000, a day)
   MCP_PAYLOAD_KEYS                a file of "keyId base64key" lines (32-byte AES-256 keys, mode 600): every payload the
                                   bridge writes to Temporal and every decision record is encrypted under the first key;
@@ -231,6 +232,8 @@ async function main(argv: string[]): Promise<void> {
     tools,
     localRoles: local.roles,
     taskListing: !args.noAuth,
+    // A stdio server is one person's: the deployment's HTTP replicas keep closes, unless MCP_CLOSE_KEEPER_MS says.
+    ...(!args.http && process.env.MCP_CLOSE_KEEPER_MS === undefined && { closeKeeper: false }),
     approvals: { ...fromEnv.approvals, ...(passkeys && args.http && { passkeyPage: `${passkeys.origin}${PAGE_PATH}` }) },
     ...(telemetry.clientInterceptors && { clientInterceptors: telemetry.clientInterceptors }),
   });

@@ -17,7 +17,7 @@ import { PRINCIPAL_KEY } from './principal';
 import { timestampToMs, type TemporalAccess } from './temporal-access';
 
 /** Task ids we generate and accept: a tool prefix and a UUID v4 (122 random bits). */
-const TASK_ID_PATTERN = /^[a-z][a-z0-9-]{0,40}-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+export const TASK_ID_PATTERN = /^[a-z][a-z0-9-]{0,40}-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 /** Run chain starts kept per process. */
 const CHAIN_STARTS_KEPT = 10_000;
