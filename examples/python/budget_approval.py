@@ -30,6 +30,11 @@ APPROVER_ROLE = "budget-owner"
 MAX_COMMENT = 2000
 
 
+def refused(reason: str) -> ApplicationError:
+    """An answer refused: the reason, a sentence the person is told, as the failure's first detail (the bridge reads it)."""
+    return ApplicationError(f"Answer refused: {reason}", reason, type="AnswerRefused", non_retryable=True)
+
+
 # The workflow type and message names are stored in histories: never rename them.
 @workflow.defn(name="budgetApprovalWorkflow")
 class BudgetApprovalWorkflow:
@@ -92,11 +97,11 @@ class BudgetApprovalWorkflow:
         try:
             sealed = await unseal(incoming)
         except AnswerRefused as refusal:
-            raise ApplicationError(f"Answer refused: {refusal}", type="AnswerRefused", non_retryable=True) from refusal
+            raise refused(str(refusal)) from refusal
         # Judged again on the sealed identity, and on the state now (another answer may have come meanwhile).
         why = self.refusal(sealed)
         if why:
-            raise ApplicationError(f"Answer refused: {why}", type="AnswerRefused", non_retryable=True)
+            raise refused(why)
         by = sealed["answeredBy"]
         record = {"principal": by["principal"], "roles": list(by.get("roles") or []), "action": sealed["action"], "at": sealed["answeredAt"]}
         for name in ("content", "comment"):
@@ -112,7 +117,7 @@ class BudgetApprovalWorkflow:
     def validate_answer(self, incoming: dict[str, Any]) -> None:
         why = self.refusal(incoming)
         if why:
-            raise ValueError(why)
+            raise refused(why)
 
     def publish(self) -> None:
         """Writes the task state to the memo: working, with the question for others while it is open."""

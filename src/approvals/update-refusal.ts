@@ -4,6 +4,7 @@
  */
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
+import { answerRefusalReason } from '../contract/answer-update';
 import { AnswerRefusedError, describeServiceError, GrpcStatus, grpcStatusOf, isTemporalUnavailable } from '../mcp/tasks/errors';
 
 /** Temporal refused for now (too busy, or the workflow's state was being reloaded): the same call may succeed shortly. */
@@ -62,7 +63,8 @@ export function updateRefusal(error: unknown, taskId: string, patienceMs: number
       return new AnswerRefusedError(`Task ${taskId} ended before its workflow took the answer`);
     }
     // The workflow's words are the contract's refusals, as the bridge says them when it refuses first: one spelling.
-    const reason = (cause ?? error).message.replace(/^Answer refused: /, '');
+    // A workflow that gives no reason as its refusal's detail is told in its own message.
+    const reason = answerRefusalReason(cause) ?? (cause ?? error).message;
     return new AnswerRefusedError(`${reason.charAt(0).toUpperCase()}${reason.slice(1)}`);
   }
   // Closed before the Update was admitted (or aborted by the close): Temporal answers NOT_FOUND.

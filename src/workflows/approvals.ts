@@ -41,7 +41,7 @@ import {
   type DecisionNotification,
   type InputAudience,
 } from '../contract/approvals';
-import { answerUpdate } from '../contract/answer-update';
+import { answerRefusedFailure, answerUpdate } from '../contract/answer-update';
 import { RECORD_DECISION_ACTIVITY, type RecordDecisionInput, type SignedDecisionRecord } from '../contract/decision-records';
 
 // Notifications never hold an answer, and each is given up on (and logged) after 20 attempts; a question's end waits
@@ -259,7 +259,7 @@ export class AddressedQuestions {
     setHandler(answerUpdate, (incoming) => this.take(incoming), {
       validator: (response) => {
         const refusal = this.refusal(response);
-        if (refusal) throw new Error(refusal);
+        if (refusal) throw answerRefusedFailure(refusal);
       },
     });
   }
@@ -440,10 +440,10 @@ export class AddressedQuestions {
   /** Takes an answer the validator let through, once its seal holds and the state still admits it. */
   private async take(incoming: InputResponse): Promise<AnswerRecord> {
     const opened = await this.host.checkSeal(incoming);
-    if (typeof opened === 'string') throw ApplicationFailure.nonRetryable(`Answer refused: ${opened}`, 'AnswerRefused');
+    if (typeof opened === 'string') throw answerRefusedFailure(opened);
     // Judged again on the sealed identity, and on the state now (another answer may have come while the seal was checked).
     const refusal = this.refusal(opened);
-    if (refusal) throw ApplicationFailure.nonRetryable(`Answer refused: ${refusal}`, 'AnswerRefused');
+    if (refusal) throw answerRefusedFailure(refusal);
     const entry = this.openEntry(opened.key)!;
     const record: AnswerRecord = {
       principal: opened.answeredBy.principal,

@@ -29,10 +29,35 @@ import os from 'node:os';
 import path from 'node:path';
 import { escapeControls, Logger, withLogContext, withoutLogContext } from '../../src/util/log';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { NamespaceNotFoundError } from '@temporalio/common';
+import { Metadata } from '@grpc/grpc-js';
+import { ApplicationFailure, NamespaceNotFoundError } from '@temporalio/common';
+import { google } from '@temporalio/proto';
 import { isTransient } from '../../src/client/connection';
 import { isTemporalUnavailable, TooManyRequestsError } from '../../src/mcp/tasks/errors';
-import { jsonRpcFailureOf, type JsonRpcFailure } from '../../src/mcp/protocol/wire-errors';
+import { jsonRpcFailureOf, plainMessage, type JsonRpcFailure } from '../../src/mcp/protocol/wire-errors';
+import { answerRefusalReason, answerRefusedFailure } from '../../src/contract/answer-update';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+
+describe('reasons read from fields, not from words', () => {
+  test("a workflow's refusal of an answer gives its reason as the failure's first detail", () => {
+    const failure = answerRefusedFailure('this question is not addressed to you');
+    expect(failure).toMatchObject({
+      type: 'AnswerRefused',
+      nonRetryable: true,
+      message: 'Answer refused: this question is not addressed to you',
+    });
+    expect(answerRefusalReason(failure)).toBe('this question is not addressed to you');
+    expect(answerRefusalReason(ApplicationFailure.create({ message: 'Answer refused: x', type: 'Other', details: ['x'] }))).toBeUndefined();
+    expect(answerRefusalReason(ApplicationFailure.create({ message: 'Answer refused: x', type: 'AnswerRefused' }))).toBeUndefined();
+    expect(answerRefusalReason(new Error('Answer refused: x'))).toBeUndefined();
+  });
+
+  test("an MCP error's message without the SDK's prefix, made from its own code", () => {
+    expect(plainMessage(new McpError(-32602, 'Task not found: x'))).toBe('Task not found: x');
+    expect(plainMessage(new McpError(-32603, 'MCP error -32602: inner'))).toBe('MCP error -32602: inner');
+    expect(plainMessage(new Error('MCP error -32602: not an McpError'))).toBe('MCP error -32602: not an McpError');
+  });
+});
 
 describe('transient failures', () => {
   test("a balancer's 502/503/504 is transient for the client; other statuses are not", () => {
@@ -42,9 +67,24 @@ describe('transient failures', () => {
 
   test('"namespace not found" from Temporal is an unavailable Temporal for the server; other not-founds are not', () => {
     expect(isTemporalUnavailable(new NamespaceNotFoundError('default'))).toBe(true);
-    const grpc = (code: number, details: string) => Object.assign(new Error(`${code} ${details}`), { code, details, metadata: {} });
-    expect(isTemporalUnavailable(grpc(5, 'NOT_FOUND: Namespace default is not found.'))).toBe(true);
-    expect(isTemporalUnavailable(grpc(5, 'NOT_FOUND: workflow execution not found'))).toBe(false);
+    const grpc = (code: number, details: string, detail?: string) => {
+      const metadata = new Metadata();
+      if (detail) {
+        const status = google.rpc.Status.encode({
+          code,
+          message: details,
+          details: [{ type_url: `type.googleapis.com/${detail}`, value: Buffer.alloc(0) }],
+        });
+        metadata.set('grpc-status-details-bin', Buffer.from(status.finish()));
+      }
+      return Object.assign(new Error(`${code} ${details}`), { code, details, metadata });
+    };
+    // Told by the status's detail, as Temporal gives it, never by the words.
+    const namespace = 'temporal.api.errordetails.v1.NamespaceNotFoundFailure';
+    expect(isTemporalUnavailable(grpc(5, 'Namespace default is not found.', namespace))).toBe(true);
+    expect(isTemporalUnavailable(grpc(5, 'Namespace default is not found.'))).toBe(false);
+    expect(isTemporalUnavailable(grpc(5, 'workflow execution not found', 'temporal.api.errordetails.v1.NotFoundFailure'))).toBe(false);
+    expect(isTemporalUnavailable(grpc(5, 'workflow execution not found'))).toBe(false);
     expect(isTemporalUnavailable(grpc(14, 'UNAVAILABLE'))).toBe(true);
   });
 

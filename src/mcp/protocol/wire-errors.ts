@@ -71,8 +71,13 @@ export function isInvalidParams(error: unknown): boolean {
   return jsonRpcFailureOf(error)?.code === ErrorCode.InvalidParams;
 }
 
-/** An error's message as a person should read it: without the "MCP error -32602: " prefix the v1 SDK puts before it. */
+/**
+ * An error's message as a person should read it: without the "MCP error <code>: " the v1 SDK puts before what it was
+ * given (it keeps no field of its own for that), the prefix made from the error's own code.
+ */
 export function plainMessage(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
-  return error instanceof McpError ? message.replace(/^MCP error -?\d+: /, '') : message;
+  if (!(error instanceof McpError)) return message;
+  const prefix = `MCP error ${error.code}: `;
+  return message.startsWith(prefix) ? message.slice(prefix.length) : message;
 }

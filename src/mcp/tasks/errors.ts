@@ -6,6 +6,7 @@
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { NamespaceNotFoundError } from '@temporalio/common';
 import { isGrpcServiceError, ServiceError } from '@temporalio/client';
+import { google } from '@temporalio/proto';
 import { PayloadDecryptionError, UnknownPayloadKeyError } from '../../shared/payload-keys';
 
 export { GrpcStatus };
@@ -113,16 +114,31 @@ export function grpcStatusOf(error: unknown): GrpcStatus | undefined {
 /**
  * True when `error` means Temporal cannot serve right now (UNAVAILABLE, DEADLINE_EXCEEDED, and CANCELLED: a call cut
  * off on Temporal's side, a link reset under it, or made on a connection this process closed as it stops): the same
- * call may succeed later, so it is waited out or answered as retryable, never taken for a verdict. So is "namespace not found": the namespace was there when the process started (`--check`, `/healthz`), and
+ * call may succeed later, so it is waited out or answered as retryable, never taken for a verdict. So is "namespace not
+ * found" (told by the status's NamespaceNotFoundFailure detail, which the SDK reads too): the namespace was there when the process started (`--check`, `/healthz`), and
  * a cluster's frontends answer it while their database restarts; a namespace really gone keeps failing until the
  * client gives up.
  */
 export function isTemporalUnavailable(error: unknown): boolean {
   const code = grpcStatusOf(error);
   if (code === GrpcStatus.UNAVAILABLE || code === GrpcStatus.DEADLINE_EXCEEDED || code === GrpcStatus.CANCELLED) return true;
-  return (
-    error instanceof NamespaceNotFoundError || (code === GrpcStatus.NOT_FOUND && /namespace .* not found/i.test((error as Error).message))
-  );
+  return error instanceof NamespaceNotFoundError || (code === GrpcStatus.NOT_FOUND && namesMissingNamespace(error));
+}
+
+/** The type of the detail Temporal gives a NOT_FOUND about the namespace (not about a workflow). */
+const NAMESPACE_NOT_FOUND_DETAIL = 'temporal.api.errordetails.v1.NamespaceNotFoundFailure';
+
+/** True when a failed call's gRPC status details (`grpc-status-details-bin`) say the namespace was not found. */
+function namesMissingNamespace(error: unknown): boolean {
+  const cause = error instanceof ServiceError ? error.cause : error;
+  if (!isGrpcServiceError(cause)) return false;
+  const raw = cause.metadata?.get('grpc-status-details-bin')?.[0];
+  if (!raw || typeof raw === 'string') return false;
+  try {
+    return (google.rpc.Status.decode(raw).details ?? []).some((detail) => detail.type_url?.endsWith(`/${NAMESPACE_NOT_FOUND_DETAIL}`));
+  } catch {
+    return false;
+  }
 }
 
 /** A Temporal client error with the gRPC details behind it ("Workflow Update failed" alone says little). */
