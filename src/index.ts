@@ -30,30 +30,22 @@ export { allowedHostsFromEnv, httpLimitsFromEnv, OriginPolicy, type HttpLimits }
 export { BearerTokens, TokenConfigError, tokensFromEnv } from './mcp/transports/auth';
 export { createAuthenticator, type AuthenticatorOptions, type RequestAuthenticator } from './mcp/transports/oauth';
 export { OAuthConfigError, oauthConfigFromEnv, type OAuthConfig } from './mcp/transports/oauth-config';
-export { MarkerKeyError, markerFromEnv, type TaskMarker } from './mcp/tasks/marker';
+export { MarkerKeyError, type TaskMarker } from './mcp/tasks/marker';
 
 // The task core, as a bridge exposes it (`bridge.core`, `bridge.approvals`, a direct tool's context), and its errors,
 // which the front-ends turn into JSON-RPC errors.
 export type { TaskCore } from './mcp/tasks/task-core';
 export type { TaskOutcome, TaskState, TaskStatus, TaskView } from './mcp/tasks/task-view';
 export type { Approvals, InboxItem, OpenQuestion, PeopleDirectory } from './approvals/approvals';
-export { approvalsOptionsFromEnv, approversFromEnv, peopleFromEnv, signaturesFromEnv } from './approvals/approvals-setup';
+export { peopleFromEnv } from './approvals/approvals-setup';
 export { ApproversDirectory, ApproversDirectoryError, type Person } from './approvals/records/directory';
 export {
-  APPROVER_STATEMENT_FORMAT,
   ApproverKeyError,
-  approverPublicKeyOf,
-  checkApproverSignature,
-  generateApproverKey,
-  signStatement,
-  statementOf,
   type ApproverKeyring,
   type ApproverPublicKey,
   type ApproverSignature,
-  type ApproverSignatureCheck,
-  type ApproverStatement,
 } from './approvals/records/approver-signatures';
-export { passkeyChallengeOf, type PasskeyEntry } from './approvals/records/passkeys';
+export type { CloseKeeperOptions } from './approvals/close-keeper';
 export {
   AnswerRefusedError,
   InvalidTaskRequestError,
@@ -69,7 +61,7 @@ export { createTaskWorker, runTaskWorker, type TaskWorkerOptions } from './task-
 export { runWorkerCommand, type ActivityFunctions, type WorkerCommandOptions } from './worker';
 export { NotAStoreDirectoryError, RecordKeyMismatchError, RecordStore, type KeyedRecord } from './activities/record-store';
 export { heartbeating, heartbeatingSleep } from './util/heartbeat';
-export { AnswerSeal, answerSealFromEnv, createAnswerActivities } from './shared/answer-proof';
+export { AnswerSeal, createAnswerActivities } from './shared/answer-proof';
 export { dataConverterFromEnv, EncryptionCodec, encryptingDataConverter } from './shared/payload-codec';
 export {
   PayloadDecryptionError,
@@ -86,20 +78,13 @@ export { createDecisionActivities } from './approvals/records/activities';
 export { decisionStoreFromEnv, decisionStoreLocation, openDecisionStore } from './approvals/records/store';
 export { DecisionStoreError } from './approvals/records/store-error';
 export type { DecisionRecordBody, DecisionStore, SignedDecisionRecord } from './contract/decision-records';
-export {
-  DecisionKeyError,
-  decisionPublicKeysFromEnv,
-  publicKeysFromFiles,
-  publicKeysFromPem,
-  type DecisionPublicKeys,
-} from './approvals/records/keys';
+export { DecisionKeyError, decisionPublicKeysFromEnv, publicKeysFromFiles, type DecisionPublicKeys } from './approvals/records/keys';
 
 // Configuration.
-export { DEFAULT_ADDRESS, DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV, temporalConfigFromEnv, type TemporalConfig } from './shared/temporal-config';
+export { temporalConfigFromEnv, type TemporalConfig } from './shared/temporal-config';
 
-// The task contract between workflows and the bridge, and the `_meta` keys of this project on the wire.
+// The task contract between workflows and the bridge.
 export * from './contract';
-export { ADOPT_ONLY_META, IDEMPOTENCY_KEY_META, INPUT_KEY_META, REPLAYED_META } from './contract/wire';
 export { TASK_VIEW_URI } from './mcp/app/view-html';
 
 export { PACKAGE_VERSION } from './version';

@@ -221,11 +221,13 @@ export const VERIFY_ANSWER_ACTIVITY = 'mcpVerifyAnswer';
 /** Patch id under which a workflow checks seals; histories from before it took answers unchecked and still replay. */
 export const SEALED_ANSWERS_PATCH = 'mcp-sealed-answers';
 
+/** What {@link VERIFY_ANSWER_ACTIVITY} is given: an answer's sealed text and the bridge's proof of it. */
 export interface VerifyAnswerInput {
   sealed: string;
   proof: string;
 }
 
+/** What {@link VERIFY_ANSWER_ACTIVITY} answers: whether the proof holds for the sealed text. */
 export interface VerifyAnswerResult {
   ok: boolean;
   /** Why not, when not. */
