@@ -47,6 +47,8 @@ export async function countedReplica(stack: TestStack, options: CountedReplicaOp
     tuning: { ...tuning, core: { ...tuning.core, quotas: { operationsPerSecond: 0 } } },
     principal,
     localPrincipal: principal,
+    // What is counted is the reads' cost: the close keeper's own queries are not theirs.
+    closeKeeper: false,
   });
   return { bridge, http: await stack.serve(bridge), requests };
 }
