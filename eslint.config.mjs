@@ -29,7 +29,7 @@ const LAYERS = [
   { name: 'shared', files: ['src/shared/'], uses: ['contract', 'util'] },
   // Decision records (signing, the stores, verification), the approvers directory and the messages people are sent:
   // used by the bridge, the workers and the auditor's command.
-  { name: 'records', files: ['src/approvals/records/'], uses: ['shared', 'contract', 'util'] },
+  { name: 'records', files: ['src/records/'], uses: ['shared', 'contract', 'util'] },
   // Activities are imported by workflows as types only (see the sandbox rule below).
   { name: 'workflows', files: ['src/workflows/', 'src/workflow.ts'], uses: ['contract', 'activities'] },
   { name: 'activities', files: ['src/activities/'], uses: ['records', 'shared', 'contract', 'util'] },

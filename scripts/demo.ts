@@ -27,7 +27,7 @@ import { temporal } from '@temporalio/proto';
 import { activityConfigFromEnv } from '../examples/invoice-approval/src/activities';
 import { readNotifications } from '../src/activities/notifications';
 import { PaymentsLedger } from '../examples/invoice-approval/src/activities/payments';
-import { defaultPublicKeyFile } from '../src/approvals/records/keys';
+import { defaultPublicKeyFile } from '../src/records/keys';
 import { DEFAULT_ADDRESS, temporalConfigFromEnv, type TemporalConfig } from '../src/shared/temporal-config';
 import { formatAmount, type InvoiceResult } from '../examples/invoice-approval/src/invoice';
 import { pollUntil, sleep } from '../src/util/wait';

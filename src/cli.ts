@@ -80,7 +80,7 @@ export function runCommandLine(argv: string[]): void {
     case 'client':
       return (require('./client/main') as typeof import('./client/main')).runClientCommand(rest);
     case 'approvals':
-      return (require('./approvals/records/cli') as typeof import('./approvals/records/cli')).runApprovalsCommand(rest);
+      return (require('./records/cli') as typeof import('./records/cli')).runApprovalsCommand(rest);
     case 'codec-server':
       return (require('./codec/main') as typeof import('./codec/main')).runCodecServerCommand(rest);
     case 'dev-server':

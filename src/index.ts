@@ -38,13 +38,8 @@ export type { TaskCore } from './mcp/tasks/task-core';
 export type { TaskOutcome, TaskState, TaskStatus, TaskView } from './mcp/tasks/task-view';
 export type { Approvals, InboxItem, OpenQuestion, PeopleDirectory } from './approvals/approvals';
 export { peopleFromEnv } from './approvals/approvals-setup';
-export { ApproversDirectory, ApproversDirectoryError, type Person } from './approvals/records/directory';
-export {
-  ApproverKeyError,
-  type ApproverKeyring,
-  type ApproverPublicKey,
-  type ApproverSignature,
-} from './approvals/records/approver-signatures';
+export { ApproversDirectory, ApproversDirectoryError, type Person } from './records/directory';
+export { ApproverKeyError, type ApproverKeyring, type ApproverPublicKey, type ApproverSignature } from './records/approver-signatures';
 export type { CloseKeeperOptions } from './approvals/close-keeper';
 export {
   AnswerRefusedError,
@@ -74,11 +69,11 @@ export {
 export { startCodecServer, type CodecServerOptions, type RunningCodecServer } from './codec/codec-server';
 export { createNotificationActivities, notificationOutboxFromEnv, readNotifications } from './activities/notifications';
 export { notificationDeliveryFromEnv, type NotificationDeliveryConfig } from './activities/notification-delivery';
-export { createDecisionActivities } from './approvals/records/activities';
-export { decisionStoreFromEnv, decisionStoreLocation, openDecisionStore } from './approvals/records/store';
-export { DecisionStoreError } from './approvals/records/store-error';
+export { createDecisionActivities } from './records/activities';
+export { decisionStoreFromEnv, decisionStoreLocation, openDecisionStore } from './records/store';
+export { DecisionStoreError } from './records/store-error';
 export type { DecisionRecordBody, DecisionStore, SignedDecisionRecord } from './contract/decision-records';
-export { DecisionKeyError, decisionPublicKeysFromEnv, publicKeysFromFiles, type DecisionPublicKeys } from './approvals/records/keys';
+export { DecisionKeyError, decisionPublicKeysFromEnv, publicKeysFromFiles, type DecisionPublicKeys } from './records/keys';
 
 // Configuration.
 export { temporalConfigFromEnv, type TemporalConfig } from './shared/temporal-config';

@@ -5,9 +5,9 @@ import { ApplicationFailure } from '@temporalio/common';
 import { createTransport } from 'nodemailer';
 import { Webhook } from 'standardwebhooks';
 import type { DecisionNotification } from '../contract/approvals';
-import { APPROVALS_PAGE_PATH, ApprovalLinks } from '../approvals/records/approval-links';
-import { ApproversDirectory, WebhookSecretSchema, type Person } from '../approvals/records/directory';
-import { notificationMessage, taskViewLink, type NotificationMessage } from '../approvals/records/notification-message';
+import { APPROVALS_PAGE_PATH, ApprovalLinks } from '../records/approval-links';
+import { ApproversDirectory, WebhookSecretSchema, type Person } from '../records/directory';
+import { notificationMessage, taskViewLink, type NotificationMessage } from '../records/notification-message';
 import { taskKeyFromEnv } from '../shared/task-key';
 import { RecordStore } from './record-store';
 

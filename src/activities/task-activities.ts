@@ -2,10 +2,10 @@
  * Every activity a worker of bridge-served workflows registers beside its own, in one call: the check of an answer's
  * seal, the decision-record activities of approvals, and the notifications of addressed questions.
  */
-import { ApproversDirectory } from '../approvals/records/directory';
-import { createDecisionActivities } from '../approvals/records/activities';
-import { decisionPublicKeysFromEnv, type DecisionPublicKeys } from '../approvals/records/keys';
-import { decisionStoreLocation, openDecisionStore } from '../approvals/records/store';
+import { ApproversDirectory } from '../records/directory';
+import { createDecisionActivities } from '../records/activities';
+import { decisionPublicKeysFromEnv, type DecisionPublicKeys } from '../records/keys';
+import { decisionStoreLocation, openDecisionStore } from '../records/store';
 import { payloadKeysFromEnv, type PayloadKeys } from '../shared/payload-keys';
 import type { DecisionStore } from '../contract/decision-records';
 import { answerSealFromEnv, createAnswerActivities, type AnswerSeal } from '../shared/answer-proof';

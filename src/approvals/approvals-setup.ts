@@ -6,8 +6,8 @@
 import type { ApprovalsOptions, PeopleDirectory } from './approvals';
 import { defaultPersonOf } from '../contract/approvals';
 import { DecisionLog } from './decision-log';
-import { ApproversDirectory } from './records/directory';
-import type { ApproverKeyring } from './records/approver-signatures';
+import { ApproversDirectory } from '../records/directory';
+import type { ApproverKeyring } from '../records/approver-signatures';
 
 /**
  * Who is who: the person behind a principal and the roles a person holds, from MCP_APPROVERS_DIRECTORY and

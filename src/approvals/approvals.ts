@@ -41,9 +41,9 @@ import {
 } from '../contract/approvals';
 import { answerUpdate } from '../contract/answer-update';
 import { DecisionLog } from './decision-log';
-import { checkApproverSignature, statementOf, type ApproverKeyring, type ApproverSignature } from './records/approver-signatures';
+import { checkApproverSignature, statementOf, type ApproverKeyring, type ApproverSignature } from '../records/approver-signatures';
 import type { DecisionChallenges } from './decision-challenges';
-import { digestOf } from './records/canonical';
+import { digestOf } from '../records/canonical';
 import { CLOSE_VIA, type DecisionRecordBody } from '../contract/decision-records';
 import { isRunEnded, isUpdateRetryable, isWorkflowRefusal, updateRefusal } from './update-refusal';
 

@@ -24,8 +24,8 @@ import { checkedMemos } from '../mcp/tasks/snapshots';
 import type { TaskCore } from '../mcp/tasks/task-core';
 import { log } from '../util/log';
 import type { DecisionLog } from './decision-log';
-import { closeStanding } from './records/closes';
-import { DamagedRecordError } from './records/store-error';
+import { closeStanding } from '../records/closes';
+import { DamagedRecordError } from '../records/store-error';
 
 /** Options of {@link CloseKeeper}. */
 export interface CloseKeeperOptions {

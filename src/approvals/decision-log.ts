@@ -4,10 +4,10 @@
  * gets a signed void beside it. Node only.
  */
 import { log } from '../util/log';
-import { digestOf } from './records/canonical';
-import { decisionSignerFromEnv, type DecisionSigner } from './records/keys';
-import { closeStanding } from './records/closes';
-import { appendChained, decisionStoreFromEnv, type DecisionStore } from './records/store';
+import { digestOf } from '../records/canonical';
+import { decisionSignerFromEnv, type DecisionSigner } from '../records/keys';
+import { closeStanding } from '../records/closes';
+import { appendChained, decisionStoreFromEnv, type DecisionStore } from '../records/store';
 import type { DecisionRecordBody, SignedDecisionRecord } from '../contract/decision-records';
 
 /** A record as the bridge makes it: everything but the subject's digest, which is computed from what was shown. */

@@ -15,8 +15,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { RELATED_TASK_META_KEY, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { build } from 'esbuild';
 import type { Browser, FrameLocator, Locator, Page } from 'playwright-core';
-import { ApproversDirectory } from '../../src/approvals/records/directory';
-import { generateApproverKey, signStatement, statementOf } from '../../src/approvals/records/approver-signatures';
+import { ApproversDirectory } from '../../src/records/directory';
+import { generateApproverKey, signStatement, statementOf } from '../../src/records/approver-signatures';
 import { APP_MIME_TYPE, TASK_VIEW_URI, UI_EXTENSION } from '../../src/mcp/app/ui';
 import { awaitInInbox, makePeople, writeTokensFile } from '../helpers/approvals';
 import { launchChromium } from '../helpers/browser';

@@ -6,9 +6,9 @@ import { spawn } from 'node:child_process';
 import { lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { FileDecisionStore } from '../../src/approvals/records/file-store';
-import type { ApprovalReceipt } from '../../src/approvals/records/receipt';
-import { appendChained } from '../../src/approvals/records/store';
+import { FileDecisionStore } from '../../src/records/file-store';
+import type { ApprovalReceipt } from '../../src/records/receipt';
+import { appendChained } from '../../src/records/store';
 import { ROOT } from '../../scripts/lib/processes';
 import { bodyOf, testSigner, type Step } from '../helpers/decision-records';
 

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { CreateTaskResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { decisionStoreFromEnv } from '../../src/approvals/records/store';
+import { decisionStoreFromEnv } from '../../src/records/store';
 import { bridgeOptionsFromEnv, createBridge, type Bridge, type CreateBridgeOptions } from '../../src/mcp/bridge';
 import { pollUntil } from '../../src/util/wait';
 import { FAST_TUNING, TOOLS_WITH_SAMPLES } from '../helpers/mcp';

@@ -8,7 +8,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { randomUUID } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
-import { openDecisionStore } from '../../src/approvals/records/store';
+import { openDecisionStore } from '../../src/records/store';
 import type { Bridge } from '../../src/mcp/bridge';
 import { COST_CENTERS, EXPENSE_WORKFLOW_TYPE } from '../../examples/invoice-approval/src/expense';
 import type { InvoiceResult } from '../../examples/invoice-approval/src/invoice';

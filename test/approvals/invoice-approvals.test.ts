@@ -7,8 +7,8 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { DecisionLog } from '../../src/approvals/decision-log';
-import { FileDecisionStore } from '../../src/approvals/records/file-store';
-import { DecisionStoreError } from '../../src/approvals/records/store-error';
+import { FileDecisionStore } from '../../src/records/file-store';
+import { DecisionStoreError } from '../../src/records/store-error';
 import { CLOSE_VIA, type DecisionStore, type SignedDecisionRecord } from '../../src/contract/decision-records';
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { CancelTaskResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';

@@ -20,7 +20,7 @@ import type { InvoiceApprovalPolicy } from '../../examples/invoice-approval/src/
 import { pollUntil } from '../../src/util/wait';
 import { ApprovalClients, makePeople, writeTokensFile } from '../helpers/approvals';
 import { deliveryEnv, MailReceiver, WebhookReceiver, type WebhookCall } from '../helpers/receivers';
-import { ApprovalLinks } from '../../src/approvals/records/approval-links';
+import { ApprovalLinks } from '../../src/records/approval-links';
 import { taskKeyFromEnv } from '../../src/shared/task-key';
 import { startStack, type TestStack } from '../helpers/test-stack';
 import { daysFromToday, sampleInvoice } from '../helpers/temporal';

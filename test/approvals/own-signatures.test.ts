@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import type { InvoiceResult } from '../../examples/invoice-approval/src/invoice';
-import { openDecisionStore } from '../../src/approvals/records/store';
+import { openDecisionStore } from '../../src/records/store';
 import {
   ApprovalClients,
   answer,

@@ -1,7 +1,7 @@
 /** Decision records made by hand for tests: a signer of a fresh key, and chains of records from short descriptions. */
 import { generateKeyPairSync } from 'node:crypto';
-import { digestOf } from '../../src/approvals/records/canonical';
-import { createDecisionSigner, publicKeysFromPem, type DecisionPublicKeys, type DecisionSigner } from '../../src/approvals/records/keys';
+import { digestOf } from '../../src/records/canonical';
+import { createDecisionSigner, publicKeysFromPem, type DecisionPublicKeys, type DecisionSigner } from '../../src/records/keys';
 import type { DecisionRecordBody, SignedDecisionRecord } from '../../src/contract/decision-records';
 
 /** A signer of a new Ed25519 key, and the public keys that check its records. */

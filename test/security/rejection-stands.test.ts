@@ -8,7 +8,7 @@ import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { temporal } from '@temporalio/proto';
 import type { InvoiceApprovalPolicy, InvoiceResult } from '../../examples/invoice-approval/src/invoice';
-import { openDecisionStore } from '../../src/approvals/records/store';
+import { openDecisionStore } from '../../src/records/store';
 import { AnswerRefusedError } from '../../src/mcp/tasks/errors';
 import type { Bridge } from '../../src/mcp/bridge';
 import { pollUntil } from '../../src/util/wait';

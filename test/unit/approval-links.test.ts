@@ -1,4 +1,4 @@
-import { APPROVALS_PAGE_PATH, ApprovalLinks, QUESTION_LINK_PARAM, UNDATED_LINK_MS } from '../../src/approvals/records/approval-links';
+import { APPROVALS_PAGE_PATH, ApprovalLinks, QUESTION_LINK_PARAM, UNDATED_LINK_MS } from '../../src/records/approval-links';
 import { SignedTokens } from '../../src/shared/signed-tokens';
 
 const TASK_KEY = Buffer.from('k'.repeat(40));

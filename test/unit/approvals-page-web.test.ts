@@ -4,7 +4,7 @@
  */
 import { generateKeyPairSync } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ApproversDirectory } from '../../src/approvals/records/directory';
+import { ApproversDirectory } from '../../src/records/directory';
 import type { AddressedInput } from '../../src/contract/approvals';
 import { MailSignIn, SIGN_IN_LINK_PARAM, type Mailer } from '../../src/mcp/web/mail-sign-in';
 import { OneTimeUses } from '../../src/approvals/one-time-uses';

@@ -2,18 +2,18 @@
  * Approvers' own signatures, without Temporal: the statement, signing and checking, the directory's keys and who must
  * sign, and how the worker's judgement and a receipt count approvals of people who must sign.
  */
-import { ApproversDirectory, ApproversDirectoryError } from '../../src/approvals/records/directory';
+import { ApproversDirectory, ApproversDirectoryError } from '../../src/records/directory';
 import {
   checkApproverSignature,
   generateApproverKey,
   signStatement,
   statementOf,
   type ApproverSignature,
-} from '../../src/approvals/records/approver-signatures';
-import { canonicalJson, digestOf } from '../../src/approvals/records/canonical';
-import { exportReceipt, verifyReceipt } from '../../src/approvals/records/receipt';
+} from '../../src/records/approver-signatures';
+import { canonicalJson, digestOf } from '../../src/records/canonical';
+import { exportReceipt, verifyReceipt } from '../../src/records/receipt';
 import type { DecisionStore, SignedDecisionRecord } from '../../src/contract/decision-records';
-import { judgeApprovals } from '../../src/approvals/records/verify';
+import { judgeApprovals } from '../../src/records/verify';
 import { DecisionChallenges } from '../../src/approvals/decision-challenges';
 import { bodyOf, chainOf, invoiceShown, testSigner, type Step } from '../helpers/decision-records';
 

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { DecisionNotification } from '../../src/contract/approvals';
-import { ApproversDirectory, ApproversDirectoryError } from '../../src/approvals/records/directory';
+import { ApproversDirectory, ApproversDirectoryError } from '../../src/records/directory';
 
 const SECRET = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
 

@@ -8,10 +8,10 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import os from 'node:os';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
-import { createDecisionActivities } from '../../src/approvals/records/activities';
-import { canonicalJson, CanonicalJsonError, digestOf } from '../../src/approvals/records/canonical';
-import { FileDecisionStore, MAX_RECORD_BYTES, MAX_RECORDS_PER_TASK } from '../../src/approvals/records/file-store';
-import { DamagedRecordError } from '../../src/approvals/records/store-error';
+import { createDecisionActivities } from '../../src/records/activities';
+import { canonicalJson, CanonicalJsonError, digestOf } from '../../src/records/canonical';
+import { FileDecisionStore, MAX_RECORD_BYTES, MAX_RECORDS_PER_TASK } from '../../src/records/file-store';
+import { DamagedRecordError } from '../../src/records/store-error';
 import {
   createDecisionSigner,
   DecisionKeyError,
@@ -19,12 +19,12 @@ import {
   decisionSignerFromEnv,
   describeDecisionPublicKeys,
   publicKeysFromPem,
-} from '../../src/approvals/records/keys';
-import { exportReceipt, verifyReceipt } from '../../src/approvals/records/receipt';
-import { appendChained, DecisionStoreError, decisionStoreFromEnv } from '../../src/approvals/records/store';
+} from '../../src/records/keys';
+import { exportReceipt, verifyReceipt } from '../../src/records/receipt';
+import { appendChained, DecisionStoreError, decisionStoreFromEnv } from '../../src/records/store';
 import { CLOSE_VIA, type SignedDecisionRecord } from '../../src/contract/decision-records';
-import { closeStanding } from '../../src/approvals/records/closes';
-import { judgeApprovals, verifyChain, type ApprovalExpectation } from '../../src/approvals/records/verify';
+import { closeStanding } from '../../src/records/closes';
+import { judgeApprovals, verifyChain, type ApprovalExpectation } from '../../src/records/verify';
 import { bodyOf, chainOf, invoiceShown, testSigner } from '../helpers/decision-records';
 
 const { signer, keys } = testSigner();

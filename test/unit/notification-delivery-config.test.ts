@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describeNotificationDelivery, notificationDeliveryFromEnv, redactSmtpUrl } from '../../src/activities/notification-delivery';
-import { ApprovalLinks } from '../../src/approvals/records/approval-links';
+import { ApprovalLinks } from '../../src/records/approval-links';
 
 const SECRET = `whsec_${Buffer.alloc(32, 1).toString('base64')}`;
 /** The task key links are signed with, given inline so that no test writes a key file. */

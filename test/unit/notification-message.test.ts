@@ -1,5 +1,5 @@
 import type { DecisionNotification } from '../../src/contract/approvals';
-import { formatTime, notificationMessage, taskViewLink } from '../../src/approvals/records/notification-message';
+import { formatTime, notificationMessage, taskViewLink } from '../../src/records/notification-message';
 
 const lines = [
   { lineItemId: 'LI-1', description: 'Laptops, 4 units', amount: 5_600 },

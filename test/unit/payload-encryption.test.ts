@@ -12,9 +12,9 @@ import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { createNotificationActivities, readNotifications } from '../../src/activities/notifications';
 import { NOTIFY_ACTIVITY, type DecisionNotification } from '../../src/contract/approvals';
 import { temporal } from '@temporalio/proto';
-import { EncryptedDecisionStore } from '../../src/approvals/records/encrypted-store';
-import { FileDecisionStore } from '../../src/approvals/records/file-store';
-import { appendChained } from '../../src/approvals/records/store';
+import { EncryptedDecisionStore } from '../../src/records/encrypted-store';
+import { FileDecisionStore } from '../../src/records/file-store';
+import { appendChained } from '../../src/records/store';
 import { bodyOfPayloads, payloadsOfBody, PayloadsBodyError } from '../../src/codec/payload-json';
 import { EncryptionCodec } from '../../src/shared/payload-codec';
 import {

@@ -1,9 +1,9 @@
 /** The test vectors of docs/receipts.md are what this project computes: canonical JSON, digests, key id, signature, a receipt. */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { canonicalJson, digestOf } from '../../src/approvals/records/canonical';
-import { createDecisionSigner, publicKeysFromPem } from '../../src/approvals/records/keys';
-import { verifyReceipt } from '../../src/approvals/records/receipt';
+import { canonicalJson, digestOf } from '../../src/records/canonical';
+import { createDecisionSigner, publicKeysFromPem } from '../../src/records/keys';
+import { verifyReceipt } from '../../src/records/receipt';
 import type { DecisionRecordBody } from '../../src/contract/decision-records';
 
 const PAGE = readFileSync(path.join(__dirname, '..', '..', 'docs', 'receipts.md'), 'utf8');

@@ -1,5 +1,5 @@
 /** How `approvals verify` shows a question's subject: any workflow's, in the order and names of its own fields. */
-import { subjectLines } from '../../src/approvals/records/subject-text';
+import { subjectLines } from '../../src/records/subject-text';
 import { escapeControls } from '../../src/util/log';
 
 const safe = (text: unknown) => escapeControls(String(text));

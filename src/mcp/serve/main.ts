@@ -23,7 +23,7 @@ import { createAuthenticator } from '../transports/oauth';
 import { OAuthConfigError, oauthConfigFromEnv } from '../transports/oauth-config';
 import { serveStdioForAllGenerations } from '../transports/stdio';
 import { PACKAGE_VERSION } from '../../version';
-import { ApproversDirectory } from '../../approvals/records/directory';
+import { ApproversDirectory } from '../../records/directory';
 import { taskKeyFromEnv } from '../../shared/task-key';
 import { approvalsPage, type ApprovalsPage } from '../web/approvals-page';
 import { signInMailFromEnv } from '../web/mail-sign-in';

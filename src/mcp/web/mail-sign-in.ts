@@ -6,10 +6,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createTransport } from 'nodemailer';
-import type { ApproversDirectory, Person } from '../../approvals/records/directory';
+import type { ApproversDirectory, Person } from '../../records/directory';
 import { SignedTokens, type TokenClaims } from '../../shared/signed-tokens';
 import { log } from '../../util/log';
-import { APPROVALS_PAGE_PATH } from '../../approvals/records/approval-links';
+import { APPROVALS_PAGE_PATH } from '../../records/approval-links';
 import type { OneTimeUses } from '../../approvals/one-time-uses';
 
 /** The query parameter of the page that carries a sign-in link's token. */

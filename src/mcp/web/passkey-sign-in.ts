@@ -8,8 +8,8 @@
 import { randomBytes } from 'node:crypto';
 import { generateAuthenticationOptions, verifyAuthenticationResponse, type AuthenticationResponseJSON } from '@simplewebauthn/server';
 import { isoCBOR } from '@simplewebauthn/server/helpers';
-import { passkeyPublicKey } from '../../approvals/records/passkeys';
-import type { ApproversDirectory, Person } from '../../approvals/records/directory';
+import { passkeyPublicKey } from '../../records/passkeys';
+import type { ApproversDirectory, Person } from '../../records/directory';
 import { SignedTokens, type TokenClaims } from '../../shared/signed-tokens';
 import type { OneTimeUses } from '../../approvals/one-time-uses';
 

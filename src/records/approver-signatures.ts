@@ -13,18 +13,18 @@ import {
   verify as verifyBytes,
   type KeyObject,
 } from 'node:crypto';
-import type { InputAudience } from '../../contract/approvals';
+import type { InputAudience } from '../contract/approvals';
 import { canonicalJson } from './canonical';
 import { keyIdOf } from './keys';
 import { passkeyProblem, type PasskeyEntry } from './passkeys';
-import { CHALLENGE_PATTERN } from '../../contract/decision-records';
+import { CHALLENGE_PATTERN } from '../contract/decision-records';
 import type {
   ApproverSignature,
   ApproverStatement,
   DecisionRecordBody,
   PasskeyApproverSignature,
   SignableDecision,
-} from '../../contract/decision-records';
+} from '../contract/decision-records';
 
 export type {
   ApproverSignature,
@@ -32,7 +32,7 @@ export type {
   Ed25519ApproverSignature,
   PasskeyApproverSignature,
   SignableDecision,
-} from '../../contract/decision-records';
+} from '../contract/decision-records';
 
 /** The `format` of an approver's statement. */
 export const APPROVER_STATEMENT_FORMAT: ApproverStatement['format'] = 'temporal-mcp-tasks/approver-statement';

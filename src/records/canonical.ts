@@ -4,8 +4,8 @@
  */
 import { createHash } from 'node:crypto';
 
-export { CanonicalJsonError, canonicalJson } from '../../util/canonical-json';
-import { canonicalJson } from '../../util/canonical-json';
+export { CanonicalJsonError, canonicalJson } from '../util/canonical-json';
+import { canonicalJson } from '../util/canonical-json';
 
 /** `sha256:` and the base64url SHA-256 of the value's {@link canonicalJson}. Throws as canonicalJson does. */
 export function digestOf(value: unknown): string {

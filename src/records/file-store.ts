@@ -5,9 +5,9 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { constants as fsConstants, promises as fs } from 'node:fs';
 import path from 'node:path';
-import type { AppendOutcome, DecisionStore, SignedDecisionRecord } from '../../contract/decision-records';
+import type { AppendOutcome, DecisionStore, SignedDecisionRecord } from '../contract/decision-records';
 import { DamagedRecordError, DecisionStoreError } from './store-error';
-import { syncDirectory, writeFileOnce } from '../../util/durable-files';
+import { syncDirectory, writeFileOnce } from '../util/durable-files';
 
 /** Record files: the zero-padded seq. */
 const RECORD_FILE = /^(\d{10})\.json$/;

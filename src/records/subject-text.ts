@@ -5,7 +5,7 @@
  * an amount (a number under `amount`, `total` or a name ending in `Amount` or `Total`) is shown with the nearest
  * `currency` as every other place shows money ("EUR 1,450.00"). Pure: no I/O.
  */
-import { currencyOf, formatAmount, isAmountKey } from '../../contract/amount';
+import { currencyOf, formatAmount, isAmountKey } from '../contract/amount';
 
 /** How deep nested values are shown before they are cut to their JSON. */
 const MAX_DEPTH = 4;

@@ -4,7 +4,7 @@
  * expiring when the question is due (a question with no deadline: after {@link UNDATED_LINK_MS}). The link answers
  * nothing and signs nobody in: it only opens the question for the person it names, once they signed in.
  */
-import { SignedTokens, type TokenClaims } from '../../shared/signed-tokens';
+import { SignedTokens, type TokenClaims } from '../shared/signed-tokens';
 
 /** The approvals page's path on the server. */
 export const APPROVALS_PAGE_PATH = '/approvals';

@@ -2,10 +2,10 @@
  * Approval receipts: a task's decision records exported as one JSON file an auditor verifies offline, with the
  * bridge's public key alone, and the report of that check. Node only (reading the store), pure otherwise.
  */
-import { defaultPersonOf } from '../../contract/approvals';
+import { defaultPersonOf } from '../contract/approvals';
 import { checkApproverSignature, type ApproverKeyring } from './approver-signatures';
 import type { DecisionPublicKeys, DecisionSigner } from './keys';
-import { CLOSE_VIA, type DecisionRecordBody, type DecisionStore, type SignedDecisionRecord } from '../../contract/decision-records';
+import { CLOSE_VIA, type DecisionRecordBody, type DecisionStore, type SignedDecisionRecord } from '../contract/decision-records';
 import { verifyChain, type CountedApproval } from './verify';
 
 /** The `format` of a receipt. */

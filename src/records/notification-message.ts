@@ -3,8 +3,8 @@
  * {@link DecisionNotification}, the same for mail and webhooks. Pure: the notification and a few facts the worker
  * knows (the submitter as a person, the task view's address, the recipient's link to the approvals page) in, text out.
  */
-import { escapeControls } from '../../util/log';
-import { defaultPersonOf, type DecisionNotification } from '../../contract/approvals';
+import { escapeControls } from '../util/log';
+import { defaultPersonOf, type DecisionNotification } from '../contract/approvals';
 import { UNDATED_LINK_MS } from './approval-links';
 import { subjectLines } from './subject-text';
 

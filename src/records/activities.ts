@@ -3,7 +3,7 @@
  * recording what the workflow itself decides (a question that expired). Node only.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { heartbeating } from '../../util/heartbeat';
+import { heartbeating } from '../util/heartbeat';
 import type { ApproverKeyring } from './approver-signatures';
 import { digestOf } from './canonical';
 import type { DecisionPublicKeys } from './keys';
@@ -17,7 +17,7 @@ import {
   type RecordDecisionInput,
   type SignedDecisionRecord,
   type VerifyDecisionsInput,
-} from '../../contract/decision-records';
+} from '../contract/decision-records';
 import { judgeApprovals, verifyChain } from './verify';
 
 export {
@@ -25,7 +25,7 @@ export {
   VERIFY_DECISIONS_ACTIVITY,
   type RecordDecisionInput,
   type VerifyDecisionsInput,
-} from '../../contract/decision-records';
+} from '../contract/decision-records';
 
 /** The type of the failure an activity ends with when a task's decision records do not check out. */
 export const DAMAGED_DECISION_RECORDS = 'DamagedDecisionRecords';

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { defaultPersonOf, type DecisionNotification, type InputAudience } from '../../contract/approvals';
+import { defaultPersonOf, type DecisionNotification, type InputAudience } from '../contract/approvals';
 import { ed25519PublicKey, type ApproverKeyring, type ApproverPublicKey } from './approver-signatures';
 import { passkeyPublicKey } from './passkeys';
 import { keyIdOf } from './keys';

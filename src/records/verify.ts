@@ -2,13 +2,13 @@
  * Checking decision records: that a task's chain is whole and signed ({@link verifyChain}), and whether the records
  * of one question allow its effect ({@link judgeApprovals}). Pure, but for the hashing.
  */
-import { defaultPersonOf, type InputAudience } from '../../contract/approvals';
+import { defaultPersonOf, type InputAudience } from '../contract/approvals';
 import { checkApproverSignature, type ApproverKeyring } from './approver-signatures';
 import { digestOf } from './canonical';
 import type { DecisionPublicKeys } from './keys';
-import type { ApprovalJudgement, CountedApproval, SignedDecisionRecord, VerifyDecisionsInput } from '../../contract/decision-records';
+import type { ApprovalJudgement, CountedApproval, SignedDecisionRecord, VerifyDecisionsInput } from '../contract/decision-records';
 
-export type { ApprovalJudgement, CountedApproval } from '../../contract/decision-records';
+export type { ApprovalJudgement, CountedApproval } from '../contract/decision-records';
 
 /** What a check found: nothing wrong, or the first problem, in words. */
 export type ChainCheck = { ok: true } | { ok: false; problem: string };

@@ -9,10 +9,10 @@ import { parseArgs } from 'node:util';
 import { ApproversDirectory, ApproversDirectoryError } from './directory';
 import { ApproverKeyError, generateApproverKey, signStatement, statementOf, type ApproverKeyring } from './approver-signatures';
 import { digestOf } from './canonical';
-import { CHALLENGE_PATTERN } from '../../contract/decision-records';
+import { CHALLENGE_PATTERN } from '../contract/decision-records';
 import { subjectLines } from './subject-text';
-import { replaceFileDurably } from '../../util/durable-files';
-import { escapeControls } from '../../util/log';
+import { replaceFileDurably } from '../util/durable-files';
+import { escapeControls } from '../util/log';
 import {
   decisionPublicKeysFromEnv,
   DecisionKeyError,
@@ -23,7 +23,7 @@ import {
 } from './keys';
 import { exportReceipt, verifyReceipt, type QuestionReport, type ReceiptReport, type ReportedDecision } from './receipt';
 import { decisionStoreFromEnv, openDecisionStore } from './store';
-import { payloadKeysFromEnv } from '../../shared/payload-keys';
+import { payloadKeysFromEnv } from '../shared/payload-keys';
 
 /** Exit codes of the command. */
 export const APPROVALS_EXIT = { valid: 0, invalid: 1, usage: 2, notApproved: 3 } as const;

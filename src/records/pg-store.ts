@@ -3,9 +3,9 @@
  * trigger. Node only.
  */
 import { Pool } from 'pg';
-import { log } from '../../util/log';
-import { withoutPassword } from '../../util/postgres-url';
-import type { AppendOutcome, DecisionStore, SignedDecisionRecord } from '../../contract/decision-records';
+import { log } from '../util/log';
+import { withoutPassword } from '../util/postgres-url';
+import type { AppendOutcome, DecisionStore, SignedDecisionRecord } from '../contract/decision-records';
 import { DecisionStoreError } from './store-error';
 
 /** The table of decision records. */

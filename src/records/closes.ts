@@ -2,7 +2,7 @@
  * Where a question's close stands in its task's chain of decision records: a question is closed on record by a signed
  * close that follows its last decision. Plain functions over records.
  */
-import type { DecisionRecordBody, SignedDecisionRecord } from '../../contract/decision-records';
+import type { DecisionRecordBody, SignedDecisionRecord } from '../contract/decision-records';
 
 /** The decisions after which a question needs a close on record (a void or a close never does). */
 const DECIDING: ReadonlySet<DecisionRecordBody['decision']> = new Set(['approve', 'reject', 'decline', 'delegate', 'expire']);

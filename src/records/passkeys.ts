@@ -7,7 +7,7 @@
  */
 import { createHash, createPublicKey, verify as verifyBytes, type KeyObject } from 'node:crypto';
 import { canonicalJson } from './canonical';
-import type { ApproverStatement, PasskeyApproverSignature } from '../../contract/decision-records';
+import type { ApproverStatement, PasskeyApproverSignature } from '../contract/decision-records';
 
 /** A passkey as the approvers directory lists it: its credential id, its public key, where it was registered. */
 export interface PasskeyEntry {

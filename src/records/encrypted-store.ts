@@ -4,9 +4,9 @@
  * what the store needs in the clear: the task id, the seq, the digest and the bridge's signature. Readers get the
  * record back as it was signed, so signatures and digests verify as before. Node only.
  */
-import { PayloadKeys, UnknownPayloadKeyError, PayloadDecryptionError } from '../../shared/payload-keys';
+import { PayloadKeys, UnknownPayloadKeyError, PayloadDecryptionError } from '../shared/payload-keys';
 import { DecisionStoreError } from './store-error';
-import type { AppendOutcome, DecisionRecordBody, DecisionStore, SignedDecisionRecord } from '../../contract/decision-records';
+import type { AppendOutcome, DecisionRecordBody, DecisionStore, SignedDecisionRecord } from '../contract/decision-records';
 
 /** A record as an encrypting store holds it: the body's place-keeping fields in the clear, the body encrypted. */
 interface StoredEncryptedRecord extends Omit<SignedDecisionRecord, 'body'> {

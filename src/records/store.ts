@@ -4,15 +4,15 @@
  * cluster ({@link PostgresDecisionStore}). Node only.
  */
 import path from 'node:path';
-import { sleep } from '../../util/wait';
+import { sleep } from '../util/wait';
 import { FileDecisionStore } from './file-store';
 import { PostgresDecisionStore } from './pg-store';
 import { DecisionStoreError } from './store-error';
 import { EncryptedDecisionStore } from './encrypted-store';
-import { payloadKeysFromEnv, type PayloadKeys } from '../../shared/payload-keys';
-import type { DecisionStore, SignedDecisionRecord } from '../../contract/decision-records';
+import { payloadKeysFromEnv, type PayloadKeys } from '../shared/payload-keys';
+import type { DecisionStore, SignedDecisionRecord } from '../contract/decision-records';
 
-export type { AppendOutcome, DecisionStore } from '../../contract/decision-records';
+export type { AppendOutcome, DecisionStore } from '../contract/decision-records';
 export { DecisionStoreError } from './store-error';
 
 /** Environment variable: a directory path, or a `postgres://` / `postgresql://` URL. */

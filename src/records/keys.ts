@@ -14,9 +14,9 @@ import {
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { replaceFileDurably } from '../../util/durable-files';
+import { replaceFileDurably } from '../util/durable-files';
 import { canonicalJson, digestOf } from './canonical';
-import type { DecisionRecordBody, SignedDecisionRecord } from '../../contract/decision-records';
+import type { DecisionRecordBody, SignedDecisionRecord } from '../contract/decision-records';
 
 /** Environment variable: the path of the bridge's PKCS#8 PEM Ed25519 private key. */
 export const DECISION_SIGNING_KEY_ENV = 'MCP_DECISION_SIGNING_KEY';
