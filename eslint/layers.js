@@ -4,8 +4,10 @@
  * option (eslint.config.mjs), the same table docs/architecture.md shows. A file in no layer is not checked; an import
  * of a file in no layer is an error, so that a new folder is placed before it is used.
  *
- * Option: `{ root, layers: [{ name, files: [prefix…], uses: [layer name…] }] }`. A file belongs to the first layer with
- * a prefix its path (relative to `root`, with `/`) starts with; a prefix ending in `/` is a folder, any other a file.
+ * Option: `{ root, layers: [{ name, files: [prefix…], uses: [layer name…], face? }] }`. A file belongs to the first layer
+ * with a prefix its path (relative to `root`, with `/`) starts with; a prefix ending in `/` is a folder, any other a
+ * file. A layer with a `face` (a file of it) is reached from other layers through that file only: its other files are
+ * its own.
  */
 'use strict';
 
@@ -36,6 +38,7 @@ module.exports = {
                 name: { type: 'string' },
                 files: { type: 'array', items: { type: 'string' } },
                 uses: { type: 'array', items: { type: 'string' } },
+                face: { type: 'string' },
               },
               required: ['name', 'files', 'uses'],
               additionalProperties: false,
@@ -48,6 +51,8 @@ module.exports = {
     ],
     messages: {
       forbidden: 'The {{from}} layer may not import {{target}} (the {{to}} layer); it may use {{allowed}}. See docs/architecture.md.',
+      private:
+        '{{target}} is private to the {{to}} layer: import what it offers from {{face}}, its one face (add the name there if it is missing).',
       unplaced: '{{target}} is in no layer: place it in the layers of eslint.config.mjs (and docs/architecture.md) before importing it.',
     },
   },
@@ -67,6 +72,8 @@ module.exports = {
           else if (theirs !== own && !own.uses.includes(theirs.name)) {
             const allowed = own.uses.length > 0 ? own.uses.join(', ') : 'no other layer';
             context.report({ loc, messageId: 'forbidden', data: { from: own.name, to: theirs.name, target: relative, allowed } });
+          } else if (theirs !== own && theirs.face !== undefined && relative !== theirs.face) {
+            context.report({ loc, messageId: 'private', data: { to: theirs.name, target: relative, face: theirs.face } });
           }
         }
       },

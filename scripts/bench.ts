@@ -19,10 +19,10 @@ import { CallToolResultSchema, CreateTaskResultSchema, type CallToolResult } fro
 import { Client, Connection } from '@temporalio/client';
 import { PaymentsLedger } from '../examples/invoice-approval/src/activities/payments';
 import { argumentsDigest } from '../src/util/arguments-digest';
-import { markerFromEnv } from '../src/mcp/tasks/marker';
+import { markerFromEnv } from '../src/core/marker';
 import { answerSealFromEnv } from '../src/shared/answer-proof';
-import { localPrincipal } from '../src/mcp/tasks/principal';
-import { PRINCIPAL_KEY } from '../src/mcp/tasks/principal';
+import { localPrincipal } from '../src/core/principal';
+import { PRINCIPAL_KEY } from '../src/core/principal';
 import {
   pendingInputsOf,
   respondSignal,

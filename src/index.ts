@@ -30,12 +30,12 @@ export { allowedHostsFromEnv, httpLimitsFromEnv, OriginPolicy, type HttpLimits }
 export { BearerTokens, TokenConfigError, tokensFromEnv } from './mcp/transports/auth';
 export { createAuthenticator, type AuthenticatorOptions, type RequestAuthenticator } from './mcp/transports/oauth';
 export { OAuthConfigError, oauthConfigFromEnv, type OAuthConfig } from './mcp/transports/oauth-config';
-export { MarkerKeyError, type TaskMarker } from './mcp/tasks/marker';
+export { MarkerKeyError, type TaskMarker } from './core';
 
 // The task core, as a bridge exposes it (`bridge.core`, `bridge.approvals`, a direct tool's context), and its errors,
 // which the front-ends turn into JSON-RPC errors.
-export type { TaskCore } from './mcp/tasks/task-core';
-export type { TaskOutcome, TaskState, TaskStatus, TaskView } from './mcp/tasks/task-view';
+export type { TaskCore } from './core';
+export type { TaskOutcome, TaskState, TaskStatus, TaskView } from './core';
 export type { Approvals, InboxItem, OpenQuestion, PeopleDirectory } from './approvals/approvals';
 export { peopleFromEnv } from './approvals/approvals-setup';
 export { ApproversDirectory, ApproversDirectoryError, type Person } from './records/directory';
@@ -48,7 +48,7 @@ export {
   TaskNotFoundError,
   TooManyRequestsError,
   TooManyTasksError,
-} from './mcp/tasks/errors';
+} from './core';
 
 // The worker side: the activities a worker of bridge-served workflows registers beside its own.
 export { createTaskActivities, type TaskActivities, type TaskActivitiesOptions } from './activities/task-activities';

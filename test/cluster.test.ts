@@ -17,7 +17,7 @@ import { answer, ApprovalClients, awaitInInbox, inbox, type Person } from './hel
 import { getTask, taskResult } from './helpers/mcp';
 import { mcp2026Request } from './helpers/mcp2026';
 import { sleep } from '../src/util/wait';
-import { changedSinceQuery, changeStampOf } from '../src/mcp/tasks/change-feed';
+import { changedSinceQuery, changeStampOf } from '../src/core/change-feed';
 import { eventually, sampleInvoice } from './helpers/temporal';
 import { paidLineItems } from './helpers/ledger';
 

@@ -13,7 +13,7 @@ import { CreateTaskResultSchema, type CallToolResult } from '@modelcontextprotoc
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { AWAITING_SEARCH_ATTRIBUTE } from '../../src/contract/approvals';
-import { timestampToMs } from '../../src/mcp/tasks/temporal-access';
+import { timestampToMs } from '../../src/core/temporal-access';
 import { DEFAULT_INVOICE_APPROVER_ROLE } from '../../examples/invoice-approval/src/invoice';
 import { pollUntil } from '../../src/util/wait';
 import { freePort, Managed, quickSampleWorkerEnv } from './processes';

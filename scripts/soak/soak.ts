@@ -14,7 +14,7 @@ import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { PaymentsLedger } from '../../examples/invoice-approval/src/activities/payments';
 import { LocalTaskStore } from '../../src/client/store';
-import { isTemporalUnavailable } from '../../src/mcp/tasks/errors';
+import { isTemporalUnavailable } from '../../src/core/errors';
 import { retryWithBackoff, sleep } from '../../src/util/wait';
 import { ClusterSoakStack } from '../cluster/cluster-soak-stack';
 import type { Managed } from '../lib/processes';

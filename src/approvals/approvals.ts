@@ -16,18 +16,21 @@ import {
 } from '../contract/task-contract';
 import { log } from '../util/log';
 import { retryWithBackoff, sleep } from '../util/wait';
-import { formFieldsOf } from '../mcp/tasks/answers';
 import {
   AnswerRefusedError,
+  assertValidPrincipal,
+  checkedMemos,
+  decodeCursor,
   describeServiceError,
+  encodeCursor,
+  formFieldsOf,
   isTemporalUnavailable,
+  isValidRole,
+  listBinding,
+  type TaskCore,
   TaskNotFoundError,
   TaskStateUnreadableError,
-} from '../mcp/tasks/errors';
-import { checkedMemos } from '../mcp/tasks/snapshots';
-import { decodeCursor, encodeCursor, listBinding } from '../mcp/tasks/list-cursor';
-import { assertValidPrincipal, isValidRole } from '../mcp/tasks/principal';
-import type { TaskCore } from '../mcp/tasks/task-core';
+} from '../core';
 import {
   answerRefusal,
   AWAITING_SEARCH_ATTRIBUTE,

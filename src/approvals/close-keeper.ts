@@ -17,11 +17,15 @@
 import { CLOSE_VIA, type SignedDecisionRecord } from '../contract/decision-records';
 import type { DecidedQuestion, PublishedTaskState, QuestionClose } from '../contract/task-contract';
 import { setBounded } from '../util/bounded';
-import { changedSinceQuery } from '../mcp/tasks/change-feed';
-import { describeServiceError, isTemporalUnavailable, TaskNotFoundError } from '../mcp/tasks/errors';
-import { TASK_ID_PATTERN } from '../mcp/tasks/marked-runs';
-import { checkedMemos } from '../mcp/tasks/snapshots';
-import type { TaskCore } from '../mcp/tasks/task-core';
+import {
+  changedSinceQuery,
+  checkedMemos,
+  describeServiceError,
+  isTemporalUnavailable,
+  TASK_ID_PATTERN,
+  type TaskCore,
+  TaskNotFoundError,
+} from '../core';
 import { log } from '../util/log';
 import type { DecisionLog } from './decision-log';
 import { closeStanding } from '../records/closes';

@@ -4,7 +4,7 @@
  * server in its own memory. When the shared state cannot be reached, uses are refused rather than counted locally: a
  * sign-in that fails can be tried again, a link that works twice cannot be taken back.
  */
-import type { ReplicaSharedState } from '../mcp/tasks/shared-state';
+import type { ReplicaSharedState } from '../core';
 
 /** Thrown when a use cannot be checked now (the shared state is out of reach); the person tries again shortly. */
 export class OneTimeUseUnavailableError extends Error {

@@ -5,7 +5,7 @@
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { answerRefusalReason } from '../contract/answer-update';
-import { AnswerRefusedError, describeServiceError, GrpcStatus, grpcStatusOf, isTemporalUnavailable } from '../mcp/tasks/errors';
+import { AnswerRefusedError, describeServiceError, GrpcStatus, grpcStatusOf, isTemporalUnavailable } from '../core';
 
 /** Temporal refused for now (too busy, or the workflow's state was being reloaded): the same call may succeed shortly. */
 function isTemporalBusy(error: unknown): boolean {

@@ -1,4 +1,17 @@
-import { sharedStateFromEnv, type ReplicaSharedState } from './tasks/shared-state';
+import {
+  assertValidPrincipal,
+  DEFAULT_FEED_LIMIT,
+  DEFAULT_WATCH_LIMIT,
+  isTemporalUnavailable,
+  localPrincipal,
+  markerFromEnv,
+  parseRoles,
+  type ReplicaSharedState,
+  sharedStateFromEnv,
+  TaskCore,
+  type TaskCoreOptions,
+  type TaskMarker,
+} from '../core';
 import { DecisionChallenges } from '../approvals/decision-challenges';
 import { OneTimeUses } from '../approvals/one-time-uses';
 import { randomBytes } from 'node:crypto';
@@ -8,7 +21,6 @@ import { createMcpHandler, createRequestStateCodec } from '@modelcontextprotocol
 import { countFromEnv, msFromEnv, temporalConfigFromEnv, type TemporalConfig } from '../shared/temporal-config';
 import { log } from '../util/log';
 import { retryWithBackoff } from '../util/wait';
-import { isTemporalUnavailable } from './tasks/errors';
 import type { InputChannelOptions } from './mcp2025/input-channel';
 import { createMcp2026Server, type Mcp2026Dependencies } from './mcp2026/server';
 import { isTaskListen, TaskSubscriptions } from './mcp2026/task-subscriptions';
@@ -17,17 +29,11 @@ import { answerAtOnce, createMcp2025Server, type Mcp2025Dependencies } from './m
 import { SERVER_INFO, SERVER_INSTRUCTIONS } from './protocol/server-identity';
 import { answerSealFromEnv, type AnswerSeal } from '../shared/answer-proof';
 import { dataConverterFromEnv } from '../shared/payload-codec';
-import { markerFromEnv, type TaskMarker } from './tasks/marker';
 import { rolesInAuthInfo } from './calls/call-tool';
-import { assertValidPrincipal, localPrincipal, parseRoles } from './tasks/principal';
-import { TaskCore } from './tasks/task-core';
 import { Approvals, type ApprovalsOptions } from '../approvals/approvals';
 import { approversFromEnv } from '../approvals/approvals-setup';
 import { CloseKeeper, DEFAULT_CLOSE_LOOKBACK_MS, type CloseKeeperOptions } from '../approvals/close-keeper';
 import { DecisionLog } from '../approvals/decision-log';
-import type { TaskCoreOptions } from './tasks/options';
-import { DEFAULT_WATCH_LIMIT } from './tasks/history-watch';
-import { DEFAULT_FEED_LIMIT } from './tasks/reads';
 import { DEFAULT_TOOLS, toolTables, workflowToolsByName } from './tools';
 import { confirmStartTool } from './tools/confirm-start';
 import { CallSeal } from './protocol/signed-call';

@@ -10,8 +10,8 @@ import { CreateTaskResultSchema, ErrorCode, McpError, type CallToolResult } from
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { AWAITING_SEARCH_ATTRIBUTE } from '../../src/contract/approvals';
 import { inboxQuery } from '../../src/approvals/approvals';
-import { markerFromEnv } from '../../src/mcp/tasks/marker';
-import { PRINCIPAL_KEY } from '../../src/mcp/tasks/principal';
+import { markerFromEnv } from '../../src/core/marker';
+import { PRINCIPAL_KEY } from '../../src/core/principal';
 import { SPEND_WORKFLOW_TYPE } from '../../examples/invoice-approval/src/spend';
 import { TASK_META_MEMO, TASK_STATE_MEMO } from '../../src/contract/task-contract';
 import { argumentsDigest } from '../../src/util/arguments-digest';

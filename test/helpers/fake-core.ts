@@ -1,8 +1,8 @@
 /** A task core held in a map, for the front-ends' tests in memory: the views the real one would answer, no Temporal. */
 import { z } from 'zod';
-import { TaskNotFoundError } from '../../src/mcp/tasks/errors';
-import type { CreatedTask } from '../../src/mcp/tasks/lifecycle';
-import { taskViewOf, type TaskView, type WorkflowSnapshot } from '../../src/mcp/tasks/task-view';
+import { TaskNotFoundError } from '../../src/core/errors';
+import type { CreatedTask } from '../../src/core/lifecycle';
+import { taskViewOf, type TaskView, type WorkflowSnapshot } from '../../src/core/task-view';
 import { defineWorkflowTool } from '../../src/mcp/tools/define';
 
 export const PRINCIPAL = 'local:front-end-test';

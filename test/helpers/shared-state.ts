@@ -1,5 +1,5 @@
 /** A replica shared state for unit tests: every call answers yes (nothing taken, nothing written), unless `overrides` say otherwise. */
-import type { ReplicaSharedState } from '../../src/mcp/tasks/shared-state';
+import type { ReplicaSharedState } from '../../src/core/shared-state';
 
 export function fakeSharedState(overrides: Partial<ReplicaSharedState> = {}): ReplicaSharedState {
   return {

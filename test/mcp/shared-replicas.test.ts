@@ -16,7 +16,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { randomUUID } from 'node:crypto';
 import { LocalPostgres } from '../../scripts/lib/postgres';
-import { sharedStateFromEnv } from '../../src/mcp/tasks/shared-state';
+import { sharedStateFromEnv } from '../../src/core/shared-state';
 import { sleep } from '../../src/util/wait';
 import { ApprovalClients, makePeople, writeTokensFile } from '../helpers/approvals';
 import { freePort } from '../helpers/dev-server';

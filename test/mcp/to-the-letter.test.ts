@@ -18,7 +18,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { randomUUID } from 'node:crypto';
 import { Client as TemporalClient, Connection } from '@temporalio/client';
-import { HistoryWatch } from '../../src/mcp/tasks/history-watch';
+import { HistoryWatch } from '../../src/core/history-watch';
 import { loadToolsFile } from '../../src/mcp/tools/config-file';
 import { respondSignal } from '../../src/contract/task-contract';
 import { refusalBackoffMs } from '../../src/mcp/mcp2025/server';

@@ -9,7 +9,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { TaskNotFoundError } from '../../src/mcp/tasks/errors';
+import { TaskNotFoundError } from '../../src/core/errors';
 import type { BridgeTuning } from '../../src/mcp/bridge';
 import { countedReplica, stateReads, type CountedReplica } from '../helpers/counted-replica';
 import { startStack, type TestStack } from '../helpers/test-stack';

@@ -19,7 +19,7 @@ import {
   type ElicitResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { INVOICE_WORKFLOW_TYPE } from '../../examples/invoice-approval/src/invoice';
-import { PRINCIPAL_KEY, localPrincipal } from '../../src/mcp/tasks/principal';
+import { PRINCIPAL_KEY, localPrincipal } from '../../src/core/principal';
 import { TASK_META_MEMO, TASK_STATE_MEMO } from '../../src/contract/task-contract';
 import { jsonSchema } from '../../src/mcp/tools/schema';
 import { printable } from '../../src/client/printable';

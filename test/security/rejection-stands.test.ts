@@ -9,7 +9,7 @@ import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { temporal } from '@temporalio/proto';
 import type { InvoiceApprovalPolicy, InvoiceResult } from '../../examples/invoice-approval/src/invoice';
 import { openDecisionStore } from '../../src/records/store';
-import { AnswerRefusedError } from '../../src/mcp/tasks/errors';
+import { AnswerRefusedError } from '../../src/core/errors';
 import type { Bridge } from '../../src/mcp/bridge';
 import { pollUntil } from '../../src/util/wait';
 import { resultAfterReset } from '../helpers/approvals';

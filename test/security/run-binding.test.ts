@@ -9,7 +9,7 @@ import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index
 import { CallToolResultSchema, CreateTaskResultSchema, ElicitRequestSchema, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { temporal } from '@temporalio/proto';
 import type { Bridge } from '../../src/mcp/bridge';
-import { PRINCIPAL_KEY } from '../../src/mcp/tasks/principal';
+import { PRINCIPAL_KEY } from '../../src/core/principal';
 import { INVOICE_WORKFLOW_TYPE, type Invoice } from '../../examples/invoice-approval/src/invoice';
 import { IDEMPOTENCY_KEY_META } from '../../src/contract/wire';
 import {

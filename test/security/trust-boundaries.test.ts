@@ -16,7 +16,7 @@ import {
   ElicitRequestSchema,
   RELATED_TASK_META_KEY,
 } from '@modelcontextprotocol/sdk/types.js';
-import { PRINCIPAL_KEY } from '../../src/mcp/tasks/principal';
+import { PRINCIPAL_KEY } from '../../src/core/principal';
 import {
   PRINCIPAL_SEARCH_ATTRIBUTE,
   RESPOND_SIGNAL_NAME,

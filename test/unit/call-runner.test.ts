@@ -5,7 +5,7 @@ import type { DirectToolDependencies } from '../../src/mcp/calls/call-tool';
 import { JsonRpcError } from '../../src/mcp/protocol/wire-errors';
 import { defineWorkflowTool } from '../../src/mcp/tools/define';
 import { zodSchema } from '../../src/mcp/tools/schema';
-import type { CreatedTask } from '../../src/mcp/tasks/lifecycle';
+import type { CreatedTask } from '../../src/core/lifecycle';
 import type { DirectTool, ToolDefinition } from '../../src/mcp/tools/types';
 import type { PendingInput } from '../../src/contract/task-contract';
 

@@ -5,7 +5,7 @@
  */
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { ChangeFeed, changedSinceQuery, changeStampOf } from '../../src/mcp/tasks/change-feed';
+import { ChangeFeed, changedSinceQuery, changeStampOf } from '../../src/core/change-feed';
 import { pollUntil } from '../../src/util/wait';
 
 const { WORKFLOW_EXECUTION_STATUS_RUNNING: RUNNING, WORKFLOW_EXECUTION_STATUS_COMPLETED: COMPLETED } =

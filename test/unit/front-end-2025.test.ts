@@ -11,7 +11,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { CallToolResultSchema, CreateTaskResultSchema, ErrorCode, RELATED_TASK_META_KEY } from '@modelcontextprotocol/sdk/types.js';
 import { createMcp2025Server, type Mcp2025Dependencies } from '../../src/mcp/mcp2025/server';
 import { CallSeal } from '../../src/mcp/protocol/signed-call';
-import type { TaskCore } from '../../src/mcp/tasks/task-core';
+import type { TaskCore } from '../../src/core/task-core';
 import type { Approvals } from '../../src/approvals/approvals';
 import { FakeCore, PRINCIPAL, report, view } from '../helpers/fake-core';
 

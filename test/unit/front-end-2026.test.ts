@@ -8,7 +8,7 @@ import type { Approvals } from '../../src/approvals/approvals';
 import { TASKS_EXTENSION } from '../../src/mcp/calls/call-plan';
 import { createMcp2026Server, type Mcp2026Dependencies } from '../../src/mcp/mcp2026/server';
 import { CallSeal } from '../../src/mcp/protocol/signed-call';
-import type { TaskCore } from '../../src/mcp/tasks/task-core';
+import type { TaskCore } from '../../src/core/task-core';
 import { FakeCore, PRINCIPAL, report, view } from '../helpers/fake-core';
 
 type Answer = { result?: Record<string, any>; error?: { code: number; message: string; data?: unknown } };

@@ -10,8 +10,8 @@ import {
   TaskNotFoundError,
   TooManyRequestsError,
   TooManyTasksError,
-} from '../../src/mcp/tasks/errors';
-import { taskViewOf, type WorkflowSnapshot } from '../../src/mcp/tasks/task-view';
+} from '../../src/core/errors';
+import { taskViewOf, type WorkflowSnapshot } from '../../src/core/task-view';
 import { asJsonRpcError, JsonRpcError, jsonRpcFailureOf } from '../../src/mcp/protocol/wire-errors';
 
 function ended(overrides: Partial<WorkflowSnapshot>) {

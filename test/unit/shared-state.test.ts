@@ -3,11 +3,11 @@
  * another replica created is listed first while the store does not show it yet, and once when it does; without the
  * shared state the listing is this process's), and a database that cannot be reached, not asked again for a while.
  */
-import { TaskListing } from '../../src/mcp/tasks/listing';
-import type { TaskReads } from '../../src/mcp/tasks/reads';
-import { PostgresSharedState, SharedStateUnavailableError, type ReplicaSharedState } from '../../src/mcp/tasks/shared-state';
-import type { TaskView } from '../../src/mcp/tasks/task-view';
-import type { TemporalAccess } from '../../src/mcp/tasks/temporal-access';
+import { TaskListing } from '../../src/core/listing';
+import type { TaskReads } from '../../src/core/reads';
+import { PostgresSharedState, SharedStateUnavailableError, type ReplicaSharedState } from '../../src/core/shared-state';
+import type { TaskView } from '../../src/core/task-view';
+import type { TemporalAccess } from '../../src/core/temporal-access';
 import { fakeSharedState } from '../helpers/shared-state';
 
 /** Visibility that shows the ids in `visible`, for a listing or an `IN (…)` query alike. */

@@ -1,6 +1,6 @@
 import { ErrorCode, McpError, type Task } from '@modelcontextprotocol/sdk/types.js';
-import { TaskFollower, type FollowSource } from '../../src/mcp/tasks/task-follower';
-import type { TaskView } from '../../src/mcp/tasks/task-view';
+import { TaskFollower, type FollowSource } from '../../src/core/task-follower';
+import type { TaskView } from '../../src/core/task-view';
 
 function view(status: Task['status'], historyLength: number, statusMessage?: string): TaskView {
   return {

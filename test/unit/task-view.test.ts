@@ -1,5 +1,5 @@
 import type { PublishedTaskState, TaskMeta } from '../../src/contract/task-contract';
-import { taskViewOf, toolErrorOf, toolErrorText, webUiMeta, type WorkflowSnapshot } from '../../src/mcp/tasks/task-view';
+import { taskViewOf, toolErrorOf, toolErrorText, webUiMeta, type WorkflowSnapshot } from '../../src/core/task-view';
 
 const META: TaskMeta = { tool: 'process_invoice', ttl: 60_000, pollInterval: 500, createdAt: '2026-01-01T00:00:00.000Z' };
 const form = (message: string) => ({ mode: 'form' as const, message, requestedSchema: { type: 'object' as const, properties: {} } });

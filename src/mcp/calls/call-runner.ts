@@ -9,8 +9,7 @@ import type { FormInputRequest, InputContent, PendingInput } from '../../contrac
 import { annotateRequest } from '../../shared/telemetry';
 import { applyConfirmation, previousAnswerProblem } from '../protocol/confirmation';
 import type { CallSeal } from '../protocol/signed-call';
-import type { CreatedTask, CreateOptions } from '../tasks/lifecycle';
-import type { TaskView } from '../tasks/task-view';
+import type { CreatedTask, CreateOptions, TaskView } from '../../core';
 import type { DirectToolContext } from '../tools/types';
 import { directToolContext, pendingTaskResult, type DirectToolDependencies } from './call-tool';
 import {

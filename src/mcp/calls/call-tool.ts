@@ -8,9 +8,8 @@ import { appOnlyToolMeta, taskViewToolMeta } from '../app/ui';
 import { JsonRpcError } from '../protocol/wire-errors';
 import { PENDING_CONFIRMATION_SCHEMA } from '../protocol/confirmation';
 import { describe } from '../tools/task-tool-support';
-import { webUiMeta, type TaskView } from '../tasks/task-view';
+import { type TaskCore, type TaskView, webUiMeta } from '../../core';
 import type { CallSeal } from '../protocol/signed-call';
-import type { TaskCore } from '../tasks/task-core';
 import type { Approvals } from '../../approvals/approvals';
 import type { DirectToolContext, ToolDefinition, WorkflowTool } from '../tools/types';
 

@@ -4,7 +4,7 @@
  * come out as they are, for the generation to put on its wire.
  */
 import { traceRequest, type RequestScope } from '../../shared/telemetry';
-import type { TaskCore } from '../tasks/task-core';
+import type { TaskCore } from '../../core';
 
 /** The fields of a request's params that name what it is about. */
 export interface ServedParams {

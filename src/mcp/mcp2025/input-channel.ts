@@ -4,9 +4,7 @@ import { checkFormContent, type InputResponse, type PendingInput } from '../../c
 import { INPUT_KEY_META } from '../../contract/wire';
 import { canElicit } from '../calls/can-elicit';
 import { plainMessage } from '../protocol/wire-errors';
-import { WRITE_PATIENCE_MS } from '../tasks/options';
-import type { TaskCore } from '../tasks/task-core';
-import type { TaskView } from '../tasks/task-view';
+import { type TaskCore, type TaskView, WRITE_PATIENCE_MS } from '../../core';
 import { addBounded, setBounded } from '../../util/bounded';
 import { log } from '../../util/log';
 import { standaloneStreamOf } from './standalone-stream';

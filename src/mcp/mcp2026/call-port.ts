@@ -24,9 +24,7 @@ import { canElicit, type ElicitationCapability } from '../calls/can-elicit';
 import { CONFIRMATION_KEY, previousAnswerProblem } from '../protocol/confirmation';
 import { asToolResult, callAnswerOf } from '../protocol/outcome';
 import { isInvalidParams, jsonRpcFailureOf } from '../protocol/wire-errors';
-import type { CreatedTask } from '../tasks/lifecycle';
-import type { TaskCore } from '../tasks/task-core';
-import { webUiMeta, type TaskView } from '../tasks/task-view';
+import { type CreatedTask, type TaskCore, type TaskView, webUiMeta } from '../../core';
 import { inputRequestsOf, mcp2026Task } from './task-shape';
 
 /**

@@ -6,7 +6,7 @@
 import { RELATED_TASK_META_KEY, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { PendingInput } from '../../contract/task-contract';
 import { outcomeFailure, outcomeOf, toolResultOf } from '../protocol/outcome';
-import type { TaskView } from '../tasks/task-view';
+import type { TaskView } from '../../core';
 
 /** A flat SEP-2663 task: what `tools/call` answers with (`resultType: "task"`) and the core of `tasks/get`. */
 export function mcp2026Task(view: TaskView) {

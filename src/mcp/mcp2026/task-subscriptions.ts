@@ -18,11 +18,9 @@ import {
 } from '@modelcontextprotocol/server';
 import type { ListenRequest, ListenSink } from '../endpoints';
 import { envelopeRefusal } from './envelope';
-import { isTemporalUnavailable, TaskNotFoundError } from '../tasks/errors';
+import { isTemporalUnavailable, type TaskCore, TaskNotFoundError, type TaskView } from '../../core';
 import { retryWithBackoff } from '../../util/wait';
 import { jsonRpcFailureOf } from '../protocol/wire-errors';
-import type { TaskCore } from '../tasks/task-core';
-import type { TaskView } from '../tasks/task-view';
 import { TASKS_EXTENSION } from '../calls/call-plan';
 import { detailedTask } from './task-shape';
 

@@ -6,7 +6,7 @@
  */
 import { RELATED_TASK_META_KEY, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { checkFormContent, type FormInputRequest, type InputContent, type PendingInput } from '../../contract/task-contract';
-import type { TaskView } from '../tasks/task-view';
+import type { TaskView } from '../../core';
 
 /** A question a tool asks before it starts its workflow. */
 export interface StartConfirmation {

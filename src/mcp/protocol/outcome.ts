@@ -4,7 +4,7 @@
  * `result` and `error`): a tool result, or the JSON-RPC error the call would have got, as data.
  */
 import { ErrorCode, RELATED_TASK_META_KEY, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { webUiMeta, type TaskOutcome, type TaskView } from '../tasks/task-view';
+import { webUiMeta, type TaskOutcome, type TaskView } from '../../core';
 import type { JsonRpcFailure } from './wire-errors';
 
 /** A call's answer without a task: a JSON-RPC error, or a tool result. Each generation puts it on its wire. */

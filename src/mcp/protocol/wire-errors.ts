@@ -6,7 +6,7 @@
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { ProtocolError } from '@modelcontextprotocol/server';
 import { JsonRpcError, type JsonRpcFailure } from '../../util/json-rpc-error';
-import { isTemporalUnavailable, TaskCoreError, unreadableDataOf, type TaskErrorCategory } from '../tasks/errors';
+import { isTemporalUnavailable, TaskCoreError, unreadableDataOf, type TaskErrorCategory } from '../../core';
 
 export { JsonRpcError, type JsonRpcFailure };
 

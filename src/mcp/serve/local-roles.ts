@@ -4,7 +4,7 @@
  * the port (on loopback, every user and process of the machine), so the roles go to them only when asked for with
  * `--local-roles-over-http`, and then the server says loudly what it grants to whom.
  */
-import { parseRoles } from '../tasks/principal';
+import { parseRoles } from '../../core';
 import { UsageError } from './args';
 
 /** What `serve` was started as, as far as the local roles go. */

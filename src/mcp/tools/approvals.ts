@@ -4,7 +4,7 @@
  * which roles they hold come from their credentials only, never from arguments.
  */
 import { z } from 'zod';
-import { AnswerRefusedError, TaskCoreError, TooManyRequestsError } from '../tasks/errors';
+import { AnswerRefusedError, TaskCoreError, TooManyRequestsError } from '../../core';
 import { zodSchema } from './schema';
 import { TaskIdSchema, text } from './task-tool-support';
 import type { DirectTool } from './types';

@@ -2,7 +2,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { refusalOf } from '../protocol/wire-errors';
-import type { TaskView } from '../tasks/task-view';
+import type { TaskView } from '../../core';
 import type { DirectToolContext } from './types';
 import { X_MCP_HEADER } from '../protocol/param-headers';
 

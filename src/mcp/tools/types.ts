@@ -1,9 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
-import type { TaskTool } from '../tasks/options';
-import type { TaskCore } from '../tasks/task-core';
+import type { TaskCore, TaskTool, TaskView } from '../../core';
 import type { Approvals } from '../../approvals/approvals';
-import type { TaskView } from '../tasks/task-view';
 import type { StartConfirmation } from '../protocol/confirmation';
 import type { FormInputRequest, InputContent } from '../../contract/task-contract';
 import type { SealedCall } from '../protocol/signed-call';

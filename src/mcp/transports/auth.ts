@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync, unwatchFile, watchFile, type Stats } from 'node:fs';
 import { log } from '../../util/log';
-import { assertValidPrincipal, isReservedPrincipal, parseRoles } from '../tasks/principal';
+import { assertValidPrincipal, isReservedPrincipal, parseRoles } from '../../core';
 
 /** Thrown when the token configuration cannot be used; the message names the entry to fix. */
 export class TokenConfigError extends Error {

@@ -5,7 +5,7 @@
  */
 import { OAuthError, OAuthErrorCode, type AuthInfo, type OAuthTokenVerifier } from '@modelcontextprotocol/server';
 import { log } from '../../util/log';
-import { assertValidPrincipal, isValidRole, OAUTH_PRINCIPAL_PREFIX } from '../tasks/principal';
+import { assertValidPrincipal, isValidRole, OAUTH_PRINCIPAL_PREFIX } from '../../core';
 import type { OAuthConfig } from './oauth-config';
 
 /** Thrown when the issuer's metadata or key set cannot be fetched: no token can be checked until they can. */

@@ -27,8 +27,7 @@ import {
   type SessionAnswer,
   type SignInMethods,
 } from '../app/approvals-page/wire';
-import { AnswerRefusedError, isTemporalUnavailable, TaskCoreError, TooManyRequestsError } from '../tasks/errors';
-import type { ReplicaSharedState } from '../tasks/shared-state';
+import { AnswerRefusedError, isTemporalUnavailable, type ReplicaSharedState, TaskCoreError, TooManyRequestsError } from '../../core';
 import type { HttpRoute } from '../transports/http';
 import { MailSignIn, LINK_REQUESTED, smtpMailer, type SignInMail } from './mail-sign-in';
 import { OidcSignInError, OidcSignInFailure, type OidcSignIn } from './oidc-sign-in';

@@ -6,7 +6,7 @@
  * {@link OidcSignIn.finish} (in a short-lived signed cookie); this module handles no cookies.
  */
 import { readFileSync } from 'node:fs';
-import { assertValidPrincipal, isValidRole, OAUTH_PRINCIPAL_PREFIX } from '../tasks/principal';
+import { assertValidPrincipal, isValidRole, OAUTH_PRINCIPAL_PREFIX } from '../../core';
 
 /** Thrown when the OpenID Connect sign-in settings (MCP_OIDC_*) cannot be used; the message names the variable and the fix. */
 export class OidcConfigError extends Error {

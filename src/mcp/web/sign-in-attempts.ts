@@ -3,7 +3,7 @@
  * a few times a minute, and past that waits. Across replicas through their shared state's token buckets where there is one (in this process while it
  * cannot be reached), else in this process. A refused attempt looks the same whoever it names.
  */
-import type { ReplicaSharedState } from '../tasks/shared-state';
+import type { ReplicaSharedState } from '../../core';
 
 /** How many attempts a key may make at once, and how fast they come back. */
 export interface AttemptLimit {

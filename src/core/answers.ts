@@ -3,16 +3,10 @@
  * as soon as the signal returns, even with no worker running, and sealed with who gave them (see answer-proof).
  */
 import { WorkflowNotFoundError } from '@temporalio/client';
-import {
-  checkFormContent,
-  respondSignal,
-  type AnswerOrigin,
-  type FormInputRequest,
-  type InputResponse,
-} from '../../contract/task-contract';
-import { setBounded } from '../../util/bounded';
-import { log } from '../../util/log';
-import { retryWithBackoff } from '../../util/wait';
+import { checkFormContent, respondSignal, type AnswerOrigin, type FormInputRequest, type InputResponse } from '../contract/task-contract';
+import { setBounded } from '../util/bounded';
+import { log } from '../util/log';
+import { retryWithBackoff } from '../util/wait';
 import { InvalidTaskRequestError, isTemporalUnavailable } from './errors';
 import { WRITE_PATIENCE_MS } from './options';
 import type { TaskReads } from './reads';

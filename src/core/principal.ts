@@ -1,7 +1,7 @@
 /** Who a task belongs to: the principal is a search attribute of the task's workflow. */
 import os from 'node:os';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../../contract/task-contract';
+import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../contract/task-contract';
 
 /** The search attribute binding a task to its principal. */
 export const PRINCIPAL_KEY = defineSearchAttributeKey(PRINCIPAL_SEARCH_ATTRIBUTE, SearchAttributeType.KEYWORD);

@@ -8,8 +8,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
-import { log } from '../../util/log';
-import { withoutPassword } from '../../util/postgres-url';
+import { log } from '../util/log';
+import { withoutPassword } from '../util/postgres-url';
 
 /** State the replicas share (see the module's comment). */
 export interface ReplicaSharedState {

@@ -11,8 +11,8 @@ import {
   type PublishedProgress,
   type PublishedTaskState,
   type TaskMeta,
-} from '../../contract/task-contract';
-import { WEB_UI_META } from '../../contract/wire';
+} from '../contract/task-contract';
+import { WEB_UI_META } from '../contract/wire';
 
 /** A task's status: the two a workflow publishes, and the three it ends in. */
 export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';

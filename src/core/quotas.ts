@@ -5,9 +5,9 @@
  */
 import type { Client } from '@temporalio/client';
 import { TooManyRequestsError, TooManyTasksError } from './errors';
-import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../../contract/task-contract';
-import { setBounded } from '../../util/bounded';
-import { log } from '../../util/log';
+import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../contract/task-contract';
+import { setBounded } from '../util/bounded';
+import { log } from '../util/log';
 import { SharedStateUnavailableError, type ReplicaSharedState } from './shared-state';
 
 /** The quotas; 0 turns one off. */

@@ -3,10 +3,10 @@
  * page token in an opaque cursor bound to the principal. Tasks created here lately that the store does not show yet
  * are listed first, so that a task `tasks/get` can read is also found by `tasks/list`.
  */
-import { PRINCIPAL_SEARCH_ATTRIBUTE, TASK_STATE_MEMO, type PublishedTaskState } from '../../contract/task-contract';
-import { readTaskState } from '../../contract/memo-schemas';
-import { setBounded } from '../../util/bounded';
-import { log } from '../../util/log';
+import { PRINCIPAL_SEARCH_ATTRIBUTE, TASK_STATE_MEMO, type PublishedTaskState } from '../contract/task-contract';
+import { readTaskState } from '../contract/memo-schemas';
+import { setBounded } from '../util/bounded';
+import { log } from '../util/log';
 import type { ReplicaSharedState } from './shared-state';
 import { isTemporalUnavailable, TaskStateUnreadableError } from './errors';
 import { decodeCursor, encodeCursor, listBinding } from './list-cursor';

@@ -5,11 +5,11 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, type WorkflowExecutionDescription } from '@temporalio/client';
 import { isTerminal } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
-import { bindSignal, TASK_META_MEMO, type TaskMeta } from '../../contract/task-contract';
-import { readTaskMeta } from '../../contract/memo-schemas';
-import { argumentsDigest } from '../../util/arguments-digest';
-import { log } from '../../util/log';
-import { retryWithBackoff } from '../../util/wait';
+import { bindSignal, TASK_META_MEMO, type TaskMeta } from '../contract/task-contract';
+import { readTaskMeta } from '../contract/memo-schemas';
+import { argumentsDigest } from '../util/arguments-digest';
+import { log } from '../util/log';
+import { retryWithBackoff } from '../util/wait';
 import { InvalidTaskRequestError, isTemporalUnavailable, TaskNotFoundError, TaskNotReadyError } from './errors';
 import { legacyDerivedUuid } from './idempotency';
 import type { TaskListing } from './listing';

@@ -9,9 +9,9 @@
  */
 import type { Client, ConnectionLike } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { FailureReport } from '../../util/failure-report';
-import { log, withoutLogContext } from '../../util/log';
-import { backoffMs, sleep } from '../../util/wait';
+import { FailureReport } from '../util/failure-report';
+import { log, withoutLogContext } from '../util/log';
+import { backoffMs, sleep } from '../util/wait';
 import { describeServiceError, grpcStatusOf, GrpcStatus } from './errors';
 import { pollingService } from './polling-service';
 

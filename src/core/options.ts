@@ -1,6 +1,6 @@
 /** How the task core is tuned, and what it needs of a tool that starts a workflow. */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { AnswerSeal } from '../../shared/answer-proof';
+import type { AnswerSeal } from '../shared/answer-proof';
 import type { TaskMarker } from './marker';
 import type { QuotaOptions } from './quotas';
 import type { ReplicaSharedState } from './shared-state';

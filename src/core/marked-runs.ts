@@ -7,10 +7,10 @@
  */
 import { WorkflowNotFoundError, type WorkflowExecutionDescription } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
-import { MalformedMemoError, readTaskMeta } from '../../contract/memo-schemas';
-import { BIND_SIGNAL_NAME, type TaskMeta } from '../../contract/task-contract';
-import { argumentsDigest } from '../../util/arguments-digest';
-import { setBounded } from '../../util/bounded';
+import { MalformedMemoError, readTaskMeta } from '../contract/memo-schemas';
+import { BIND_SIGNAL_NAME, type TaskMeta } from '../contract/task-contract';
+import { argumentsDigest } from '../util/arguments-digest';
+import { setBounded } from '../util/bounded';
 import { TaskNotFoundError, taskNotFound } from './errors';
 import { TaskMarker } from './marker';
 import { PRINCIPAL_KEY } from './principal';

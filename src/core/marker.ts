@@ -9,10 +9,10 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { uuidShaped } from './idempotency';
-import type { RunBinding } from '../../contract/task-contract';
-import { MIN_KEY_LENGTH, TaskKeyError, taskKeyFromEnv } from '../../shared/task-key';
+import type { RunBinding } from '../contract/task-contract';
+import { MIN_KEY_LENGTH, TaskKeyError, taskKeyFromEnv } from '../shared/task-key';
 
-export { TaskKeyError as MarkerKeyError } from '../../shared/task-key';
+export { TaskKeyError as MarkerKeyError } from '../shared/task-key';
 
 /** What a mark binds: the task, whose it is, and the start that made it. */
 export interface MarkedStart {

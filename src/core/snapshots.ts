@@ -14,10 +14,10 @@ import {
   type InputResponse,
   type PublishedTaskState,
   type TaskMeta,
-} from '../../contract/task-contract';
-import { MalformedMemoError, readTaskMeta, readTaskState } from '../../contract/memo-schemas';
+} from '../contract/task-contract';
+import { MalformedMemoError, readTaskMeta, readTaskState } from '../contract/memo-schemas';
 import { TaskStateUnreadableError } from './errors';
-import { setBounded } from '../../util/bounded';
+import { setBounded } from '../util/bounded';
 import { taskViewOf, type TaskView, type WorkflowFailure, type WorkflowSnapshot } from './task-view';
 import { timestampToIso, type TemporalAccess } from './temporal-access';
 

@@ -13,10 +13,10 @@
  */
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { CHANGED_AT_SEARCH_ATTRIBUTE } from '../../contract/task-contract';
-import { FailureReport } from '../../util/failure-report';
-import { log, withoutLogContext } from '../../util/log';
-import { sleep } from '../../util/wait';
+import { CHANGED_AT_SEARCH_ATTRIBUTE } from '../contract/task-contract';
+import { FailureReport } from '../util/failure-report';
+import { log, withoutLogContext } from '../util/log';
+import { sleep } from '../util/wait';
 import { describeServiceError } from './errors';
 
 const RUNNING = temporal.api.enums.v1.WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_RUNNING;

@@ -7,7 +7,7 @@ import { status as GrpcStatus } from '@grpc/grpc-js';
 import { NamespaceNotFoundError } from '@temporalio/common';
 import { isGrpcServiceError, ServiceError } from '@temporalio/client';
 import { google } from '@temporalio/proto';
-import { PayloadDecryptionError, UnknownPayloadKeyError } from '../../shared/payload-keys';
+import { PayloadDecryptionError, UnknownPayloadKeyError } from '../shared/payload-keys';
 
 export { GrpcStatus };
 

@@ -7,8 +7,8 @@
  */
 import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
 import type { UpdateDefinition } from '@temporalio/common';
-import type { AnswerSeal } from '../../shared/answer-proof';
-import type { AnswerOrigin } from '../../contract/task-contract';
+import type { AnswerSeal } from '../shared/answer-proof';
+import type { AnswerOrigin } from '../contract/task-contract';
 import { TaskAnswers, type PassedResponse } from './answers';
 import { TaskFollower, type FollowOptions } from './task-follower';
 import type { HistoryWatchStats } from './history-watch';

@@ -4,8 +4,8 @@
  * watched for an answer given elsewhere), with its deadline, cancellation, Temporal outages and back-off in one place.
  */
 import { isTerminal } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
-import { log } from '../../util/log';
-import { sleep } from '../../util/wait';
+import { log } from '../util/log';
+import { sleep } from '../util/wait';
 import { isTemporalUnavailable } from './errors';
 import type { TaskView } from './task-view';
 

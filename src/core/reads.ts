@@ -6,10 +6,10 @@
  * a read after a write on this replica never sees what came before it.
  */
 import { isTerminal } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
-import { setBounded } from '../../util/bounded';
-import { retryWithBackoff } from '../../util/wait';
+import { setBounded } from '../util/bounded';
+import { retryWithBackoff } from '../util/wait';
 import { isTemporalUnavailable } from './errors';
-import { log } from '../../util/log';
+import { log } from '../util/log';
 import { ChangeFeed, changeStampOf, DEFAULT_FEED_MARGIN_MS, type ChangeFeedStats } from './change-feed';
 import { DEFAULT_WATCH_LIMIT, HistoryWatch } from './history-watch';
 import type { MarkedRuns } from './marked-runs';

@@ -2,7 +2,7 @@
 import type { Client } from '@temporalio/client';
 import type { Payload } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
-import { webUiWorkflowUrl } from '../../shared/temporal-config';
+import { webUiWorkflowUrl } from '../shared/temporal-config';
 import type { TaskCoreOptions, TaskTool } from './options';
 
 /** The Temporal side of the task core, shared by its parts (reads, lifecycle, answers, listing). */
