@@ -27,7 +27,10 @@ import { TemporalAccess } from './temporal-access';
  * reach tasks. Its parts stay behind it.
  */
 export class TaskCore {
-  /** What each principal may hold at once, and how fast it may ask. */
+  /**
+   * What each principal may hold at once, and how fast it may ask: reached through {@link takeOperation} and
+   * {@link waiting}, which the front-ends use.
+   */
   readonly quotas: Quotas;
   private readonly temporal: TemporalAccess;
   private readonly runs: MarkedRuns;
@@ -60,6 +63,28 @@ export class TaskCore {
   /** Ends the history long polls that wake waiting requests, and the change feed's queries. */
   close(): void {
     this.reads.close();
+  }
+
+  /**
+   * Counts one task request of `principal` against its rate; throws `TooManyRequestsError` (retryable, with when)
+   * past it.
+   */
+  takeOperation(principal: string): Promise<void> {
+    return this.quotas.takeOperation(principal);
+  }
+
+  /**
+   * Runs `work`, a wait of `principal` on its tasks (a blocked `tasks/result`, an inline call, a form held open, a
+   * pushed question), as one of the principal's waits: `TooManyRequestsError` when they are all taken, and the place
+   * given back when `work` settles.
+   */
+  async waiting<T>(principal: string, work: () => Promise<T>): Promise<T> {
+    const end = await this.quotas.beginWait(principal);
+    try {
+      return await work();
+    } finally {
+      end();
+    }
   }
 
   /** Reads the task of `principal`; `TaskNotFoundError` for anything else (see {@link TaskReads.get}). */

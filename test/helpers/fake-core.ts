@@ -38,6 +38,19 @@ export class FakeCore {
   failWith: unknown;
   readonly quotas = { takeOperation: async () => undefined, beginWait: async () => () => undefined };
 
+  takeOperation(_principal: string): Promise<void> {
+    return this.quotas.takeOperation();
+  }
+
+  async waiting<T>(_principal: string, work: () => Promise<T>): Promise<T> {
+    const end = await this.quotas.beginWait();
+    try {
+      return await work();
+    } finally {
+      end();
+    }
+  }
+
   async create(tool: { name: string }, input: unknown, principal: string, options: unknown): Promise<CreatedTask> {
     this.created.push({ tool: tool.name, input, principal, options });
     const created = view(`report-${this.created.length}`);

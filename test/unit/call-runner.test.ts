@@ -85,11 +85,13 @@ function fakePort(script: unknown[], options: { ttl?: unknown; carried?: unknown
   const deps = {
     // A form a direct tool puts counts as one of the principal's waits while it is out.
     core: {
-      quotas: {
-        beginWait: async () => {
-          steps.push('wait begins');
-          return () => steps.push('wait ends');
-        },
+      waiting: async <T>(_principal: string, work: () => Promise<T>) => {
+        steps.push('wait begins');
+        try {
+          return await work();
+        } finally {
+          steps.push('wait ends');
+        }
       },
       create: async (_tool: unknown, input: unknown) => {
         created.push(input);

@@ -182,14 +182,7 @@ export function directToolContext(
     awaitResult,
     // A form held open on the caller's call is a wait like any other: it takes one of the principal's waits.
     ...(ask && {
-      ask: async (request) => {
-        const endWait = await core.quotas.beginWait(principal);
-        try {
-          return await ask(request);
-        } finally {
-          endWait();
-        }
-      },
+      ask: (request) => core.waiting(principal, () => ask(request)),
     }),
     confirmations: { open: (token, caller) => seal.open(token, caller), tool: (name) => workflowTools.get(name) },
   };

@@ -15,14 +15,14 @@ export interface ServedParams {
 
 /** Runs `work` for `principal`'s `method` request with `params`, once the principal's rate admits it (see the module). */
 export async function servedRequest<T>(
-  core: Pick<TaskCore, 'quotas'>,
+  core: Pick<TaskCore, 'takeOperation'>,
   method: string,
   principal: string,
   params: ServedParams | undefined,
   work: () => Promise<T>,
 ): Promise<T> {
   // A request refused by the rate does no work: it gets no span.
-  await core.quotas.takeOperation(principal);
+  await core.takeOperation(principal);
   const scope: RequestScope = { method, principal };
   if (typeof params?.name === 'string') scope.tool = params.name;
   if (typeof params?.taskId === 'string') scope.taskId = params.taskId;

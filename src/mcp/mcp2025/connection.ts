@@ -205,13 +205,10 @@ export class Mcp2025Connection {
    * the request, sends progress notifications as it goes.
    */
   async awaitResult(taskId: string, extra: Extra, budgetMs = Infinity): Promise<CallAnswer | undefined> {
-    const endWait = await this.deps.core.quotas.beginWait(this.deps.principalOf(extra));
-    log.debug('waiting for the task to finish', { taskId, ...(budgetMs !== Infinity && { budgetMs }) });
-    try {
-      return await this.waitForResult(taskId, extra, budgetMs);
-    } finally {
-      endWait();
-    }
+    return this.deps.core.waiting(this.deps.principalOf(extra), () => {
+      log.debug('waiting for the task to finish', { taskId, ...(budgetMs !== Infinity && { budgetMs }) });
+      return this.waitForResult(taskId, extra, budgetMs);
+    });
   }
 
   private async waitForResult(taskId: string, extra: Extra, budgetMs: number): Promise<CallAnswer | undefined> {

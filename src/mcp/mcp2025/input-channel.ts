@@ -126,15 +126,12 @@ export class InputChannel {
           if (standaloneStreamOf(this.server.transport) === undefined) return;
           // A pushed question is held open like a blocked tasks/result: it counts against the principal's waits, and
           // is not pushed while they are all taken (the client still sees it in tasks/get).
-          let endWait: () => void;
-          try {
-            endWait = await this.core.quotas.beginWait(this.principal);
-          } catch {
-            return;
-          }
-          // Taken while the wait was: pushed only if it is still not being asked.
-          if (!this.mayPush(slot)) return endWait();
-          void this.start(now, undefined).outcome.finally(endWait);
+          await this.core
+            .waiting(this.principal, async () => {
+              // Taken while the wait was: pushed only if it is still not being asked.
+              if (this.mayPush(slot)) await this.start(now, undefined).outcome;
+            })
+            .catch(() => undefined);
         },
         () => undefined,
       );

@@ -98,17 +98,14 @@ export class Mcp2026Call implements CallPort<Mcp2026Answer> {
   /** No server-to-client requests in this generation: waits without asking; a question is answered with task_respond. */
   async awaitResult(taskId: string, budgetMs: number): Promise<ToolResult | undefined> {
     const { core } = this.deps;
-    const endWait = await core.quotas.beginWait(this.caller.principal);
-    try {
+    return core.waiting(this.caller.principal, async () => {
       const follower = core.follow(taskId, this.caller.principal, { signal: this.ctx.mcpReq.signal, deadline: Date.now() + budgetMs });
       for await (const view of follower) {
         if (isTerminal(view.task.status)) return asToolResult(callAnswerOf(view));
         if (view.inputs.length > 0) return undefined;
       }
       return undefined;
-    } finally {
-      endWait();
-    }
+    });
   }
 
   taskAnswer(view: CreatedTask): CallToolResult {
@@ -154,8 +151,7 @@ export class Mcp2026Call implements CallPort<Mcp2026Answer> {
     const { core, inlineBudgetMs } = this.deps;
     const { principal } = this.caller;
     const elicitation = capabilitiesOf(this.ctx).elicitation as ElicitationCapability | undefined;
-    const endWait = await core.quotas.beginWait(principal);
-    try {
+    return core.waiting(principal, async () => {
       const follower = core.follow(created.task.taskId, principal, {
         from: created,
         signal: this.ctx.mcpReq.signal,
@@ -177,9 +173,7 @@ export class Mcp2026Call implements CallPort<Mcp2026Answer> {
       }
       if (this.ctx.mcpReq.signal.aborted) throw new ProtocolError(ProtocolErrorCode.InternalError, 'Request was cancelled');
       return pendingTaskResult(follower.latest ?? created, { kind: 'budget', budgetMs: inlineBudgetMs }) as CallToolResult;
-    } finally {
-      endWait();
-    }
+    });
   }
 
   /** An input_required round: the questions, and the sealed state the retried call brings back with its answers. */

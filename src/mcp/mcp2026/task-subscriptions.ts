@@ -97,16 +97,29 @@ export class TaskSubscriptions {
       return refuse(ProtocolErrorCode.InvalidParams, `Invalid params: at most ${this.maxTaskIds} task ids per subscription`);
     }
     if (this.open >= this.maxSubscriptions) return refuse(ProtocolErrorCode.InternalError, 'Subscription limit reached');
-    let endWait: () => void;
+    // Refused as any request is past the principal's rate or waits; once under way, its own errors are its own.
+    let underWay = false;
     try {
-      await this.core.quotas.takeOperation(principal);
-      endWait = await this.core.quotas.beginWait(principal);
+      await this.core.takeOperation(principal);
+      return await this.core.waiting(principal, () => {
+        underWay = true;
+        return this.stream(request, taskIds, principal, sink, refuse);
+      });
     } catch (error) {
-      const failure = jsonRpcFailureOf(error);
+      const failure = underWay ? undefined : jsonRpcFailureOf(error);
       if (!failure) throw error;
       return refuse(failure.code, failure.message, failure.data);
     }
+  }
 
+  /** The subscription once its wait is taken: the first reads, the acknowledgement, then each change until the end. */
+  private async stream(
+    request: ListenRequest,
+    taskIds: string[],
+    principal: string,
+    sink: ListenSink,
+    refuse: (code: number, message: string, data?: unknown) => Promise<void>,
+  ): Promise<void> {
     this.open++;
     try {
       const first = new Map<string, TaskView>();
@@ -138,7 +151,6 @@ export class TaskSubscriptions {
       }
     } finally {
       this.open--;
-      endWait();
     }
   }
 
