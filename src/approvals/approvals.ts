@@ -5,21 +5,12 @@
  * to show and refuse early, and again by the workflow, which decides.
  */
 import { randomUUID } from 'node:crypto';
-import type { WorkflowExecutionDescription } from '@temporalio/client';
-import {
-  checkFormContent,
-  type AnswerOrigin,
-  type FormInputRequest,
-  type InputContent,
-  type PublishedTaskState,
-  type TaskMeta,
-} from '../contract/task-contract';
+import { checkFormContent, type AnswerOrigin, type FormInputRequest, type InputContent } from '../contract/task-contract';
 import { log } from '../util/log';
 import { retryWithBackoff, sleep } from '../util/wait';
 import {
   AnswerRefusedError,
   assertValidPrincipal,
-  checkedMemos,
   decodeCursor,
   describeServiceError,
   encodeCursor,
@@ -210,29 +201,22 @@ export class Approvals {
   ): Promise<{ item: InboxItem; input: AddressedInput }[]> {
     const found = await Promise.all(
       ids.map((id) =>
-        this.core.describe(id).catch((error: unknown) => {
+        this.core.run(id).catch((error: unknown) => {
           if (isTemporalUnavailable(error)) throw error;
+          if (error instanceof TaskStateUnreadableError) log.warn(`approvals_inbox: left out: ${error.message}`, { taskId: id, principal });
           return undefined;
         }),
       ),
     );
     const items: { item: InboxItem; input: AddressedInput }[] = [];
     const mustSign = this.mustSign(principal, roles);
-    for (const description of found) {
-      if (!description || description.status.name !== 'RUNNING') continue;
-      let memos: { meta?: TaskMeta; published?: PublishedTaskState };
-      try {
-        memos = checkedMemos(description);
-      } catch (error) {
-        if (!(error instanceof TaskStateUnreadableError)) throw error;
-        log.warn(`approvals_inbox: left out: ${error.message}`, { taskId: description.workflowId, principal });
-        continue;
-      }
-      for (const input of memos.published?.awaiting ?? []) {
+    for (const run of found) {
+      if (!run?.running) continue;
+      for (const input of run.published?.awaiting ?? []) {
         if (answerRefusal(input, this.answerer(principal, roles), this.personOf(input.requester)) !== undefined) continue;
-        const item = inboxItemOf(description.workflowId, memos.meta?.tool, input);
+        const item = inboxItemOf(run.workflowId, run.tool, input);
         if (mustSign) item.mustSign = true;
-        if (mustSign || this.options.passkeyPage !== undefined) Object.assign(item, await this.signing(description, input.key, principal));
+        if (mustSign || this.options.passkeyPage !== undefined) Object.assign(item, await this.signing(run, input.key, principal));
         if (this.options.passkeyPage !== undefined) {
           const query = new URLSearchParams({
             task: item.taskId,
@@ -278,17 +262,20 @@ export class Approvals {
     by: { principal: string; roles: readonly string[] },
     deadline?: number,
   ): Promise<OpenQuestion> {
-    const read = () => this.core.describe(taskId);
-    const description = await retryWithBackoff(read, {
+    const read = () => this.core.run(taskId);
+    const run = await retryWithBackoff(read, {
       isRetryable: isTemporalUnavailable,
       deadline: deadline ?? Date.now() + DECISION_PATIENCE_MS,
     }).catch((error: unknown) => {
       if (error instanceof TaskNotFoundError) throw noQuestionFor(taskId, key);
       throw error;
     });
-    const input = description.status.name === 'RUNNING' ? awaitingOf(description).find((candidate) => candidate.key === key) : undefined;
+    const input = run.running ? (run.published?.awaiting ?? []).find((candidate) => candidate.key === key) : undefined;
     // A repeat after the question closed hears what a repeat while it is open hears.
-    if (!input && decidedOf(description).some((closed) => closed.key === key && closed.people.includes(this.personOf(by.principal)))) {
+    if (
+      !input &&
+      (run.published?.decided ?? []).some((closed) => closed.key === key && closed.people.includes(this.personOf(by.principal)))
+    ) {
       throw new AnswerRefusedError(capitalized(REFUSALS.answered));
     }
     const refusal = input
@@ -296,7 +283,7 @@ export class Approvals {
       : REFUSALS.notAddressed;
     if (refusal === REFUSALS.notAddressed) throw noQuestionFor(taskId, key);
     if (refusal) throw new AnswerRefusedError(capitalized(refusal));
-    const { workflowId, runId, historyLength } = description;
+    const { workflowId, runId, historyLength } = run;
     return { taskId, key, input: input!, run: { workflowId, runId, historyLength } };
   }
 
@@ -487,20 +474,20 @@ export class Approvals {
     try {
       // A run a reset just made shows its questions once its first workflow task ran: it is read again until then.
       for (;;) {
-        const description = await retryWithBackoff(() => core.describe(taskId), {
+        const current = await retryWithBackoff(() => core.run(taskId), {
           isRetryable: isTemporalUnavailable,
           deadline,
         });
-        if (description.status.name !== 'RUNNING' || description.runId === tried) return undefined;
-        const original = await core.originalRunIdOf({ workflowId: description.workflowId, runId: description.runId });
+        if (!current.running || current.runId === tried) return undefined;
+        const original = await core.originalRunIdOf(current);
         if (original !== originalRunId) return undefined;
-        const open = awaitingOf(description).find((candidate) => candidate.key === input.key);
+        const open = (current.published?.awaiting ?? []).find((candidate) => candidate.key === input.key);
         if (open !== undefined) {
           const same =
             open.request.message === input.request.message &&
             (open.audience.required ?? 1) === (input.audience.required ?? 1) &&
             digestOf(open.subject ?? null) === digestOf(input.subject ?? null);
-          return same ? description.runId : undefined;
+          return same ? current.runId : undefined;
         }
         if (Date.now() + QUESTION_READ_INTERVAL_MS >= deadline) return undefined;
         await sleep(QUESTION_READ_INTERVAL_MS);
@@ -604,24 +591,8 @@ function checkedResponse(
   return response;
 }
 
-/**
- * The closed questions a described workflow publishes, with who answered each. Throws `TaskStateUnreadableError` when
- * its published state does not fit the contract.
- */
-function decidedOf(description: WorkflowExecutionDescription): { key: string; people: string[] }[] {
-  return checkedMemos(description).published?.decided ?? [];
-}
-
 function capitalized(text: string): string {
   return `${text.charAt(0).toUpperCase()}${text.slice(1)}`;
-}
-
-/**
- * The addressed questions a described workflow publishes as open. Throws `TaskStateUnreadableError` when its
- * published state does not fit the contract.
- */
-function awaitingOf(description: WorkflowExecutionDescription): AddressedInput[] {
-  return checkedMemos(description).published?.awaiting ?? [];
 }
 
 /** Visibility pages one inbox call reads at most to fill a page the checks emptied. */

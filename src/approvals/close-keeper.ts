@@ -17,15 +17,7 @@
 import { CLOSE_VIA, type SignedDecisionRecord } from '../contract/decision-records';
 import type { DecidedQuestion, PublishedTaskState, QuestionClose } from '../contract/task-contract';
 import { setBounded } from '../util/bounded';
-import {
-  changedSinceQuery,
-  checkedMemos,
-  describeServiceError,
-  isTemporalUnavailable,
-  TASK_ID_PATTERN,
-  type TaskCore,
-  TaskNotFoundError,
-} from '../core';
+import { changedSinceQuery, describeServiceError, isTemporalUnavailable, TASK_ID_PATTERN, type TaskCore, TaskNotFoundError } from '../core';
 import { log } from '../util/log';
 import type { DecisionLog } from './decision-log';
 import { closeStanding } from '../records/closes';
@@ -263,13 +255,13 @@ export class CloseKeeper {
    */
   private async confirmed(close: Pending): Promise<QuestionClose | undefined> {
     try {
-      const description = await this.core.describe(close.taskId);
-      const decided: DecidedQuestion[] = checkedMemos(description).published?.decided ?? [];
+      const run = await this.core.run(close.taskId);
+      const decided: DecidedQuestion[] = run.published?.decided ?? [];
       const now = decided.find(
         (entry) => entry.key === close.key && entry.close?.run === close.run && entry.close.outcome === close.outcome,
       )?.close;
       if (!now) return undefined;
-      const original = await this.core.originalRunIdOf({ workflowId: description.workflowId, runId: description.runId });
+      const original = await this.core.originalRunIdOf(run);
       return original === close.run ? now : undefined;
     } catch (error) {
       if (error instanceof TaskNotFoundError) return undefined;

@@ -4,7 +4,7 @@
  */
 
 // The core, and the task as it answers with it.
-export { TaskCore } from './task-core';
+export { TaskCore, type TaskRun } from './task-core';
 export type { TaskCoreOptions, TaskTool } from './options';
 export { WRITE_PATIENCE_MS } from './options';
 export type { CreatedTask, CreateOptions } from './lifecycle';
@@ -35,8 +35,7 @@ export { TASK_ID_PATTERN } from './marked-runs';
 // What the replicas of a deployment share.
 export { SharedStateConfigError, sharedStateFromEnv, type ReplicaSharedState } from './shared-state';
 
-// Reads of what workflows publish, listings and cursors, for the parts that read tasks under their own rule of access.
-export { checkedMemos } from './snapshots';
+// Listings and cursors, for the parts that read tasks under their own rule of access.
 export { formFieldsOf } from './answers';
 export { changedSinceQuery } from './change-feed';
 export { decodeCursor, encodeCursor, listBinding } from './list-cursor';

@@ -5,10 +5,10 @@
  * serves any task. Its parts, one job each: reads (served from the history watches where they can be), listing,
  * lifecycle (create, cancel, replay of a retried call) and answers.
  */
-import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { UpdateDefinition } from '@temporalio/common';
 import type { AnswerSeal } from '../shared/answer-proof';
-import type { AnswerOrigin } from '../contract/task-contract';
+import type { AnswerOrigin, PublishedTaskState } from '../contract/task-contract';
 import { TaskAnswers, type PassedResponse } from './answers';
 import { TaskFollower, type FollowOptions } from './task-follower';
 import type { HistoryWatchStats } from './history-watch';
@@ -18,9 +18,23 @@ import { MarkedRuns } from './marked-runs';
 import type { TaskCoreOptions, TaskTool } from './options';
 import { Quotas } from './quotas';
 import { TaskReads } from './reads';
-import { Snapshots } from './snapshots';
+import { checkedMemos, Snapshots } from './snapshots';
 import type { TaskView } from './task-view';
 import { TemporalAccess } from './temporal-access';
+
+/** A task's current run, as {@link TaskCore.run} reads it: where it stands, and what its workflow publishes, checked. */
+export interface TaskRun {
+  workflowId: string;
+  runId: string;
+  /** Events in its history when it was read: a write made on what it shows names it. */
+  historyLength: number;
+  /** True while the run is open. */
+  running: boolean;
+  /** The tool the task was started for. */
+  tool?: string;
+  /** The task state its workflow publishes, when it publishes one. */
+  published?: PublishedTaskState;
+}
 
 /**
  * The task core (see the module's comment): the one port through which the front-ends, the direct tools and approvals
@@ -172,11 +186,21 @@ export class TaskCore {
   }
 
   /**
-   * The task's run as Temporal describes it, whoever started it, for parts that decide access themselves (approvals:
-   * a question's audience); `TaskNotFoundError` for anything that is not a task of this bridge.
+   * The task's current run as the bridge reads it, whoever started it, for parts that decide access themselves
+   * (approvals: a question's audience): `TaskNotFoundError` for anything that is not a task of this bridge, and
+   * `TaskStateUnreadableError` for one whose published state cannot be read.
    */
-  describe(taskId: string): Promise<WorkflowExecutionDescription> {
-    return this.temporal.rpc(() => this.runs.describe(taskId));
+  async run(taskId: string): Promise<TaskRun> {
+    const description = await this.temporal.rpc(() => this.runs.describe(taskId));
+    const { meta, published } = checkedMemos(description);
+    return {
+      workflowId: description.workflowId,
+      runId: description.runId,
+      historyLength: description.historyLength,
+      running: description.status.name === 'RUNNING',
+      ...(meta?.tool !== undefined && { tool: meta.tool }),
+      ...(published && { published }),
+    };
   }
 
   /** The run's original run id (a reset run's is the run it was reset from first): what sealed answers name. */

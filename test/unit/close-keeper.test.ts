@@ -49,11 +49,11 @@ class Tasks {
         if (this.listFails) throw this.listFails;
         return { runs: [...this.listed].map(([workflowId, published]) => ({ workflowId, runId: 'run-9', published })) };
       },
-      describe: async (taskId: string) => {
+      run: async (taskId: string) => {
         this.reads++;
         if (this.readFails.has(taskId)) throw this.readFails.get(taskId);
         if (!this.published.has(taskId)) throw new TaskNotFoundError(taskId);
-        return { workflowId: taskId, runId: 'run-9', memo: { mcpTask: this.published.get(taskId) } };
+        return { workflowId: taskId, runId: 'run-9', historyLength: 5, running: false, published: this.published.get(taskId) };
       },
       originalRunIdOf: async () => this.originalRun,
     } as unknown as TaskCore;
