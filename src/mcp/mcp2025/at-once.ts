@@ -8,13 +8,16 @@ import { log } from '../../util/log';
 import { jsonRpcFailureOf, JsonRpcError } from '../protocol/wire-errors';
 import type { ToolDefinition } from '../tools/types';
 import { planCall, type CallPlan } from '../calls/call-plan';
-import { planned, type Extra } from './connection';
+import type { Extra } from './connection';
 
 /** Requests that never send anything on their own stream: an HTTP transport may answer them with plain JSON. */
 const POLLING_METHODS = new Set(['tasks/get', 'tasks/list', 'tasks/cancel']);
 
-/** A request handler as the server registered it: checks, quota, span and error mapping included. */
-export type RegisteredHandler = (request: unknown, extra: Extra) => Promise<object>;
+/**
+ * A request handler as the server registered it: checks, quota, span and error mapping included. A tools/call
+ * answered at once is handed the plan made when it was received, so that its arguments are checked once.
+ */
+export type RegisteredHandler = (request: unknown, extra: Extra, plan?: CallPlan) => Promise<object>;
 
 /** The handlers of each server that may be answered at once, and its tools by name, for {@link answerAtOnce}. */
 const atOnce = new WeakMap<Server, { handlers: ReadonlyMap<string, RegisteredHandler>; tools: ReadonlyMap<string, ToolDefinition> }>();
@@ -110,9 +113,8 @@ export async function answerAtOnce(
     sendNotification: (notification: ServerNotification) => server.notification(notification),
     sendRequest: () => Promise.reject(new JsonRpcError(ErrorCode.InternalError, 'A request answered at once sends no requests')),
   } as unknown as Extra;
-  if (answered.plan) planned(extra, answered.plan);
   try {
-    return { jsonrpc: '2.0', id: request.id, result: await handle(request, extra) };
+    return { jsonrpc: '2.0', id: request.id, result: await handle(request, extra, answered.plan) };
   } catch (error) {
     const failure = jsonRpcFailureOf(error);
     if (!failure) log.error(`mcp (2025-11-25): ${request.method}: ${(error as Error).stack ?? error}`);

@@ -52,14 +52,6 @@ export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 /** Tasks a connection remembers at most (last status, progress token and value); the oldest are forgotten first. */
 const PER_CONNECTION_LIMIT = 1000;
 
-/** Plans of calls made where the request was received (see at-once.ts), so that the arguments are checked once. */
-const plans = new WeakMap<Extra, CallPlan>();
-
-/** Hands the handler of the request of `extra` its plan, made already. */
-export function planned(extra: Extra, plan: CallPlan): void {
-  plans.set(extra, plan);
-}
-
 /** Everything one MCP server instance needs; shared by all connections of a process. */
 export interface Mcp2025Dependencies {
   core: TaskCore;
@@ -103,13 +95,15 @@ export class Mcp2025Connection {
     ({ byName: this.byName, workflowTools: this.workflowTools } = toolTables(deps.tools));
   }
 
-  /** tools/call: carries out its {@link planCall plan}; a task-augmented call answers with the task, a plain one waits inline. */
-  callTool(request: CallToolRequest, extra: Extra): Promise<object> {
+  /**
+   * tools/call: carries out its {@link planCall plan} (`planned`, when it was made where the request was received); a
+   * task-augmented call answers with the task, a plain one waits inline.
+   */
+  callTool(request: CallToolRequest, extra: Extra, planned?: CallPlan): Promise<object> {
     const { name, arguments: args, task } = request.params;
     const capabilities = this.server.getClientCapabilities();
     const plan =
-      plans.get(extra) ??
-      planCall({ generation: 'mcp2025', taskAugmented: task !== undefined, name, args, tools: this.byName, capabilities });
+      planned ?? planCall({ generation: 'mcp2025', taskAugmented: task !== undefined, name, args, tools: this.byName, capabilities });
     const { core, approvals, seal } = this.deps;
     return runCall(plan, this.callPort(request, extra), { core, approvals, seal, workflowTools: this.workflowTools });
   }

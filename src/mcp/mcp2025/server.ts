@@ -19,6 +19,7 @@ import { asJsonRpcError, JsonRpcError } from '../protocol/wire-errors';
 import { toolTables } from '../tools';
 import { SERVER_INFO, SERVER_INSTRUCTIONS } from '../protocol/server-identity';
 import { answerableAtOnce, enableAnswersAtOnce, type RegisteredHandler } from './at-once';
+import type { CallPlan } from '../calls/call-plan';
 import { answerOf, Mcp2025Connection, type Extra, type Mcp2025Dependencies } from './connection';
 
 export { refusalBackoffMs };
@@ -50,7 +51,7 @@ export function createMcp2025Server(deps: Mcp2025Dependencies): Server {
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: descriptors }));
   server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: APP_RESOURCES }));
   on(ReadResourceRequestSchema, (request) => readAppResource(request.params.uri));
-  on(CallToolRequestSchema, (request, extra) => connection.callTool(request, extra));
+  on(CallToolRequestSchema, (request, extra, plan) => connection.callTool(request, extra, plan));
   on(GetTaskRequestSchema, (request, extra) => connection.getTask(request.params.taskId, extra));
   if (deps.listing) on(ListTasksRequestSchema, (request, extra) => connection.listTasks(request.params?.cursor, extra));
   on(CancelTaskRequestSchema, (request, extra) => connection.cancelTask(request.params.taskId, extra));
@@ -60,7 +61,7 @@ export function createMcp2025Server(deps: Mcp2025Dependencies): Server {
 }
 
 type RequestSchema = z.ZodObject<{ method: z.ZodLiteral<string> }>;
-type Handler<Schema extends RequestSchema> = (request: z.infer<Schema>, extra: Extra) => Promise<object>;
+type Handler<Schema extends RequestSchema> = (request: z.infer<Schema>, extra: Extra, plan?: CallPlan) => Promise<object>;
 
 /**
  * Registers a handler whose malformed params get -32602 Invalid params (the SDK's own parsing would answer
@@ -77,14 +78,14 @@ function onRequest<Schema extends RequestSchema>(
   const method = schema.shape.method.value;
   const anyParams = z.looseObject({ method: z.literal(method), params: z.unknown().optional() });
   const traced = method === 'tools/call' || method.startsWith('tasks/');
-  const handle = async (request: unknown, extra: Extra) => {
+  const handle = async (request: unknown, extra: Extra, plan?: CallPlan) => {
     const parsed = schema.safeParse(request);
     if (!parsed.success) {
       throw new JsonRpcError(ErrorCode.InvalidParams, `Invalid params for ${method}: ${z.prettifyError(parsed.error).replace(/\n/g, ' ')}`);
     }
-    if (!traced) return mapTemporalErrors(handler(parsed.data, extra));
+    if (!traced) return mapTemporalErrors(handler(parsed.data, extra, plan));
     const params = (parsed.data as { params?: ServedParams }).params;
-    return mapTemporalErrors(servedRequest(core, method, principalOf(extra), params, () => handler(parsed.data, extra)));
+    return mapTemporalErrors(servedRequest(core, method, principalOf(extra), params, () => handler(parsed.data, extra, plan)));
   };
   server.setRequestHandler(anyParams as never, handle as never);
   return { method, handle };
