@@ -22,6 +22,7 @@ import { isTemporalUnavailable, type TaskCore, TaskNotFoundError, type TaskView 
 import { retryWithBackoff } from '../../util/wait';
 import { jsonRpcFailureOf } from '../protocol/wire-errors';
 import { TASKS_EXTENSION } from '../calls/call-plan';
+import { servedRequest, type ServedParams } from '../calls/served-request';
 import { detailedTask } from './task-shape';
 
 /** Options of {@link TaskSubscriptions}. */
@@ -32,11 +33,14 @@ export interface TaskSubscriptionOptions {
   maxTaskIds?: number;
 }
 
+/** The method of a subscription. */
+const LISTEN_METHOD = 'subscriptions/listen';
+
 /** True for a `subscriptions/listen` request that asks for task status: the ones {@link TaskSubscriptions} serves. */
 export function isTaskListen(message: unknown): message is ListenRequest {
   const request = message as ListenRequest | undefined;
   return (
-    request?.method === 'subscriptions/listen' &&
+    request?.method === LISTEN_METHOD &&
     (typeof request.id === 'string' || typeof request.id === 'number') &&
     typeof request.params?.notifications === 'object' &&
     request.params.notifications !== null &&
@@ -97,14 +101,16 @@ export class TaskSubscriptions {
       return refuse(ProtocolErrorCode.InvalidParams, `Invalid params: at most ${this.maxTaskIds} task ids per subscription`);
     }
     if (this.open >= this.maxSubscriptions) return refuse(ProtocolErrorCode.InternalError, 'Subscription limit reached');
-    // Refused as any request is past the principal's rate or waits; once under way, its own errors are its own.
+    // The one request step every task request takes (its rate, its span and log context), and one of the principal's
+    // waits: refused as any request is past them; once under way, its own errors are its own.
     let underWay = false;
     try {
-      await this.core.takeOperation(principal);
-      return await this.core.waiting(principal, () => {
-        underWay = true;
-        return this.stream(request, taskIds, principal, sink, refuse);
-      });
+      return await servedRequest(this.core, LISTEN_METHOD, principal, request.params as ServedParams | undefined, () =>
+        this.core.waiting(principal, () => {
+          underWay = true;
+          return this.stream(request, taskIds, principal, sink, refuse);
+        }),
+      );
     } catch (error) {
       const failure = underWay ? undefined : jsonRpcFailureOf(error);
       if (!failure) throw error;
