@@ -89,6 +89,7 @@ function main(argv: string[]): number {
       packageJson: JSON.parse(readFileSync(packageJsonFullPath, 'utf8')),
     });
     const result = Extractor.invoke(prepared, { localBuild: update, showVerboseMessages: false });
+    const names = undocumented(update ? prepared.reportFilePath : prepared.reportTempFilePath);
     const report = path.relative(ROOT, prepared.reportFilePath);
     if (result.apiReportChanged && !update) {
       process.stderr.write(
@@ -96,8 +97,7 @@ function main(argv: string[]): number {
           `If the change is meant, run npm run api-report -- --update and commit ${report}\n`,
       );
       failed = true;
-    } else if (undocumented(prepared.reportFilePath, update ? undefined : prepared.reportTempFilePath).length > 0) {
-      const names = undocumented(prepared.reportFilePath, update ? undefined : prepared.reportTempFilePath);
+    } else if (names.length > 0) {
       process.stderr.write(`api-report: ${entry.name} exports ${names.join(', ')} without a doc comment: say what each is for\n`);
       failed = true;
     } else if (!result.succeeded) {
@@ -125,8 +125,8 @@ function changedLines(checkedIn: string, fresh: string): string {
 }
 
 /** The exports a report marks "(undocumented)": the names of top-level declarations without a doc comment. */
-function undocumented(reportFile: string, fresh?: string): string[] {
-  const lines = readFileSync(fresh ?? reportFile, 'utf8').split(/\r?\n/);
+function undocumented(report: string): string[] {
+  const lines = readFileSync(report, 'utf8').split(/\r?\n/);
   return lines.flatMap((line, index) => {
     // Top-level only (members are said in their type's comment): `// (undocumented)` or `// @public (undocumented)`.
     if (!/^\/\/ (?:@\w+ )?\(undocumented\)$/.test(line)) return [];

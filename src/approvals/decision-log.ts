@@ -35,10 +35,7 @@ export class DecisionLog {
 
   /** Signs the next record of `taskId`'s chain and appends it; tried again when another record took its place. */
   append(taskId: string, draft: (seq: number, prev: string | null) => DecisionDraft): Promise<SignedDecisionRecord> {
-    return appendChained(this.store, taskId, (seq, prev) => {
-      const body = draft(seq, prev);
-      return this.signer.sign({ ...body, subject: digestOf(body.shown) });
-    });
+    return appendChained(this.store, taskId, (seq, prev) => this.signed(draft(seq, prev)));
   }
 
   /**
@@ -57,8 +54,7 @@ export class DecisionLog {
       this.store,
       taskId,
       (seq, prev) => {
-        const body = draft(seq, prev);
-        const signed = this.signer.sign({ ...body, subject: digestOf(body.shown) });
+        const signed = this.signed(draft(seq, prev));
         made = signed.digest;
         return signed;
       },
@@ -72,6 +68,11 @@ export class DecisionLog {
       },
     );
     return { record, written: record.digest === made };
+  }
+
+  /** The record of `draft`, its subject's digest computed from what was shown, signed. */
+  private signed(draft: DecisionDraft): SignedDecisionRecord {
+    return this.signer.sign({ ...draft, subject: digestOf(draft.shown) });
   }
 
   /**

@@ -3,6 +3,7 @@
  * page token in an opaque cursor bound to the principal. Tasks created here lately that the store does not show yet
  * are listed first, so that a task `tasks/get` can read is also found by `tasks/list`.
  */
+import { temporal } from '@temporalio/proto';
 import { PRINCIPAL_SEARCH_ATTRIBUTE, TASK_STATE_MEMO, type PublishedTaskState } from '../contract/task-contract';
 import { readTaskState } from '../contract/memo-schemas';
 import { setBounded } from '../util/bounded';
@@ -126,17 +127,27 @@ export class TaskListing {
    * the task is the workflow), and the store's token of the next page, if any.
    */
   async visiblePage(query: string, token: Uint8Array | undefined): Promise<{ ids: string[]; next?: Uint8Array }> {
+    const { executions, next } = await this.page(query, token, this.temporal.options.pageSize);
+    const ids = [...new Set(executions.map((info) => info.execution?.workflowId).filter((id): id is string => !!id))];
+    return { ids, ...(next && { next }) };
+  }
+
+  /** One page of a visibility query, under the RPC deadline: its runs, and the store's token of the next page, if any. */
+  private async page(
+    query: string,
+    token: Uint8Array | undefined,
+    pageSize: number,
+  ): Promise<{ executions: temporal.api.workflow.v1.IWorkflowExecutionInfo[]; next?: Uint8Array }> {
     const page = await this.temporal.rpc(() =>
       this.temporal.client.workflowService.listWorkflowExecutions({
         namespace: this.temporal.namespace,
         query,
-        pageSize: this.temporal.options.pageSize,
+        pageSize,
         ...(token && { nextPageToken: token }),
       }),
     );
-    const ids = [...new Set((page.executions ?? []).map((info) => info.execution?.workflowId).filter((id): id is string => !!id))];
     const next = page.nextPageToken && page.nextPageToken.length > 0 ? page.nextPageToken : undefined;
-    return { ids, ...(next && { next }) };
+    return { executions: page.executions ?? [], ...(next && { next }) };
   }
 
   /**
@@ -149,16 +160,9 @@ export class TaskListing {
     token: Uint8Array | undefined,
     pageSize = this.temporal.options.pageSize,
   ): Promise<{ runs: { workflowId: string; runId: string; published?: PublishedTaskState }[]; next?: Uint8Array }> {
-    const page = await this.temporal.rpc(() =>
-      this.temporal.client.workflowService.listWorkflowExecutions({
-        namespace: this.temporal.namespace,
-        query,
-        pageSize,
-        ...(token && { nextPageToken: token }),
-      }),
-    );
+    const { executions, next } = await this.page(query, token, pageSize);
     const runs = await Promise.all(
-      (page.executions ?? []).map(async (info) => {
+      executions.map(async (info) => {
         const workflowId = info.execution?.workflowId ?? '';
         const runId = info.execution?.runId ?? '';
         const payload = info.memo?.fields?.[TASK_STATE_MEMO];
@@ -171,7 +175,6 @@ export class TaskListing {
         return { workflowId, runId, ...(published && { published }) };
       }),
     );
-    const next = page.nextPageToken && page.nextPageToken.length > 0 ? page.nextPageToken : undefined;
     return { runs: runs.filter((run) => run.workflowId !== ''), ...(next && { next }) };
   }
 
