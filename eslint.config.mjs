@@ -49,18 +49,22 @@ const LAYERS = [
     uses: ['protocol', 'approvals', 'core', 'records', 'contract', 'util'],
   },
   { name: 'calls', files: ['src/mcp/calls/'], uses: ['tools', 'protocol', 'app', 'approvals', 'core', 'shared', 'contract', 'util'] },
+  { name: 'endpoints', files: ['src/mcp/endpoints.ts'], uses: ['protocol'] },
   {
     name: 'mcp2025',
     files: ['src/mcp/mcp2025/'],
-    uses: ['calls', 'tools', 'protocol', 'app', 'approvals', 'core', 'shared', 'contract', 'util'],
+    uses: ['endpoints', 'calls', 'tools', 'protocol', 'app', 'approvals', 'core', 'shared', 'contract', 'util'],
   },
-  { name: 'endpoints', files: ['src/mcp/endpoints.ts'], uses: ['protocol'] },
   {
     name: 'mcp2026',
     files: ['src/mcp/mcp2026/'],
     uses: ['endpoints', 'calls', 'tools', 'protocol', 'app', 'approvals', 'core', 'shared', 'contract', 'util'],
   },
-  { name: 'transports', files: ['src/mcp/transports/'], uses: ['endpoints', 'mcp2026', 'protocol', 'core', 'shared', 'contract', 'util'] },
+  {
+    name: 'transports',
+    files: ['src/mcp/transports/'],
+    uses: ['mcp2025', 'mcp2026', 'endpoints', 'protocol', 'core', 'shared', 'contract', 'util'],
+  },
   // The approvals page's server side: sign-in, sessions and the page's calls, over the approvals and the page itself.
   { name: 'web', files: ['src/mcp/web/'], uses: ['transports', 'app', 'approvals', 'records', 'core', 'shared', 'contract', 'util'] },
   {
@@ -403,7 +407,6 @@ export default tseslint.config(
   },
   {
     files: [
-      'src/mcp/transports/http.ts',
       'src/approvals/approvals.ts',
       'src/mcp/web/approvals-page.ts',
       'src/records/cli.ts',

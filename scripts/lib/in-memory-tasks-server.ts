@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { createMcpHandler, ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import { sendWebResponse, toWebRequest } from '../../src/mcp/transports/web-bridge';
+import { sendWebResponse, toWebRequest } from '../../src/mcp/mcp2026/node-adapter';
 
 const HELP = `Usage: node --import tsx scripts/lib/in-memory-tasks-server.ts --port P
 
@@ -70,8 +70,8 @@ function main(argv: string[]): void {
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const body: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8') || 'null');
-      handler
-        .fetch(toWebRequest(req, res, body), { parsedBody: body })
+      toWebRequest(req, res, body)
+        .then((request) => handler.fetch(request, { parsedBody: body }))
         .then((response) => sendWebResponse(res, response))
         .catch((error: Error) => {
           process.stderr.write(`in-memory server: ${error.message}\n`);

@@ -22,7 +22,7 @@ import { answerRefusal, awaitingKeywords, delegationRefusal } from '../../src/co
 import { invoiceApprovalPolicyFromEnv } from '../../examples/invoice-approval/src/activities';
 import { parseRoles } from '../../src/core/principal';
 import { tokensFromEnv } from '../../src/mcp/transports/auth';
-import { claimsModernEnvelope } from '../../src/mcp/transports/http';
+import { claimsModernEnvelope } from '../../src/mcp/mcp2026/http-leg';
 import { isLegacyRequest } from '@modelcontextprotocol/server';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
