@@ -34,7 +34,7 @@ export { MarkerKeyError, type TaskMarker } from './core';
 
 // The task core, as a bridge exposes it (`bridge.core`, `bridge.approvals`, a direct tool's context), and its errors,
 // which the front-ends turn into JSON-RPC errors.
-export type { TaskCore, TaskRun } from './core';
+export type { ApprovalsPort, TaskCore, TaskFollowing, TaskPort, TaskRun, VisibleRun } from './core';
 export type { TaskOutcome, TaskState, TaskStatus, TaskView } from './core';
 export type { Approvals, InboxItem, OpenQuestion, PeopleDirectory } from './approvals/approvals';
 export { peopleFromEnv } from './approvals/approvals-setup';

@@ -18,7 +18,7 @@ import {
   isTemporalUnavailable,
   isValidRole,
   listBinding,
-  type TaskCore,
+  type ApprovalsPort,
   TaskNotFoundError,
   TaskStateUnreadableError,
 } from '../core';
@@ -144,7 +144,7 @@ export class Approvals {
   private readonly people: PeopleDirectory;
 
   constructor(
-    private readonly core: TaskCore,
+    private readonly core: ApprovalsPort,
     private readonly options: ApprovalsOptions = {},
   ) {
     this.people = options.people ?? { personOf: defaultPersonOf, rolesOf: () => undefined };

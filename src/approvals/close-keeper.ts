@@ -17,7 +17,14 @@
 import { CLOSE_VIA, type SignedDecisionRecord } from '../contract/decision-records';
 import type { DecidedQuestion, PublishedTaskState, QuestionClose } from '../contract/task-contract';
 import { setBounded } from '../util/bounded';
-import { changedSinceQuery, describeServiceError, isTemporalUnavailable, TASK_ID_PATTERN, type TaskCore, TaskNotFoundError } from '../core';
+import {
+  changedSinceQuery,
+  describeServiceError,
+  isTemporalUnavailable,
+  TASK_ID_PATTERN,
+  type ApprovalsPort,
+  TaskNotFoundError,
+} from '../core';
 import { log } from '../util/log';
 import type { DecisionLog } from './decision-log';
 import { closeStanding } from '../records/closes';
@@ -80,7 +87,7 @@ export class CloseKeeper {
   private failing = false;
 
   constructor(
-    private readonly core: TaskCore,
+    private readonly core: Pick<ApprovalsPort, 'visibleStates' | 'run' | 'originalRunIdOf'>,
     private readonly decisions: DecisionLog,
     private readonly options: CloseKeeperOptions,
   ) {

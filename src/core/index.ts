@@ -4,7 +4,8 @@
  */
 
 // The core, and the task as it answers with it.
-export { TaskCore, type TaskRun } from './task-core';
+export { TaskCore } from './task-core';
+export type { ApprovalsPort, TaskFollowing, TaskPort, TaskRun, VisibleRun } from './ports';
 export type { TaskCoreOptions, TaskTool } from './options';
 export { WRITE_PATIENCE_MS } from './options';
 export type { CreatedTask, CreateOptions } from './lifecycle';

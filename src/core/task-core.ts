@@ -8,7 +8,7 @@
 import type { Client } from '@temporalio/client';
 import type { UpdateDefinition } from '@temporalio/common';
 import type { AnswerSeal } from '../shared/answer-proof';
-import type { AnswerOrigin, PublishedTaskState } from '../contract/task-contract';
+import type { AnswerOrigin } from '../contract/task-contract';
 import { TaskAnswers, type PassedResponse } from './answers';
 import { TaskFollower, type FollowOptions } from './task-follower';
 import type { HistoryWatchStats } from './history-watch';
@@ -19,28 +19,15 @@ import type { TaskCoreOptions, TaskTool } from './options';
 import { Quotas } from './quotas';
 import { TaskReads } from './reads';
 import { checkedMemos, Snapshots } from './snapshots';
+import type { ApprovalsPort, TaskPort, TaskRun } from './ports';
 import type { TaskView } from './task-view';
 import { TemporalAccess } from './temporal-access';
 
-/** A task's current run, as {@link TaskCore.run} reads it: where it stands, and what its workflow publishes, checked. */
-export interface TaskRun {
-  workflowId: string;
-  runId: string;
-  /** Events in its history when it was read: a write made on what it shows names it. */
-  historyLength: number;
-  /** True while the run is open. */
-  running: boolean;
-  /** The tool the task was started for. */
-  tool?: string;
-  /** The task state its workflow publishes, when it publishes one. */
-  published?: PublishedTaskState;
-}
-
 /**
- * The task core (see the module's comment): the one port through which the front-ends, the direct tools and approvals
- * reach tasks. Its parts stay behind it.
+ * The task core (see the module's comment): both ports, {@link TaskPort} for the front-ends and the direct tools and
+ * {@link ApprovalsPort} for approvals. Its parts stay behind it.
  */
-export class TaskCore {
+export class TaskCore implements TaskPort, ApprovalsPort {
   /**
    * What each principal may hold at once, and how fast it may ask: reached through {@link takeOperation} and
    * {@link waiting}, which the front-ends use.

@@ -333,6 +333,7 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
   });
   const dependencies: Mcp2025Dependencies = {
     core,
+    client,
     approvals,
     tools,
     principalOf: options.principalOf ?? ((extra) => extra.authInfo?.clientId ?? local),
@@ -344,6 +345,7 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
   };
   const mcp2026Dependencies: Mcp2026Dependencies = {
     core,
+    client,
     approvals,
     tools,
     inlineBudgetMs: tuning.inlineBudgetMs,

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { TaskNotFoundError } from '../../src/core/errors';
 import type { CreatedTask } from '../../src/core/lifecycle';
+import type { TaskFollowing, TaskPort } from '../../src/core/ports';
 import { taskViewOf, type TaskView, type WorkflowSnapshot } from '../../src/core/task-view';
 import { defineWorkflowTool } from '../../src/mcp/tools/define';
 
@@ -31,24 +32,19 @@ export function view(workflowId: string, overrides: Partial<WorkflowSnapshot> = 
   );
 }
 
-/** A task core that holds its tasks in a map and records what it was asked; `failWith` makes every read fail. */
-export class FakeCore {
+/**
+ * A task port that holds its tasks in a map and records what it was asked; `failWith` makes every read fail. It has no
+ * quotas, and it takes no answers: a test that writes to a task runs against a real core.
+ */
+export class FakeCore implements TaskPort {
   readonly tasks = new Map<string, TaskView>();
   readonly created: Array<{ tool: string; input: unknown; principal: string; options: unknown }> = [];
   failWith: unknown;
-  readonly quotas = { takeOperation: async () => undefined, beginWait: async () => () => undefined };
 
-  takeOperation(_principal: string): Promise<void> {
-    return this.quotas.takeOperation();
-  }
+  async takeOperation(_principal: string): Promise<void> {}
 
-  async waiting<T>(_principal: string, work: () => Promise<T>): Promise<T> {
-    const end = await this.quotas.beginWait();
-    try {
-      return await work();
-    } finally {
-      end();
-    }
+  waiting<T>(_principal: string, work: () => Promise<T>): Promise<T> {
+    return work();
   }
 
   async create(tool: { name: string }, input: unknown, principal: string, options: unknown): Promise<CreatedTask> {
@@ -65,6 +61,37 @@ export class FakeCore {
     return found;
   }
 
+  getPatiently(taskId: string, principal: string): Promise<TaskView> {
+    return this.get(taskId, principal);
+  }
+
+  async ownedWorkflowId(taskId: string, principal: string): Promise<string> {
+    return (await this.get(taskId, principal)).workflowId;
+  }
+
+  async startedWithin(principal: string): Promise<TaskView[]> {
+    return principal === PRINCIPAL ? [...this.tasks.values()].reverse() : [];
+  }
+
+  async cancel(taskId: string, principal: string): Promise<TaskView> {
+    const found = await this.get(taskId, principal);
+    const cancelled = view(found.workflowId, { status: 'CANCELLED', published: undefined });
+    this.tasks.set(taskId, cancelled);
+    return cancelled;
+  }
+
+  respond(): Promise<void> {
+    return Promise.reject(new Error('the fake core takes no answers'));
+  }
+
+  answer(): Promise<string[]> {
+    return Promise.reject(new Error('the fake core takes no answers'));
+  }
+
+  sealAction(): Promise<{ sealed: string; proof: string; updateId: string }> {
+    return Promise.reject(new Error('the fake core seals no actions'));
+  }
+
   async list(principal: string, cursor?: string): Promise<{ views: TaskView[]; nextCursor?: string }> {
     const all = principal === PRINCIPAL ? [...this.tasks.values()] : [];
     const from = cursor === undefined ? 0 : Number(cursor);
@@ -72,7 +99,7 @@ export class FakeCore {
   }
 
   /** Follows a task by reading it once: enough for one that has ended. */
-  follow(taskId: string, principal: string) {
+  follow(taskId: string, principal: string): TaskFollowing {
     const get = () => this.get(taskId, principal);
     return {
       latest: undefined,

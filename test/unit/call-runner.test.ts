@@ -105,6 +105,7 @@ function fakePort(script: unknown[], options: { ttl?: unknown; carried?: unknown
         return 'sealed-token';
       },
     } as unknown as DirectToolDependencies['seal'],
+    client: {} as DirectToolDependencies['client'],
     workflowTools: new Map(),
   } satisfies DirectToolDependencies;
   return { port, deps, steps, questions, created };

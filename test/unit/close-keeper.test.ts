@@ -12,7 +12,6 @@ import { verifyChain } from '../../src/records/verify';
 import { FileDecisionStore } from '../../src/records/file-store';
 import { DecisionStoreError } from '../../src/records/store-error';
 import { TaskNotFoundError } from '../../src/core/errors';
-import type { TaskCore } from '../../src/core/task-core';
 import { CLOSE_VIA, type DecisionStore, type SignedDecisionRecord } from '../../src/contract/decision-records';
 import type { PublishedTaskState, QuestionClose } from '../../src/contract/task-contract';
 import { chainOf, testSigner, type Step } from '../helpers/decision-records';
@@ -43,7 +42,7 @@ class Tasks {
     return this;
   }
 
-  core(): TaskCore {
+  core(): ConstructorParameters<typeof CloseKeeper>[0] {
     return {
       visibleStates: async () => {
         if (this.listFails) throw this.listFails;
@@ -56,7 +55,7 @@ class Tasks {
         return { workflowId: taskId, runId: 'run-9', historyLength: 5, running: false, published: this.published.get(taskId) };
       },
       originalRunIdOf: async () => this.originalRun,
-    } as unknown as TaskCore;
+    };
   }
 }
 

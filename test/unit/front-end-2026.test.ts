@@ -8,7 +8,6 @@ import type { Approvals } from '../../src/approvals/approvals';
 import { TASKS_EXTENSION } from '../../src/mcp/calls/call-plan';
 import { createMcp2026Server, type Mcp2026Dependencies } from '../../src/mcp/mcp2026/server';
 import { CallSeal } from '../../src/mcp/protocol/signed-call';
-import type { TaskCore } from '../../src/core/task-core';
 import { FakeCore, PRINCIPAL, report, view } from '../helpers/fake-core';
 
 type Answer = { result?: Record<string, any>; error?: { code: number; message: string; data?: unknown } };
@@ -17,7 +16,9 @@ type Answer = { result?: Record<string, any>; error?: { code: number; message: s
 async function serve(core: FakeCore) {
   const key = 'k'.repeat(32);
   const deps: Mcp2026Dependencies = {
-    core: core as unknown as TaskCore,
+    core,
+    // No direct tool of these tests sends its workflow anything.
+    client: {} as Mcp2026Dependencies['client'],
     approvals: {} as Approvals,
     tools: [report],
     inlineBudgetMs: 1000,

@@ -8,7 +8,7 @@ import { appOnlyToolMeta, taskViewToolMeta } from '../app/ui';
 import { JsonRpcError } from '../protocol/wire-errors';
 import { PENDING_CONFIRMATION_SCHEMA } from '../protocol/confirmation';
 import { describe } from '../tools/task-tool-support';
-import { type TaskCore, type TaskView, webUiMeta } from '../../core';
+import { type TaskPort, type TaskView, webUiMeta } from '../../core';
 import type { CallSeal } from '../protocol/signed-call';
 import type { Approvals } from '../../approvals/approvals';
 import type { DirectToolContext, ToolDefinition, WorkflowTool } from '../tools/types';
@@ -151,7 +151,8 @@ export function invalidArgumentsResult(name: string, problems: string[]): CallTo
 
 /** What every direct tool's context is made of. */
 export interface DirectToolDependencies {
-  core: TaskCore;
+  core: TaskPort;
+  client: DirectToolContext['client'];
   approvals: Approvals;
   seal: CallSeal;
   workflowTools: ReadonlyMap<string, WorkflowTool<any, any>>;
@@ -168,10 +169,10 @@ export function directToolContext(
   awaitResult: DirectToolContext['awaitResult'],
   ask?: DirectToolContext['ask'],
 ): DirectToolContext {
-  const { core, approvals, seal, workflowTools } = deps;
+  const { core, client, approvals, seal, workflowTools } = deps;
   const { principal, roles } = caller;
   return {
-    client: core.client,
+    client,
     core,
     approvals,
     principal,

@@ -4,7 +4,7 @@
  * come out as they are, for the generation to put on its wire.
  */
 import { traceRequest, type RequestScope } from '../../shared/telemetry';
-import type { TaskCore } from '../../core';
+import type { TaskPort } from '../../core';
 
 /** The fields of a request's params that name what it is about. */
 export interface ServedParams {
@@ -15,7 +15,7 @@ export interface ServedParams {
 
 /** Runs `work` for `principal`'s `method` request with `params`, once the principal's rate admits it (see the module). */
 export async function servedRequest<T>(
-  core: Pick<TaskCore, 'takeOperation'>,
+  core: Pick<TaskPort, 'takeOperation'>,
   method: string,
   principal: string,
   params: ServedParams | undefined,

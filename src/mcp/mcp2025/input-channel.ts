@@ -4,7 +4,7 @@ import { checkFormContent, type InputResponse, type PendingInput } from '../../c
 import { INPUT_KEY_META } from '../../contract/wire';
 import { canElicit } from '../calls/can-elicit';
 import { plainMessage } from '../protocol/wire-errors';
-import { type TaskCore, type TaskView, WRITE_PATIENCE_MS } from '../../core';
+import { type TaskPort, type TaskView, WRITE_PATIENCE_MS } from '../../core';
 import { addBounded, setBounded } from '../../util/bounded';
 import { log } from '../../util/log';
 import { standaloneStreamOf } from './standalone-stream';
@@ -61,7 +61,7 @@ export class InputChannel {
 
   constructor(
     private readonly server: Server,
-    private readonly core: TaskCore,
+    private readonly core: TaskPort,
     private readonly principal: string,
     private readonly options: InputChannelOptions,
   ) {}

@@ -24,7 +24,7 @@ import { canElicit, type ElicitationCapability } from '../calls/can-elicit';
 import { CONFIRMATION_KEY, previousAnswerProblem } from '../protocol/confirmation';
 import { asToolResult, callAnswerOf } from '../protocol/outcome';
 import { isInvalidParams, jsonRpcFailureOf } from '../protocol/wire-errors';
-import { type CreatedTask, type TaskCore, type TaskView, webUiMeta } from '../../core';
+import { type CreatedTask, type TaskPort, type TaskView, webUiMeta } from '../../core';
 import { inputRequestsOf, mcp2026Task } from './task-shape';
 
 /**
@@ -45,7 +45,7 @@ const DIRECT_FORM_KEY = 'form';
 
 /** What every call of a process shares. */
 export interface Mcp2026CallDependencies {
-  core: TaskCore;
+  core: TaskPort;
   /** How long a plain call of a task tool waits before it answers with the task id. */
   inlineBudgetMs: number;
   /** Seals the `requestState` of an input_required round; bound to the principal, so no one else can resume it. */

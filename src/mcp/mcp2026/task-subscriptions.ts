@@ -18,7 +18,7 @@ import {
 } from '@modelcontextprotocol/server';
 import type { ListenRequest, ListenSink } from '../endpoints';
 import { envelopeRefusal } from './envelope';
-import { isTemporalUnavailable, type TaskCore, TaskNotFoundError, type TaskView } from '../../core';
+import { isTemporalUnavailable, type TaskPort, TaskNotFoundError, type TaskView } from '../../core';
 import { retryWithBackoff } from '../../util/wait';
 import { jsonRpcFailureOf } from '../protocol/wire-errors';
 import { TASKS_EXTENSION } from '../calls/call-plan';
@@ -58,7 +58,7 @@ export class TaskSubscriptions {
   private readonly maxTaskIds: number;
 
   constructor(
-    private readonly core: TaskCore,
+    private readonly core: TaskPort,
     private readonly serverInfo: { name: string; version: string },
     options: TaskSubscriptionOptions = {},
   ) {

@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
-import type { TaskCore, TaskTool, TaskView } from '../../core';
+import type { TaskPort, TaskTool, TaskView } from '../../core';
 import type { Approvals } from '../../approvals/approvals';
 import type { StartConfirmation } from '../protocol/confirmation';
 import type { FormInputRequest, InputContent } from '../../contract/task-contract';
@@ -28,8 +28,10 @@ export interface WorkflowTool<Input = unknown, Output = unknown> extends TaskToo
 
 /** What a direct tool's handler may use. */
 export interface DirectToolContext {
+  /** The Temporal client, for a tool that sends its workflow an Update of its own. */
   client: Client;
-  core: TaskCore;
+  /** The task core's port, for the principal's tasks (each call names the principal). */
+  core: TaskPort;
   /** Questions addressed to people: the inbox and the answer path. */
   approvals: Approvals;
   principal: string;
