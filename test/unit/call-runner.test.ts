@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { planCall, type CallAnswer, type DeclaredCapabilities, type ToolCall } from '../../src/mcp/calls/call-plan';
-import { CallEnds, runCall, type Asked, type CallPort } from '../../src/mcp/calls/call-runner';
+import { runCall, type Asked, type CallPort } from '../../src/mcp/calls/call-runner';
 import type { DirectToolDependencies } from '../../src/mcp/calls/call-tool';
 import { JsonRpcError } from '../../src/mcp/protocol/wire-errors';
 import { defineWorkflowTool } from '../../src/mcp/tools/define';
@@ -22,8 +22,28 @@ const asking: DirectTool<z.infer<typeof Input>> = {
   },
 };
 
+/** A tool that takes any failure of its form for a refusal: the round that ends a call is no failure it can catch. */
+const cautious: DirectTool<z.infer<typeof Input>> = {
+  kind: 'direct',
+  name: 'cautious',
+  description: 'asks a form, and says so when asking fails',
+  input: zodSchema(Input),
+  handler: async ({ count }, context) => {
+    try {
+      const answer = await context.ask!({ message: `Sure ${count}?`, requestedSchema: { type: 'object', properties: {} } });
+      return { content: [{ type: 'text', text: `asked: ${answer.action}` }] };
+    } catch {
+      return { content: [{ type: 'text', text: 'asking failed' }], isError: true };
+    } finally {
+      ran.push('finally');
+    }
+  },
+};
+const ran: string[] = [];
+
 const TOOLS: ToolDefinition[] = [
   asking,
+  cautious,
   defineWorkflowTool({ name: 'run', description: 'run', workflowType: 'w', inputSchema: Input, taskSupport: 'optional' }),
   defineWorkflowTool({
     name: 'confirmed',
@@ -73,8 +93,9 @@ function fakePort(script: unknown[], options: { ttl?: unknown; carried?: unknown
     askForm: async (form) => {
       steps.push(`ask form: ${form.message}`);
       const next = script.shift();
-      if (next === 'round') throw new CallEnds('input_required round');
-      return next as { action: 'accept' };
+      return next === 'round'
+        ? { kind: 'ends', answer: 'input_required round' }
+        : { kind: 'answered', answer: next as { action: 'accept' } };
     },
     awaitResult: async () => undefined,
     created: (view) => steps.push(`created ${view.task.taskId}`),
@@ -217,5 +238,18 @@ describe('runCall carries out a plan the same way for every generation', () => {
     expect(answered.steps).toEqual(['wait begins', 'ask form: Really 3?', 'wait ends']);
     const round = fakePort(['round']);
     expect(await runCall(planCall(mcp2026('asking', { count: 3 }, FORMS)), round.port, round.deps)).toBe('input_required round');
+    expect(round.steps).toEqual(['wait begins', 'ask form: Really 3?', 'wait ends']);
+  });
+
+  test('a round that ends the call is its answer, whatever the tool does around its form', async () => {
+    ran.length = 0;
+    const round = fakePort(['round']);
+    expect(await runCall(planCall(mcp2026('cautious', { count: 4 }, FORMS)), round.port, round.deps)).toBe('input_required round');
+    // The tool's catch and finally never ran: its form is still out, and the retried call runs it again.
+    expect(ran).toEqual([]);
+    expect(round.steps).toEqual(['wait begins', 'ask form: Sure 4?', 'wait ends']);
+    const answered = fakePort([{ action: 'decline' }]);
+    expect(await runCall(planCall(mcp2026('cautious', { count: 4 }, FORMS)), answered.port, answered.deps)).toBe('result: asked: decline');
+    expect(ran).toEqual(['finally']);
   });
 });

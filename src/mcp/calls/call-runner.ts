@@ -25,8 +25,11 @@ import {
 /** A form's answer, as a direct tool's `ask` returns it. */
 export type FormAnswer = { action: 'accept' | 'decline' | 'cancel'; content?: InputContent };
 
-/** How a question was put: the caller's answer, or the answer that ends this call while the question is out. */
-export type Asked<Answer> = { kind: 'answered'; answer: unknown } | { kind: 'ends'; answer: Answer };
+/**
+ * How a question was put: the caller's answer, or the answer that ends this call while the question is out (2026-07-28:
+ * an input_required round, which the retried call answers).
+ */
+export type Asked<Answer, Reply = unknown> = { kind: 'answered'; answer: Reply } | { kind: 'ends'; answer: Answer };
 
 /**
  * What a generation does for a call, on its own wire. `Answer` is what its tools/call handler returns; a JSON-RPC
@@ -45,8 +48,8 @@ export interface CallPort<Answer> {
    * says why first); the caller's answer, or the answer that ends the call while it is out (an input_required round).
    */
   askConfirmation(question: PendingInput, refusals: number): Promise<Asked<Answer>>;
-  /** Puts a direct tool's form to the caller; throws {@link CallEnds} when the call ends while it is out. */
-  askForm(request: Omit<FormInputRequest, 'mode'>): Promise<FormAnswer>;
+  /** Puts a direct tool's form to the caller: their answer, or the answer that ends the call while the form is out. */
+  askForm(request: Omit<FormInputRequest, 'mode'>): Promise<Asked<Answer, FormAnswer>>;
   /** Waits for a task for a direct tool (`DirectToolContext.awaitResult`). */
   awaitResult(taskId: string, budgetMs: number): Promise<CallToolResult | undefined>;
   /** The task a call started exists: a generation that remembers what its connection saw notes it here. */
@@ -55,14 +58,6 @@ export interface CallPort<Answer> {
   taskAnswer(view: CreatedTask, plan: StartPlan): Answer;
   /** Waits for the task inline, up to the generation's budget (`then: 'inline'`). */
   waitInline(view: TaskView): Promise<Answer>;
-}
-
-/** Thrown by a port's `askForm` to end the call with `answer` while the form is out (2026-07-28: an input_required round). */
-export class CallEnds<Answer> extends Error {
-  constructor(readonly answer: Answer) {
-    super('The call ends while its question is out');
-    this.name = 'CallEnds';
-  }
 }
 
 /** Carries out `plan` through `port`. */
@@ -129,18 +124,26 @@ async function confirm<Answer>(
   }
 }
 
-/** Runs a direct tool's handler with its context; a form it puts may end the call ({@link CallEnds}). */
+/**
+ * Runs a direct tool's handler with its context. A form it puts that ends the call (an input_required round) is the
+ * call's answer: the handler's `ask` then never returns, so nothing in the tool's code (a try/catch around `ask`) can
+ * take the round for a failure, and the retried call runs the handler again with the answer. A form counts as one of
+ * the principal's waits while it is out.
+ */
 async function runDirect<Answer>(
   { tool, input, mayAsk }: DirectPlan,
   port: CallPort<Answer>,
   deps: DirectToolDependencies,
 ): Promise<Answer> {
-  const ask: DirectToolContext['ask'] = (request) => port.askForm(request);
+  let end!: (answer: Answer) => void;
+  const ended = new Promise<{ ends: Answer }>((resolve) => (end = (answer) => resolve({ ends: answer })));
+  const ask: DirectToolContext['ask'] = async (request) => {
+    const asked = await deps.core.waiting(port.caller.principal, () => port.askForm(request));
+    if (asked.kind === 'answered') return asked.answer;
+    end(asked.answer);
+    return new Promise<never>(() => undefined);
+  };
   const context = directToolContext(deps, port.caller, (taskId, budgetMs) => port.awaitResult(taskId, budgetMs), mayAsk ? ask : undefined);
-  try {
-    return port.answer({ kind: 'result', result: await tool.handler(input, context) });
-  } catch (error) {
-    if (error instanceof CallEnds) return error.answer as Answer;
-    throw error;
-  }
+  const outcome = await Promise.race([tool.handler(input, context).then((result) => ({ result })), ended]);
+  return 'ends' in outcome ? outcome.ends : port.answer({ kind: 'result', result: outcome.result });
 }

@@ -181,10 +181,7 @@ export function directToolContext(
     task: (taskId) => core.get(taskId, principal),
     sealAction: (view, update, subject, via) => core.sealAction(view, update, subject, { principal, via }),
     awaitResult,
-    // A form held open on the caller's call is a wait like any other: it takes one of the principal's waits.
-    ...(ask && {
-      ask: (request) => core.waiting(principal, () => ask(request)),
-    }),
+    ...(ask && { ask }),
     confirmations: { open: (token, caller) => seal.open(token, caller), tool: (name) => workflowTools.get(name) },
   };
 }

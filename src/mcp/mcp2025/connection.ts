@@ -139,7 +139,7 @@ export class Mcp2025Connection {
       },
       askForm: async (form) => {
         const answer = await elicit({ mode: 'form', ...form });
-        return { action: answer.action, ...(answer.content && { content: answer.content as InputContent }) };
+        return { kind: 'answered', answer: { action: answer.action, ...(answer.content && { content: answer.content as InputContent }) } };
       },
       awaitResult: async (taskId, budgetMs) => {
         const answer = await this.awaitResult(taskId, extra, budgetMs);

@@ -19,7 +19,7 @@ import type { FormInputRequest, PendingInput } from '../../contract/task-contrac
 import { annotateRequest } from '../../shared/telemetry';
 import { idempotencyOf, pendingTaskResult } from '../calls/call-tool';
 import type { CallAnswer } from '../calls/call-plan';
-import { CallEnds, type Asked, type CallPort, type FormAnswer } from '../calls/call-runner';
+import type { Asked, CallPort, FormAnswer } from '../calls/call-runner';
 import { canElicit, type ElicitationCapability } from '../calls/can-elicit';
 import { CONFIRMATION_KEY, previousAnswerProblem } from '../protocol/confirmation';
 import { asToolResult, callAnswerOf } from '../protocol/outcome';
@@ -83,16 +83,20 @@ export class Mcp2026Call implements CallPort<Mcp2026Answer> {
   }
 
   /** The answer the retried call carries, if any; otherwise the call ends with the form as an input_required round. */
-  async askForm(request: Omit<FormInputRequest, 'mode'>): Promise<FormAnswer> {
+  async askForm(request: Omit<FormInputRequest, 'mode'>): Promise<Asked<Mcp2026Answer, FormAnswer>> {
     const answer = this.resume?.kind === 'direct' ? this.responses()?.[DIRECT_FORM_KEY] : undefined;
     const { action, content } = (answer ?? {}) as { action?: unknown; content?: unknown };
     if (action === 'accept' || action === 'decline' || action === 'cancel') {
-      return {
+      const reply: FormAnswer = {
         action,
         ...(action === 'accept' && typeof content === 'object' && content !== null && { content: content as FormAnswer['content'] }),
       };
+      return { kind: 'answered', answer: reply };
     }
-    throw new CallEnds(await this.inputRound([{ key: DIRECT_FORM_KEY, request: { mode: 'form', ...request } }], { kind: 'direct' }));
+    return {
+      kind: 'ends',
+      answer: await this.inputRound([{ key: DIRECT_FORM_KEY, request: { mode: 'form', ...request } }], { kind: 'direct' }),
+    };
   }
 
   /** No server-to-client requests in this generation: waits without asking; a question is answered with task_respond. */

@@ -55,8 +55,10 @@ export interface DirectToolContext {
     via: string,
   ): Promise<{ sealed: string; proof: string; updateId: string }>;
   /**
-   * Puts a form to the caller on this call's own stream (an elicitation of a 2025-11-25 client that declared forms) and
-   * returns their answer; absent when the caller's client cannot be asked.
+   * Puts a form to the caller and returns their answer; absent when the caller's client cannot be asked. A 2025-11-25
+   * client that declared forms is asked on this call's own stream. A 2026-07-28 client is asked with an input_required
+   * round: the call answers with it, this `ask` never returns, and the retried call runs the handler again, its `ask`
+   * returning the answer the retry carries. So the handler does nothing before its form that it may not do twice.
    */
   ask?(request: Omit<FormInputRequest, 'mode'>): Promise<{ action: 'accept' | 'decline' | 'cancel'; content?: InputContent }>;
   /**
