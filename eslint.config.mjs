@@ -411,8 +411,6 @@ export default tseslint.config(
       'src/mcp/web/approvals-page.ts',
       'src/records/cli.ts',
       'src/workflows/approvals.ts',
-      'src/mcp/app/view/form.ts',
-      'src/mcp/app/view/task-page.ts',
       'src/mcp/web/oidc-sign-in.ts',
       'src/activities/notification-delivery.ts',
       'src/core/shared-state.ts',

@@ -2,11 +2,14 @@
  * The page following one task. It remembers the task id and nothing else the server said: every poll asks
  * `task_status` again (and `task_result` once the task has ended), so a reload shows the same page.
  */
+import { ActionsPanel } from './actions-panel';
+import { CancelControl } from './cancel-control';
 import { h, messageOf, replaceChildren, uniqueId } from './dom';
 import { QuestionsPanel } from './form';
+import { ProgressPanel } from './progress-panel';
 import { renderResult, type Formatting } from './result';
-import { readStatus, textOf, type TaskTools, type ToolResult } from './tools';
-import { TERMINAL_STATUSES, type Progress, type StatusReport, type TaskAction, type TaskStatus } from './types';
+import { readStatus, type TaskTools, type ToolResult } from './tools';
+import { TERMINAL_STATUSES, type StatusReport, type TaskAction, type TaskStatus } from './types';
 
 /** What the page needs from the host besides the tools. */
 export interface PageHost {
@@ -67,7 +70,7 @@ export class TaskPage {
   private readonly title = h('h1', {}, 'Task');
   private readonly taskLine = h('p', { class: 'task-id', hidden: true });
   private readonly statusRegion = h('div', { class: 'status', 'aria-live': 'polite', 'aria-atomic': 'true' });
-  private readonly progress = h('div', { class: 'progress', hidden: true });
+  private readonly progress = new ProgressPanel();
   private readonly notice = h('p', { class: 'notice warning', role: 'status', hidden: true });
   private readonly questions: QuestionsPanel;
   private readonly actions = new ActionsPanel((action) => this.runAction(action));
@@ -100,7 +103,7 @@ export class TaskPage {
         { class: 'page' },
         h('header', { class: 'page-header' }, this.title, this.taskLine),
         this.statusRegion,
-        this.progress,
+        this.progress.element,
         this.notice,
         this.questions.element,
         this.actions.element,
@@ -140,7 +143,7 @@ export class TaskPage {
     replaceChildren(this.taskLine, 'Task ID ', h('code', {}, taskId));
     this.taskLine.hidden = false;
     replaceChildren(this.statusRegion, h('p', { class: 'waiting' }, 'Loading the task…'));
-    this.progress.hidden = true;
+    this.progress.show(undefined);
     this.showNotice(undefined);
     this.questions.clear();
     this.actions.update([]);
@@ -303,7 +306,7 @@ export class TaskPage {
     this.stopPolling();
     replaceChildren(this.statusRegion, h('p', { class: 'notice danger' }, 'Task not found'));
     this.taskLine.hidden = true;
-    this.progress.hidden = true;
+    this.progress.show(undefined);
     this.showNotice(undefined);
     this.questions.clear();
     this.actions.update([]);
@@ -332,27 +335,10 @@ export class TaskPage {
         statusMessage && h('p', { class: prominent ? 'status-message notice danger' : 'status-message' }, statusMessage),
       );
     }
-    this.showProgress(terminal ? undefined : report.progress);
+    this.progress.show(terminal ? undefined : report.progress);
     this.questions.update(terminal ? [] : report.questions);
     this.actions.update(report.actions);
     this.cancel.show(!terminal);
-  }
-
-  private showProgress(progress: Progress | undefined): void {
-    this.progress.hidden = progress === undefined;
-    if (!progress) return;
-    const signature = JSON.stringify(progress);
-    if (this.progress.dataset.signature === signature) return;
-    this.progress.dataset.signature = signature;
-    const id = uniqueId('progress');
-    const { total, message } = progress;
-    const amount = total !== undefined ? `${progress.progress} of ${total}` : `${progress.progress} done`;
-    replaceChildren(
-      this.progress,
-      h('label', { for: id }, 'Progress'),
-      total !== undefined && h('progress', { id, max: total, value: Math.min(progress.progress, total) }),
-      h('p', { class: 'progress-text', id: total === undefined ? id : undefined }, message ? `${amount}: ${message}` : amount),
-    );
   }
 
   private showResult(result: ToolResult): void {
@@ -383,127 +369,7 @@ export class TaskPage {
   }
 }
 
-/** The follow-up tools the status offers, one button each, with what the last one answered. */
-class ActionsPanel {
-  readonly element: HTMLElement;
-  private readonly list = h('div', { class: 'actions' });
-  private readonly outcome = h('div', { class: 'action-outcome', role: 'status' });
-  private signature = '[]';
-
-  constructor(private readonly run: (action: TaskAction) => Promise<ToolResult>) {
-    const headingId = uniqueId('actions-heading');
-    this.element = h(
-      'section',
-      { class: 'panel', 'aria-labelledby': headingId, hidden: true },
-      h('h2', { id: headingId }, 'Actions'),
-      this.list,
-      this.outcome,
-    );
-  }
-
-  /** Shows these actions; the buttons are rebuilt only when the list changed, so that focus stays put. */
-  update(actions: TaskAction[]): void {
-    const signature = JSON.stringify(actions);
-    if (signature !== this.signature) {
-      this.signature = signature;
-      replaceChildren(this.list, ...actions.map((action) => this.button(action)));
-    }
-    this.element.hidden = actions.length === 0 && this.outcome.childElementCount === 0;
-  }
-
-  clearOutcome(): void {
-    this.outcome.replaceChildren();
-    this.element.hidden = this.signature === '[]';
-  }
-
-  private button(action: TaskAction): HTMLElement {
-    const helpId = action.description ? uniqueId('action-help') : undefined;
-    const button = h('button', { type: 'button', 'aria-describedby': helpId }, action.title);
-    button.addEventListener('click', () => void this.click(action));
-    return h('div', { class: 'action' }, button, helpId && h('p', { id: helpId, class: 'help' }, action.description));
-  }
-
-  private async click(action: TaskAction): Promise<void> {
-    const buttons = [...this.list.querySelectorAll('button')];
-    for (const button of buttons) button.disabled = true;
-    replaceChildren(this.outcome, h('p', {}, `${action.title}…`));
-    try {
-      const result = await this.run(action);
-      const text = textOf(result);
-      replaceChildren(
-        this.outcome,
-        result.isError
-          ? h('p', { class: 'notice danger' }, text || `${action.title} failed.`)
-          : h('p', { class: 'notice success' }, text || `${action.title}: done.`),
-      );
-    } catch (error) {
-      replaceChildren(this.outcome, h('p', { class: 'notice danger' }, `${action.title} could not be run: ${messageOf(error)}`));
-    } finally {
-      for (const button of buttons) button.disabled = false;
-    }
-  }
-}
-
 /** What the page says of a call the host cancelled, with the host's reason if it gave one. */
 function cancelledText(reason: string | undefined): string {
   return reason ? `The task was cancelled (${reason}).` : 'The task was cancelled.';
-}
-
-/** "Cancel task" with a confirmation in the page (a sandboxed frame may not show `confirm()`). */
-class CancelControl {
-  readonly element: HTMLElement;
-  private readonly start = h('button', { type: 'button', class: 'danger' }, 'Cancel task');
-  private readonly yes = h('button', { type: 'button', class: 'danger' }, 'Yes, cancel');
-  private readonly keep = h('button', { type: 'button' }, 'Keep it');
-  private readonly confirm: HTMLElement;
-  private readonly outcome = h('p', { class: 'notice danger', role: 'alert', hidden: true });
-
-  constructor(private readonly cancel: () => Promise<ToolResult>) {
-    const questionId = uniqueId('cancel-question');
-    this.confirm = h(
-      'div',
-      { class: 'confirm', role: 'group', 'aria-labelledby': questionId, hidden: true },
-      h('p', { id: questionId }, 'Cancel this task? Work it has already done stays done; the rest will not happen.'),
-      h('div', { class: 'buttons' }, this.yes, this.keep),
-    );
-    this.element = h('div', { class: 'cancel-area', hidden: true }, this.start, this.confirm, this.outcome);
-    this.start.addEventListener('click', () => {
-      this.start.hidden = true;
-      this.confirm.hidden = false;
-      this.keep.focus();
-    });
-    this.keep.addEventListener('click', () => this.close(true));
-    this.yes.addEventListener('click', () => void this.confirmed());
-  }
-
-  /** Shows the control while the task can still be cancelled. */
-  show(visible: boolean): void {
-    this.element.hidden = !visible;
-    if (!visible) this.close(false);
-  }
-
-  private close(refocus: boolean): void {
-    this.confirm.hidden = true;
-    this.start.hidden = false;
-    if (refocus) this.start.focus();
-  }
-
-  private async confirmed(): Promise<void> {
-    this.yes.disabled = this.keep.disabled = true;
-    this.outcome.hidden = true;
-    try {
-      const result = await this.cancel();
-      if (result.isError) this.fail(textOf(result) || 'The task could not be cancelled.');
-    } catch (error) {
-      this.fail(`The task could not be cancelled: ${messageOf(error)}`);
-    } finally {
-      this.yes.disabled = this.keep.disabled = false;
-      this.close(false);
-    }
-  }
-
-  private fail(text: string): void {
-    this.outcome.textContent = text;
-    this.outcome.hidden = false;
-  }
 }
