@@ -30,6 +30,9 @@ export function hasApprovalDecision(schema: QuestionView['requestedSchema']): bo
   return values.includes('approve') && values.includes('reject');
 }
 
+/** Where the comment recorded with an answer is typed: the form's own `comment` field, or the page's text area. */
+type CommentSource = { field: Field } | { own: HTMLTextAreaElement };
+
 /** A question's decision controls. */
 export class DecisionForm {
   readonly element: HTMLFormElement;
@@ -39,14 +42,13 @@ export class DecisionForm {
   readonly signs: boolean;
   private readonly fields: Field[];
   /** The comment recorded with any answer: the form's own `comment` field, or the page's. */
-  private readonly comment: { field: Field } | { own: HTMLTextAreaElement };
+  private readonly comment: CommentSource;
   private readonly delegateTo: HTMLInputElement;
   private readonly delegateError: HTMLElement;
   private readonly delegateHelpId = uniqueId('delegate-help');
   private readonly problem: HTMLElement;
   private readonly state: HTMLElement;
 
-  // eslint-disable-next-line max-lines-per-function -- longer than a function should be; split next
   constructor(
     question: Pick<QuestionView, 'requestedSchema' | 'mustSign'>,
     private readonly onAnswer: (answer: FormAnswer) => void,
@@ -61,11 +63,8 @@ export class DecisionForm {
       .map(([name, field]) => buildField(name, field, required.has(name)));
 
     const formComment = this.fields.find((field) => field.name === COMMENT && isFreeText(schema.properties[COMMENT]));
-    const commentId = uniqueId('comment');
-    const commentHelpId = uniqueId('comment-help');
-    if (formComment) this.comment = { field: formComment };
-    else this.comment = { own: h('textarea', { id: commentId, name: COMMENT, rows: 3, 'aria-describedby': commentHelpId }) };
-    const own = 'own' in this.comment ? this.comment.own : undefined;
+    const comment = commentOf(formComment);
+    this.comment = comment.source;
     const delegateId = uniqueId('delegate');
     this.delegateTo = h('input', {
       id: delegateId,
@@ -79,19 +78,7 @@ export class DecisionForm {
     this.problem = h('p', { class: 'form-error', role: 'alert' });
     this.state = h('p', { class: 'form-state' });
 
-    const button = (text: string, className: string | undefined, answer: () => void) => {
-      const element = h('button', { type: 'button', class: className }, text);
-      element.addEventListener('click', answer);
-      return element;
-    };
-    const main = approval
-      ? [
-          button('Approve', 'primary approve', () => this.accept('approve')),
-          button('Reject', 'primary reject', () => this.accept('reject')),
-        ]
-      : [button('Submit', 'primary', () => this.accept(undefined))];
     const headingId = uniqueId('decision');
-    const othersId = uniqueId('other-answers');
     this.element = h(
       'form',
       { class: 'decision-form', novalidate: true, 'aria-labelledby': headingId },
@@ -107,37 +94,11 @@ export class DecisionForm {
         ? h('p', { class: 'help', 'aria-hidden': 'true' }, 'Fields marked * are required.')
         : undefined,
       ...this.fields.map((field) => field.element),
-      own &&
-        h(
-          'div',
-          { class: 'field' },
-          h('label', { for: commentId }, 'Comment'),
-          h('p', { id: commentHelpId, class: 'help' }, 'Optional. Recorded with your answer.'),
-          own,
-        ),
+      comment.element,
       this.state,
       this.problem,
-      h('div', { class: 'buttons main-actions' }, ...main),
-      h(
-        'fieldset',
-        { class: 'other-answers', 'aria-labelledby': othersId },
-        h('legend', { id: othersId }, 'Other answers'),
-        h(
-          'div',
-          { class: 'other-answer' },
-          h('p', { class: 'help' }, 'Decline if you will not answer this question.'),
-          button('Decline', undefined, () => this.answer({ action: 'decline' })),
-        ),
-        h(
-          'div',
-          { class: 'other-answer' },
-          h('label', { for: delegateId }, 'Delegate to (name)'),
-          h('p', { class: 'help', id: this.delegateHelpId }, 'Hand the question to someone who answers in your place.'),
-          this.delegateTo,
-          this.delegateError,
-          button('Delegate', undefined, () => this.delegate()),
-        ),
-      ),
+      h('div', { class: 'buttons main-actions' }, ...this.mainButtons(approval)),
+      this.otherAnswers(delegateId),
     );
     // Enter in a field submits nothing: an answer is given by its button only.
     this.element.addEventListener('submit', (event) => event.preventDefault());
@@ -172,6 +133,41 @@ export class DecisionForm {
     for (const field of this.fields) if (field.name in saved.fields) field.restore(saved.fields[field.name]);
     if ('own' in this.comment) this.comment.own.value = saved.comment;
     this.delegateTo.value = saved.delegateTo;
+  }
+
+  /** "Approve" and "Reject" for an approval's decision, else "Submit". */
+  private mainButtons(approval: boolean): HTMLButtonElement[] {
+    return approval
+      ? [
+          button('Approve', 'primary approve', () => this.accept('approve')),
+          button('Reject', 'primary reject', () => this.accept('reject')),
+        ]
+      : [button('Submit', 'primary', () => this.accept(undefined))];
+  }
+
+  /** "Decline", and "Delegate" with the name of whom to hand the question to: the answers besides the form's own. */
+  private otherAnswers(delegateId: string): HTMLElement {
+    const othersId = uniqueId('other-answers');
+    return h(
+      'fieldset',
+      { class: 'other-answers', 'aria-labelledby': othersId },
+      h('legend', { id: othersId }, 'Other answers'),
+      h(
+        'div',
+        { class: 'other-answer' },
+        h('p', { class: 'help' }, 'Decline if you will not answer this question.'),
+        button('Decline', undefined, () => this.answer({ action: 'decline' })),
+      ),
+      h(
+        'div',
+        { class: 'other-answer' },
+        h('label', { for: delegateId }, 'Delegate to (name)'),
+        h('p', { class: 'help', id: this.delegateHelpId }, 'Hand the question to someone who answers in your place.'),
+        this.delegateTo,
+        this.delegateError,
+        button('Delegate', undefined, () => this.delegate()),
+      ),
+    );
   }
 
   private enable(enabled: boolean): void {
@@ -239,4 +235,29 @@ export class DecisionForm {
 /** A text field without choices: a free comment. */
 function isFreeText(schema: FieldSchema | undefined): boolean {
   return schema !== undefined && (schema.type === undefined || schema.type === 'string') && !schema.enum && !schema.oneOf && !schema.format;
+}
+
+/** The comment of a form: its own free-text `comment` field when it has one, else a field of the page's (its element). */
+function commentOf(formComment: Field | undefined): { source: CommentSource; element?: HTMLElement } {
+  const commentId = uniqueId('comment');
+  const commentHelpId = uniqueId('comment-help');
+  if (formComment) return { source: { field: formComment } };
+  const own = h('textarea', { id: commentId, name: COMMENT, rows: 3, 'aria-describedby': commentHelpId });
+  return {
+    source: { own },
+    element: h(
+      'div',
+      { class: 'field' },
+      h('label', { for: commentId }, 'Comment'),
+      h('p', { id: commentHelpId, class: 'help' }, 'Optional. Recorded with your answer.'),
+      own,
+    ),
+  };
+}
+
+/** A button that gives one answer. */
+function button(text: string, className: string | undefined, answer: () => void): HTMLButtonElement {
+  const element = h('button', { type: 'button', class: className }, text);
+  element.addEventListener('click', answer);
+  return element;
 }
