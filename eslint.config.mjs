@@ -408,10 +408,8 @@ export default tseslint.config(
   {
     files: [
       'src/approvals/approvals.ts',
-      'src/mcp/web/approvals-page.ts',
       'src/records/cli.ts',
       'src/workflows/approvals.ts',
-      'src/mcp/web/oidc-sign-in.ts',
       'src/activities/notification-delivery.ts',
       'src/core/shared-state.ts',
       'src/records/directory.ts',

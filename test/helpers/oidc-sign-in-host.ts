@@ -7,7 +7,8 @@
  * (`{"id":1,"ok":true,"value":…}` or `{"id":2,"ok":false,"error":{"name","message","reason","issuer"}}`).
  */
 import { createInterface } from 'node:readline';
-import { OidcSignIn, OidcSignInError, type OidcConfig, type OidcTransaction } from '../../src/mcp/web/oidc-sign-in';
+import type { OidcConfig } from '../../src/mcp/web/oidc-config';
+import { OidcSignIn, OidcSignInError, type OidcTransaction } from '../../src/mcp/web/oidc-sign-in';
 
 /** One request of the host's protocol. */
 type HostRequest = { id: number; op: 'start' } | { id: number; op: 'finish'; callbackUrl: string; transaction: OidcTransaction };

@@ -10,13 +10,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import {
-  OidcSignInError,
-  type OidcConfig,
-  type OidcIdentity,
-  type OidcSignInFailure,
-  type OidcTransaction,
-} from '../../src/mcp/web/oidc-sign-in';
+import type { OidcConfig } from '../../src/mcp/web/oidc-config';
+import { OidcSignInError, type OidcIdentity, type OidcSignInFailure, type OidcTransaction } from '../../src/mcp/web/oidc-sign-in';
 import { ROOT } from './dev-server';
 
 /** A client of the test provider, as oidc-provider registers it. */

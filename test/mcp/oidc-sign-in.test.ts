@@ -10,7 +10,8 @@
  */
 import { freePort } from '../helpers/dev-server';
 import { signInWithoutBrowser, startOidcProvider, startOidcSignInHost, type OidcSignInHost, type TestOidcProvider } from '../helpers/oidc';
-import { OidcSignInError, type OidcConfig } from '../../src/mcp/web/oidc-sign-in';
+import type { OidcConfig } from '../../src/mcp/web/oidc-config';
+import { OidcSignInError } from '../../src/mcp/web/oidc-sign-in';
 
 /** The page's callback: never fetched, the sign-in stops at the provider's redirect to it. */
 const REDIRECT_URI = 'http://127.0.0.1:9/approvals/oidc/callback';

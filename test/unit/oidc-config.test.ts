@@ -2,7 +2,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { OidcConfigError, oidcConfigFromEnv } from '../../src/mcp/web/oidc-sign-in';
+import { OidcConfigError, oidcConfigFromEnv } from '../../src/mcp/web/oidc-config';
 
 const ISSUER = 'https://id.example.com';
 

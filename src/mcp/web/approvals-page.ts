@@ -6,39 +6,35 @@
  * ({@link Approvals.decide}): roles, four eyes, the seal, the decision record, `mustSign`, notices. A GET never answers
  * and never signs in.
  */
-import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { z } from 'zod';
-import { Approvals, QuestionNotOpenError, inboxItemOf } from '../../approvals/approvals';
-import { PasskeySignatureSchema } from '../../approvals/signature-schema';
-import { ApprovalLinks, APPROVALS_PAGE_PATH } from '../../records/approval-links';
+import { Approvals, inboxItemOf } from '../../approvals/approvals';
+import { ApprovalLinks } from '../../records/approval-links';
 import type { ApproversDirectory, Person } from '../../records/directory';
-import { SignedTokens, type TokenClaims } from '../../shared/signed-tokens';
 import { log } from '../../util/log';
-import { readBodyText } from '../../util/request-body';
-import { approvalsPageHtml, APPROVALS_CONFIG_SLOT } from '../app/approvals-page-html';
 import {
   APPROVALS_API,
   type AnswerRecorded,
   type InboxAnswer,
   type LinkAnswer,
-  type ProblemAnswer,
   type QuestionAnswer,
   type SessionAnswer,
   type SignInMethods,
 } from '../app/approvals-page/wire';
-import { AnswerRefusedError, isTemporalUnavailable, type ReplicaSharedState, TaskCoreError, TooManyRequestsError } from '../../core';
+import { type ReplicaSharedState, TaskCoreError } from '../../core';
 import type { HttpRoute } from '../transports/http';
+import { readJsonObject, sendJson } from './json-call';
 import { MailSignIn, LINK_REQUESTED, smtpMailer, type SignInMail } from './mail-sign-in';
-import { OidcSignInError, OidcSignInFailure, type OidcSignIn } from './oidc-sign-in';
+import type { OidcSignIn } from './oidc-sign-in';
+import { OidcSignInRoutes } from './oidc-sign-in-routes';
 import { OneTimeUses, OneTimeUseUnavailableError } from '../../approvals/one-time-uses';
+import { takePageAnswer } from './page-answer';
 import { clientAddress, type ApprovalsPageConfig } from './page-config';
+import { sendPageDocument } from './page-document';
+import { Problem, problemOf, wrongMethod } from './page-problem';
 import { PasskeySignIn, PasskeySignInError } from './passkey-sign-in';
-import { questionViewOf, versionOf } from './question-view';
+import { questionViewOf } from './question-view';
 import { PER_ADDRESS, PER_NAME, PER_NAME_AND_ADDRESS, SignInAttempts } from './sign-in-attempts';
 import { WebSessions, type SignInVia, type WebSession } from './web-session';
-import { cookieOf } from '../../util/cookies';
-import { escapeHtml } from '../../util/html';
 
 /** What the page stands on. */
 export interface ApprovalsPageOptions {
@@ -66,50 +62,9 @@ export interface ApprovalsPage {
   close(): void;
 }
 
-/** How long an OpenID Connect sign-in may take from the page to the provider and back. */
-const OIDC_TRANSACTION_MS = 10 * 60_000;
-const OIDC_COOKIE = 'approvals-oidc';
-
-/** The most a call's JSON body may weigh. */
-const MAX_BODY_BYTES = 64 * 1024;
-
-const AnswerRequestSchema = z.strictObject({
-  taskId: z.string().min(1).max(200),
-  key: z.string().min(1).max(200),
-  version: z.string().min(1).max(100),
-  action: z.enum(['accept', 'decline', 'delegate']),
-  content: z.record(z.string(), z.union([z.string().max(2_000), z.number(), z.boolean(), z.array(z.string().max(200)).max(50)])).optional(),
-  comment: z.string().max(2_000).optional(),
-  delegateTo: z.string().min(1).max(200).optional(),
-  signature: PasskeySignatureSchema.optional(),
-});
-
-interface OidcClaims extends TokenClaims {
-  s: string;
-  n: string;
-  v: string;
-  r: string;
-}
-
 /** The page (see the module's comment). Throws nothing at start; each call answers its own errors. */
 export function approvalsPage(options: ApprovalsPageOptions): ApprovalsPage {
   return new ApprovalsPageRoutes(options).mount();
-}
-
-/** One JSON problem: the status and the sentence (and what the page should do). */
-class Problem extends Error {
-  constructor(
-    readonly status: number,
-    readonly answer: ProblemAnswer,
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(answer.error);
-  }
-}
-
-/** The answer to a request of the wrong method. */
-function wrongMethod(allowed: 'GET' | 'POST'): Problem {
-  return new Problem(405, { error: `Use ${allowed}.` }, { allow: allowed });
 }
 
 class ApprovalsPageRoutes {
@@ -118,7 +73,7 @@ class ApprovalsPageRoutes {
   private readonly links: ApprovalLinks;
   private readonly passkeys: PasskeySignIn | undefined;
   private readonly mail: MailSignIn | undefined;
-  private readonly oidcTransactions: SignedTokens;
+  private readonly oidc: OidcSignInRoutes;
   private readonly rpId: string;
 
   constructor(private readonly options: ApprovalsPageOptions) {
@@ -131,7 +86,14 @@ class ApprovalsPageRoutes {
     this.passkeys = directory && new PasskeySignIn(taskKey, { rpId: this.rpId, origin: config.origin }, directory, uses);
     const mail = options.mail && { from: options.mail.from, mailer: smtpMailer(options.mail) };
     this.mail = directory && new MailSignIn(taskKey, { origin: config.origin, linkMs: config.signInLinkMs }, directory, uses, mail);
-    this.oidcTransactions = new SignedTokens(taskKey, 'oidc sign-in transaction');
+    this.oidc = new OidcSignInRoutes({
+      oidc: options.oidc,
+      directory,
+      origin: config.origin,
+      taskKey,
+      sessions: this.sessions,
+      limitAttempts: (req) => this.limitAttempts(req),
+    });
     if (!sharedState && (this.mail?.offered || this.passkeys?.offered)) {
       log.info(
         'approvals page: one-time sign-in links and passkey challenges are marked used in this process; behind several replicas, set MCP_SHARED_STATE so that each works once across them',
@@ -155,8 +117,8 @@ class ApprovalsPageRoutes {
       { path: APPROVALS_API.mailLink, handle: json((req, res) => this.requestLink(req, res)) },
       { path: APPROVALS_API.redeemLink, handle: json((req, res) => this.redeemLink(req, res)) },
       { path: APPROVALS_API.signOut, handle: json((req, res) => this.signOut(req, res)) },
-      { path: APPROVALS_API.oidcStart, handle: (req, res) => this.redirecting(res, () => this.oidcStart(req, res)) },
-      { path: APPROVALS_API.oidcCallback, handle: (req, res) => this.redirecting(res, () => this.oidcCallback(req, res)) },
+      { path: APPROVALS_API.oidcStart, handle: (req, res) => this.oidc.start(req, res) },
+      { path: APPROVALS_API.oidcCallback, handle: (req, res) => this.oidc.callback(req, res) },
     ];
     return { routes, close: () => this.mail?.close() };
   }
@@ -168,23 +130,7 @@ class ApprovalsPageRoutes {
   /** GET /approvals: the page itself, the same for everyone (what it shows comes from the calls). */
   private async page(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (req.method !== 'GET' && req.method !== 'HEAD') return sendJson(res, 405, { error: 'Use GET.' }, { allow: 'GET, HEAD' });
-    const settings = JSON.stringify({ rpId: this.passkeys?.offered ? this.rpId : null, origin: this.options.config.origin }).replace(
-      /</g,
-      '\\u003c',
-    );
-    const page = await approvalsPageHtml();
-    const html = page.replace(APPROVALS_CONFIG_SLOT, () => settings);
-    res.writeHead(200, {
-      'content-type': 'text/html; charset=utf-8',
-      'cache-control': 'no-store',
-      // The page's own script alone, by its digest: text that ever made it into the page as markup would not run.
-      'content-security-policy': `default-src 'none'; script-src '${scriptDigest(page)}'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'`,
-      'x-content-type-options': 'nosniff',
-      'x-frame-options': 'DENY',
-      // The page's address may carry a link's token: it is never sent on to another site.
-      'referrer-policy': 'no-referrer',
-    });
-    res.end(req.method === 'HEAD' ? undefined : html);
+    return sendPageDocument(req, res, { rpId: this.passkeys?.offered ? this.rpId : null, origin: this.options.config.origin });
   }
 
   /** Runs a JSON call: its answer is what it returns (200, or the status it set), or the {@link Problem} it throws. */
@@ -289,42 +235,7 @@ class ApprovalsPageRoutes {
   /** POST /approvals/answer: one decision, taken as approvals_answer takes it. */
   private async answerQuestion(req: IncomingMessage): Promise<AnswerRecorded> {
     const session = this.signedIn(req, 'POST');
-    const parsed = AnswerRequestSchema.safeParse(await readJsonObject(req));
-    if (!parsed.success)
-      throw new Problem(400, {
-        error: `The answer is not one this page sends (${parsed.error.issues[0]?.message}). Nothing was recorded.`,
-      });
-    const { taskId, key, version, action, content, comment, delegateTo, signature } = parsed.data;
-    if ((action === 'delegate') !== (delegateTo !== undefined)) {
-      throw new Problem(400, { error: 'Say whom to delegate to, and only when delegating. Nothing was recorded.' });
-    }
-    const { approvals } = this.options;
-    const by = { principal: session.principal, roles: session.roles, via: `approvals page (${session.via})`, auth: authOf(session.via) };
-    const open = await approvals.question(taskId, key, by);
-    if (versionOf(open.input) !== version) {
-      throw new Problem(409, {
-        error: 'Someone answered or the question changed since your page showed it. Look at it again: nothing was recorded.',
-        state: 'changed',
-      });
-    }
-    const record = await approvals.decide(
-      open,
-      {
-        action,
-        ...(action === 'delegate' ? { content: { to: delegateTo! } } : content && { content }),
-        ...(comment !== undefined && comment.trim() !== '' && { comment }),
-        ...(signature && { signature }),
-      },
-      by,
-    );
-    const what =
-      record.action === 'delegate'
-        ? `Your hand-over to ${delegateTo} is recorded`
-        : record.action === 'decline'
-          ? 'Your refusal to answer is recorded'
-          : `Your ${content?.decision === 'reject' ? 'rejection' : content?.decision === 'approve' ? 'approval' : 'answer'} is recorded`;
-    log.info('approvals page: decision recorded', { taskId, key, principal: session.principal, via: session.via });
-    return { message: `${what}${signature ? ', signed with your passkey' : ''}.` };
+    return takePageAnswer(this.options.approvals, session, await readJsonObject(req));
   }
 
   private async passkeyOptions(req: IncomingMessage): Promise<unknown> {
@@ -389,73 +300,6 @@ class ApprovalsPageRoutes {
     return { signedIn: false };
   }
 
-  /** GET /approvals/sign-in/oidc: to the provider, with the transaction (state, nonce, PKCE verifier) in a cookie. */
-  private async oidcStart(req: IncomingMessage, res: ServerResponse): Promise<string> {
-    const { oidc } = this.options;
-    if (!oidc) throw new Problem(404, { error: 'Sign-in through an OpenID Connect provider is not offered here.' });
-    await this.limitAttempts(req);
-    const { url, transaction } = await oidc.start();
-    const returnTo = pagePath(new URL(req.url ?? '/', 'http://page').searchParams.get('return'));
-    const cookie = this.oidcTransactions.sign<OidcClaims>({
-      s: transaction.state,
-      n: transaction.nonce,
-      v: transaction.codeVerifier,
-      r: returnTo,
-      exp: Date.now() + OIDC_TRANSACTION_MS,
-    });
-    // Lax: the provider sends the person back with a cross-site navigation, which a Strict cookie would miss.
-    res.setHeader('set-cookie', this.sessions.cookie(this.sessions.nameOf(OIDC_COOKIE), cookie, OIDC_TRANSACTION_MS / 1000, 'Lax'));
-    return url;
-  }
-
-  /** GET /approvals/sign-in/oidc/callback: the provider's answer checked, a session started, back to the page. */
-  private async oidcCallback(req: IncomingMessage, res: ServerResponse): Promise<string> {
-    const { oidc } = this.options;
-    if (!oidc) throw new Problem(404, { error: 'Sign-in through an OpenID Connect provider is not offered here.' });
-    const cookieName = this.sessions.nameOf(OIDC_COOKIE);
-    const claims = this.oidcTransactions.read<OidcClaims>(cookieOf(req, cookieName) ?? '');
-    res.setHeader('set-cookie', this.sessions.cookie(cookieName, '', 0, 'Lax'));
-    if (!claims)
-      throw new Problem(400, { error: 'This sign-in took too long or was started elsewhere. Start it again from the approvals page.' });
-    const callback = new URL(req.url ?? '/', this.options.config.origin);
-    const identity = await oidc.finish(callback, { state: claims.s, nonce: claims.n, codeVerifier: claims.v });
-    // Only a principal the directory lists: a provider whose subjects differ between the ID token and the access token
-    // (pairwise subjects) must not make one person two, nor anyone who can sign in to the provider an approver.
-    const person = this.options.directory?.listing(identity.principal);
-    if (!person) {
-      log.warn('approvals page: an OpenID Connect sign-in of a principal the approvers directory does not list', {
-        principal: identity.principal,
-      });
-      throw new Problem(403, {
-        error: `Your company account (${identity.principal}) is not listed in the approvers directory. Ask its keeper to add it to your entry.`,
-      });
-    }
-    this.sessions.start(res, { principal: identity.principal, person: person.name, roles: identity.roles, via: 'oidc' });
-    log.info('approvals page: signed in', { principal: identity.principal, via: 'oidc' });
-    return claims.r;
-  }
-
-  /** Runs a step that ends in a redirect (to where it returns); its problem is shown as a page with a way back. */
-  private async redirecting(res: ServerResponse, step: () => Promise<string>): Promise<void> {
-    try {
-      const location = await step();
-      res.writeHead(303, { location, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' });
-      res.end();
-    } catch (error) {
-      const problem = problemOf(error);
-      if (problem.status >= 500) log.warn(`approvals page: OpenID Connect sign-in: ${(error as Error).message}`);
-      res.writeHead(problem.status, {
-        'content-type': 'text/html; charset=utf-8',
-        'cache-control': 'no-store',
-        'content-security-policy': "default-src 'none'",
-      });
-      res.end(
-        `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign-in</title></head><body><main><h1>Sign-in did not complete</h1>` +
-          `<p>${escapeHtml(problem.answer.error)}</p><p><a href="${APPROVALS_PAGE_PATH}">Back to the approvals page</a></p></main></body></html>`,
-      );
-    }
-  }
-
   /**
    * A person of the directory signed in as their first principal: the one their answers are recorded under (a person
    * with no principals of their own cannot sign in here; list one). Their roles are read at each request (see current).
@@ -488,93 +332,4 @@ class ApprovalsPageRoutes {
     if (!allowed && refuse) throw new Problem(429, { error: 'Too many sign-in attempts from here. Wait a minute and try again.' });
     return allowed;
   }
-}
-
-/** The CSP source of the page's one executable script: `sha256-` and the digest of its text. */
-const scriptDigest = (() => {
-  let seen: { html: string; digest: string } | undefined;
-  return (html: string): string => {
-    if (seen?.html !== html) {
-      const script = /<script>([\s\S]*?)<\/script>/.exec(html)?.[1] ?? '';
-      seen = { html, digest: `sha256-${createHash('sha256').update(script, 'utf8').digest('base64')}` };
-    }
-    return seen.digest;
-  };
-})();
-
-/** How an answer records the way its person signed in. */
-function authOf(via: SignInVia): 'passkey' | 'mail-link' | 'oauth' {
-  return via === 'passkey' ? 'passkey' : via === 'link' ? 'mail-link' : 'oauth';
-}
-
-/** The page path to return to after an OpenID Connect sign-in: a path of the page, or the page itself. */
-function pagePath(given: string | null): string {
-  if (given === null) return APPROVALS_PAGE_PATH;
-  try {
-    const url = new URL(given, 'http://page');
-    if (url.origin === 'http://page' && url.pathname === APPROVALS_PAGE_PATH) return `${url.pathname}${url.search}`;
-  } catch {
-    // Anything else returns to the page itself.
-  }
-  return APPROVALS_PAGE_PATH;
-}
-
-/** The problem an error answers with: ours as they are, the core's by kind, anything else as a 503 to retry. */
-function problemOf(error: unknown): Problem {
-  if (error instanceof Problem) return error;
-  if (error instanceof QuestionNotOpenError) {
-    return new Problem(409, {
-      error: 'This question is not open for you any more: it was answered, handed on, cancelled or closed meanwhile. Nothing was recorded.',
-      state: 'closed',
-    });
-  }
-  if (error instanceof AnswerRefusedError)
-    return new Problem(422, { error: `${error.message}. ${error.onRecord ?? 'Nothing was recorded.'}` });
-  if (error instanceof TooManyRequestsError)
-    return new Problem(429, { error: 'Too many requests from you at once. Wait a moment and try again.' });
-  if (error instanceof TaskCoreError && error.category === 'request') return new Problem(400, { error: `${error.message}.` });
-  if (error instanceof OneTimeUseUnavailableError || isTemporalUnavailable(error) || error instanceof TaskCoreError) {
-    return new Problem(503, {
-      error: 'The approvals service cannot reach what it needs right now. Try again in a minute: nothing was recorded.',
-    });
-  }
-  if (error instanceof BodyError) return new Problem(error.status, { error: error.message });
-  if (error instanceof OidcSignInError)
-    return new Problem(error.reason === OidcSignInFailure.providerUnavailable ? 503 : 400, { error: error.message });
-  return new Problem(503, { error: 'Something went wrong on the server. Try again in a minute: nothing was recorded.' });
-}
-
-/** Thrown for a body that is too large or not a JSON object. */
-class BodyError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/** The request's JSON object body (`application/json`, at most {@link MAX_BODY_BYTES}); throws {@link BodyError}. */
-async function readJsonObject(req: IncomingMessage): Promise<Record<string, unknown>> {
-  if (!/^application\/json\b/.test(req.headers['content-type'] ?? '')) throw new BodyError(415, 'Send JSON.');
-  const text = await readBodyText(req, MAX_BODY_BYTES);
-  if (text === undefined) throw new BodyError(413, `The request is over ${MAX_BODY_BYTES} bytes.`);
-  try {
-    const parsed = JSON.parse(text) as unknown;
-    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
-  } catch {
-    // Answered below.
-  }
-  throw new BodyError(400, 'The request is not a JSON object.');
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  if (status === 413) res.setHeader('connection', 'close');
-  res.writeHead(status, {
-    'content-type': 'application/json',
-    'cache-control': 'no-store',
-    'x-content-type-options': 'nosniff',
-    ...headers,
-  });
-  res.end(JSON.stringify(body));
 }
