@@ -68,6 +68,8 @@ function summary(plan: CallPlan): string {
         ...(plan.confirmation ? [`confirm ${plan.confirmation.askable ? 'asked' : 'unaskable'}`] : []),
         ...(plan.refusal === 'error' ? ['refusals are errors'] : []),
       ].join('; ');
+    case 'resume':
+      return `resume ${plan.taskId}`;
   }
 }
 
@@ -220,6 +222,15 @@ describe('planCall', () => {
     expect(summary(planCall(mcp2026('optional', undefined)))).toBe('tool error');
     const confirmed = planCall(mcp2025('confirmed', VALID, false, FORMS)) as StartPlan;
     expect(confirmed.confirmation?.question).toEqual(confirmationRequest({ message: 'Start {{count}}?' }, VALID));
+  });
+
+  test('a retried 2026-07-28 call that answers its task’s round resumes that task, before any other check', () => {
+    const resumes = (name: string, args: unknown) => planCall({ ...mcp2026(name, args, TASKS), resumesTask: 'task-7' } as ToolCall);
+    expect(summary(resumes('optional', VALID))).toBe('resume task-7');
+    expect(summary(resumes('optional', INVALID))).toBe('resume task-7');
+    // Only a workflow tool's call has a task to resume; anything else is planned as it always is.
+    expect(summary(resumes('direct', VALID))).toBe('direct');
+    expect(summary(resumes('missing', VALID))).toBe('error -32602');
   });
 });
 

@@ -101,6 +101,7 @@ function fakePort(script: unknown[], options: { ttl?: unknown; carried?: unknown
     created: (view) => steps.push(`created ${view.task.taskId}`),
     taskAnswer: (view) => `task ${view.task.taskId}`,
     waitInline: async (view) => `waited for ${view.task.taskId}`,
+    resumeTask: async (taskId) => `resumed ${taskId}`,
   };
   const created: unknown[] = [];
   const deps = {
@@ -239,6 +240,15 @@ describe('runCall carries out a plan the same way for every generation', () => {
     const round = fakePort(['round']);
     expect(await runCall(planCall(mcp2026('asking', { count: 3 }, FORMS)), round.port, round.deps)).toBe('input_required round');
     expect(round.steps).toEqual(['wait begins', 'ask form: Really 3?', 'wait ends']);
+  });
+
+  test('a resumed round goes on with its task through the port, asking and starting nothing', async () => {
+    const { port, deps, steps, created } = fakePort([]);
+    expect(await runCall({ kind: 'resume', taskId: 'task-9' }, port, deps)).toBe('resumed task-9');
+    expect(steps).toEqual([]);
+    expect(created).toEqual([]);
+    const { resumeTask: _, ...withoutRounds } = port;
+    await expect(runCall({ kind: 'resume', taskId: 'task-9' }, withoutRounds, deps)).rejects.toMatchObject({ code: -32603 });
   });
 
   test('a round that ends the call is its answer, whatever the tool does around its form', async () => {

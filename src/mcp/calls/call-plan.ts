@@ -35,8 +35,12 @@ export type ToolCall = {
 } & (
   | /** 2025-11-25: the client decides; a call with `params.task` must be answered with a task. */
     { generation: 'mcp2025'; taskAugmented: boolean }
-    /** 2026-07-28: the server decides per call, for a request that declared the tasks extension (SEP-2663). */
-  | { generation: 'mcp2026' }
+    /**
+     * 2026-07-28: the server decides per call, for a request that declared the tasks extension (SEP-2663). A retried
+     * plain call whose input_required round asked its task's questions names that task in `resumesTask` (from the
+     * round's sealed state, already checked to be this call's).
+     */
+  | { generation: 'mcp2026'; resumesTask?: string }
 );
 
 export type { CallAnswer };
@@ -48,6 +52,12 @@ export interface DirectPlan {
   input: unknown;
   /** Whether the handler may put a form to the caller: the client declared form elicitation. */
   mayAsk: boolean;
+}
+
+/** Go on with the task of a workflow tool's call, whose round this retried call answers (2026-07-28). */
+export interface ResumePlan {
+  kind: 'resume';
+  taskId: string;
 }
 
 /** The question a workflow tool asks before it starts, and whether this client can be asked it. */
@@ -74,7 +84,7 @@ export interface StartPlan {
 }
 
 /** What a tools/call does (see {@link planCall}). */
-export type CallPlan = CallAnswer | DirectPlan | StartPlan;
+export type CallPlan = CallAnswer | DirectPlan | StartPlan | ResumePlan;
 
 /**
  * What `call` does, by the rules of its generation. Pure but for the tool's argument check, which strips what a
@@ -84,6 +94,10 @@ export function planCall(call: ToolCall): CallPlan {
   const { name, tools, capabilities } = call;
   const tool = tools.get(name);
   if (!tool) return failure(ProtocolErrorCode.InvalidParams, `Unknown tool "${name}"; available tools: ${[...tools.keys()].join(', ')}`);
+  // The round's arguments were checked when it was asked, and the sealed state binds them to this call.
+  if (call.generation === 'mcp2026' && call.resumesTask !== undefined && tool.kind === 'workflow') {
+    return { kind: 'resume', taskId: call.resumesTask };
+  }
   // Only a 2025-11-25 client asks for a task, and a call that asked can only be answered with one.
   const demanded = call.generation === 'mcp2025' && call.taskAugmented;
   if (tool.kind === 'direct') {

@@ -4,10 +4,12 @@
  * the order of checks (the request's own fields before any question), the confirmation asked again after an answer
  * that does not fit, a declined or unaskable confirmation, the start, and a direct tool's context.
  */
+import { ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FormInputRequest, InputContent, PendingInput } from '../../contract/task-contract';
 import { annotateRequest } from '../../shared/telemetry';
 import { applyConfirmation, previousAnswerProblem } from '../protocol/confirmation';
+import { JsonRpcError } from '../protocol/wire-errors';
 import type { CallSeal } from '../protocol/signed-call';
 import type { CreatedTask, CreateOptions, TaskView } from '../../core';
 import type { DirectToolContext } from '../tools/types';
@@ -58,6 +60,11 @@ export interface CallPort<Answer> {
   taskAnswer(view: CreatedTask, plan: StartPlan): Answer;
   /** Waits for the task inline, up to the generation's budget (`then: 'inline'`). */
   waitInline(view: TaskView): Promise<Answer>;
+  /**
+   * Goes on with the task whose input_required round this retried call answers: hands it the answers the call
+   * carries, then waits as {@link waitInline} does. Only a generation with rounds (2026-07-28) has it.
+   */
+  resumeTask?(taskId: string): Promise<Answer>;
 }
 
 /** Carries out `plan` through `port`. */
@@ -70,6 +77,10 @@ export async function runCall<Answer>(plan: CallPlan, port: CallPort<Answer>, de
       return runDirect(plan, port, deps);
     case 'start':
       return start(plan, port, deps);
+    case 'resume':
+      if (!port.resumeTask)
+        throw new JsonRpcError(ProtocolErrorCode.InternalError, 'This protocol generation resumes no input_required round');
+      return port.resumeTask(plan.taskId);
   }
 }
 

@@ -68,6 +68,9 @@ function answeredAtOnce(
     // A task-augmented call that asks no confirmation starts the task and answers with it.
     case 'start':
       return plan.then === 'task' && !plan.confirmation ? { plan } : false;
+    // Only a 2026-07-28 call resumes a round.
+    case 'resume':
+      return false;
   }
 }
 

@@ -126,7 +126,7 @@ export class Mcp2026Call implements CallPort<Mcp2026Answer> {
   }
 
   /** A retried plain call whose round asked its task's questions: hands the answers to the task, then goes on waiting. */
-  async continueTask(taskId: string): Promise<Mcp2026Answer> {
+  async resumeTask(taskId: string): Promise<Mcp2026Answer> {
     const { core } = this.deps;
     const { principal } = this.caller;
     annotateRequest({ taskId });

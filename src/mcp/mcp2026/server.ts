@@ -75,8 +75,14 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
       let resume = tool?.kind === 'workflow' ? resumeStateOf(ctx, origin!) : undefined;
       const call = (resumed: ResumeState | undefined) =>
         new Mcp2026Call(deps, { principal, roles }, ctx, origin, _meta as Record<string, unknown> | undefined, resumed);
-      if (resume?.kind === 'task') return call(resume).continueTask(resume.taskId);
-      const plan = planCall({ generation: 'mcp2026', name, args, tools: byName, capabilities: capabilitiesOf(ctx) });
+      const plan = planCall({
+        generation: 'mcp2026',
+        name,
+        args,
+        tools: byName,
+        capabilities: capabilitiesOf(ctx),
+        ...(resume?.kind === 'task' && { resumesTask: resume.taskId }),
+      });
       if (plan.kind === 'direct') resume = resumeStateOf(ctx, origin!, 'direct');
       return runCall(plan, call(resume), { core, client: deps.client, approvals: deps.approvals, seal: deps.seal, workflowTools });
     }),
