@@ -1,4 +1,5 @@
 /** What `serve` offers: the default tools, the example's sample tools when asked for, a tools file's tools, and name clashes. */
+import path from 'node:path';
 import { z } from 'zod';
 import { loadSampleTools, servedTools } from '../../src/mcp/serve/served-tools';
 import { ToolsFileError } from '../../src/mcp/tools/config-file';
@@ -30,8 +31,11 @@ describe('servedTools', () => {
     );
   });
 
-  test("in a checkout the sample tools are the example package's, loaded from examples/invoice-approval", () => {
+  test("in a checkout the sample tools are the example package's, resolved by its name to examples/invoice-approval", () => {
     expect(names(loadSampleTools())).toEqual(SAMPLES);
+    expect(require.resolve('invoice-approval-example/tools')).toBe(
+      path.join(__dirname, '..', '..', 'examples', 'invoice-approval', 'src', 'tools', 'index.ts'),
+    );
   });
 
   test("a sample's name is free for a declared tool when the samples are not served", () => {

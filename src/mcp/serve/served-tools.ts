@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_TOOLS } from '../tools';
 import { ToolsFileError } from '../tools/config-file';
@@ -6,27 +5,30 @@ import type { ToolDefinition } from '../tools/types';
 import { UsageError } from './args';
 
 /**
- * The example package's tools module (`examples/invoice-approval/src/tools`), where a checkout keeps it beside the
- * server's sources. An installed package holds no examples.
+ * The example package (`examples/invoice-approval`), which a checkout installs beside the server as a workspace. An
+ * installed package holds no examples.
  */
-const SAMPLE_TOOLS_MODULE = path.join(__dirname, '..', '..', '..', 'examples', 'invoice-approval', 'src', 'tools');
+const SAMPLE_PACKAGE = 'invoice-approval-example';
 
 /**
- * The sample tools of the invoice-approval example, for `serve --samples` in a checkout. Throws {@link UsageError}
- * saying what to do instead when this copy of the server has no example beside it (an installed package).
+ * The sample tools of the invoice-approval example, for `serve --samples` in a checkout: its package's `tools` entry,
+ * resolved by name. Throws {@link UsageError} saying what to do instead when this copy of the server has no example
+ * beside it (an installed package).
  */
 export function loadSampleTools(): readonly ToolDefinition[] {
-  const found = ['index.ts', 'index.js'].find((file) => existsSync(path.join(SAMPLE_TOOLS_MODULE, file)));
-  if (!found) {
+  let entry: string;
+  try {
+    entry = require.resolve(`${SAMPLE_PACKAGE}/tools`);
+  } catch {
     throw new UsageError(
-      "--samples: the sample tools live in the repository's examples/invoice-approval, which this installation does not hold; " +
+      `--samples: the sample tools are the ${SAMPLE_PACKAGE} package of the repository's examples/invoice-approval, which this installation does not hold; ` +
         'serve your own tools with --tools FILE, or run the example from a checkout',
     );
   }
-  if (found === 'index.ts' && path.extname(__filename) !== '.ts') {
+  if (path.extname(entry) === '.ts' && path.extname(__filename) !== '.ts') {
     throw new UsageError('--samples: the example is TypeScript, run by the server from its sources: npm run -s serve -- --samples');
   }
-  return (require(SAMPLE_TOOLS_MODULE) as { SAMPLE_TOOLS: readonly ToolDefinition[] }).SAMPLE_TOOLS;
+  return (require(entry) as { SAMPLE_TOOLS: readonly ToolDefinition[] }).SAMPLE_TOOLS;
 }
 
 /**
