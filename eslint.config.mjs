@@ -192,6 +192,23 @@ export default tseslint.config(
     },
   },
   {
+    // The example's tests reach the example's own sources beside them, and the library by name only, like the rest of it.
+    files: ['examples/invoice-approval/test/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['../../*', 'temporal-mcp-tasks/*', '!temporal-mcp-tasks/workflow'],
+              message: 'the example imports the package by name only: temporal-mcp-tasks, or temporal-mcp-tasks/workflow',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // The example's workflows and the definitions bundled with them run in Temporal's sandbox: no Node built-ins, and
     // of the package only its workflow entry. This block replaces the one above for these files, so it keeps its rule.
     files: ['examples/invoice-approval/src/workflows/**/*.ts', 'examples/invoice-approval/src/{invoice,expense,spend}.ts'],

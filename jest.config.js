@@ -1,7 +1,8 @@
 /** Jest runs the whole suite against one real Temporal dev server that global-setup starts. */
 module.exports = {
   testEnvironment: 'node',
-  roots: ['<rootDir>/test'],
+  // The library's suites, and the example package's own.
+  roots: ['<rootDir>/test', '<rootDir>/examples/invoice-approval/test'],
   testMatch: ['**/*.test.ts'],
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: { module: 'commonjs', moduleResolution: 'node10', isolatedModules: true } }],

@@ -3,12 +3,13 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, promises as fs, readFileSync, readdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { FixtureErp } from '../../examples/invoice-approval/src/activities/erp';
-import { PaymentsLedger, type LedgerEntry, type PaymentRequest } from '../../examples/invoice-approval/src/activities/payments';
-import { RecordStore } from '../../src/activities/record-store';
-import { sampleInvoice } from '../helpers/temporal';
+import { RecordStore } from 'temporal-mcp-tasks';
+import { FixtureErp } from '../src/activities/erp';
+import { PaymentsLedger, type LedgerEntry, type PaymentRequest } from '../src/activities/payments';
+import { sampleInvoice } from './invoices';
 
-const ROOT = path.resolve(__dirname, '../..');
+/** The example package's own folder. */
+const EXAMPLE = path.resolve(__dirname, '..');
 const tmp = () => mkdtempSync(path.join(os.tmpdir(), 'ledger-test-'));
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -19,10 +20,10 @@ function request(taskId: string, lineItemId: string): PaymentRequest {
 /** Runs `script` (CommonJS, with `ledgerDir` and `PaymentsLedger` in scope) in a node process of its own. */
 function ledgerProcess(ledgerDir: string, script: string) {
   const source = `
-    const { PaymentsLedger } = require(${JSON.stringify(path.join(ROOT, 'examples/invoice-approval/src/activities/payments.ts'))});
+    const { PaymentsLedger } = require(${JSON.stringify(path.join(EXAMPLE, 'src/activities/payments.ts'))});
     const ledgerDir = ${JSON.stringify(ledgerDir)};
     ${script}`;
-  return spawn(process.execPath, ['--import', 'tsx', '-e', source], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  return spawn(process.execPath, ['--import', 'tsx', '-e', source], { cwd: EXAMPLE, stdio: ['ignore', 'pipe', 'inherit'] });
 }
 
 /** The ids of the first `count` line items, LI-0 … */
@@ -198,7 +199,7 @@ describe('PaymentsLedger', () => {
   });
 
   test('the ledger and the ERP registry hold no lock and look at no process: nothing in them names a PID or a lock file', () => {
-    const dir = path.join(ROOT, 'examples/invoice-approval/src/activities');
+    const dir = path.join(EXAMPLE, 'src/activities');
     for (const file of readdirSync(dir).filter((name) => name.endsWith('.ts'))) {
       const source = readFileSync(path.join(dir, file), 'utf8');
       expect(source).not.toMatch(/process\.kill|process\.pid|\.lock\b|lockfile/i);
