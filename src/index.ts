@@ -14,32 +14,59 @@ export {
   type BridgeTuning,
   type CreateBridgeOptions,
 } from './mcp/bridge';
+export type { InputChannelOptions } from './mcp/mcp2025/input-channel';
 
 // Tools: declared in code, or in a JSON or YAML file; the generic tools every server may offer (DEFAULT_TOOLS).
 export { defaultToolResult, defineWorkflowTool, ToolDeclarationError, type WorkflowToolDeclaration } from './mcp/tools/define';
 export type { DirectTool, DirectToolContext, ToolDefinition, WorkflowTool } from './mcp/tools/types';
-export { InvalidJsonSchemaError, jsonSchema, zodSchema, type Checked, type ToolSchema } from './mcp/tools/schema';
+export { InvalidJsonSchemaError, jsonSchema, zodSchema, type Checked, type ObjectJsonSchema, type ToolSchema } from './mcp/tools/schema';
+export type { StartConfirmation } from './mcp/protocol/confirmation';
+export type { SealedCall } from './mcp/protocol/signed-call';
+export type { ParamHeader } from './mcp/protocol/param-headers';
 export { APPROVAL_TOOLS, COMPANION_TOOLS, DEFAULT_TOOLS } from './mcp/tools';
 export { loadToolsFile, ToolsFileError, type ToolEntry } from './mcp/tools/config-file';
 
 // Serving: stdio for every client generation, or Streamable HTTP with its bounds and authentication.
 export { serveStdioForAllGenerations } from './mcp/transports/stdio';
 export type { ListenRequest, ListenSink, McpEndpoints, TaskListenEndpoint } from './mcp/endpoints';
-export { startHttpServer, type HttpServerOptions, type RunningHttpServer } from './mcp/transports/http';
+export { startHttpServer, type HttpRoute, type HttpServerOptions, type RunningHttpServer } from './mcp/transports/http';
 export { allowedHostsFromEnv, httpLimitsFromEnv, OriginPolicy, type HttpLimits } from './mcp/transports/limits';
 export { BearerTokens, TokenConfigError, tokensFromEnv } from './mcp/transports/auth';
-export { createAuthenticator, type AuthenticatorOptions, type RequestAuthenticator } from './mcp/transports/oauth';
+export {
+  createAuthenticator,
+  type AuthenticatorOptions,
+  type Caller,
+  type PublicAnswer,
+  type Refusal,
+  type RequestAuthenticator,
+} from './mcp/transports/oauth';
 export { OAuthConfigError, oauthConfigFromEnv, type OAuthConfig } from './mcp/transports/oauth-config';
-export { MarkerKeyError, type TaskMarker } from './core';
+export { MarkerKeyError, type MarkedStart, type TaskMarker } from './core';
 
 // The task core, as a bridge exposes it (`bridge.core`, `bridge.approvals`, a direct tool's context), and its errors,
 // which the front-ends turn into JSON-RPC errors.
 export type { ApprovalsPort, TaskCore, TaskFollowing, TaskPort, TaskRun, VisibleRun } from './core';
+export type {
+  ChangeFeedStats,
+  CreatedTask,
+  CreateOptions,
+  FollowOptions,
+  HistoryWatchStats,
+  PassedResponse,
+  QuotaOptions,
+  ReadStats,
+  ReplicaSharedState,
+  TaskCoreOptions,
+  TaskErrorCategory,
+  TaskTool,
+  WatchedReadOptions,
+} from './core';
 export type { TaskOutcome, TaskState, TaskStatus, TaskView } from './core';
 export type { Approvals, InboxItem, OpenQuestion, PeopleDirectory } from './approvals/approvals';
 export { peopleFromEnv } from './approvals/approvals-setup';
 export { ApproversDirectory, ApproversDirectoryError, type Person } from './records/directory';
 export { ApproverKeyError, type ApproverKeyring, type ApproverPublicKey, type ApproverSignature } from './records/approver-signatures';
+export type { PasskeyEntry } from './records/passkeys';
 export type { CloseKeeperOptions } from './approvals/close-keeper';
 export {
   AnswerRefusedError,
@@ -65,6 +92,7 @@ export {
   payloadKeysFromEnv,
   readPayloadKeys,
   UnknownPayloadKeyError,
+  type Sealed,
 } from './shared/payload-keys';
 export { startCodecServer, type CodecServerOptions, type RunningCodecServer } from './codec/codec-server';
 export { createNotificationActivities, notificationOutboxFromEnv, readNotifications } from './activities/notifications';
@@ -72,7 +100,7 @@ export { notificationDeliveryFromEnv, type NotificationDeliveryConfig } from './
 export { createDecisionActivities } from './records/activities';
 export { decisionStoreFromEnv, decisionStoreLocation, openDecisionStore } from './records/store';
 export { DecisionStoreError } from './records/store-error';
-export type { DecisionRecordBody, DecisionStore, SignedDecisionRecord } from './contract/decision-records';
+export type { DecisionStore } from './contract/decision-records';
 export { DecisionKeyError, decisionPublicKeysFromEnv, publicKeysFromFiles, type DecisionPublicKeys } from './records/keys';
 
 // Configuration.

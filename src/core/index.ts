@@ -6,9 +6,14 @@
 // The core, and the task as it answers with it.
 export { TaskCore } from './task-core';
 export type { ApprovalsPort, TaskFollowing, TaskPort, TaskRun, VisibleRun } from './ports';
-export type { TaskCoreOptions, TaskTool } from './options';
+export type { TaskCoreOptions, TaskTool, WatchedReadOptions } from './options';
+export type { QuotaOptions } from './quotas';
 export { WRITE_PATIENCE_MS } from './options';
 export type { CreatedTask, CreateOptions } from './lifecycle';
+export type { PassedResponse } from './answers';
+export type { FollowOptions } from './task-follower';
+export type { ReadStats } from './reads';
+export type { ChangeFeedStats } from './change-feed';
 export { toolErrorOf, webUiMeta, type TaskOutcome, type TaskState, type TaskStatus, type TaskView } from './task-view';
 
 // Its errors, and how Temporal's are told apart.
@@ -30,7 +35,7 @@ export {
 
 // Principals, roles, and the marks of the tasks a bridge starts.
 export { assertValidPrincipal, isReservedPrincipal, isValidRole, localPrincipal, OAUTH_PRINCIPAL_PREFIX, parseRoles } from './principal';
-export { MarkerKeyError, markerFromEnv, type TaskMarker } from './marker';
+export { MarkerKeyError, markerFromEnv, type MarkedStart, type TaskMarker } from './marker';
 export { TASK_ID_PATTERN } from './marked-runs';
 
 // What the replicas of a deployment share.
@@ -40,5 +45,5 @@ export { SharedStateConfigError, sharedStateFromEnv, type ReplicaSharedState } f
 export { formFieldsOf } from './answers';
 export { changedSinceQuery } from './change-feed';
 export { decodeCursor, encodeCursor, listBinding } from './list-cursor';
-export { DEFAULT_WATCH_LIMIT } from './history-watch';
+export { DEFAULT_WATCH_LIMIT, type HistoryWatchStats } from './history-watch';
 export { DEFAULT_FEED_LIMIT } from './reads';

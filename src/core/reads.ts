@@ -29,6 +29,20 @@ const CREATED_KEEP_MS = 10_000;
 const WRITES_KEPT = 10_000;
 
 /** Reads the change feed keeps at most, by default. */
+/** How a bridge's task reads were served, since it started (see `TaskCore.readStats`). */
+export interface ReadStats {
+  /** Reads answered from a history watch that saw no event since the last read: no Temporal request. */
+  watched: number;
+  /** Reads answered from what the change feed vouched for. */
+  fed: number;
+  /** Reads that asked Temporal. */
+  fetched: number;
+  /** Reads kept for answering again. */
+  kept: number;
+  /** The change feed's own figures, where it runs. */
+  feed?: ChangeFeedStats;
+}
+
 export const DEFAULT_FEED_LIMIT = 100_000;
 
 /**
@@ -108,7 +122,7 @@ export class TaskReads {
   }
 
   /** How reads were served: from a watch, from the feed, or by asking Temporal; `kept`: reads kept now. */
-  stats(): { watched: number; fed: number; fetched: number; kept: number; feed?: ChangeFeedStats } {
+  stats(): ReadStats {
     return { ...this.counts, kept: this.reads.size, ...(this.feed && { feed: this.feed.stats() }) };
   }
 

@@ -17,9 +17,9 @@ import { TaskListing } from './listing';
 import { MarkedRuns } from './marked-runs';
 import type { TaskCoreOptions, TaskTool } from './options';
 import { Quotas } from './quotas';
-import { TaskReads } from './reads';
+import { TaskReads, type ReadStats } from './reads';
 import { checkedMemos, Snapshots } from './snapshots';
-import type { ApprovalsPort, TaskPort, TaskRun } from './ports';
+import type { ApprovalsPort, TaskFollowing, TaskPort, TaskRun, VisibleRun } from './ports';
 import type { TaskView } from './task-view';
 import { TemporalAccess } from './temporal-access';
 
@@ -32,7 +32,7 @@ export class TaskCore implements TaskPort, ApprovalsPort {
    * What each principal may hold at once, and how fast it may ask: reached through {@link takeOperation} and
    * {@link waiting}, which the front-ends use.
    */
-  readonly quotas: Quotas;
+  private readonly quotas: Quotas;
   private readonly temporal: TemporalAccess;
   private readonly runs: MarkedRuns;
   private readonly reads: TaskReads;
@@ -137,7 +137,7 @@ export class TaskCore implements TaskPort, ApprovalsPort {
   }
 
   /** Follows a task as it changes: see {@link TaskFollower}. */
-  follow(taskId: string, principal: string, options: FollowOptions = {}): TaskFollower {
+  follow(taskId: string, principal: string, options: FollowOptions = {}): TaskFollowing {
     return new TaskFollower(this, taskId, principal, options);
   }
 
@@ -166,9 +166,9 @@ export class TaskCore implements TaskPort, ApprovalsPort {
 
   /**
    * One page of the runs a visibility query finds, with the task state each memo publishes, unchecked: candidates for
-   * a part that reads each again with {@link describe} (see {@link TaskListing.visibleStates}).
+   * a part that reads each again with {@link run} (see {@link TaskListing.visibleStates}).
    */
-  visibleStates(query: string, token: Uint8Array | undefined, pageSize?: number): ReturnType<TaskListing['visibleStates']> {
+  visibleStates(query: string, token: Uint8Array | undefined, pageSize?: number): Promise<{ runs: VisibleRun[]; next?: Uint8Array }> {
     return this.listing.visibleStates(query, token, pageSize);
   }
 
@@ -234,7 +234,7 @@ export class TaskCore implements TaskPort, ApprovalsPort {
   }
 
   /** How reads were served: from a watch, from the change feed, or by asking Temporal (and what the feed did). */
-  readStats(): ReturnType<TaskReads['stats']> {
+  readStats(): ReadStats {
     return this.reads.stats();
   }
 

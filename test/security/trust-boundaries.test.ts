@@ -236,12 +236,12 @@ describe('waits', () => {
     const close = await stack.connect(client);
     const closeObserver = await stack.connect(observer);
     // Every question offered for a push asks for a place among the waits once its grace period has passed.
-    const quotas = stack.bridge.core.quotas;
-    const beginWait = quotas.beginWait.bind(quotas);
+    const { core } = stack.bridge;
+    const waiting = core.waiting.bind(core);
     let placesAsked = 0;
-    quotas.beginWait = (who) => {
+    core.waiting = (who, work) => {
       placesAsked++;
-      return beginWait(who);
+      return waiting(who, work);
     };
     try {
       const ids: string[] = [];
@@ -255,7 +255,7 @@ describe('waits', () => {
       expect(pushed).toHaveLength(2);
       expect(await errorCodeOf(client.experimental.tasks.getTaskResult(ids[5], CallToolResultSchema))).toBe(-32603);
     } finally {
-      quotas.beginWait = beginWait;
+      core.waiting = waiting;
       await closeObserver();
       await close();
       await stack.stop();
