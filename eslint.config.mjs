@@ -425,11 +425,9 @@ export default tseslint.config(
   {
     files: [
       'src/approvals/approvals.ts',
-      'src/records/cli.ts',
       'src/workflows/approvals.ts',
       'src/activities/notification-delivery.ts',
       'src/core/shared-state.ts',
-      'src/records/directory.ts',
       'src/mcp/bridge.ts',
     ],
     rules: { 'max-lines': 'off' },

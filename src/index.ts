@@ -64,7 +64,8 @@ export type {
 export type { TaskOutcome, TaskState, TaskStatus, TaskView } from './core';
 export type { Approvals, InboxItem, OpenQuestion, PeopleDirectory } from './approvals/approvals';
 export { peopleFromEnv } from './approvals/approvals-setup';
-export { ApproversDirectory, ApproversDirectoryError, type Person } from './records/directory';
+export { ApproversDirectory, ApproversDirectoryError } from './records/directory';
+export type { Person } from './records/directory-file';
 export { ApproverKeyError, type ApproverKeyring, type ApproverPublicKey, type ApproverSignature } from './records/approver-signatures';
 export type { PasskeyEntry } from './records/passkeys';
 export type { CloseKeeperOptions } from './approvals/close-keeper';

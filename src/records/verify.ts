@@ -85,7 +85,6 @@ export interface ApprovalExpectation extends VerifyDecisionsInput {
  * `required` distinct people other than the requester. Counts people, not principals: `personOf` when given, else
  * the person the record names. Does not check signatures or the chain: {@link verifyChain} does. Never throws.
  */
-// eslint-disable-next-line max-lines-per-function -- longer than a function should be; split next
 export function judgeApprovals(records: SignedDecisionRecord[], expectation: ApprovalExpectation): ApprovalJudgement {
   const mine = records.filter(
     (record) => isObject(record?.body) && record.body.run === expectation.run && record.body.question?.key === expectation.key,
@@ -113,6 +112,39 @@ export function judgeApprovals(records: SignedDecisionRecord[], expectation: App
     return { ok: false, reason: `what will be done cannot be compared with what was approved: ${(error as Error).message}` };
   }
   const requester = expectation.personOf?.(expectation.requester) ?? defaultPersonOf(expectation.requester);
+  const { approvers, notes } = countedApprovals(standing, { expected, requester, personOf }, expectation);
+  if (approvers.length < expectation.required) {
+    const counted = `${approvers.length} of ${expectation.required} approval${expectation.required === 1 ? '' : 's'} on record for this subject`;
+    const by = approvers.length > 0 ? ` (by ${approvers.map((approver) => approver.person).join(', ')})` : '';
+    const more = expectation.required - approvers.length;
+    return {
+      ok: false,
+      reason: `${counted}${by}${notes.length > 0 ? `; ${notes.join('; ')}` : ''}. ${more} more distinct ${more === 1 ? 'person' : 'people'} must approve it.`,
+    };
+  }
+  return { ok: true, approvers };
+}
+
+/** Who is who, and what an approval must be of, for {@link countedApprovals}. */
+interface ApprovalCount {
+  /** The digest of the subject the effect is checked against. */
+  expected: string;
+  /** The requester's person, whose own approval never counts. */
+  requester: string;
+  /** The person behind a principal: `personOf` of the expectation, else the one the record names. */
+  personOf: (principal: string, named?: string) => string;
+}
+
+/**
+ * The approvals among `standing` that count, one per person, in the order made: signed by the bridge, of the expected
+ * subject, not by the requester, by someone the directory lets count, with a valid own signature where one is needed.
+ * `notes` say why each other approval does not count.
+ */
+function countedApprovals(
+  standing: SignedDecisionRecord[],
+  { expected, requester, personOf }: ApprovalCount,
+  expectation: ApprovalExpectation,
+): { approvers: CountedApproval[]; notes: string[] } {
   const approvers: CountedApproval[] = [];
   const counted = new Set<string>();
   const notes: string[] = [];
@@ -166,16 +198,7 @@ export function judgeApprovals(records: SignedDecisionRecord[], expectation: App
       digest: record.digest,
     });
   }
-  if (approvers.length < expectation.required) {
-    const counted = `${approvers.length} of ${expectation.required} approval${expectation.required === 1 ? '' : 's'} on record for this subject`;
-    const by = approvers.length > 0 ? ` (by ${approvers.map((approver) => approver.person).join(', ')})` : '';
-    const more = expectation.required - approvers.length;
-    return {
-      ok: false,
-      reason: `${counted}${by}${notes.length > 0 ? `; ${notes.join('; ')}` : ''}. ${more} more distinct ${more === 1 ? 'person' : 'people'} must approve it.`,
-    };
-  }
-  return { ok: true, approvers };
+  return { approvers, notes };
 }
 
 function blockerReason(record: SignedDecisionRecord, person: string): string {

@@ -9,7 +9,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Approvals, inboxItemOf } from '../../approvals/approvals';
 import { ApprovalLinks } from '../../records/approval-links';
-import type { ApproversDirectory, Person } from '../../records/directory';
+import type { ApproversDirectory } from '../../records/directory';
+import type { Person } from '../../records/directory-file';
 import { log } from '../../util/log';
 import {
   APPROVALS_API,

@@ -6,7 +6,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createTransport } from 'nodemailer';
-import type { ApproversDirectory, Person } from '../../records/directory';
+import type { ApproversDirectory } from '../../records/directory';
+import type { Person } from '../../records/directory-file';
 import { SignedTokens, type TokenClaims } from '../../shared/signed-tokens';
 import { log } from '../../util/log';
 import { APPROVALS_PAGE_PATH } from '../../records/approval-links';

@@ -9,7 +9,8 @@ import { randomBytes } from 'node:crypto';
 import { generateAuthenticationOptions, verifyAuthenticationResponse, type AuthenticationResponseJSON } from '@simplewebauthn/server';
 import { isoCBOR } from '@simplewebauthn/server/helpers';
 import { passkeyPublicKey } from '../../records/passkeys';
-import type { ApproversDirectory, Person } from '../../records/directory';
+import type { ApproversDirectory } from '../../records/directory';
+import type { Person } from '../../records/directory-file';
 import { SignedTokens, type TokenClaims } from '../../shared/signed-tokens';
 import type { OneTimeUses } from '../../approvals/one-time-uses';
 
