@@ -426,7 +426,6 @@ export default tseslint.config(
     files: [
       'src/approvals/approvals.ts',
       'src/workflows/approvals.ts',
-      'src/activities/notification-delivery.ts',
       'src/core/shared-state.ts',
       'src/mcp/bridge.ts',
     ],

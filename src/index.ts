@@ -97,7 +97,7 @@ export {
 } from './shared/payload-keys';
 export { startCodecServer, type CodecServerOptions, type RunningCodecServer } from './codec/codec-server';
 export { createNotificationActivities, notificationOutboxFromEnv, readNotifications } from './activities/notifications';
-export { notificationDeliveryFromEnv, type NotificationDeliveryConfig } from './activities/notification-delivery';
+export { notificationDeliveryFromEnv, type NotificationDeliveryConfig } from './activities/notification-delivery-config';
 export { createDecisionActivities } from './records/activities';
 export { decisionStoreFromEnv, decisionStoreLocation, openDecisionStore } from './records/store';
 export { DecisionStoreError } from './records/store-error';

@@ -12,7 +12,7 @@ import { encryptingDataConverter } from './shared/payload-codec';
 import { describePayloadKeys, PayloadKeysError, payloadKeysFromEnv } from './shared/payload-keys';
 import { decisionPublicKeysFromEnv, describeDecisionPublicKeys } from './records/keys';
 import { decisionStoreLocation } from './records/store';
-import { describeNotificationDelivery, notificationDeliveryFromEnv } from './activities/notification-delivery';
+import { describeNotificationDelivery, notificationDeliveryFromEnv } from './activities/notification-delivery-config';
 import { notificationOutboxFromEnv } from './activities/notifications';
 import { createTaskWorker } from './task-worker';
 import { checkTemporal, describeCheck, TemporalCheckError } from './shared/temporal-check';

@@ -4,7 +4,8 @@ import { Context, log } from '@temporalio/activity';
 import { defineSearchAttributeKey, IllegalStateError, SearchAttributeType } from '@temporalio/common';
 import { NOTIFY_ACTIVITY, type DecisionNotification } from '../contract/approvals';
 import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../contract/task-contract';
-import { NotificationDeliverer, type NotificationDeliveryConfig } from './notification-delivery';
+import { NotificationDeliverer } from './notification-delivery';
+import type { NotificationDeliveryConfig } from './notification-delivery-config';
 import type { PayloadKeys } from '../shared/payload-keys';
 import { heartbeating } from '../util/heartbeat';
 

@@ -9,7 +9,7 @@ import { decisionStoreLocation, openDecisionStore } from '../records/store';
 import { payloadKeysFromEnv, type PayloadKeys } from '../shared/payload-keys';
 import type { DecisionStore } from '../contract/decision-records';
 import { answerSealFromEnv, createAnswerActivities, type AnswerSeal } from '../shared/answer-proof';
-import { notificationDeliveryFromEnv, type NotificationDeliveryConfig } from './notification-delivery';
+import { notificationDeliveryFromEnv, type NotificationDeliveryConfig } from './notification-delivery-config';
 import { createNotificationActivities, notificationOutboxFromEnv } from './notifications';
 
 /** What {@link createTaskActivities} takes; each default is read from the environment, as `temporal-mcp-tasks worker` reads it. */

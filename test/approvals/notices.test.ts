@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { DecisionNotification } from '../../src/contract/approvals';
-import { notificationDeliveryFromEnv } from '../../src/activities/notification-delivery';
+import { notificationDeliveryFromEnv } from '../../src/activities/notification-delivery-config';
 import type { InvoiceApprovalPolicy } from '../../examples/invoice-approval/src/invoice';
 import { answer, ApprovalClients, awaitInInbox, callAnswer, makePeople, writeTokensFile } from '../helpers/approvals';
 import { deliveryEnv, MailReceiver, WebhookReceiver } from '../helpers/receivers';

@@ -14,7 +14,7 @@ import { DefaultLogger } from '@temporalio/worker';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { NOTIFY_ACTIVITY, type DecisionNotification } from '../../src/contract/approvals';
-import { notificationDeliveryFromEnv } from '../../src/activities/notification-delivery';
+import { notificationDeliveryFromEnv } from '../../src/activities/notification-delivery-config';
 import { createNotificationActivities, readNotifications } from '../../src/activities/notifications';
 import type { InvoiceApprovalPolicy } from '../../examples/invoice-approval/src/invoice';
 import { pollUntil } from '../../src/util/wait';

@@ -1,7 +1,11 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { describeNotificationDelivery, notificationDeliveryFromEnv, redactSmtpUrl } from '../../src/activities/notification-delivery';
+import {
+  describeNotificationDelivery,
+  notificationDeliveryFromEnv,
+  redactSmtpUrl,
+} from '../../src/activities/notification-delivery-config';
 import { ApprovalLinks } from '../../src/records/approval-links';
 
 const SECRET = `whsec_${Buffer.alloc(32, 1).toString('base64')}`;
