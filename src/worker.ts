@@ -7,12 +7,16 @@
 import path from 'node:path';
 import type { Logger as TemporalLogger, LogLevel as TemporalLogLevel, LogMetadata } from '@temporalio/common';
 import { NativeConnection, Runtime, type Worker } from '@temporalio/worker';
-import { answerSealFromEnv } from './shared/answer-proof';
+import { answerSealFromEnv, type AnswerSeal } from './shared/answer-proof';
 import { encryptingDataConverter } from './shared/payload-codec';
-import { describePayloadKeys, PayloadKeysError, payloadKeysFromEnv } from './shared/payload-keys';
-import { decisionPublicKeysFromEnv, describeDecisionPublicKeys } from './records/keys';
+import { describePayloadKeys, PayloadKeysError, payloadKeysFromEnv, type PayloadKeys } from './shared/payload-keys';
+import { decisionPublicKeysFromEnv, describeDecisionPublicKeys, type DecisionPublicKeys } from './records/keys';
 import { decisionStoreLocation } from './records/store';
-import { describeNotificationDelivery, notificationDeliveryFromEnv } from './activities/notification-delivery-config';
+import {
+  describeNotificationDelivery,
+  notificationDeliveryFromEnv,
+  type NotificationDeliveryConfig,
+} from './activities/notification-delivery-config';
 import { notificationOutboxFromEnv } from './activities/notifications';
 import { createTaskWorker } from './task-worker';
 import { checkTemporal, describeCheck, TemporalCheckError } from './shared/temporal-check';
@@ -184,7 +188,7 @@ class RuntimeLog implements TemporalLogger {
 
 const LEVELS: Record<TemporalLogLevel, LogLevel> = { TRACE: 'debug', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' };
 
-// eslint-disable-next-line max-lines-per-function -- longer than a function should be; split next
+/** Runs the worker command with `argv` (see --help): the check, or the worker until a signal stops it. */
 async function main(argv: string[], options: WorkerCommandOptions): Promise<void> {
   const args = parseWorkerArgs(argv);
   if (args.help) {
@@ -203,51 +207,18 @@ async function main(argv: string[], options: WorkerCommandOptions): Promise<void
     NativeConnection.connect(config.connectionOptions).catch((error: Error) => {
       throw new Error(`cannot reach Temporal at ${config.address}: ${error.message}. Start it with ./temporal-dev.sh start`);
     });
-  if (args.check) {
-    const connection = await connect().catch((error: Error) => {
-      throw new TemporalCheckError(error.message);
-    });
-    try {
-      process.stdout.write(`worker: ok: ${describeCheck(config.address, await checkTemporal(connection, config.namespace, 5_000))}\n`);
-    } finally {
-      await connection.close();
-    }
-    return;
-  }
+  if (args.check) return check(config, connect);
   const workflowsPath = args.workflows !== undefined ? resolveModule('--workflows', args.workflows) : options.workflowsPath;
   const activitiesFile = args.activities !== undefined ? resolveModule('--activities', args.activities) : undefined;
-  // Read before polling: a worker without the bridge's key would refuse every answer.
-  const answerSeal = answerSealFromEnv();
-  // And the payload keys: a worker without them fails every workflow task of an encrypted task.
-  const payloadKeys = payloadKeysFromEnv();
-  // Named keys are read before polling; the machine's default public key may come later, when the server first starts.
-  const decisionKeys = decisionPublicKeysFromEnv();
-  const decisionStore = decisionStoreLocation();
-  const notificationOutbox = notificationOutboxFromEnv();
-  const notificationDelivery = notificationDeliveryFromEnv();
+  const settings = bridgeSettingsFromEnv();
   const activities = activitiesFile ? await activitiesOfModule(activitiesFile) : await options.activities?.();
   const shutdownGraceMs = msFromEnv(process.env, 'WORKER_SHUTDOWN_GRACE_MS', 10_000);
   // Signals may come before the worker exists; they find it here once it does.
   const running: { worker?: Worker } = {};
-  let stopping = false;
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.on(signal, () => {
-      if (stopping) return;
-      stopping = true;
-      const { worker } = running;
-      if (worker?.getState() !== 'RUNNING') {
-        // Before the worker polls nothing is under way: just go.
-        log.info(`worker: ${signal}: stopped before polling`);
-        process.exit(0);
-      }
-      log.info(
-        `worker: ${signal}: stopping; activities under way have ${shutdownGraceMs} ms to finish, then Temporal retries them elsewhere`,
-      );
-      worker.shutdown();
-    });
-  }
+  stopOnSignals(running, shutdownGraceMs);
   const telemetry = startTelemetry({ serviceName: 'temporal-mcp-worker' });
   const connection = await connect();
+  const { answerSeal, decisionKeys, decisionStore, notificationOutbox, notificationDelivery, payloadKeys } = settings;
   const worker = await createTaskWorker({
     connection,
     namespace: config.namespace,
@@ -270,15 +241,8 @@ async function main(argv: string[], options: WorkerCommandOptions): Promise<void
   });
   running.worker = worker;
   if (telemetry.enabled) log.info(`worker: traces to ${telemetry.description}`);
-  const reached = notificationDelivery
-    ? ` and to ${describeNotificationDelivery(notificationDelivery)}`
-    : ' only (MCP_APPROVERS_DIRECTORY unset)';
   const described = options.describe && !activitiesFile ? `${options.describe()}; ` : '';
-  log.info(`worker: ${described}notifications to ${notificationOutbox}${reached}`);
-  const runs = workflowsPath !== undefined ? `workflows of ${workflowsPath}` : 'activities only (no --workflows)';
-  log.info(
-    `worker: polling task queue "${config.taskQueue}" on ${config.address} (namespace ${config.namespace}): ${runs}; answer key ${answerSeal.keyId}; ${describePayloadKeys(payloadKeys)}; decisions in ${redactUrl(decisionStore)}, checked with ${describeDecisionPublicKeys()}`,
-  );
+  logStart(config, settings, described, workflowsPath);
   try {
     await worker.run();
   } finally {
@@ -286,6 +250,81 @@ async function main(argv: string[], options: WorkerCommandOptions): Promise<void
     await telemetry.shutdown();
   }
   log.info('worker: stopped');
+}
+
+/** `--check`: Temporal answers, the namespace exists, the search attributes are registered; one line on stdout. */
+async function check(config: TemporalConfig, connect: () => Promise<NativeConnection>): Promise<void> {
+  const connection = await connect().catch((error: Error) => {
+    throw new TemporalCheckError(error.message);
+  });
+  try {
+    process.stdout.write(`worker: ok: ${describeCheck(config.address, await checkTemporal(connection, config.namespace, 5_000))}\n`);
+  } finally {
+    await connection.close();
+  }
+}
+
+/** The bridge's settings the worker's activities need, read from the environment before the worker polls. */
+function bridgeSettingsFromEnv(): BridgeSettings {
+  // Read before polling: a worker without the bridge's key would refuse every answer.
+  const answerSeal = answerSealFromEnv();
+  // And the payload keys: a worker without them fails every workflow task of an encrypted task.
+  const payloadKeys = payloadKeysFromEnv();
+  // Named keys are read before polling; the machine's default public key may come later, when the server first starts.
+  const decisionKeys = decisionPublicKeysFromEnv();
+  const decisionStore = decisionStoreLocation();
+  const notificationOutbox = notificationOutboxFromEnv();
+  const notificationDelivery = notificationDeliveryFromEnv();
+  return { answerSeal, decisionKeys, decisionStore, notificationOutbox, notificationDelivery, payloadKeys };
+}
+
+/** The bridge's settings of {@link bridgeSettingsFromEnv}. */
+interface BridgeSettings {
+  answerSeal: AnswerSeal;
+  decisionKeys: DecisionPublicKeys;
+  /** The decision store's location: a directory or a postgres:// URL. */
+  decisionStore: string;
+  /** The outbox file. */
+  notificationOutbox: string;
+  notificationDelivery: NotificationDeliveryConfig | undefined;
+  payloadKeys: PayloadKeys | undefined;
+}
+
+/**
+ * On SIGTERM or SIGINT, stops the worker once `running` holds it: it stops polling and the activities under way have
+ * `shutdownGraceMs` to finish. Before it polls, exits at once. A second signal changes nothing.
+ */
+function stopOnSignals(running: { worker?: Worker }, shutdownGraceMs: number): void {
+  let stopping = false;
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(signal, () => {
+      if (stopping) return;
+      stopping = true;
+      const { worker } = running;
+      if (worker?.getState() !== 'RUNNING') {
+        // Before the worker polls nothing is under way: just go.
+        log.info(`worker: ${signal}: stopped before polling`);
+        process.exit(0);
+      }
+      log.info(
+        `worker: ${signal}: stopping; activities under way have ${shutdownGraceMs} ms to finish, then Temporal retries them elsewhere`,
+      );
+      worker.shutdown();
+    });
+  }
+}
+
+/** Says in the log where notifications go and what the worker polls for, with which keys and decision store. */
+function logStart(config: TemporalConfig, settings: BridgeSettings, described: string, workflowsPath: string | undefined): void {
+  const { answerSeal, decisionStore, notificationOutbox, notificationDelivery, payloadKeys } = settings;
+  const reached = notificationDelivery
+    ? ` and to ${describeNotificationDelivery(notificationDelivery)}`
+    : ' only (MCP_APPROVERS_DIRECTORY unset)';
+  log.info(`worker: ${described}notifications to ${notificationOutbox}${reached}`);
+  const runs = workflowsPath !== undefined ? `workflows of ${workflowsPath}` : 'activities only (no --workflows)';
+  log.info(
+    `worker: polling task queue "${config.taskQueue}" on ${config.address} (namespace ${config.namespace}): ${runs}; answer key ${answerSeal.keyId}; ${describePayloadKeys(payloadKeys)}; decisions in ${redactUrl(decisionStore)}, checked with ${describeDecisionPublicKeys()}`,
+  );
 }
 
 /**

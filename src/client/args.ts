@@ -82,88 +82,12 @@ export interface Options {
 }
 
 /** Splits the command line into the command, its positional arguments and the options; throws UsageError. */
-// eslint-disable-next-line max-lines-per-function -- longer than a function should be; split next
 export function parseCommandLine(argv: string[]): { command?: string; positional: string[]; options: Options } {
-  const options: Options = {
-    answers: [],
-    noInput: false,
-    new: false,
-    json: false,
-    stateDir: defaultStateDir(),
-    reconnectTimeoutMs: 300_000,
-    answerDelayMs: 0,
-    help: false,
-    version: false,
-    token: process.env.MCP_TOKEN || undefined,
-  };
+  const options = defaultOptions();
   const positional: string[] = [];
-  const value = (i: number, flag: string) => {
-    const next = argv[i + 1];
-    if (next === undefined) throw new UsageError(`${flag} needs a value`);
-    return next;
-  };
-  const number = (raw: string, flag: string) => {
-    const parsed = Number(raw);
-    if (!Number.isFinite(parsed) || parsed < 0) throw new UsageError(`${flag} needs a number of 0 or more, not "${raw}"`);
-    return parsed;
-  };
   for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    switch (arg) {
-      case '-h':
-      case '--help':
-        options.help = true;
-        break;
-      case '-v':
-      case '--version':
-        options.version = true;
-        break;
-      case '--url':
-        options.url = value(i++, arg);
-        break;
-      case '--token':
-        options.token = value(i++, arg);
-        break;
-      case '--answer':
-        options.answers.push(value(i++, arg));
-        break;
-      case '--answers-file':
-        options.answersFile = value(i++, arg);
-        break;
-      case '--no-input':
-        options.noInput = true;
-        break;
-      case '--ttl':
-        options.ttl = number(value(i++, arg), arg);
-        break;
-      case '--idempotency-key':
-        options.idempotencyKey = value(i++, arg);
-        if (!IDEMPOTENCY_KEY_PATTERN.test(options.idempotencyKey)) {
-          throw new UsageError(`${arg} needs 1-200 printable characters without spaces, not "${options.idempotencyKey}"`);
-        }
-        break;
-      case '--new':
-        options.new = true;
-        break;
-      case '--json':
-        options.json = true;
-        break;
-      case '--state-dir':
-        options.stateDir = path.resolve(value(i++, arg));
-        break;
-      case '--reconnect-timeout':
-        options.reconnectTimeoutMs = number(value(i++, arg), arg) * 1000;
-        break;
-      case '--answer-delay-ms':
-        options.answerDelayMs = number(value(i++, arg), arg);
-        break;
-      case '--args':
-        options.args = value(i++, arg);
-        break;
-      default:
-        if (arg.startsWith('-')) throw new UsageError(`unknown option "${arg}"; see --help`);
-        positional.push(arg);
-    }
+    if (argv[i].startsWith('-')) i = readOption(argv, i, options);
+    else positional.push(argv[i]);
   }
   if (options.new && options.idempotencyKey !== undefined) {
     throw new UsageError('--new and --idempotency-key do not go together: a call sent again with a key gets the task that key made');
@@ -176,6 +100,99 @@ export function parseCommandLine(argv: string[]): { command?: string; positional
     }
   }
   return { command: positional.shift(), positional, options };
+}
+
+/** The options of a command line that gives none. */
+function defaultOptions(): Options {
+  return {
+    answers: [],
+    noInput: false,
+    new: false,
+    json: false,
+    stateDir: defaultStateDir(),
+    reconnectTimeoutMs: 300_000,
+    answerDelayMs: 0,
+    help: false,
+    version: false,
+    token: process.env.MCP_TOKEN || undefined,
+  };
+}
+
+/**
+ * Reads the option `argv[i]` into `options`, with its value `argv[i + 1]` if it takes one; returns the index of the last
+ * argument it read. Throws UsageError for an unknown option, or a value that is missing or malformed.
+ */
+function readOption(argv: string[], i: number, options: Options): number {
+  const arg = argv[i];
+  switch (arg) {
+    case '-h':
+    case '--help':
+      options.help = true;
+      break;
+    case '-v':
+    case '--version':
+      options.version = true;
+      break;
+    case '--url':
+      options.url = valueAfter(argv, i++, arg);
+      break;
+    case '--token':
+      options.token = valueAfter(argv, i++, arg);
+      break;
+    case '--answer':
+      options.answers.push(valueAfter(argv, i++, arg));
+      break;
+    case '--answers-file':
+      options.answersFile = valueAfter(argv, i++, arg);
+      break;
+    case '--no-input':
+      options.noInput = true;
+      break;
+    case '--ttl':
+      options.ttl = numberOf(valueAfter(argv, i++, arg), arg);
+      break;
+    case '--idempotency-key':
+      options.idempotencyKey = valueAfter(argv, i++, arg);
+      if (!IDEMPOTENCY_KEY_PATTERN.test(options.idempotencyKey)) {
+        throw new UsageError(`${arg} needs 1-200 printable characters without spaces, not "${options.idempotencyKey}"`);
+      }
+      break;
+    case '--new':
+      options.new = true;
+      break;
+    case '--json':
+      options.json = true;
+      break;
+    case '--state-dir':
+      options.stateDir = path.resolve(valueAfter(argv, i++, arg));
+      break;
+    case '--reconnect-timeout':
+      options.reconnectTimeoutMs = numberOf(valueAfter(argv, i++, arg), arg) * 1000;
+      break;
+    case '--answer-delay-ms':
+      options.answerDelayMs = numberOf(valueAfter(argv, i++, arg), arg);
+      break;
+    case '--args':
+      options.args = valueAfter(argv, i++, arg);
+      break;
+    default:
+      throw new UsageError(`unknown option "${arg}"; see --help`);
+  }
+  return i;
+}
+
+/** The value after the option at `argv[i]`; throws UsageError when there is none. */
+function valueAfter(argv: string[], i: number, flag: string): string {
+  const next = argv[i + 1];
+  if (next === undefined) throw new UsageError(`${flag} needs a value`);
+  return next;
+}
+
+/** The number of an option's value; throws UsageError unless it is a number of 0 or more. */
+function numberOf(raw: string, flag: string): number {
+  const parsed = Number(raw);
+  if (!Number.isFinite(parsed) || parsed < 0) throw new UsageError(`${flag} needs a number of 0 or more, not "${raw}"`);
+  return parsed;
 }
 
 /** The tool arguments of `--args` (JSON, or @file); throws UsageError. */
