@@ -44,7 +44,7 @@ export interface WorkerCommandOptions {
   /** Lines added to --help's Environment section: the settings the activities read. */
   environmentHelp?: string;
   /** Says in the start-up log what the activities were set up with. */
-  describe?: () => string;
+  startupNote?: () => string;
 }
 
 /** Thrown for a command line that cannot be run; the message says what to change. */
@@ -241,7 +241,7 @@ async function main(argv: string[], options: WorkerCommandOptions): Promise<void
   });
   running.worker = worker;
   if (telemetry.enabled) log.info(`worker: traces to ${telemetry.description}`);
-  const described = options.describe && !activitiesFile ? `${options.describe()}; ` : '';
+  const described = options.startupNote && !activitiesFile ? `${options.startupNote()}; ` : '';
   logStart(config, settings, described, workflowsPath);
   try {
     await worker.run();

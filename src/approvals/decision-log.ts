@@ -102,7 +102,7 @@ export class DecisionLog {
         via: 'refused by the workflow',
       }));
     } catch (error) {
-      log.warn(`a refused decision could not be voided in ${this.store.describe()}: ${(error as Error).message}`, {
+      log.warn(`a refused decision could not be voided in ${this.store.location()}: ${(error as Error).message}`, {
         taskId: body.taskId,
         record: record.digest,
       });

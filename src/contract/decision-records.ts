@@ -190,7 +190,7 @@ export interface DecisionStore {
    */
   append(record: SignedDecisionRecord): Promise<AppendOutcome>;
   /** Where the records are, for logs and errors: the directory, or the database without its password. */
-  describe(): string;
+  location(): string;
   close(): Promise<void>;
 }
 

@@ -62,11 +62,11 @@ export function createDecisionActivities(options: {
       } catch (error) {
         // Something else in a record's place breaks this task's chain, and no retry mends it.
         if (!(error instanceof DamagedRecordError)) throw error;
-        return { ok: false, reason: `the decision records of ${input.taskId} in ${store.describe()} do not check out: ${error.message}` };
+        return { ok: false, reason: `the decision records of ${input.taskId} in ${store.location()} do not check out: ${error.message}` };
       }
       const chain = verifyChain(input.taskId, records, keys);
       if (!chain.ok)
-        return { ok: false, reason: `the decision records of ${input.taskId} in ${store.describe()} do not check out: ${chain.problem}` };
+        return { ok: false, reason: `the decision records of ${input.taskId} in ${store.location()} do not check out: ${chain.problem}` };
       return judgeApprovals(records, { ...input, ...(personOf && { personOf }), ...(signatures && { signatures }) });
     },
 
@@ -83,7 +83,7 @@ export function createDecisionActivities(options: {
         // Something else in a record's place: no retry mends it, and the task is told why rather than retrying for good.
         if (!(error instanceof DamagedRecordError)) throw error;
         throw ApplicationFailure.nonRetryable(
-          `the expiry of question "${input.question.key}" cannot be recorded: the decision records of ${input.taskId} in ${store.describe()} do not check out (${error.message}); repair the store, then reset the task to the question`,
+          `the expiry of question "${input.question.key}" cannot be recorded: the decision records of ${input.taskId} in ${store.location()} do not check out (${error.message}); repair the store, then reset the task to the question`,
           DAMAGED_DECISION_RECORDS,
         );
       }
@@ -121,7 +121,7 @@ async function appendExpiry(store: DecisionStore, input: RecordDecisionInput): P
     if ((await store.append(record)) !== 'conflict') return record;
   }
   throw new DecisionStoreError(
-    `could not record the expiry of ${input.question.key} of ${input.taskId} in ${store.describe()}: other writers took the next place ${APPEND_ATTEMPTS} times in a row`,
-    store.describe(),
+    `could not record the expiry of ${input.question.key} of ${input.taskId} in ${store.location()}: other writers took the next place ${APPEND_ATTEMPTS} times in a row`,
+    store.location(),
   );
 }

@@ -34,8 +34,8 @@ export class EncryptedDecisionStore implements DecisionStore {
     return this.inner.append(this.keys ? this.seal(record, this.keys) : record);
   }
 
-  describe(): string {
-    return this.keys ? `${this.inner.describe()} (encrypted with key ${this.keys.encryptingKeyId})` : this.inner.describe();
+  location(): string {
+    return this.keys ? `${this.inner.location()} (encrypted with key ${this.keys.encryptingKeyId})` : this.inner.location();
   }
 
   close(): Promise<void> {
@@ -58,11 +58,11 @@ export class EncryptedDecisionStore implements DecisionStore {
     const stored = record as unknown as Partial<StoredEncryptedRecord>;
     const encrypted = stored.encryptedBody;
     if (encrypted === undefined) return record;
-    const where = `record ${String(stored.body?.seq)} of task ${String(stored.body?.taskId)} in ${this.inner.describe()}`;
+    const where = `record ${String(stored.body?.seq)} of task ${String(stored.body?.taskId)} in ${this.inner.location()}`;
     if (!this.keys) {
       throw new DecisionStoreError(
         `${where} is encrypted (key "${encrypted.keyId}"): set MCP_PAYLOAD_KEYS to the keys file that holds that key`,
-        this.inner.describe(),
+        this.inner.location(),
       );
     }
     let plaintext: Buffer;
@@ -73,7 +73,7 @@ export class EncryptedDecisionStore implements DecisionStore {
       );
     } catch (error) {
       if (error instanceof UnknownPayloadKeyError || error instanceof PayloadDecryptionError) {
-        throw new DecisionStoreError(`${where}: ${error.message}`, this.inner.describe());
+        throw new DecisionStoreError(`${where}: ${error.message}`, this.inner.location());
       }
       throw error;
     }

@@ -57,7 +57,7 @@ export class FileDecisionStore implements DecisionStore {
         if (bytes > MAX_TASK_BYTES) {
           throw new DamagedRecordError(
             `the decision records of ${taskId} in ${folder} hold more than ${MAX_TASK_BYTES} bytes: the folder was filled by hand`,
-            this.describe(),
+            this.location(),
           );
         }
       }
@@ -81,7 +81,7 @@ export class FileDecisionStore implements DecisionStore {
         if (files.length > MAX_RECORDS_PER_TASK) {
           throw new DamagedRecordError(
             `the decision records of ${taskId} in ${folder} are more than ${MAX_RECORDS_PER_TASK} files: the folder was filled by hand`,
-            this.describe(),
+            this.location(),
           );
         }
       }
@@ -90,7 +90,7 @@ export class FileDecisionStore implements DecisionStore {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw new DecisionStoreError(
         `cannot read the decision records of ${taskId} in ${folder}: ${(error as Error).message}`,
-        this.describe(),
+        this.location(),
       );
     }
     return files.sort();
@@ -99,18 +99,18 @@ export class FileDecisionStore implements DecisionStore {
   async append(record: SignedDecisionRecord): Promise<AppendOutcome> {
     const { taskId, seq } = record.body;
     if (!Number.isInteger(seq) || seq < 1 || seq > MAX_SEQ) {
-      throw new DecisionStoreError(`a decision record's seq must be a whole number from 1, not ${seq}`, this.describe());
+      throw new DecisionStoreError(`a decision record's seq must be a whole number from 1, not ${seq}`, this.location());
     }
     const folder = this.folderOf(taskId);
     const file = path.join(folder, this.fileName(seq));
     const existing = await this.readIfThere(file);
     if (existing) return existing.digest === record.digest ? 'duplicate' : 'conflict';
     if (seq > 1 && !(await this.readIfThere(path.join(folder, this.fileName(seq - 1))))) {
-      throw new DecisionStoreError(`record ${seq} of ${taskId} would leave a gap: record ${seq - 1} is not in the store`, this.describe());
+      throw new DecisionStoreError(`record ${seq} of ${taskId} would leave a gap: record ${seq - 1} is not in the store`, this.location());
     }
     const text = `${JSON.stringify(record)}\n`;
     if (Buffer.byteLength(text) > MAX_RECORD_BYTES) {
-      throw new DecisionStoreError(`a decision record of ${taskId} is larger than ${MAX_RECORD_BYTES} bytes`, this.describe());
+      throw new DecisionStoreError(`a decision record of ${taskId} is larger than ${MAX_RECORD_BYTES} bytes`, this.location());
     }
     await this.makeFolder(folder);
     const temp = path.join(folder, `.${this.fileName(seq)}.${randomUUID()}.tmp`);
@@ -121,7 +121,7 @@ export class FileDecisionStore implements DecisionStore {
     } catch (error) {
       throw new DecisionStoreError(
         `cannot write a decision record of ${taskId} to ${folder}: ${(error as Error).message}`,
-        this.describe(),
+        this.location(),
       );
     }
     await syncDirectory(folder);
@@ -133,7 +133,7 @@ export class FileDecisionStore implements DecisionStore {
     return 'appended';
   }
 
-  describe(): string {
+  location(): string {
     return `the decision records directory ${this.dir}`;
   }
 
@@ -145,7 +145,7 @@ export class FileDecisionStore implements DecisionStore {
    * that is too long.
    */
   folderOf(taskId: string): string {
-    if (typeof taskId !== 'string' || taskId === '') throw new DecisionStoreError('a decision record needs a task id', this.describe());
+    if (typeof taskId !== 'string' || taskId === '') throw new DecisionStoreError('a decision record needs a task id', this.location());
     const escaped = [...taskId].map((char) => (/^[a-z0-9-]$/.test(char) ? char : `_${char.codePointAt(0)!.toString(16)}_`)).join('');
     const name = escaped.length <= MAX_FOLDER_NAME ? escaped : `=${createHash('sha256').update(taskId).digest('hex')}`;
     return path.join(this.dir, name);
@@ -161,7 +161,7 @@ export class FileDecisionStore implements DecisionStore {
       await fs.mkdir(folder, { mode: 0o700 });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'EEXIST') return;
-      throw new DecisionStoreError(`cannot create ${folder}: ${(error as Error).message}`, this.describe());
+      throw new DecisionStoreError(`cannot create ${folder}: ${(error as Error).message}`, this.location());
     }
     // A new folder is durable only once its parent is.
     await syncDirectory(this.dir);
@@ -186,30 +186,30 @@ export class FileDecisionStore implements DecisionStore {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'ENOENT' && missingOk) return undefined;
       if (code === 'ELOOP')
-        throw new DamagedRecordError(`the decision record ${file} is a symbolic link, not a record file`, this.describe());
-      throw new DecisionStoreError(`cannot read the decision record ${file}: ${(error as Error).message}`, this.describe());
+        throw new DamagedRecordError(`the decision record ${file} is a symbolic link, not a record file`, this.location());
+      throw new DecisionStoreError(`cannot read the decision record ${file}: ${(error as Error).message}`, this.location());
     }
     let text: string;
     try {
       const stat = await handle.stat();
-      if (!stat.isFile()) throw new DamagedRecordError(`the decision record ${file} is not a regular file`, this.describe());
+      if (!stat.isFile()) throw new DamagedRecordError(`the decision record ${file} is not a regular file`, this.location());
       if (stat.size > MAX_RECORD_BYTES) {
         throw new DamagedRecordError(
           `the decision record ${file} is ${stat.size} bytes, more than a record's ${MAX_RECORD_BYTES}`,
-          this.describe(),
+          this.location(),
         );
       }
       text = await handle.readFile('utf8');
     } catch (error) {
       if (error instanceof DecisionStoreError) throw error;
-      throw new DecisionStoreError(`cannot read the decision record ${file}: ${(error as Error).message}`, this.describe());
+      throw new DecisionStoreError(`cannot read the decision record ${file}: ${(error as Error).message}`, this.location());
     } finally {
       await handle.close();
     }
     try {
       return JSON.parse(text) as SignedDecisionRecord;
     } catch {
-      throw new DamagedRecordError(`the decision record ${file} is not JSON: the file was damaged or put there by hand`, this.describe());
+      throw new DamagedRecordError(`the decision record ${file} is not JSON: the file was damaged or put there by hand`, this.location());
     }
   }
 }

@@ -97,7 +97,7 @@ export class PostgresDecisionStore implements DecisionStore {
     return held.rows[0].digest === record.digest ? 'duplicate' : 'conflict';
   }
 
-  describe(): string {
+  location(): string {
     return this.where;
   }
 

@@ -4,7 +4,7 @@
 export class DecisionStoreError extends Error {
   constructor(
     message: string,
-    /** The store, as its `describe()` says it (no password). */
+    /** The store, as its `location()` says it (no password). */
     readonly store: string,
   ) {
     super(message);

@@ -101,7 +101,7 @@ async function appendNext(
     const head = records.at(-1);
     const record = make((head?.body.seq ?? 0) + 1, head?.digest ?? null);
     if (record.body.taskId !== taskId) {
-      throw new DecisionStoreError(`a record of task ${record.body.taskId} cannot be appended to the chain of ${taskId}`, store.describe());
+      throw new DecisionStoreError(`a record of task ${record.body.taskId} cannot be appended to the chain of ${taskId}`, store.location());
     }
     const outcome = await store.append(record);
     if (outcome !== 'conflict') return record;
@@ -109,7 +109,7 @@ async function appendNext(
     await sleep(Math.floor(Math.random() * 5 * attempt));
   }
   throw new DecisionStoreError(
-    `could not append to the decision records of ${taskId} in ${store.describe()}: other writers took the next place ${APPEND_ATTEMPTS} times in a row; try again`,
-    store.describe(),
+    `could not append to the decision records of ${taskId} in ${store.location()}: other writers took the next place ${APPEND_ATTEMPTS} times in a row; try again`,
+    store.location(),
   );
 }

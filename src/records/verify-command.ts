@@ -157,7 +157,7 @@ async function verifyStore(
   signatures: ApproverKeyring | undefined,
 ): Promise<Verified> {
   const store = values.store !== undefined ? openDecisionStore(values.store, payloadKeysFromEnv()) : decisionStoreFromEnv();
-  const source = store.describe();
+  const source = store.location();
   try {
     let receipt;
     try {

@@ -51,7 +51,7 @@ afterAll(async () => {
 test('pg store: makes its table, appends in order, tells a conflict from a duplicate, refuses a gap', async () => {
   const store = newStore();
   // A postgres:// URL opens the table (no payload keys: records in the clear).
-  expect(store.describe()).toBe(
+  expect(store.location()).toBe(
     `the decision records table mcp_decision_records of postgresql://recorder@127.0.0.1:${postgres.port}/records`,
   );
   const task = taskId();

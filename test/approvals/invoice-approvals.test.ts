@@ -108,11 +108,11 @@ class NoCloses implements DecisionStore {
     return this.inner.records(taskId);
   }
   append(record: SignedDecisionRecord) {
-    if (record.body.decision === 'close') return Promise.reject(new DecisionStoreError('this store takes no closes', this.describe()));
+    if (record.body.decision === 'close') return Promise.reject(new DecisionStoreError('this store takes no closes', this.location()));
     return this.inner.append(record);
   }
-  describe() {
-    return `${this.inner.describe()} (no closes)`;
+  location() {
+    return `${this.inner.location()} (no closes)`;
   }
   close() {
     return this.inner.close();

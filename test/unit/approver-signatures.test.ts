@@ -163,7 +163,7 @@ describe('who may count: only people the directory lists, whom the question addr
       { decision: 'approve', by: zed },
       { decision: 'close', by: zed, outcome: 'accepted', required: 1 },
     ]);
-    const store: DecisionStore = { records: async () => records, append: async () => 'appended', describe: () => 'a test store' } as never;
+    const store: DecisionStore = { records: async () => records, append: async () => 'appended', location: () => 'a test store' } as never;
     const receipt = await exportReceipt(store, TASK);
     const report = verifyReceipt(receipt, keys, keyring);
     expect(report.questions[0]).toMatchObject({
@@ -229,7 +229,7 @@ describe('a receipt', () => {
   const storeOf = (records: SignedDecisionRecord[]): DecisionStore => ({
     records: async () => records,
     append: async () => 'appended',
-    describe: () => 'memory',
+    location: () => 'memory',
     close: async () => undefined,
   });
 

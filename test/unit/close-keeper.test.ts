@@ -186,7 +186,7 @@ test('a close the store refused is tried again on a later look, although the tas
   const store: DecisionStore = {
     records: (taskId) => inner.records(taskId),
     append: (record) => (refuse ? Promise.reject(new DecisionStoreError('disk full', 'test')) : inner.append(record)),
-    describe: () => 'test',
+    location: () => 'test',
     close: () => inner.close(),
   };
   const tasks = new Tasks().set(TASK, stateClosing());

@@ -642,11 +642,11 @@ describe('the file store', () => {
   test('a task without records reads as none; MCP_DECISION_STORE picks the store', async () => {
     const dir = tempDir();
     expect(await new FileDecisionStore(path.join(dir, 'not-yet')).records(TASK)).toEqual([]);
-    expect(decisionStoreFromEnv({ MCP_DECISION_STORE: dir }).describe()).toBe(`the decision records directory ${dir}`);
-    expect(decisionStoreFromEnv({}).describe()).toBe(`the decision records directory ${path.resolve('.data', 'decisions')}`);
+    expect(decisionStoreFromEnv({ MCP_DECISION_STORE: dir }).location()).toBe(`the decision records directory ${dir}`);
+    expect(decisionStoreFromEnv({}).location()).toBe(`the decision records directory ${path.resolve('.data', 'decisions')}`);
     const pg = decisionStoreFromEnv({ MCP_DECISION_STORE: 'postgresql://auditor:s3cret@db.example:5432/records' });
-    expect(pg.describe()).toContain('db.example:5432/records');
-    expect(pg.describe()).not.toContain('s3cret');
+    expect(pg.location()).toContain('db.example:5432/records');
+    expect(pg.location()).not.toContain('s3cret');
     await pg.close();
   });
 });

@@ -103,6 +103,6 @@ their activities and the bridge's, until SIGINT or SIGTERM.`,
       started = describeStart(config, await importJsonLinesFiles(config));
       return createActivities(config);
     },
-    describe: () => started,
+    startupNote: () => started,
   });
 }

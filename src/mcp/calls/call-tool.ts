@@ -7,7 +7,7 @@ import { ADOPT_ONLY_META, IDEMPOTENCY_KEY_META, IDEMPOTENCY_KEY_PATTERN } from '
 import { appOnlyToolMeta, taskViewToolMeta } from '../app/ui';
 import { JsonRpcError } from '../protocol/wire-errors';
 import { PENDING_CONFIRMATION_SCHEMA } from '../protocol/confirmation';
-import { describe } from '../tools/task-tool-support';
+import { statusSentence } from '../tools/task-tool-support';
 import { type TaskPort, type TaskView, webUiMeta } from '../../core';
 import type { CallSeal } from '../protocol/signed-call';
 import type { Approvals } from '../../approvals/approvals';
@@ -127,7 +127,7 @@ export function pendingTaskResult(view: TaskView, reason: PendingReason): CallTo
       : `Follow it with task_status, task_result, task_respond or task_cancel and taskId "${taskId}".`;
   const question = view.input && { key: view.input.key, ...view.input.request };
   return {
-    content: [{ type: 'text', text: `${lead} ${describe(view)} ${howTo}` }],
+    content: [{ type: 'text', text: `${lead} ${statusSentence(view)} ${howTo}` }],
     structuredContent: {
       pendingTask: {
         taskId,

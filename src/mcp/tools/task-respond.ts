@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { checkFormContent } from '../../contract/task-contract';
 import { zodSchema } from './schema';
-import { describe, TaskIdSchema, text, withTask } from './task-tool-support';
+import { statusSentence, TaskIdSchema, text, withTask } from './task-tool-support';
 import type { DirectTool } from './types';
 
 const RespondSchema = z.object({
@@ -32,7 +32,7 @@ export const taskRespondTool: DirectTool<z.infer<typeof RespondSchema>> = {
       const input = key === undefined ? view.input : view.inputs.find((candidate) => candidate.key === key);
       if (!input) {
         const which = key === undefined ? 'an answer' : `an answer to "${key}"`;
-        return text(`${describe(view)} It is not waiting for ${which}.`, { isError: true });
+        return text(`${statusSentence(view)} It is not waiting for ${which}.`, { isError: true });
       }
       if (action === 'accept' && input.request.mode === 'form') {
         const problem = checkFormContent(input.request.requestedSchema, content ?? {});

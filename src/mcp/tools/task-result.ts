@@ -2,7 +2,7 @@ import { isTerminal } from '@modelcontextprotocol/sdk/experimental/tasks/interfa
 import { z } from 'zod';
 import { toolResultOf } from '../protocol/outcome';
 import { zodSchema } from './schema';
-import { describe, TaskIdSchema, text, withTask } from './task-tool-support';
+import { statusSentence, TaskIdSchema, text, withTask } from './task-tool-support';
 import type { DirectTool } from './types';
 
 /** `task_result`: the result of a finished task; waits a little (asking questions inline) if it is still running. */
@@ -26,6 +26,6 @@ export const taskResultTool: DirectTool<{ taskId: string; waitSeconds: number }>
     withTask(context, taskId, async (view) => {
       if (isTerminal(view.task.status)) return toolResultOf(view);
       const result = waitSeconds > 0 ? await context.awaitResult(taskId, waitSeconds * 1000) : undefined;
-      return result ?? text(describe(await context.task(taskId)));
+      return result ?? text(statusSentence(await context.task(taskId)));
     }),
 };

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { zodSchema } from './schema';
-import { describe, statusContent, TaskIdSchema, text, withTask } from './task-tool-support';
+import { statusContent, statusSentence, TaskIdSchema, text, withTask } from './task-tool-support';
 import type { DirectTool } from './types';
 
 /** `task_status`: where a task is, and the question it waits on, if any. */
@@ -15,5 +15,5 @@ export const taskStatusTool: DirectTool<{ taskId: string }> = {
   annotations: { readOnlyHint: true },
   answersAtOnce: () => true,
   handler: ({ taskId }, context) =>
-    withTask(context, taskId, async (view) => text(describe(view), { structuredContent: statusContent(view) })),
+    withTask(context, taskId, async (view) => text(statusSentence(view), { structuredContent: statusContent(view) })),
 };

@@ -70,7 +70,7 @@ export function statusContent(view: TaskView): Record<string, unknown> {
 }
 
 /** The task's status in a sentence, with the question it waits on and how to answer it. */
-export function describe(view: TaskView): string {
+export function statusSentence(view: TaskView): string {
   const { taskId, status, statusMessage } = view.task;
   let line = `Task ${taskId} is ${status}${statusMessage ? `: ${statusMessage}` : ''}.`;
   if (view.input?.request.mode === 'form') {
