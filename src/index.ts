@@ -62,7 +62,8 @@ export type {
   WatchedReadOptions,
 } from './core';
 export type { TaskOutcome, TaskState, TaskStatus, TaskView } from './core';
-export type { Approvals, InboxItem, OpenQuestion, PeopleDirectory } from './approvals/approvals';
+export type { Approvals, OpenQuestion, PeopleDirectory } from './approvals/approvals';
+export type { InboxItem } from './approvals/inbox';
 export { peopleFromEnv } from './approvals/approvals-setup';
 export { ApproversDirectory, ApproversDirectoryError } from './records/directory';
 export type { Person } from './records/directory-file';

@@ -9,7 +9,7 @@ import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index
 import { CreateTaskResultSchema, ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { AWAITING_SEARCH_ATTRIBUTE } from '../../src/contract/approvals';
-import { inboxQuery } from '../../src/approvals/approvals';
+import { inboxQuery } from '../../src/approvals/inbox';
 import { markerFromEnv } from '../../src/core/marker';
 import { PRINCIPAL_KEY } from '../../src/core/principal';
 import { SPEND_WORKFLOW_TYPE } from '../../examples/invoice-approval/src/spend';

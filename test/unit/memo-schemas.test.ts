@@ -6,7 +6,7 @@
 import { doneKeywords } from '../../src/workflows/approvals';
 import type { AddressedInput } from '../../src/contract/approvals';
 import { MalformedMemoError, readTaskMeta, readTaskState } from '../../src/contract/memo-schemas';
-import { inboxQuery } from '../../src/approvals/approvals';
+import { inboxQuery } from '../../src/approvals/inbox';
 
 const question: AddressedInput = {
   key: 'approval',

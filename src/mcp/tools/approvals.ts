@@ -8,7 +8,8 @@ import { AnswerRefusedError, TaskCoreError, TooManyRequestsError } from '../../c
 import { zodSchema } from './schema';
 import { TaskIdSchema, text } from './task-tool-support';
 import type { DirectTool } from './types';
-import type { InboxItem, OpenQuestion } from '../../approvals/approvals';
+import type { OpenQuestion } from '../../approvals/approvals';
+import type { InboxItem } from '../../approvals/inbox';
 import { ApproverSignatureSchema } from '../../approvals/signature-schema';
 import { escapeControls } from '../../util/log';
 

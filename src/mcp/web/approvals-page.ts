@@ -7,7 +7,8 @@
  * and never signs in.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Approvals, inboxItemOf } from '../../approvals/approvals';
+import { Approvals } from '../../approvals/approvals';
+import { inboxItemOf } from '../../approvals/inbox';
 import { ApprovalLinks } from '../../records/approval-links';
 import type { ApproversDirectory } from '../../records/directory';
 import type { Person } from '../../records/directory-file';

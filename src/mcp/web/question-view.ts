@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { AddressedInput } from '../../contract/approvals';
-import type { InboxItem } from '../../approvals/approvals';
+import type { InboxItem } from '../../approvals/inbox';
 import type { GivenAnswer, QuestionView } from '../app/approvals-page/wire';
 
 /** The version of a question's state (see the module's comment). */

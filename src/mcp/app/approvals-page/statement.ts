@@ -24,7 +24,7 @@ export function statementOf(
 }
 
 /**
- * The decision an answer records, as the server's decision record names it (`decisionOf` in src/approvals/approvals.ts):
+ * The decision an answer records, as the server's decision record names it (`decisionOf` in src/approvals/decision-response.ts):
  * the signature must be over what the record says. An acceptance is a rejection only with `decision: 'reject'`.
  */
 export function decisionOf(answer: Pick<AnswerRequest, 'action' | 'content'>): ApproverStatement['decision'] {
