@@ -424,7 +424,6 @@ export default tseslint.config(
   },
   {
     files: [
-      'src/workflows/approvals.ts',
       'src/core/shared-state.ts',
       'src/mcp/bridge.ts',
     ],

@@ -4,37 +4,12 @@
  * escalating and notifying on durable timers. Sandboxed workflow code: import only from workflow code (through
  * `workflow-task.ts`).
  */
+import { CancellationScope, condition, isCancellation, patched, setHandler, workflowInfo } from '@temporalio/workflow';
+import type { DecidedQuestion, InputResponse, QuestionClose, SealedAnswer } from '../contract/task-contract';
 import {
-  ActivityFailure,
-  ApplicationFailure,
-  CancellationScope,
-  condition,
-  isCancellation,
-  log,
-  patched,
-  proxyActivities,
-  setHandler,
-  sleep,
-  workflowInfo,
-} from '@temporalio/workflow';
-import {
-  checkFormContent,
-  type DecidedQuestion,
-  type FormInputRequest,
-  type InputResponse,
-  type QuestionClose,
-  type SealedAnswer,
-} from '../contract/task-contract';
-import {
-  answerRefusal,
   awaitingKeywords,
   DECISION_NOTIFICATIONS_PATCH,
-  delegationRefusal,
-  escalatesAt,
-  deadlineOf,
   defaultPersonOf,
-  NOTIFY_ACTIVITY,
-  REFUSALS,
   personOfAnswer,
   type AddressedInput,
   type AnswerRecord,
@@ -42,32 +17,17 @@ import {
   type InputAudience,
 } from '../contract/approvals';
 import { answerRefusedFailure, answerUpdate } from '../contract/answer-update';
-import { RECORD_DECISION_ACTIVITY, type RecordDecisionInput, type SignedDecisionRecord } from '../contract/decision-records';
-
-// Notifications never hold an answer, and each is given up on (and logged) after 20 attempts; a question's end waits
-// for its notifications (NOTICES_DELIVERED_PATCH) up to NOTICES_WAIT_MS, then the workflow goes on.
-// Both activities heartbeat while they wait on the world outside, so an attempt lost with its worker is retried
-// within the heartbeat timeout.
-const notifier = proxyActivities<Record<typeof NOTIFY_ACTIVITY, (notification: DecisionNotification) => Promise<void>>>({
-  startToCloseTimeout: '30 seconds',
-  heartbeatTimeout: '10 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '1 minute', maximumAttempts: 20 },
-});
-
-// The record of an expiry is kept until the store takes it: the question's end waits for nothing else.
-const recorder = proxyActivities<Record<typeof RECORD_DECISION_ACTIVITY, (input: RecordDecisionInput) => Promise<SignedDecisionRecord>>>({
-  startToCloseTimeout: '30 seconds',
-  heartbeatTimeout: '10 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
-});
+import { refusalOf } from './answer-refusal';
+import { carriedOut, notificationsOf, type Ending } from './decision-notifications';
+import { askedInput, checkDecisionRequest, type Decision, type DecisionRequest } from './decision-request';
+import { recordExpiry } from './expiry-record';
+import { describeAudience, waitingText } from './waiting-text';
 
 /**
  * Patch id under which a question that has a subject records its expiry in the decision store and says how it ended
  * in a `decided` notification. Histories from before it did neither.
  */
 export const DECISION_RECORDS_PATCH = 'mcp-decision-records';
-
-const MAX_COMMENT_LENGTH = 2_000;
 
 /** Closed questions whose answerers a task keeps publishing, so that a repeated answer is told it was answered. */
 const DECIDED_KEPT = 20;
@@ -100,51 +60,6 @@ export function doneKeywords(open: readonly AddressedInput[]): string[] {
   return [...(first ?? [])].filter((person) => rest.every((others) => others.has(person))).map((person) => `done:${person}`);
 }
 
-/** A question for people other than the task's principal (see {@link WorkflowTask.requestDecision}). */
-export interface DecisionRequest extends Omit<FormInputRequest, 'mode'> {
-  audience: InputAudience;
-  /**
-   * When the question is due: past it, the question escalates (with `escalation`) or the wait ends with outcome
-   * `overdue` and the question is withdrawn.
-   */
-  dueAt?: Date;
-  /** When the audience is reminded (a {@link NOTIFY_ACTIVITY} notification) if the question is still open. */
-  followUpAt?: Date;
-  /** Who is added at `dueAt` (those asked first may still answer), and when the escalated question is due. */
-  escalation?: { principals?: string[]; roles?: string[]; dueAt?: Date };
-  /** Roles or counts, never names: how the requester's status message names who is asked (default the roles). */
-  describedAs?: string;
-  /**
-   * What the question is about, as plain JSON shown beside the message (e.g. an invoice's vendor, lines and amounts).
-   * Every decision record carries its digest, so that the effect can be checked against what was approved.
-   */
-  subject?: unknown;
-}
-
-/** How an addressed question ended, with every answer it took (who, their roles, when, through what, what). */
-export interface Decision {
-  key: string;
-  /** `accepted`: the required number accepted; `declined`: someone declined or `closesOn` said so; `overdue`. */
-  outcome: 'accepted' | 'declined' | 'overdue';
-  /** Every answer and hand-over, oldest first. */
-  answers: AnswerRecord[];
-  /** Whether the question was escalated at its due time. */
-  escalated: boolean;
-}
-
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-
-/** "25 Nov 14:00 UTC": a time as the requester's status message shows it. */
-function dueText(iso: string): string {
-  const at = new Date(iso);
-  return `${at.getUTCDate()} ${MONTHS[at.getUTCMonth()]} ${iso.slice(11, 16)} UTC`;
-}
-
-/** How the requester's status message names an audience: its roles, or a count, never names. */
-function describeAudience(audience: { principals?: string[]; roles?: string[] }): string {
-  return audience.roles?.length ? audience.roles.join(' or ') : 'the named approvers';
-}
-
 /** Adds the escalation's people to the question's audience and moves its due time to the escalation's. */
 function escalate(entry: { input: AddressedInput; describedAs: string }): void {
   const { input } = entry;
@@ -157,64 +72,6 @@ function escalate(entry: { input: AddressedInput; describedAs: string }): void {
   if (escalation.dueAt) input.dueAt = escalation.dueAt;
   else delete input.dueAt;
   entry.describedAs = describeAudience(input.audience);
-}
-
-/**
- * How long the end of a question waits for its notifications before the workflow goes on. Each has started by then (one
- * scheduled in the workflow task that completes the workflow never would), and goes on being retried while the
- * workflow runs; the outbox holds every one whatever became of its delivery.
- */
-const NOTICES_WAIT_MS = 2 * 60_000;
-
-/** Resolves once every notification of `sent` is settled, or after {@link NOTICES_WAIT_MS}, whichever comes first. */
-async function carriedOut(sent: Promise<void>[]): Promise<void> {
-  const timer = new CancellationScope();
-  const elapsed = timer.run(() => sleep(NOTICES_WAIT_MS)).catch(() => undefined);
-  await Promise.race([Promise.all(sent), elapsed]);
-  timer.cancel();
-}
-
-/** How a question ended, as its `decided` notification says. */
-type Ending = NonNullable<DecisionNotification['outcome']>;
-
-/**
- * Sends notifications about `input` without waiting for them, each into `underway` (settled whether delivered or
- * not); each kind counts its own ids so retries dedupe.
- */
-function notificationsOf(input: AddressedInput, underway: Promise<void>[]): (kind: DecisionNotification['kind'], outcome?: Ending) => void {
-  const sent = new Map<string, number>();
-  const { workflowId } = workflowInfo();
-  return (kind, outcome) => {
-    const n = (sent.get(kind) ?? 0) + 1;
-    sent.set(kind, n);
-    const accepted = input.answers.filter((answer) => answer.action === 'accept').length;
-    const last = input.answers[input.answers.length - 1];
-    const escalates = escalatesAt(input);
-    const due = deadlineOf(input);
-    const notification: DecisionNotification = {
-      id: `${workflowId}/${input.key}/${kind}/${n}`,
-      kind,
-      taskId: workflowId,
-      key: input.key,
-      message: input.request.message,
-      audience: { ...input.audience },
-      requester: input.requester,
-      answeredBy: [...new Set(input.answers.map(personOfAnswer))],
-      ...(input.subject !== undefined && { subject: input.subject }),
-      accepted,
-      required: input.audience.required ?? 1,
-      ...(escalates && { escalatesAt: escalates }),
-      ...(due && { dueAt: due }),
-      ...(kind === 'delegated' && last?.delegatedTo !== undefined && { delegatedBy: last.principal, delegatedTo: last.delegatedTo }),
-      ...(outcome && { outcome }),
-      at: new Date().toISOString(),
-    };
-    underway.push(
-      notifier[NOTIFY_ACTIVITY](notification).catch((error: unknown) =>
-        log.warn('a notification was not delivered', { id: notification.id, error: (error as Error).message }),
-      ),
-    );
-  };
 }
 
 /** What the addressed questions need of the task they belong to. */
@@ -301,32 +158,11 @@ export class AddressedQuestions {
   async request(key: string, request: DecisionRequest, closesOn?: (answer: AnswerRecord) => boolean): Promise<Decision> {
     const { host } = this;
     if (host.usedKeys.has(key)) throw new Error(`input key "${key}" was used before; keys are never reused`);
-    const { audience, dueAt, followUpAt, escalation, describedAs, subject, ...form } = request;
-    const required = audience.required ?? 1;
-    if (!Number.isInteger(required) || required < 1) throw new Error(`audience.required must be a whole number of 1 or more`);
-    if (!audience.principals?.length && !audience.roles?.length) throw new Error('a decision must name principals or roles');
-    if (escalation && !dueAt) throw new Error('an escalation happens at dueAt: give dueAt too');
+    checkDecisionRequest(request);
     host.usedKeys.add(key);
     const entry: Entry = {
-      input: {
-        key,
-        request: { mode: 'form', ...form },
-        audience: { ...audience, required, exclude: [...(audience.exclude ?? [])] },
-        requester: host.requester(),
-        ...(subject !== undefined && { subject }),
-        answers: [],
-        askedAt: new Date().toISOString(),
-        ...(dueAt && { dueAt: dueAt.toISOString() }),
-        ...(followUpAt && { followUpAt: followUpAt.toISOString() }),
-        ...(escalation && {
-          escalation: {
-            ...(escalation.principals && { principals: [...escalation.principals] }),
-            ...(escalation.roles && { roles: [...escalation.roles] }),
-            ...(escalation.dueAt && { dueAt: escalation.dueAt.toISOString() }),
-          },
-        }),
-      },
-      describedAs: describedAs ?? describeAudience(audience),
+      input: askedInput(key, request, host.requester()),
+      describedAs: request.describedAs ?? describeAudience(request.audience),
       ...(closesOn && { closesOn }),
       sent: [],
     };
@@ -361,7 +197,7 @@ export class AddressedQuestions {
     // The end is told, and an expiry recorded, whatever cancel comes meanwhile.
     const end = async () => {
       if (recorded || delivered) entry.notify?.('decided', entry.closed);
-      if (recorded && entry.closed === 'overdue') await this.recordExpiry(entry.input);
+      if (recorded && entry.closed === 'overdue') await recordExpiry(entry.input);
     };
     await (delivered ? CancellationScope.nonCancellable(end) : end());
     const still = this.waitingFor();
@@ -415,28 +251,6 @@ export class AddressedQuestions {
     if (this.decided.length > DECIDED_KEPT) this.decided.shift();
   }
 
-  /** Appends the question's expiry to the decision store: a reset that reopens it finds it closed there. */
-  private async recordExpiry(input: AddressedInput): Promise<void> {
-    const { workflowId, originalExecutionRunId } = workflowInfo();
-    try {
-      await recorder[RECORD_DECISION_ACTIVITY]({
-        taskId: workflowId,
-        run: originalExecutionRunId,
-        question: { key: input.key, message: input.request.message },
-        shown: input.subject,
-        decision: 'expire',
-        at: new Date().toISOString(),
-      });
-    } catch (error) {
-      // The store's records of this task are damaged: the task fails saying so, with nothing more done on it.
-      const cause = error instanceof ActivityFailure ? error.cause : undefined;
-      if (cause instanceof ApplicationFailure && cause.type === 'DamagedDecisionRecords') {
-        throw ApplicationFailure.nonRetryable(cause.message, cause.type);
-      }
-      throw error;
-    }
-  }
-
   /** Takes an answer the validator let through, once its seal holds and the state still admits it. */
   private async take(incoming: InputResponse): Promise<AnswerRecord> {
     const opened = await this.host.checkSeal(incoming);
@@ -480,51 +294,12 @@ export class AddressedQuestions {
 
   /** Why this answer cannot be taken now, judged by the identity it carries; undefined when it can. */
   private refusal(response: InputResponse | undefined): string | undefined {
-    const entry = this.openEntry(response?.key);
-    const by = response?.answeredBy;
-    if (!response || !entry) {
-      const closed = this.decided.find((decided) => decided.key === response?.key);
-      const person =
-        typeof by?.person === 'string' ? by.person : typeof by?.principal === 'string' ? defaultPersonOf(by.principal) : undefined;
-      if (closed && person !== undefined && closed.people.includes(person)) return REFUSALS.answered;
-      return `no question "${String(response?.key)}" is open on this task`;
-    }
-    if (typeof by?.principal !== 'string') return 'the answer does not say who gave it';
-    const who = { principal: by.principal, roles: by.roles ?? [], ...(typeof by.person === 'string' && { person: by.person }) };
-    const refusal = answerRefusal(entry.input, who);
-    if (refusal) return refusal;
-    if (response.action !== 'accept' && response.action !== 'decline' && response.action !== 'delegate') {
-      return 'the action must be accept, decline or delegate';
-    }
-    if (response.action === 'delegate') {
-      const toRoles = Array.isArray(response.delegateRoles) ? response.delegateRoles.filter((role) => typeof role === 'string') : undefined;
-      return delegationRefusal(entry.input, who, response.content?.to, toRoles);
-    }
-    if (response.action === 'accept') {
-      const problem = checkFormContent(entry.input.request.requestedSchema, response.content);
-      if (problem) return `the answer does not fit the question: ${problem}`;
-    }
-    if (response.comment !== undefined && (typeof response.comment !== 'string' || response.comment.length > MAX_COMMENT_LENGTH)) {
-      return `the comment must be text of at most ${MAX_COMMENT_LENGTH} characters`;
-    }
-    return undefined;
+    return refusalOf(response, this.openEntry(response?.key)?.input, this.decided);
   }
 
   /** What the open questions still wait for, in roles and counts; undefined when none is open. */
   private waitingFor(): string | undefined {
-    const open = this.entries.filter((entry) => entry.closed === undefined);
-    if (open.length === 0) return undefined;
-    return open
-      .map(({ input, describedAs }) => {
-        const required = input.audience.required ?? 1;
-        const accepted = input.answers.filter((answer) => answer.action === 'accept').length;
-        const count = required === 1 ? '1 approval' : `${required - accepted} of ${required} approvals`;
-        const escalates = escalatesAt(input);
-        const due = deadlineOf(input);
-        const when = [escalates && `escalates ${dueText(escalates)}`, due && `due ${dueText(due)}`].filter(Boolean).join(', ');
-        return `${count} by ${describedAs}${when ? `, ${when}` : ''}`;
-      })
-      .join('; ');
+    return waitingText(this.entries.filter((entry) => entry.closed === undefined));
   }
 
   /** The requester's status names what addressed questions still wait for, unless a question of their own is open. */

@@ -2,48 +2,29 @@
  * Workflow-side helpers that speak the task contract of ../contract/task-contract: publish status, ask for input (the
  * task's own questions here; questions addressed to others in ./approvals). Import only from workflow code.
  */
-import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributeUpdatePair } from '@temporalio/common';
-import {
-  condition,
-  log,
-  patched,
-  proxyLocalActivities,
-  setHandler,
-  upsertMemo,
-  upsertSearchAttributes,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import { condition, log, patched, setHandler, upsertMemo, workflowInfo } from '@temporalio/workflow';
 import {
   bindSignal,
-  CHANGE_STAMPS_PATCH,
-  CHANGED_AT_SEARCH_ATTRIBUTE,
-  checkFormContent,
-  openSealedAnswer,
   PRINCIPAL_SEARCH_ATTRIBUTE,
   respondSignal,
   SEALED_ANSWERS_PATCH,
   TASK_STATE_MEMO,
-  VERIFY_ANSWER_ACTIVITY,
   type FormInputRequest,
   type InputResponse,
   type PendingInput,
   type PublishedAction,
-  type PublishedProgress,
-  type PublishedTaskState,
-  type RefusedAnswer,
   type UrlInputRequest,
-  type VerifyAnswerInput,
-  type VerifyAnswerResult,
 } from '../contract/task-contract';
-import { AWAITING_SEARCH_ATTRIBUTE, type AnswerRecord, type InputAudience } from '../contract/approvals';
-import { AddressedQuestions, type Decision, type DecisionRequest } from './approvals';
-import { oneSealCheckAtATime } from './seal-checks';
+import type { AnswerRecord, InputAudience } from '../contract/approvals';
+import { AddressedQuestions } from './approvals';
+import type { Decision, DecisionRequest } from './decision-request';
+import { checkAnswerSeal, unsealAnswer } from './answer-seals';
+import { ownAnswerOf } from './own-answer';
+import { publishedState, type OwnTaskState } from './published-state';
+import { TaskSearchAttributes } from './task-search-attributes';
 
 export type { Decision, DecisionRequest };
-
-const answerCheck = proxyLocalActivities<Record<typeof VERIFY_ANSWER_ACTIVITY, (input: VerifyAnswerInput) => Promise<VerifyAnswerResult>>>({
-  startToCloseTimeout: '10 seconds',
-});
 
 /** How many refused answers the published state keeps. */
 const REFUSED_ANSWERS_KEPT = 5;
@@ -54,8 +35,6 @@ const PRINCIPAL = defineSearchAttributeKey(PRINCIPAL_SEARCH_ATTRIBUTE, SearchAtt
 export function taskPrincipal(): string {
   return workflowInfo().typedSearchAttributes.get(PRINCIPAL) ?? '';
 }
-const AWAITING = defineSearchAttributeKey(AWAITING_SEARCH_ATTRIBUTE, SearchAttributeType.KEYWORD_LIST);
-const CHANGED_AT = defineSearchAttributeKey(CHANGED_AT_SEARCH_ATTRIBUTE, SearchAttributeType.DATETIME);
 
 /** The addressed questions of this run's task, once {@link startWorkflowTask} made it (each workflow has its own). */
 let questionsOfRun: AddressedQuestions | undefined;
@@ -104,48 +83,16 @@ export interface WorkflowTask {
 }
 
 /** Installs the answer handler and publishes `working`. Call once, at the top of the workflow function. */
-// eslint-disable-next-line max-lines-per-function -- longer than a function should be; split next
 export function startWorkflowTask(initialMessage?: string): WorkflowTask {
   const answers = new Map<string, InputResponse>();
   const used = new Set<string>();
-  // Outstanding requests in the order they were asked; the first is the one a one-at-a-time client sees.
-  const pending: PendingInput[] = [];
-  let statusMessage = initialMessage;
-  let progress: PublishedProgress | undefined;
-  let actions: PublishedAction[] = [];
-  let cancelledStatusMessage: string | undefined;
-  let refusedAnswers: RefusedAnswer[] = [];
-  let awaitingPublished: string[] = [];
-  /** The last change stamp set: each publish gets a later one, even two in the same workflow task. */
-  let stampedAt = 0;
+  const own: OwnTaskState = { pending: [], statusMessage: initialMessage, actions: [], refusedAnswers: [] };
+  const { pending } = own;
+  const attributes = new TaskSearchAttributes();
 
   const publish = (): void => {
-    const waiting = pending.length > 0 && cancelledStatusMessage === undefined;
-    const state: PublishedTaskState = {
-      status: waiting ? 'input_required' : 'working',
-      updatedAt: new Date().toISOString(),
-      ...(statusMessage !== undefined && { statusMessage }),
-      ...(waiting && { inputs: [...pending], input: pending[0] }),
-      ...(progress && { progress }),
-      ...(actions.length > 0 && cancelledStatusMessage === undefined && { actions }),
-      ...(cancelledStatusMessage !== undefined && { cancelledStatusMessage }),
-      ...(refusedAnswers.length > 0 && { refusedAnswers }),
-      ...(questions.published.length > 0 && { awaiting: questions.published }),
-      ...(questions.decided.length > 0 && { decided: questions.decided }),
-    };
-    upsertMemo({ [TASK_STATE_MEMO]: state });
-    const attributes: SearchAttributeUpdatePair[] = [];
-    const keywords = questions.keywords();
-    if (keywords.join('\n') !== awaitingPublished.join('\n')) {
-      attributes.push({ key: AWAITING, value: keywords.length > 0 ? keywords : null });
-      awaitingPublished = keywords;
-    }
-    // Histories from before change stamps published without them; they replay that way.
-    if (patched(CHANGE_STAMPS_PATCH)) {
-      stampedAt = Math.max(Date.now(), stampedAt + 1);
-      attributes.push({ key: CHANGED_AT, value: new Date(stampedAt) });
-    }
-    if (attributes.length > 0) upsertSearchAttributes(attributes);
+    upsertMemo({ [TASK_STATE_MEMO]: publishedState(own, questions) });
+    attributes.publish(questions.keywords());
   };
 
   const openInput = (key: unknown): PendingInput | undefined =>
@@ -154,27 +101,9 @@ export function startWorkflowTask(initialMessage?: string): WorkflowTask {
   const refuse = (key: unknown, reason: string): undefined => {
     log.warn('refused an answer', { key, reason });
     const at = new Date().toISOString();
-    refusedAnswers = [...refusedAnswers, { key: String(key).slice(0, 200), reason, at }].slice(-REFUSED_ANSWERS_KEPT);
+    own.refusedAnswers = [...own.refusedAnswers, { key: String(key).slice(0, 200), reason, at }].slice(-REFUSED_ANSWERS_KEPT);
     publish();
     return undefined;
-  };
-
-  // The answer as the bridge sealed it, once the worker has checked the seal; undefined (and recorded) otherwise.
-  const unseal = async (response: InputResponse): Promise<InputResponse | undefined> => {
-    const { workflowId, originalExecutionRunId } = workflowInfo();
-    const opened = openSealedAnswer(response.sealed, { workflowId, originalRunId: originalExecutionRunId });
-    if (typeof opened === 'string') return refuse(response.key, opened);
-    let verdict: VerifyAnswerResult;
-    try {
-      verdict = await oneSealCheckAtATime(() =>
-        answerCheck[VERIFY_ANSWER_ACTIVITY]({ sealed: response.sealed!, proof: String(response.proof) }),
-      );
-    } catch (error) {
-      return refuse(response.key, `its seal could not be checked: ${(error as Error).message}`);
-    }
-    if (!verdict.ok) return refuse(response.key, `its seal does not hold (${verdict.reason ?? 'no reason given'})`);
-    const { key, action, content, answeredBy, answeredAt } = opened;
-    return { key, action, ...(content !== undefined && { content }), answeredBy, answeredAt };
   };
 
   // The bridge's binding of this run is for the bridge to read in the history; handled so that it is not buffered.
@@ -184,43 +113,21 @@ export function startWorkflowTask(initialMessage?: string): WorkflowTask {
     if (!openInput(incoming?.key)) return;
     let response: InputResponse | undefined = incoming;
     // Histories from before seals took answers as they came; they replay that way.
-    if (patched(SEALED_ANSWERS_PATCH)) response = await unseal(incoming);
+    if (patched(SEALED_ANSWERS_PATCH)) response = await unsealAnswer(incoming, refuse);
     const input = openInput(response?.key);
     if (!response || !input) return;
-    const { request } = input;
-    const origin = {
-      ...(response.answeredBy && { answeredBy: response.answeredBy }),
-      ...(response.answeredAt && { answeredAt: response.answeredAt }),
-    };
-    if (response.action === 'decline') {
-      answers.set(input.key, { key: input.key, action: 'decline', ...origin });
-    } else if (response.action === 'accept' && request.mode === 'url') {
-      answers.set(input.key, { key: input.key, action: 'accept', ...origin });
-    } else if (
-      response.action === 'accept' &&
-      request.mode === 'form' &&
-      checkFormContent(request.requestedSchema, response.content) === undefined
-    ) {
-      answers.set(input.key, { key: input.key, action: 'accept', content: response.content, ...origin });
-    }
+    const answer = ownAnswerOf(input, response);
+    if (answer) answers.set(input.key, answer);
   });
 
   // Questions addressed to others: their answers come through the Update this installs.
   const questions = (questionsOfRun = new AddressedQuestions({
     usedKeys: used,
     requester: taskPrincipal,
-    checkSeal: async (incoming) => {
-      const { workflowId, originalExecutionRunId } = workflowInfo();
-      const opened = openSealedAnswer(incoming.sealed, { workflowId, originalRunId: originalExecutionRunId });
-      if (typeof opened === 'string') return opened;
-      const verdict = await oneSealCheckAtATime(() =>
-        answerCheck[VERIFY_ANSWER_ACTIVITY]({ sealed: incoming.sealed!, proof: String(incoming.proof) }),
-      );
-      return verdict.ok ? opened : `its seal does not hold (${verdict.reason})`;
-    },
+    checkSeal: checkAnswerSeal,
     // The requester's status names what addressed questions still wait for, unless a question of their own is open.
     showWaiting: (text, always) => {
-      if (always || pending.length === 0) statusMessage = `Waiting for ${text}`;
+      if (always || pending.length === 0) own.statusMessage = `Waiting for ${text}`;
     },
     publish,
   }));
@@ -228,14 +135,15 @@ export function startWorkflowTask(initialMessage?: string): WorkflowTask {
   publish();
   return {
     setStatus(message, offered) {
-      statusMessage = message;
-      if (offered) actions = [...offered];
+      own.statusMessage = message;
+      if (offered) own.actions = [...offered];
       publish();
     },
     setProgress(value, total, message) {
+      const { progress } = own;
       if (progress && value < progress.progress) throw new Error(`progress must not go back (from ${progress.progress} to ${value})`);
-      progress = { progress: value, ...(total !== undefined && { total }), ...(message !== undefined && { message }) };
-      if (message !== undefined) statusMessage = message;
+      own.progress = { progress: value, ...(total !== undefined && { total }), ...(message !== undefined && { message }) };
+      if (message !== undefined) own.statusMessage = message;
       publish();
     },
     async requestInput(key, request) {
@@ -243,12 +151,12 @@ export function startWorkflowTask(initialMessage?: string): WorkflowTask {
       used.add(key);
       const input: PendingInput = { key, request: 'url' in request ? request : { mode: 'form', ...request } };
       pending.push(input);
-      statusMessage = request.message;
+      own.statusMessage = request.message;
       publish();
       await condition(() => answers.has(key));
       // Clear the request in the same workflow task that took the answer, so the bridge never shows it as pending.
       pending.splice(pending.indexOf(input), 1);
-      if (pending.length > 0) statusMessage = pending[0].request.message;
+      if (pending.length > 0) own.statusMessage = pending[0].request.message;
       publish();
       return answers.get(key)!;
     },
@@ -256,8 +164,8 @@ export function startWorkflowTask(initialMessage?: string): WorkflowTask {
       return questions.request(key, request, closesOn);
     },
     reportCancelled(message) {
-      cancelledStatusMessage = message;
-      statusMessage = message;
+      own.cancelledStatusMessage = message;
+      own.statusMessage = message;
       publish();
     },
   };
