@@ -427,6 +427,9 @@ export default tseslint.config(
       'src/core/shared-state.ts',
       'src/mcp/bridge.ts',
     ],
+    files: [
+      'src/mcp/bridge.ts',
+    ],
     rules: { 'max-lines': 'off' },
   },
   {

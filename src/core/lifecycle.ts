@@ -78,7 +78,6 @@ export class TaskLifecycle {
    * (`replayed`). The same key with other arguments is refused ({@link InvalidTaskRequestError}). `adoptOnly` starts
    * nothing: it finds the task of an earlier call with that key, or refuses.
    */
-  // eslint-disable-next-line max-lines-per-function -- longer than a function should be; split next
   async create(tool: TaskTool, input: unknown, principal: string, options: CreateOptions = {}): Promise<CreatedTask> {
     assertValidPrincipal(principal);
     const { temporal } = this;
@@ -104,23 +103,9 @@ export class TaskLifecycle {
       argumentsDigest: digest,
       marker: temporal.options.marker.sign({ workflowId, principal, tool: tool.name, argumentsDigest: digest, createdAt, bound: true }),
     };
-    const taskQueue = tool.taskQueue ?? temporal.options.taskQueue;
     let handle;
     try {
-      handle = await temporal.rpc(() =>
-        temporal.client.workflow.start(tool.workflowType, {
-          taskQueue,
-          workflowId,
-          args: [input],
-          memo: { [TASK_META_MEMO]: meta },
-          typedSearchAttributes: [{ key: PRINCIPAL_KEY, value: principal }],
-          // A second start of a derived id is a retried call: refused whether the first run is open or closed.
-          workflowIdConflictPolicy: 'FAIL',
-          workflowIdReusePolicy: 'REJECT_DUPLICATE',
-          // The run does nothing until the bridge has bound it (see bind).
-          startDelay: BINDING_WAIT_MS,
-        }),
-      );
+      handle = await this.start(tool, input, workflowId, principal, meta);
     } catch (error) {
       // Nothing started: the place reserved under the quota is free again.
       release();
@@ -132,11 +117,46 @@ export class TaskLifecycle {
       throw error;
     }
     const runId = handle.firstExecutionRunId;
+    const bound = await this.bindStarted(tool, input, workflowId, runId, release);
+    log.info('task created', { taskId: workflowId, principal, tool: tool.name, workflowType: tool.workflowType, ttl });
+    // Noted before the create answers: a tasks/list through any replica right after finds it.
+    await this.parts.listing.remember(principal, workflowId);
+    // This process made the start and bound it: its reads need not fetch it from history to check the mark against it.
+    this.parts.runs.noteStart(runId, { startedAt: Date.parse(createdAt), argumentsDigest: digest, bound: true });
+    const view = this.createdView(workflowId, runId, meta, createdAt);
+    if (bound) this.parts.reads.keepCreated(view, principal);
+    return { ...view, replayed: false };
+  }
+
+  /** Starts the tool's workflow as the run of a new task, waiting for its binding (see {@link bind}). */
+  private start(tool: TaskTool, input: unknown, workflowId: string, principal: string, meta: TaskMeta) {
+    const { temporal } = this;
+    const taskQueue = tool.taskQueue ?? temporal.options.taskQueue;
+    return temporal.rpc(() =>
+      temporal.client.workflow.start(tool.workflowType, {
+        taskQueue,
+        workflowId,
+        args: [input],
+        memo: { [TASK_META_MEMO]: meta },
+        typedSearchAttributes: [{ key: PRINCIPAL_KEY, value: principal }],
+        // A second start of a derived id is a retried call: refused whether the first run is open or closed.
+        workflowIdConflictPolicy: 'FAIL',
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        // The run does nothing until the bridge has bound it (see bind).
+        startDelay: BINDING_WAIT_MS,
+      }),
+    );
+  }
+
+  /**
+   * Binds the run `runId` this process just started ({@link bind}): whether it is bound. When the binding fails, there
+   * is no task: `release` frees its place under the quota, the run is terminated, and the failure is thrown.
+   */
+  private async bindStarted(tool: TaskTool, input: unknown, workflowId: string, runId: string, release: () => void): Promise<boolean> {
     const binding = this.bind(tool, input, workflowId, runId);
     this.binding.set(workflowId, binding);
-    let bound: boolean;
     try {
-      bound = await binding;
+      return await binding;
     } catch (error) {
       // No task: the run it started must not run on unserved, and its place under the quota is free again.
       release();
@@ -145,14 +165,16 @@ export class TaskLifecycle {
     } finally {
       this.binding.delete(workflowId);
     }
-    log.info('task created', { taskId: workflowId, principal, tool: tool.name, workflowType: tool.workflowType, ttl });
-    // Noted before the create answers: a tasks/list through any replica right after finds it.
-    await this.parts.listing.remember(principal, workflowId);
-    // This process made the start and bound it: its reads need not fetch it from history to check the mark against it.
-    this.parts.runs.noteStart(runId, { startedAt: Date.parse(createdAt), argumentsDigest: digest, bound: true });
-    // The answer is built from the start itself (a describe() could already show a later status), as a read of the run
-    // with just the events the create made would map it; the next reads are served from it until the run moves on.
-    const view = taskViewOf(
+  }
+
+  /**
+   * The view of the task whose run this process just started (at `createdAt`) and bound. It is built from the start itself (a
+   * describe() could already show a later status), as a read of the run with just the events the create made would
+   * map it; the next reads are served from it until the run moves on.
+   */
+  private createdView(workflowId: string, runId: string, meta: TaskMeta, createdAt: string): TaskView {
+    const { temporal } = this;
+    return taskViewOf(
       {
         workflowId,
         runId,
@@ -165,8 +187,6 @@ export class TaskLifecycle {
       },
       { pollIntervalMs: temporal.options.pollIntervalMs },
     );
-    if (bound) this.parts.reads.keepCreated(view, principal);
-    return { ...view, replayed: false };
   }
 
   /** Requests cancellation; the task reads `cancelled` from then on. A terminal task is refused. */

@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
 import { log } from '../util/log';
 import { withoutPassword } from '../util/postgres-url';
+import { OPEN_TABLE, RECENT_TABLE, SCHEMA, USED_TABLE, WAITS_TABLE, WRITES_TABLE } from './shared-state-schema';
 
 /** State the replicas share (see the module's comment). */
 export interface ReplicaSharedState {
@@ -88,88 +89,11 @@ export function sharedStateFromEnv(env: NodeJS.ProcessEnv = process.env): Replic
   return new PostgresSharedState(url);
 }
 
-const RATE_TABLE = 'mcp_rate_buckets';
-const WAITS_TABLE = 'mcp_waits';
-const OPEN_TABLE = 'mcp_open_tasks';
-
 /** How long a wait is held without its replica renewing it; renewed every third of that. */
 const WAIT_LEASE_MS = 60_000;
-const RECENT_TABLE = 'mcp_recent_tasks';
-const USED_TABLE = 'mcp_used_once';
-const WRITES_TABLE = 'mcp_task_writes';
 
 /** How long a noted write is kept: longer than any read the change feed keeps (five minutes). */
 const WRITES_KEPT = '10 minutes';
-
-// One transaction, under an advisory lock, so that replicas starting together do not race to create the same objects.
-const SCHEMA = `
-SELECT pg_advisory_xact_lock(hashtext('${RECENT_TABLE}'));
-CREATE TABLE IF NOT EXISTS ${RATE_TABLE} (
-  principal text PRIMARY KEY,
-  tokens double precision NOT NULL,
-  at timestamptz NOT NULL
-);
-CREATE TABLE IF NOT EXISTS ${RECENT_TABLE} (
-  principal text NOT NULL,
-  task_id text NOT NULL,
-  created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
-  PRIMARY KEY (principal, task_id)
-);
-CREATE INDEX IF NOT EXISTS ${RECENT_TABLE}_created_at ON ${RECENT_TABLE} (created_at);
-CREATE TABLE IF NOT EXISTS ${OPEN_TABLE} (
-  principal text PRIMARY KEY,
-  open integer NOT NULL,
-  counted_at timestamptz NOT NULL
-);
-CREATE TABLE IF NOT EXISTS ${USED_TABLE} (
-  id text PRIMARY KEY,
-  expires_at timestamptz NOT NULL
-);
-CREATE INDEX IF NOT EXISTS ${USED_TABLE}_expires_at ON ${USED_TABLE} (expires_at);
-CREATE TABLE IF NOT EXISTS ${WRITES_TABLE} (
-  task_id text PRIMARY KEY,
-  written_at timestamptz NOT NULL
-);
-CREATE INDEX IF NOT EXISTS ${WRITES_TABLE}_written_at ON ${WRITES_TABLE} (written_at);
-CREATE TABLE IF NOT EXISTS ${WAITS_TABLE} (
-  id uuid PRIMARY KEY,
-  principal text NOT NULL,
-  expires_at timestamptz NOT NULL
-);
-CREATE INDEX IF NOT EXISTS ${WAITS_TABLE}_principal ON ${WAITS_TABLE} (principal);
-CREATE OR REPLACE FUNCTION mcp_begin_wait(wait uuid, who text, most integer, lease double precision)
-RETURNS boolean LANGUAGE plpgsql AS $$
-DECLARE
-  held integer;
-BEGIN
-  PERFORM pg_advisory_xact_lock(hashtext('${WAITS_TABLE}:' || who));
-  DELETE FROM ${WAITS_TABLE} WHERE principal = who AND expires_at < clock_timestamp();
-  SELECT count(*) INTO held FROM ${WAITS_TABLE} WHERE principal = who;
-  IF held >= most THEN
-    RETURN false;
-  END IF;
-  INSERT INTO ${WAITS_TABLE} (id, principal, expires_at) VALUES (wait, who, clock_timestamp() + make_interval(secs => lease));
-  RETURN true;
-END $$;
-CREATE OR REPLACE FUNCTION mcp_take_tokens(who text, rate double precision, burst double precision, want integer)
-RETURNS double precision LANGUAGE plpgsql AS $$
-DECLARE
-  now_at timestamptz := clock_timestamp();
-  available double precision;
-  taken integer;
-BEGIN
-  INSERT INTO ${RATE_TABLE} (principal, tokens, at) VALUES (who, burst, now_at) ON CONFLICT (principal) DO NOTHING;
-  SELECT LEAST(burst, tokens + GREATEST(0, EXTRACT(EPOCH FROM now_at - at)) * rate) INTO available
-    FROM ${RATE_TABLE} WHERE principal = who FOR UPDATE;
-  taken := LEAST(want, floor(available)::integer);
-  UPDATE ${RATE_TABLE} SET tokens = available - GREATEST(taken, 0), at = now_at WHERE principal = who;
-  -- Positive: tokens taken; negative: minus the milliseconds until one is there.
-  IF taken >= 1 THEN
-    RETURN taken;
-  END IF;
-  RETURN -((1 - available) / rate * 1000);
-END $$;
-`;
 
 /** How long the shared state is not asked after a failure. */
 const PAUSE_AFTER_FAILURE_MS = 10_000;

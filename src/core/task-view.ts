@@ -141,136 +141,195 @@ export interface ViewDefaults {
 }
 
 /** The task a workflow is, by the rules of the task contract (see the README's contract section). */
-// eslint-disable-next-line max-lines-per-function -- longer than a function should be; split next
 export function taskViewOf(snapshot: WorkflowSnapshot, defaults: ViewDefaults): TaskView {
-  const { meta, published, cancelRequested } = snapshot;
-  const base = {
-    taskId: snapshot.workflowId,
-    createdAt: meta?.createdAt ?? snapshot.startTime.toISOString(),
-    ttl: meta?.ttl ?? null,
-    pollInterval: meta?.pollInterval ?? defaults.pollIntervalMs,
-  };
-  const closedAt = (snapshot.closeTime ?? snapshot.startTime).toISOString();
-  const ids = {
-    workflowId: snapshot.workflowId,
-    runId: snapshot.runId,
-    tool: meta?.tool,
-    ...(meta?.argumentsDigest !== undefined && { argumentsDigest: meta.argumentsDigest }),
-    inputs: [],
-    historyLength: snapshot.historyLength,
-    ...(snapshot.webUiUrl && { webUiUrl: snapshot.webUiUrl }),
-  };
-  const closed = (
-    status: TaskStatus,
-    statusMessage: string,
-    outcome: TaskOutcome | undefined,
-    extra: Partial<TaskView> = {},
-  ): TaskView => ({
-    ...ids,
-    ...extra,
-    ...(outcome && { outcome }),
-    task: { ...base, status, statusMessage, lastUpdatedAt: closedAt },
-  });
-  const taskId = snapshot.workflowId;
-  const cancelledOutcome = (): TaskOutcome => ({
-    kind: 'cancelled',
-    message: report === undefined ? `Task ${taskId} was cancelled before it finished` : `Task ${taskId}: ${report}`,
-  });
-  const failedOutcome = (what: string): TaskOutcome => ({ kind: 'failed', message: `Task ${taskId} failed: ${what}` });
+  const parts = viewParts(snapshot, defaults);
   const running = snapshot.status === 'RUNNING' || snapshot.status === 'CONTINUED_AS_NEW';
+  // Once cancellation was requested the task reads cancelled for good, however the execution ends.
+  if (snapshot.cancelRequested && !running) {
+    return closedView(parts, 'cancelled', parts.report ?? 'Cancelled.', cancelledOutcome(parts), parts.cancellation);
+  }
+  return running ? runningView(snapshot, parts) : endedView(snapshot, parts);
+}
 
-  // What the workflow said about the cancel once it saw it; the contract writes the field only then.
+/** What every view of a snapshot is made of (see {@link viewParts}). */
+interface ViewParts {
+  /** The task's state that does not depend on its status. */
+  base: { taskId: string; createdAt: string; ttl: number | null; pollInterval: number };
+  /** The workflow's ids and what else every view carries. */
+  ids: Omit<TaskView, 'task'>;
+  /** When the workflow closed (ISO 8601): a closed task's last update. */
+  closedAt: string;
+  /** What the workflow said about the cancel once it saw it; the contract writes the field only then. */
+  report?: string;
+  /** The view's `cancellationReport`, when there is a report. */
+  cancellation: Partial<TaskView>;
+}
+
+/** The parts of the views of `snapshot`, whatever its status. */
+function viewParts(snapshot: WorkflowSnapshot, defaults: ViewDefaults): ViewParts {
+  const { meta, published, cancelRequested } = snapshot;
   const report =
     (cancelRequested || snapshot.status === 'CANCELLED') && typeof published?.cancelledStatusMessage === 'string'
       ? published.cancelledStatusMessage
       : undefined;
-  const cancellation = report !== undefined ? { cancellationReport: report } : {};
+  return {
+    base: {
+      taskId: snapshot.workflowId,
+      createdAt: meta?.createdAt ?? snapshot.startTime.toISOString(),
+      ttl: meta?.ttl ?? null,
+      pollInterval: meta?.pollInterval ?? defaults.pollIntervalMs,
+    },
+    ids: {
+      workflowId: snapshot.workflowId,
+      runId: snapshot.runId,
+      tool: meta?.tool,
+      ...(meta?.argumentsDigest !== undefined && { argumentsDigest: meta.argumentsDigest }),
+      inputs: [],
+      historyLength: snapshot.historyLength,
+      ...(snapshot.webUiUrl && { webUiUrl: snapshot.webUiUrl }),
+    },
+    closedAt: (snapshot.closeTime ?? snapshot.startTime).toISOString(),
+    ...(report !== undefined && { report }),
+    cancellation: report !== undefined ? { cancellationReport: report } : {},
+  };
+}
 
-  // Once cancellation was requested the task reads cancelled for good, however the execution ends.
-  if (cancelRequested && !running) return closed('cancelled', report ?? 'Cancelled.', cancelledOutcome(), cancellation);
-  if (running) {
-    const updatedAt = published?.updatedAt ?? base.createdAt;
-    if (cancelRequested) {
-      // It reads cancelled, a terminal status, while the workflow winds down: its result is the cancellation already.
-      return {
-        ...ids,
-        ...cancellation,
-        outcome: cancelledOutcome(),
-        task: {
-          ...base,
-          status: 'cancelled',
-          statusMessage: report ?? 'Cancelled; the workflow is winding down.',
-          lastUpdatedAt: maxIso(updatedAt, snapshot.cancelRequestedAt ?? updatedAt),
-        },
-      };
-    }
-    const asked = pendingInputsOf(published);
-    // Answers signalled but not yet taken by the workflow (the worker may be down) are not asked again.
-    const received = snapshot.answersAwaitingWorker;
-    const inputs = asked.filter((input) => !received?.keys.has(input.key));
-    const awaiting = asked.filter((input) => received?.keys.has(input.key)).map((input) => input.key);
-    const awaitingWorker = awaiting.length > 0 ? { answersAwaitingWorker: awaiting } : {};
-    const lastUpdatedAt = received?.at ? maxIso(updatedAt, received.at) : updatedAt;
-    const progress = published?.progress && { progress: published.progress };
-    if (asked.length > 0 && inputs.length === 0) {
-      return {
-        ...ids,
-        ...awaitingWorker,
-        ...progress,
-        task: { ...base, status: 'working', statusMessage: 'Answer received; resuming.', lastUpdatedAt },
-      };
-    }
-    const statusMessage = inputs.length > 0 && inputs.length < asked.length ? inputs[0].request.message : published?.statusMessage;
-    const actions = Array.isArray(published?.actions) && published.actions.length > 0 ? { actions: published.actions } : undefined;
+/** The view of a task that ended as `status`, last updated when its workflow closed. */
+function closedView(
+  parts: ViewParts,
+  status: TaskStatus,
+  statusMessage: string,
+  outcome: TaskOutcome | undefined,
+  extra: Partial<TaskView> = {},
+): TaskView {
+  return {
+    ...parts.ids,
+    ...extra,
+    ...(outcome && { outcome }),
+    task: { ...parts.base, status, statusMessage, lastUpdatedAt: parts.closedAt },
+  };
+}
+
+/** The outcome of a cancelled task: what the workflow reported, or that it was cancelled before it finished. */
+function cancelledOutcome(parts: ViewParts): TaskOutcome {
+  const { taskId } = parts.base;
+  return {
+    kind: 'cancelled',
+    message: parts.report === undefined ? `Task ${taskId} was cancelled before it finished` : `Task ${taskId}: ${parts.report}`,
+  };
+}
+
+/** The outcome of a failed task: `what` went wrong. */
+function failedOutcome(parts: ViewParts, what: string): TaskOutcome {
+  return { kind: 'failed', message: `Task ${parts.base.taskId} failed: ${what}` };
+}
+
+/**
+ * The view of a running workflow: cancelled while it winds down once cancellation was requested; otherwise working, or
+ * input_required with the requests no answer awaiting the worker has taken.
+ */
+function runningView(snapshot: WorkflowSnapshot, parts: ViewParts): TaskView {
+  const { published } = snapshot;
+  const { base, ids } = parts;
+  const updatedAt = published?.updatedAt ?? base.createdAt;
+  if (snapshot.cancelRequested) {
+    // It reads cancelled, a terminal status, while the workflow winds down: its result is the cancellation already.
     return {
       ...ids,
-      ...actions,
-      inputs,
-      ...awaitingWorker,
-      ...(inputs.length > 0 && { input: inputs[0] }),
-      ...progress,
+      ...parts.cancellation,
+      outcome: cancelledOutcome(parts),
       task: {
         ...base,
-        status: inputs.length > 0 ? 'input_required' : 'working',
-        ...(statusMessage !== undefined && { statusMessage }),
-        lastUpdatedAt,
+        status: 'cancelled',
+        statusMessage: parts.report ?? 'Cancelled; the workflow is winding down.',
+        lastUpdatedAt: maxIso(updatedAt, snapshot.cancelRequestedAt ?? updatedAt),
       },
     };
   }
+  const asked = pendingInputsOf(published);
+  // Answers signalled but not yet taken by the workflow (the worker may be down) are not asked again.
+  const received = snapshot.answersAwaitingWorker;
+  const inputs = asked.filter((input) => !received?.keys.has(input.key));
+  const awaiting = asked.filter((input) => received?.keys.has(input.key)).map((input) => input.key);
+  const awaitingWorker = awaiting.length > 0 ? { answersAwaitingWorker: awaiting } : {};
+  const lastUpdatedAt = received?.at ? maxIso(updatedAt, received.at) : updatedAt;
+  const progress = published?.progress && { progress: published.progress };
+  if (asked.length > 0 && inputs.length === 0) {
+    return {
+      ...ids,
+      ...awaitingWorker,
+      ...progress,
+      task: { ...base, status: 'working', statusMessage: 'Answer received; resuming.', lastUpdatedAt },
+    };
+  }
+  const statusMessage = inputs.length > 0 && inputs.length < asked.length ? inputs[0].request.message : published?.statusMessage;
+  const actions = Array.isArray(published?.actions) && published.actions.length > 0 ? { actions: published.actions } : undefined;
+  return {
+    ...ids,
+    ...actions,
+    inputs,
+    ...awaitingWorker,
+    ...(inputs.length > 0 && { input: inputs[0] }),
+    ...progress,
+    task: {
+      ...base,
+      status: inputs.length > 0 ? 'input_required' : 'working',
+      ...(statusMessage !== undefined && { statusMessage }),
+      lastUpdatedAt,
+    },
+  };
+}
+
+/** The view of a workflow that ended (no cancellation was requested, or it ended as cancelled): by how it ended. */
+function endedView(snapshot: WorkflowSnapshot, parts: ViewParts): TaskView {
   switch (snapshot.status) {
     case 'COMPLETED': {
       const { result } = snapshot;
       // The repository reads the result of every completed run; a snapshot without it only states the status.
-      if (!result) return closed('completed', 'Completed.', undefined);
+      if (!result) return closedView(parts, 'completed', 'Completed.', undefined);
       // A result the workflow returned with isError is a tool error, exactly like an application failure.
       if (result.isError === true) {
         const text = toolErrorText(result);
-        return closed('completed', `Completed with an error: ${text}`, { kind: 'result', result });
+        return closedView(parts, 'completed', `Completed with an error: ${text}`, { kind: 'result', result });
       }
-      return closed('completed', 'Completed.', { kind: 'result', result });
+      return closedView(parts, 'completed', 'Completed.', { kind: 'result', result });
     }
     case 'CANCELLED':
-      return closed('cancelled', report ?? 'Cancelled.', cancelledOutcome(), cancellation);
+      return closedView(parts, 'cancelled', parts.report ?? 'Cancelled.', cancelledOutcome(parts), parts.cancellation);
     case 'FAILED': {
       const failure = snapshot.failure;
       if (failure?.kind === 'protocol') {
-        return closed('failed', failure.message, {
+        return closedView(parts, 'failed', failure.message, {
           kind: 'failed',
           message: failure.message,
           code: failure.code === undefined ? INTERNAL_ERROR : workflowErrorCode(failure.code),
         });
       }
       if (failure?.kind === 'application') {
-        return closed('completed', `Completed with an error: ${failure.message}`, { kind: 'tool-error', message: failure.message });
+        return closedView(parts, 'completed', `Completed with an error: ${failure.message}`, {
+          kind: 'tool-error',
+          message: failure.message,
+        });
       }
-      return closed('failed', failure?.message ?? 'The workflow failed.', failedOutcome(failure?.message ?? 'the workflow failed'));
+      const what = failure?.message ?? 'the workflow failed';
+      return closedView(parts, 'failed', failure?.message ?? 'The workflow failed.', failedOutcome(parts, what));
     }
     case 'TERMINATED':
-      return closed('failed', 'The workflow was terminated by an operator.', failedOutcome('the workflow was terminated'));
+      return closedView(
+        parts,
+        'failed',
+        'The workflow was terminated by an operator.',
+        failedOutcome(parts, 'the workflow was terminated'),
+      );
     case 'TIMED_OUT':
-      return closed('failed', 'The workflow ran past its execution timeout.', failedOutcome('the workflow timed out'));
+      return closedView(parts, 'failed', 'The workflow ran past its execution timeout.', failedOutcome(parts, 'the workflow timed out'));
     default:
-      return closed('failed', `The workflow ended as ${snapshot.status}.`, failedOutcome(`the workflow ended as ${snapshot.status}`));
+      return closedView(
+        parts,
+        'failed',
+        `The workflow ended as ${snapshot.status}.`,
+        failedOutcome(parts, `the workflow ended as ${snapshot.status}`),
+      );
   }
 }
 
