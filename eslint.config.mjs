@@ -69,7 +69,7 @@ const LAYERS = [
   { name: 'web', files: ['src/mcp/web/'], uses: ['transports', 'app', 'approvals', 'records', 'core', 'shared', 'contract', 'util'] },
   {
     name: 'bridge',
-    files: ['src/mcp/bridge.ts'],
+    files: ['src/mcp/bridge.ts', 'src/mcp/bridge/'],
     uses: [
       'transports',
       'mcp2026',
@@ -413,24 +413,13 @@ export default tseslint.config(
     },
   },
   {
-    // Files that do one job: at most 400 lines a file and 80 lines of code a function (blank lines and comments aside).
-    // A function still over it says so where it starts; the files below are still over it, each split in turn, and
-    // nothing joins them.
+    // Files that do one job: at most 400 lines a file and 80 lines of code a function (blank lines and comments aside),
+    // with no exceptions.
     files: ['src/**/*.ts'],
     rules: {
       'max-lines': ['error', { max: 400 }],
       'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true }],
     },
-  },
-  {
-    files: [
-      'src/core/shared-state.ts',
-      'src/mcp/bridge.ts',
-    ],
-    files: [
-      'src/mcp/bridge.ts',
-    ],
-    rules: { 'max-lines': 'off' },
   },
   {
     files: ['**/*.js'],

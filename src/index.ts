@@ -5,15 +5,14 @@
  */
 
 // The bridge: one Temporal connection and task core, one MCP server per connection.
+export { createBridge, type Bridge } from './mcp/bridge';
 export {
   bridgeOptionsFromEnv,
-  createBridge,
   DEFAULT_TUNING,
   tuningFromEnv,
-  type Bridge,
   type BridgeTuning,
   type CreateBridgeOptions,
-} from './mcp/bridge';
+} from './mcp/bridge/bridge-options';
 export type { InputChannelOptions } from './mcp/mcp2025/input-channel';
 
 // Tools: declared in code, or in a JSON or YAML file; the generic tools every server may offer (DEFAULT_TOOLS).

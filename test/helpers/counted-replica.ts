@@ -3,7 +3,8 @@
  * served over Streamable HTTP: what the read tests measure a replica's cost to Temporal by.
  */
 import { InterceptingCall } from '@grpc/grpc-js';
-import type { Bridge, BridgeTuning } from '../../src/mcp/bridge';
+import type { Bridge } from '../../src/mcp/bridge';
+import type { BridgeTuning } from '../../src/mcp/bridge/bridge-options';
 import type { RunningHttpServer } from '../../src/mcp/transports/http';
 import { FAST_TUNING } from './mcp';
 import { testAddress } from './temporal';

@@ -14,7 +14,8 @@ import {
   type Task,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Client } from '@temporalio/client';
-import { bridgeOptionsFromEnv, createBridge, type Bridge, type BridgeTuning, type CreateBridgeOptions } from '../../src/mcp/bridge';
+import { createBridge, type Bridge } from '../../src/mcp/bridge';
+import { bridgeOptionsFromEnv, type BridgeTuning, type CreateBridgeOptions } from '../../src/mcp/bridge/bridge-options';
 import { DEFAULT_TOOLS } from '../../src/mcp/tools';
 import { SAMPLE_TOOLS } from '../../examples/invoice-approval/src/tools';
 import type { ToolDefinition } from '../../src/mcp/tools/types';

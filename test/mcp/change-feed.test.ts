@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
-import type { BridgeTuning } from '../../src/mcp/bridge';
+import type { BridgeTuning } from '../../src/mcp/bridge/bridge-options';
 import { pollUntil } from '../../src/util/wait';
 import { countedReplica, stateReads, type CountedReplica } from '../helpers/counted-replica';
 import { FAST_TUNING, getTask, newMcpClient, startInvoiceTask, waitForTask } from '../helpers/mcp';

@@ -10,7 +10,7 @@ import net from 'node:net';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { TaskNotFoundError } from '../../src/core/errors';
-import type { BridgeTuning } from '../../src/mcp/bridge';
+import type { BridgeTuning } from '../../src/mcp/bridge/bridge-options';
 import { countedReplica, stateReads, type CountedReplica } from '../helpers/counted-replica';
 import { startStack, type TestStack } from '../helpers/test-stack';
 import { FAST_TUNING, getTask, newMcpClient, startInvoiceTask, waitForTask } from '../helpers/mcp';

@@ -3,7 +3,8 @@
  * HTTP on /mcp); in a checkout, `npm run serve`, which serves the example's sample tools too. `--check` checks Temporal for a
  * process manager and exits.
  */
-import { bridgeOptionsFromEnv, createBridge } from '../bridge';
+import { createBridge } from '../bridge';
+import { bridgeOptionsFromEnv } from '../bridge/bridge-options';
 import { Connection, type ConnectionOptions } from '@temporalio/client';
 import { checkTemporal, describeCheck, TemporalCheckError } from '../../shared/temporal-check';
 import { msFromEnv, temporalConfigFromEnv } from '../../shared/temporal-config';
