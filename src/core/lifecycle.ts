@@ -270,7 +270,7 @@ export class TaskLifecycle {
   private async legacyTask(call: KeyedCall): Promise<(TaskView & { replayed: true }) | undefined> {
     const workflowId = `${call.tool.idPrefix}-${legacyDerivedUuid(call.principal, call.tool.name, call.key)}`;
     try {
-      await this.parts.runs.describe(workflowId, call.principal);
+      await this.parts.runs.readRun(workflowId, call.principal);
     } catch (error) {
       if (error instanceof TaskNotFoundError) return undefined;
       throw error;
@@ -289,7 +289,7 @@ export class TaskLifecycle {
     await this.binding.get(workflowId)?.catch(() => undefined);
     let description: WorkflowExecutionDescription;
     try {
-      description = await this.parts.runs.describe(workflowId, principal);
+      description = await this.parts.runs.readRun(workflowId, principal);
     } catch (error) {
       if (!(error instanceof TaskNotFoundError)) throw error;
       const unbound = await this.bindLeftOver(call);
@@ -340,7 +340,7 @@ export class TaskLifecycle {
     log.warn('bound the run of a task whose creating call stopped before binding it', { taskId: workflowId, principal, tool: tool.name });
     await this.parts.listing.remember(principal, workflowId);
     // Read again, binding included: a run served is always one whose history holds its binding.
-    return this.parts.runs.describe(workflowId, principal);
+    return this.parts.runs.readRun(workflowId, principal);
   }
 
   /** The run ids visibility lists for `workflowId` (a task id: no quotes in it), two at the most. */

@@ -103,7 +103,7 @@ export class TaskListing {
     this.rememberHere(principal, taskId);
     await this.shared?.noteCreated(principal, taskId).catch((error: Error) => {
       log.warn(
-        `a new task is listed through the other replicas only once visibility shows it: ${this.shared?.describe()}: ${error.message}`,
+        `a new task is listed through the other replicas only once visibility shows it: ${this.shared?.location()}: ${error.message}`,
         {
           taskId,
           principal,

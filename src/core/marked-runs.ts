@@ -65,10 +65,11 @@ export class MarkedRuns {
   }
 
   /**
-   * Describes a task this bridge started (its mark holds for its run); of `owner` when given, of anyone otherwise (an
-   * approver reads a task that is not theirs). Throws `TaskNotFoundError` for anything else.
+   * Temporal's description of the current run of a task this bridge started (its mark holds for its run); of `owner`
+   * when given, of anyone otherwise (an approver reads a task that is not theirs). Throws `TaskNotFoundError` for
+   * anything else.
    */
-  async describe(taskId: string, owner?: string): Promise<WorkflowExecutionDescription> {
+  async readRun(taskId: string, owner?: string): Promise<WorkflowExecutionDescription> {
     const { description, bindable } = await this.examine(taskId, owner);
     if (bindable) throw taskNotFound(taskId);
     return description;
@@ -90,7 +91,7 @@ export class MarkedRuns {
   }
 
   /**
-   * Describes a run whose mark holds for it (see {@link describe}); `bindable` when its mark asks for a binding that
+   * Describes a run whose mark holds for it (see {@link readRun}); `bindable` when its mark asks for a binding that
    * its chain does not hold yet, and can still get. Throws `TaskNotFoundError` for anything else.
    */
   private async examine(taskId: string, owner?: string): Promise<{ description: WorkflowExecutionDescription; bindable: boolean }> {

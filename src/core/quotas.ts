@@ -151,7 +151,7 @@ export class Quotas {
     if (Date.now() - this.lastWarning < 60_000) return;
     this.lastWarning = Date.now();
     log.warn(
-      `the rate limit, the waits and the open tasks count in this process alone: ${this.shared?.describe()} cannot be reached (${(error as Error).message})`,
+      `the rate limit, the waits and the open tasks count in this process alone: ${this.shared?.location()} cannot be reached (${(error as Error).message})`,
     );
   }
 

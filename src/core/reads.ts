@@ -148,7 +148,7 @@ export class TaskReads {
     const readAt = Date.now();
     let stamp: number | undefined;
     const view = await this.temporal.rpc(async () => {
-      const description = await this.runs.describe(taskId, principal);
+      const description = await this.runs.readRun(taskId, principal);
       stamp = changeStampOf(description.raw.workflowExecutionInfo?.searchAttributes);
       return this.snapshots.view(description);
     });
@@ -184,7 +184,7 @@ export class TaskReads {
 
   /** The workflow id of a task the principal owns (they are the same; this checks ownership). */
   async ownedWorkflowId(taskId: string, principal: string): Promise<string> {
-    return (await this.temporal.rpc(() => this.runs.describe(taskId, principal))).workflowId;
+    return (await this.temporal.rpc(() => this.runs.readRun(taskId, principal))).workflowId;
   }
 
   /**
@@ -246,9 +246,9 @@ export class TaskReads {
     try {
       await note();
     } catch (error) {
-      log.warn(`reads: a write to task ${taskId} is noted in ${shared.describe()} later: ${(error as Error).message}`);
+      log.warn(`reads: a write to task ${taskId} is noted in ${shared.location()} later: ${(error as Error).message}`);
       void retryWithBackoff(note, { deadline: Date.now() + FED_READ_MAX_AGE_MS, isRetryable: () => true, maxDelayMs: 5_000 }).catch(
-        (failure: Error) => log.warn(`reads: a write to task ${taskId} was not noted in ${shared.describe()}: ${failure.message}`),
+        (failure: Error) => log.warn(`reads: a write to task ${taskId} was not noted in ${shared.location()}: ${failure.message}`),
       );
     }
   }

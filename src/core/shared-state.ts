@@ -52,7 +52,7 @@ export interface ReplicaSharedState {
   /** Whether a replica noted a write to the task after `sinceMs` (milliseconds since the epoch, the database's clock). */
   writtenSince(taskId: string, sinceMs: number): Promise<boolean>;
   /** Where it is kept, for logs: the database without its password. */
-  describe(): string;
+  location(): string;
   close(): Promise<void>;
 }
 
@@ -302,7 +302,7 @@ export class PostgresSharedState implements ReplicaSharedState {
     });
   }
 
-  describe(): string {
+  location(): string {
     return this.where;
   }
 

@@ -178,7 +178,7 @@ export class TaskCore implements TaskPort, ApprovalsPort {
    * `TaskStateUnreadableError` for one whose published state cannot be read.
    */
   async run(taskId: string): Promise<TaskRun> {
-    const description = await this.temporal.rpc(() => this.runs.describe(taskId));
+    const description = await this.temporal.rpc(() => this.runs.readRun(taskId));
     const { meta, published } = checkedMemos(description);
     return {
       workflowId: description.workflowId,

@@ -50,7 +50,7 @@ export async function createBridge(options: CreateBridgeOptions): Promise<Bridge
   const localRoles = options.localRoles ?? [];
   const { client, connection, maxTtlMs } = await connectBridgeClient(options, tuning);
   const shared = options.sharedState;
-  if (shared) log.info(`bridge: the rate limit and the tasks created lately are shared with the other replicas in ${shared.describe()}`);
+  if (shared) log.info(`bridge: the rate limit and the tasks created lately are shared with the other replicas in ${shared.location()}`);
   const core = new TaskCore(
     client,
     {

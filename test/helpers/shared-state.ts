@@ -11,7 +11,7 @@ export function fakeSharedState(overrides: Partial<ReplicaSharedState> = {}): Re
     writtenSince: async () => false,
     beginWait: async () => undefined,
     reserveTask: async () => ({ open: 0 }),
-    describe: () => 'the shared state of a test',
+    location: () => 'the shared state of a test',
     close: async () => undefined,
     ...overrides,
   };
@@ -29,7 +29,7 @@ export function unreachableSharedState(): ReplicaSharedState {
     writtenSince: refused,
     beginWait: refused,
     reserveTask: refused,
-    describe: () => 'the shared state of postgres://nowhere/',
+    location: () => 'the shared state of postgres://nowhere/',
     close: () => Promise.resolve(),
   };
 }

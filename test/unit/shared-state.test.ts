@@ -71,7 +71,7 @@ test('a shared state that cannot be reached is not asked again for a while: the 
     await expect(state.takeTokens('alice', 1, 2, 1)).rejects.toThrow(/is not asked for a few seconds after it failed/);
     await expect(state.noteCreated('alice', 'task-1')).rejects.toThrow(SharedStateUnavailableError);
     // The password is never in what is said.
-    expect(state.describe()).toBe('the shared state of postgresql://nobody:***@127.0.0.1:1/none');
+    expect(state.location()).toBe('the shared state of postgresql://nobody:***@127.0.0.1:1/none');
   } finally {
     await state.close();
   }
