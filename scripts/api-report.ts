@@ -17,8 +17,8 @@ this with --update and committing the reports it writes.
 
   --update   write the reports anew (after a change to the API meant to be made)
 
-Exit code 0 when the API is as its reports say (or they were written), 1 when it differs or has an export without a
-doc comment, 2 for a bad command line.
+Exit code 0 when the API is as its reports say (or they were written), 1 when it differs, has an export without a
+doc comment, or has signatures that use types it does not export, 2 for a bad command line.
 `;
 
 const ROOT = path.resolve(__dirname, '..');
@@ -78,6 +78,8 @@ function main(argv: string[]): number {
           // An export without a comment is marked "(undocumented)" in the report, and refused below (members are said
           // in their type's comment).
           'ae-undocumented': { logLevel: ExtractorLogLevel.None },
+          // A type an exported signature uses that the entry does not export: collected, and refused below.
+          'ae-forgotten-export': { logLevel: ExtractorLogLevel.Warning, addToApiReportFile: false },
         },
         tsdocMessageReporting: { default: { logLevel: ExtractorLogLevel.None } },
       },
@@ -88,13 +90,29 @@ function main(argv: string[]): number {
       packageJsonFullPath,
       packageJson: JSON.parse(readFileSync(packageJsonFullPath, 'utf8')),
     });
-    const result = Extractor.invoke(prepared, { localBuild: update, showVerboseMessages: false });
+    const forgotten = new Set<string>();
+    const result = Extractor.invoke(prepared, {
+      localBuild: update,
+      showVerboseMessages: false,
+      messageCallback: (message) => {
+        if (message.messageId !== 'ae-forgotten-export') return;
+        const symbol = /The symbol "([^"]+)"/.exec(message.text)?.[1];
+        if (symbol) forgotten.add(symbol);
+        message.handled = true;
+      },
+    });
     const names = undocumented(update ? prepared.reportFilePath : prepared.reportTempFilePath);
     const report = path.relative(ROOT, prepared.reportFilePath);
     if (result.apiReportChanged && !update) {
       process.stderr.write(
         `api-report: the API of ${entry.name} differs from ${report}:\n${changedLines(prepared.reportFilePath, prepared.reportTempFilePath)}` +
           `If the change is meant, run npm run api-report -- --update and commit ${report}\n`,
+      );
+      failed = true;
+    } else if (forgotten.size > 0) {
+      process.stderr.write(
+        `api-report: ${entry.name}'s exported signatures use ${[...forgotten].sort().join(', ')}, which it does not export: ` +
+          'export each (with a doc comment), or keep it out of the signatures\n',
       );
       failed = true;
     } else if (names.length > 0) {

@@ -12,6 +12,7 @@ export {
   tuningFromEnv,
   type BridgeTuning,
   type CreateBridgeOptions,
+  type Mcp2025RequestExtra,
 } from './mcp/bridge/bridge-options';
 export type { InputChannelOptions } from './mcp/mcp2025/input-channel';
 
@@ -23,7 +24,7 @@ export type { StartConfirmation } from './mcp/protocol/confirmation';
 export type { SealedCall } from './mcp/protocol/signed-call';
 export type { ParamHeader } from './mcp/protocol/param-headers';
 export { APPROVAL_TOOLS, COMPANION_TOOLS, DEFAULT_TOOLS } from './mcp/tools';
-export { loadToolsFile, ToolsFileError, type ToolEntry } from './mcp/tools/config-file';
+export { loadToolsFile, ToolEntrySchema, ToolsFileError, type ToolEntry } from './mcp/tools/config-file';
 
 // Serving: stdio for every client generation, or Streamable HTTP with its bounds and authentication.
 export { serveStdioForAllGenerations } from './mcp/transports/stdio';
@@ -61,11 +62,16 @@ export type {
   WatchedReadOptions,
 } from './core';
 export type { TaskOutcome, TaskState, TaskStatus, TaskView } from './core';
-export type { Approvals, OpenQuestion, PeopleDirectory } from './approvals/approvals';
+export type { Approvals, ApprovalsOptions, OpenQuestion, PeopleDirectory } from './approvals/approvals';
+export type { Decider, DecisionResponse } from './approvals/decision-response';
+export type { DecisionDraft, DecisionLog } from './approvals/decision-log';
+export type { ChallengeScope, DecisionChallenges } from './approvals/decision-challenges';
+export type { ApprovalLinks, QuestionLinkTarget } from './records/approval-links';
+export type { DecisionSigner } from './records/keys';
 export type { InboxItem } from './approvals/inbox';
 export { peopleFromEnv } from './approvals/approvals-setup';
 export { ApproversDirectory, ApproversDirectoryError } from './records/directory';
-export type { Person } from './records/directory-file';
+export { PersonSchema, type Person } from './records/directory-file';
 export { ApproverKeyError, type ApproverKeyring, type ApproverPublicKey, type ApproverSignature } from './records/approver-signatures';
 export type { PasskeyEntry } from './records/passkeys';
 export type { CloseKeeperOptions } from './approvals/close-keeper';

@@ -56,6 +56,7 @@ export {
   VERIFY_DECISIONS_ACTIVITY,
   type AppendOutcome,
   type ApprovalJudgement,
+  type ApproverSignature,
   type CountedApproval,
   type DecisionRecordBody,
   type Ed25519ApproverSignature,

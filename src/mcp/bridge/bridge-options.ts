@@ -15,10 +15,11 @@ import {
 } from '../../core';
 import { randomBytes } from 'node:crypto';
 import { Client, type ClientInterceptors } from '@temporalio/client';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { DataConverter } from '@temporalio/common';
 import { countFromEnv, msFromEnv, temporalConfigFromEnv, type TemporalConfig } from '../../shared/temporal-config';
 import type { InputChannelOptions } from '../mcp2025/input-channel';
-import type { Mcp2025Dependencies } from '../mcp2025/server';
 import { answerSealFromEnv, type AnswerSeal } from '../../shared/answer-proof';
 import { dataConverterFromEnv } from '../../shared/payload-codec';
 import type { ApprovalsOptions } from '../../approvals/approvals';
@@ -26,6 +27,9 @@ import { approversFromEnv } from '../../approvals/approvals-setup';
 import { DEFAULT_CLOSE_LOOKBACK_MS, type CloseKeeperOptions } from '../../approvals/close-keeper';
 import { DecisionLog } from '../../approvals/decision-log';
 import type { ToolDefinition } from '../tools/types';
+
+/** What the 2025-11-25 SDK hands a request's handler: its credentials (`authInfo`), session and signal. */
+export type Mcp2025RequestExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 /** Task and input tuning, from MCP_* environment variables. */
 export interface BridgeTuning {
@@ -88,9 +92,10 @@ export interface CreateBridgeOptions {
    * retrying with backoff; default 0: one attempt, and the error at once.
    */
   startupWaitMs?: number;
-  principalOf?: Mcp2025Dependencies['principalOf'];
+  /** The principal a 2025-11-25 request acts for; default: from the credentials, {@link localPrincipal} without them. */
+  principalOf?: (extra: Mcp2025RequestExtra) => string;
   /** The caller's roles; default: from the credentials (see the HTTP transport), {@link localRoles} without them. */
-  rolesOf?: Mcp2025Dependencies['rolesOf'];
+  rolesOf?: (extra: Mcp2025RequestExtra) => string[];
   /** The roles of requests without credentials; default none. */
   localRoles?: string[];
   /** The principal of requests without credentials (stdio, HTTP without authentication). */

@@ -17,7 +17,8 @@ export class ToolsFileError extends Error {
 
 const JsonSchemaObject = z.record(z.string(), z.unknown());
 
-const ToolEntrySchema = z.strictObject({
+/** The schema of a tools file's entry (see {@link ToolEntry}). */
+export const ToolEntrySchema = z.strictObject({
   name: z.string().regex(/^[a-zA-Z0-9_.-]{1,128}$/, 'use 1-128 letters, digits, "_", "-" or "."'),
   title: z.string().optional(),
   description: z.string().min(1),
