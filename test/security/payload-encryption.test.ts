@@ -166,12 +166,22 @@ function withBase64Decoded(text: string): string {
   return `${text}\n${decoded.join('\n')}`;
 }
 
-/** The files under `root`, recursively. */
+/** The files under `root`, recursively; one gone by the time it is looked at (a database's journal) is left out. */
 function filesUnder(root: string): string[] {
   if (!existsSync(root)) return [];
   return readdirSync(root, { recursive: true, encoding: 'utf8' })
     .map((name) => path.join(root, name))
-    .filter((file) => statSync(file).isFile());
+    .filter((file) => stillThere(() => statSync(file).isFile()) === true);
+}
+
+/** What `read` returns, or undefined when its file is gone (ENOENT): a running server removes its journal when done. */
+function stillThere<T>(read: () => T): T | undefined {
+  try {
+    return read();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
 }
 
 beforeAll(async () => {
@@ -264,7 +274,8 @@ describe('with MCP_PAYLOAD_KEYS', () => {
     for (const word of words) expect({ word, inHistory: readable.includes(word) }).toEqual({ word, inHistory: false });
     // The dev server's SQLite file (and its journal), as a copy of the disk would show it.
     const database = filesUnder(stateDir).filter((file) => /\.db(-wal|-journal)?$/.test(file));
-    const bytes = Buffer.concat(database.map((file) => readFileSync(file)));
+    // The dev server still runs: its journal may come and go while the files are read.
+    const bytes = Buffer.concat(database.flatMap((file) => stillThere(() => readFileSync(file)) ?? []));
     expect(bytes.includes(taskId)).toBe(true);
     for (const word of words) expect({ word, inDatabase: bytes.includes(word) }).toEqual({ word, inDatabase: false });
     // The decision store: the records of both approvals and the close, their bodies encrypted.
