@@ -45,7 +45,7 @@ export { MarkerKeyError, type MarkedStart, type TaskMarker } from './core';
 
 // The task core, as a bridge exposes it (`bridge.core`, `bridge.approvals`, a direct tool's context), and its errors,
 // which the front-ends turn into JSON-RPC errors.
-export type { ApprovalsPort, TaskCore, TaskFollowing, TaskPort, TaskRun, VisibleRun } from './core';
+export type { ActionOutcome, ApprovalsPort, TaskAction, TaskCore, TaskFollowing, TaskPort, TaskRun, VisibleRun } from './core';
 export type {
   ChangeFeedStats,
   CreatedTask,

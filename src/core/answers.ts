@@ -2,12 +2,14 @@
  * Answers to a task's own questions (its elicitations), handed to the workflow as the signal `mcp.respond`: durable
  * as soon as the signal returns, even with no worker running, and sealed with who gave them (see answer-proof).
  */
-import { WorkflowNotFoundError } from '@temporalio/client';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import { checkFormContent, respondSignal, type AnswerOrigin, type FormInputRequest, type InputResponse } from '../contract/task-contract';
 import { setBounded } from '../util/bounded';
 import { log } from '../util/log';
 import { retryWithBackoff } from '../util/wait';
-import { InvalidTaskRequestError, isTemporalUnavailable } from './errors';
+import { GrpcStatus, grpcStatusOf, InvalidTaskRequestError, isTemporalUnavailable } from './errors';
+import type { ActionOutcome, TaskAction } from './actions';
 import { WRITE_PATIENCE_MS } from './options';
 import type { TaskReads } from './reads';
 import type { TaskView } from './task-view';
@@ -93,19 +95,29 @@ export class TaskAnswers {
   }
 
   /**
-   * Seals a request of `requestedBy` for an action the task's workflow offers (the Update `update`, for `subject`), for
-   * the run `view` shows: the fields its argument carries, and the Update id to send it under (see
-   * `AnswerSeal.actionId`).
+   * Sends the task's workflow an action `requestedBy` asks for (see {@link TaskAction}): the Update `action.update` with
+   * the subject's fields and the seal of who asked, for the run `view` shows, under an Update id that is the same for
+   * every request of that action on that run (a retried request is applied once and answered alike). Temporal's other
+   * errors (unreachable) come as they are.
    */
-  async sealAction(
-    view: TaskView,
-    update: string,
-    subject: Record<string, string | number | boolean>,
-    requestedBy: AnswerOrigin,
-  ): Promise<{ sealed: string; proof: string; updateId: string }> {
+  async sendAction<Result>(view: TaskView, action: TaskAction, requestedBy: AnswerOrigin): Promise<ActionOutcome<Result>> {
+    const { update, subject } = action;
     const run = { workflowId: view.workflowId, originalRunId: await this.originalRunIdOf(view) };
     const seal = this.temporal.options.answerSeal;
-    return { ...seal.sealAction(run, update, subject, requestedBy), updateId: seal.actionId(run, update, subject) };
+    const updateId = `${action.updateIdPrefix ?? `${update}/`}${seal.actionId(run, update, subject)}`;
+    const handle = this.temporal.client.workflow.getHandle(view.workflowId);
+    try {
+      const args: [Record<string, unknown>] = [{ ...subject, ...seal.sealAction(run, update, subject, requestedBy) }];
+      return { kind: 'applied', result: await handle.executeUpdate<Result, typeof args>(update, { args, updateId }) };
+    } catch (error) {
+      if (runHasEnded(error)) {
+        // The action may have been the run's last step: a repeated request reads what the run returned.
+        const result: unknown = await handle.result().catch(() => undefined);
+        return { kind: 'closed', ...(result !== undefined && { result }) };
+      }
+      if (error instanceof WorkflowUpdateFailedError) return { kind: 'refused', reason: (error.cause ?? error).message };
+      throw error;
+    }
   }
 
   /** The run's original run id, from its start event (a reset run's is the run it was reset from first); cached. */
@@ -146,6 +158,16 @@ export class TaskAnswers {
       principal: answeredBy.principal,
     });
   }
+}
+
+/**
+ * True when the run an Update was sent to has closed: before it admitted the Update (NOT_FOUND), or after it accepted
+ * it and before it completed (Temporal's `AcceptedUpdateCompletedWorkflow`).
+ */
+function runHasEnded(error: unknown): boolean {
+  if (error instanceof WorkflowNotFoundError || grpcStatusOf(error) === GrpcStatus.NOT_FOUND) return true;
+  const cause = error instanceof WorkflowUpdateFailedError ? error.cause : undefined;
+  return cause instanceof ApplicationFailure && cause.type === 'AcceptedUpdateCompletedWorkflow';
 }
 
 /** The content's values for the form's own fields; anything that is not an object is passed on for the check to refuse. */

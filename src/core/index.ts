@@ -6,6 +6,7 @@
 // The core, and the task as it answers with it.
 export { TaskCore } from './task-core';
 export type { ApprovalsPort, TaskFollowing, TaskPort, TaskRun, VisibleRun } from './ports';
+export type { ActionOutcome, TaskAction } from './actions';
 export type { TaskCoreOptions, TaskTool, WatchedReadOptions } from './options';
 export type { QuotaOptions } from './quotas';
 export { WRITE_PATIENCE_MS } from './options';

@@ -6,6 +6,7 @@
 import type { UpdateDefinition } from '@temporalio/common';
 import type { AnswerSeal } from '../shared/answer-proof';
 import type { AnswerOrigin, PublishedTaskState } from '../contract/task-contract';
+import type { ActionOutcome, TaskAction } from './actions';
 import type { PassedResponse } from './answers';
 import type { CreatedTask, CreateOptions } from './lifecycle';
 import type { TaskTool } from './options';
@@ -51,13 +52,8 @@ export interface TaskPort {
   follow(taskId: string, principal: string, options?: FollowOptions): TaskFollowing;
   /** The principal's tasks started within the last `withinMs`, newest first. */
   startedWithin(principal: string, withinMs: number): Promise<TaskView[]>;
-  /** Seals a request for an action the task's workflow offers. */
-  sealAction(
-    view: TaskView,
-    update: string,
-    subject: Record<string, string | number | boolean>,
-    requestedBy: AnswerOrigin,
-  ): Promise<{ sealed: string; proof: string; updateId: string }>;
+  /** Sends the task's workflow an action the principal asks for, sealed with who asked (see {@link TaskAction}). */
+  sendAction<Result>(view: TaskView, action: TaskAction, requestedBy: AnswerOrigin): Promise<ActionOutcome<Result>>;
 }
 
 /** A task's current run, as {@link ApprovalsPort.run} reads it: where it stands, and what its workflow publishes, checked. */

@@ -20,6 +20,7 @@ import { Quotas } from './quotas';
 import { TaskReads, type ReadStats } from './reads';
 import { checkedMemos, Snapshots } from './snapshots';
 import type { ApprovalsPort, TaskFollowing, TaskPort, TaskRun, VisibleRun } from './ports';
+import type { ActionOutcome, TaskAction } from './actions';
 import type { TaskView } from './task-view';
 import { TemporalAccess } from './temporal-access';
 
@@ -146,14 +147,9 @@ export class TaskCore implements TaskPort, ApprovalsPort {
     return this.listing.startedWithin(principal, withinMs);
   }
 
-  /** Seals a request for an action the task's workflow offers (see {@link TaskAnswers.sealAction}). */
-  sealAction(
-    view: TaskView,
-    update: string,
-    subject: Record<string, string | number | boolean>,
-    requestedBy: AnswerOrigin,
-  ): Promise<{ sealed: string; proof: string; updateId: string }> {
-    return this.answers.sealAction(view, update, subject, requestedBy);
+  /** Sends the task's workflow an action `requestedBy` asks for (see {@link TaskAnswers.sendAction}). */
+  sendAction<Result>(view: TaskView, action: TaskAction, requestedBy: AnswerOrigin): Promise<ActionOutcome<Result>> {
+    return this.answers.sendAction(view, action, requestedBy);
   }
 
   /**

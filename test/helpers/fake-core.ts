@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { TaskNotFoundError } from '../../src/core/errors';
 import type { CreatedTask } from '../../src/core/lifecycle';
+import type { ActionOutcome } from '../../src/core/actions';
 import type { TaskFollowing, TaskPort } from '../../src/core/ports';
 import { taskViewOf, type TaskView, type WorkflowSnapshot } from '../../src/core/task-view';
 import { defineWorkflowTool } from '../../src/mcp/tools/define';
@@ -88,8 +89,8 @@ export class FakeCore implements TaskPort {
     return Promise.reject(new Error('the fake core takes no answers'));
   }
 
-  sealAction(): Promise<{ sealed: string; proof: string; updateId: string }> {
-    return Promise.reject(new Error('the fake core seals no actions'));
+  sendAction<Result>(): Promise<ActionOutcome<Result>> {
+    return Promise.reject(new Error('the fake core sends no actions'));
   }
 
   async list(principal: string, cursor?: string): Promise<{ views: TaskView[]; nextCursor?: string }> {

@@ -41,9 +41,22 @@ const cautious: DirectTool<z.infer<typeof Input>> = {
 };
 const ran: string[] = [];
 
+/** A tool that sends its task's workflow an action, and says what became of it. */
+const acting: DirectTool<{ taskId: string }> = {
+  kind: 'direct',
+  name: 'acting',
+  description: 'releases a line of a task',
+  input: zodSchema(z.object({ taskId: z.string() })),
+  handler: async ({ taskId }, context) => {
+    const outcome = await context.sendAction(await context.task(taskId), { update: 'release', subject: { line: 'L-1' } });
+    return { content: [{ type: 'text', text: `action ${outcome.kind}` }] };
+  },
+};
+
 const TOOLS: ToolDefinition[] = [
   asking,
   cautious,
+  acting,
   defineWorkflowTool({ name: 'run', description: 'run', workflowType: 'w', inputSchema: Input, taskSupport: 'optional' }),
   defineWorkflowTool({
     name: 'confirmed',
@@ -115,6 +128,14 @@ function fakePort(script: unknown[], options: { ttl?: unknown; carried?: unknown
           steps.push('wait ends');
         }
       },
+      get: async (taskId: string, principal: string) => {
+        steps.push(`read ${taskId} for ${principal}`);
+        return { workflowId: taskId, runId: 'run-1' };
+      },
+      sendAction: async (view: { workflowId: string }, action: unknown, requestedBy: unknown) => {
+        steps.push(`action on ${view.workflowId}: ${JSON.stringify(action)} by ${JSON.stringify(requestedBy)}`);
+        return { kind: 'applied', result: {} };
+      },
       create: async (_tool: unknown, input: unknown) => {
         created.push(input);
         return { task: { taskId: 'task-1', status: 'working' }, inputs: [], replayed: false } as unknown as CreatedTask;
@@ -127,7 +148,6 @@ function fakePort(script: unknown[], options: { ttl?: unknown; carried?: unknown
         return 'sealed-token';
       },
     } as unknown as DirectToolDependencies['seal'],
-    client: {} as DirectToolDependencies['client'],
     workflowTools: new Map(),
   } satisfies DirectToolDependencies;
   return { port, deps, steps, questions, created };
@@ -261,5 +281,14 @@ describe('runCall carries out a plan the same way for every generation', () => {
     const answered = fakePort([{ action: 'decline' }]);
     expect(await runCall(planCall(mcp2026('cautious', { count: 4 }, FORMS)), answered.port, answered.deps)).toBe('result: asked: decline');
     expect(ran).toEqual(['finally']);
+  });
+
+  test('a direct tool’s action is sealed with its caller and its own name, whatever it says', async () => {
+    const { port, deps, steps } = fakePort([]);
+    expect(await runCall(planCall(mcp2025('acting', { taskId: 'task-7' }, false)), port, deps)).toBe('result: action applied');
+    expect(steps).toEqual([
+      'read task-7 for local:alice',
+      'action on task-7: {"update":"release","subject":{"line":"L-1"}} by {"principal":"local:alice","via":"acting"}',
+    ]);
   });
 });

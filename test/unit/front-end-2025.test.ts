@@ -17,8 +17,6 @@ import { FakeCore, PRINCIPAL, report, view } from '../helpers/fake-core';
 async function connect(core: FakeCore): Promise<{ client: McpClient; close(): Promise<void> }> {
   const deps: Mcp2025Dependencies = {
     core,
-    // No direct tool of these tests sends its workflow anything.
-    client: {} as Mcp2025Dependencies['client'],
     approvals: {} as Approvals,
     tools: [report],
     principalOf: () => PRINCIPAL,

@@ -17,8 +17,6 @@ async function serve(core: FakeCore) {
   const key = 'k'.repeat(32);
   const deps: Mcp2026Dependencies = {
     core,
-    // No direct tool of these tests sends its workflow anything.
-    client: {} as Mcp2026Dependencies['client'],
     approvals: {} as Approvals,
     tools: [report],
     inlineBudgetMs: 1000,

@@ -3,7 +3,6 @@
  * and the 2026-07-28 handler, which makes a server per request for the caller its credentials name (the local
  * principal without them).
  */
-import type { Client } from '@temporalio/client';
 import { createMcpHandler, createRequestStateCodec, type McpHttpHandler } from '@modelcontextprotocol/server';
 import type { TaskCore } from '../../core';
 import type { Approvals } from '../../approvals/approvals';
@@ -16,10 +15,9 @@ import type { CallSeal } from '../protocol/signed-call';
 import type { ToolDefinition } from '../tools/types';
 import type { BridgeTuning, CreateBridgeOptions } from './bridge-options';
 
-/** What both generations' servers share: the core, the client, the approvals, the tools, and who calls unauthenticated. */
+/** What both generations' servers share: the core, the approvals, the tools, and who calls unauthenticated. */
 export interface GenerationParts {
   core: TaskCore;
-  client: Client;
   approvals: Approvals;
   tools: readonly ToolDefinition[];
   tuning: BridgeTuning;
@@ -42,10 +40,9 @@ export interface Generations {
 
 /** The servers of both generations a bridge with `options` serves, made of `parts`. */
 export function generationsOf(parts: GenerationParts, options: CreateBridgeOptions): Generations {
-  const { core, client, approvals, tools, tuning, seal, local, localRoles } = parts;
+  const { core, approvals, tools, tuning, seal, local, localRoles } = parts;
   const mcp2025: Mcp2025Dependencies = {
     core,
-    client,
     approvals,
     tools,
     principalOf: options.principalOf ?? ((extra) => extra.authInfo?.clientId ?? local),
@@ -57,7 +54,6 @@ export function generationsOf(parts: GenerationParts, options: CreateBridgeOptio
   };
   const mcp2026: Mcp2026Dependencies = {
     core,
-    client,
     approvals,
     tools,
     inlineBudgetMs: tuning.inlineBudgetMs,

@@ -154,7 +154,13 @@ async function runDirect<Answer>(
     end(asked.answer);
     return new Promise<never>(() => undefined);
   };
-  const context = directToolContext(deps, port.caller, (taskId, budgetMs) => port.awaitResult(taskId, budgetMs), mayAsk ? ask : undefined);
+  const context = directToolContext(
+    deps,
+    tool.name,
+    port.caller,
+    (taskId, budgetMs) => port.awaitResult(taskId, budgetMs),
+    mayAsk ? ask : undefined,
+  );
   const outcome = await Promise.race([tool.handler(input, context).then((result) => ({ result })), ended]);
   return 'ends' in outcome ? outcome.ends : port.answer({ kind: 'result', result: outcome.result });
 }

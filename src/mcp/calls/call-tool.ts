@@ -152,34 +152,33 @@ export function invalidArgumentsResult(name: string, problems: string[]): CallTo
 /** What every direct tool's context is made of. */
 export interface DirectToolDependencies {
   core: TaskPort;
-  client: DirectToolContext['client'];
   approvals: Approvals;
   seal: CallSeal;
   workflowTools: ReadonlyMap<string, WorkflowTool<any, any>>;
 }
 
 /**
- * What a direct tool may use, for `principal`: the same in every generation but for how it waits. A form it puts to
+ * What the direct tool `tool` may use, for `principal`: the same in every generation but for how it waits. A form it puts to
  * the caller (`ask`) counts against the principal's waits (`MCP_MAX_WAITS_PER_PRINCIPAL`) while it is open; over the
  * quota, `ask` throws `TooManyRequestsError`.
  */
 export function directToolContext(
   deps: DirectToolDependencies,
+  tool: string,
   caller: { principal: string; roles: readonly string[] },
   awaitResult: DirectToolContext['awaitResult'],
   ask?: DirectToolContext['ask'],
 ): DirectToolContext {
-  const { core, client, approvals, seal, workflowTools } = deps;
+  const { core, approvals, seal, workflowTools } = deps;
   const { principal, roles } = caller;
   return {
-    client,
     core,
     approvals,
     principal,
     roles,
     ownedWorkflowId: (taskId) => core.ownedWorkflowId(taskId, principal),
     task: (taskId) => core.get(taskId, principal),
-    sealAction: (view, update, subject, via) => core.sealAction(view, update, subject, { principal, via }),
+    sendAction: (view, action) => core.sendAction(view, action, { principal, via: tool }),
     awaitResult,
     ...(ask && { ask }),
     confirmations: { open: (token, caller) => seal.open(token, caller), tool: (name) => workflowTools.get(name) },

@@ -27,7 +27,7 @@ import { JsonRpcError } from '../protocol/wire-errors';
 import { asToolResult, callAnswerOf } from '../protocol/outcome';
 import { type TaskPort, type TaskView, toolErrorOf, webUiMeta } from '../../core';
 import type { Approvals } from '../../approvals/approvals';
-import type { DirectToolContext, ToolDefinition, WorkflowTool } from '../tools/types';
+import type { ToolDefinition, WorkflowTool } from '../tools/types';
 import type { InputContent } from '../../contract/task-contract';
 import { toolTables } from '../tools';
 import type { CallSeal } from '../protocol/signed-call';
@@ -55,8 +55,6 @@ const PER_CONNECTION_LIMIT = 1000;
 /** Everything one MCP server instance needs; shared by all connections of a process. */
 export interface Mcp2025Dependencies {
   core: TaskPort;
-  /** The Temporal client, handed to direct tools (`DirectToolContext.client`). */
-  client: DirectToolContext['client'];
   approvals: Approvals;
   tools: readonly ToolDefinition[];
   /** The principal a request acts for; one local principal unless the transport authenticates. */
@@ -106,8 +104,8 @@ export class Mcp2025Connection {
     const capabilities = this.server.getClientCapabilities();
     const plan =
       planned ?? planCall({ generation: 'mcp2025', taskAugmented: task !== undefined, name, args, tools: this.byName, capabilities });
-    const { core, client, approvals, seal } = this.deps;
-    return runCall(plan, this.callPort(request, extra), { core, client, approvals, seal, workflowTools: this.workflowTools });
+    const { core, approvals, seal } = this.deps;
+    return runCall(plan, this.callPort(request, extra), { core, approvals, seal, workflowTools: this.workflowTools });
   }
 
   /**

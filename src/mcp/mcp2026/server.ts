@@ -20,7 +20,7 @@ import { toolTables } from '../tools';
 import { type TaskPort, webUiMeta } from '../../core';
 import type { Approvals } from '../../approvals/approvals';
 import { detailedTask } from './task-shape';
-import type { DirectToolContext, ToolDefinition } from '../tools/types';
+import type { ToolDefinition } from '../tools/types';
 import { capabilitiesOf, Mcp2026Call, type Mcp2026Answer, type Origin, type ResumeState } from './call-port';
 
 export type { ResumeState };
@@ -28,8 +28,6 @@ export type { ResumeState };
 /** Everything the 2026-07-28 front-end needs; shared by all requests of a process. */
 export interface Mcp2026Dependencies {
   core: TaskPort;
-  /** The Temporal client, handed to direct tools (`DirectToolContext.client`). */
-  client: DirectToolContext['client'];
   approvals: Approvals;
   tools: readonly ToolDefinition[];
   /** How long a plain call of a task tool waits before it answers with the task id. */
@@ -84,7 +82,7 @@ export function createMcp2026Server(deps: Mcp2026Dependencies, principal: string
         ...(resume?.kind === 'task' && { resumesTask: resume.taskId }),
       });
       if (plan.kind === 'direct') resume = resumeStateOf(ctx, origin!, 'direct');
-      return runCall(plan, call(resume), { core, client: deps.client, approvals: deps.approvals, seal: deps.seal, workflowTools });
+      return runCall(plan, call(resume), { core, approvals: deps.approvals, seal: deps.seal, workflowTools });
     }),
   );
 

@@ -1,6 +1,5 @@
-import type { Client } from '@temporalio/client';
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
-import type { TaskPort, TaskTool, TaskView } from '../../core';
+import type { ActionOutcome, TaskAction, TaskPort, TaskTool, TaskView } from '../../core';
 import type { Approvals } from '../../approvals/approvals';
 import type { StartConfirmation } from '../protocol/confirmation';
 import type { FormInputRequest, InputContent } from '../../contract/task-contract';
@@ -28,8 +27,6 @@ export interface WorkflowTool<Input = unknown, Output = unknown> extends TaskToo
 
 /** What a direct tool's handler may use. */
 export interface DirectToolContext {
-  /** The Temporal client, for a tool that sends its workflow an Update of its own. */
-  client: Client;
   /** The task core's port, for the principal's tasks (each call names the principal). */
   core: TaskPort;
   /** Questions addressed to people: the inbox and the answer path. */
@@ -42,18 +39,11 @@ export interface DirectToolContext {
   /** Reads a task the caller owns; throws the tasks/* "not found" error otherwise. */
   task(taskId: string): Promise<TaskView>;
   /**
-   * Seals the caller's request for an action the task's workflow offers (the Update `update`, for `subject`: the
-   * Update's own arguments), for the run `view` shows, with `via` (the tool's name) as the path it came by. Returns the
-   * fields the Update's argument carries beside its own (`sealed`, `proof`; the workflow checks them with
-   * `checkSealedAction`) and the Update id to send it under: the same for every request of that action on that run,
-   * so a retried request is applied once, and only the bridge can tell it.
+   * Sends the task's workflow an action it offers the caller (an Update of its own, for `action.subject`), on the run
+   * `view` shows, sealed with who asked and this tool's name; the workflow takes it only through
+   * `checkSealedAction`. A repeated request of the same action on the same run is applied once and answered alike.
    */
-  sealAction(
-    view: TaskView,
-    update: string,
-    subject: Record<string, string | number | boolean>,
-    via: string,
-  ): Promise<{ sealed: string; proof: string; updateId: string }>;
+  sendAction<Result>(view: TaskView, action: TaskAction): Promise<ActionOutcome<Result>>;
   /**
    * Puts a form to the caller and returns their answer; absent when the caller's client cannot be asked. A 2025-11-25
    * client that declared forms is asked on this call's own stream. A 2026-07-28 client is asked with an input_required

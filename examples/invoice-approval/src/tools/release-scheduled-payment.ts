@@ -1,15 +1,7 @@
-import { status as GrpcStatus } from '@grpc/grpc-js';
-import { isGrpcServiceError, ServiceError, WorkflowUpdateFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { z } from 'zod';
-import { RELEASE_SCHEDULED_PAYMENT_UPDATE, releaseScheduledPaymentUpdate, type InvoiceResult, type Payment } from '../invoice';
+import { RELEASE_SCHEDULED_PAYMENT_UPDATE, type InvoiceResult, type Payment } from '../invoice';
 import { zodSchema } from 'temporal-mcp-tasks';
 import type { DirectTool } from 'temporal-mcp-tasks';
-
-/** True when Temporal answered NOT_FOUND (the run has closed), as the client reports it or wrapped in its ServiceError. */
-function isNotFound(error: unknown): boolean {
-  const cause = error instanceof ServiceError ? error.cause : error;
-  return isGrpcServiceError(cause) && cause.code === GrpcStatus.NOT_FOUND;
-}
 
 const ReleaseArgsSchema = z.object({
   taskId: z.string().min(1).max(200).describe('Task id of the invoice, as returned when it was submitted.'),
@@ -30,44 +22,35 @@ export const releaseScheduledPaymentTool: DirectTool<z.infer<typeof ReleaseArgsS
     'approvers are not asked again.',
   input: zodSchema(ReleaseArgsSchema),
   annotations: { destructiveHint: true, idempotentHint: true, openWorldHint: true },
-  async handler({ taskId, lineItemId }, { client, task, sealAction }) {
+  async handler({ taskId, lineItemId }, { task, sendAction }) {
     const view = await task(taskId);
-    const handle = client.workflow.getHandle(view.workflowId);
-    const { updateId, ...seal } = await sealAction(view, RELEASE_SCHEDULED_PAYMENT_UPDATE, { lineItemId }, 'release_scheduled_payment');
-    const paid = (payment: Payment) => ({
-      content: [
-        {
-          type: 'text' as const,
-          text: `Paid line item ${payment.lineItemId} of task ${taskId} now: ${payment.amount.toFixed(2)} as payment ${payment.paymentId}.`,
-        },
-      ],
-      structuredContent: payment,
+    // One Update id per line item and run: a repeated call (a retry after a lost answer) is applied once and answered
+    // alike; only the bridge can tell the id, so nobody can take it first with a release of their own.
+    const outcome = await sendAction<Payment>(view, {
+      update: RELEASE_SCHEDULED_PAYMENT_UPDATE,
+      subject: { lineItemId },
+      updateIdPrefix: `release/${lineItemId}/`,
     });
-    try {
-      // One update id per line item and run: a repeated call (a retry after a lost answer) is applied once and answered
-      // alike; only the bridge can tell the id, so nobody can take it first with a release of their own.
-      return paid(
-        await handle.executeUpdate(releaseScheduledPaymentUpdate, {
-          args: [{ lineItemId, ...seal }],
-          updateId: `release/${lineItemId}/${updateId}`,
-        }),
-      );
-    } catch (error) {
-      const closed = error instanceof WorkflowNotFoundError || isNotFound(error);
-      if (closed) {
-        // The release may have been the workflow's last step: a repeated call gets the payment it made.
-        const result = (await handle.result().catch(() => undefined)) as InvoiceResult | undefined;
-        const payment = result?.payments?.find((candidate) => candidate.lineItemId === lineItemId);
-        if (payment) return paid(payment);
-      }
-      const reason =
-        error instanceof WorkflowUpdateFailedError
-          ? (error.cause?.message ?? error.message)
-          : closed
-            ? `task ${taskId} has finished; there is nothing scheduled left to pay`
-            : undefined;
-      if (reason === undefined) throw error;
-      return { content: [{ type: 'text', text: `Cannot release the payment: ${reason}.` }], isError: true };
+    if (outcome.kind === 'applied') return paid(taskId, outcome.result);
+    if (outcome.kind === 'closed') {
+      // The release may have been the workflow's last step: a repeated call gets the payment it made.
+      const payment = (outcome.result as InvoiceResult | undefined)?.payments?.find((candidate) => candidate.lineItemId === lineItemId);
+      if (payment) return paid(taskId, payment);
     }
+    const reason = outcome.kind === 'refused' ? outcome.reason : `task ${taskId} has finished; there is nothing scheduled left to pay`;
+    return { content: [{ type: 'text', text: `Cannot release the payment: ${reason}.` }], isError: true };
   },
 };
+
+/** The tool's answer for a payment made. */
+function paid(taskId: string, payment: Payment) {
+  return {
+    content: [
+      {
+        type: 'text' as const,
+        text: `Paid line item ${payment.lineItemId} of task ${taskId} now: ${payment.amount.toFixed(2)} as payment ${payment.paymentId}.`,
+      },
+    ],
+    structuredContent: payment,
+  };
+}
