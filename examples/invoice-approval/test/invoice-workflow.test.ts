@@ -5,45 +5,39 @@ import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import { FixtureErp } from '../../examples/invoice-approval/src/activities/erp';
-import { PaymentsLedger } from '../../examples/invoice-approval/src/activities/payments';
-import { AnswerSeal, answerSealFromEnv } from '../../src/shared/answer-proof';
+import { AnswerSeal } from 'temporal-mcp-tasks';
+import { respondSignal, TASK_STATE_MEMO, type PublishedTaskState } from 'temporal-mcp-tasks/workflow';
+import { FixtureErp } from '../src/activities/erp';
+import { PaymentsLedger } from '../src/activities/payments';
+import { INVOICE_WORKFLOW_TYPE, releaseScheduledPaymentUpdate, type Invoice, type InvoiceResult } from '../src/invoice';
 import {
-  INVOICE_WORKFLOW_TYPE,
-  releaseScheduledPaymentUpdate,
-  type Invoice,
-  type InvoiceResult,
-} from '../../examples/invoice-approval/src/invoice';
-import { respondSignal, TASK_STATE_MEMO, type PublishedTaskState } from '../../src/contract/task-contract';
-import {
+  bridgeSeal,
   daysFromToday,
   eventually,
   originalRunIdOf,
+  paidLineItems,
   quietTemporalLogs,
-  sampleInvoice,
   sealedRelease,
   sendAnswer,
-  startWorker,
+  startSampleWorker,
   tempActivityConfig,
   testAddress,
-  testWorkflowBundle,
-  uniqueTaskQueue,
-  type RunningWorker,
-} from '../helpers/temporal';
-import { paidLineItems } from '../helpers/ledger';
+  workflowBundle,
+} from './harness';
+import { sampleInvoice } from './invoices';
 
 const { EventType } = temporal.api.enums.v1;
-const taskQueue = uniqueTaskQueue('invoice-wf');
+const taskQueue = `invoice-wf-${randomUUID().slice(0, 8)}`;
 const activities = tempActivityConfig({ paymentFailAttempts: 2 });
 let env: TestWorkflowEnvironment;
 let client: Client;
-let worker: RunningWorker;
+let worker: { stop(): Promise<void> };
 
 beforeAll(async () => {
   quietTemporalLogs();
   env = await TestWorkflowEnvironment.createFromExistingServer({ address: testAddress() });
   client = env.client;
-  worker = await startWorker(taskQueue, activities, env.nativeConnection);
+  worker = await startSampleWorker(env.nativeConnection, taskQueue, activities);
 });
 
 afterAll(async () => {
@@ -77,9 +71,6 @@ function awaitApprovalRequest(workflowId: string) {
 }
 
 const APPROVE = { key: 'approval', action: 'accept', content: { decision: 'approve' } } as const;
-
-/** The seal of the bridge's key: the one the test workers check answers with. */
-const bridgeSeal = answerSealFromEnv();
 
 /** An invoice whose LI-1 is paid at once and LI-2 in 90 days. */
 function partlyScheduled(overrides: Partial<Invoice> = {}): Invoice {
@@ -135,7 +126,7 @@ describe('invoiceWorkflow', () => {
     expect(entries.map((e) => e.key).sort()).toEqual([`${handle.workflowId}/LI-1`, `${handle.workflowId}/LI-2`]);
     expect(entries.map((e) => e.paymentId).sort()).toEqual(result.payments.map((p) => p.paymentId).sort());
     // The recorded history replays without non-determinism against the current workflow code.
-    await Worker.runReplayHistory({ workflowBundle: testWorkflowBundle() }, await handle.fetchHistory(), handle.workflowId);
+    await Worker.runReplayHistory({ workflowBundle: workflowBundle() }, await handle.fetchHistory(), handle.workflowId);
   });
 
   test('takes only answers a bridge sealed for this run, and keeps a record of those it refused', async () => {
@@ -170,7 +161,7 @@ describe('invoiceWorkflow', () => {
 
     await sendAnswer(handle, APPROVE, 'static:alice');
     expect(((await handle.result()) as InvoiceResult).outcome).toBe('paid');
-    await Worker.runReplayHistory({ workflowBundle: testWorkflowBundle() }, await handle.fetchHistory(), handle.workflowId);
+    await Worker.runReplayHistory({ workflowBundle: workflowBundle() }, await handle.fetchHistory(), handle.workflowId);
   });
 
   test('a reset run takes the answer again, or replays it, and pays nothing twice', async () => {
@@ -201,7 +192,7 @@ describe('invoiceWorkflow', () => {
         return settled && state?.statusMessage?.includes('scheduled:') ? true : undefined;
       }, 'the reset run to reach the timer');
       expect((await published(handle.workflowId))?.refusedAnswers).toBeUndefined();
-      await Worker.runReplayHistory({ workflowBundle: testWorkflowBundle() }, await reset.fetchHistory(), handle.workflowId);
+      await Worker.runReplayHistory({ workflowBundle: workflowBundle() }, await reset.fetchHistory(), handle.workflowId);
     }
     expect(await paid(handle.workflowId)).toEqual(['LI-1']);
     await handle.terminate();
@@ -271,7 +262,7 @@ describe('invoiceWorkflow', () => {
     expect(refused.reason).toContain('already processed');
     expect(await paid(first.workflowId)).toEqual([]);
     expect(await erp().holder(invoice.vendorId, invoice.invoiceNumber)).toBe(second.workflowId);
-    await Worker.runReplayHistory({ workflowBundle: testWorkflowBundle() }, await first.fetchHistory(), first.workflowId);
+    await Worker.runReplayHistory({ workflowBundle: workflowBundle() }, await first.fetchHistory(), first.workflowId);
   });
 
   test.each([
@@ -310,7 +301,7 @@ describe('invoiceWorkflow', () => {
       'Cancelled after approval, before any payment; nothing was paid.',
     );
     expect(await erp().holder(invoice.vendorId, invoice.invoiceNumber)).toBeUndefined();
-    await Worker.runReplayHistory({ workflowBundle: testWorkflowBundle() }, await first.fetchHistory(), first.workflowId);
+    await Worker.runReplayHistory({ workflowBundle: workflowBundle() }, await first.fetchHistory(), first.workflowId);
   });
 
   test('cancelled after paying LI-1, it reports LI-1 paid and LI-2 not, and keeps the number registered', async () => {
@@ -326,7 +317,7 @@ describe('invoiceWorkflow', () => {
     // Part of the invoice was paid: the same number must not be paid again by another task.
     expect(await erp().holder(invoice.vendorId, invoice.invoiceNumber)).toBe(handle.workflowId);
     expect(await (await start(invoice)).result()).toMatchObject({ outcome: 'invalid' });
-    await Worker.runReplayHistory({ workflowBundle: testWorkflowBundle() }, await handle.fetchHistory(), handle.workflowId);
+    await Worker.runReplayHistory({ workflowBundle: workflowBundle() }, await handle.fetchHistory(), handle.workflowId);
   });
 
   test('a cancel during a payment waits for it to settle, and the report says what the ledger holds', async () => {
@@ -392,7 +383,7 @@ describe('invoiceWorkflow', () => {
     expect(result.payments.map((p) => p.lineItemId)).toEqual(['NOW', 'PAST', 'LATER']);
     const ledger = (await new PaymentsLedger(activities.ledgerDir).entries()).filter((e) => e.taskId === handle.workflowId);
     expect(ledger).toHaveLength(3);
-    await Worker.runReplayHistory({ workflowBundle: testWorkflowBundle() }, await handle.fetchHistory(), handle.workflowId);
+    await Worker.runReplayHistory({ workflowBundle: workflowBundle() }, await handle.fetchHistory(), handle.workflowId);
   });
 
   test('cancellation ends the workflow cancelled while it waits for approval, saying nothing was paid', async () => {
@@ -402,19 +393,19 @@ describe('invoiceWorkflow', () => {
     const state = await published(handle.workflowId);
     expect(state).toMatchObject({ status: 'working', cancelledStatusMessage: 'Cancelled before approval; nothing was paid.' });
     expect(state?.inputs).toBeUndefined();
-    await Worker.runReplayHistory({ workflowBundle: testWorkflowBundle() }, await handle.fetchHistory(), handle.workflowId);
+    await Worker.runReplayHistory({ workflowBundle: workflowBundle() }, await handle.fetchHistory(), handle.workflowId);
   });
 });
 
 /**
  * Histories recorded with the invoice workflow of commit 496b623, before the ERP registered on approval and before a
- * cancelled invoice reported its payments (test/workflows/histories): workflows of that code still running are
+ * cancelled invoice reported its payments (test/histories): workflows of that code still running are
  * replayed by this one.
  */
 describe('invoiceWorkflow replays histories of the code before the patches', () => {
   const dir = path.join(__dirname, 'histories');
   test.each(readdirSync(dir).filter((name) => name.endsWith('.json')))('%s replays without non-determinism', async (name) => {
     const history = temporal.api.history.v1.History.fromObject(JSON.parse(readFileSync(path.join(dir, name), 'utf8')));
-    await Worker.runReplayHistory({ workflowBundle: testWorkflowBundle() }, history, `legacy-${name}`);
+    await Worker.runReplayHistory({ workflowBundle: workflowBundle() }, history, `legacy-${name}`);
   });
 });
