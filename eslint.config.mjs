@@ -232,6 +232,29 @@ export default tseslint.config(
     },
   },
   {
+    // The library's test fixtures' workflows and the definitions bundled with them run in Temporal's sandbox too: no
+    // Node built-ins, activities as types, and of the package only its workflow entry, as a team's own workflows.
+    files: ['test/fixtures/workflows/**/*.ts', 'test/fixtures/definitions.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            ...NODE_BUILTINS,
+            { name: 'temporal-mcp-tasks', allowTypeImports: true, message: 'workflow code imports temporal-mcp-tasks/workflow' },
+          ],
+          patterns: [
+            {
+              group: ['@modelcontextprotocol/*', '**/src/*', '**/helpers/*'],
+              message: 'workflow code imports temporal-mcp-tasks/workflow only',
+            },
+            { group: ['../activities', '../activities/*'], allowTypeImports: true, message: 'import activities as types only' },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // The package's workflow entry (`temporal-mcp-tasks/workflow`) is bundled into the same sandbox: it re-exports the
     // workflow side of the contract and nothing else.
     files: ['src/workflow.ts', 'src/contract/index.ts'],

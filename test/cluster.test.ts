@@ -18,7 +18,8 @@ import { getTask, taskResult } from './helpers/mcp';
 import { mcp2026Request } from './helpers/mcp2026';
 import { sleep } from '../src/util/wait';
 import { changedSinceQuery, changeStampOf } from '../src/core/change-feed';
-import { eventually, sampleInvoice } from './helpers/temporal';
+import { eventually } from './helpers/temporal';
+import { sampleInvoice } from './helpers/example';
 import { paidLineItems } from './helpers/ledger';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'temporal-mcp-cluster-'));

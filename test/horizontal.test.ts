@@ -1,7 +1,8 @@
 import { PaymentsLedger } from '../examples/invoice-approval/src/activities/payments';
-import { APPROVE, connectOverHttp, getTask, startInvoiceTask, taskResult, waitForTask } from './helpers/mcp';
+import { APPROVE, connectOverHttp, getTask, taskResult, waitForTask } from './helpers/mcp';
+import { sampleInvoice, tempActivityConfig, startInvoiceTask } from './helpers/example';
 import { spawnHttpServerOnFreePort, spawnWorker, type HttpServerProcess, type SpawnedProcess } from './helpers/processes';
-import { eventually, sampleInvoice, tempActivityConfig, uniqueTaskQueue } from './helpers/temporal';
+import { eventually, uniqueTaskQueue } from './helpers/temporal';
 
 const taskQueue = uniqueTaskQueue('horizontal');
 const activities = tempActivityConfig();

@@ -10,7 +10,8 @@ import { SPAN_ATTRIBUTES, startTelemetry, WORKFLOW_INTERCEPTOR_MODULE, type Tele
 import { SAMPLE_WORKFLOWS } from './helpers/dev-server';
 import { startStack, type TestStack } from './helpers/test-stack';
 import { APPROVE, newMcpClient, ScriptedUser, taskResult } from './helpers/mcp';
-import { eventually, sampleInvoice } from './helpers/temporal';
+import { eventually } from './helpers/temporal';
+import { sampleInvoice } from './helpers/example';
 
 const exporter = new InMemorySpanExporter();
 let telemetry: Telemetry;

@@ -6,9 +6,10 @@ import { spawn } from 'node:child_process';
 import { PaymentsLedger } from '../examples/invoice-approval/src/activities/payments';
 import { ROOT } from './helpers/dev-server';
 import { startStack, type TestStack } from './helpers/test-stack';
-import { APPROVE, newMcpClient, ScriptedUser, startInvoiceTask, taskResult, waitForTask } from './helpers/mcp';
+import { APPROVE, newMcpClient, ScriptedUser, taskResult, waitForTask } from './helpers/mcp';
+import { sampleInvoice, startInvoiceTask } from './helpers/example';
 import { serverEnv, spawnWorker, type SpawnedProcess } from './helpers/processes';
-import { eventually, sampleInvoice } from './helpers/temporal';
+import { eventually } from './helpers/temporal';
 
 let stack: TestStack;
 const stops: (() => Promise<unknown>)[] = [];

@@ -11,7 +11,8 @@ import { PaymentsLedger } from '../../examples/invoice-approval/src/activities/p
 import { launchChromium } from '../helpers/browser';
 import { startStack, type TestStack } from '../helpers/test-stack';
 import { startInspector, type Inspector } from '../helpers/inspector';
-import { eventually, sampleInvoice } from '../helpers/temporal';
+import { eventually } from '../helpers/temporal';
+import { sampleInvoice } from '../helpers/example';
 import { pollUntil } from '../../src/util/wait';
 
 const LONG = 45_000;

@@ -22,7 +22,8 @@ import { awaitInInbox, makePeople, writeTokensFile } from '../helpers/approvals'
 import { launchChromium } from '../helpers/browser';
 import { ROOT } from '../helpers/dev-server';
 import { startStack, type TestStack } from '../helpers/test-stack';
-import { daysFromToday, eventually, sampleInvoice } from '../helpers/temporal';
+import { daysFromToday, eventually } from '../helpers/temporal';
+import { sampleInvoice } from '../helpers/example';
 import { paidLineItems } from '../helpers/ledger';
 
 const ALICE = `alice-${randomUUID()}`;

@@ -12,7 +12,8 @@ import type { InvoiceResult } from '../../examples/invoice-approval/src/invoice'
 import { Rig } from '../../scripts/lib/rig';
 import { answer, ApprovalClients, awaitInInbox, inbox, makePeople, textOf, writeTokensFile } from '../helpers/approvals';
 import { taskResult, waitForTask } from '../helpers/mcp';
-import { daysFromToday, sampleInvoice } from '../helpers/temporal';
+import { daysFromToday } from '../helpers/temporal';
+import { sampleInvoice } from '../helpers/example';
 
 const people = makePeople({ sam: 'ap-approver', ann: 'ap-approver', bob: 'ap-approver' });
 let rig: Rig;

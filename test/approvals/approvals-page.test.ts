@@ -27,7 +27,7 @@ import { taskResult } from '../helpers/mcp';
 import { startOidcProvider } from '../helpers/oidc';
 import { onFreePort, spawnHttpServer, type HttpServerProcess } from '../helpers/processes';
 import { MailReceiver, type ReceivedMail } from '../helpers/receivers';
-import { sampleInvoice } from '../helpers/temporal';
+import { sampleInvoice } from '../helpers/example';
 import { startStack, type TestStack } from '../helpers/test-stack';
 
 /** Where the pictures go: a temporary folder, or docs/images when `npm run screenshots` sets WRITE_SCREENSHOTS. */

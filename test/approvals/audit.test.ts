@@ -29,7 +29,7 @@ import { ROOT } from '../helpers/dev-server';
 import { TestIssuer } from '../helpers/issuer';
 import { newMcpClient, taskResult } from '../helpers/mcp';
 import { startStack, type TestStack } from '../helpers/test-stack';
-import { sampleInvoice } from '../helpers/temporal';
+import { sampleInvoice } from '../helpers/example';
 import { paidLineItems } from '../helpers/ledger';
 
 // sam submits and holds the role; sue submits without it; carol, dave and ann approve; olga has no role.

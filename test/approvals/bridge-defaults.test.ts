@@ -13,7 +13,8 @@ import { decisionStoreFromEnv } from '../../src/records/store';
 import { createBridge, type Bridge } from '../../src/mcp/bridge';
 import { bridgeOptionsFromEnv, type CreateBridgeOptions } from '../../src/mcp/bridge/bridge-options';
 import { pollUntil } from '../../src/util/wait';
-import { FAST_TUNING, TOOLS_WITH_SAMPLES } from '../helpers/mcp';
+import { FAST_TUNING } from '../helpers/mcp';
+import { TOOLS_WITH_SAMPLES } from '../helpers/example';
 import { testTemporalConfig } from '../helpers/temporal';
 import { startStack, type TestStack } from '../helpers/test-stack';
 

@@ -17,7 +17,8 @@ import { TIME_OFF_WORKFLOW_TYPE } from '../../examples/invoice-approval/src/work
 import { pollUntil } from '../../src/util/wait';
 import { answer, invoiceAwaitingApproval, textOf } from '../helpers/approvals';
 import { taskResult } from '../helpers/mcp';
-import { sampleInvoice, sendAnswer, testWorkflowBundle } from '../helpers/temporal';
+import { sendAnswer, testWorkflowBundle } from '../helpers/temporal';
+import { sampleInvoice } from '../helpers/example';
 import { startStack, type TestStack } from '../helpers/test-stack';
 
 const ROLE = 'ap-approver';

@@ -29,7 +29,8 @@ import {
 import { startStack, type TestStack } from '../helpers/test-stack';
 import { getTask, newMcpClient, taskResult, waitForTask } from '../helpers/mcp';
 import { mcp2026Request } from '../helpers/mcp2026';
-import { daysFromToday, eventually, sampleInvoice } from '../helpers/temporal';
+import { daysFromToday, eventually } from '../helpers/temporal';
+import { sampleInvoice } from '../helpers/example';
 import { paidLineItems } from '../helpers/ledger';
 
 // sam submits (and holds the approver role: still not for his own invoices); ann and bob approve; mia manages; olga has no role.

@@ -16,7 +16,7 @@ import type { Telemetry } from '../../src/shared/telemetry';
 import { pollUntil } from '../../src/util/wait';
 import { answer, invoiceAwaitingApproval } from '../helpers/approvals';
 import { taskResult } from '../helpers/mcp';
-import { sampleInvoice } from '../helpers/temporal';
+import { sampleInvoice } from '../helpers/example';
 import { startStack, type TestStack } from '../helpers/test-stack';
 
 const ROLE = 'ap-approver';

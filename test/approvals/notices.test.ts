@@ -14,7 +14,7 @@ import type { InvoiceApprovalPolicy } from '../../examples/invoice-approval/src/
 import { answer, ApprovalClients, awaitInInbox, callAnswer, makePeople, writeTokensFile } from '../helpers/approvals';
 import { deliveryEnv, MailReceiver, WebhookReceiver } from '../helpers/receivers';
 import { startStack, type TestStack } from '../helpers/test-stack';
-import { sampleInvoice } from '../helpers/temporal';
+import { sampleInvoice } from '../helpers/example';
 
 const SECRET = `whsec_${Buffer.alloc(32, 44).toString('base64')}`;
 

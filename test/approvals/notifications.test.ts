@@ -23,7 +23,8 @@ import { deliveryEnv, MailReceiver, WebhookReceiver, type WebhookCall } from '..
 import { ApprovalLinks } from '../../src/records/approval-links';
 import { taskKeyFromEnv } from '../../src/shared/task-key';
 import { startStack, type TestStack } from '../helpers/test-stack';
-import { daysFromToday, sampleInvoice } from '../helpers/temporal';
+import { daysFromToday } from '../helpers/temporal';
+import { sampleInvoice } from '../helpers/example';
 
 const SECRET = `whsec_${Buffer.alloc(32, 42).toString('base64')}`;
 const OTHER_SECRET = `whsec_${Buffer.alloc(32, 43).toString('base64')}`;

@@ -26,7 +26,7 @@ import {
 } from '../helpers/approvals';
 import { taskResult } from '../helpers/mcp';
 import { startStack, type TestStack } from '../helpers/test-stack';
-import { sampleInvoice } from '../helpers/temporal';
+import { sampleInvoice } from '../helpers/example';
 import { paidLineItems } from '../helpers/ledger';
 
 // zed holds ap-approver by his token, and the directory does not list him.

@@ -27,7 +27,7 @@ import { addVirtualAuthenticator, launchChromium } from '../helpers/browser';
 import { taskResult } from '../helpers/mcp';
 import { onFreePort, spawnHttpServer, spawnHttpServerOnFreePort, type HttpServerProcess } from '../helpers/processes';
 import { startStack, type TestStack } from '../helpers/test-stack';
-import { sampleInvoice } from '../helpers/temporal';
+import { sampleInvoice } from '../helpers/example';
 import { paidLineItems } from '../helpers/ledger';
 
 const people = makePeople({ sam: '', carol: 'ap-approver' });

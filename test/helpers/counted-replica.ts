@@ -8,6 +8,7 @@ import type { BridgeTuning } from '../../src/mcp/bridge/bridge-options';
 import type { RunningHttpServer } from '../../src/mcp/transports/http';
 import { FAST_TUNING } from './mcp';
 import { testAddress } from './temporal';
+import type { StackFiles } from './stack-app';
 import type { TestStack } from './test-stack';
 
 /** One replica: a bridge whose requests to Temporal are counted, served over HTTP. */
@@ -30,7 +31,7 @@ export interface CountedReplicaOptions {
 }
 
 /** A replica of `stack`'s bridge (see the module's comment). */
-export async function countedReplica(stack: TestStack, options: CountedReplicaOptions): Promise<CountedReplica> {
+export async function countedReplica(stack: TestStack<StackFiles>, options: CountedReplicaOptions): Promise<CountedReplica> {
   const { principal, tuning = FAST_TUNING, address = testAddress(), taskQueue } = options;
   const requests = new Map<string, number>();
   const bridge = await stack.addBridge({

@@ -10,6 +10,7 @@ export const ROOT = path.resolve(__dirname, '..', '..');
 export const TEST_ENV = {
   address: 'TEST_TEMPORAL_ADDRESS',
   bundle: 'TEST_WORKFLOW_BUNDLE',
+  fixtureBundle: 'TEST_FIXTURE_WORKFLOW_BUNDLE',
   stateDir: 'TEST_STATE_DIR',
   port: 'TEST_TEMPORAL_PORT',
 } as const;
@@ -40,19 +41,27 @@ export async function temporalDev(
 /** A TCP port nobody listens on right now. */
 export { freePort } from '../../scripts/lib/processes';
 
-/**
- * Where the example's workflows are, and how a test bundles them: `temporal-mcp-tasks/workflow` from the checkout's
- * sources, as the worker helper's bundler resolves it.
- */
 type WebpackConfiguration = Parameters<NonNullable<BundleOptions['webpackConfigHook']>>[0];
 
-export const SAMPLE_WORKFLOWS = {
-  workflowsPath: path.join(ROOT, 'examples', 'invoice-approval', 'src', 'workflows'),
-  webpackConfigHook: (config: WebpackConfiguration) => ({
-    ...config,
-    resolve: {
-      ...config.resolve,
-      alias: { ...config.resolve?.alias, 'temporal-mcp-tasks/workflow$': path.join(ROOT, 'src', 'workflow.ts') },
-    },
-  }),
-};
+/**
+ * How a test bundles the workflows of `workflowsPath`: `temporal-mcp-tasks/workflow` from the checkout's sources, as
+ * the worker helper's bundler resolves it.
+ */
+function workflowsToBundle(workflowsPath: string) {
+  return {
+    workflowsPath,
+    webpackConfigHook: (config: WebpackConfiguration) => ({
+      ...config,
+      resolve: {
+        ...config.resolve,
+        alias: { ...config.resolve?.alias, 'temporal-mcp-tasks/workflow$': path.join(ROOT, 'src', 'workflow.ts') },
+      },
+    }),
+  };
+}
+
+/** The example's workflows, as a test bundles them. */
+export const SAMPLE_WORKFLOWS = workflowsToBundle(path.join(ROOT, 'examples', 'invoice-approval', 'src', 'workflows'));
+
+/** The library's test fixtures' workflows (test/fixtures/workflows), as a test bundles them. */
+export const FIXTURE_WORKFLOWS = workflowsToBundle(path.join(ROOT, 'test', 'fixtures', 'workflows'));

@@ -16,8 +16,6 @@ import {
 import type { Client } from '@temporalio/client';
 import { createBridge, type Bridge } from '../../src/mcp/bridge';
 import { bridgeOptionsFromEnv, type BridgeTuning, type CreateBridgeOptions } from '../../src/mcp/bridge/bridge-options';
-import { DEFAULT_TOOLS } from '../../src/mcp/tools';
-import { SAMPLE_TOOLS } from '../../examples/invoice-approval/src/tools';
 import type { ToolDefinition } from '../../src/mcp/tools/types';
 import { pollUntil } from '../../src/util/wait';
 import { testTemporalConfig } from './temporal';
@@ -28,9 +26,6 @@ export const FAST_TUNING: BridgeTuning = {
   input: { elicitationTimeoutMs: 60_000, pushGraceMs: 300, dismissCooldownMs: 60_000 },
   inlineBudgetMs: 30_000,
 };
-
-/** The tools `npm run serve` offers in a checkout, in its order: the sample tools, then the default tools. */
-export const TOOLS_WITH_SAMPLES: readonly ToolDefinition[] = [...SAMPLE_TOOLS, ...DEFAULT_TOOLS];
 
 /** Options of {@link startBridge}. */
 export interface TestBridgeOptions {
@@ -44,8 +39,8 @@ export interface TestBridgeOptions {
   localPrincipal?: string;
   /** Default {@link FAST_TUNING}. */
   tuning?: BridgeTuning;
-  /** Default {@link TOOLS_WITH_SAMPLES}. */
-  tools?: readonly ToolDefinition[];
+  /** What it serves (a stack's bridges: the tools of what the stack runs, see test-stack.ts). */
+  tools: readonly ToolDefinition[];
   /** Where the bridge keeps decision records (a directory); default MCP_DECISION_STORE. */
   decisionStore?: string;
   /** The bridge's decision log itself (a store of the test's own); default one of `decisionStore`. */
@@ -57,7 +52,7 @@ export interface TestBridgeOptions {
 /** The close keeper of a test's bridge: a look every 2 s, over the last 2 minutes at start. */
 export const FAST_CLOSE_KEEPER = { intervalMs: 2_000, lookbackMs: 120_000 };
 
-/** A bridge on the run's dev server, sharing `client`, serving {@link TOOLS_WITH_SAMPLES} unless `tools` says. */
+/** A bridge on the run's dev server, sharing `client`, serving `options.tools`. */
 export function startBridge(options: TestBridgeOptions): Promise<Bridge> {
   const { principal, roles } = options;
   const fromEnv = bridgeOptionsFromEnv();
@@ -67,7 +62,7 @@ export function startBridge(options: TestBridgeOptions): Promise<Bridge> {
     client: options.client,
     tuning: options.tuning ?? FAST_TUNING,
     closeKeeper: options.closeKeeper ?? FAST_CLOSE_KEEPER,
-    tools: options.tools ?? TOOLS_WITH_SAMPLES,
+    tools: options.tools,
     ...(principal && { principalOf: () => principal }),
     ...(roles && { rolesOf: () => roles }),
     ...(options.localPrincipal && { localPrincipal: options.localPrincipal }),
@@ -139,10 +134,10 @@ export async function connectOverHttp(
   return { client, user };
 }
 
-/** Starts `process_invoice` as a task and returns the created task. */
-export async function startInvoiceTask(client: McpClient, args: unknown, ttl?: number): Promise<Task> {
+/** Calls the tool `name` with `args` as a task (with `ttl`, if given) and returns the created task. */
+export async function startTask(client: McpClient, name: string, args: unknown, ttl?: number): Promise<Task> {
   const created = await client.request(
-    { method: 'tools/call', params: { name: 'process_invoice', arguments: args as Record<string, unknown>, task: ttl ? { ttl } : {} } },
+    { method: 'tools/call', params: { name, arguments: args as Record<string, unknown>, task: ttl ? { ttl } : {} } },
     CreateTaskResultSchema,
   );
   return created.task;

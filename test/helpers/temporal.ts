@@ -1,15 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
-import { NativeConnection, Runtime, DefaultLogger, type Worker } from '@temporalio/worker';
-import type { ActivityConfig } from '../../examples/invoice-approval/src/activities';
+import { NativeConnection, Runtime, DefaultLogger, type Worker, type WorkerOptions } from '@temporalio/worker';
 import { answerSealFromEnv } from '../../src/shared/answer-proof';
 import { respondSignal, type InputContent } from '../../src/contract/task-contract';
 import { webUiUrlFromEnv, type TemporalConfig } from '../../src/shared/temporal-config';
-import { createSampleWorker, type SampleWorkerOptions } from '../../examples/invoice-approval/src/worker';
-import { RELEASE_SCHEDULED_PAYMENT_UPDATE, type Invoice, type ReleasePaymentRequest } from '../../examples/invoice-approval/src/invoice';
 import { pollUntil } from '../../src/util/wait';
 import { TEST_ENV } from './dev-server';
 
@@ -33,26 +27,6 @@ export function uniqueTaskQueue(name: string): string {
   return `test-${name}-${randomUUID().slice(0, 8)}`;
 }
 
-/**
- * Files of the activities, in a fresh temporary directory. Invoices are approved by their submitter (the setting
- * `INVOICE_APPROVER_ROLE=requester`), as the tests of the question mechanics on every client generation need; the
- * approval tests pass a role policy.
- */
-export function tempActivityConfig(overrides: Partial<ActivityConfig> = {}): ActivityConfig {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'temporal-mcp-data-'));
-  return {
-    ledgerDir: path.join(dir, 'payments'),
-    erpRegistryDir: path.join(dir, 'erp-invoices'),
-    erpDelayMs: 0,
-    paymentDelayMs: 0,
-    paymentFailAttempts: 0,
-    invoiceApproval: { approvers: 'requester' },
-    notificationOutbox: path.join(dir, 'notifications.jsonl'),
-    decisionStore: path.join(dir, 'decisions'),
-    ...overrides,
-  };
-}
-
 /** A Temporal client on the run's dev server. */
 export async function connectClient(): Promise<{ client: Client; close(): Promise<void> }> {
   const connection = await Connection.connect({ address: testAddress() });
@@ -65,7 +39,7 @@ export interface RunningWorker {
   stop(): Promise<void>;
 }
 
-/** The run's prebuilt workflow bundle. */
+/** The run's prebuilt bundle of the example's workflows. */
 export function testWorkflowBundle(): { codePath: string } {
   return { codePath: process.env[TEST_ENV.bundle]! };
 }
@@ -81,29 +55,36 @@ export function quietTemporalLogs(): void {
   runtimeInstalled = true;
 }
 
-/** What a test may change about a worker of {@link startWorker}: another workflow bundle, tracing. */
-export type TestWorkerOptions = Pick<SampleWorkerOptions, 'workflowBundle' | 'telemetry'>;
+/** What a test may change about a worker it starts: another workflow bundle, tracing. */
+export interface TestWorkerOptions {
+  /** A bundle other than the run's prebuilt one, e.g. one built with the tracing interceptors. */
+  workflowBundle?: WorkerOptions['workflowBundle'];
+  /** Workflow and activity interceptors and sinks (a prebuilt bundle must hold its interceptor modules). */
+  telemetry?: Pick<WorkerOptions, 'interceptors' | 'sinks'>;
+}
+
+/** The run's prebuilt bundle of the fixtures' workflows (test/fixtures/workflows). */
+export function fixtureWorkflowBundle(): { codePath: string } {
+  return { codePath: process.env[TEST_ENV.fixtureBundle]! };
+}
 
 /**
- * Starts a worker for `taskQueue` with the run's prebuilt workflow bundle (or `options.workflowBundle`, e.g. one built
- * with the tracing interceptors), on `shared` or a connection of its own.
+ * Runs a worker that `create` makes on `shared`, or on a connection of its own to the run's dev server (closed when it
+ * stops), until {@link RunningWorker.stop}.
  */
-export async function startWorker(
-  taskQueue: string,
-  activities: ActivityConfig,
+export async function runWorker(
+  create: (connection: NativeConnection) => Promise<Worker>,
   shared?: NativeConnection,
-  options: TestWorkerOptions = {},
 ): Promise<RunningWorker> {
   quietTemporalLogs();
   const connection = shared ?? (await NativeConnection.connect({ address: testAddress() }));
-  const worker = await createSampleWorker({
-    connection,
-    namespace: 'default',
-    taskQueue,
-    activities,
-    workflowBundle: options.workflowBundle ?? testWorkflowBundle(),
-    ...(options.telemetry && { telemetry: options.telemetry }),
-  });
+  let worker: Worker;
+  try {
+    worker = await create(connection);
+  } catch (error) {
+    if (!shared) await connection.close();
+    throw error;
+  }
   const running = worker.run();
   return {
     worker,
@@ -112,20 +93,6 @@ export async function startWorker(
       await running;
       if (!shared) await connection.close();
     },
-  };
-}
-
-/** An invoice for vendor V-100 with a fresh invoice number. */
-export function sampleInvoice(overrides: Partial<Invoice> = {}): Invoice {
-  return {
-    vendorId: 'V-100',
-    invoiceNumber: `INV-${randomUUID().slice(0, 8)}`,
-    currency: 'EUR',
-    lineItems: [
-      { lineItemId: 'LI-1', description: 'Printer paper, 20 boxes', amount: 120.5 },
-      { lineItemId: 'LI-2', description: 'Toner cartridges', amount: 80.25 },
-    ],
-    ...overrides,
   };
 }
 
@@ -177,19 +144,6 @@ export async function sendAnswer(
   const { action } = response;
   const run = { workflowId: handle.workflowId, originalRunId: await originalRunIdOf(handle) };
   await handle.signal(respondSignal, testSeal.seal(run, { ...response, action }, { principal }));
-}
-
-/**
- * A release of the invoice's scheduled line item as the bridge sends it: sealed with the bridge's key (the one every
- * local process shares) for the run that is running now, as asked by `principal`.
- */
-export async function sealedRelease(
-  handle: WorkflowHandle,
-  lineItemId: string,
-  principal = 'test:releaser',
-): Promise<ReleasePaymentRequest> {
-  const run = { workflowId: handle.workflowId, originalRunId: await originalRunIdOf(handle) };
-  return { lineItemId, ...testSeal.sealAction(run, RELEASE_SCHEDULED_PAYMENT_UPDATE, { lineItemId }, { principal }) };
 }
 
 /** The current run's original run id (kept across resets), from its start event: what answers are sealed for. */

@@ -1,27 +1,22 @@
 /**
  * One stack of the product on the run's dev server for a test file (or one test): a task queue of its own, activity
  * files in a fresh folder, a worker in this process, bridges, their Streamable HTTP endpoints, spawned `serve --http`
- * processes and in-memory SDK clients, all taken down by {@link TestStack.stop}.
+ * processes and in-memory SDK clients, all taken down by {@link TestStack.stop}. What it runs is its app
+ * (stack-app.ts): the library's fixtures (`app: FIXTURES` of test/fixtures/stack.ts), or by default, for the files
+ * not moved to them yet, the invoice example (example.ts, loaded only then).
  */
 import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../../src/contract/task-contract';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { Client, Connection, type ClientInterceptors, type ConnectionOptions } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
-import type { ActivityConfig } from '../../examples/invoice-approval/src/activities';
 import type { Bridge } from '../../src/mcp/bridge';
 import { startHttpServer, type RunningHttpServer } from '../../src/mcp/transports/http';
 import { freePort } from './dev-server';
 import { connectInMemory, newMcpClient, ScriptedUser, startBridge, type Answerer, type TestBridgeOptions } from './mcp';
 import { spawnHttpServerOnFreePort, spawnWorker, type HttpServerProcess, type SpawnedProcess } from './processes';
-import {
-  connectClient,
-  startWorker,
-  tempActivityConfig,
-  testAddress,
-  uniqueTaskQueue,
-  type RunningWorker,
-  type TestWorkerOptions,
-} from './temporal';
+import type { ExampleConfig } from './example';
+import type { StackApp, StackFiles } from './stack-app';
+import { connectClient, testAddress, uniqueTaskQueue, type RunningWorker, type TestWorkerOptions } from './temporal';
 
 /** A worker of the stack: the run's bundle on a connection of its own unless these say otherwise. */
 export interface StackWorkerOptions extends TestWorkerOptions {
@@ -29,7 +24,10 @@ export interface StackWorkerOptions extends TestWorkerOptions {
   connection?: NativeConnection;
 }
 
-/** A bridge of the stack, on the stack's task queue and Temporal client unless these say otherwise. */
+/**
+ * A bridge of the stack, on the stack's task queue and Temporal client, serving the tools of the stack's app, unless
+ * these say otherwise.
+ */
 export interface StackBridgeOptions extends Partial<Omit<TestBridgeOptions, 'client'>> {
   /**
    * A Temporal connection of the bridge's own (to another address, with gRPC interceptors), closed after the bridge;
@@ -55,11 +53,13 @@ export interface StackServerOptions {
 }
 
 /** What {@link startStack} starts. */
-export interface StackOptions {
+export interface StackOptions<Config extends StackFiles = ExampleConfig> {
   /** Names the stack's task queue (made unique). */
   name: string;
-  /** Overrides of the activity configuration (see {@link tempActivityConfig}), e.g. the invoice approval policy. */
-  activities?: Partial<ActivityConfig>;
+  /** What the stack runs; default the invoice example. */
+  app?: StackApp<Config>;
+  /** Overrides of the app's activity configuration ({@link StackApp.config}), e.g. the invoice approval policy. */
+  activities?: Partial<Config>;
   /** The worker; `false` starts none (a test starts it later with {@link TestStack.startWorker}, or runs its own). */
   worker?: false | StackWorkerOptions;
   /** The stack's bridge ({@link TestStack.bridge}); default none. */
@@ -70,8 +70,8 @@ export interface StackOptions {
   servers?: StackServerOptions[];
 }
 
-/** A stack started by {@link startStack}; see there. */
-export class TestStack {
+/** A stack started by {@link startStack}; see there. `Config` is the configuration of its app's activities. */
+export class TestStack<Config extends StackFiles = ExampleConfig> {
   /** The servers of {@link StackOptions.servers}, in their order. */
   readonly servers: HttpServerProcess[] = [];
   private runningWorker: RunningWorker | undefined;
@@ -84,8 +84,9 @@ export class TestStack {
   private stopping: Promise<void> | undefined;
 
   private constructor(
+    private readonly app: StackApp<Config>,
     readonly taskQueue: string,
-    readonly activities: ActivityConfig,
+    readonly activities: Config,
     /** A Temporal client on the run's dev server. */
     readonly temporal: Client,
     private readonly closeTemporal: () => Promise<void>,
@@ -93,10 +94,12 @@ export class TestStack {
   ) {}
 
   /** Starts what `options` say, at the same time; if any part fails, stops what started and throws. */
-  static async start(options: StackOptions): Promise<TestStack> {
+  static async start<Config extends StackFiles>(options: StackOptions<Config>): Promise<TestStack<Config>> {
     if (options.http && !options.bridge) throw new Error("`http` serves the stack's bridge: start it with `bridge` too");
+    // The example is loaded only by the stacks that run it.
+    const app = options.app ?? ((require('./example') as typeof import('./example')).EXAMPLE as unknown as StackApp<Config>);
     const { client, close } = await connectClient();
-    const stack = new TestStack(uniqueTaskQueue(options.name), tempActivityConfig(options.activities), client, close, options.worker || {});
+    const stack = new TestStack(app, uniqueTaskQueue(options.name), app.config(options.activities), client, close, options.worker || {});
     const mainBridge = async (bridgeOptions: StackBridgeOptions) => {
       stack.mainBridge = await stack.addBridge(bridgeOptions);
       if (options.http) stack.mainHttp = await stack.serve(stack.mainBridge);
@@ -141,7 +144,7 @@ export class TestStack {
   async startWorker(): Promise<RunningWorker> {
     if (this.runningWorker) throw new Error('the stack runs a worker already');
     const { connection, ...options } = this.workerOptions;
-    this.runningWorker = await startWorker(this.taskQueue, this.activities, connection, options);
+    this.runningWorker = await this.app.startWorker(this.taskQueue, this.activities, connection, options);
     return this.runningWorker;
   }
 
@@ -174,6 +177,7 @@ export class TestStack {
       const bridge = await startBridge({
         taskQueue: this.taskQueue,
         decisionStore: this.activities.decisionStore,
+        tools: this.app.tools,
         ...bridgeOptions,
         client,
       });
@@ -192,30 +196,27 @@ export class TestStack {
     return endpoint;
   }
 
-  /** Spawns a server on a free port, killed by {@link stop} (a test may kill it before). */
   /**
-   * A worker process of the example on the stack's task queue and activity files (payments, ERP, decision store,
-   * outbox), as `npm run worker` runs it, with `env` added; stopped with the stack.
+   * A worker process of the app on the stack's task queue and activity files, as a user runs it, with `env` added;
+   * stopped with the stack. Throws for an app that has no worker process.
    */
   async spawnWorker(env: Record<string, string> = {}): Promise<SpawnedProcess> {
-    const { activities } = this;
-    const worker = await spawnWorker(this.taskQueue, {
-      PAYMENTS_LEDGER: activities.ledgerDir,
-      ERP_REGISTRY: activities.erpRegistryDir,
-      MCP_DECISION_STORE: activities.decisionStore,
-      NOTIFICATION_OUTBOX: activities.notificationOutbox,
-      ...env,
-    });
+    if (!this.app.workerEnv) throw new Error('the stack runs an app without a worker process');
+    const worker = await spawnWorker(this.taskQueue, { ...this.app.workerEnv(this.activities), ...env });
     this.spawned.push(worker);
     return worker;
   }
 
+  /**
+   * Spawns a server on a free port serving the tools of the stack's app, killed by {@link stop} (a test may kill it
+   * before).
+   */
   async spawnServer(options: StackServerOptions = {}): Promise<HttpServerProcess> {
     const server = await spawnHttpServerOnFreePort(
       options.taskQueue ?? this.taskQueue,
       // The stack's worker checks payments against the records its servers keep.
       { MCP_DECISION_STORE: this.activities.decisionStore, ...options.env },
-      options.args,
+      [...this.app.serveArgs(), ...(options.args ?? [])],
       options.host,
       options.via,
     );
@@ -289,9 +290,14 @@ export class TestStack {
 }
 
 /**
- * Starts a stack: a task queue named after `options.name`, activity files in a fresh folder, a worker unless
- * `worker: false`, and the bridge, endpoint and servers `options` ask for. Stop it with {@link TestStack.stop}.
+ * Starts a stack of `options.app` (default the invoice example): a task queue named after `options.name`, activity
+ * files in a fresh folder, a worker unless `worker: false`, and the bridge, endpoint and servers `options` ask for.
+ * Stop it with {@link TestStack.stop}.
  */
-export function startStack(options: StackOptions): Promise<TestStack> {
+export function startStack<Config extends StackFiles>(
+  options: StackOptions<Config> & { app: StackApp<Config> },
+): Promise<TestStack<Config>>;
+export function startStack(options: StackOptions): Promise<TestStack>;
+export function startStack<Config extends StackFiles>(options: StackOptions<Config>): Promise<TestStack<Config>> {
   return TestStack.start(options);
 }

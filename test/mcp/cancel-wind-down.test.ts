@@ -6,15 +6,14 @@
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, CancelTaskResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { startInvoiceTask } from '../helpers/mcp';
-import { startStack, type TestStack } from '../helpers/test-stack';
-import { sampleInvoice } from '../helpers/temporal';
+import { FIXTURES, startAskTask, type FixtureStack } from '../fixtures/stack';
+import { startStack } from '../helpers/test-stack';
 
-let stack: TestStack;
+let stack: FixtureStack;
 let client: McpClient;
 
 beforeAll(async () => {
-  stack = await startStack({ name: 'cancel-wind-down', bridge: true, http: true });
+  stack = await startStack({ name: 'cancel-wind-down', app: FIXTURES, bridge: true, http: true });
   client = new McpClient({ name: 'canceller', version: '1.0.0' }, { capabilities: { tasks: { requests: {} } } });
   await client.connect(new StreamableHTTPClientTransport(new URL(stack.http.url)));
 }, 120_000);
@@ -33,7 +32,7 @@ async function outcome(call: Promise<unknown>): Promise<unknown> {
 
 test('tasks/result and task_result right after tasks/cancel answer with the cancellation, ten rounds of ten', async () => {
   for (let round = 0; round < 10; round++) {
-    const tasks = await Promise.all(Array.from({ length: 10 }, () => startInvoiceTask(client, sampleInvoice())));
+    const tasks = await Promise.all(Array.from({ length: 10 }, () => startAskTask(client)));
     await Promise.all(
       tasks.map((task) => client.request({ method: 'tasks/cancel', params: { taskId: task.taskId } }, CancelTaskResultSchema)),
     );

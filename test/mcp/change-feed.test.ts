@@ -11,13 +11,14 @@ import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index
 import type { BridgeTuning } from '../../src/mcp/bridge/bridge-options';
 import { pollUntil } from '../../src/util/wait';
 import { countedReplica, stateReads, type CountedReplica } from '../helpers/counted-replica';
-import { FAST_TUNING, getTask, newMcpClient, startInvoiceTask, waitForTask } from '../helpers/mcp';
+import { FAST_TUNING, getTask, newMcpClient, waitForTask } from '../helpers/mcp';
 import { mcp2026Request } from '../helpers/mcp2026';
-import { sampleInvoice } from '../helpers/temporal';
-import { startStack, type TestStack } from '../helpers/test-stack';
+import { startStack } from '../helpers/test-stack';
+import { FIXTURES, startAskTask, type FixtureStack } from '../fixtures/stack';
+import { QUESTION_KEY } from '../fixtures/definitions';
 
 const principal = `fed-${randomUUID().slice(0, 8)}`;
-let stack: TestStack;
+let stack: FixtureStack;
 const clients: McpClient[] = [];
 
 /** A replica whose reads the feed follows, querying every 100 ms. */
@@ -42,10 +43,10 @@ async function get2026(replicaOf: CountedReplica, taskId: string): Promise<Recor
 
 const feedQueries = (of: CountedReplica) => of.requests.get('ListWorkflowExecutions') ?? 0;
 
-/** Tasks waiting for their approval, each read once on `reader` so that the feed follows them. */
+/** Tasks waiting for their answer, each read once on `reader` so that the feed follows them. */
 async function followedWaitingTasks(reader: CountedReplica, client: McpClient, count: number): Promise<string[]> {
   const ids: string[] = [];
-  for (let index = 0; index < count; index++) ids.push((await startInvoiceTask(client, sampleInvoice())).taskId);
+  for (let index = 0; index < count; index++) ids.push((await startAskTask(client)).taskId);
   for (const taskId of ids) await waitForTask(client, taskId, (task) => task.status === 'input_required');
   // Kept for the feed once a read was served from it.
   for (const taskId of ids) {
@@ -59,7 +60,7 @@ async function followedWaitingTasks(reader: CountedReplica, client: McpClient, c
 }
 
 beforeAll(async () => {
-  stack = await startStack({ name: 'change-feed' });
+  stack = await startStack({ name: 'change-feed', app: FIXTURES });
 });
 
 afterAll(async () => {
@@ -98,7 +99,7 @@ describe('polls followed by the change feed', () => {
     expect(before.following).toBe(2);
     const update = await mcp2026Request(b.http.url, 'tasks/update', {
       taskId: answered,
-      inputResponses: { approval: { action: 'accept', content: { decision: 'approve' } } },
+      inputResponses: { [QUESTION_KEY]: { action: 'accept', content: { decision: 'approve' } } },
     });
     expect(update.body.error).toBeUndefined();
     await mcp2026Request(b.http.url, 'tasks/cancel', { taskId: cancelled });
@@ -132,7 +133,7 @@ describe('polls followed by the change feed', () => {
     // No worker polls this queue: the run never publishes, so it carries no change stamp.
     const queue = `unpolled-${randomUUID()}`;
     const creator = await replica(FAST_TUNING, queue);
-    const created = await startInvoiceTask(await client2025(creator), sampleInvoice());
+    const created = await startAskTask(await client2025(creator));
     const a = await replica(FED, queue);
     const client = await client2025(a);
     await getTask(client, created.taskId);
@@ -150,7 +151,7 @@ describe('polls followed by the change feed', () => {
     const a = await replica({ ...FED, core: { ...FED.core, reads: { feedIntervalMs: 100, feedLimit: 2 } } });
     const client = await client2025(a);
     const ids: string[] = [];
-    for (let index = 0; index < 4; index++) ids.push((await startInvoiceTask(client, sampleInvoice())).taskId);
+    for (let index = 0; index < 4; index++) ids.push((await startAskTask(client)).taskId);
     for (const taskId of ids) await waitForTask(client, taskId, (task) => task.status === 'input_required');
     for (const taskId of ids) await getTask(client, taskId);
     expect(a.bridge.core.readStats().feed!.following).toBeLessThanOrEqual(2);

@@ -18,20 +18,22 @@ import { LocalTaskStore } from '../../src/client/store';
 import { runClient } from '../helpers/cli';
 import { ROOT } from '../helpers/dev-server';
 import { newMcpClient } from '../helpers/mcp';
-import { startStack, type TestStack } from '../helpers/test-stack';
+import { startStack } from '../helpers/test-stack';
+import { askInput, FIXTURES, type FixtureStack } from '../fixtures/stack';
 import { serverEnv } from '../helpers/processes';
-import { eventually, sampleInvoice } from '../helpers/temporal';
+import { eventually } from '../helpers/temporal';
 
 // A principal per test: each test counts the tasks of its own principal in tasks/list.
 const principals = ['lost-answer', 'killed-follower'].map((name) => ({
   name: `adopt-${name}-${randomUUID().slice(0, 8)}`,
   token: randomUUID(),
 }));
-let stack: TestStack;
+let stack: FixtureStack;
 
 beforeAll(async () => {
   stack = await startStack({
     name: 'client-adoption',
+    app: FIXTURES,
     servers: [{ env: { MCP_AUTH_TOKENS: principals.map(({ name, token }) => `${name}=${token}`).join(',') } }],
   });
 });
@@ -146,11 +148,11 @@ async function tasksOf(token: string): Promise<Task[]> {
   }
 }
 
-function scratch(): { stateDir: string; invoiceFile: string } {
+function scratch(): { stateDir: string; argsFile: string } {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'client-adoption-'));
-  const invoiceFile = path.join(dir, 'invoice.json');
-  writeFileSync(invoiceFile, JSON.stringify(sampleInvoice()));
-  return { stateDir: path.join(dir, 'state'), invoiceFile };
+  const argsFile = path.join(dir, 'args.json');
+  writeFileSync(argsFile, JSON.stringify(askInput()));
+  return { stateDir: path.join(dir, 'state'), argsFile };
 }
 
 const APPROVE = ['--answer', '{"decision":"approve"}'];
@@ -159,10 +161,10 @@ describe('call run again after its first run was killed', () => {
   test('call: a call killed after the server started its task but before the answer came is adopted by the same call run again (its idempotency key): one task, completed', async () => {
     const [{ token }] = principals;
     const env = { MCP_TOKEN: token };
-    const { stateDir, invoiceFile } = scratch();
+    const { stateDir, argsFile } = scratch();
     const proxy = new LossyProxy(new URL(stack.server.url));
     const url = await proxy.listen();
-    const command = ['call', 'process_invoice', '--url', url, '--args', `@${invoiceFile}`, ...APPROVE, '--json', '--state-dir', stateDir];
+    const command = ['call', 'ask_requester', '--url', url, '--args', `@${argsFile}`, ...APPROVE, '--json', '--state-dir', stateDir];
     try {
       proxy.policy = (method) => (method === 'tools/call' ? 'lose-answer' : 'pass');
       const first = startClient(command, env);
@@ -178,13 +180,13 @@ describe('call run again after its first run was killed', () => {
 
       proxy.policy = () => 'pass';
       const again = await runClient(command, stack.taskQueue, env);
-      expect(again.stderr).toMatch(/adopting the call of process_invoice with the same arguments sent at \S+, whose answer never came/);
+      expect(again.stderr).toMatch(/adopting the call of ask_requester with the same arguments sent at \S+, whose answer never came/);
       expect(again.stderr).toContain(`task ${started.taskId} found again`);
       expect(again.code).toBe(EXIT.completed);
       expect(JSON.parse(again.stdout)).toMatchObject({
         taskId: started.taskId,
         status: 'completed',
-        result: { structuredContent: { outcome: 'paid' } },
+        result: { structuredContent: { outcome: 'approved' } },
       });
       const tasks = await tasksOf(token);
       expect(tasks.map((task) => [task.taskId, task.status])).toEqual([[started.taskId, 'completed']]);
@@ -197,10 +199,10 @@ describe('call run again after its first run was killed', () => {
   test('call: a call killed while it followed its task is adopted by the same call run again (its stored task id), which finishes it; --new starts a second task', async () => {
     const [, { token }] = principals;
     const env = { MCP_TOKEN: token };
-    const { stateDir, invoiceFile } = scratch();
+    const { stateDir, argsFile } = scratch();
     const proxy = new LossyProxy(new URL(stack.server.url));
     const url = await proxy.listen();
-    const command = ['call', 'process_invoice', '--url', url, '--args', `@${invoiceFile}`, ...APPROVE, '--json', '--state-dir', stateDir];
+    const command = ['call', 'ask_requester', '--url', url, '--args', `@${argsFile}`, ...APPROVE, '--json', '--state-dir', stateDir];
     try {
       // The task is created and its id stored and printed; nothing after that reaches the server.
       proxy.policy = (method) => (method.startsWith('tasks/') ? 'stall' : 'pass');
@@ -217,21 +219,25 @@ describe('call run again after its first run was killed', () => {
       const again = await runClient(command, stack.taskQueue, env);
       expect(again.stderr).toMatch(
         new RegExp(
-          `adopting task ${taskId}, started at \\S+ by an earlier call of process_invoice with the same arguments .*--new starts another task`,
+          `adopting task ${taskId}, started at \\S+ by an earlier call of ask_requester with the same arguments .*--new starts another task`,
         ),
       );
       expect(again.stderr).not.toMatch(/created \(ttl/);
       expect(again.code).toBe(EXIT.completed);
-      expect(JSON.parse(again.stdout)).toMatchObject({ taskId, status: 'completed', result: { structuredContent: { outcome: 'paid' } } });
+      expect(JSON.parse(again.stdout)).toMatchObject({
+        taskId,
+        status: 'completed',
+        result: { structuredContent: { outcome: 'approved' } },
+      });
       expect((await tasksOf(token)).map((task) => task.taskId)).toEqual([taskId]);
 
       const fresh = await runClient([...command, '--new'], stack.taskQueue, env);
       expect(fresh.stderr).not.toMatch(/adopting/);
       const second = JSON.parse(fresh.stdout) as { taskId: string };
       expect(second.taskId).not.toBe(taskId);
-      // The ERP books an invoice number once: the second task for the same invoice is refused, as a tool error.
-      expect(fresh.code).toBe(EXIT.toolError);
-      expect(fresh.stdout).toMatch(/already processed/);
+      // A task of its own, run to its end: asked its own question, answered, completed.
+      expect(fresh.code).toBe(EXIT.completed);
+      expect(second).toMatchObject({ status: 'completed', result: { structuredContent: { outcome: 'approved' } } });
       expect((await tasksOf(token)).map((task) => task.taskId).sort()).toEqual([taskId, second.taskId].sort());
     } finally {
       await proxy.close();
@@ -245,7 +251,7 @@ describe('call run again after its first run was killed', () => {
     expect(help.stdout).toMatch(
       /Running the same call again \(same server, tool and arguments, in any key order\) while the earlier one is open adopts/,
     );
-    const both = await runClient(['call', 'process_invoice', '--new', '--idempotency-key', 'k-1'], stack.taskQueue);
+    const both = await runClient(['call', 'ask_requester', '--new', '--idempotency-key', 'k-1'], stack.taskQueue);
     expect(both.code).toBe(EXIT.usage);
     expect(both.stderr).toMatch(/--new and --idempotency-key do not go together/);
   });

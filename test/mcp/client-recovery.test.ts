@@ -11,8 +11,8 @@ import { IDEMPOTENCY_KEY_META } from '../../src/contract/wire';
 import { pollUntil } from '../../src/util/wait';
 import { runClient } from '../helpers/cli';
 import { startStack, type TestStack } from '../helpers/test-stack';
-import { newMcpClient, startInvoiceTask, waitForTask } from '../helpers/mcp';
-import { sampleInvoice } from '../helpers/temporal';
+import { newMcpClient, waitForTask } from '../helpers/mcp';
+import { sampleInvoice, startInvoiceTask } from '../helpers/example';
 
 // A principal of this file's own: resume without a task id follows every open task of the caller.
 const token = randomUUID();

@@ -9,7 +9,8 @@ import { approvalRequest } from '../../examples/invoice-approval/src/invoice';
 import { runClient } from '../helpers/cli';
 import { freePort } from '../helpers/dev-server';
 import { startStack, type TestStack } from '../helpers/test-stack';
-import { eventually, expectedWebUiLink, sampleInvoice } from '../helpers/temporal';
+import { eventually, expectedWebUiLink } from '../helpers/temporal';
+import { sampleInvoice } from '../helpers/example';
 
 let stack: TestStack;
 

@@ -14,7 +14,8 @@ import { loadToolsFile } from '../../src/mcp/tools/config-file';
 import { defaultToolResult } from '../../src/mcp/tools/define';
 import { ROOT } from '../helpers/dev-server';
 import { startStack, type TestStack } from '../helpers/test-stack';
-import { FAST_TUNING, getTask, ScriptedUser, taskResult, waitForTask, type Answerer, TOOLS_WITH_SAMPLES } from '../helpers/mcp';
+import { FAST_TUNING, getTask, ScriptedUser, taskResult, waitForTask, type Answerer } from '../helpers/mcp';
+import { TOOLS_WITH_SAMPLES } from '../helpers/example';
 
 const declared = loadToolsFile(path.join(ROOT, 'examples', 'invoice-approval', 'tools.yaml'));
 let stack: TestStack;

@@ -10,14 +10,15 @@ import { ErrorCode, McpError, type Task } from '@modelcontextprotocol/sdk/types.
 import { Client, Connection } from '@temporalio/client';
 import type { Bridge } from '../../src/mcp/bridge';
 import { freePort, temporalDev } from '../helpers/dev-server';
-import { APPROVE, errorCodeOf, FAST_TUNING, startBridge, startInvoiceTask, taskResult } from '../helpers/mcp';
-import { startStack, type TestStack } from '../helpers/test-stack';
-import { eventually, sampleInvoice } from '../helpers/temporal';
+import { APPROVE, errorCodeOf, FAST_TUNING, startBridge, taskResult } from '../helpers/mcp';
+import { startStack } from '../helpers/test-stack';
+import { FIXTURES, startAskTask, type FixtureStack } from '../fixtures/stack';
+import { eventually } from '../helpers/temporal';
 
-let stack: TestStack;
+let stack: FixtureStack;
 
 beforeAll(async () => {
-  stack = await startStack({ name: 'events' });
+  stack = await startStack({ name: 'events', app: FIXTURES });
 });
 
 afterEach(() => stack.closeClients());
@@ -31,9 +32,9 @@ describe('waiting by events', () => {
     const slow = { ...FAST_TUNING, core: { ...FAST_TUNING.core, pollIntervalMs: 600_000, reads: { keepMs: 500 } } };
     const bridge = await stack.addBridge({ tuning: slow });
     const { client, user } = await connect(bridge);
-    const task = await startInvoiceTask(client, sampleInvoice());
+    const task = await startAskTask(client);
     const result = await taskResult(client, task.taskId, 30_000);
-    expect(result.structuredContent).toMatchObject({ outcome: 'paid' });
+    expect(result.structuredContent).toMatchObject({ outcome: 'approved' });
     expect(user.asked).toHaveLength(1);
     // No watch outlives the wait that needed it and the reads that keep it.
     await eventually(async () => (bridge.core.watchStats().watching === 0 ? true : undefined), 'every history watch ended');
@@ -43,7 +44,7 @@ describe('waiting by events', () => {
     const briefReads = { ...FAST_TUNING, core: { ...FAST_TUNING.core, reads: { keepMs: 500 } } };
     const bridge = await stack.addBridge({ tuning: briefReads });
     const { client } = await connect(bridge);
-    const task = await startInvoiceTask(client, sampleInvoice());
+    const task = await startAskTask(client);
     const view = await bridge.core.get(task.taskId, bridge.localPrincipal);
     const waits = new AbortController();
     const pending = [1, 2, 3].map(() => bridge.core.changed({ ...view, historyLength: Number.MAX_SAFE_INTEGER }, 60_000, waits.signal));
@@ -62,7 +63,7 @@ describe('tasks/list pages with the visibility store', () => {
     const bridge = await stack.addBridge({ taskQueue: `${stack.taskQueue}-idle`, principal, tuning: paged });
     const { client } = await connect(bridge);
     const created: string[] = [];
-    for (let index = 0; index < 24; index++) created.push((await startInvoiceTask(client, sampleInvoice())).taskId);
+    for (let index = 0; index < 24; index++) created.push((await startAskTask(client)).taskId);
 
     const walk = async () => {
       const seen: string[] = [];
@@ -80,7 +81,7 @@ describe('tasks/list pages with the visibility store', () => {
 
     let more = 0;
     const creating = (async () => {
-      for (; more < 6; more++) await startInvoiceTask(client, sampleInvoice());
+      for (; more < 6; more++) await startAskTask(client);
     })();
     const seen = await walk();
     await creating;
@@ -98,7 +99,7 @@ describe('tasks/list pages with the visibility store', () => {
     const bob = await stack.addBridge({ taskQueue: `${stack.taskQueue}-idle`, principal: `bob-${randomUUID()}`, tuning: paged });
     const { client: aliceClient } = await connect(alice);
     const { client: bobClient } = await connect(bob);
-    for (let index = 0; index < 3; index++) await startInvoiceTask(aliceClient, sampleInvoice());
+    for (let index = 0; index < 3; index++) await startAskTask(aliceClient);
     // Visibility catches up: wait for a cursor whose page has tasks on it.
     const cursor = await eventually(async () => {
       const { nextCursor } = await aliceClient.experimental.tasks.listTasks();
@@ -122,9 +123,9 @@ describe('Temporal down', () => {
     try {
       const client = new Client({ connection });
       const tuning = { ...FAST_TUNING, core: { ...FAST_TUNING.core, rpcTimeoutMs: 2000 } };
-      bridge = await startBridge({ client, taskQueue: `${stack.taskQueue}-down`, tuning });
+      bridge = await startBridge({ client, taskQueue: `${stack.taskQueue}-down`, tuning, tools: FIXTURES.tools });
       const { client: mcp } = await connect(bridge);
-      const task = await startInvoiceTask(mcp, sampleInvoice());
+      const task = await startAskTask(mcp);
       await temporalDev('stop', port, stateDir);
       for (const call of [mcp.experimental.tasks.getTask(task.taskId), mcp.experimental.tasks.listTasks()] as Promise<unknown>[]) {
         const error = await call.then(

@@ -20,9 +20,10 @@ import { loadToolsFile } from '../../src/mcp/tools/config-file';
 import { ADOPT_ONLY_META, IDEMPOTENCY_KEY_META } from '../../src/contract/wire';
 import { ROOT } from '../helpers/dev-server';
 import { startStack, type TestStack } from '../helpers/test-stack';
-import { APPROVE, TOOLS_WITH_SAMPLES } from '../helpers/mcp';
+import { APPROVE } from '../helpers/mcp';
+import { sampleInvoice, TOOLS_WITH_SAMPLES } from '../helpers/example';
 import { serverEnv } from '../helpers/processes';
-import { eventually, sampleInvoice } from '../helpers/temporal';
+import { eventually } from '../helpers/temporal';
 
 const TASKS = 'io.modelcontextprotocol/tasks';
 let stack: TestStack;

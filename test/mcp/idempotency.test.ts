@@ -11,7 +11,8 @@ import { PRINCIPAL_KEY } from '../../src/core/principal';
 import { bindSignal, TASK_META_MEMO, type TaskMeta } from '../../src/contract/task-contract';
 import { argumentsDigest } from '../../src/util/arguments-digest';
 import { INVOICE_WORKFLOW_TYPE } from '../../examples/invoice-approval/src/invoice';
-import { eventually, sampleInvoice } from '../helpers/temporal';
+import { eventually } from '../helpers/temporal';
+import { sampleInvoice } from '../helpers/example';
 
 let stack: TestStack;
 let alice: Bridge;

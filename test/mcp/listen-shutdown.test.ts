@@ -10,7 +10,7 @@ import { ROOT } from '../helpers/dev-server';
 import { mcp2026Request, openListen, readSse } from '../helpers/mcp2026';
 import { serverEnv } from '../helpers/processes';
 import { startStack, type TestStack } from '../helpers/test-stack';
-import { sampleInvoice } from '../helpers/temporal';
+import { sampleInvoice } from '../helpers/example';
 import { pollUntil } from '../../src/util/wait';
 
 const TOOLS = ['--tools', 'examples/invoice-approval/tools.yaml'];

@@ -8,11 +8,12 @@ import { StdioClientTransport as Mcp2026StdioTransport } from '@modelcontextprot
 import { ROOT } from '../helpers/dev-server';
 import { z } from 'zod';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { APPROVE, getTask, newMcpClient, ScriptedUser, startInvoiceTask, taskResult } from '../helpers/mcp';
+import { APPROVE, getTask, newMcpClient, ScriptedUser, taskResult } from '../helpers/mcp';
+import { sampleInvoice, startInvoiceTask } from '../helpers/example';
 import { startStack, type TestStack } from '../helpers/test-stack';
 import { serverEnv } from '../helpers/processes';
 import { pythonClients, runPythonClient } from '../helpers/python';
-import { eventually, expectedWebUiLink, sampleInvoice } from '../helpers/temporal';
+import { eventually, expectedWebUiLink } from '../helpers/temporal';
 import { WEB_UI_META } from '../../src/contract/wire';
 import { mcp2026Request, openListen, type RawRequestOptions } from '../helpers/mcp2026';
 import { paidLineItems } from '../helpers/ledger';

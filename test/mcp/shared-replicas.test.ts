@@ -21,7 +21,8 @@ import { sleep } from '../../src/util/wait';
 import { ApprovalClients, makePeople, writeTokensFile } from '../helpers/approvals';
 import { freePort } from '../helpers/dev-server';
 import { startStack, type TestStack } from '../helpers/test-stack';
-import { eventually, sampleInvoice } from '../helpers/temporal';
+import { eventually } from '../helpers/temporal';
+import { sampleInvoice } from '../helpers/example';
 
 /** Operations a second per principal, on each replica: a burst of twice as many. */
 const RATE = 2;

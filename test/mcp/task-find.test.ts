@@ -7,8 +7,9 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Bridge } from '../../src/mcp/bridge';
 import { startStack, type TestStack } from '../helpers/test-stack';
-import { FAST_TUNING, startInvoiceTask, TOOLS_WITH_SAMPLES } from '../helpers/mcp';
-import { eventually, sampleInvoice } from '../helpers/temporal';
+import { FAST_TUNING } from '../helpers/mcp';
+import { sampleInvoice, startInvoiceTask, TOOLS_WITH_SAMPLES } from '../helpers/example';
+import { eventually } from '../helpers/temporal';
 
 const ALICE = `alice-${randomUUID()}`;
 let stack: TestStack;

@@ -13,20 +13,10 @@ import type { Bridge } from '../../src/mcp/bridge';
 import { PaymentsLedger } from '../../examples/invoice-approval/src/activities/payments';
 import { pollUntil } from '../../src/util/wait';
 import { respondSignal, TASK_STATE_MEMO } from '../../src/contract/task-contract';
-import {
-  APPROVE,
-  FAST_TUNING,
-  type Answerer,
-  errorCodeOf,
-  getTask,
-  newMcpClient,
-  REJECT,
-  startInvoiceTask,
-  taskResult,
-  waitForTask,
-} from '../helpers/mcp';
+import { APPROVE, FAST_TUNING, type Answerer, errorCodeOf, getTask, newMcpClient, REJECT, taskResult, waitForTask } from '../helpers/mcp';
+import { sampleInvoice, startInvoiceTask } from '../helpers/example';
 import { startStack, type TestStack } from '../helpers/test-stack';
-import { daysFromToday, eventually, sampleInvoice, sendAnswer } from '../helpers/temporal';
+import { daysFromToday, eventually, sendAnswer } from '../helpers/temporal';
 
 let stack: TestStack;
 /** How long a plain call may wait inline: long, so that a call that waited it out cannot pass for one that did not. */

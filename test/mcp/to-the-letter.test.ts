@@ -23,11 +23,12 @@ import { loadToolsFile } from '../../src/mcp/tools/config-file';
 import { respondSignal } from '../../src/contract/task-contract';
 import { refusalBackoffMs } from '../../src/mcp/mcp2025/server';
 import { pollUntil, sleep } from '../../src/util/wait';
-import { errorCodeOf, newMcpClient, ScriptedUser, taskResult, waitForTask, TOOLS_WITH_SAMPLES } from '../helpers/mcp';
+import { errorCodeOf, newMcpClient, ScriptedUser, taskResult, waitForTask } from '../helpers/mcp';
+import { sampleInvoice, TOOLS_WITH_SAMPLES } from '../helpers/example';
 import { freePort, temporalDev } from '../helpers/dev-server';
 import { mcp2026Request, type RawRequestOptions } from '../helpers/mcp2026';
 import { startStack, type TestStack } from '../helpers/test-stack';
-import { eventually, sampleInvoice, sendAnswer } from '../helpers/temporal';
+import { eventually, sendAnswer } from '../helpers/temporal';
 
 const tools = [...TOOLS_WITH_SAMPLES, ...loadToolsFile('examples/invoice-approval/tools.yaml')];
 let stack: TestStack;

@@ -22,10 +22,11 @@ import { orphanGuardFetch } from '../../src/client/orphan-guard';
 import { WEB_UI_META } from '../../src/contract/wire';
 import { pollUntil } from '../../src/util/wait';
 import { freePort, ROOT, temporalDev } from '../helpers/dev-server';
-import { APPROVE, errorCodeOf, getTask, newMcpClient, ScriptedUser, startInvoiceTask, taskResult, waitForTask } from '../helpers/mcp';
+import { APPROVE, errorCodeOf, getTask, newMcpClient, ScriptedUser, taskResult, waitForTask } from '../helpers/mcp';
+import { sampleInvoice, startInvoiceTask } from '../helpers/example';
 import { startStack, type TestStack } from '../helpers/test-stack';
 import { serverEnv, type HttpServerProcess } from '../helpers/processes';
-import { eventually, expectedWebUiLink, sampleInvoice, testAddress } from '../helpers/temporal';
+import { eventually, expectedWebUiLink, testAddress } from '../helpers/temporal';
 
 interface JsonRpcError {
   error: { code: number; message: string };

@@ -13,10 +13,11 @@ import { TaskNotFoundError } from '../../src/core/errors';
 import type { BridgeTuning } from '../../src/mcp/bridge/bridge-options';
 import { countedReplica, stateReads, type CountedReplica } from '../helpers/counted-replica';
 import { startStack, type TestStack } from '../helpers/test-stack';
-import { FAST_TUNING, getTask, newMcpClient, startInvoiceTask, waitForTask } from '../helpers/mcp';
+import { FAST_TUNING, getTask, newMcpClient, waitForTask } from '../helpers/mcp';
+import { sampleInvoice, startInvoiceTask } from '../helpers/example';
 import { mcp2026Request } from '../helpers/mcp2026';
 import { pollUntil } from '../../src/util/wait';
-import { sampleInvoice, testAddress } from '../helpers/temporal';
+import { testAddress } from '../helpers/temporal';
 
 const principal = `reader-${randomUUID().slice(0, 8)}`;
 let stack: TestStack;

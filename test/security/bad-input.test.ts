@@ -10,7 +10,8 @@ import path from 'node:path';
 import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../../src/contract/task-contract';
 import { startStack, type TestStack } from '../helpers/test-stack';
 import { runServeToExit } from '../helpers/processes';
-import { eventually, sampleInvoice } from '../helpers/temporal';
+import { eventually } from '../helpers/temporal';
+import { sampleInvoice } from '../helpers/example';
 
 const principal = `hostile-${randomUUID().slice(0, 8)}`;
 let stack: TestStack;

@@ -10,9 +10,9 @@ import { CallToolResultSchema, GetTaskResultSchema } from '@modelcontextprotocol
 import { pollUntil } from '../../src/util/wait';
 import { makePeople, writeTokensFile } from '../helpers/approvals';
 import { TestIssuer } from '../helpers/issuer';
-import { connectOverHttp, startInvoiceTask } from '../helpers/mcp';
+import { connectOverHttp } from '../helpers/mcp';
+import { sampleInvoice, startInvoiceTask } from '../helpers/example';
 import { mcp2026Request, openListen, readSse } from '../helpers/mcp2026';
-import { sampleInvoice } from '../helpers/temporal';
 import { startStack, type TestStack } from '../helpers/test-stack';
 
 const SCOPE = 'mcp:tasks';
@@ -84,7 +84,10 @@ test("a token removed from the tokens file ends its subscription, its standalone
   clients.push(client);
   const task2025 = await startInvoiceTask(client, sampleInvoice());
   await pollUntil(
-    async () => ((await client.request({ method: 'tasks/get', params: { taskId: task2025.taskId } }, GetTaskResultSchema)).status === 'input_required' ? true : undefined),
+    async () =>
+      (await client.request({ method: 'tasks/get', params: { taskId: task2025.taskId } }, GetTaskResultSchema)).status === 'input_required'
+        ? true
+        : undefined,
     { timeoutMs: 30_000, what: 'the 2025-11-25 task to wait for its approval' },
   );
   const blocked = client
@@ -116,10 +119,20 @@ test("a token removed from the tokens file ends its subscription, its standalone
   expect(Date.now() - removedAt).toBeLessThan(30_000);
   // Bob is refused from now on; alice's subscription goes on, and she is served.
   expect((await openListen(stack.server.url, 'bob-again', [bobsTask], people.bob.token)).status).toBe(401);
-  const alices = await mcp2026Request(stack.server.url, 'tasks/get', { taskId: alicesTask }, { headers: { authorization: `Bearer ${people.alice.token}` } });
+  const alices = await mcp2026Request(
+    stack.server.url,
+    'tasks/get',
+    { taskId: alicesTask },
+    { headers: { authorization: `Bearer ${people.alice.token}` } },
+  );
   expect(alices.body.result?.status).toBe('input_required');
   expect(await Promise.race([alicesListen.ended, new Promise((resolve) => setTimeout(() => resolve('open'), 1_500))])).toBe('open');
-  await mcp2026Request(stack.server.url, 'tasks/cancel', { taskId: alicesTask }, { headers: { authorization: `Bearer ${people.alice.token}` } });
+  await mcp2026Request(
+    stack.server.url,
+    'tasks/cancel',
+    { taskId: alicesTask },
+    { headers: { authorization: `Bearer ${people.alice.token}` } },
+  );
   expect(await alicesListen.ended).toBe('clean');
 }, 120_000);
 

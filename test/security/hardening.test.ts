@@ -26,11 +26,12 @@ import { printable } from '../../src/client/printable';
 import { ServerTokens } from '../../src/client/tokens';
 import { freePort } from '../helpers/dev-server';
 import { startStack, type TestStack } from '../helpers/test-stack';
-import { APPROVE, errorCodeOf, getTask, newMcpClient, ScriptedUser, startInvoiceTask, taskResult, waitForTask } from '../helpers/mcp';
+import { APPROVE, errorCodeOf, getTask, newMcpClient, ScriptedUser, taskResult, waitForTask } from '../helpers/mcp';
+import { sampleInvoice, startInvoiceTask } from '../helpers/example';
 import { answer, ApprovalClients, inbox, makePeople, textOf, writeTokensFile } from '../helpers/approvals';
 import { pollUntil } from '../../src/util/wait';
 import { runServeToExit, type HttpServerProcess } from '../helpers/processes';
-import { eventually, sampleInvoice } from '../helpers/temporal';
+import { eventually } from '../helpers/temporal';
 
 let stack: TestStack;
 /** A task queue no worker polls. */

@@ -12,9 +12,9 @@ import { answer, ApprovalClients, awaitInInbox, inbox, textOf } from '../helpers
 import { freePort, ROOT } from '../helpers/dev-server';
 import { startStack, type TestStack } from '../helpers/test-stack';
 import { TestIssuer, type Claims } from '../helpers/issuer';
-import { APPROVE, connectOverHttp, getTask, newMcpClient, startInvoiceTask, taskResult } from '../helpers/mcp';
+import { APPROVE, connectOverHttp, getTask, newMcpClient, taskResult } from '../helpers/mcp';
+import { sampleInvoice, startInvoiceTask } from '../helpers/example';
 import { serverEnv } from '../helpers/processes';
-import { sampleInvoice } from '../helpers/temporal';
 
 const SCOPE = 'mcp:tasks';
 const STATIC_TOKEN = 'carol-static-token-0123456789';

@@ -26,7 +26,8 @@ import { freePort, ROOT, temporalDev } from '../helpers/dev-server';
 import { paidLineItems } from '../helpers/ledger';
 import { getTask, taskResult } from '../helpers/mcp';
 import { runServeToExit, spawnHttpServerOnFreePort, spawnWorker, type HttpServerProcess, type SpawnedProcess } from '../helpers/processes';
-import { tempActivityConfig, uniqueTaskQueue } from '../helpers/temporal';
+import { uniqueTaskQueue } from '../helpers/temporal';
+import { tempActivityConfig } from '../helpers/example';
 
 const people = makePeople({ sam: 'ap-approver', ann: 'ap-approver', bob: 'ap-approver', olivia: 'payload-reader' });
 const dir = mkdtempSync(path.join(os.tmpdir(), 'payload-keys-'));

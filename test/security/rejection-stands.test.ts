@@ -15,7 +15,7 @@ import { pollUntil } from '../../src/util/wait';
 import { resultAfterReset } from '../helpers/approvals';
 import { taskResult } from '../helpers/mcp';
 import { startStack, type TestStack } from '../helpers/test-stack';
-import { sampleInvoice } from '../helpers/temporal';
+import { sampleInvoice } from '../helpers/example';
 import { paidLineItems } from '../helpers/ledger';
 
 const SAM = 'sam-rejection-stands';

@@ -19,8 +19,9 @@ import {
   type PublishedTaskState,
   type RunBinding,
 } from '../../src/contract/task-contract';
-import { errorCodeOf, FAST_TUNING, getTask, newMcpClient, startInvoiceTask, waitForTask } from '../helpers/mcp';
-import { eventually, sampleInvoice } from '../helpers/temporal';
+import { errorCodeOf, FAST_TUNING, getTask, newMcpClient, waitForTask } from '../helpers/mcp';
+import { sampleInvoice, startInvoiceTask } from '../helpers/example';
+import { eventually } from '../helpers/temporal';
 import { startStack, type TestStack } from '../helpers/test-stack';
 
 const { EventType } = temporal.api.enums.v1;

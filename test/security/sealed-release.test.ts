@@ -15,8 +15,9 @@ import {
   type PublishedReleases,
   type ReleasePaymentRequest,
 } from '../../examples/invoice-approval/src/invoice';
-import { APPROVE, newMcpClient, ScriptedUser, startInvoiceTask, taskResult, waitForTask } from '../helpers/mcp';
-import { daysFromToday, eventually, sampleInvoice } from '../helpers/temporal';
+import { APPROVE, newMcpClient, ScriptedUser, taskResult, waitForTask } from '../helpers/mcp';
+import { sampleInvoice, startInvoiceTask } from '../helpers/example';
+import { daysFromToday, eventually } from '../helpers/temporal';
 import { startStack, type TestStack } from '../helpers/test-stack';
 
 const principal = `release-${randomUUID().slice(0, 8)}`;

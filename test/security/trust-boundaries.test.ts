@@ -26,12 +26,13 @@ import {
 } from '../../src/contract/task-contract';
 import { PaymentsLedger } from '../../examples/invoice-approval/src/activities/payments';
 import { Logger } from '../../src/util/log';
-import { errorCodeOf, FAST_TUNING, getTask, newMcpClient, startInvoiceTask, waitForTask } from '../helpers/mcp';
+import { errorCodeOf, FAST_TUNING, getTask, newMcpClient, waitForTask } from '../helpers/mcp';
+import { sampleInvoice, startInvoiceTask } from '../helpers/example';
 import { pollUntil } from '../../src/util/wait';
 import { freePort } from '../helpers/dev-server';
 import { startStack } from '../helpers/test-stack';
 import { spawnHttpServer } from '../helpers/processes';
-import { eventually, sampleInvoice, uniqueTaskQueue } from '../helpers/temporal';
+import { eventually, uniqueTaskQueue } from '../helpers/temporal';
 
 describe('the task mark binds the run', () => {
   test('a mark copied onto a new run (after the task finished, or replacing it while it runs) is "Task not found" and never asks', async () => {

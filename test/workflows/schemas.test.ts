@@ -1,6 +1,6 @@
 import { InvoiceSchema, formatAmount, isCalendarDate, sumAmounts, approvalRequest } from '../../examples/invoice-approval/src/invoice';
 import { checkFormContent } from '../../src/contract/task-contract';
-import { sampleInvoice } from '../helpers/temporal';
+import { sampleInvoice } from '../helpers/example';
 
 function problems(input: unknown): string[] {
   const parsed = InvoiceSchema.safeParse(input);
