@@ -10,19 +10,19 @@ import { LocalTaskStore } from '../../src/client/store';
 import { IDEMPOTENCY_KEY_META } from '../../src/contract/wire';
 import { pollUntil } from '../../src/util/wait';
 import { runClient } from '../helpers/cli';
-import { startStack, type TestStack } from '../helpers/test-stack';
+import { startStack } from '../helpers/test-stack';
+import { askInput, FIXTURES, startAskTask, type FixtureStack } from '../fixtures/stack';
 import { newMcpClient, waitForTask } from '../helpers/mcp';
-import { sampleInvoice, startInvoiceTask } from '../helpers/example';
 
 // A principal of this file's own: resume without a task id follows every open task of the caller.
 const token = randomUUID();
 const auth = { MCP_AUTH_TOKENS: `recovery-${token.slice(0, 8)}=${token}` };
 const withToken = { MCP_TOKEN: token };
 const authHeader = { requestInit: { headers: { authorization: `Bearer ${token}` } } };
-let stack: TestStack;
+let stack: FixtureStack;
 
 beforeAll(async () => {
-  stack = await startStack({ name: 'client-recovery', servers: [{ env: auth }] });
+  stack = await startStack({ name: 'client-recovery', app: FIXTURES, servers: [{ env: auth }] });
 });
 
 afterAll(() => stack?.stop());
@@ -49,7 +49,7 @@ describe('a request in flight when the server dies', () => {
           requestInit: { headers: { authorization: `Bearer ${ownToken}` } },
         }),
       );
-      const task = await startInvoiceTask(client, sampleInvoice());
+      const task = await startAskTask(client);
       await waitForTask(client, task.taskId, (t) => t.status === 'input_required');
       const waiting = client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema, { timeout: 60_000 }).then(
         () => 'resolved',
@@ -75,10 +75,10 @@ describe('temporal-mcp-client after a lost answer', () => {
   test('call --idempotency-key: the same call sent twice gets the same task, and the second says so', async () => {
     const dir = stateDir();
     const key = randomUUID();
-    const args = JSON.stringify(sampleInvoice());
+    const args = JSON.stringify(askInput());
     const common = [
       'call',
-      'process_invoice',
+      'ask_requester',
       '--url',
       stack.server.url,
       '--args',
@@ -95,15 +95,15 @@ describe('temporal-mcp-client after a lost answer', () => {
     expect(second.code).toBe(EXIT.completed);
     expect(second.stderr).toMatch(/found again \(an earlier call with this idempotency key made it\)/);
     expect(JSON.parse(second.stdout).taskId).toBe(JSON.parse(first.stdout).taskId);
-    expect(JSON.parse(second.stdout).result.structuredContent.outcome).toBe('paid');
+    expect(JSON.parse(second.stdout).result.structuredContent.outcome).toBe('approved');
     const calls = new LocalTaskStore(dir).calls();
     expect(calls).toHaveLength(1);
-    expect(calls[0]).toMatchObject({ key, tool: 'process_invoice', taskId: JSON.parse(first.stdout).taskId });
+    expect(calls[0]).toMatchObject({ key, tool: 'ask_requester', taskId: JSON.parse(first.stdout).taskId });
   });
 
   test('call --idempotency-key with a space is a usage error (exit 2)', async () => {
     const run = await runClient(
-      ['call', 'process_invoice', '--url', stack.server.url, '--idempotency-key', 'a b', '--state-dir', stateDir()],
+      ['call', 'ask_requester', '--url', stack.server.url, '--idempotency-key', 'a b', '--state-dir', stateDir()],
       stack.taskQueue,
       withToken,
     );
@@ -115,13 +115,13 @@ describe('temporal-mcp-client after a lost answer', () => {
     const dir = stateDir();
     const store = new LocalTaskStore(dir);
     const key = randomUUID();
-    const args = sampleInvoice() as unknown as Record<string, unknown>;
+    const args: Record<string, unknown> = askInput();
     // The client wrote its intent, the server started the task, and the answer was lost (the client died).
-    store.append({ type: 'intent', key, server: stack.server.url, tool: 'process_invoice', arguments: args, at: new Date().toISOString() });
+    store.append({ type: 'intent', key, server: stack.server.url, tool: 'ask_requester', arguments: args, at: new Date().toISOString() });
     const sdk = newMcpClient('lost-answer', false);
     await sdk.connect(new StreamableHTTPClientTransport(new URL(stack.server.url), authHeader));
     const started = await sdk.request(
-      { method: 'tools/call', params: { name: 'process_invoice', arguments: args, task: {}, _meta: { [IDEMPOTENCY_KEY_META]: key } } },
+      { method: 'tools/call', params: { name: 'ask_requester', arguments: args, task: {}, _meta: { [IDEMPOTENCY_KEY_META]: key } } },
       CreateTaskResultSchema,
     );
     await sdk.close();
@@ -155,8 +155,8 @@ describe('temporal-mcp-client after a lost answer', () => {
       type: 'intent',
       key,
       server: stack.server.url,
-      tool: 'process_invoice',
-      arguments: sampleInvoice() as never,
+      tool: 'ask_requester',
+      arguments: askInput(),
       at: longAgo,
     });
     const resumed = await runClient(['resume', '--url', stack.server.url, '--state-dir', dir], stack.taskQueue, withToken);
