@@ -19,14 +19,15 @@ import { MCP2026_PROTOCOL_VERSIONS } from '../../src/mcp/mcp2026/envelope';
 import { loadToolsFile } from '../../src/mcp/tools/config-file';
 import { ADOPT_ONLY_META, IDEMPOTENCY_KEY_META } from '../../src/contract/wire';
 import { ROOT } from '../helpers/dev-server';
-import { startStack, type TestStack } from '../helpers/test-stack';
+import { startStack } from '../helpers/test-stack';
+import { ECHO_WORKFLOW_TYPE, QUESTION_KEY } from '../fixtures/definitions';
+import { askInput, FIXTURES, type FixtureStack } from '../fixtures/stack';
 import { APPROVE } from '../helpers/mcp';
-import { sampleInvoice, TOOLS_WITH_SAMPLES } from '../helpers/example';
 import { serverEnv } from '../helpers/processes';
 import { eventually } from '../helpers/temporal';
 
 const TASKS = 'io.modelcontextprotocol/tasks';
-let stack: TestStack;
+let stack: FixtureStack;
 
 beforeAll(async () => {
   // A tools file may mark arguments of its own: the region of this report is mirrored into Mcp-Param-Region.
@@ -36,8 +37,8 @@ beforeAll(async () => {
     [
       'tools:',
       '  - name: regional_report',
-      '    description: Builds the sales report of a region.',
-      '    workflowType: salesReportWorkflow',
+      '    description: Echoes the region it is given.',
+      `    workflowType: ${ECHO_WORKFLOW_TYPE}`,
       '    inputSchema:',
       '      type: object',
       '      properties:',
@@ -46,7 +47,7 @@ beforeAll(async () => {
       '',
     ].join('\n'),
   );
-  stack = await startStack({ name: 'headers', bridge: { tools: [...TOOLS_WITH_SAMPLES, ...loadToolsFile(file)] }, http: true });
+  stack = await startStack({ name: 'headers', app: FIXTURES, bridge: { tools: [...FIXTURES.tools, ...loadToolsFile(file)] }, http: true });
 });
 
 afterAll(() => stack?.stop());
@@ -110,19 +111,19 @@ async function send2026(
   return read(response);
 }
 
-/** A new invoice task, waiting for the submitter's approval (its question `approval`). */
-async function waitingInvoice(): Promise<string> {
-  const created = await send2026('tools/call', { name: 'process_invoice', arguments: sampleInvoice() });
+/** A new task of `ask_requester`, waiting for its requester's answer (its question {@link QUESTION_KEY}). */
+async function waitingTask(): Promise<string> {
+  const created = await send2026('tools/call', { name: 'ask_requester', arguments: askInput() });
   const taskId = created.body.result!.taskId as string;
   await eventually(
     async () => ((await send2026('tasks/get', { taskId })).body.result?.status === 'input_required' ? true : undefined),
-    'the invoice to ask for approval',
+    'the task to ask its question',
     60_000,
   );
   return taskId;
 }
 
-const unknownTask = 'invoice-00000000-0000-4000-8000-000000000000';
+const unknownTask = 'ask-00000000-0000-4000-8000-000000000000';
 const base64 = (text: string) => `=?base64?${Buffer.from(text, 'utf8').toString('base64')}?=`;
 const respondArgs = (taskId: string) => ({ taskId, action: 'accept', content: { decision: 'approve', comment: 'fine' } });
 
@@ -140,7 +141,7 @@ describe('Mcp-Param-* headers (2026-07-28, SEP-2243)', () => {
   });
 
   test('the SDK v2 client mirrors taskId into Mcp-Param-TaskId and is served; with a cold cache it recovers from the -32020', async () => {
-    const taskId = (await send2026('tools/call', { name: 'process_invoice', arguments: sampleInvoice() })).body.result!.taskId as string;
+    const taskId = (await send2026('tools/call', { name: 'ask_requester', arguments: askInput() })).body.result!.taskId as string;
     const sent: Array<{ method: string | null; taskIdHeader: string | null; status: number }> = [];
     const recording: typeof fetch = async (input, init) => {
       const response = await fetch(input, init);
@@ -184,8 +185,8 @@ describe('Mcp-Param-* headers (2026-07-28, SEP-2243)', () => {
   });
 
   test('task_respond whose Mcp-Param-TaskId is missing, names another task, is malformed or not plain ASCII: HTTP 400, -32020, nothing recorded', async () => {
-    const taskId = await waitingInvoice();
-    const other = await waitingInvoice();
+    const taskId = await waitingTask();
+    const other = await waitingTask();
     const call = { name: 'task_respond', arguments: respondArgs(taskId) };
     const refusals = [
       await send2026('tools/call', call),
@@ -201,7 +202,7 @@ describe('Mcp-Param-* headers (2026-07-28, SEP-2243)', () => {
     expect(refusals[0].body.error?.message).toMatch(/Mcp-Param-TaskId/);
     // Nothing was recorded: the task still waits for the same question.
     const still = await send2026('tasks/get', { taskId });
-    expect(still.body.result).toMatchObject({ status: 'input_required', inputRequests: { approval: expect.anything() } });
+    expect(still.body.result).toMatchObject({ status: 'input_required', inputRequests: { [QUESTION_KEY]: expect.anything() } });
 
     // The same value sent as base64 (the sentinel any value may use) is the value: served, and the answer recorded.
     const accepted = await send2026('tools/call', call, { headers: { 'mcp-param-taskid': base64(taskId) } });
@@ -269,7 +270,11 @@ describe('subscriptions/listen: the version and the envelope', () => {
   });
 
   test('over stdio, a listen without client capabilities is -32602 (malformed envelope), a version not served -32022', async () => {
-    const child = spawn('npm', ['run', '-s', 'serve'], { cwd: ROOT, env: serverEnv(stack.taskQueue), stdio: ['pipe', 'pipe', 'ignore'] });
+    const child = spawn('npm', ['run', '-s', 'serve', '--', '--no-samples'], {
+      cwd: ROOT,
+      env: serverEnv(stack.taskQueue),
+      stdio: ['pipe', 'pipe', 'ignore'],
+    });
     const byId = new Map<unknown, { error?: { code: number; message: string; data?: any } }>();
     createInterface({ input: child.stdout! }).on('line', (line) => {
       const message = JSON.parse(line);
@@ -333,7 +338,7 @@ describe('2025-11-25 sessions: plain JSON for calls that send nothing on their s
 
   test('task_status, task_respond, task_result without a wait, approvals_inbox and approvals_answer with an action answer as JSON', async () => {
     const request = await session();
-    const taskId = await waitingInvoice();
+    const taskId = await waitingTask();
     const call = (name: string, args: Record<string, unknown>) => request('tools/call', { name, arguments: args });
     const answers = {
       task_status: await call('task_status', { taskId }),

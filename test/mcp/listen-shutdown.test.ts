@@ -9,28 +9,27 @@ import { createInterface } from 'node:readline';
 import { ROOT } from '../helpers/dev-server';
 import { mcp2026Request, openListen, readSse } from '../helpers/mcp2026';
 import { serverEnv } from '../helpers/processes';
-import { startStack, type TestStack } from '../helpers/test-stack';
-import { sampleInvoice } from '../helpers/example';
+import { startStack } from '../helpers/test-stack';
+import { askInput, FIXTURES, type FixtureStack } from '../fixtures/stack';
 import { pollUntil } from '../../src/util/wait';
 
-const TOOLS = ['--tools', 'examples/invoice-approval/tools.yaml'];
 const META = {
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',
   'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } },
 };
 type Message = Record<string, any>;
 
-let stack: TestStack;
+let stack: FixtureStack;
 
 beforeAll(async () => {
-  stack = await startStack({ name: 'listen-shutdown', servers: [{ args: TOOLS }] });
+  stack = await startStack({ name: 'listen-shutdown', app: FIXTURES, servers: [{}] });
 });
 
 afterAll(() => stack?.stop());
 
-/** A task that waits for an approval nobody gives: it stays open through the test. */
+/** A task that waits for an answer nobody gives: it stays open through the test. */
 async function openTask(url: string): Promise<string> {
-  const made = await mcp2026Request(url, 'tools/call', { name: 'process_invoice', arguments: sampleInvoice() });
+  const made = await mcp2026Request(url, 'tools/call', { name: 'ask_requester', arguments: askInput() });
   return made.body.result!.taskId as string;
 }
 
@@ -53,7 +52,7 @@ test('Streamable HTTP: SIGTERM ends an open subscription with its response, afte
 });
 
 test('stdio: SIGTERM ends an open subscription with its response before the server exits', async () => {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'mcp', 'serve', 'main.ts'), ...TOOLS], {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'mcp', 'serve', 'main.ts'), ...FIXTURES.serveArgs()], {
     cwd: ROOT,
     env: serverEnv(stack.taskQueue),
     stdio: ['pipe', 'pipe', 'ignore'],
@@ -64,7 +63,7 @@ test('stdio: SIGTERM ends an open subscription with its response before the serv
   createInterface({ input: child.stdout! }).on('line', (line) => messages.push(JSON.parse(line)));
   try {
     const send = (message: object) => child.stdin!.write(`${JSON.stringify(message)}\n`);
-    send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'process_invoice', arguments: sampleInvoice(), _meta: META } });
+    send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'ask_requester', arguments: askInput(), _meta: META } });
     const created = await pollUntil(() => messages.find((message) => message.id === 1), { timeoutMs: 60_000, what: 'the task' });
     const taskId = created.result.taskId as string;
     send({
