@@ -19,7 +19,8 @@ import { ApprovalLinks } from '../../src/records/approval-links';
 import { openDecisionStore } from '../../src/records/store';
 import { taskKeyFromEnv } from '../../src/shared/task-key';
 import { pollUntil } from '../../src/util/wait';
-import { ApprovalClients, approvalsCommand, makePeople, submitInvoice, writeTokensFile } from '../helpers/approvals';
+import { ApprovalClients, approvalsCommand, makePeople, writeTokensFile } from '../helpers/approvals';
+import { submitInvoice, sampleInvoice } from '../helpers/example';
 import { addVirtualAuthenticator, launchChromium } from '../helpers/browser';
 import { ROOT } from '../helpers/dev-server';
 import { paidLineItems } from '../helpers/ledger';
@@ -27,7 +28,6 @@ import { taskResult } from '../helpers/mcp';
 import { startOidcProvider } from '../helpers/oidc';
 import { onFreePort, spawnHttpServer, type HttpServerProcess } from '../helpers/processes';
 import { MailReceiver, type ReceivedMail } from '../helpers/receivers';
-import { sampleInvoice } from '../helpers/example';
 import { startStack, type TestStack } from '../helpers/test-stack';
 
 /** Where the pictures go: a temporary folder, or docs/images when `npm run screenshots` sets WRITE_SCREENSHOTS. */

@@ -19,17 +19,15 @@ import {
   callAnswer,
   makePeople,
   approvalsCommand,
-  resultAfterReset,
-  submitInvoice,
   textOf,
   writeTokensFile,
   type Person,
 } from '../helpers/approvals';
+import { resultAfterReset, submitInvoice, sampleInvoice } from '../helpers/example';
 import { ROOT } from '../helpers/dev-server';
 import { TestIssuer } from '../helpers/issuer';
 import { newMcpClient, taskResult } from '../helpers/mcp';
 import { startStack, type TestStack } from '../helpers/test-stack';
-import { sampleInvoice } from '../helpers/example';
 import { paidLineItems } from '../helpers/ledger';
 
 // sam submits and holds the role; sue submits without it; carol, dave and ann approve; olga has no role.

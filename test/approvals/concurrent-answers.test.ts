@@ -15,10 +15,10 @@ import type { InvoiceResult } from '../../examples/invoice-approval/src/invoice'
 import { TASK_STATE_MEMO, type PublishedTaskState } from '../../src/contract/task-contract';
 import { TIME_OFF_WORKFLOW_TYPE } from '../../examples/invoice-approval/src/workflows/raw-contract';
 import { pollUntil } from '../../src/util/wait';
-import { answer, invoiceAwaitingApproval, textOf } from '../helpers/approvals';
+import { answer, textOf } from '../helpers/approvals';
+import { invoiceAwaitingApproval, sampleInvoice } from '../helpers/example';
 import { taskResult } from '../helpers/mcp';
 import { sendAnswer, testWorkflowBundle } from '../helpers/temporal';
-import { sampleInvoice } from '../helpers/example';
 import { startStack, type TestStack } from '../helpers/test-stack';
 
 const ROLE = 'ap-approver';

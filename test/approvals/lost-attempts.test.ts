@@ -14,9 +14,9 @@ import type { Bridge } from '../../src/mcp/bridge';
 import type { InvoiceResult } from '../../examples/invoice-approval/src/invoice';
 import type { Telemetry } from '../../src/shared/telemetry';
 import { pollUntil } from '../../src/util/wait';
-import { answer, invoiceAwaitingApproval } from '../helpers/approvals';
+import { answer } from '../helpers/approvals';
+import { invoiceAwaitingApproval, sampleInvoice } from '../helpers/example';
 import { taskResult } from '../helpers/mcp';
-import { sampleInvoice } from '../helpers/example';
 import { startStack, type TestStack } from '../helpers/test-stack';
 
 const ROLE = 'ap-approver';

@@ -19,14 +19,13 @@ import {
   awaitInInbox,
   inbox,
   makePeople,
-  submitInvoice,
   textOf,
   writeTokensFile,
   type Person,
 } from '../helpers/approvals';
+import { submitInvoice, sampleInvoice } from '../helpers/example';
 import { taskResult } from '../helpers/mcp';
 import { startStack, type TestStack } from '../helpers/test-stack';
-import { sampleInvoice } from '../helpers/example';
 import { paidLineItems } from '../helpers/ledger';
 
 // zed holds ap-approver by his token, and the directory does not list him.

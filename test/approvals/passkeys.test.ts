@@ -12,22 +12,12 @@ import path from 'node:path';
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Browser, Page } from 'playwright-core';
 import type { InvoiceResult } from '../../examples/invoice-approval/src/invoice';
-import {
-  ApprovalClients,
-  answer,
-  approvalsCommand,
-  awaitInInbox,
-  inbox,
-  makePeople,
-  submitInvoice,
-  textOf,
-  writeTokensFile,
-} from '../helpers/approvals';
+import { ApprovalClients, answer, approvalsCommand, awaitInInbox, inbox, makePeople, textOf, writeTokensFile } from '../helpers/approvals';
+import { submitInvoice, sampleInvoice } from '../helpers/example';
 import { addVirtualAuthenticator, launchChromium } from '../helpers/browser';
 import { taskResult } from '../helpers/mcp';
 import { onFreePort, spawnHttpServer, spawnHttpServerOnFreePort, type HttpServerProcess } from '../helpers/processes';
 import { startStack, type TestStack } from '../helpers/test-stack';
-import { sampleInvoice } from '../helpers/example';
 import { paidLineItems } from '../helpers/ledger';
 
 const people = makePeople({ sam: '', carol: 'ap-approver' });

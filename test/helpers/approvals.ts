@@ -6,18 +6,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import {
-  CreateTaskResultSchema,
-  ElicitRequestSchema,
-  type CallToolResult,
-  type ElicitRequest,
-  type ElicitResult,
-} from '@modelcontextprotocol/sdk/types.js';
-import type { Invoice, InvoiceResult } from '../../examples/invoice-approval/src/invoice';
-import type { Bridge } from '../../src/mcp/bridge';
+import { ElicitRequestSchema, type CallToolResult, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import { pollUntil } from '../../src/util/wait';
 import { ROOT } from './dev-server';
-import { taskResult } from './mcp';
 
 /** A principal of the token file, with the token that stands for it and its roles (comma-separated). */
 export interface Person {
@@ -127,55 +118,6 @@ export async function awaitInInbox(
     },
     { timeoutMs, intervalMs: 250, what: () => `task ${taskId} in the inbox as expected (last: ${JSON.stringify(last)})` },
   );
-}
-
-/**
- * Starts `process_invoice` for `invoice` as a task of `client`, and waits until `approver` may open its question
- * "approval" on `bridge` (the worker has asked it); returns the task id.
- */
-export async function invoiceAwaitingApproval(
-  client: McpClient,
-  invoice: Invoice,
-  bridge: Bridge,
-  approver: { principal: string; roles: string[] },
-): Promise<string> {
-  const created = await client.request(
-    { method: 'tools/call', params: { name: 'process_invoice', arguments: invoice as never, task: {} } },
-    CreateTaskResultSchema,
-  );
-  const { taskId } = created.task;
-  await pollUntil(
-    () =>
-      bridge.approvals.question(taskId, 'approval', approver).then(
-        () => true,
-        () => undefined,
-      ),
-    { timeoutMs: 60_000, intervalMs: 100, what: `the question of ${taskId} to open` },
-  );
-  return taskId;
-}
-
-/**
- * The invoice result of `taskId` once the run a reset made has ended: results of the run it replaced, which ended
- * rejected, are read past.
- */
-export function resultAfterReset(client: McpClient, taskId: string): Promise<InvoiceResult> {
-  return pollUntil(
-    async () => {
-      const now = (await taskResult(client, taskId)).structuredContent as InvoiceResult;
-      return now.outcome === 'rejected' ? undefined : now;
-    },
-    { timeoutMs: 60_000, intervalMs: 500, what: 'the reset run to end' },
-  );
-}
-
-/** Starts `process_invoice` for `invoice` as a task of `client`; returns the task id. */
-export async function submitInvoice(client: McpClient, invoice: Invoice): Promise<string> {
-  const created = await client.request(
-    { method: 'tools/call', params: { name: 'process_invoice', arguments: invoice as unknown as Record<string, unknown>, task: {} } },
-    CreateTaskResultSchema,
-  );
-  return created.task.taskId;
 }
 
 /** `temporal-mcp-tasks approvals …` as a person runs it from the checkout, with `env` added; `input` goes to its stdin. */

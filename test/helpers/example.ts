@@ -8,17 +8,24 @@ import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
-import type { Task } from '@modelcontextprotocol/sdk/types.js';
+import { CreateTaskResultSchema, type Task } from '@modelcontextprotocol/sdk/types.js';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
 import type { ActivityConfig } from '../../examples/invoice-approval/src/activities';
-import { RELEASE_SCHEDULED_PAYMENT_UPDATE, type Invoice, type ReleasePaymentRequest } from '../../examples/invoice-approval/src/invoice';
+import {
+  RELEASE_SCHEDULED_PAYMENT_UPDATE,
+  type Invoice,
+  type InvoiceResult,
+  type ReleasePaymentRequest,
+} from '../../examples/invoice-approval/src/invoice';
 import { SAMPLE_TOOLS } from '../../examples/invoice-approval/src/tools';
 import { createSampleWorker } from '../../examples/invoice-approval/src/worker';
 import { answerSealFromEnv } from '../../src/shared/answer-proof';
 import { DEFAULT_TOOLS } from '../../src/mcp/tools';
 import type { ToolDefinition } from '../../src/mcp/tools/types';
-import { startTask } from './mcp';
+import type { Bridge } from '../../src/mcp/bridge';
+import { pollUntil } from '../../src/util/wait';
+import { startTask, taskResult } from './mcp';
 import type { StackApp } from './stack-app';
 import { originalRunIdOf, runWorker, testWorkflowBundle, type RunningWorker, type TestWorkerOptions } from './temporal';
 
@@ -119,4 +126,53 @@ export async function sealedRelease(
 ): Promise<ReleasePaymentRequest> {
   const run = { workflowId: handle.workflowId, originalRunId: await originalRunIdOf(handle) };
   return { lineItemId, ...testSeal.sealAction(run, RELEASE_SCHEDULED_PAYMENT_UPDATE, { lineItemId }, { principal }) };
+}
+
+/**
+ * Starts `process_invoice` for `invoice` as a task of `client`, and waits until `approver` may open its question
+ * "approval" on `bridge` (the worker has asked it); returns the task id.
+ */
+export async function invoiceAwaitingApproval(
+  client: McpClient,
+  invoice: Invoice,
+  bridge: Bridge,
+  approver: { principal: string; roles: string[] },
+): Promise<string> {
+  const created = await client.request(
+    { method: 'tools/call', params: { name: 'process_invoice', arguments: invoice as never, task: {} } },
+    CreateTaskResultSchema,
+  );
+  const { taskId } = created.task;
+  await pollUntil(
+    () =>
+      bridge.approvals.question(taskId, 'approval', approver).then(
+        () => true,
+        () => undefined,
+      ),
+    { timeoutMs: 60_000, intervalMs: 100, what: `the question of ${taskId} to open` },
+  );
+  return taskId;
+}
+
+/**
+ * The invoice result of `taskId` once the run a reset made has ended: results of the run it replaced, which ended
+ * rejected, are read past.
+ */
+export function resultAfterReset(client: McpClient, taskId: string): Promise<InvoiceResult> {
+  return pollUntil(
+    async () => {
+      const now = (await taskResult(client, taskId)).structuredContent as InvoiceResult;
+      return now.outcome === 'rejected' ? undefined : now;
+    },
+    { timeoutMs: 60_000, intervalMs: 500, what: 'the reset run to end' },
+  );
+}
+
+/** Starts `process_invoice` for `invoice` as a task of `client`; returns the task id. */
+export async function submitInvoice(client: McpClient, invoice: Invoice): Promise<string> {
+  const created = await client.request(
+    { method: 'tools/call', params: { name: 'process_invoice', arguments: invoice as unknown as Record<string, unknown>, task: {} } },
+    CreateTaskResultSchema,
+  );
+  return created.task.taskId;
 }

@@ -20,9 +20,9 @@ import { sharedStateFromEnv } from '../../src/core/shared-state';
 import { sleep } from '../../src/util/wait';
 import { ApprovalClients, makePeople, writeTokensFile } from '../helpers/approvals';
 import { freePort } from '../helpers/dev-server';
-import { startStack, type TestStack } from '../helpers/test-stack';
+import { startStack } from '../helpers/test-stack';
+import { askInput, FIXTURES, type FixtureStack } from '../fixtures/stack';
 import { eventually } from '../helpers/temporal';
-import { sampleInvoice } from '../helpers/example';
 
 /** Operations a second per principal, on each replica: a burst of twice as many. */
 const RATE = 2;
@@ -33,7 +33,7 @@ const MAX_OPEN = 3;
 const people = makePeople({ lister: '', poller: '', waiter: '', opener: '', canceller: '' });
 let dir: string;
 let postgres: LocalPostgres;
-let stack: TestStack;
+let stack: FixtureStack;
 const clients = new ApprovalClients();
 
 beforeAll(async () => {
@@ -48,7 +48,7 @@ beforeAll(async () => {
     MCP_MAX_WAITS_PER_PRINCIPAL: '1',
     MCP_MAX_OPEN_TASKS_PER_PRINCIPAL: String(MAX_OPEN),
   };
-  stack = await startStack({ name: 'shared-replicas', servers: [{ env }, { env }] });
+  stack = await startStack({ name: 'shared-replicas', app: FIXTURES, servers: [{ env }, { env }] });
 }, 120_000);
 
 afterAll(async () => {
@@ -69,7 +69,7 @@ test('a task created through one replica is noted in the shared state before the
   // Two rounds: four task operations, the burst the rate allows.
   for (let round = 0; round < 2; round++) {
     const created = await one.request(
-      { method: 'tools/call', params: { name: 'process_invoice', arguments: sampleInvoice() as never, task: {} } },
+      { method: 'tools/call', params: { name: 'ask_requester', arguments: askInput(), task: {} } },
       CreateTaskResultSchema,
     );
     const { taskId } = created.task;
@@ -108,7 +108,7 @@ test('one principal holds its waits across the replicas: a wait held on one is c
   const [one, other] = await Promise.all(stack.servers.map((server) => clients.connect(server.url, people.waiter)));
   const waiting = () => Number(postgres.psql(`SELECT count(*) FROM mcp_waits WHERE principal = '${people.waiter.principal}'`, 'replicas'));
   const created = await one.request(
-    { method: 'tools/call', params: { name: 'process_invoice', arguments: sampleInvoice() as never, task: {} } },
+    { method: 'tools/call', params: { name: 'ask_requester', arguments: askInput(), task: {} } },
     CreateTaskResultSchema,
   );
   const { taskId } = created.task;
@@ -128,10 +128,7 @@ test('one principal has one open-task quota across the replicas', async () => {
   const [one, other] = await Promise.all(stack.servers.map((server) => clients.connect(server.url, people.opener)));
   const create = (client: typeof one) =>
     client
-      .request(
-        { method: 'tools/call', params: { name: 'process_invoice', arguments: sampleInvoice() as never, task: {} } },
-        CreateTaskResultSchema,
-      )
+      .request({ method: 'tools/call', params: { name: 'ask_requester', arguments: askInput(), task: {} } }, CreateTaskResultSchema)
       .then(
         () => 'created',
         (error: Error) => error.message,
@@ -173,13 +170,13 @@ test('with the change feed, a cancel through one replica is what the very next r
   const [one, other] = await Promise.all([stack.spawnServer({ env }), stack.spawnServer({ env })]);
   const [viaOne, viaOther] = await Promise.all([clients.connect(one.url, people.canceller), clients.connect(other.url, people.canceller)]);
   const created = await viaOne.request(
-    { method: 'tools/call', params: { name: 'process_invoice', arguments: sampleInvoice() as never, task: {} } },
+    { method: 'tools/call', params: { name: 'ask_requester', arguments: askInput(), task: {} } },
     CreateTaskResultSchema,
   );
   const { taskId } = created.task;
   const read = async () => (await viaOther.request({ method: 'tasks/get', params: { taskId } }, GetTaskResultSchema)).status;
-  // Waiting for its approval, the change it stamped reported: the other replica keeps its read for the feed.
-  await eventually(async () => ((await read()) === 'input_required' ? true : undefined), 'the task to wait for its approval');
+  // Waiting for its answer, the change it stamped reported: the other replica keeps its read for the feed.
+  await eventually(async () => ((await read()) === 'input_required' ? true : undefined), 'the task to wait for its answer');
   expect(await read()).toBe('input_required');
   // Nothing runs the workflow now: the cancel stamps no change for the feed to report.
   await stack.stopWorker();

@@ -19,7 +19,8 @@ import { EncryptionCodec } from '../../src/shared/payload-codec';
 import { PayloadKeys, readPayloadKeys } from '../../src/shared/payload-keys';
 import { readNotifications } from '../../src/activities/notifications';
 import { pollUntil } from '../../src/util/wait';
-import { answer, ApprovalClients, approvalsCommand, awaitInInbox, makePeople, submitInvoice, writeTokensFile } from '../helpers/approvals';
+import { answer, ApprovalClients, approvalsCommand, awaitInInbox, makePeople, writeTokensFile } from '../helpers/approvals';
+import { submitInvoice, tempActivityConfig } from '../helpers/example';
 import { launchChromium } from '../helpers/browser';
 import { TestIssuer } from '../helpers/issuer';
 import { freePort, ROOT, temporalDev } from '../helpers/dev-server';
@@ -27,7 +28,6 @@ import { paidLineItems } from '../helpers/ledger';
 import { getTask, taskResult } from '../helpers/mcp';
 import { runServeToExit, spawnHttpServerOnFreePort, spawnWorker, type HttpServerProcess, type SpawnedProcess } from '../helpers/processes';
 import { uniqueTaskQueue } from '../helpers/temporal';
-import { tempActivityConfig } from '../helpers/example';
 
 const people = makePeople({ sam: 'ap-approver', ann: 'ap-approver', bob: 'ap-approver', olivia: 'payload-reader' });
 const dir = mkdtempSync(path.join(os.tmpdir(), 'payload-keys-'));

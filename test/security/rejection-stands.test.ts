@@ -12,10 +12,9 @@ import { openDecisionStore } from '../../src/records/store';
 import { AnswerRefusedError } from '../../src/core/errors';
 import type { Bridge } from '../../src/mcp/bridge';
 import { pollUntil } from '../../src/util/wait';
-import { resultAfterReset } from '../helpers/approvals';
+import { resultAfterReset, sampleInvoice } from '../helpers/example';
 import { taskResult } from '../helpers/mcp';
 import { startStack, type TestStack } from '../helpers/test-stack';
-import { sampleInvoice } from '../helpers/example';
 import { paidLineItems } from '../helpers/ledger';
 
 const SAM = 'sam-rejection-stands';
