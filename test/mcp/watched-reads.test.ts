@@ -12,15 +12,16 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { TaskNotFoundError } from '../../src/core/errors';
 import type { BridgeTuning } from '../../src/mcp/bridge/bridge-options';
 import { countedReplica, stateReads, type CountedReplica } from '../helpers/counted-replica';
-import { startStack, type TestStack } from '../helpers/test-stack';
+import { startStack } from '../helpers/test-stack';
+import { QUESTION_KEY } from '../fixtures/definitions';
+import { FIXTURES, startAskTask, type FixtureStack } from '../fixtures/stack';
 import { FAST_TUNING, getTask, newMcpClient, waitForTask } from '../helpers/mcp';
-import { sampleInvoice, startInvoiceTask } from '../helpers/example';
 import { mcp2026Request } from '../helpers/mcp2026';
 import { pollUntil } from '../../src/util/wait';
 import { testAddress } from '../helpers/temporal';
 
 const principal = `reader-${randomUUID().slice(0, 8)}`;
-let stack: TestStack;
+let stack: FixtureStack;
 
 type Replica = CountedReplica;
 
@@ -120,7 +121,7 @@ async function get2026(url: string, taskId: string): Promise<Record<string, any>
 const reads = stateReads;
 
 beforeAll(async () => {
-  stack = await startStack({ name: 'watched-reads' });
+  stack = await startStack({ name: 'watched-reads', app: FIXTURES });
 });
 
 afterAll(async () => {
@@ -137,7 +138,7 @@ describe('polls served from the watch', () => {
   test('fifty polls of a task waiting for input make no Temporal read after the first, and read what Temporal reads', async () => {
     const a = await replica();
     const client = await client2025(a.http.url);
-    const task = await startInvoiceTask(client, sampleInvoice());
+    const task = await startAskTask(client);
     const waiting = await waitForTask(client, task.taskId, (t) => t.status === 'input_required');
     // The watch has caught up with the task once one poll was answered from it.
     await waitForTask(client, task.taskId, () => a.bridge.core.readStats().watched > 0);
@@ -168,7 +169,7 @@ describe('polls served from the watch', () => {
     const a = await replica(FAST_TUNING, testAddress(), queue);
     const client = await client2025(a.http.url);
     const before = reads(a).describes;
-    const created = await startInvoiceTask(client, sampleInvoice());
+    const created = await startAskTask(client);
     const first2025 = await getTask(client, created.taskId);
     const first2026 = await get2026(a.http.url, created.taskId);
     expect(reads(a).describes).toBe(before);
@@ -185,7 +186,7 @@ describe('polls served from the watch', () => {
   test('another principal reading a watched task gets "not found" from Temporal, as for an id nobody holds: its time tells nothing', async () => {
     const a = await replica();
     const client = await client2025(a.http.url);
-    const task = await startInvoiceTask(client, sampleInvoice());
+    const task = await startAskTask(client);
     await waitForTask(client, task.taskId, (t) => t.status === 'input_required');
     await waitForTask(client, task.taskId, () => a.bridge.core.readStats().watched > 0);
     const describes = reads(a).describes;
@@ -202,7 +203,7 @@ describe('polls served from the watch', () => {
     const a = await replica({ ...FAST_TUNING, core: { ...FAST_TUNING.core, reads: { limit: 3 } } });
     const client = await client2025(a.http.url);
     const tasks = [];
-    for (let index = 0; index < 6; index++) tasks.push(await startInvoiceTask(client, sampleInvoice()));
+    for (let index = 0; index < 6; index++) tasks.push(await startAskTask(client));
     for (const task of tasks) await waitForTask(client, task.taskId, (t) => t.status === 'input_required');
     for (const task of tasks) await getTask(client, task.taskId);
     const { watching, evicted } = a.bridge.core.watchStats();
@@ -218,14 +219,14 @@ describe('polls served from the watch', () => {
 describe("a client's poll right after its own write never shows the state before it", () => {
   /** A task waiting for input, polled on `reader` until its reads come from the watch. */
   async function watchedWaitingTask(reader: Replica, client: McpClient): Promise<string> {
-    const task = await startInvoiceTask(client, sampleInvoice());
+    const task = await startAskTask(client);
     await waitForTask(client, task.taskId, (t) => t.status === 'input_required');
     const served = reader.bridge.core.readStats().watched;
     await waitForTask(client, task.taskId, () => reader.bridge.core.readStats().watched > served);
     return task.taskId;
   }
 
-  const ANSWER = { approval: { action: 'accept', content: { decision: 'approve' } } };
+  const ANSWER = { [QUESTION_KEY]: { action: 'accept', content: { decision: 'approve' } } };
 
   test('through the same replica: tasks/update, task_respond and tasks/cancel', async () => {
     const a = await replica();
@@ -261,7 +262,7 @@ describe("a client's poll right after its own write never shows the state before
     const session = await client2025(router.url);
     const served = new Map<Replica, number>();
     while (router.replicas.some((each) => (served.get(each) ?? 0) < rounds)) {
-      const taskId = (await startInvoiceTask(session, sampleInvoice())).taskId;
+      const taskId = (await startAskTask(session)).taskId;
       const target = router.replicaOf(taskId);
       served.set(target, (served.get(target) ?? 0) + 1);
       await waitForTask(session, taskId, (t) => t.status === 'input_required');
@@ -297,7 +298,7 @@ describe("a client's poll right after its own write never shows the state before
           expect((await get2026(router.url, taskId)).status).toBe('cancelled');
         }
       }
-      const responded = (await startInvoiceTask(session, sampleInvoice())).taskId;
+      const responded = (await startAskTask(session)).taskId;
       await waitForTask(session, responded, (t) => t.status === 'input_required');
       // A 2025-11-25 session lives on one replica: its answer and its next poll meet there.
       const result = await session.callTool({
