@@ -24,7 +24,7 @@ export type { StartConfirmation } from './mcp/protocol/confirmation';
 export type { SealedCall } from './mcp/protocol/signed-call';
 export type { ParamHeader } from './mcp/protocol/param-headers';
 export { APPROVAL_TOOLS, COMPANION_TOOLS, DEFAULT_TOOLS } from './mcp/tools';
-export { loadToolsFile, ToolEntrySchema, ToolsFileError, type ToolEntry } from './mcp/tools/config-file';
+export { loadToolsFile, ToolsFileError } from './mcp/tools/config-file';
 
 // Serving: stdio for every client generation, or Streamable HTTP with its bounds and authentication.
 export { serveStdioForAllGenerations } from './mcp/transports/stdio';
@@ -69,7 +69,6 @@ export type { ChallengeScope, DecisionChallenges } from './approvals/decision-ch
 export type { ApprovalLinks, QuestionLinkTarget } from './records/approval-links';
 export type { DecisionSigner } from './records/keys';
 export type { InboxItem } from './approvals/inbox';
-export { peopleFromEnv } from './approvals/approvals-setup';
 export { ApproversDirectory, ApproversDirectoryError } from './records/directory';
 export { PersonSchema, type Person } from './records/directory-file';
 export { ApproverKeyError, type ApproverKeyring, type ApproverPublicKey, type ApproverSignature } from './records/approver-signatures';
@@ -85,7 +84,7 @@ export {
 } from './core';
 
 // The worker side: the activities a worker of bridge-served workflows registers beside its own.
-export { createTaskActivities, type TaskActivities, type TaskActivitiesOptions } from './activities/task-activities';
+export { createTaskActivities, type TaskActivitiesOptions } from './activities/task-activities';
 export { createTaskWorker, runTaskWorker, type TaskWorkerOptions } from './task-worker';
 export { runWorkerCommand, type ActivityFunctions, type WorkerCommandOptions } from './worker';
 export { NotAStoreDirectoryError, RecordKeyMismatchError, RecordStore, type KeyedRecord } from './activities/record-store';
@@ -102,7 +101,7 @@ export {
   type Sealed,
 } from './shared/payload-keys';
 export { startCodecServer, type CodecServerOptions, type RunningCodecServer } from './codec/codec-server';
-export { createNotificationActivities, notificationOutboxFromEnv, readNotifications } from './activities/notifications';
+export { createNotificationActivities, notificationOutboxFromEnv } from './activities/notifications';
 export { notificationDeliveryFromEnv, type NotificationDeliveryConfig } from './activities/notification-delivery-config';
 export { createDecisionActivities } from './records/activities';
 export { decisionStoreFromEnv, decisionStoreLocation, openDecisionStore } from './records/store';
@@ -113,8 +112,10 @@ export { DecisionKeyError, decisionPublicKeysFromEnv, publicKeysFromFiles, type 
 // Configuration.
 export { temporalConfigFromEnv, type TemporalConfig } from './shared/temporal-config';
 
-// The task contract between workflows and the bridge.
+// The task contract between workflows and the bridge, and the rest of it that the bridge's activities take and return.
 export * from './contract';
-export { TASK_VIEW_URI } from './mcp/app/view-html';
+export { VERIFY_ANSWER_ACTIVITY, type RunBinding, type VerifyAnswerInput, type VerifyAnswerResult } from './contract/task-contract';
+export type { DecisionNotification } from './contract/approvals';
+export type { AppendOutcome, RecordDecisionInput } from './contract/decision-records';
 
 export { PACKAGE_VERSION } from './version';

@@ -10,18 +10,9 @@ import { ApproversDirectory } from '../records/directory';
 import type { ApproverKeyring } from '../records/approver-signatures';
 
 /**
- * Who is who: the person behind a principal and the roles a person holds, from MCP_APPROVERS_DIRECTORY and
+ * Who is who: the person behind a principal and the roles a person holds, by `directory` (none: the default rule) and
  * `credentialRoles` (the roles static tokens give their principals). A hand-over goes to someone whose roles either says.
- * Throws `ApproversDirectoryError` naming what to fix in the directory file.
  */
-export function peopleFromEnv(
-  credentialRoles: (principal: string) => string[] | undefined = () => undefined,
-  env: NodeJS.ProcessEnv = process.env,
-): PeopleDirectory {
-  return peopleOf(ApproversDirectory.fromEnv(env), credentialRoles);
-}
-
-/** Who is who by `directory` (none: the default rule) and `credentialRoles` (see {@link peopleFromEnv}). */
 function peopleOf(
   directory: ApproversDirectory | undefined,
   credentialRoles: (principal: string) => string[] | undefined = () => undefined,
@@ -39,7 +30,7 @@ function peopleOf(
 
 /**
  * The approvals options of the environment: MCP_DECISION_SIGNING_KEY, MCP_DECISION_STORE, MCP_APPROVERS_DIRECTORY
- * (see {@link peopleFromEnv}; with the people's own keys and who must sign).
+ * (see {@link peopleOf}; with the people's own keys and who must sign).
  */
 export function approvalsOptionsFromEnv(
   credentialRoles?: (principal: string) => string[] | undefined,
@@ -49,7 +40,7 @@ export function approvalsOptionsFromEnv(
 }
 
 /**
- * Who is who and who must sign, from one reading of MCP_APPROVERS_DIRECTORY (see {@link peopleFromEnv} and
+ * Who is who and who must sign, from one reading of MCP_APPROVERS_DIRECTORY (see {@link peopleOf} and
  * {@link signaturesFromEnv}). Throws `ApproversDirectoryError` naming what to fix in the directory file.
  */
 export function approversFromEnv(

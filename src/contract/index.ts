@@ -1,19 +1,18 @@
 /**
  * The task contract between workflows and the bridge, as the package makes it public: the same names from
  * `temporal-mcp-tasks` and from `temporal-mcp-tasks/workflow`. Plain definitions only (it is bundled into the workflow
- * sandbox). Every name here is covered by semantic versioning.
+ * sandbox). Every name here is covered by semantic versioning: the names workflow code uses (a question and its answer,
+ * a sealed action, the published state and the memo that holds it, the respond signal's name, the protocol-error
+ * failure type, a decision check's verdict) and the types their signatures need.
  */
 export {
-  CHANGED_AT_SEARCH_ATTRIBUTE,
-  checkFormContent,
-  pendingInputsOf,
-  PRINCIPAL_SEARCH_ATTRIBUTE,
   PROTOCOL_ERROR_FAILURE_TYPE,
   PUBLISHED_STATUSES,
   RESPOND_SIGNAL_NAME,
-  respondSignal,
-  TASK_META_MEMO,
   TASK_STATE_MEMO,
+  type ActionSealFields,
+  type AnswerOrigin,
+  type DecidedQuestion,
   type FormInputRequest,
   type FormProperty,
   type InputContent,
@@ -23,45 +22,28 @@ export {
   type PublishedProgress,
   type PublishedStatus,
   type PublishedTaskState,
-  type TaskMeta,
-  type UrlInputRequest,
-  VERIFY_ANSWER_ACTIVITY,
-  openSealedAction,
-  type ActionSealFields,
-  type AnswerOrigin,
-  type DecidedQuestion,
   type QuestionClose,
-  type RefusedAnswer,
-  type RunBinding,
   type RefusedAction,
+  type RefusedAnswer,
   type SealedAction,
-  type VerifyAnswerInput,
-  type VerifyAnswerResult,
+  type UrlInputRequest,
 } from './task-contract';
 export { formatAmount } from './amount';
 export {
-  ANSWER_UPDATE_NAME,
-  AWAITING_SEARCH_ATTRIBUTE,
-  NOTIFY_ACTIVITY,
   approvalDecisionOf,
   personOfAnswer,
   type AddressedInput,
   type AnswerRecord,
-  type DecisionNotification,
   type InputAudience,
   type InputEscalation,
 } from './approvals';
 export {
-  RECORD_DECISION_ACTIVITY,
-  VERIFY_DECISIONS_ACTIVITY,
-  type AppendOutcome,
   type ApprovalJudgement,
   type ApproverSignature,
   type CountedApproval,
   type DecisionRecordBody,
   type Ed25519ApproverSignature,
   type PasskeyApproverSignature,
-  type RecordDecisionInput,
   type SignedDecisionRecord,
   type VerifyDecisionsInput,
 } from './decision-records';

@@ -433,7 +433,7 @@ describe('the package (npm pack, npm install in a scratch project)', () => {
       try { require('temporal-mcp-tasks/dist/mcp/bridge'); deep = 'loaded'; } catch (error) { deep = error.code; }
       console.log(JSON.stringify({
         api: ['createBridge', 'bridgeOptionsFromEnv', 'defineWorkflowTool', 'loadToolsFile', 'startHttpServer', 'serveStdioForAllGenerations', 'temporalConfigFromEnv',
-          'zodSchema', 'createTaskActivities', 'runTaskWorker', 'createTaskWorker', 'heartbeating', 'peopleFromEnv',
+          'zodSchema', 'createTaskActivities', 'runTaskWorker', 'createTaskWorker', 'heartbeating',
           'encryptingDataConverter', 'dataConverterFromEnv', 'readPayloadKeys', 'startCodecServer']
           .map((name) => name + ':' + typeof api[name]),
         workflowApi: ['verifyDecisions', 'checkSealedAction', 'taskPrincipal', 'approvalDecisionOf', 'formatAmount']
@@ -458,7 +458,6 @@ describe('the package (npm pack, npm install in a scratch project)', () => {
         'runTaskWorker:function',
         'createTaskWorker:function',
         'heartbeating:function',
-        'peopleFromEnv:function',
         'encryptingDataConverter:function',
         'dataConverterFromEnv:function',
         'readPayloadKeys:function',
