@@ -5,29 +5,30 @@ const lines = [
   { lineItemId: 'LI-1', description: 'Laptops, 4 units', amount: 5_600 },
   { lineItemId: 'LI-2', description: 'Support contract, second half', amount: 1_200, payOn: '2027-02-24' },
 ];
-// The invoice sample's subject (`invoiceSubject` in examples/invoice-approval/src/invoice.ts).
-const invoiceSubject = {
-  kind: 'invoice',
-  vendorId: 'V-100',
-  vendorName: 'Acme Office Supplies',
-  invoiceNumber: 'INV-2041',
+// A subject as a workflow sends it: fields in its order, an amount in its currency, a list of records and a nested record.
+const purchaseSubject = {
+  kind: 'purchase',
+  teamId: 'T-100',
+  teamName: 'Field Operations',
+  reference: 'PR-2041',
   currency: 'EUR',
   total: 6_800,
   lines,
-  erp: { ok: true, vendorName: 'Acme Office Supplies' },
+  check: { ok: true, teamName: 'Field Operations' },
 };
+const question = 'Approve purchase PR-2041 for team T-100 (Field Operations): EUR 6,800.00 in 2 line item(s)?';
 
 function notification(overrides: Partial<DecisionNotification> = {}): DecisionNotification {
   return {
-    id: 'invoice-1/approval/reminder/1',
+    id: 'ask-1/question/reminder/1',
     kind: 'reminder',
-    taskId: 'invoice-1',
-    key: 'approval',
-    message: 'Approve invoice INV-2041 from vendor V-100 (Acme Office Supplies): EUR 6,800.00 in 2 line item(s)?',
+    taskId: 'ask-1',
+    key: 'question',
+    message: question,
     audience: { roles: ['ap-approver'], required: 2 },
     requester: 'oauth:sam',
     answeredBy: ['ann'],
-    subject: invoiceSubject,
+    subject: purchaseSubject,
     accepted: 1,
     required: 2,
     escalatesAt: '2026-11-28T14:00:00.000Z',
@@ -37,11 +38,9 @@ function notification(overrides: Partial<DecisionNotification> = {}): DecisionNo
   };
 }
 
-test('notification message: an invoice reminder names the submitter, the subject field by field with each line and amount, 1 of 2, both times and how to answer', () => {
+test('notification message: a reminder names the submitter, the subject field by field with each line and amount, 1 of 2, both times and how to answer', () => {
   const message = notificationMessage(notification(), { recipient: 'bob', taskViewUrl: 'https://tasks.example.com/view?task={taskId}' });
-  expect(message.subject).toBe(
-    'Reminder: approval requested: Approve invoice INV-2041 from vendor V-100 (Acme Office Supplies): EUR 6,800.00 in 2 line item(s)?',
-  );
+  expect(message.subject).toBe(`Reminder: approval requested: ${question}`);
   const lines = message.text.split('\n');
   expect(lines[0]).toBe('Hello bob,');
   expect(lines).toContain("Reminder: sam's request still waits for your approval.");
@@ -49,10 +48,10 @@ test('notification message: an invoice reminder names the submitter, the subject
   expect(message.text).toContain(
     [
       'About:',
-      '  kind: invoice',
-      '  vendorId: V-100',
-      '  vendorName: Acme Office Supplies',
-      '  invoiceNumber: INV-2041',
+      '  kind: purchase',
+      '  teamId: T-100',
+      '  teamName: Field Operations',
+      '  reference: PR-2041',
       '  currency: EUR',
       '  total: EUR 6,800.00',
       '  lines (2):',
@@ -64,9 +63,9 @@ test('notification message: an invoice reminder names the submitter, the subject
   expect(lines).toContain('Escalates: Sat 28 Nov 2026, 14:00 UTC, when more approvers are asked.');
   expect(lines).toContain('Due: Tue 1 Dec 2026, 09:30 UTC; unanswered by then, the request ends overdue.');
   expect(message.text).toContain('approvals_inbox lists the questions waiting for you');
-  expect(message.text).toContain('approvals_answer with taskId "invoice-1" and key "approval"');
-  expect(message.link).toBe('https://tasks.example.com/view?task=invoice-1');
-  expect(lines).toContain('Task view: https://tasks.example.com/view?task=invoice-1');
+  expect(message.text).toContain('approvals_answer with taskId "ask-1" and key "question"');
+  expect(message.link).toBe('https://tasks.example.com/view?task=ask-1');
+  expect(lines).toContain('Task view: https://tasks.example.com/view?task=ask-1');
 });
 
 test('notification message: a line of a subject cannot forge a line of the message', () => {
@@ -133,9 +132,7 @@ test('notification message: each kind opens with its own words; decided tells th
     recipient: 'sam',
     submitter: 'sam',
   });
-  expect(decided.subject).toBe(
-    'Approved: Approve invoice INV-2041 from vendor V-100 (Acme Office Supplies): EUR 6,800.00 in 2 line item(s)?',
-  );
+  expect(decided.subject).toBe(`Approved: ${question}`);
   expect(decided.text).toContain('Your request was approved.');
   expect(decided.text).toContain('Progress: 2 of 2 approvals.');
   expect(decided.text).toContain('Answered by: ann, bob');
@@ -164,7 +161,7 @@ test('notification message: the subject line has no line breaks; the directoryâ€
 test('notification message: times read the same on every machine; task view links encode the id', () => {
   expect(formatTime('2026-01-05T07:04:00Z')).toBe('Mon 5 Jan 2026, 07:04 UTC');
   expect(formatTime('not a time')).toBe('not a time');
-  expect(taskViewLink('https://x.example/t/{taskId}', 'invoice 1/a')).toBe('https://x.example/t/invoice%201%2Fa');
+  expect(taskViewLink('https://x.example/t/{taskId}', 'ask 1/a')).toBe('https://x.example/t/ask%201%2Fa');
 });
 
 const ANSWER_LINK = 'https://approvals.example.com/approvals?q=eyJwIjoiYm9iIn0.c2lnbmF0dXJl';
@@ -214,5 +211,5 @@ test('notification message: a decided notification has no answer link, even when
   expect(decided.text).not.toContain('approvals page');
   expect(decided.text).not.toContain('MCP client');
   // The task view stays: it shows how the task went on.
-  expect(decided.text.split('\n')).toContain('Task view: https://tasks.example.com/view?task=invoice-1');
+  expect(decided.text.split('\n')).toContain('Task view: https://tasks.example.com/view?task=ask-1');
 });

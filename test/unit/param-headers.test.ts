@@ -12,7 +12,7 @@ import {
 } from '../../src/mcp/protocol/param-headers';
 import { loadToolsFile, ToolsFileError } from '../../src/mcp/tools/config-file';
 import { DEFAULT_TOOLS, toolTables } from '../../src/mcp/tools';
-import { SAMPLE_TOOLS } from '../../examples/invoice-approval/src/tools';
+import { FIXTURE_TOOLS } from '../fixtures/tools';
 import { envelopeRefusal } from '../../src/mcp/mcp2026/envelope';
 
 const headersOf = (record: Record<string, string>) => (name: string) =>
@@ -54,8 +54,8 @@ describe('x-mcp-header marks', () => {
     expect(() => paramHeadersOf({ type: 'object', properties, ...extra })).toThrow(InvalidParamHeaderError);
   });
 
-  test('the built-in tools, the samples among them, mark the taskId of the task tools, and nothing else', () => {
-    const { paramHeaders } = toolTables([...SAMPLE_TOOLS, ...DEFAULT_TOOLS]);
+  test("the built-in tools mark the taskId of the task tools, and nothing else; a workflow tool's unmarked arguments get no header", () => {
+    const { paramHeaders } = toolTables([...FIXTURE_TOOLS, ...DEFAULT_TOOLS]);
     expect(Object.fromEntries(paramHeaders)).toEqual(
       Object.fromEntries(
         ['task_status', 'task_result', 'task_respond', 'task_cancel', 'approvals_answer'].map((name) => [
