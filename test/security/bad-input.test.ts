@@ -8,18 +8,21 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../../src/contract/task-contract';
-import { startStack, type TestStack } from '../helpers/test-stack';
+import { startStack } from '../helpers/test-stack';
 import { runServeToExit } from '../helpers/processes';
 import { eventually } from '../helpers/temporal';
-import { sampleInvoice } from '../helpers/example';
+import { QUESTION_KEY } from '../fixtures/definitions';
+import { askInput, FIXTURES, type FixtureStack } from '../fixtures/stack';
+import { askRequesterTool } from '../fixtures/tools';
 
 const principal = `hostile-${randomUUID().slice(0, 8)}`;
-let stack: TestStack;
+let stack: FixtureStack;
 let tried = 0;
 
 beforeAll(async () => {
   stack = await startStack({
     name: 'bad-input',
+    app: FIXTURES,
     // No worker: a task that slipped through would stay, and be counted.
     worker: false,
     servers: [{ env: { MCP_LOCAL_PRINCIPAL: principal, MCP_HTTP_MAX_BODY_BYTES: String(2 * 1024 * 1024) } }],
@@ -145,9 +148,9 @@ describe('hostile input', () => {
       '',
       '../../etc/passwd',
       "x' OR '1'='1",
-      'invoice-' + 'f'.repeat(5000),
+      'ask-' + 'f'.repeat(5000),
       '\u0000',
-      'invoice-00000000-0000-4000-8000-000000000000',
+      'ask-00000000-0000-4000-8000-000000000000',
     ];
     for (const taskId of badTaskIds) {
       for (const method of ['tasks/get', 'tasks/cancel', 'tasks/result'])
@@ -161,7 +164,7 @@ describe('hostile input', () => {
     }
     for (const ttl of [-1, 1.5, '100', 1e308, {}, true]) {
       expectRefused(
-        await legacy('tools/call', { name: 'process_invoice', arguments: sampleInvoice(), task: { ttl } }),
+        await legacy('tools/call', { name: askRequesterTool.name, arguments: askInput(), task: { ttl } }),
         `ttl ${String(ttl)}`,
       );
     }
@@ -175,7 +178,7 @@ describe('hostile input', () => {
     }
     // Headers that disagree with the body.
     expectRefused(
-      await mcp2026('tasks/get', { taskId: 'invoice-00000000-0000-4000-8000-000000000000' }, 1, { 'mcp-name': 'other' }),
+      await mcp2026('tasks/get', { taskId: 'ask-00000000-0000-4000-8000-000000000000' }, 1, { 'mcp-name': 'other' }),
       'Mcp-Name mismatch',
     );
     expectRefused(await mcp2026('tools/list', {}, 1, { 'mcp-method': 'tools/call' }), 'Mcp-Method mismatch');
@@ -187,29 +190,28 @@ describe('hostile input', () => {
       null,
       'a string',
       [],
-      { ...sampleInvoice(), currency: 'EURO' },
-      { ...sampleInvoice(), lineItems: [] },
-      {
-        ...sampleInvoice(),
-        lineItems: Array.from({ length: 1000 }, (_, index) => ({ lineItemId: `L${index}`, description: 'x', amount: 1 })),
-      },
-      { ...sampleInvoice(), vendorId: 'V-100\u0000; rm -rf /' },
-      { ...sampleInvoice(), invoiceNumber: 'x'.repeat(1_500_000) },
-      { ...sampleInvoice(), lineItems: [{ lineItemId: 'A', description: 'x', amount: Number.MAX_VALUE }] },
-      { ...sampleInvoice(), lineItems: [{ lineItemId: 'A', description: 'x', amount: -5 }] },
-      JSON.parse('{"__proto__": {"polluted": true}, "vendorId": 1}'),
+      // Each breaks one rule of ask_requester's schema (AskInputSchema).
+      { ...askInput(), holdMs: 1.5 },
+      { ...askInput(), subject: '' },
+      { ...askInput(), subject: 'x'.repeat(201) },
+      { ...askInput(), holdMs: '5\u0000; rm -rf /' },
+      { ...askInput(), subject: 'x'.repeat(1_500_000) },
+      { ...askInput(), holdMs: Number.MAX_VALUE },
+      { ...askInput(), holdMs: -5 },
+      { ...askInput(), refuse: ['a', 'list'] },
+      JSON.parse('{"__proto__": {"polluted": true}, "subject": 1}'),
     ];
     for (const args of argumentSets) {
       expectRefused(
-        await legacy('tools/call', { name: 'process_invoice', arguments: args, task: {} }),
+        await legacy('tools/call', { name: askRequesterTool.name, arguments: args, task: {} }),
         `task call ${JSON.stringify(args)?.slice(0, 40)}`,
       );
       expectRefused(
-        await legacy('tools/call', { name: 'process_invoice', arguments: args }),
+        await legacy('tools/call', { name: askRequesterTool.name, arguments: args }),
         `plain call ${JSON.stringify(args)?.slice(0, 40)}`,
       );
       expectRefused(
-        await mcp2026('tools/call', { name: 'process_invoice', arguments: args }),
+        await mcp2026('tools/call', { name: askRequesterTool.name, arguments: args }),
         `2026 call ${JSON.stringify(args)?.slice(0, 40)}`,
       );
     }
@@ -224,12 +226,12 @@ describe('hostile input', () => {
       expectRefused(
         await legacy('tools/call', {
           name: 'task_respond',
-          arguments: { taskId: 'invoice-00000000-0000-4000-8000-000000000000', ...(answer as object) },
+          arguments: { taskId: 'ask-00000000-0000-4000-8000-000000000000', ...(answer as object) },
         }),
         `task_respond ${JSON.stringify(answer)?.slice(0, 30)}`,
       );
       expectRefused(
-        await mcp2026('tasks/update', { taskId: 'invoice-00000000-0000-4000-8000-000000000000', inputResponses: { approval: answer } }),
+        await mcp2026('tasks/update', { taskId: 'ask-00000000-0000-4000-8000-000000000000', inputResponses: { [QUESTION_KEY]: answer } }),
         `tasks/update ${JSON.stringify(answer)?.slice(0, 30)}`,
       );
     }
@@ -249,7 +251,7 @@ describe('hostile input', () => {
     for (const [name, text] of Object.entries(files)) {
       tried++;
       writeFileSync(path.join(dir, name), text);
-      const refused = await runServeToExit(stack.taskQueue, ['--tools', path.join(dir, name)]);
+      const refused = await runServeToExit(stack.taskQueue, ['--no-samples', '--tools', path.join(dir, name)]);
       expect({ name, code: refused.code }).toEqual({ name, code: 2 });
       expect(refused.stderr).toMatch(new RegExp(name.replace('.', '\\.')));
     }
@@ -260,7 +262,7 @@ describe('hostile input', () => {
     const ok = await legacy('tools/list', {});
     expect(ok.status).toBe(200);
     expect(ok.code).toBeUndefined();
-    const created = await legacy('tools/call', { name: 'process_invoice', arguments: sampleInvoice(), task: {} });
+    const created = await legacy('tools/call', { name: askRequesterTool.name, arguments: askInput(), task: {} });
     expect(created.code).toBeUndefined();
     const taskId = /"taskId":"([^"]+)"/.exec(created.text)![1];
     // Visibility catches up: the one task appears, and nothing else ever did.

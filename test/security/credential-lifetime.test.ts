@@ -11,15 +11,16 @@ import { pollUntil } from '../../src/util/wait';
 import { makePeople, writeTokensFile } from '../helpers/approvals';
 import { TestIssuer } from '../helpers/issuer';
 import { connectOverHttp } from '../helpers/mcp';
-import { sampleInvoice, startInvoiceTask } from '../helpers/example';
+import { askInput, FIXTURES, startAskTask, type FixtureStack } from '../fixtures/stack';
+import { askRequesterTool } from '../fixtures/tools';
 import { mcp2026Request, openListen, readSse } from '../helpers/mcp2026';
-import { startStack, type TestStack } from '../helpers/test-stack';
+import { startStack } from '../helpers/test-stack';
 
 const SCOPE = 'mcp:tasks';
 const people = makePeople({ alice: '', bob: '' });
 let tokensFile: string;
 let issuer: TestIssuer;
-let stack: TestStack;
+let stack: FixtureStack;
 const clients: { close(): Promise<void> }[] = [];
 
 beforeAll(async () => {
@@ -27,6 +28,7 @@ beforeAll(async () => {
   tokensFile = writeTokensFile(people);
   stack = await startStack({
     name: 'credential-lifetime',
+    app: FIXTURES,
     servers: [{ env: { MCP_OAUTH_ISSUER: issuer.url, MCP_OAUTH_SCOPES: SCOPE, MCP_AUTH_TOKENS_FILE: tokensFile } }],
   });
 }, 120_000);
@@ -37,12 +39,12 @@ afterAll(async () => {
   await issuer?.close();
 });
 
-/** A task of the token's principal, waiting for an approval nobody gives: it stays open through the test. */
+/** A task of the token's principal, waiting for an answer nobody gives: it stays open through the test. */
 async function waitingTask(token: string): Promise<string> {
   const made = await mcp2026Request(
     stack.server.url,
     'tools/call',
-    { name: 'process_invoice', arguments: sampleInvoice() },
+    { name: askRequesterTool.name, arguments: askInput() },
     { headers: { authorization: `Bearer ${token}` } },
   );
   const taskId = made.body.result?.taskId as string;
@@ -79,16 +81,16 @@ test("a token removed from the tokens file ends its subscription, its standalone
     timeoutMs: 30_000,
     what: 'both acknowledgements',
   });
-  // bob on 2025-11-25 too: a tasks/result that blocks (nobody approves), and the session's standalone stream.
+  // bob on 2025-11-25 too: a tasks/result that blocks (nobody answers), and the session's standalone stream.
   const { client } = await connectOverHttp(stack.server.url, 'bob-2025', { token: people.bob.token });
   clients.push(client);
-  const task2025 = await startInvoiceTask(client, sampleInvoice());
+  const task2025 = await startAskTask(client);
   await pollUntil(
     async () =>
       (await client.request({ method: 'tasks/get', params: { taskId: task2025.taskId } }, GetTaskResultSchema)).status === 'input_required'
         ? true
         : undefined,
-    { timeoutMs: 30_000, what: 'the 2025-11-25 task to wait for its approval' },
+    { timeoutMs: 30_000, what: 'the 2025-11-25 task to wait for its answer' },
   );
   const blocked = client
     .request({ method: 'tasks/result', params: { taskId: task2025.taskId } }, CallToolResultSchema, { timeout: 120_000 })
