@@ -10,7 +10,6 @@ import { CallToolResultSchema, CreateTaskResultSchema, ElicitRequestSchema, Erro
 import { temporal } from '@temporalio/proto';
 import type { Bridge } from '../../src/mcp/bridge';
 import { PRINCIPAL_KEY } from '../../src/core/principal';
-import { INVOICE_WORKFLOW_TYPE, type Invoice } from '../../examples/invoice-approval/src/invoice';
 import { IDEMPOTENCY_KEY_META } from '../../src/contract/wire';
 import {
   BIND_SIGNAL_NAME,
@@ -20,19 +19,21 @@ import {
   type RunBinding,
 } from '../../src/contract/task-contract';
 import { errorCodeOf, FAST_TUNING, getTask, newMcpClient, waitForTask } from '../helpers/mcp';
-import { sampleInvoice, startInvoiceTask } from '../helpers/example';
+import { ASK_WORKFLOW_TYPE, type AskInput } from '../fixtures/definitions';
+import { askInput, FIXTURES, startAskTask, type FixtureStack } from '../fixtures/stack';
+import { askRequesterTool } from '../fixtures/tools';
 import { eventually } from '../helpers/temporal';
-import { startStack, type TestStack } from '../helpers/test-stack';
+import { startStack } from '../helpers/test-stack';
 
 const { EventType } = temporal.api.enums.v1;
 const principal = `bind-${randomUUID().slice(0, 8)}`;
-let stack: TestStack;
+let stack: FixtureStack;
 
 /** Questions the owner's client was asked, by message. */
 const asked: string[] = [];
 
 beforeAll(async () => {
-  stack = await startStack({ name: 'bind', bridge: { principal } });
+  stack = await startStack({ name: 'bind', app: FIXTURES, bridge: { principal } });
 });
 
 afterEach(() => stack.closeClients());
@@ -87,22 +88,22 @@ async function bindingsOf(workflowId: string, runId: string): Promise<RunBinding
  * are sent to the new run before anything else happens in it, as the bridge sends its own. `delayed` (the default with
  * bindings) starts it with a start delay, as the bridge starts its runs.
  */
-async function replace(taskId: string, invoice: Invoice, bindings: RunBinding[] = [], delayed = bindings.length > 0): Promise<string> {
+async function replace(taskId: string, input: AskInput, bindings: RunBinding[] = [], delayed = bindings.length > 0): Promise<string> {
   const original = await stack.temporal.workflow.getHandle(taskId).describe();
   const options = {
     taskQueue: `${stack.taskQueue}-nobody`,
     workflowId: taskId,
-    args: [invoice],
+    args: [input],
     memo: { ...original.memo, [TASK_STATE_MEMO]: plantedState() },
     typedSearchAttributes: [{ key: PRINCIPAL_KEY, value: principal }],
   };
-  const handle = await stack.temporal.workflow.start(INVOICE_WORKFLOW_TYPE, {
+  const handle = await stack.temporal.workflow.start(ASK_WORKFLOW_TYPE, {
     ...options,
     workflowIdConflictPolicy: 'TERMINATE_EXISTING',
     ...(delayed && { startDelay: '1 hour' }),
   });
   for (const binding of bindings) {
-    await stack.temporal.workflow.signalWithStart(INVOICE_WORKFLOW_TYPE, { ...options, signal: BIND_SIGNAL_NAME, signalArgs: [binding] });
+    await stack.temporal.workflow.signalWithStart(ASK_WORKFLOW_TYPE, { ...options, signal: BIND_SIGNAL_NAME, signalArgs: [binding] });
   }
   return handle.firstExecutionRunId;
 }
@@ -119,8 +120,8 @@ function awaitNotFound(client: McpClient, taskId: string): Promise<true> {
 describe('the task mark binds the run', () => {
   test('a replacement inside the creation window, with the same input and a copy of the memo, is "Task not found" and never asks', async () => {
     const client = await owner();
-    const invoice = sampleInvoice();
-    const task = await startInvoiceTask(client, invoice);
+    const input = askInput();
+    const task = await startAskTask(client, input);
     await waitForTask(client, task.taskId, (seen) => seen.status === 'input_required');
     const created = await stack.temporal.workflow.getHandle(task.taskId).describe();
     // The bridge bound the run it started, before the run's first workflow task.
@@ -128,7 +129,7 @@ describe('the task mark binds the run', () => {
       { v: 1, workflowId: task.taskId, runId: created.runId, proof: expect.any(String) },
     ]);
 
-    const replacement = await replace(task.taskId, invoice);
+    const replacement = await replace(task.taskId, input);
     expect(Date.now() - Date.parse(task.createdAt)).toBeLessThan(120_000);
     await awaitNotFound(client, task.taskId);
     expect(await errorCodeOf(client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema))).toBe(-32602);
@@ -142,15 +143,15 @@ describe('the task mark binds the run', () => {
 
   test("the bridge's binding copied onto the replacement binds nothing: it names the run it was made for", async () => {
     const client = await owner();
-    const invoice = sampleInvoice();
-    const task = await startInvoiceTask(client, invoice);
+    const input = askInput();
+    const task = await startAskTask(client, input);
     await waitForTask(client, task.taskId, (seen) => seen.status === 'input_required');
     const real = (await stack.temporal.workflow.getHandle(task.taskId).describe()).runId;
     const bindings = await bindingsOf(task.taskId, real);
     expect(bindings).toHaveLength(1);
 
     // The copy, and the copy with the run id rewritten to the replacement's (its proof is still the real run's).
-    const replacement = await replace(task.taskId, invoice, bindings);
+    const replacement = await replace(task.taskId, input, bindings);
     await stack.temporal.workflow
       .getHandle(task.taskId, replacement)
       .signal(BIND_SIGNAL_NAME, { ...bindings[0], runId: replacement } satisfies RunBinding);
@@ -163,19 +164,19 @@ describe('the task mark binds the run', () => {
 
   test('a replacement that waits in a start delay, as a run the bridge has not bound yet does, is never bound by a keyed retry', async () => {
     const client = await owner();
-    const invoice = sampleInvoice();
+    const input = askInput();
     const key = randomUUID();
     const call = () =>
       client.request(
         {
           method: 'tools/call',
-          params: { name: 'process_invoice', arguments: invoice as never, task: {}, _meta: { [IDEMPOTENCY_KEY_META]: key } },
+          params: { name: askRequesterTool.name, arguments: input, task: {}, _meta: { [IDEMPOTENCY_KEY_META]: key } },
         },
         CreateTaskResultSchema,
       );
     const { task } = await call();
     await waitForTask(client, task.taskId, (seen) => seen.status === 'input_required');
-    const replacement = await replace(task.taskId, invoice, [], true);
+    const replacement = await replace(task.taskId, input, [], true);
     await awaitNotFound(client, task.taskId);
     // The retry of the same call finds a run that waits for a binding; visibility lists the real run beside it.
     const retried = await eventually(
@@ -195,7 +196,7 @@ describe('the task mark binds the run', () => {
 
   test('a reset of the real run keeps its chain, and is served as the task', async () => {
     const client = await owner();
-    const task = await startInvoiceTask(client, sampleInvoice());
+    const task = await startAskTask(client);
     await waitForTask(client, task.taskId, (seen) => seen.status === 'input_required');
     const handle = stack.temporal.workflow.getHandle(task.taskId);
     const { runId } = await handle.describe();
@@ -222,7 +223,7 @@ describe('the task mark binds the run', () => {
   test('checking the binding costs one history read per task and process, however often the task is read', async () => {
     const client = await owner();
     const before = stack.bridge.core.runStats().historyReads;
-    const task = await startInvoiceTask(client, sampleInvoice());
+    const task = await startAskTask(client);
     await waitForTask(client, task.taskId, (seen) => seen.status === 'input_required');
     // The bridge that created the task knows its start: it never reads it.
     expect(stack.bridge.core.runStats().historyReads).toBe(before);
