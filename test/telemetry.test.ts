@@ -7,26 +7,29 @@ import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@o
 import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { SPAN_ATTRIBUTES, startTelemetry, WORKFLOW_INTERCEPTOR_MODULE, type Telemetry } from '../src/shared/telemetry';
-import { SAMPLE_WORKFLOWS } from './helpers/dev-server';
-import { startStack, type TestStack } from './helpers/test-stack';
+import { FIXTURE_WORKFLOWS } from './helpers/dev-server';
+import { startStack } from './helpers/test-stack';
 import { APPROVE, newMcpClient, ScriptedUser, taskResult } from './helpers/mcp';
 import { eventually } from './helpers/temporal';
-import { sampleInvoice } from './helpers/example';
+import { ASK_WORKFLOW_TYPE } from './fixtures/definitions';
+import { askInput, FIXTURES, type FixtureStack } from './fixtures/stack';
+import { askRequesterTool } from './fixtures/tools';
 
 const exporter = new InMemorySpanExporter();
 let telemetry: Telemetry;
-let stack: TestStack;
+let stack: FixtureStack;
 
 beforeAll(async () => {
   telemetry = startTelemetry({ serviceName: 'telemetry-test', spanProcessor: new SimpleSpanProcessor(exporter) });
   // The run's shared bundle has no tracing: this worker gets one with the workflow interceptors.
   const { code } = await bundleWorkflowCode({
-    ...SAMPLE_WORKFLOWS,
+    ...FIXTURE_WORKFLOWS,
     workflowInterceptorModules: [WORKFLOW_INTERCEPTOR_MODULE],
     logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error },
   });
   stack = await startStack({
     name: 'telemetry',
+    app: FIXTURES,
     worker: { workflowBundle: { code }, telemetry: telemetry.worker },
     bridge: { clientInterceptors: telemetry.clientInterceptors },
   });
@@ -50,8 +53,9 @@ test('a task is one trace: the tools/call span, StartWorkflow under it, then the
       {
         method: 'tools/call',
         params: {
-          name: 'process_invoice',
-          arguments: sampleInvoice() as unknown as Record<string, unknown>,
+          name: askRequesterTool.name,
+          // Steps noted: an activity before the question and another after the answer.
+          arguments: askInput({ noteSteps: true }),
           task: {},
           _meta: { traceparent: `00-${TRACE_ID}-00f067aa0ba902b7-01` },
         },
@@ -59,26 +63,26 @@ test('a task is one trace: the tools/call span, StartWorkflow under it, then the
       CreateTaskResultSchema,
     );
     const { taskId } = created.task;
-    expect((await taskResult(client, taskId)).structuredContent).toMatchObject({ outcome: 'paid' });
+    expect((await taskResult(client, taskId)).structuredContent).toMatchObject({ outcome: 'approved' });
 
     const named = (name: string) => exporter.getFinishedSpans().filter((span) => span.name === name);
     // The workflow's own span ends with the workflow; it reaches the exporter through the worker's sink.
     const [run] = await eventually(
-      async () => (named('RunWorkflow:invoiceWorkflow').length > 0 ? named('RunWorkflow:invoiceWorkflow') : undefined),
+      async () => (named(`RunWorkflow:${ASK_WORKFLOW_TYPE}`).length > 0 ? named(`RunWorkflow:${ASK_WORKFLOW_TYPE}`) : undefined),
       'the RunWorkflow span',
     );
-    const [request] = named('tools/call process_invoice');
+    const [request] = named(`tools/call ${askRequesterTool.name}`);
     expect(request).toBeDefined();
     expect(request.kind).toBe(SpanKind.SERVER);
     expect(request.attributes).toMatchObject({
       [SPAN_ATTRIBUTES.method]: 'tools/call',
-      [SPAN_ATTRIBUTES.tool]: 'process_invoice',
+      [SPAN_ATTRIBUTES.tool]: askRequesterTool.name,
       [SPAN_ATTRIBUTES.taskId]: taskId,
     });
     expect(request.spanContext().traceId).toBe(TRACE_ID);
     expect(request.parentSpanId).toBe('00f067aa0ba902b7');
 
-    const [start] = named('StartWorkflow:invoiceWorkflow');
+    const [start] = named(`StartWorkflow:${ASK_WORKFLOW_TYPE}`);
     expect(start.spanContext().traceId).toBe(TRACE_ID);
     expect(start.parentSpanId).toBe(request.spanContext().spanId);
     expect(start.attributes.temporalWorkflowId).toBe(taskId);
@@ -86,12 +90,16 @@ test('a task is one trace: the tools/call span, StartWorkflow under it, then the
     expect(run.spanContext().traceId).toBe(TRACE_ID);
     expect(run.parentSpanId).toBe(start.spanContext().spanId);
     const inTrace = (span: ReadableSpan) => span.spanContext().traceId === TRACE_ID;
-    for (const name of ['StartActivity:validateInvoice', 'RunActivity:validateInvoice', 'RunActivity:payLineItem']) {
-      expect(named(name).filter(inTrace).length).toBeGreaterThan(0);
+    // Both steps, the one before the question and the one after the answer, are in the task's trace.
+    for (const name of ['StartActivity:noteStep', 'RunActivity:noteStep']) {
+      expect(named(name).filter(inTrace).length).toBeGreaterThanOrEqual(2);
     }
-    const [validate] = named('RunActivity:validateInvoice').filter(inTrace);
-    expect(validate.attributes.temporalWorkflowId).toBe(taskId);
-    expect(named('StartActivity:validateInvoice').map((span) => span.spanContext().spanId)).toContain(validate.parentSpanId);
+    const noted = named('RunActivity:noteStep').filter(inTrace);
+    const started = named('StartActivity:noteStep').map((span) => span.spanContext().spanId);
+    for (const step of noted) {
+      expect(step.attributes.temporalWorkflowId).toBe(taskId);
+      expect(started).toContain(step.parentSpanId);
+    }
 
     // The other requests of the task have spans of their own, naming it; the answer is in the trace of the request
     // that gave it, down to the workflow's handling of the signal.
