@@ -24,10 +24,11 @@ import {
   type InputResponse,
   type PublishedTaskState,
 } from '../../src/contract/task-contract';
-import { PaymentsLedger } from '../../examples/invoice-approval/src/activities/payments';
 import { Logger } from '../../src/util/log';
-import { errorCodeOf, FAST_TUNING, getTask, newMcpClient, waitForTask } from '../helpers/mcp';
-import { sampleInvoice, startInvoiceTask } from '../helpers/example';
+import { errorCodeOf, FAST_TUNING, getTask, newMcpClient, taskResult, waitForTask } from '../helpers/mcp';
+import { ASK_WORKFLOW_TYPE, QUESTION_KEY } from '../fixtures/definitions';
+import { askInput, FIXTURES, startAskTask } from '../fixtures/stack';
+import { askRequesterTool } from '../fixtures/tools';
 import { pollUntil } from '../../src/util/wait';
 import { freePort } from '../helpers/dev-server';
 import { startStack } from '../helpers/test-stack';
@@ -37,7 +38,7 @@ import { eventually, uniqueTaskQueue } from '../helpers/temporal';
 describe('the task mark binds the run', () => {
   test('a mark copied onto a new run (after the task finished, or replacing it while it runs) is "Task not found" and never asks', async () => {
     const principal = `mark-${randomUUID().slice(0, 8)}`;
-    const stack = await startStack({ name: 'mark', bridge: { principal } });
+    const stack = await startStack({ name: 'mark', app: FIXTURES, bridge: { principal } });
     const { taskQueue, temporal } = stack;
     const client = newMcpClient('mark');
     const asked: string[] = [];
@@ -48,16 +49,10 @@ describe('the task mark binds the run', () => {
     const close = await stack.connect(client);
     const plant = async (workflowId: string, conflict: 'FAIL' | 'TERMINATE_EXISTING') => {
       const original = await temporal.workflow.getHandle(workflowId).describe();
-      await temporal.workflow.start('invoiceWorkflow', {
+      await temporal.workflow.start(ASK_WORKFLOW_TYPE, {
         taskQueue,
         workflowId,
-        args: [
-          sampleInvoice({
-            invoiceNumber: 'EVIL-999',
-            vendorId: 'V-200',
-            lineItems: [{ lineItemId: 'LI-1', description: 'x', amount: 99_999 }],
-          }),
-        ],
+        args: [askInput({ subject: 'EVIL-999' })],
         memo: original.memo,
         typedSearchAttributes: [{ key: PRINCIPAL_KEY, value: principal }],
         workflowIdConflictPolicy: conflict,
@@ -66,7 +61,7 @@ describe('the task mark binds the run', () => {
     };
     try {
       // A finished task, its memo copied onto a new run of the same id with other arguments.
-      const finished = await startInvoiceTask(client, sampleInvoice({ vendorId: 'V-666' }));
+      const finished = await startAskTask(client, askInput({ refuse: 'not this one' }));
       await waitForTask(client, finished.taskId, (task) => task.status === 'failed');
       await plant(finished.taskId, 'FAIL');
       await eventually(
@@ -75,8 +70,8 @@ describe('the task mark binds the run', () => {
       );
       expect(await errorCodeOf(getTask(client, finished.taskId))).toBe(-32602);
 
-      // A running task waiting for approval, replaced with TERMINATE_EXISTING by a run with a bigger invoice.
-      const running = await startInvoiceTask(client, sampleInvoice());
+      // A running task waiting for its answer, replaced with TERMINATE_EXISTING by a run about another subject.
+      const running = await startAskTask(client);
       await waitForTask(client, running.taskId, (task) => task.status === 'input_required');
       await plant(running.taskId, 'TERMINATE_EXISTING');
       // The replacement happened past the bridge: a poll shows it once the task's history watch has seen the old run
@@ -109,13 +104,13 @@ describe('the task mark binds the run', () => {
 describe('answers only a bridge can give', () => {
   test('a plain Temporal client approves nothing, and a sealed answer copied onto another task is refused', async () => {
     const principal = `seal-${randomUUID().slice(0, 8)}`;
-    const stack = await startStack({ name: 'seal', bridge: { principal } });
-    const { activities, temporal } = stack;
+    const stack = await startStack({ name: 'seal', app: FIXTURES, bridge: { principal } });
+    const { temporal } = stack;
     const client = newMcpClient('seal');
     const close = await stack.connect(client);
     const started: string[] = [];
-    const ledger = new PaymentsLedger(activities.ledgerDir);
-    const paidFor = async (taskId: string) => (await ledger.entries()).filter((entry) => entry.taskId === taskId);
+    /** The status of the task's workflow: an ask workflow ends once it takes an answer, so RUNNING says none was taken. */
+    const runStatus = async (taskId: string) => (await temporal.workflow.getHandle(taskId).describe()).status.name;
     /** Waits until the workflow has published this many refused answers, and returns its state. */
     const refusals = (taskId: string, count: number) =>
       eventually(async () => {
@@ -123,8 +118,8 @@ describe('answers only a bridge can give', () => {
         return (memo?.refusedAnswers?.length ?? 0) >= count ? memo : undefined;
       }, `${count} refused answer(s) of ${taskId}`);
     try {
-      const first = await startInvoiceTask(client, sampleInvoice());
-      const second = await startInvoiceTask(client, sampleInvoice());
+      const first = await startAskTask(client);
+      const second = await startAskTask(client);
       started.push(first.taskId, second.taskId);
       await waitForTask(client, first.taskId, (task) => task.status === 'input_required');
       await waitForTask(client, second.taskId, (task) => task.status === 'input_required');
@@ -132,12 +127,12 @@ describe('answers only a bridge can give', () => {
       // The namespace writer's approval, as `temporal workflow signal` sends it.
       await temporal.workflow
         .getHandle(first.taskId)
-        .signal(RESPOND_SIGNAL_NAME, { key: 'approval', action: 'accept', content: { decision: 'approve' } });
+        .signal(RESPOND_SIGNAL_NAME, { key: QUESTION_KEY, action: 'accept', content: { decision: 'approve' } });
       expect((await refusals(first.taskId, 1)).refusedAnswers).toEqual([
-        { key: 'approval', reason: 'it carries no seal', at: expect.any(String) },
+        { key: QUESTION_KEY, reason: 'it carries no seal', at: expect.any(String) },
       ]);
       expect((await getTask(client, first.taskId)).status).toBe('input_required');
-      expect(await paidFor(first.taskId)).toEqual([]);
+      expect(await runStatus(first.taskId)).toBe('RUNNING');
 
       // The owner approves through the bridge; the sealed signal it sent is then copied onto the other task.
       const answered = await client.callTool({
@@ -146,7 +141,7 @@ describe('answers only a bridge can give', () => {
       });
       expect(answered.isError).toBeFalsy();
       await waitForTask(client, first.taskId, (task) => task.status === 'completed');
-      expect((await paidFor(first.taskId)).length).toBe(2);
+      expect((await taskResult(client, first.taskId)).structuredContent).toMatchObject({ outcome: 'approved' });
       const { events } = await temporal.workflow.getHandle(first.taskId).fetchHistory();
       const sealedAnswers = events!
         .map((event) => event.workflowExecutionSignaledEventAttributes)
@@ -158,7 +153,7 @@ describe('answers only a bridge can give', () => {
       await temporal.workflow.getHandle(second.taskId).signal(RESPOND_SIGNAL_NAME, sealedAnswers[0]);
       expect((await refusals(second.taskId, 1)).refusedAnswers?.[0].reason).toBe('its seal was made for another run');
       expect((await getTask(client, second.taskId)).status).toBe('input_required');
-      expect(await paidFor(second.taskId)).toEqual([]);
+      expect(await runStatus(second.taskId)).toBe('RUNNING');
     } finally {
       await close();
       for (const taskId of started) {
@@ -178,6 +173,7 @@ describe('the open-task quota', () => {
     const principal = `burst-${randomUUID().slice(0, 8)}`;
     const stack = await startStack({
       name: 'burst',
+      app: FIXTURES,
       worker: false,
       bridge: { principal, tuning: { ...FAST_TUNING, core: { ...FAST_TUNING.core, quotas: { maxOpenTasks: 3 } } } },
     });
@@ -188,7 +184,7 @@ describe('the open-task quota', () => {
       const calls = await Promise.allSettled(
         Array.from({ length: 15 }, () =>
           client.request(
-            { method: 'tools/call', params: { name: 'process_invoice', arguments: { ...sampleInvoice() }, task: {} } },
+            { method: 'tools/call', params: { name: askRequesterTool.name, arguments: askInput(), task: {} } },
             CreateTaskResultSchema,
           ),
         ),
@@ -223,6 +219,7 @@ describe('waits', () => {
     const principal = `waits-${randomUUID().slice(0, 8)}`;
     const stack = await startStack({
       name: 'waits',
+      app: FIXTURES,
       bridge: { principal, tuning: { ...FAST_TUNING, core: { ...FAST_TUNING.core, quotas: { maxWaits: 2 } } } },
     });
     const client = newMcpClient('waits');
@@ -246,7 +243,7 @@ describe('waits', () => {
     };
     try {
       const ids: string[] = [];
-      for (let i = 0; i < 6; i++) ids.push((await startInvoiceTask(client, sampleInvoice())).taskId);
+      for (let i = 0; i < 6; i++) ids.push((await startAskTask(client)).taskId);
       for (const id of ids) await waitForTask(observer, id, (task) => task.status === 'input_required');
       // Polls that see input_required offer the question on the standalone stream after the grace period.
       for (const id of ids) await getTask(client, id);
@@ -267,10 +264,12 @@ describe('waits', () => {
 describe('connections', () => {
   test('520 idle sockets from one address leave a second address served, and are closed once they stay silent', async () => {
     const server = await freePort().then((port) =>
-      spawnHttpServer(uniqueTaskQueue('sockets'), port, {
-        MCP_HTTP_FIRST_REQUEST_TIMEOUT_MS: '20000',
-        MCP_HTTP_HEADERS_TIMEOUT_MS: '120000',
-      }),
+      spawnHttpServer(
+        uniqueTaskQueue('sockets'),
+        port,
+        { MCP_HTTP_FIRST_REQUEST_TIMEOUT_MS: '20000', MCP_HTTP_HEADERS_TIMEOUT_MS: '120000' },
+        FIXTURES.serveArgs(),
+      ),
     );
     const { port } = new URL(server.url);
     const idle: net.Socket[] = [];
