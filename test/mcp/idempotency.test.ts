@@ -3,23 +3,23 @@ import { CreateTaskResultSchema, ErrorCode } from '@modelcontextprotocol/sdk/typ
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Bridge } from '../../src/mcp/bridge';
 import { ADOPT_ONLY_META, IDEMPOTENCY_KEY_META, REPLAYED_META } from '../../src/contract/wire';
-import { startStack, type TestStack } from '../helpers/test-stack';
+import { startStack } from '../helpers/test-stack';
 import { APPROVE, errorCodeOf, taskResult } from '../helpers/mcp';
 import { legacyDerivedUuid } from '../../src/core/idempotency';
 import { markerFromEnv } from '../../src/core/marker';
 import { PRINCIPAL_KEY } from '../../src/core/principal';
 import { bindSignal, TASK_META_MEMO, type TaskMeta } from '../../src/contract/task-contract';
 import { argumentsDigest } from '../../src/util/arguments-digest';
-import { INVOICE_WORKFLOW_TYPE } from '../../examples/invoice-approval/src/invoice';
 import { eventually } from '../helpers/temporal';
-import { sampleInvoice } from '../helpers/example';
+import { ASK_WORKFLOW_TYPE } from '../fixtures/definitions';
+import { askInput, FIXTURES, type FixtureStack } from '../fixtures/stack';
 
-let stack: TestStack;
+let stack: FixtureStack;
 let alice: Bridge;
 let bob: Bridge;
 
 beforeAll(async () => {
-  stack = await startStack({ name: 'idempotency' });
+  stack = await startStack({ name: 'idempotency', app: FIXTURES });
   [alice, bob] = await Promise.all([stack.addBridge({ principal: 'alice' }), stack.addBridge({ principal: 'bob' })]);
 });
 
@@ -30,10 +30,10 @@ afterAll(() => stack?.stop());
 const connect = async (bridge: Bridge): Promise<McpClient> =>
   (await stack.person('idempotency-test', { answer: () => APPROVE, bridge })).client;
 
-/** A task-augmented tools/call of process_invoice with `_meta`. */
+/** A task-augmented tools/call of ask_requester with `_meta`. */
 function callWithMeta(client: McpClient, args: unknown, meta: Record<string, unknown>) {
   return client.request(
-    { method: 'tools/call', params: { name: 'process_invoice', arguments: args as Record<string, unknown>, task: {}, _meta: meta } },
+    { method: 'tools/call', params: { name: 'ask_requester', arguments: args as Record<string, unknown>, task: {}, _meta: meta } },
     CreateTaskResultSchema,
   );
 }
@@ -46,79 +46,81 @@ async function latestRunId(workflowId: string): Promise<string> {
 describe('idempotent task creation', () => {
   test('tools/call: the same idempotency key twice gives the same task, started once, the second marked replayed', async () => {
     const client = await connect(alice);
-    const invoice = sampleInvoice();
+    // Two arguments, so that their keys can come in another order.
+    const input = askInput({ holdMs: 0 });
     const key = randomUUID();
-    const first = await callWithMeta(client, invoice, { [IDEMPOTENCY_KEY_META]: key });
+    const first = await callWithMeta(client, input, { [IDEMPOTENCY_KEY_META]: key });
     const runId = await latestRunId(first.task.taskId);
-    const second = await callWithMeta(client, { ...invoice }, { [IDEMPOTENCY_KEY_META]: key });
+    const second = await callWithMeta(client, { ...input }, { [IDEMPOTENCY_KEY_META]: key });
     expect(second.task.taskId).toBe(first.task.taskId);
     expect(second.task.createdAt).toBe(first.task.createdAt);
     expect(first._meta?.[REPLAYED_META]).toBeUndefined();
     expect(second._meta?.[REPLAYED_META]).toBe(true);
-    expect(first.task.taskId).toMatch(/^invoice-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(first.task.taskId).toMatch(/^ask-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     // Argument order does not make another call.
-    const reordered = Object.fromEntries(Object.entries(invoice).reverse());
+    const reordered = Object.fromEntries(Object.entries(input).reverse());
+    expect(Object.keys(reordered)).not.toEqual(Object.keys(input));
     expect((await callWithMeta(client, reordered, { [IDEMPOTENCY_KEY_META]: key })).task.taskId).toBe(first.task.taskId);
     expect(await latestRunId(first.task.taskId)).toBe(runId);
   });
 
   test('tools/call: the id of a keyed call is an HMAC under the task key, not a digest anyone can compute; a call repeated across the upgrade finds the task made under the digest', async () => {
     const client = await connect(alice);
-    const invoice = sampleInvoice();
+    const input = askInput();
     const key = randomUUID();
     // The task a version before keyed ids made for this key: its id the plain digest, marked and bound as it marked them.
-    const legacyId = `invoice-${legacyDerivedUuid('alice', 'process_invoice', key)}`;
+    const legacyId = `ask-${legacyDerivedUuid('alice', 'ask_requester', key)}`;
     const marker = markerFromEnv();
     const createdAt = new Date().toISOString();
-    const digest = argumentsDigest(invoice);
-    const start = { workflowId: legacyId, principal: 'alice', tool: 'process_invoice', argumentsDigest: digest, createdAt };
+    const digest = argumentsDigest(input);
+    const start = { workflowId: legacyId, principal: 'alice', tool: 'ask_requester', argumentsDigest: digest, createdAt };
     const meta: TaskMeta = {
-      tool: 'process_invoice',
+      tool: 'ask_requester',
       ttl: 3_600_000,
       pollInterval: 1000,
       createdAt,
       argumentsDigest: digest,
       marker: marker.sign({ ...start, bound: true }),
     };
-    const started = await stack.temporal.workflow.start(INVOICE_WORKFLOW_TYPE, {
+    const started = await stack.temporal.workflow.start(ASK_WORKFLOW_TYPE, {
       taskQueue: stack.taskQueue,
       workflowId: legacyId,
-      args: [invoice],
+      args: [input],
       memo: { [TASK_META_MEMO]: meta },
       typedSearchAttributes: [{ key: PRINCIPAL_KEY, value: 'alice' }],
       workflowIdConflictPolicy: 'FAIL',
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
       startDelay: '15 minutes',
     });
-    await stack.temporal.workflow.signalWithStart(INVOICE_WORKFLOW_TYPE, {
+    await stack.temporal.workflow.signalWithStart(ASK_WORKFLOW_TYPE, {
       workflowId: legacyId,
       taskQueue: stack.taskQueue,
-      args: [invoice],
+      args: [input],
       signal: bindSignal,
       signalArgs: [marker.bind(legacyId, started.firstExecutionRunId)],
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
     });
-    const repeated = await callWithMeta(client, invoice, { [IDEMPOTENCY_KEY_META]: key });
+    const repeated = await callWithMeta(client, input, { [IDEMPOTENCY_KEY_META]: key });
     expect(repeated.task.taskId).toBe(legacyId);
     expect(repeated._meta?.[REPLAYED_META]).toBe(true);
-    expect((await taskResult(client, legacyId)).structuredContent).toMatchObject({ outcome: 'paid' });
+    expect((await taskResult(client, legacyId)).structuredContent).toMatchObject({ outcome: 'approved' });
 
     // A new key: the id is the keyed one, which neither the digest nor another task key gives.
     const fresh = randomUUID();
-    const created = await callWithMeta(client, sampleInvoice(), { [IDEMPOTENCY_KEY_META]: fresh });
-    expect(created.task.taskId).toBe(`invoice-${marker.keyedUuid('alice', 'process_invoice', fresh)}`);
-    expect(created.task.taskId).not.toBe(`invoice-${legacyDerivedUuid('alice', 'process_invoice', fresh)}`);
+    const created = await callWithMeta(client, askInput(), { [IDEMPOTENCY_KEY_META]: fresh });
+    expect(created.task.taskId).toBe(`ask-${marker.keyedUuid('alice', 'ask_requester', fresh)}`);
+    expect(created.task.taskId).not.toBe(`ask-${legacyDerivedUuid('alice', 'ask_requester', fresh)}`);
   });
 
   test('tools/call: a key repeated after the task completed gets the completed task, not a second run', async () => {
     const client = await connect(alice);
     const key = randomUUID();
-    const invoice = sampleInvoice();
-    const first = await callWithMeta(client, invoice, { [IDEMPOTENCY_KEY_META]: key });
+    const input = askInput();
+    const first = await callWithMeta(client, input, { [IDEMPOTENCY_KEY_META]: key });
     const runId = await latestRunId(first.task.taskId);
     const result = await taskResult(client, first.task.taskId);
-    expect(result.structuredContent).toMatchObject({ outcome: 'paid' });
-    const again = await callWithMeta(client, invoice, { [IDEMPOTENCY_KEY_META]: key });
+    expect(result.structuredContent).toMatchObject({ outcome: 'approved' });
+    const again = await callWithMeta(client, input, { [IDEMPOTENCY_KEY_META]: key });
     expect(again.task).toMatchObject({ taskId: first.task.taskId, status: 'completed' });
     expect(again._meta?.[REPLAYED_META]).toBe(true);
     const description = await stack.temporal.workflow.getHandle(first.task.taskId).describe();
@@ -129,32 +131,32 @@ describe('idempotent task creation', () => {
   test('tools/call: the same key with other arguments is refused with -32602 and starts nothing', async () => {
     const client = await connect(alice);
     const key = randomUUID();
-    const first = await callWithMeta(client, sampleInvoice(), { [IDEMPOTENCY_KEY_META]: key });
-    const error = await callWithMeta(client, sampleInvoice(), { [IDEMPOTENCY_KEY_META]: key }).catch((e: Error) => e);
+    const first = await callWithMeta(client, askInput(), { [IDEMPOTENCY_KEY_META]: key });
+    const error = await callWithMeta(client, askInput(), { [IDEMPOTENCY_KEY_META]: key }).catch((e: Error) => e);
     expect(error).toMatchObject({ code: ErrorCode.InvalidParams });
-    expect((error as Error).message).toMatch(/already used for a call of process_invoice with other arguments/);
+    expect((error as Error).message).toMatch(/already used for a call of ask_requester with other arguments/);
     expect((await client.experimental.tasks.getTask(first.task.taskId)).taskId).toBe(first.task.taskId);
   });
 
   test('tools/call: the same key from another principal is another task', async () => {
     const key = randomUUID();
-    const invoice = sampleInvoice();
-    const fromAlice = await callWithMeta(await connect(alice), invoice, { [IDEMPOTENCY_KEY_META]: key });
+    const input = askInput();
+    const fromAlice = await callWithMeta(await connect(alice), input, { [IDEMPOTENCY_KEY_META]: key });
     const bobClient = await connect(bob);
-    const fromBob = await callWithMeta(bobClient, invoice, { [IDEMPOTENCY_KEY_META]: key });
+    const fromBob = await callWithMeta(bobClient, input, { [IDEMPOTENCY_KEY_META]: key });
     expect(fromBob.task.taskId).not.toBe(fromAlice.task.taskId);
     expect(await errorCodeOf(bobClient.experimental.tasks.getTask(fromAlice.task.taskId))).toBe(ErrorCode.InvalidParams);
   });
 
   test('tools/call adopt-only: finds the task of an earlier call with the key, and starts nothing for an unknown key', async () => {
     const client = await connect(alice);
-    const invoice = sampleInvoice();
+    const input = askInput();
     const key = randomUUID();
-    const unknown = await callWithMeta(client, invoice, { [IDEMPOTENCY_KEY_META]: key, [ADOPT_ONLY_META]: true }).catch((e: Error) => e);
+    const unknown = await callWithMeta(client, input, { [IDEMPOTENCY_KEY_META]: key, [ADOPT_ONLY_META]: true }).catch((e: Error) => e);
     expect(unknown).toMatchObject({ code: ErrorCode.InvalidParams });
     expect((unknown as Error).message).toMatch(/No task was started with idempotency key/);
-    const created = await callWithMeta(client, invoice, { [IDEMPOTENCY_KEY_META]: key });
-    const adopted = await callWithMeta(client, invoice, { [IDEMPOTENCY_KEY_META]: key, [ADOPT_ONLY_META]: true });
+    const created = await callWithMeta(client, input, { [IDEMPOTENCY_KEY_META]: key });
+    const adopted = await callWithMeta(client, input, { [IDEMPOTENCY_KEY_META]: key, [ADOPT_ONLY_META]: true });
     expect(adopted.task.taskId).toBe(created.task.taskId);
     expect(adopted._meta?.[REPLAYED_META]).toBe(true);
   });
@@ -168,12 +170,12 @@ describe('idempotent task creation', () => {
         workflow: [{ signalWithStart: () => new Promise<string>((_resolve, reject) => (stopped = reject)) }],
       },
     });
-    const invoice = sampleInvoice();
+    const input = askInput();
     const key = randomUUID();
-    const first = callWithMeta(await connect(stalled), invoice, { [IDEMPOTENCY_KEY_META]: key }).catch((e: Error) => e);
+    const first = callWithMeta(await connect(stalled), input, { [IDEMPOTENCY_KEY_META]: key }).catch((e: Error) => e);
     try {
       // The id a call of this key gets; its run exists once the first call has started it.
-      const workflowId = `invoice-${markerFromEnv().keyedUuid('alice', 'process_invoice', key)}`;
+      const workflowId = `ask-${markerFromEnv().keyedUuid('alice', 'ask_requester', key)}`;
       await eventually(
         () =>
           stack.temporal.workflow
@@ -189,7 +191,7 @@ describe('idempotent task creation', () => {
       // Until visibility lists the run, the retry is told to come back (a retryable -32603).
       const retried = await eventually(
         () =>
-          callWithMeta(client, invoice, { [IDEMPOTENCY_KEY_META]: key }).catch((error: { code?: number; message: string }) => {
+          callWithMeta(client, input, { [IDEMPOTENCY_KEY_META]: key }).catch((error: { code?: number; message: string }) => {
             if (error.code === ErrorCode.InternalError && /still being set up; retry/.test(error.message)) return undefined;
             throw error;
           }),
@@ -197,8 +199,8 @@ describe('idempotent task creation', () => {
       );
       expect(retried.task.taskId).toBe(workflowId);
       expect(retried._meta?.[REPLAYED_META]).toBe(true);
-      // Bound: the run leaves its start delay, asks its question and is paid.
-      expect((await taskResult(client, retried.task.taskId)).structuredContent).toMatchObject({ outcome: 'paid' });
+      // Bound: the run leaves its start delay, asks its question and is approved.
+      expect((await taskResult(client, retried.task.taskId)).structuredContent).toMatchObject({ outcome: 'approved' });
     } finally {
       stopped(new Error('the stalled bridge is stopped'));
       await first;
@@ -216,7 +218,7 @@ describe('idempotent task creation', () => {
       { [IDEMPOTENCY_KEY_META]: randomUUID(), [ADOPT_ONLY_META]: 'yes' },
       { [ADOPT_ONLY_META]: true },
     ]) {
-      const error = await callWithMeta(client, sampleInvoice(), meta).catch((e: Error) => e);
+      const error = await callWithMeta(client, askInput(), meta).catch((e: Error) => e);
       expect(error).toMatchObject({ code: ErrorCode.InvalidParams });
       expect((error as Error).message).toMatch(/temporal-mcp-tasks\/(idempotency-key|adopt-only)/);
     }
