@@ -3,7 +3,7 @@
  * real SDK clients (in memory for 2025-11-25) and hand-written 2026-07-28 requests over Streamable HTTP.
  */
 import { getEventListeners } from 'node:events';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
@@ -18,20 +18,76 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { randomUUID } from 'node:crypto';
 import { Client as TemporalClient, Connection } from '@temporalio/client';
+import { z } from 'zod';
+import { defineWorkflowTool } from 'temporal-mcp-tasks';
 import { HistoryWatch } from '../../src/core/history-watch';
-import { loadToolsFile } from '../../src/mcp/tools/config-file';
+import { loadToolsFile, type ToolEntry } from '../../src/mcp/tools/config-file';
 import { respondSignal } from '../../src/contract/task-contract';
 import { refusalBackoffMs } from '../../src/mcp/mcp2025/server';
 import { pollUntil, sleep } from '../../src/util/wait';
 import { errorCodeOf, newMcpClient, ScriptedUser, taskResult, waitForTask } from '../helpers/mcp';
-import { sampleInvoice, TOOLS_WITH_SAMPLES } from '../helpers/example';
 import { freePort, temporalDev } from '../helpers/dev-server';
 import { mcp2026Request, type RawRequestOptions } from '../helpers/mcp2026';
-import { startStack, type TestStack } from '../helpers/test-stack';
+import { startStack } from '../helpers/test-stack';
 import { eventually, sendAnswer } from '../helpers/temporal';
+import { ASK_BOTH_WORKFLOW_TYPE, ECHO_WORKFLOW_TYPE, QUESTION_KEY } from '../fixtures/definitions';
+import { askInput, FIXTURES, type FixtureStack } from '../fixtures/stack';
+import { askRequesterTool, toolsFileEntry } from '../fixtures/tools';
 
-const tools = [...TOOLS_WITH_SAMPLES, ...loadToolsFile('examples/invoice-approval/tools.yaml')];
-let stack: TestStack;
+const region = { type: 'string', enum: ['north', 'south', 'east', 'west'], description: 'The region.' };
+const holdMs = { type: 'integer', minimum: 0, maximum: 60_000, description: 'How long the report takes.' };
+
+/** Tools of this file's own, declared in a tools file as a team declares workflows without code in the server. */
+const FILE_TOOLS: ToolEntry[] = [
+  {
+    name: 'report',
+    description: 'Echoes the region it is given, after `holdMs`; a workflow that knows nothing of MCP.',
+    workflowType: ECHO_WORKFLOW_TYPE,
+    taskSupport: 'required',
+    inputSchema: { type: 'object', properties: { region, holdMs }, required: ['region'] },
+  },
+  {
+    name: 'refresh_report',
+    description: 'Echoes the region it is given, after the user confirms it (asked before anything starts).',
+    workflowType: ECHO_WORKFLOW_TYPE,
+    idPrefix: 'refresh',
+    inputSchema: { type: 'object', properties: { region }, required: ['region'] },
+    confirm: {
+      message: 'Rebuild the {{region}} report now? It replaces the published one.',
+      requestedSchema: {
+        type: 'object',
+        properties: { reason: { type: 'string', minLength: 3, description: 'Why it is rebuilt.' } },
+        required: ['reason'],
+      },
+      into: 'confirmation',
+    },
+  },
+  {
+    name: 'ask_both',
+    description: 'Asks the requester two things about a subject at once.',
+    workflowType: ASK_BOTH_WORKFLOW_TYPE,
+    idPrefix: 'both',
+    inputSchema: { type: 'object', properties: { subject: { type: 'string', minLength: 1 } }, required: ['subject'] },
+  },
+];
+
+/** A tool whose workflow returns a result the tool reports as a tool error, with the workflow's `reason` as its text. */
+const refusedReport = defineWorkflowTool<{ reason: string }, { reason: string }>({
+  name: 'refused_report',
+  description: 'Echoes a reason, reported as a tool error.',
+  inputSchema: z.object({ reason: z.string().min(1).describe('The text of the error.') }),
+  workflowType: ECHO_WORKFLOW_TYPE,
+  toResult: (output) => ({ content: [{ type: 'text', text: output.reason }], isError: true }),
+});
+
+/** `tools` as a tools file in a fresh temporary folder. */
+function toolsFile(tools: ToolEntry[]): string {
+  const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'letter-tools-')), 'tools.json');
+  writeFileSync(file, JSON.stringify({ tools }));
+  return file;
+}
+
+let stack: FixtureStack;
 
 /**
  * The principals of the requests over HTTP, one per test: the server lets each make 5 task requests a second
@@ -45,8 +101,10 @@ const TOKENS = Object.fromEntries(HTTP_PRINCIPALS.map((principal) => [principal,
 >;
 
 beforeAll(async () => {
+  const tools = [...FIXTURES.tools, ...loadToolsFile(toolsFile(FILE_TOOLS)), refusedReport];
   stack = await startStack({
     name: 'letter',
+    app: FIXTURES,
     bridge: { tools, principal: 'letter' },
     servers: [
       {
@@ -54,7 +112,8 @@ beforeAll(async () => {
           MCP_TASK_OPS_PER_SECOND: '5',
           MCP_AUTH_TOKENS: HTTP_PRINCIPALS.map((principal) => `${principal}=${TOKENS[principal]}`).join(','),
         },
-        args: ['--tools', 'examples/invoice-approval/tools.yaml'],
+        // Of two `--tools` the last counts: this file's tools beside the fixtures' ask_requester.
+        args: ['--tools', toolsFile([toolsFileEntry(askRequesterTool), ...FILE_TOOLS])],
       },
     ],
   });
@@ -103,12 +162,10 @@ describe('2025-11-25', () => {
           dismissed = true;
           return { action: 'cancel' };
         }
-        return key === 'tax-id'
-          ? { action: 'accept', content: { taxId: 'DE123456789' } }
-          : { action: 'accept', content: { iban: 'DE89370400440532013000' } };
+        return { action: 'accept', content: { note: `${String(key)} note` } };
       }).attach(client);
       const created = await client.request(
-        { method: 'tools/call', params: { name: 'onboard_vendor', arguments: { vendorName: 'Initech' }, task: {} } },
+        { method: 'tools/call', params: { name: 'ask_both', arguments: askInput(), task: {} } },
         CreateTaskResultSchema,
       );
       // The first tasks/result asks the first question (dismissed), then the second (answered), then keeps blocking.
@@ -122,12 +179,12 @@ describe('2025-11-25', () => {
       await pollUntil(
         async () => {
           const view = await stack.bridge.core.get(created.task.taskId, 'letter', { watch: false });
-          return user.asked.length >= 2 && view.inputs.map((input) => input.key).join() === 'tax-id' ? true : undefined;
+          return user.asked.length >= 2 && view.inputs.map((input) => input.key).join() === 'first' ? true : undefined;
         },
-        { timeoutMs: 30_000, what: 'the bank account recorded, the tax id still open' },
+        { timeoutMs: 30_000, what: 'the second answer recorded, the first question still open' },
       );
       const keyOf = (index: number) => (user.asked[index]._meta as Record<string, unknown>)['temporal-mcp-tasks/input-key'];
-      expect(user.asked.map((_, index) => keyOf(index))).toEqual(['tax-id', 'bank-account']);
+      expect(user.asked.map((_, index) => keyOf(index))).toEqual(['first', 'second']);
       // The task is not terminal: the request still blocks.
       expect(settled).toBe(false);
       stop.abort();
@@ -135,7 +192,7 @@ describe('2025-11-25', () => {
       // A later tasks/result asks only the question still open: the second answer was taken, once.
       const result = await taskResult(client, created.task.taskId);
       expect(result.isError).toBeFalsy();
-      expect(user.asked.map((_, index) => keyOf(index))).toEqual(['tax-id', 'bank-account', 'tax-id']);
+      expect(user.asked.map((_, index) => keyOf(index))).toEqual(['first', 'second', 'first']);
     } finally {
       await close();
     }
@@ -155,7 +212,7 @@ describe('2025-11-25', () => {
       }).attach(client);
       const keyOf = (index: number) => (user.asked[index]._meta as Record<string, unknown>)['temporal-mcp-tasks/input-key'];
       const created = await client.request(
-        { method: 'tools/call', params: { name: 'onboard_vendor', arguments: { vendorName: 'Hooli' }, task: {} } },
+        { method: 'tools/call', params: { name: 'ask_both', arguments: askInput(), task: {} } },
         CreateTaskResultSchema,
       );
       const { taskId } = created.task;
@@ -169,7 +226,7 @@ describe('2025-11-25', () => {
         'the task read after both questions were dismissed',
       );
       await client.ping();
-      expect(user.asked.map((_, index) => keyOf(index))).toEqual(['tax-id', 'bank-account']);
+      expect(user.asked.map((_, index) => keyOf(index))).toEqual(['first', 'second']);
 
       // An event of the task wakes the request, which reads it again: still nothing is asked.
       const handle = stack.temporal.workflow.getHandle(taskId);
@@ -180,8 +237,8 @@ describe('2025-11-25', () => {
       expect(user.asked).toHaveLength(2);
 
       // Answered elsewhere, the task ends and the same request returns its result, without asking anything more.
-      await sendAnswer(handle, { key: 'tax-id', action: 'accept', content: { taxId: 'DE123456789' } });
-      await sendAnswer(handle, { key: 'bank-account', action: 'accept', content: { iban: 'DE89370400440532013000' } });
+      await sendAnswer(handle, { key: 'first', action: 'accept', content: { note: 'first note' } });
+      await sendAnswer(handle, { key: 'second', action: 'accept', content: { note: 'second note' } });
       expect((await pending).isError).toBeFalsy();
       expect(user.asked).toHaveLength(2);
     } finally {
@@ -194,7 +251,7 @@ describe('2025-11-25', () => {
     try {
       new ScriptedUser(() => ({ action: 'cancel' })).attach(client);
       const created = await client.request(
-        { method: 'tools/call', params: { name: 'process_invoice', arguments: { ...sampleInvoice({ vendorId: 'V-666' }) }, task: {} } },
+        { method: 'tools/call', params: { name: refusedReport.name, arguments: { reason: 'The region is on hold.' }, task: {} } },
         CreateTaskResultSchema,
       );
       const task = await waitForTask(client, created.task.taskId, (candidate) => candidate.status !== 'working');
@@ -214,7 +271,7 @@ describe('2025-11-25', () => {
       const created = await client.request(
         {
           method: 'tools/call',
-          params: { name: 'sales_report', arguments: { region: 'north' }, task: {}, _meta: { progressToken: 'p-1' } },
+          params: { name: 'report', arguments: { region: 'north', holdMs: 1000 }, task: {}, _meta: { progressToken: 'p-1' } },
         },
         CreateTaskResultSchema,
       );
@@ -235,7 +292,7 @@ describe('2025-11-25', () => {
     const { client, close } = await connect();
     try {
       const created = await client.request(
-        { method: 'tools/call', params: { name: 'sales_report', arguments: { region: 'south' }, task: {} } },
+        { method: 'tools/call', params: { name: 'report', arguments: { region: 'south' }, task: {} } },
         CreateTaskResultSchema,
       );
       const listed = await client.experimental.tasks.listTasks();
@@ -254,7 +311,7 @@ describe('2025-11-25', () => {
         return { action: 'accept', content: { decision: 'maybe' } };
       }).attach(client);
       const created = await client.request(
-        { method: 'tools/call', params: { name: 'process_invoice', arguments: { ...sampleInvoice() }, task: {} } },
+        { method: 'tools/call', params: { name: 'ask_requester', arguments: askInput(), task: {} } },
         CreateTaskResultSchema,
       );
       const waiting = taskResult(client, created.task.taskId, 120_000).catch(() => undefined);
@@ -279,7 +336,7 @@ describe('2025-11-25', () => {
       for (const params of [{ task: { ttl: -5 } }, { task: {}, _meta: { 'temporal-mcp-tasks/idempotency-key': 'has space' } }]) {
         const refused = await client
           .request(
-            { method: 'tools/call', params: { name: 'refresh_sales_report', arguments: { region: 'east' }, ...params } },
+            { method: 'tools/call', params: { name: 'refresh_report', arguments: { region: 'east' }, ...params } },
             CreateTaskResultSchema,
           )
           .catch((error: Error) => error);
@@ -299,13 +356,13 @@ describe('2025-11-25', () => {
     try {
       let answer: ElicitResult = { action: 'decline' };
       const user = new ScriptedUser(() => answer).attach(client);
-      const declined = await client.callTool({ name: 'refresh_sales_report', arguments: { region: 'east' } }, CallToolResultSchema);
+      const declined = await client.callTool({ name: 'refresh_report', arguments: { region: 'east' } }, CallToolResultSchema);
       expect(declined.isError).toBe(true);
       expect(JSON.stringify(declined.content)).toMatch(/Not started/);
-      expect(user.asked[0].message).toBe('Rebuild the east sales report now? It replaces the published one.');
+      expect(user.asked[0].message).toBe('Rebuild the east report now? It replaces the published one.');
       const before = (await client.experimental.tasks.listTasks()).tasks.length;
       answer = { action: 'accept', content: { reason: 'late orders' } };
-      const done = await client.callTool({ name: 'refresh_sales_report', arguments: { region: 'east' } }, CallToolResultSchema);
+      const done = await client.callTool({ name: 'refresh_report', arguments: { region: 'east' } }, CallToolResultSchema);
       expect(done.structuredContent).toMatchObject({ region: 'east' });
       const after = (await client.experimental.tasks.listTasks()).tasks.length;
       expect(after).toBe(before + 1);
@@ -317,7 +374,7 @@ describe('2025-11-25', () => {
   test('a client that cannot be asked gets the confirmation and answers it with confirm_start', async () => {
     const { client, close } = await connect(false);
     try {
-      const pending = await client.callTool({ name: 'refresh_sales_report', arguments: { region: 'west' } }, CallToolResultSchema);
+      const pending = await client.callTool({ name: 'refresh_report', arguments: { region: 'west' } }, CallToolResultSchema);
       const token = (pending.structuredContent as { pendingConfirmation: { confirmation: string } }).pendingConfirmation.confirmation;
       const refused = await client.callTool({
         name: 'confirm_start',
@@ -357,7 +414,7 @@ describe('2025-11-25 over HTTP', () => {
     );
     try {
       const created = await client.request(
-        { method: 'tools/call', params: { name: 'sales_report', arguments: { region: 'north' }, task: {} } },
+        { method: 'tools/call', params: { name: 'report', arguments: { region: 'north' }, task: {} } },
         CreateTaskResultSchema,
       );
       const taskId = created.task.taskId;
@@ -365,7 +422,7 @@ describe('2025-11-25 over HTTP', () => {
       await client.experimental.tasks.listTasks();
       await taskResult(client, taskId);
       expect(await errorCodeOf(client.experimental.tasks.cancelTask(taskId))).toBe(-32602);
-      const unknown = 'sales-report-00000000-0000-4000-8000-000000000000';
+      const unknown = 'report-00000000-0000-4000-8000-000000000000';
       expect(await errorCodeOf(client.experimental.tasks.getTask(unknown))).toBe(-32602);
       // Answered with JSON (tasks/get) or on a stream (tasks/result), the message is the server's, prefixed once by the client.
       for (const refused of [() => client.experimental.tasks.getTask(unknown), () => client.experimental.tasks.getTaskResult(unknown)]) {
@@ -387,7 +444,7 @@ describe('2025-11-25 over HTTP', () => {
 
 describe('2026-07-28 over HTTP', () => {
   test('subscriptions/listen gets the standard header checks: HTTP 400 with -32020, and -32021 as HTTP 400', async () => {
-    const listen = { notifications: { taskIds: ['invoice-00000000-0000-4000-8000-000000000000'] } };
+    const listen = { notifications: { taskIds: ['ask-00000000-0000-4000-8000-000000000000'] } };
     const noMethod = await rpc('subscriptions/listen', listen, { headers: { 'mcp-method': undefined } });
     expect([noMethod.status, noMethod.body.error?.code]).toEqual([400, -32020]);
     const noVersion = await rpc('subscriptions/listen', listen, { headers: { 'mcp-protocol-version': undefined } });
@@ -401,34 +458,30 @@ describe('2026-07-28 over HTTP', () => {
   });
 
   test('arguments that do not fit the input schema are a tool error, for task clients too', async () => {
-    const answer = await rpc('tools/call', { name: 'process_invoice', arguments: { vendorId: 42 } }, {}, 'bad-arguments');
+    const answer = await rpc('tools/call', { name: 'ask_requester', arguments: { subject: 42 } }, {}, 'bad-arguments');
     expect(answer.status).toBe(200);
     expect(answer.body.result?.isError).toBe(true);
     expect(JSON.stringify(answer.body.result?.content)).toMatch(/Invalid arguments/);
   });
 
   test('a requestState is honoured only on a retry of the call it was issued for', async () => {
-    const args = { ...sampleInvoice() };
+    const args = askInput();
     const send = (method: string, params: Record<string, unknown>, options: RawRequestOptions) =>
       rpc(method, params, options, 'request-state');
-    const round = await send('tools/call', { name: 'process_invoice', arguments: args }, { tasks: false });
+    const round = await send('tools/call', { name: 'ask_requester', arguments: args }, { tasks: false });
     expect(round.body.result?.resultType).toBe('input_required');
     const state = round.body.result!.requestState as string;
-    const otherTool = await send(
-      'tools/call',
-      { name: 'sales_report', arguments: { region: 'north' }, requestState: state },
-      { tasks: false },
-    );
+    const otherTool = await send('tools/call', { name: 'report', arguments: { region: 'north' }, requestState: state }, { tasks: false });
     expect(otherTool.body.error?.code).toBe(-32602);
     const otherArgs = await send(
       'tools/call',
-      { name: 'process_invoice', arguments: { ...args, currency: 'USD' }, requestState: state },
+      { name: 'ask_requester', arguments: { ...args, holdMs: 0 }, requestState: state },
       { tasks: false },
     );
     expect(otherArgs.body.error?.code).toBe(-32602);
     const same = await send(
       'tools/call',
-      { name: 'process_invoice', arguments: args, requestState: state, inputResponses: { approval: { action: 'decline' } } },
+      { name: 'ask_requester', arguments: args, requestState: state, inputResponses: { [QUESTION_KEY]: { action: 'decline' } } },
       { tasks: false },
     );
     expect(same.body.error).toBeUndefined();
@@ -436,12 +489,12 @@ describe('2026-07-28 over HTTP', () => {
 
   test('a confirmation before start is an input_required round; its answer starts the task the client asked for', async () => {
     const send = (method: string, params: Record<string, unknown>) => rpc(method, params, {}, 'confirmation');
-    const first = await send('tools/call', { name: 'refresh_sales_report', arguments: { region: 'north' } });
+    const first = await send('tools/call', { name: 'refresh_report', arguments: { region: 'north' } });
     expect(first.body.result?.resultType).toBe('input_required');
     expect(first.body.result).not.toHaveProperty('taskId');
     const [key] = Object.keys(first.body.result!.inputRequests);
     const second = await send('tools/call', {
-      name: 'refresh_sales_report',
+      name: 'refresh_report',
       arguments: { region: 'north' },
       requestState: first.body.result!.requestState,
       inputResponses: { [key]: { action: 'accept', content: { reason: 'audit' } } },
@@ -451,7 +504,7 @@ describe('2026-07-28 over HTTP', () => {
   });
 
   test('tasks/get is answered with a JSON response, not an SSE stream', async () => {
-    const created = await rpc('tools/call', { name: 'sales_report', arguments: { region: 'west' } }, {}, 'json-get');
+    const created = await rpc('tools/call', { name: 'report', arguments: { region: 'west' } }, {}, 'json-get');
     const read = await rpc('tasks/get', { taskId: created.body.result!.taskId }, {}, 'json-get');
     expect(read.body.result?.taskId).toBe(created.body.result!.taskId);
     expect(read.contentType).toMatch(/^application\/json/);
@@ -460,7 +513,7 @@ describe('2026-07-28 over HTTP', () => {
   test('a principal polling in a tight loop is slowed with a retryable error', async () => {
     const started = Date.now();
     const answers = await Promise.all(
-      Array.from({ length: 40 }, () => rpc('tasks/get', { taskId: 'invoice-00000000-0000-4000-8000-000000000000' }, {}, 'tight-loop')),
+      Array.from({ length: 40 }, () => rpc('tasks/get', { taskId: 'ask-00000000-0000-4000-8000-000000000000' }, {}, 'tight-loop')),
     );
     const seconds = (Date.now() - started) / 1000;
     const limited = answers.filter((answer) => answer.body.error?.data?.retryAfterMs !== undefined);
@@ -473,7 +526,7 @@ describe('2026-07-28 over HTTP', () => {
 
 describe('the history watch', () => {
   test('long polls leave no abort listeners behind', async () => {
-    const handle = await stack.temporal.workflow.start('salesReportWorkflow', {
+    const handle = await stack.temporal.workflow.start(ECHO_WORKFLOW_TYPE, {
       taskQueue: `${stack.taskQueue}-idle`,
       workflowId: `letter-watch-${Date.now()}`,
       args: [{ region: 'north' }],
