@@ -254,6 +254,23 @@ describe('task-augmented tools/call', () => {
     expect(await ledgerFor(task.taskId)).toHaveLength(2);
   });
 
+  test("release_scheduled_payment: another principal's task is refused with -32602, and nothing is asked", async () => {
+    const principal = `release-${Date.now()}`;
+    const mine = await connect(() => ({ action: 'cancel' }), { principalBridge: await stack.addBridge({ principal }) });
+    const other = await connect();
+    try {
+      const task = await startInvoiceTask(mine.client, sampleInvoice());
+      await waitForTask(mine.client, task.taskId, (t) => t.status === 'input_required');
+      const release = await other.client
+        .callTool({ name: 'release_scheduled_payment', arguments: { taskId: task.taskId, lineItemId: 'LI-1' } })
+        .catch((error: { code?: number }) => error);
+      expect((release as { code?: number }).code).toBe(ErrorCode.InvalidParams);
+      expect(other.user.asked).toHaveLength(0);
+    } finally {
+      await stack.terminateRunningOf(principal);
+    }
+  });
+
   test('a plain call from a client that cannot be asked returns at the question, not as an error, and task_respond answers it', async () => {
     const { client } = await connect(undefined, { elicitation: false });
     const started = Date.now();
