@@ -39,16 +39,22 @@ afterAll(async () => {
   await issuer?.close();
 });
 
-/** A task of the token's principal, waiting for an answer nobody gives: it stays open through the test. */
+/**
+ * A task of the token's principal, once it waits for an answer nobody gives (`input_required`): it stays open through
+ * the test.
+ */
 async function waitingTask(token: string): Promise<string> {
-  const made = await mcp2026Request(
-    stack.server.url,
-    'tools/call',
-    { name: askRequesterTool.name, arguments: askInput() },
-    { headers: { authorization: `Bearer ${token}` } },
-  );
+  const headers = { authorization: `Bearer ${token}` };
+  const made = await mcp2026Request(stack.server.url, 'tools/call', { name: askRequesterTool.name, arguments: askInput() }, { headers });
   const taskId = made.body.result?.taskId as string;
   expect(taskId).toEqual(expect.any(String));
+  await pollUntil(
+    async () =>
+      (await mcp2026Request(stack.server.url, 'tasks/get', { taskId }, { headers })).body.result?.status === 'input_required'
+        ? true
+        : undefined,
+    { timeoutMs: 30_000, what: `task ${taskId} waiting for its answer` },
+  );
   return taskId;
 }
 
