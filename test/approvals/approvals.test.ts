@@ -1,27 +1,28 @@
 /**
- * Approvals by the right people: a spend request addressed to a role, over a real HTTP server whose callers hold static
+ * Approvals by the right people: a decision addressed to a role (`request_decision`), over a real HTTP server whose callers hold static
  * tokens with roles, answered by distinct approvers through their inbox, on both client generations; the requester
  * never approves their own, outsiders see nothing, and a namespace writer's Update is refused by the workflow.
  */
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
-import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { TASK_STATE_MEMO, type PublishedTaskState } from '../../src/contract/task-contract';
 import { ANSWER_UPDATE_NAME } from '../../src/contract/approvals';
 import { answer, ApprovalClients, awaitInInbox, inbox, makePeople, textOf, writeTokensFile } from '../helpers/approvals';
-import { startStack, type TestStack } from '../helpers/test-stack';
+import { startStack } from '../helpers/test-stack';
 import { getTask, taskResult, waitForTask } from '../helpers/mcp';
 import { mcp2026Request } from '../helpers/mcp2026';
+import { FIXTURES, startDecisionTask, type FixtureStack } from '../fixtures/stack';
 // alice asks (and holds the approver role too: she still may not approve her own); carol and erin approve; dave has no role.
 const people = makePeople({ alice: 'spend-approver', carol: 'spend-approver,controller', erin: 'spend-approver', dave: '' });
 type Person = keyof typeof people;
 
-let stack: TestStack;
+let stack: FixtureStack;
 const clients = new ApprovalClients();
 
 beforeAll(async () => {
   const tokensFile = writeTokensFile(people);
   stack = await startStack({
     name: 'approvals',
+    app: FIXTURES,
     servers: [{ env: { MCP_AUTH_TOKENS_FILE: tokensFile, MCP_TASK_OPS_PER_SECOND: '0' } }],
   });
 }, 120_000);
@@ -37,14 +38,7 @@ function connectAs(who: Person): Promise<McpClient> {
 
 test('two distinct approvers by role, on both generations; the requester, a repeat and an outsider are refused; the result says who decided', async () => {
   const [alice, carol, dave] = await Promise.all([connectAs('alice'), connectAs('carol'), connectAs('dave')]);
-  const created = await alice.request(
-    {
-      method: 'tools/call',
-      params: { name: 'request_spend_approval', arguments: { purpose: 'GPU server', amount: 4200, currency: 'EUR' }, task: {} },
-    },
-    CreateTaskResultSchema,
-  );
-  const { taskId } = created.task;
+  const taskId = await startDecisionTask(alice, { subject: 'EUR 4,200.00 for "GPU server"', roles: ['spend-approver'], required: 2 });
   const waiting = await waitForTask(alice, taskId, (task) => task.statusMessage?.startsWith('Waiting for') ?? false);
   // The requester's task works while others are asked; its status names roles and counts, never people.
   expect(waiting.status).toBe('working');
@@ -123,14 +117,7 @@ test('two distinct approvers by role, on both generations; the requester, a repe
 
 test('a rejection ends the request; an Update sent past the bridge with a forged identity is refused by the workflow', async () => {
   const [alice, carol] = await Promise.all([connectAs('alice'), connectAs('carol')]);
-  const created = await alice.request(
-    {
-      method: 'tools/call',
-      params: { name: 'request_spend_approval', arguments: { purpose: 'Team lunch', amount: 80, currency: 'EUR' }, task: {} },
-    },
-    CreateTaskResultSchema,
-  );
-  const { taskId } = created.task;
+  const taskId = await startDecisionTask(alice, { subject: 'EUR 80.00 for "Team lunch"', roles: ['spend-approver'] });
   await awaitInInbox(carol, taskId);
 
   // A namespace writer calls the Update with an identity that passes the validator but carries no seal of the bridge.
@@ -155,7 +142,7 @@ test('a rejection ends the request; an Update sent past the bridge with a forged
   const result = await taskResult(alice, taskId);
   // A final denial is a tool error saying the work did not run: the task is failed in 2025-11-25.
   expect(result.isError).toBe(true);
-  expect(textOf(result)).toBe('Not approved (rejected): EUR 80.00 for "Team lunch"; nothing was spent.');
+  expect(textOf(result)).toBe('Not approved (rejected): EUR 80.00 for "Team lunch"; nothing was done.');
   expect(result.structuredContent).toMatchObject({
     approved: false,
     outcome: 'rejected',
@@ -163,6 +150,6 @@ test('a rejection ends the request; an Update sent past the bridge with a forged
   });
   expect((await getTask(alice, taskId)).status).toBe('failed');
   expect(await stack.temporal.workflow.getHandle(taskId).describe()).toMatchObject({
-    memo: { [TASK_STATE_MEMO]: { statusMessage: 'Not approved (rejected); nothing was spent' } },
+    memo: { [TASK_STATE_MEMO]: { statusMessage: 'Not approved (rejected); nothing was done' } },
   });
 });
