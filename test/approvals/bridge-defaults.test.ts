@@ -8,23 +8,24 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
-import { CreateTaskResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { decisionStoreFromEnv } from '../../src/records/store';
 import { createBridge, type Bridge } from '../../src/mcp/bridge';
 import { bridgeOptionsFromEnv, type CreateBridgeOptions } from '../../src/mcp/bridge/bridge-options';
 import { pollUntil } from '../../src/util/wait';
 import { FAST_TUNING } from '../helpers/mcp';
-import { TOOLS_WITH_SAMPLES } from '../helpers/example';
 import { testTemporalConfig } from '../helpers/temporal';
-import { startStack, type TestStack } from '../helpers/test-stack';
+import { startStack } from '../helpers/test-stack';
+import { FIXTURES, startDecisionTask, type FixtureStack } from '../fixtures/stack';
+import { TOOLS_WITH_FIXTURES } from '../fixtures/tools';
 
 const REQUESTER = 'bridge-defaults-requester';
-let stack: TestStack;
+let stack: FixtureStack;
 let dir: string;
 const bridges: Bridge[] = [];
 
 beforeAll(async () => {
-  stack = await startStack({ name: 'bridge-defaults' });
+  stack = await startStack({ name: 'bridge-defaults', app: FIXTURES });
   dir = mkdtempSync(path.join(os.tmpdir(), 'bridge-defaults-'));
 }, 60_000);
 
@@ -42,7 +43,7 @@ async function bridgeOf(principal: string, roles: string[], approvals?: Partial<
     temporal: testTemporalConfig(stack.taskQueue),
     client: stack.temporal,
     tuning: FAST_TUNING,
-    tools: TOOLS_WITH_SAMPLES,
+    tools: TOOLS_WITH_FIXTURES,
     principalOf: () => principal,
     rolesOf: () => roles,
     approvals: { ...fromEnv.approvals, ...approvals },
@@ -53,27 +54,21 @@ async function bridgeOf(principal: string, roles: string[], approvals?: Partial<
   return client;
 }
 
-/** Asks for a spend one spend-approver decides, has `approver` approve it once it is open, and waits for the end. */
-async function approvedSpend(requester: McpClient, approver: McpClient): Promise<string> {
-  const { task } = await requester.request(
-    {
-      method: 'tools/call',
-      params: { name: 'request_spend_approval', arguments: { purpose: 'defaults', amount: 100, currency: 'EUR' }, task: {} },
-    },
-    CreateTaskResultSchema,
-  );
+/** Asks for a decision one spend-approver makes, has `approver` approve it once it is open; returns the task id. */
+async function approvedDecision(requester: McpClient, approver: McpClient): Promise<string> {
+  const taskId = await startDecisionTask(requester, { subject: 'defaults', roles: ['spend-approver'] });
   const answered = await pollUntil(
     async () => {
       const result = (await approver.callTool({
         name: 'approvals_answer',
-        arguments: { taskId: task.taskId, key: 'approval', action: 'accept', content: { decision: 'approve' } },
+        arguments: { taskId, key: 'approval', action: 'accept', content: { decision: 'approve' } },
       })) as CallToolResult;
       return result.isError ? undefined : result;
     },
-    { timeoutMs: 30_000, intervalMs: 200, what: `the approval of ${task.taskId} to be taken` },
+    { timeoutMs: 30_000, intervalMs: 200, what: `the approval of ${taskId} to be taken` },
   );
   expect(answered.isError).toBeFalsy();
-  return task.taskId;
+  return taskId;
 }
 
 /** The records the bridge's default store (MCP_DECISION_STORE of this run) holds for `taskId`. */
@@ -98,7 +93,7 @@ test('createBridge reads MCP_APPROVERS_DIRECTORY as serve does: the record names
     if (before === undefined) delete process.env.MCP_APPROVERS_DIRECTORY;
     else process.env.MCP_APPROVERS_DIRECTORY = before;
   }
-  const taskId = await approvedSpend(await bridgeOf(REQUESTER, []), approver);
+  const taskId = await approvedDecision(await bridgeOf(REQUESTER, []), approver);
   const records = await recordsOf(taskId);
   expect(records.map((record) => ({ decision: record.body.decision, person: record.body.by.person, signed: !!record.signature }))).toEqual([
     { decision: 'approve', person: 'carol', signed: true },
@@ -109,7 +104,7 @@ test('createBridge reads MCP_APPROVERS_DIRECTORY as serve does: the record names
 test("a directory of one's own (approvals.people) keeps the decision records on", async () => {
   const people = { personOf: (principal: string) => `person-of-${principal}`, rolesOf: () => undefined };
   const approver = await bridgeOf('erin', ['spend-approver'], { people });
-  const taskId = await approvedSpend(await bridgeOf(REQUESTER, []), approver);
+  const taskId = await approvedDecision(await bridgeOf(REQUESTER, []), approver);
   const records = await recordsOf(taskId);
   expect(records.map((record) => ({ person: record.body.by.person, signed: !!record.signature }))).toEqual([
     { person: 'person-of-erin', signed: true },
@@ -119,7 +114,7 @@ test("a directory of one's own (approvals.people) keeps the decision records on"
 
 test('approvals.decisions: null turns the records off, and nothing is recorded', async () => {
   const approver = await bridgeOf('frank', ['spend-approver'], { decisions: null });
-  const taskId = await approvedSpend(await bridgeOf(REQUESTER, []), approver);
+  const taskId = await approvedDecision(await bridgeOf(REQUESTER, []), approver);
   expect(await recordsOf(taskId)).toEqual([]);
 });
 

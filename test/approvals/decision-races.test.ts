@@ -7,18 +7,19 @@
  * workflow task that carries the Update) is held by the test until the event is in.
  */
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
-import { CreateTaskResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { createActivities } from '../../examples/invoice-approval/src/activities';
 import { createTaskActivities } from '../../src/activities/task-activities';
 import type { Bridge } from '../../src/mcp/bridge';
 import { createAnswerActivities } from '../../src/shared/answer-proof';
 import { respondSignal, VERIFY_ANSWER_ACTIVITY, type VerifyAnswerInput } from '../../src/contract/task-contract';
 import { pollUntil } from '../../src/util/wait';
 import { textOf } from '../helpers/approvals';
-import { startStack, type TestStack } from '../helpers/test-stack';
+import { startStack } from '../helpers/test-stack';
 import { taskResult } from '../helpers/mcp';
-import { quietTemporalLogs, testAddress, testWorkflowBundle } from '../helpers/temporal';
+import { fixtureWorkflowBundle, quietTemporalLogs, testAddress } from '../helpers/temporal';
+import { createFixtureActivities } from '../fixtures/activities';
+import { FIXTURES, startDecisionTask, type FixtureStack } from '../fixtures/stack';
 
 const REQUESTER = 'alice-decision-races';
 const APPROVER = 'carol-decision-races';
@@ -55,7 +56,7 @@ class SealChecks {
 }
 
 const checks = new SealChecks();
-let stack: TestStack;
+let stack: FixtureStack;
 let connection: NativeConnection;
 let worker: Worker;
 let running: Promise<void>;
@@ -65,17 +66,17 @@ let approverBridge: Bridge;
 beforeAll(async () => {
   quietTemporalLogs();
   // The stack brings no worker: this file runs its own, whose seal checks it holds.
-  stack = await startStack({ name: 'decision-races', worker: false });
+  stack = await startStack({ name: 'decision-races', app: FIXTURES, worker: false });
   connection = await NativeConnection.connect({ address: testAddress() });
   const answers = createAnswerActivities();
   worker = await Worker.create({
     connection,
     namespace: 'default',
     taskQueue: stack.taskQueue,
-    workflowBundle: testWorkflowBundle(),
+    workflowBundle: fixtureWorkflowBundle(),
     activities: {
       ...createTaskActivities({ decisionStore: stack.activities.decisionStore, notificationOutbox: stack.activities.notificationOutbox }),
-      ...createActivities(stack.activities),
+      ...createFixtureActivities(),
       ...answers,
       async [VERIFY_ANSWER_ACTIVITY](input: VerifyAnswerInput) {
         await checks.gate();
@@ -100,16 +101,9 @@ afterAll(async () => {
 
 const connect = async (bridge: Bridge): Promise<McpClient> => (await stack.person('decision-races', { bridge })).client;
 
-/** A spend request of `requester` that one spend-approver decides, once its question is open to the approver. */
+/** A decision of `requester` that one spend-approver makes, once its question is open to the approver. */
 async function openRequest(requester: McpClient): Promise<string> {
-  const created = await requester.request(
-    {
-      method: 'tools/call',
-      params: { name: 'request_spend_approval', arguments: { purpose: 'a race', amount: 100, currency: 'EUR' }, task: {} },
-    },
-    CreateTaskResultSchema,
-  );
-  const { taskId } = created.task;
+  const taskId = await startDecisionTask(requester, { subject: 'a race', roles: ['spend-approver'] });
   await pollUntil(
     () =>
       approverBridge.approvals.question(taskId, 'approval', { principal: APPROVER, roles: ['spend-approver'] }).then(
