@@ -1,17 +1,19 @@
 /**
  * Approvals that hold up in an audit: every decision is a record the bridge signs and keeps outside Temporal, and the
- * worker checks those records before each payment. A reset that drops a rejection pays nothing; four eyes count
+ * worker checks those records before the effect (`request_decision` with details). A reset that drops a rejection
+ * does nothing; four eyes count
  * people, not credentials; a hand-over goes only to someone eligible and records the delegate's decision; the
- * submitter hears that it is her own request; and an auditor checks a payment's approvals offline with the public key.
+ * submitter hears that it is her own request; and an auditor checks a decision's approvals offline with the public key.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
-import { CreateTaskResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { randomUUID } from 'node:crypto';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { temporal } from '@temporalio/proto';
-import type { InvoiceApprovalPolicy, InvoiceResult } from '../../examples/invoice-approval/src/invoice';
+import { pollUntil } from '../../src/util/wait';
 import {
   answer,
   ApprovalClients,
@@ -23,12 +25,13 @@ import {
   writeTokensFile,
   type Person,
 } from '../helpers/approvals';
-import { resultAfterReset, submitInvoice, sampleInvoice } from '../helpers/example';
 import { ROOT } from '../helpers/dev-server';
 import { TestIssuer } from '../helpers/issuer';
 import { newMcpClient, taskResult } from '../helpers/mcp';
-import { startStack, type TestStack } from '../helpers/test-stack';
-import { paidLineItems } from '../helpers/ledger';
+import { startStack } from '../helpers/test-stack';
+import type { DecisionResult } from '../fixtures/definitions';
+import { effectsCarriedOut, FIXTURES, startDecisionTask, type FixtureStack } from '../fixtures/stack';
+import { requestDecisionTool } from '../fixtures/tools';
 
 // sam submits and holds the role; sue submits without it; carol, dave and ann approve; olga has no role.
 const people = makePeople({
@@ -42,17 +45,16 @@ const people = makePeople({
   sp1: 'spend-approver',
   sp2: 'spend-approver',
 });
-const policy: InvoiceApprovalPolicy = { approvers: 'role', role: 'ap-approver', secondApproverAbove: 1_000 };
 
 let issuer: TestIssuer;
-let stack: TestStack;
+let stack: FixtureStack;
 const clients = new ApprovalClients();
 
 beforeAll(async () => {
   issuer = await TestIssuer.start();
   stack = await startStack({
     name: 'audit',
-    activities: { invoiceApproval: policy },
+    app: FIXTURES,
     servers: [
       {
         env: {
@@ -74,19 +76,44 @@ afterAll(async () => {
 
 const as = (person: Person): Promise<McpClient> => clients.connect(stack.server.url, person);
 
-const submit = (client: McpClient, invoice = sampleInvoice()) => submitInvoice(client, invoice);
-const paid = (taskId: string) => paidLineItems(stack.activities.ledgerDir, taskId);
+/**
+ * Asks holders of ap-approver (`required` distinct ones) to approve a purchase of `amount`, whose details the
+ * workflow checks against the decision records before its effect; returns the task id.
+ */
+const submit = (client: McpClient, { amount = 200.75, required = 1 }: { amount?: number; required?: number } = {}) =>
+  startDecisionTask(client, {
+    subject: `purchase ${randomUUID().slice(0, 8)}`,
+    roles: ['ap-approver'],
+    required,
+    details: { vendor: 'V-100', currency: 'EUR', amount },
+  });
+/** How many times the task's effect was carried out, by its history. */
+const effects = (taskId: string) => effectsCarriedOut(stack.temporal, taskId);
+/** The result of `taskId` as `client` reads it. */
+const resultOf = async (client: McpClient, taskId: string) =>
+  (await taskResult(client, taskId)).structuredContent as unknown as DecisionResult;
+
+/** The result of `taskId` once the run a reset made has ended: the result of the run it replaced (rejected) is read past. */
+function resultAfterReset(client: McpClient, taskId: string): Promise<DecisionResult> {
+  return pollUntil(
+    async () => {
+      const now = await resultOf(client, taskId);
+      return now.outcome === 'rejected' ? undefined : now;
+    },
+    { timeoutMs: 60_000, intervalMs: 500, what: 'the reset run to end' },
+  );
+}
 /** `temporal-mcp-tasks approvals …` as an auditor runs it, with the stack's store. */
 const auditor = (args: string[]) => approvalsCommand(args, { MCP_DECISION_STORE: stack.activities.decisionStore });
 
 const publicKey = path.join(os.homedir(), '.config', 'temporal-mcp-tasks', 'decision-signing-key.pub.pem');
 
-test('a reset that leaves out the rejection from its reapply pays nothing, and the task says why', async () => {
+test('a reset that leaves out the rejection from its reapply does nothing, and the task says why', async () => {
   const [sam, carol, dave] = await Promise.all([as(people.sam), as(people.carol), as(people.dave)]);
   const taskId = await submit(sam);
   await awaitInInbox(carol, taskId);
   expect(textOf(await answer(carol, taskId, 'reject', { comment: 'not ours' }))).toMatch(/is recorded\.$/);
-  const rejected = (await taskResult(sam, taskId)).structuredContent as InvoiceResult;
+  const rejected = await resultOf(sam, taskId);
   expect(rejected.outcome).toBe('rejected');
 
   // A namespace writer resets the run to before carol's answer and leaves Updates and signals out of the reapply.
@@ -114,8 +141,8 @@ test('a reset that leaves out the rejection from its reapply pays nothing, and t
   expect(result.outcome).toBe('unapproved');
   expect(result.reason).toContain(people.carol.principal);
   expect(result.reason).toMatch(/reject/);
-  expect(result.payments).toEqual([]);
-  expect(await paid(taskId)).toEqual([]);
+  expect(result.effect).toBeUndefined();
+  expect(await effects(taskId)).toBe(0);
 });
 
 test('four eyes count people: the static carol and oauth:carol are one approver; the second is refused', async () => {
@@ -126,18 +153,18 @@ test('four eyes count people: the static carol and oauth:carol are one approver;
     roles: '',
   });
   const [sam, carol, dave] = await Promise.all([as(people.sam), as(people.carol), as(people.dave)]);
-  const taskId = await submit(sam, sampleInvoice({ lineItems: [{ lineItemId: 'LI-1', description: 'Desks, 4 units', amount: 2_400 }] }));
+  const taskId = await submit(sam, { amount: 2_400, required: 2 });
   await awaitInInbox(carol, taskId);
   expect((await answer(carol, taskId, 'approve')).isError).toBeFalsy();
   expect(textOf(await answer(oauthCarol, taskId, 'approve'))).toBe('You have answered this question already. Nothing was recorded.');
   expect((await answer(dave, taskId, 'approve')).isError).toBeFalsy();
-  const result = (await taskResult(sam, taskId)).structuredContent as InvoiceResult;
-  expect(result.outcome).toBe('paid');
-  expect(result.approval!.approvers!.map((approver) => approver.principal)).toEqual([people.carol.principal, people.dave.principal]);
-  expect(await paid(taskId)).toEqual(['LI-1']);
+  const result = await resultOf(sam, taskId);
+  expect(result.outcome).toBe('approved');
+  expect(result.approvers.map((approver) => approver.principal)).toEqual([people.carol.principal, people.dave.principal]);
+  expect(await effects(taskId)).toBe(1);
 });
 
-test('a hand-over goes only to someone eligible; the delegate decides and the result says so (spend and invoice)', async () => {
+test('a hand-over goes only to someone eligible; the delegate decides and the result says so (with details checked and without)', async () => {
   const [sam, ann, dave] = await Promise.all([as(people.sam), as(people.ann), as(people.dave)]);
   const taskId = await submit(sam);
   await awaitInInbox(ann, taskId);
@@ -149,28 +176,18 @@ test('a hand-over goes only to someone eligible; the delegate decides and the re
   expect(textOf(unknown)).toMatch(/^Cannot hand it to nobody-known: they are not known to hold the role ap-approver\./);
   expect((await callAnswer(ann, { taskId, key: 'approval', action: 'delegate', delegateTo: people.dave.principal })).isError).toBeFalsy();
   expect((await answer(dave, taskId, 'approve')).isError).toBeFalsy();
-  const result = (await taskResult(sam, taskId)).structuredContent as InvoiceResult;
-  expect(result).toMatchObject({
-    outcome: 'paid',
-    approval: {
-      decision: 'approve',
-      approvers: [
-        { principal: people.ann.principal, decision: 'delegate', delegatedTo: people.dave.principal },
-        { principal: people.dave.principal, decision: 'approve' },
-      ],
-    },
+  expect(await resultOf(sam, taskId)).toMatchObject({
+    outcome: 'approved',
+    approvers: [
+      { principal: people.ann.principal, decision: 'delegate', delegatedTo: people.dave.principal },
+      { principal: people.dave.principal, decision: 'approve' },
+    ],
   });
+  expect(await effects(taskId)).toBe(1);
 
-  // The spend sample: the delegate's approval makes the request approved.
+  // Without details to check: the delegate's approval makes the request approved.
   const [spender, sp1, sp2] = await Promise.all([as(people.spender), as(people.sp1), as(people.sp2)]);
-  const created = await spender.request(
-    {
-      method: 'tools/call',
-      params: { name: 'request_spend_approval', arguments: { purpose: 'books', amount: 90, currency: 'EUR' }, task: {} },
-    },
-    CreateTaskResultSchema,
-  );
-  const spendId = created.task.taskId;
+  const spendId = await startDecisionTask(spender, { subject: 'books', roles: ['spend-approver'] });
   await awaitInInbox(sp1, spendId);
   expect(
     (await callAnswer(sp1, { taskId: spendId, key: 'approval', action: 'delegate', delegateTo: people.sp2.principal })).isError,
@@ -197,8 +214,9 @@ test('the submitter hears it is her own request; someone else gets one answer fo
   expect(textOf(await answer(sam, samTask, 'approve'))).toBe(own);
   expect(textOf(await answer(sue, sueTask, 'approve'))).toBe(own);
   const real = textOf(await answer(olga, samTask, 'approve'));
-  const none = textOf(await answer(olga, 'process-invoice-00000000-0000-4000-8000-000000000000', 'approve'));
-  expect(real.replace(samTask, 'ID')).toBe(none.replace('process-invoice-00000000-0000-4000-8000-000000000000', 'ID'));
+  const nowhere = `${requestDecisionTool.idPrefix}-00000000-0000-4000-8000-000000000000`;
+  const none = textOf(await answer(olga, nowhere, 'approve'));
+  expect(real.replace(samTask, 'ID')).toBe(none.replace(nowhere, 'ID'));
   expect(real).toBe(`No question "approval" of task ${samTask} awaits your answer. Nothing was recorded.`);
   // The inbox says who submitted and how far the approval has come.
   const entry = await awaitInInbox(ann, samTask);
@@ -225,15 +243,15 @@ test("form answers keep only the form's own fields: prototype names and a 900 KB
   expect(JSON.stringify(history).length).toBeLessThan(200_000);
 });
 
-test('an auditor verifies a payment offline with the public key; one byte changed, or an approval moved, fails', async () => {
+test('an auditor verifies a decision offline with the public key; one byte changed, or an approval moved, fails', async () => {
   const [sam, carol, dave] = await Promise.all([as(people.sam), as(people.carol), as(people.dave)]);
-  const big = () => sampleInvoice({ lineItems: [{ lineItemId: 'LI-1', description: 'Chairs, 10 units', amount: 1_450 }] });
-  const [first, second] = [await submit(sam, big()), await submit(sam, big())];
+  const big = { amount: 1_450, required: 2 };
+  const [first, second] = [await submit(sam, big), await submit(sam, big)];
   for (const taskId of [first, second]) {
     await awaitInInbox(carol, taskId);
     expect((await answer(carol, taskId, 'approve')).isError).toBeFalsy();
     expect((await answer(dave, taskId, 'approve')).isError).toBeFalsy();
-    expect(((await taskResult(sam, taskId)).structuredContent as InvoiceResult).outcome).toBe('paid');
+    expect((await resultOf(sam, taskId)).outcome).toBe('approved');
   }
   const dir = mkdtempSync(path.join(os.tmpdir(), 'temporal-mcp-receipts-'));
   const receipts = [first, second].map((taskId) => {
@@ -263,7 +281,7 @@ test('an auditor verifies a payment offline with the public key; one byte change
   writeFileSync(tampered, `${text.slice(0, at)}1460${text.slice(at + 4)}`);
   expect(auditor(['verify', '--receipt', tampered, '--public-key', publicKey]).code).toBe(1);
 
-  // carol's approval of the second invoice moved into the first one's receipt.
+  // carol's approval of the second decision moved into the first one's receipt.
   const one = JSON.parse(text);
   const other = JSON.parse(readFileSync(receipts[1], 'utf8'));
   one.records[0] = other.records[0];
@@ -294,5 +312,5 @@ test('a decision the decision store cannot take is refused, and the workflow nev
   // Still open for ann, who answers through a bridge whose store works.
   await awaitInInbox(ann, taskId);
   expect((await answer(ann, taskId, 'approve')).isError).toBeFalsy();
-  expect(((await taskResult(sam, taskId)).structuredContent as InvoiceResult).outcome).toBe('paid');
+  expect((await resultOf(sam, taskId)).outcome).toBe('approved');
 });
