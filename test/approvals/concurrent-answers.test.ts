@@ -1,5 +1,5 @@
 /**
- * Answers that arrive together, taken in one workflow task: two approvals of an invoice that needs two (Updates), and
+ * Answers that arrive together, taken in one workflow task: two approvals of a decision that needs two (Updates), and
  * two answers to a task's own question (signals), sent while no worker polls, so that the worker that comes back gets
  * them at once. Their seal checks (local activities the handlers await) must leave a history that replays: a worker
  * that restarts after them, or any later worker, goes on with the task.
@@ -10,19 +10,24 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { openDecisionStore } from '../../src/records/store';
 import type { Bridge } from '../../src/mcp/bridge';
-import { COST_CENTERS, EXPENSE_WORKFLOW_TYPE } from '../../examples/invoice-approval/src/expense';
-import type { InvoiceResult } from '../../examples/invoice-approval/src/invoice';
 import { TASK_STATE_MEMO, type PublishedTaskState } from '../../src/contract/task-contract';
-import { TIME_OFF_WORKFLOW_TYPE } from '../../examples/invoice-approval/src/workflows/raw-contract';
 import { pollUntil } from '../../src/util/wait';
 import { answer, textOf } from '../helpers/approvals';
-import { invoiceAwaitingApproval, sampleInvoice } from '../helpers/example';
 import { taskResult } from '../helpers/mcp';
-import { sendAnswer, testWorkflowBundle } from '../helpers/temporal';
-import { startStack, type TestStack } from '../helpers/test-stack';
+import { fixtureWorkflowBundle, sendAnswer } from '../helpers/temporal';
+import { startStack } from '../helpers/test-stack';
+import {
+  QUESTION_KEY,
+  RAW_ASK_WORKFLOW_TYPE,
+  REVIEW_NOTE_KEY,
+  REVIEW_WORKFLOW_TYPE,
+  type DecisionResult,
+  type ReviewInput,
+} from '../fixtures/definitions';
+import { decisionAwaiting, effectsCarriedOut, FIXTURES, type FixtureStack } from '../fixtures/stack';
 
 const ROLE = 'ap-approver';
-let stack: TestStack;
+let stack: FixtureStack;
 let requesterBridge: Bridge;
 let annBridge: Bridge;
 let bobBridge: Bridge;
@@ -30,7 +35,7 @@ let bobBridge: Bridge;
 beforeAll(async () => {
   stack = await startStack({
     name: 'concurrent-answers',
-    activities: { invoiceApproval: { approvers: 'role', role: ROLE, secondApproverAbove: 100 } },
+    app: FIXTURES,
   });
   [requesterBridge, annBridge, bobBridge] = await Promise.all([
     stack.addBridge({ principal: 'sam-concurrent', roles: [] }),
@@ -43,13 +48,18 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-test('two approvals accepted in one workflow task replay, and the invoice is paid once after a worker restart', async () => {
+test('two approvals accepted in one workflow task replay, and the effect is carried out once after a worker restart', async () => {
   const [sam, ann, bob] = await Promise.all([
     stack.tasksClient('concurrent-answers', requesterBridge),
     stack.tasksClient('concurrent-answers', annBridge),
     stack.tasksClient('concurrent-answers', bobBridge),
   ]);
-  const taskId = await invoiceAwaitingApproval(sam, sampleInvoice(), annBridge, { principal: 'ann-concurrent', roles: [ROLE] });
+  const taskId = await decisionAwaiting(
+    sam,
+    { subject: 'two at once', roles: [ROLE], required: 2, details: { currency: 'EUR', amount: 200.75 } },
+    annBridge,
+    { principal: 'ann-concurrent', roles: [ROLE] },
+  );
 
   // Nothing polls: both Updates wait on the server and are handed over together to the next worker.
   await stack.stopWorker();
@@ -70,13 +80,14 @@ test('two approvals accepted in one workflow task replay, and the invoice is pai
   // A worker that starts now replays the history of both answers.
   await stack.stopWorker();
   const handle = stack.temporal.workflow.getHandle(taskId);
-  await Worker.runReplayHistory({ workflowBundle: testWorkflowBundle() }, await handle.fetchHistory(), taskId);
+  await Worker.runReplayHistory({ workflowBundle: fixtureWorkflowBundle() }, await handle.fetchHistory(), taskId);
   await stack.startWorker();
   // The worker stopped as it polled may have taken an activity attempt with it: Temporal retries it after its
   // heartbeat timeout.
-  const result = (await taskResult(sam, taskId, 150_000)).structuredContent as unknown as InvoiceResult;
-  expect(result).toMatchObject({ outcome: 'paid' });
-  expect(result.approval?.approvers?.map((approver) => approver.principal).sort()).toEqual(['ann-concurrent', 'bob-concurrent']);
+  const result = (await taskResult(sam, taskId, 150_000)).structuredContent as unknown as DecisionResult;
+  expect(result).toMatchObject({ outcome: 'approved' });
+  expect(result.approvers.map((approver) => approver.principal).sort()).toEqual(['ann-concurrent', 'bob-concurrent']);
+  expect(await effectsCarriedOut(stack.temporal, taskId)).toBe(1);
 }, 180_000);
 
 /** The keys of the questions a task state (of `startWorkflowTask()` or of a raw-contract workflow) has open. */
@@ -114,25 +125,26 @@ async function twoAnswersAtOnce(
 }
 
 test('two answers to a question of the task itself in one workflow task replay, and the first one counts', async () => {
-  const report = { employee: 'Ada', currency: 'EUR', items: [{ description: 'Train ticket', amount: 42 }] };
-  const handle = await twoAnswersAtOnce(EXPENSE_WORKFLOW_TYPE, report, 'manager-approval', [
-    { approve: true, comment: 'first' },
-    { approve: false, comment: 'second' },
+  const review: ReviewInput = { subject: 'a train ticket', checks: 0 };
+  // An approval, then a rejection: had the second counted, the review would end rejected without its note.
+  const handle = await twoAnswersAtOnce(REVIEW_WORKFLOW_TYPE, review, QUESTION_KEY, [
+    { decision: 'approve', comment: 'first' },
+    { decision: 'reject', comment: 'second' },
   ]);
-  await pollUntil(async () => (openKeys((await handle.describe()).memo).includes('cost-center') ? true : undefined), {
+  await pollUntil(async () => (openKeys((await handle.describe()).memo).includes(REVIEW_NOTE_KEY) ? true : undefined), {
     timeoutMs: 60_000,
-    what: 'the question "cost-center"',
+    what: `the question "${REVIEW_NOTE_KEY}"`,
   });
-  await sendAnswer(handle, { key: 'cost-center', action: 'accept', content: { costCenter: COST_CENTERS[1] } });
-  expect(await handle.result()).toMatchObject({ status: 'reimbursed', approverComment: 'first', costCenter: COST_CENTERS[1] });
-  await Worker.runReplayHistory({ workflowBundle: testWorkflowBundle() }, await handle.fetchHistory(), handle.workflowId);
+  await sendAnswer(handle, { key: REVIEW_NOTE_KEY, action: 'accept', content: { note: 'booked' } });
+  expect(await handle.result()).toEqual({ subject: review.subject, outcome: 'approved', note: 'booked' });
+  await Worker.runReplayHistory({ workflowBundle: fixtureWorkflowBundle() }, await handle.fetchHistory(), handle.workflowId);
 }, 180_000);
 
 test('a workflow on the raw contract takes one of two answers that arrive together, and its history replays', async () => {
-  const handle = await twoAnswersAtOnce(TIME_OFF_WORKFLOW_TYPE, { employee: 'Ada', days: 2 }, 'manager', [
-    { approve: true, note: 'first' },
-    { approve: false, note: 'second' },
+  const handle = await twoAnswersAtOnce(RAW_ASK_WORKFLOW_TYPE, { subject: 'two days off' }, QUESTION_KEY, [
+    { decision: 'approve', comment: 'first' },
+    { decision: 'reject', comment: 'second' },
   ]);
-  expect(await handle.result()).toEqual({ approved: true, days: 2, note: 'first' });
-  await Worker.runReplayHistory({ workflowBundle: testWorkflowBundle() }, await handle.fetchHistory(), handle.workflowId);
+  expect(await handle.result()).toEqual({ subject: 'two days off', approved: true, comment: 'first' });
+  await Worker.runReplayHistory({ workflowBundle: fixtureWorkflowBundle() }, await handle.fetchHistory(), handle.workflowId);
 }, 180_000);

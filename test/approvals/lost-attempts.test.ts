@@ -1,8 +1,8 @@
 /**
  * An activity attempt that Temporal counts as started but that no worker runs: the worker died under it, or a poll cut
- * short by a worker's shutdown took it. The decision check before a payment and the notifications of a question
+ * short by a worker's shutdown took it. The decision check before an effect and the notifications of a question
  * heartbeat, so such an attempt is retried after their heartbeat timeout, not after their whole start-to-close
- * timeout: a payment waits seconds for it, not a minute.
+ * timeout: an effect waits seconds for it, not a minute.
  *
  * The worker here drops the first attempt of each: it takes it and never answers or heartbeats.
  */
@@ -11,13 +11,13 @@ import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { NOTIFY_ACTIVITY } from '../../src/contract/approvals';
 import { VERIFY_DECISIONS_ACTIVITY } from '../../src/contract/decision-records';
 import type { Bridge } from '../../src/mcp/bridge';
-import type { InvoiceResult } from '../../examples/invoice-approval/src/invoice';
 import type { Telemetry } from '../../src/shared/telemetry';
 import { pollUntil } from '../../src/util/wait';
 import { answer } from '../helpers/approvals';
-import { invoiceAwaitingApproval, sampleInvoice } from '../helpers/example';
 import { taskResult } from '../helpers/mcp';
-import { startStack, type TestStack } from '../helpers/test-stack';
+import { startStack } from '../helpers/test-stack';
+import type { DecisionResult } from '../fixtures/definitions';
+import { decisionAwaiting, effectsCarriedOut, FIXTURES, type FixtureStack } from '../fixtures/stack';
 
 const ROLE = 'ap-approver';
 const DROPPED = [VERIFY_DECISIONS_ACTIVITY, NOTIFY_ACTIVITY];
@@ -34,14 +34,14 @@ const dropFirstAttempts: ActivityInterceptorsFactory = (context) => ({
   },
 });
 
-let stack: TestStack;
+let stack: FixtureStack;
 let requesterBridge: Bridge;
 let approverBridge: Bridge;
 
 beforeAll(async () => {
   stack = await startStack({
     name: 'lost-attempts',
-    activities: { invoiceApproval: { approvers: 'role', role: ROLE, secondApproverAbove: 10_000 } },
+    app: FIXTURES,
     // The worker's interceptors ride on its tracing option; there are no sinks to give.
     worker: { telemetry: { interceptors: { activity: [dropFirstAttempts] }, sinks: {} } as unknown as Telemetry['worker'] },
   });
@@ -79,7 +79,12 @@ test('a decision check and a notification whose first attempts are lost are retr
     stack.tasksClient('lost-attempts', requesterBridge),
     stack.tasksClient('lost-attempts', approverBridge),
   ]);
-  const taskId = await invoiceAwaitingApproval(sam, sampleInvoice(), approverBridge, { principal: 'ann-lost-attempts', roles: [ROLE] });
+  const taskId = await decisionAwaiting(
+    sam,
+    { subject: 'lost attempts', roles: [ROLE], details: { currency: 'EUR', amount: 200.75 } },
+    approverBridge,
+    { principal: 'ann-lost-attempts', roles: [ROLE] },
+  );
   // The notification that the question was asked, retried (its start is in the history once the retry ends).
   await pollUntil(
     async () => ((await retriedAttempts(taskId)).some((started) => started.activity === NOTIFY_ACTIVITY) ? true : undefined),
@@ -91,8 +96,9 @@ test('a decision check and a notification whose first attempts are lost are retr
   expect((await answer(ann, taskId, 'approve')).isError).toBeFalsy();
   // Retried after a start-to-close timeout instead, the check alone would take a minute: the deadline leaves room for
   // both, and the verdict is the kind of timeout that ended each first attempt, not the time taken.
-  const result = (await taskResult(sam, taskId, 170_000)).structuredContent as unknown as InvoiceResult;
-  expect(result.outcome).toBe('paid');
+  const result = (await taskResult(sam, taskId, 170_000)).structuredContent as unknown as DecisionResult;
+  expect(result.outcome).toBe('approved');
+  expect(await effectsCarriedOut(stack.temporal, taskId)).toBe(1);
 
   const retried = await retriedAttempts(taskId);
   for (const activity of DROPPED) expect(retried.filter((started) => started.activity === activity).length).toBeGreaterThan(0);
