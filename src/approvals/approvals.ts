@@ -13,6 +13,7 @@ import {
   decodeCursor,
   describeServiceError,
   encodeCursor,
+  isRunEnded,
   isTemporalUnavailable,
   listBinding,
   type ApprovalsPort,
@@ -24,7 +25,7 @@ import { answerUpdate } from '../contract/answer-update';
 import { DecisionLog } from './decision-log';
 import type { ApproverKeyring } from '../records/approver-signatures';
 import type { DecisionChallenges } from './decision-challenges';
-import { isRunEnded, isUpdateRetryable, isWorkflowRefusal, updateRefusal } from './update-refusal';
+import { isUpdateRetryable, isWorkflowRefusal, updateRefusal } from './update-refusal';
 import { INBOX_FILL_MS, INBOX_FILL_PAGES, inboxItemOf, inboxQuery, passkeyLinkOf, type InboxItem } from './inbox';
 import { checkedResponse, type Decider, type DecisionResponse } from './decision-response';
 import { checkOwnSignature } from './own-signature';

@@ -3,9 +3,8 @@
  * with the same Update id (nothing was recorded), and what a failure for good means to the person who answered.
  */
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
 import { answerRefusalReason } from '../contract/answer-update';
-import { AnswerRefusedError, describeServiceError, GrpcStatus, grpcStatusOf, isTemporalUnavailable } from '../core';
+import { AnswerRefusedError, describeServiceError, GrpcStatus, grpcStatusOf, isRunEnded, isTemporalUnavailable } from '../core';
 
 /** Temporal refused for now (too busy, or the workflow's state was being reloaded): the same call may succeed shortly. */
 function isTemporalBusy(error: unknown): boolean {
@@ -31,21 +30,6 @@ export function isUpdateRetryable(error: unknown, deadline: number): boolean {
   return error instanceof WorkflowUpdateRPCTimeoutOrCancelledError && isDeadlineExceeded(error.cause) && Date.now() < deadline;
 }
 
-/** Failure types Temporal itself gives an Update (`AcceptedUpdateCompletedWorkflow`: the workflow ended before it completed). */
-const WORKFLOW_ENDED_UPDATE_FAILURES = new Set(['AcceptedUpdateCompletedWorkflow']);
-
-/**
- * True when the run the Update was sent to has ended (closed before it admitted the Update, or after it accepted it and
- * before it completed): a reset may have replaced it with a run that still waits for the answer.
- */
-export function isRunEnded(error: unknown): boolean {
-  if (error instanceof WorkflowNotFoundError || grpcStatusOf(error) === GrpcStatus.NOT_FOUND) return true;
-  const cause = error instanceof WorkflowUpdateFailedError ? error.cause : undefined;
-  return (
-    cause instanceof ApplicationFailure && cause.type !== undefined && cause.type !== null && WORKFLOW_ENDED_UPDATE_FAILURES.has(cause.type)
-  );
-}
-
 /** True when the workflow itself refused the answer (its validator or handler), not Temporal and not the clock. */
 export function isWorkflowRefusal(error: unknown): boolean {
   return error instanceof WorkflowUpdateFailedError && !isRunEnded(error);
@@ -59,7 +43,7 @@ export function isWorkflowRefusal(error: unknown): boolean {
 export function updateRefusal(error: unknown, taskId: string, patienceMs: number): unknown {
   if (error instanceof WorkflowUpdateFailedError) {
     const cause = error.cause;
-    if (cause instanceof ApplicationFailure && cause.type && WORKFLOW_ENDED_UPDATE_FAILURES.has(cause.type)) {
+    if (isRunEnded(error)) {
       return new AnswerRefusedError(`Task ${taskId} ended before its workflow took the answer`);
     }
     // The workflow's words are the contract's refusals, as the bridge says them when it refuses first: one spelling.

@@ -3,12 +3,11 @@
  * as soon as the signal returns, even with no worker running, and sealed with who gave them (see answer-proof).
  */
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
 import { checkFormContent, respondSignal, type AnswerOrigin, type FormInputRequest, type InputResponse } from '../contract/task-contract';
 import { setBounded } from '../util/bounded';
 import { log } from '../util/log';
 import { retryWithBackoff } from '../util/wait';
-import { GrpcStatus, grpcStatusOf, InvalidTaskRequestError, isTemporalUnavailable } from './errors';
+import { InvalidTaskRequestError, isRunEnded, isTemporalUnavailable } from './errors';
 import type { ActionOutcome, TaskAction } from './actions';
 import { WRITE_PATIENCE_MS } from './options';
 import type { TaskReads } from './reads';
@@ -110,7 +109,7 @@ export class TaskAnswers {
       const args: [Record<string, unknown>] = [{ ...subject, ...seal.sealAction(run, update, subject, requestedBy) }];
       return { kind: 'applied', result: await handle.executeUpdate<Result, typeof args>(update, { args, updateId }) };
     } catch (error) {
-      if (runHasEnded(error)) {
+      if (isRunEnded(error)) {
         // The action may have been the run's last step: a repeated request reads what the run returned.
         const result: unknown = await handle.result().catch(() => undefined);
         return { kind: 'closed', ...(result !== undefined && { result }) };
@@ -158,16 +157,6 @@ export class TaskAnswers {
       principal: answeredBy.principal,
     });
   }
-}
-
-/**
- * True when the run an Update was sent to has closed: before it admitted the Update (NOT_FOUND), or after it accepted
- * it and before it completed (Temporal's `AcceptedUpdateCompletedWorkflow`).
- */
-function runHasEnded(error: unknown): boolean {
-  if (error instanceof WorkflowNotFoundError || grpcStatusOf(error) === GrpcStatus.NOT_FOUND) return true;
-  const cause = error instanceof WorkflowUpdateFailedError ? error.cause : undefined;
-  return cause instanceof ApplicationFailure && cause.type === 'AcceptedUpdateCompletedWorkflow';
 }
 
 /** The content's values for the form's own fields; anything that is not an object is passed on for the check to refuse. */

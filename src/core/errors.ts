@@ -4,8 +4,8 @@
  * (`../wire-errors.ts`).
  */
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import { NamespaceNotFoundError } from '@temporalio/common';
-import { isGrpcServiceError, ServiceError } from '@temporalio/client';
+import { ApplicationFailure, NamespaceNotFoundError } from '@temporalio/common';
+import { isGrpcServiceError, ServiceError, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { google } from '@temporalio/proto';
 import { PayloadDecryptionError, UnknownPayloadKeyError } from '../shared/payload-keys';
 
@@ -159,4 +159,15 @@ export function unreadableDataOf(error: unknown): { keyId: string; unknownKey: b
     if (current instanceof PayloadDecryptionError) return { keyId: current.keyId, unknownKey: false };
   }
   return undefined;
+}
+
+/**
+ * True when the run an Update was sent to has ended: closed before it admitted the Update (NOT_FOUND), or after it
+ * accepted it and before it completed (Temporal's failure `AcceptedUpdateCompletedWorkflow`). A reset may have
+ * replaced it with a run that still waits.
+ */
+export function isRunEnded(error: unknown): boolean {
+  if (error instanceof WorkflowNotFoundError || grpcStatusOf(error) === GrpcStatus.NOT_FOUND) return true;
+  const cause = error instanceof WorkflowUpdateFailedError ? error.cause : undefined;
+  return cause instanceof ApplicationFailure && cause.type === 'AcceptedUpdateCompletedWorkflow';
 }

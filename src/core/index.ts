@@ -24,6 +24,7 @@ export {
   GrpcStatus,
   grpcStatusOf,
   InvalidTaskRequestError,
+  isRunEnded,
   isTemporalUnavailable,
   TaskCoreError,
   TaskNotFoundError,
