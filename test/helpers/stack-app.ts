@@ -27,4 +27,6 @@ export interface StackApp<Config extends StackFiles> {
   startWorker(taskQueue: string, config: Config, shared: NativeConnection | undefined, options: TestWorkerOptions): Promise<RunningWorker>;
   /** The environment of a worker process of the app (see processes.ts `spawnWorker`) on `config`'s files; none: no such process. */
   workerEnv?(config: Config): Record<string, string>;
+  /** The arguments of `node` that run the app's worker process; default the example's worker. */
+  readonly workerArgs?: readonly string[];
 }

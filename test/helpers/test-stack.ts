@@ -202,7 +202,7 @@ export class TestStack<Config extends StackFiles = ExampleConfig> {
    */
   async spawnWorker(env: Record<string, string> = {}): Promise<SpawnedProcess> {
     if (!this.app.workerEnv) throw new Error('the stack runs an app without a worker process');
-    const worker = await spawnWorker(this.taskQueue, { ...this.app.workerEnv(this.activities), ...env });
+    const worker = await spawnWorker(this.taskQueue, { ...this.app.workerEnv(this.activities), ...env }, this.app.workerArgs);
     this.spawned.push(worker);
     return worker;
   }
