@@ -5,11 +5,13 @@
  */
 
 // The bridge: one Temporal connection and task core, one MCP server per connection.
-export { createBridge, type Bridge } from './mcp/bridge';
+export { createBridge } from './mcp/bridge/create-bridge';
+export type { Bridge } from './mcp/bridge/public-bridge';
 export {
   bridgeOptionsFromEnv,
   DEFAULT_TUNING,
   tuningFromEnv,
+  type BridgeApprovalsOptions,
   type BridgeTuning,
   type CreateBridgeOptions,
   type Mcp2025RequestExtra,
@@ -43,37 +45,22 @@ export {
 export { OAuthConfigError, oauthConfigFromEnv, type OAuthConfig } from './mcp/transports/oauth-config';
 export { MarkerKeyError, type MarkedStart, type TaskMarker } from './core';
 
-// The task core, as a bridge exposes it (`bridge.core`, `bridge.approvals`, a direct tool's context), and its errors,
-// which the front-ends turn into JSON-RPC errors.
-export type { ActionOutcome, ApprovalsPort, TaskAction, TaskCore, TaskFollowing, TaskPort, TaskRun, VisibleRun } from './core';
-export type {
-  ChangeFeedStats,
-  CreatedTask,
-  CreateOptions,
-  FollowOptions,
-  HistoryWatchStats,
-  PassedResponse,
-  QuotaOptions,
-  ReadStats,
-  ReplicaSharedState,
-  TaskCoreOptions,
-  TaskErrorCategory,
-  TaskTool,
-  WatchedReadOptions,
-} from './core';
+// What a direct tool's context reads and sends (a task's view, an action and its outcome), what a workflow tool is to
+// the task core, and the options of a bridge's parts that `CreateBridgeOptions` names.
+export type { ActionOutcome, TaskAction, TaskTool } from './core';
 export type { TaskOutcome, TaskState, TaskStatus, TaskView } from './core';
-export type { Approvals, ApprovalsOptions, OpenQuestion, PeopleDirectory } from './approvals/approvals';
-export type { Decider, DecisionResponse } from './approvals/decision-response';
+export type { QuotaOptions, ReplicaSharedState, TaskCoreOptions, TaskErrorCategory, WatchedReadOptions } from './core';
+export type { PeopleDirectory } from './approvals/approvals';
 export type { DecisionDraft, DecisionLog } from './approvals/decision-log';
-export type { ChallengeScope, DecisionChallenges } from './approvals/decision-challenges';
-export type { ApprovalLinks, QuestionLinkTarget } from './records/approval-links';
 export type { DecisionSigner } from './records/keys';
-export type { InboxItem } from './approvals/inbox';
+export type { ApprovalLinks, QuestionLinkTarget } from './records/approval-links';
 export { ApproversDirectory, ApproversDirectoryError } from './records/directory';
 export { PersonSchema, type Person } from './records/directory-file';
-export { ApproverKeyError, type ApproverKeyring, type ApproverPublicKey, type ApproverSignature } from './records/approver-signatures';
 export type { PasskeyEntry } from './records/passkeys';
+export type { ApproverKeyring, ApproverPublicKey } from './records/approver-signatures';
 export type { CloseKeeperOptions } from './approvals/close-keeper';
+
+// The task core's errors, which a direct tool's context throws and the front-ends turn into JSON-RPC errors.
 export {
   AnswerRefusedError,
   InvalidTaskRequestError,

@@ -32,6 +32,9 @@ import { checkOwnSignature } from './own-signature';
 import { closeRecordBody, recordBody, stillOnRecord, VOIDABLE } from './question-records';
 import { currentRunOf } from './current-run';
 
+/** The approvers' keys, as the bridge's approvals options name them. */
+export type { ApproverKeyring };
+
 /** A question as the caller may answer it now, read once: {@link Approvals.decide} takes it without reading again. */
 export interface OpenQuestion {
   taskId: string;

@@ -7,7 +7,7 @@ import { assertValidPrincipal, TaskCore } from '../core';
 import { randomBytes } from 'node:crypto';
 import { log } from '../util/log';
 import { TaskSubscriptions, isTaskListen } from './mcp2026/task-subscriptions';
-import type { McpEndpoints } from './endpoints';
+import type { Bridge as PublicBridge } from './bridge/public-bridge';
 import { answerAtOnce, createMcp2025Server } from './mcp2025/server';
 import { createMcp2026Server } from './mcp2026/server';
 import { SERVER_INFO } from './protocol/server-identity';
@@ -21,20 +21,12 @@ import { connectBridgeClient, temporalHealth } from './bridge/temporal-client';
 import { bridgeApprovals } from './bridge/bridge-approvals';
 import { generationsOf } from './bridge/generations';
 
-/**
- * A connected bridge: the endpoints of every protocol generation (hand it to {@link startHttpServer} or
- * {@link serveStdioForAllGenerations}) over one Temporal-backed task core.
- */
-export interface Bridge extends McpEndpoints {
+/** A connected bridge with its parts: the task core and the approvals over it, which the server's HTTP routes use. */
+export interface Bridge extends PublicBridge {
   /** The task core all generations share. */
   core: TaskCore;
   /** Questions addressed to people, across tasks. */
   approvals: Approvals;
-  /** The principal of requests without credentials. */
-  localPrincipal: string;
-  /** Whether Temporal answers a cheap call (DescribeNamespace) within `deadlineMs`: the health check's question. */
-  health(deadlineMs: number): Promise<{ ok: true } | { ok: false; reason: string }>;
-  close(): Promise<void>;
 }
 
 /**

@@ -22,7 +22,7 @@ import { countFromEnv, msFromEnv, temporalConfigFromEnv, type TemporalConfig } f
 import type { InputChannelOptions } from '../mcp2025/input-channel';
 import { answerSealFromEnv, type AnswerSeal } from '../../shared/answer-proof';
 import { dataConverterFromEnv } from '../../shared/payload-codec';
-import type { ApprovalsOptions } from '../../approvals/approvals';
+import type { ApproverKeyring, PeopleDirectory } from '../../approvals/approvals';
 import { approversFromEnv } from '../../approvals/approvals-setup';
 import { DEFAULT_CLOSE_LOOKBACK_MS, type CloseKeeperOptions } from '../../approvals/close-keeper';
 import { DecisionLog } from '../../approvals/decision-log';
@@ -75,6 +75,24 @@ export function tuningFromEnv(env: NodeJS.ProcessEnv = process.env): BridgeTunin
   };
 }
 
+/** The approvals of a bridge: its decision records, and who is who, from the approvers directory. */
+export interface BridgeApprovalsOptions {
+  /**
+   * Signs a record of every answer to an addressed question into the decision store; `null` turns the records off (the
+   * bridge warns at start: workers that check records before an effect then refuse it).
+   */
+  decisions: DecisionLog | null;
+  /** Who is who (an {@link ApproversDirectory} is one); default: the default rule, and no roles known for others. */
+  people?: PeopleDirectory;
+  /**
+   * The people's own keys and who must sign (the approvers directory's): a signature given is checked against them,
+   * and an approval of someone who must sign is refused without one. Without it signatures given are recorded unchecked.
+   */
+  signatures?: ApproverKeyring;
+  /** The passkey page's address (`https://approvals.example.com/passkeys`), where approvers sign with passkeys. */
+  passkeyPage?: string;
+}
+
 /**
  * Options of {@link createBridge}. Nothing here is read from the environment: {@link bridgeOptionsFromEnv} reads the
  * options `serve` takes from MCP_* and TEMPORAL_* variables (`createBridge({ ...bridgeOptionsFromEnv(), tools })`).
@@ -117,13 +135,8 @@ export interface CreateBridgeOptions {
   dataConverter?: DataConverter;
   /** Interceptors of the client this bridge connects (tracing); not used with `client`. */
   clientInterceptors?: ClientInterceptors;
-  /**
-   * Decision records and who is who for approvals: `decisions` signs a record of every answer to an addressed question
-   * into the decision store, or `null` turns the records off (the bridge warns at start: workers that check records
-   * before an effect then refuse it); `people` (default: the default rule, no roles known) and `signatures` (the
-   * people's own keys, who must sign) come from the approvers directory.
-   */
-  approvals: Omit<ApprovalsOptions, 'localPrincipal' | 'decisions'> & { decisions: DecisionLog | null };
+  /** Decision records and who is who for approvals ({@link BridgeApprovalsOptions}). */
+  approvals: BridgeApprovalsOptions;
   /**
    * What the replicas of a deployment share (the rate limit, the waits and open tasks, the tasks created lately); default
    * none: each process keeps its own. Closed by {@link Bridge.close}.

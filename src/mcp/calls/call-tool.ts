@@ -11,7 +11,7 @@ import { statusSentence } from '../tools/task-tool-support';
 import { type TaskPort, type TaskView, webUiMeta } from '../../core';
 import type { CallSeal } from '../protocol/signed-call';
 import type { Approvals } from '../../approvals/approvals';
-import type { DirectToolContext, ToolDefinition, WorkflowTool } from '../tools/types';
+import type { BridgeToolContext, DirectToolContext, ToolDefinition, WorkflowTool } from '../tools/types';
 
 /**
  * The structured content of a plain call that answers before its task has finished (see {@link pendingTaskResult}):
@@ -168,7 +168,7 @@ export function directToolContext(
   caller: { principal: string; roles: readonly string[] },
   awaitResult: DirectToolContext['awaitResult'],
   ask?: DirectToolContext['ask'],
-): DirectToolContext {
+): BridgeToolContext {
   const { core, approvals, seal, workflowTools } = deps;
   const { principal, roles } = caller;
   return {

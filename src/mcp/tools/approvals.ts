@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { AnswerRefusedError, TaskCoreError, TooManyRequestsError } from '../../core';
 import { zodSchema } from './schema';
 import { TaskIdSchema, text } from './task-tool-support';
-import type { DirectTool } from './types';
+import type { BridgeToolContext, DirectTool } from './types';
 import type { OpenQuestion } from '../../approvals/approvals';
 import type { InboxItem } from '../../approvals/inbox';
 import { ApproverSignatureSchema } from '../../approvals/signature-schema';
@@ -18,7 +18,7 @@ const InboxSchema = z.object({
 });
 
 /** `approvals_inbox`: the questions awaiting the caller's decision. */
-export const approvalsInboxTool: DirectTool<z.infer<typeof InboxSchema>> = {
+export const approvalsInboxTool: DirectTool<z.infer<typeof InboxSchema>, BridgeToolContext> = {
   kind: 'direct',
   name: 'approvals_inbox',
   title: 'Approvals awaiting me',
@@ -97,7 +97,7 @@ const AnswerSchema = z.object({
 });
 
 /** `approvals_answer`: one person's decision on a question addressed to them. */
-export const approvalsAnswerTool: DirectTool<z.infer<typeof AnswerSchema>> = {
+export const approvalsAnswerTool: DirectTool<z.infer<typeof AnswerSchema>, BridgeToolContext> = {
   kind: 'direct',
   name: 'approvals_answer',
   title: 'Answer an approval',

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { applyConfirmation, confirmationRequest, declinedResult, startedResult } from '../protocol/confirmation';
 import { zodSchema } from './schema';
 import { text } from './task-tool-support';
-import type { DirectTool } from './types';
+import type { BridgeToolContext, DirectTool } from './types';
 
 const ConfirmSchema = z.object({
   confirmation: z
@@ -21,7 +21,7 @@ const ConfirmSchema = z.object({
  * `confirm_start`: answers the question a tool asks before it starts, for clients that cannot be asked (no
  * elicitation). Accepting starts the task; declining starts nothing.
  */
-export const confirmStartTool: DirectTool<z.infer<typeof ConfirmSchema>> = {
+export const confirmStartTool: DirectTool<z.infer<typeof ConfirmSchema>, BridgeToolContext> = {
   kind: 'direct',
   name: 'confirm_start',
   title: 'Confirm a call',

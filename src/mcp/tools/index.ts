@@ -11,14 +11,14 @@ import { InvalidParamHeaderError, paramHeadersOf, type ParamHeader } from '../pr
  * The companion tools that let any client, and the model itself, finish a task; and `task_find`, with which the task
  * view finds the task of a call it knows only by its arguments (called by Apps only).
  */
-export const COMPANION_TOOLS = [taskStatusTool, taskResultTool, taskRespondTool, taskCancelTool, taskFindTool];
+export const COMPANION_TOOLS: readonly ToolDefinition[] = [taskStatusTool, taskResultTool, taskRespondTool, taskCancelTool, taskFindTool];
 
 /** The approver's tools: questions addressed to the caller by principal or role, across every task. */
-export const APPROVAL_TOOLS = [approvalsInboxTool, approvalsAnswerTool];
+export const APPROVAL_TOOLS: readonly ToolDefinition[] = [approvalsInboxTool, approvalsAnswerTool];
 
 /**
  * The tools a bridge offers unless told otherwise: the companion tools and the approver's tools, which serve the
- * tasks of any workflow. The sample tools are not among them (`SAMPLE_TOOLS`, in `./samples`).
+ * tasks of any workflow. No sample is among them.
  */
 export const DEFAULT_TOOLS: readonly ToolDefinition[] = [...COMPANION_TOOLS, ...APPROVAL_TOOLS];
 

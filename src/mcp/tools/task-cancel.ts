@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { zodSchema } from './schema';
 import { TaskIdSchema, text, withTask } from './task-tool-support';
-import type { DirectTool } from './types';
+import type { BridgeToolContext, DirectTool } from './types';
 
 /** `task_cancel`: cancels a running task. */
-export const taskCancelTool: DirectTool<{ taskId: string }> = {
+export const taskCancelTool: DirectTool<{ taskId: string }, BridgeToolContext> = {
   kind: 'direct',
   name: 'task_cancel',
   title: 'Cancel a task',

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { argumentsDigest } from '../../util/arguments-digest';
 import { zodSchema } from './schema';
 import { statusContent, text } from './task-tool-support';
-import type { DirectTool } from './types';
+import type { BridgeToolContext, DirectTool } from './types';
 
 /** How far back `task_find` looks: a view asks within seconds of the call it was opened on. */
 export const TASK_FIND_WINDOW_MS = 10 * 60_000;
@@ -28,7 +28,7 @@ export type TaskFindInput = z.infer<typeof TaskFindInputSchema>;
  * tasks are looked at. Without `tool` (a host that does not tell the view which tool it was opened on) any workflow
  * tool's task may match. A tool whose confirmation changes the input is found by the confirmed input only.
  */
-export const taskFindTool: DirectTool<TaskFindInput> = {
+export const taskFindTool: DirectTool<TaskFindInput, BridgeToolContext> = {
   kind: 'direct',
   name: 'task_find',
   title: 'Find a task by its call',

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { checkFormContent } from '../../contract/task-contract';
 import { zodSchema } from './schema';
 import { statusSentence, TaskIdSchema, text, withTask } from './task-tool-support';
-import type { DirectTool } from './types';
+import type { BridgeToolContext, DirectTool } from './types';
 
 const RespondSchema = z.object({
   taskId: TaskIdSchema,
@@ -20,7 +20,7 @@ const RespondSchema = z.object({
 });
 
 /** `task_respond`: answers the question a task waits on. */
-export const taskRespondTool: DirectTool<z.infer<typeof RespondSchema>> = {
+export const taskRespondTool: DirectTool<z.infer<typeof RespondSchema>, BridgeToolContext> = {
   kind: 'direct',
   name: 'task_respond',
   title: 'Answer a task',

@@ -25,12 +25,8 @@ export interface WorkflowTool<Input = unknown, Output = unknown> extends TaskToo
   confirm?: StartConfirmation;
 }
 
-/** What a direct tool's handler may use. */
+/** What a direct tool's handler may use: the caller, their tasks, and a form put to them. */
 export interface DirectToolContext {
-  /** The task core's port, for the principal's tasks (each call names the principal). */
-  core: TaskPort;
-  /** Questions addressed to people: the inbox and the answer path. */
-  approvals: Approvals;
   principal: string;
   /** The caller's roles, from its credentials only (never from arguments). */
   roles: readonly string[];
@@ -56,6 +52,18 @@ export interface DirectToolContext {
    * tool returned it (a task that failed or was cancelled: a tool error that says so), or undefined if it did not end.
    */
   awaitResult(taskId: string, budgetMs: number): Promise<CallToolResult | undefined>;
+}
+
+/**
+ * What the bridge's own direct tools use beside a direct tool's context (the tools of `tools/`: task steering, the
+ * approvers' inbox and answers, confirmed starts). The bridge hands every direct tool this; the public type shows a
+ * team's tool only {@link DirectToolContext}.
+ */
+export interface BridgeToolContext extends DirectToolContext {
+  /** The task core's port, for the principal's tasks (each call names the principal). */
+  core: TaskPort;
+  /** Questions addressed to people: the inbox and the answer path. */
+  approvals: Approvals;
   /** Calls waiting for a confirmation before they start (see `confirm_start`). */
   confirmations: {
     /** The call a confirmation token stands for, if it is valid and the caller's. */
@@ -65,8 +73,11 @@ export interface DirectToolContext {
   };
 }
 
-/** A tool that runs at once, without a task. */
-export interface DirectTool<Input = unknown> {
+/**
+ * A tool that runs at once, without a task. `Context` is what its handler is given: a team's tool takes
+ * {@link DirectToolContext}.
+ */
+export interface DirectTool<Input = unknown, Context extends DirectToolContext = DirectToolContext> {
   kind: 'direct';
   name: string;
   title?: string;
@@ -87,8 +98,8 @@ export interface DirectTool<Input = unknown> {
    * never.
    */
   answersAtOnce?(input: Input): boolean;
-  handler(input: Input, context: DirectToolContext): Promise<CallToolResult>;
+  handler(input: Input, context: Context): Promise<CallToolResult>;
 }
 
 /** Any tool the server can list. */
-export type ToolDefinition = WorkflowTool<any, any> | DirectTool<any>;
+export type ToolDefinition = WorkflowTool<any, any> | DirectTool<any, any>;
