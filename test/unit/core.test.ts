@@ -36,6 +36,7 @@ import { isTemporalUnavailable, TooManyRequestsError } from '../../src/core/erro
 import { jsonRpcFailureOf, plainMessage, type JsonRpcFailure } from '../../src/mcp/protocol/wire-errors';
 import { answerRefusalReason, answerRefusedFailure } from '../../src/contract/answer-update';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { questionRequest } from '../fixtures/definitions';
 
 describe('reasons read from fields, not from words', () => {
   test("a workflow's refusal of an answer gives its reason as the failure's first detail", () => {
@@ -545,6 +546,19 @@ describe('pauses and checks', () => {
     expect(checkFormContent(schema, { decision: 'approve', amount: 11 })).toBeDefined();
     expect(checkFormContent(schema, { decision: 'approve', urgent: 'yes' })).toBeDefined();
     expect(checkFormContent(schema, 'approve')).toBe('the answer must be an object');
+  });
+
+  test.each([
+    [{ decision: 'approve' }, undefined],
+    [{ decision: 'reject', comment: 'no' }, undefined],
+    [{}, '"decision" is required'],
+    [{ decision: 'maybe' }, '"decision" must be one of approve, reject'],
+    [{ decision: 'approve', extra: 1 }, '"extra" is not a field of this form'],
+    [{ decision: 'approve', comment: 'x'.repeat(501) }, '"comment" must be at most 500 characters'],
+    [{ decision: 7 }, '"decision" must be a string'],
+    ['approve', 'the answer must be an object'],
+  ])('checkFormContent of a decision form: %j → %s', (content, expected) => {
+    expect(checkFormContent(questionRequest('Order 7').requestedSchema, content)).toBe(expected);
   });
 
   test("checkFormContent takes only the form's own fields, never prototype names, and at most 16 KiB", () => {
