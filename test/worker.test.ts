@@ -1,22 +1,21 @@
 /**
- * The worker process: a graceful stop on SIGTERM, its log, and `--check`; the library's worker command running the
- * example's workflows and activities given as modules.
+ * The worker process: a graceful stop on SIGTERM, its log, and `--check`; the library's worker command running a
+ * team's workflows and activities given as modules (the fixtures').
  */
 import { spawn } from 'node:child_process';
-import { PaymentsLedger } from '../examples/invoice-approval/src/activities/payments';
 import { ROOT } from './helpers/dev-server';
-import { startStack, type TestStack } from './helpers/test-stack';
-import { APPROVE, newMcpClient, ScriptedUser, taskResult, waitForTask } from './helpers/mcp';
-import { sampleInvoice, startInvoiceTask } from './helpers/example';
+import { FIXTURES, activityCompletions, askInput, startAskTask, type FixtureStack } from './fixtures/stack';
+import { startStack } from './helpers/test-stack';
+import { APPROVE, newMcpClient, ScriptedUser, taskResult } from './helpers/mcp';
 import { serverEnv, spawnWorker, type SpawnedProcess } from './helpers/processes';
 import { eventually } from './helpers/temporal';
 
-let stack: TestStack;
+let stack: FixtureStack;
 const stops: (() => Promise<unknown>)[] = [];
 
 beforeAll(async () => {
   // No worker of the stack's own until the test starts one: the spawned worker is the first.
-  stack = await startStack({ name: 'worker', worker: false, bridge: true });
+  stack = await startStack({ name: 'worker', app: FIXTURES, worker: false, bridge: true });
 });
 
 afterAll(async () => {
@@ -24,10 +23,13 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-/** `npm run -s worker -- …args` to its end. */
+/** The library's own worker command, as the bin runs it, from the checkout's sources. */
+const LIBRARY_WORKER = ['--import', 'tsx', 'src/cli.ts', 'worker'];
+
+/** `temporal-mcp-tasks worker …args` to its end. */
 function runWorker(args: string[], env: Record<string, string>) {
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn('npm', ['run', '-s', 'worker', '--', ...args], { cwd: ROOT, env: serverEnv(stack.taskQueue, env) });
+    const child = spawn(process.execPath, [...LIBRARY_WORKER, ...args], { cwd: ROOT, env: serverEnv(stack.taskQueue, env) });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
@@ -46,26 +48,18 @@ function logEntries(worker: SpawnedProcess): Record<string, unknown>[] {
     .map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
-test('SIGTERM during a payment: the payment finishes, the worker exits 0, another worker finishes the task, each line item paid once', async () => {
-  const { activities } = stack;
-  const worker: SpawnedProcess = await spawnWorker(stack.taskQueue, {
-    PAYMENTS_LEDGER: activities.ledgerDir,
-    ERP_REGISTRY: activities.erpRegistryDir,
-    PAYMENT_DELAY_MS: '2000',
-    MCP_LOG_FORMAT: 'json',
-    MCP_LOG_LEVEL: 'debug',
-  });
+test('SIGTERM during an activity: the activity finishes, the worker exits 0, another worker finishes the task, each step run once', async () => {
+  const worker: SpawnedProcess = await stack.spawnWorker({ MCP_LOG_FORMAT: 'json', MCP_LOG_LEVEL: 'debug' });
   stops.push(() => worker.kill('SIGKILL'));
   const client = newMcpClient('worker-test');
   new ScriptedUser(() => APPROVE).attach(client);
   await stack.connect(client);
-  const task = await startInvoiceTask(client, sampleInvoice());
+  // A step of 2 s before the question and another after the answer: the signal comes while the first one runs.
+  const task = await startAskTask(client, askInput({ noteSteps: true, stepMs: 2000 }));
   const finished = taskResult(client, task.taskId, 120_000);
-  await waitForTask(client, task.taskId, (t) => /paying line item/.test(t.statusMessage ?? ''), 30_000);
-  // The status says the workflow scheduled the payment; the signal must come once this worker has started it.
   await eventually(
-    async () => logEntries(worker).some((entry) => entry.msg === 'Activity started' && entry.activityType === 'payLineItem') || undefined,
-    'the worker to start a payment',
+    async () => logEntries(worker).some((entry) => entry.msg === 'Activity started' && entry.activityType === 'noteStep') || undefined,
+    'the worker to start a step',
   );
 
   await worker.kill('SIGTERM');
@@ -77,15 +71,14 @@ test('SIGTERM during a payment: the payment finishes, the worker exits 0, anothe
   const aboutTask = entries.filter((entry) => entry.workflowId === task.taskId);
   expect(aboutTask.length).toBeGreaterThan(0);
   for (const entry of aboutTask) expect(entry.taskId).toBe(task.taskId);
-  // The payment under way when the signal came was finished, not dropped.
-  expect((await new PaymentsLedger(activities.ledgerDir).entries()).filter((entry) => entry.taskId === task.taskId).length).toBeGreaterThan(
-    0,
-  );
+  // The step under way when the signal came was finished, not dropped.
+  expect(await activityCompletions(stack.temporal, task.taskId, 'noteStep')).toBe(1);
 
   await stack.startWorker();
-  expect((await finished).structuredContent).toMatchObject({ outcome: 'paid' });
-  const paid = (await new PaymentsLedger(activities.ledgerDir).entries()).filter((entry) => entry.taskId === task.taskId);
-  expect(paid.map((entry) => entry.lineItemId).sort()).toEqual(['LI-1', 'LI-2']);
+  const result = await finished;
+  expect(result.isError).toBeFalsy();
+  expect(result.structuredContent).toMatchObject({ outcome: 'approved' });
+  expect(await activityCompletions(stack.temporal, task.taskId, 'noteStep')).toBe(2);
 }, 120_000);
 
 test('worker --check: one line and exit 0 when Temporal, the namespace and the search attribute are there; exit 1 otherwise', async () => {
@@ -99,27 +92,25 @@ test('worker --check: one line and exit 0 when Temporal, the namespace and the s
   expect(missing.stderr).toMatch(/namespace "no-such-namespace" does not exist/);
 });
 
-/** The library's own worker command, as the bin runs it, from the checkout's sources. */
-const LIBRARY_WORKER = ['--import', 'tsx', 'src/cli.ts', 'worker'];
-
-test('temporal-mcp-tasks worker --workflows --activities runs the example from its modules: an invoice is paid, SIGTERM exits 0', async () => {
-  const { activities } = stack;
-  const worker = await spawnWorker(stack.taskQueue, { PAYMENTS_LEDGER: activities.ledgerDir, ERP_REGISTRY: activities.erpRegistryDir }, [
+test('temporal-mcp-tasks worker --workflows --activities runs workflows and activities from their modules: a task ends approved, SIGTERM exits 0', async () => {
+  const worker = await spawnWorker(stack.taskQueue, FIXTURES.workerEnv!(stack.activities), [
     ...LIBRARY_WORKER,
     '--workflows',
-    'examples/invoice-approval/src/workflows',
+    'test/fixtures/workflows',
     '--activities',
-    'examples/invoice-approval/src/activities',
+    'test/fixtures/activities',
   ]);
   stops.push(() => worker.kill('SIGKILL'));
-  expect(worker.stderr()).toMatch(/workflows of \S+examples\/invoice-approval\/src\/workflows\/index\.ts/);
+  expect(worker.stderr()).toMatch(/workflows of \S+test\/fixtures\/workflows\/index\.ts/);
   const client = newMcpClient('library-worker-test');
   new ScriptedUser(() => APPROVE).attach(client);
   await stack.connect(client);
-  const task = await startInvoiceTask(client, sampleInvoice());
-  expect((await taskResult(client, task.taskId, 120_000)).structuredContent).toMatchObject({ outcome: 'paid' });
-  const paid = (await new PaymentsLedger(activities.ledgerDir).entries()).filter((entry) => entry.taskId === task.taskId);
-  expect(paid.map((entry) => entry.lineItemId).sort()).toEqual(['LI-1', 'LI-2']);
+  const task = await startAskTask(client, askInput({ noteSteps: true }));
+  const result = await taskResult(client, task.taskId, 120_000);
+  expect(result.isError).toBeFalsy();
+  expect(result.structuredContent).toMatchObject({ outcome: 'approved' });
+  // The activities of the module ran beside the bridge's.
+  expect(await activityCompletions(stack.temporal, task.taskId, 'noteStep')).toBe(2);
   await worker.kill('SIGTERM');
   expect(await worker.exited).toEqual({ code: 0, signal: null });
 }, 120_000);
@@ -134,10 +125,10 @@ test('temporal-mcp-tasks worker: a module that is not there, or exports no activ
     });
   const missing = await run(['--workflows', 'no/such/workflows']);
   expect(missing).toEqual({ code: 2, stderr: expect.stringMatching(/--workflows no\/such\/workflows: no such module/) });
-  const empty = await run(['--activities', 'examples/invoice-approval/src/invoice']);
+  const empty = await run(['--activities', 'test/fixtures/definitions']);
   expect(empty).toEqual({
     code: 2,
-    stderr: expect.stringMatching(/--activities \S+invoice\.ts: export createActivities\(\), or activities/),
+    stderr: expect.stringMatching(/--activities \S+definitions\.ts: export createActivities\(\), or activities/),
   });
   const noValue = await run(['--activities']);
   expect(noValue).toEqual({ code: 2, stderr: expect.stringMatching(/--activities needs a module/) });
