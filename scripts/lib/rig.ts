@@ -31,6 +31,10 @@ export interface RigOptions {
    * `principal role,role`; each gets a fresh token ({@link Rig.tokenOf}).
    */
   people?: readonly string[];
+  /** The arguments of `node` that run the worker; default the invoice example's worker. */
+  workerArgs?: readonly string[];
+  /** What the server serves, after `--http`; default the sample tools (`--samples`). */
+  serveArgs?: readonly string[];
 }
 
 /** The processes of one run, and how to kill and restart each. */
@@ -132,7 +136,7 @@ export class Rig {
     this.worker = new Managed(
       'worker',
       node,
-      () => ['--import', 'tsx', 'examples/invoice-approval/src/worker.ts'],
+      () => [...(this.options.workerArgs ?? ['--import', 'tsx', 'examples/invoice-approval/src/worker.ts'])],
       // The drill answers every approval as the submitter, so its books count one question per invoice; the soak
       // sets a role of its own.
       this.env({ INVOICE_APPROVER_ROLE: 'requester', ...(this.options.workerEnv ?? WORKER_ENV) }),
@@ -141,7 +145,14 @@ export class Rig {
     this.server = new Managed(
       'server',
       node,
-      () => ['--import', 'tsx', 'src/mcp/serve/main.ts', '--http', `127.0.0.1:${this.serverPort}`, '--samples'],
+      () => [
+        '--import',
+        'tsx',
+        'src/mcp/serve/main.ts',
+        '--http',
+        `127.0.0.1:${this.serverPort}`,
+        ...(this.options.serveArgs ?? ['--samples']),
+      ],
       this.env({ ...(people.length > 0 && { MCP_AUTH_TOKENS_FILE: this.tokensFile }), ...this.options.serverEnv }),
       path.join(this.logDir, 'server.log'),
     );
