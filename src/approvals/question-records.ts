@@ -76,9 +76,9 @@ export function closeRecordBody(
 export function stillOnRecord(decision: DecisionRecordBody['decision']): string {
   switch (decision) {
     case 'reject':
-      return 'Your rejection stays on record all the same (signed, in the decision store): nothing is paid on this question.';
+      return 'Your rejection stays on record all the same (signed, in the decision store): nothing that needs this approval is carried out.';
     case 'decline':
-      return 'Your refusal stays on record all the same (signed, in the decision store): nothing is paid on this question.';
+      return 'Your refusal stays on record all the same (signed, in the decision store): nothing that needs this approval is carried out.';
     default:
       return 'Your decision is in the decision store, signed; it counts only if the workflow takes it.';
   }
