@@ -2,32 +2,29 @@
  * A rejection on record is never taken back. Someone who can write to the namespace resets the run while an approver
  * rejects: her answer, sent to the run she read, finds it ended; it goes to the task's current run, and nothing voids
  * her signed rejection. An answer that runs out of patience while no worker polls is not voided either: the workflow
- * may take it later, and it blocks the payment whatever becomes of the run.
+ * may take it later, and it blocks the effect whatever becomes of the run.
  */
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
-import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { temporal } from '@temporalio/proto';
-import type { InvoiceApprovalPolicy, InvoiceResult } from '../../examples/invoice-approval/src/invoice';
 import { openDecisionStore } from '../../src/records/store';
 import { AnswerRefusedError } from '../../src/core/errors';
 import type { Bridge } from '../../src/mcp/bridge';
 import { pollUntil } from '../../src/util/wait';
-import { resultAfterReset, sampleInvoice } from '../helpers/example';
+import type { DecisionInput, DecisionResult } from '../fixtures/definitions';
+import { decisionAwaiting, effectsCarriedOut, FIXTURES, type FixtureStack } from '../fixtures/stack';
 import { taskResult } from '../helpers/mcp';
-import { startStack, type TestStack } from '../helpers/test-stack';
-import { paidLineItems } from '../helpers/ledger';
+import { startStack } from '../helpers/test-stack';
 
 const SAM = 'sam-rejection-stands';
 const APPROVERS = { carol: 'carol-rejection-stands', dave: 'dave-rejection-stands' };
 const ROLES = ['ap-approver'];
-const policy: InvoiceApprovalPolicy = { approvers: 'role', role: 'ap-approver', secondApproverAbove: 1_000 };
 
-let stack: TestStack;
+let stack: FixtureStack;
 let submitter: Bridge;
 let approver: Bridge;
 
 beforeAll(async () => {
-  stack = await startStack({ name: 'rejection-stands', activities: { invoiceApproval: policy } });
+  stack = await startStack({ name: 'rejection-stands', app: FIXTURES });
   [submitter, approver] = await Promise.all([stack.addBridge({ principal: SAM, roles: [] }), stack.addBridge({ roles: ROLES })]);
 }, 60_000);
 
@@ -44,22 +41,25 @@ async function samClient(): Promise<McpClient> {
   return client;
 }
 
-/** Submits an invoice (one approval is enough for it) and waits until `principal` may answer it; its task id. */
-async function invoiceOpenTo(sam: McpClient, principal: string): Promise<string> {
-  const created = await sam.request(
-    { method: 'tools/call', params: { name: 'process_invoice', arguments: sampleInvoice() as never, task: {} } },
-    CreateTaskResultSchema,
+/** A decision one approval settles, checked against its records before the effect. */
+function decisionInput(): DecisionInput {
+  return { subject: 'Order 17', roles: ROLES, details: { order: 'Order 17', amount: 1_200 } };
+}
+
+/** Starts a decision and waits until `principal` may answer it; its task id. */
+function decisionOpenTo(sam: McpClient, principal: string): Promise<string> {
+  return decisionAwaiting(sam, decisionInput(), approver, by(principal));
+}
+
+/** The decision's result once a run that did not end rejected has ended: results of a run a reset replaced are read past. */
+function resultAfterReset(sam: McpClient, taskId: string): Promise<DecisionResult> {
+  return pollUntil(
+    async () => {
+      const now = (await taskResult(sam, taskId)).structuredContent as unknown as DecisionResult;
+      return now.outcome === 'rejected' ? undefined : now;
+    },
+    { timeoutMs: 60_000, intervalMs: 500, what: 'the reset run to end' },
   );
-  const { taskId } = created.task;
-  await pollUntil(
-    () =>
-      approver.approvals.question(taskId, 'approval', by(principal)).then(
-        () => true,
-        () => undefined,
-      ),
-    { timeoutMs: 30_000, intervalMs: 100, what: `the question of ${taskId} to open` },
-  );
-  return taskId;
 }
 
 /**
@@ -93,11 +93,11 @@ async function recordsOf(taskId: string) {
   }
 }
 
-const paid = (taskId: string) => paidLineItems(stack.activities.ledgerDir, taskId);
+const effects = (taskId: string) => effectsCarriedOut(stack.temporal, taskId);
 
-test('a rejection sent to a run a reset ended goes to the current run: recorded there, never voided, nothing paid', async () => {
+test('a rejection sent to a run a reset ended goes to the current run: recorded there, never voided, nothing done', async () => {
   const sam = await samClient();
-  const taskId = await invoiceOpenTo(sam, APPROVERS.carol);
+  const taskId = await decisionOpenTo(sam, APPROVERS.carol);
   // carol reads the question (the run she will answer) ...
   const question = await approver.approvals.question(taskId, 'approval', by(APPROVERS.carol));
   // ... a namespace writer resets the run meanwhile ...
@@ -107,20 +107,20 @@ test('a rejection sent to a run a reset ended goes to the current run: recorded 
   const taken = await approver.approvals.decide(question, { action: 'accept', content: { decision: 'reject' } }, by(APPROVERS.carol));
   expect(taken).toMatchObject({ action: 'accept', principal: APPROVERS.carol });
 
-  const result = (await taskResult(sam, taskId)).structuredContent as InvoiceResult;
+  const result = (await taskResult(sam, taskId)).structuredContent as unknown as DecisionResult;
   expect(result.outcome).toBe('rejected');
   // Her rejection, and the bridge's close of the question it declined.
   expect(await recordsOf(taskId)).toEqual([
     { decision: 'reject', by: APPROVERS.carol },
     { decision: 'close', by: APPROVERS.carol },
   ]);
-  expect(await paid(taskId)).toEqual([]);
+  expect(await effects(taskId)).toBe(0);
   await sam.close();
 });
 
-test('an answer that runs out of patience is not voided: the workflow takes it later, and a reset that drops it still pays nothing', async () => {
+test('an answer that runs out of patience is not voided: the workflow takes it later, and a reset that drops it still does nothing', async () => {
   const sam = await samClient();
-  const taskId = await invoiceOpenTo(sam, APPROVERS.carol);
+  const taskId = await decisionOpenTo(sam, APPROVERS.carol);
   await stack.stopWorker();
   try {
     const refused = await approver.approvals
@@ -133,7 +133,7 @@ test('an answer that runs out of patience is not voided: the workflow takes it l
     expect(refused?.message).toMatch(/may be recorded later/);
     // She is not told that nothing was recorded: her signed rejection stands.
     expect((refused as AnswerRefusedError).onRecord).toBe(
-      'Your rejection stays on record all the same (signed, in the decision store): nothing is paid on this question.',
+      'Your rejection stays on record all the same (signed, in the decision store): nothing that needs this approval is carried out.',
     );
     expect(await recordsOf(taskId)).toEqual([{ decision: 'reject', by: APPROVERS.carol }]);
   } finally {
@@ -156,6 +156,6 @@ test('an answer that runs out of patience is not voided: the workflow takes it l
   expect(result.outcome).toBe('unapproved');
   expect(result.reason).toContain(APPROVERS.carol);
   expect((await recordsOf(taskId)).map((record) => record.decision)).not.toContain('void');
-  expect(await paid(taskId)).toEqual([]);
+  expect(await effects(taskId)).toBe(0);
   await sam.close();
 });
