@@ -7,30 +7,24 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
-import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { randomUUID } from 'node:crypto';
 import type { DecisionNotification } from '../../src/contract/approvals';
 import { notificationDeliveryFromEnv } from '../../src/activities/notification-delivery-config';
-import type { InvoiceApprovalPolicy } from '../../examples/invoice-approval/src/invoice';
 import { answer, ApprovalClients, awaitInInbox, callAnswer, makePeople, writeTokensFile } from '../helpers/approvals';
 import { deliveryEnv, MailReceiver, WebhookReceiver } from '../helpers/receivers';
-import { startStack, type TestStack } from '../helpers/test-stack';
-import { sampleInvoice } from '../helpers/example';
+import { FIXTURES, startDecisionTask, type FixtureStack } from '../fixtures/stack';
+import { startStack } from '../helpers/test-stack';
 
 const SECRET = `whsec_${Buffer.alloc(32, 44).toString('base64')}`;
 
-// sam submits; ann and bob approve (one approval is enough below 100,000).
+// sam asks; ann and bob may approve (one approval is enough).
 const principals = makePeople({ sam: '', ann: 'ap-approver', bob: 'ap-approver' });
-const policy: InvoiceApprovalPolicy = { approvers: 'role', role: 'ap-approver', secondApproverAbove: 100_000 };
 
 let dir: string;
 let hooks: WebhookReceiver;
 let mailbox: MailReceiver;
-let stack: TestStack;
-let expiring: TestStack;
+let stack: FixtureStack;
 const clients = new ApprovalClients();
-
-const deliveryOf = (ledger: string): NodeJS.ProcessEnv =>
-  deliveryEnv({ directory: path.join(dir, 'approvers.json'), mailbox, secret: SECRET, ledger: path.join(dir, ledger) });
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'temporal-mcp-notices-'));
@@ -44,43 +38,34 @@ beforeAll(async () => {
   }));
   writeFileSync(path.join(dir, 'approvers.json'), JSON.stringify({ people }));
   const env = { MCP_AUTH_TOKENS_FILE: writeTokensFile(principals), MCP_TASK_OPS_PER_SECOND: '0' };
-  [stack, expiring] = await Promise.all([
-    startStack({
-      name: 'notices',
-      activities: { invoiceApproval: policy, notificationDelivery: notificationDeliveryFromEnv(deliveryOf('sent')) },
-      servers: [{ env }],
-    }),
-    // Nobody answers in time: the question expires after 3 s.
-    startStack({
-      name: 'notices-expiring',
-      activities: {
-        invoiceApproval: { ...policy, expireAfterMs: 3_000 },
-        notificationDelivery: notificationDeliveryFromEnv(deliveryOf('sent-expiring')),
-      },
-      servers: [{ env }],
-    }),
-  ]);
+  const delivery = deliveryEnv({ directory: path.join(dir, 'approvers.json'), mailbox, secret: SECRET, ledger: path.join(dir, 'sent') });
+  stack = await startStack({
+    name: 'notices',
+    app: FIXTURES,
+    activities: { notificationDelivery: notificationDeliveryFromEnv(delivery) },
+    servers: [{ env }],
+  });
 }, 120_000);
 
 afterAll(async () => {
   await clients.closeAll();
-  await Promise.all([stack?.stop(), expiring?.stop()]);
+  await stack?.stop();
   await Promise.all([hooks?.stop(), mailbox?.stop()]);
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** Submits a sample invoice; its task id and invoice number (which the mail's subject names). */
-async function submit(client: McpClient): Promise<{ taskId: string; invoiceNumber: string }> {
-  const invoice = sampleInvoice();
-  const created = await client.request(
-    { method: 'tools/call', params: { name: 'process_invoice', arguments: invoice as never, task: {} } },
-    CreateTaskResultSchema,
-  );
-  return { taskId: created.task.taskId, invoiceNumber: invoice.invoiceNumber };
+/**
+ * Asks ann and bob to approve a subject of its own (due after `dueAfterMs`, when given); its task id and subject (which
+ * the mail's subject names).
+ */
+async function submit(client: McpClient, dueAfterMs?: number): Promise<{ taskId: string; subject: string }> {
+  const subject = `Order ${randomUUID().slice(0, 8)}`;
+  const taskId = await startDecisionTask(client, { subject, roles: ['ap-approver'], ...(dueAfterMs && { dueAfterMs }) });
+  return { taskId, subject };
 }
 
 /** Waits until the task's workflow has closed, as Temporal says, and returns how. */
-async function closed(on: TestStack, taskId: string): Promise<string> {
+async function closed(on: FixtureStack, taskId: string): Promise<string> {
   return (await on.temporal.workflow
     .getHandle(taskId)
     .result()
@@ -96,10 +81,10 @@ async function closed(on: TestStack, taskId: string): Promise<string> {
  */
 function decidedNotices({
   taskId,
-  invoiceNumber,
+  subject,
 }: {
   taskId: string;
-  invoiceNumber: string;
+  subject: string;
 }): Record<string, { mail: string[]; webhook: (string | undefined)[] }> {
   const seen: Record<string, { mail: string[]; webhook: (string | undefined)[] }> = {};
   for (const name of Object.keys(principals)) {
@@ -107,8 +92,7 @@ function decidedNotices({
       .to(`${name}@example.com`)
       .filter(
         (message) =>
-          message.headers.subject.includes(invoiceNumber) &&
-          !/^(Approval requested|Reminder|Escalated|Handed)/.test(message.headers.subject),
+          message.headers.subject.includes(subject) && !/^(Approval requested|Reminder|Escalated|Handed)/.test(message.headers.subject),
       )
       .map((message) => `${message.headers.subject.split(':')[0]} | ${message.text.split('\n')[2]}`);
     const webhook = hooks
@@ -150,9 +134,10 @@ test.each([
 );
 
 test('notices: expired, nobody answered in time; everyone was told before the workflow closed', async () => {
-  const sam = await clients.connect(expiring.server.url, principals.sam);
-  const submitted = await submit(sam);
-  expect(await closed(expiring, submitted.taskId)).toBe('COMPLETED');
+  const sam = await clients.connect(stack.server.url, principals.sam);
+  // Nobody answers in time: the question is due after 3 s.
+  const submitted = await submit(sam, 3_000);
+  expect(await closed(stack, submitted.taskId)).toBe('COMPLETED');
   const told = (who: string) =>
     `Overdue | ${who} was not answered in time: it ended overdue${who === 'Your request' ? '.' : '; nothing waits for you.'}`;
   expect(decidedNotices(submitted)).toEqual({
