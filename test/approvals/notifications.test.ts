@@ -8,7 +8,7 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
-import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
 import { DefaultLogger } from '@temporalio/worker';
 import { MockActivityEnvironment } from '@temporalio/testing';
@@ -16,27 +16,24 @@ import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { NOTIFY_ACTIVITY, type DecisionNotification } from '../../src/contract/approvals';
 import { notificationDeliveryFromEnv } from '../../src/activities/notification-delivery-config';
 import { createNotificationActivities, readNotifications } from '../../src/activities/notifications';
-import type { InvoiceApprovalPolicy } from '../../examples/invoice-approval/src/invoice';
 import { pollUntil } from '../../src/util/wait';
 import { ApprovalClients, makePeople, writeTokensFile } from '../helpers/approvals';
 import { deliveryEnv, MailReceiver, WebhookReceiver, type WebhookCall } from '../helpers/receivers';
 import { ApprovalLinks } from '../../src/records/approval-links';
 import { taskKeyFromEnv } from '../../src/shared/task-key';
-import { startStack, type TestStack } from '../helpers/test-stack';
-import { daysFromToday } from '../helpers/temporal';
-import { sampleInvoice } from '../helpers/example';
+import { FIXTURES, startDecisionTask, type FixtureStack } from '../fixtures/stack';
+import { startStack } from '../helpers/test-stack';
 
 const SECRET = `whsec_${Buffer.alloc(32, 42).toString('base64')}`;
 const OTHER_SECRET = `whsec_${Buffer.alloc(32, 43).toString('base64')}`;
 
-// sam submits and holds the approver role; ann and bob approve; mia manages (not asked until an escalation).
+// sam asks and holds the approver role; ann and bob approve; mia manages (not asked until an escalation).
 const principals = makePeople({ sam: 'ap-approver', ann: 'ap-approver', bob: 'ap-approver', mia: 'ap-manager' });
-const policy: InvoiceApprovalPolicy = { approvers: 'role', role: 'ap-approver', secondApproverAbove: 1_000 };
 
 let dir: string;
 let hooks: WebhookReceiver;
 let mailbox: MailReceiver;
-let stack: TestStack;
+let stack: FixtureStack;
 const clients = new ApprovalClients();
 
 /** The directory file: each person under a plain name, their principal, roles, a mail address and a webhook. */
@@ -72,7 +69,8 @@ beforeAll(async () => {
   const env = { MCP_AUTH_TOKENS_FILE: writeTokensFile(principals), MCP_TASK_OPS_PER_SECOND: '0' };
   stack = await startStack({
     name: 'notifications',
-    activities: { invoiceApproval: policy, notificationDelivery: notificationDeliveryFromEnv(deliveryOf('sent-by-worker')) },
+    app: FIXTURES,
+    activities: { notificationDelivery: notificationDeliveryFromEnv(deliveryOf('sent-by-worker')) },
     servers: [{ env }],
   });
 }, 120_000);
@@ -89,18 +87,19 @@ function activityEnvironment(): MockActivityEnvironment {
   return new MockActivityEnvironment({}, { logger: new DefaultLogger('ERROR') });
 }
 
-async function submit(client: McpClient): Promise<{ taskId: string; invoiceNumber: string }> {
-  const invoice = sampleInvoice({
-    lineItems: [
-      { lineItemId: 'LI-1', description: 'Laptops, 4 units', amount: 5_600 },
-      { lineItemId: 'LI-2', description: 'Support contract, second half', amount: 1_200, payOn: daysFromToday(90) },
-    ],
+/**
+ * Asks the holders of ap-approver for two approvals of an order of its own, with details; its task id and order number.
+ * The question's line is over 100 characters, so a mail's subject cuts it.
+ */
+async function submit(client: McpClient): Promise<{ taskId: string; order: string }> {
+  const order = `ORD-${randomUUID().slice(0, 8)}`;
+  const taskId = await startDecisionTask(client, {
+    subject: `order ${order}: four laptops for the support team, and a support contract for the second half of the year`,
+    roles: ['ap-approver'],
+    required: 2,
+    details: { order, units: 4, total: 6_800 },
   });
-  const created = await client.request(
-    { method: 'tools/call', params: { name: 'process_invoice', arguments: invoice as unknown as Record<string, unknown>, task: {} } },
-    CreateTaskResultSchema,
-  );
-  return { taskId: created.task.taskId, invoiceNumber: invoice.invoiceNumber };
+  return { taskId, order };
 }
 
 /** The attempt on which the task's completed `mcpNotify` activity succeeded, once it did. */
@@ -133,7 +132,7 @@ function bodyOf(call: WebhookCall): {
   return JSON.parse(call.body);
 }
 
-test('notifications: an invoice reaches its approvers by webhook and mail once each across a retry, never the submitter who holds the role', async () => {
+test('notifications: a question reaches its approvers by webhook and mail once each across a retry, never the asker who holds the role', async () => {
   // ann's mailbox is busy the first time: that attempt of the activity fails after the other deliveries went through.
   let annTurnedAway = false;
   mailbox.refuse = (address) => {
@@ -142,7 +141,7 @@ test('notifications: an invoice reaches its approvers by webhook and mail once e
     return true;
   };
   const sam = await clients.connect(stack.server.url, principals.sam);
-  const { taskId, invoiceNumber } = await submit(sam);
+  const { taskId, order } = await submit(sam);
 
   const attempt = await pollUntil(() => notifyCompletedOnAttempt(taskId), {
     timeoutMs: 60_000,
@@ -169,7 +168,7 @@ test('notifications: an invoice reaches its approvers by webhook and mail once e
   expect(mail.from).toBe('approvals@example.com');
   // The question's first line, cut between words at 100 characters.
   expect(mail.headers.subject).toBe(
-    `Approval requested: Approve invoice ${invoiceNumber} from vendor V-100 (Acme Office Supplies): EUR 6,800.00 in 2 line…`,
+    `Approval requested: Approve order ${order}: four laptops for the support team, and a support contract for the…`,
   );
   expect(mail.headers['message-id']).toMatch(/^<[A-Za-z0-9_-]{32}@example\.com>$/);
   expect(bobMail[0].headers['message-id']).not.toBe(mail.headers['message-id']);
@@ -177,7 +176,7 @@ test('notifications: an invoice reaches its approvers by webhook and mail once e
   expect(mail.text).toContain('Hello ann,');
   expect(mail.text).toContain('sam asks for your approval.');
   expect(mail.text).toContain('Submitted by: sam');
-  expect(mail.text).toContain('- LI-1 Laptops, 4 units: EUR 5,600.00, paid on approval');
+  expect(mail.text).toContain(`  order: ${order}\n  units: 4\n  total: 6800\n`);
   expect(mail.text).toContain('Progress: 0 of 2 approvals.');
   expect(mail.text).toContain(`approvals_answer with taskId "${taskId}" and key "approval"`);
   expect(mail.text).toContain(`Task view: https://tasks.example.com/view/${encodeURIComponent(taskId)}`);
