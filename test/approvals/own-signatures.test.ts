@@ -1,16 +1,16 @@
 /**
  * Approvers' own signatures: the approvers directory says that holders of ap-approver must sign their approvals with
- * a key of their own. carol makes hers with `approvals keygen`, signs with `approvals sign`, and the invoice is paid;
+ * a key of their own. carol makes hers with `approvals keygen`, signs with `approvals sign`, and the effect is carried out;
  * without a signature, or with one over another subject, her answer is refused and nothing is recorded. A bridge that
- * holds the decision key but not the directory records her approval with the bridge's signature alone: the worker
- * refuses to pay on it, and `approvals verify` with the directory says it is not approved. Nor does the worker pay on an
+ * holds the decision key but not the directory records her approval with the bridge's signature alone: the workflow
+ * refuses its effect on it, and `approvals verify` with the directory says it is not approved. Nor does it act on an
  * approval by someone the directory does not list, whatever his record says of his roles.
  */
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
-import type { InvoiceResult } from '../../examples/invoice-approval/src/invoice';
 import { openDecisionStore } from '../../src/records/store';
 import {
   ApprovalClients,
@@ -23,10 +23,10 @@ import {
   writeTokensFile,
   type Person,
 } from '../helpers/approvals';
-import { submitInvoice, sampleInvoice } from '../helpers/example';
+import type { DecisionResult } from '../fixtures/definitions';
+import { effectsCarriedOut, FIXTURES, startDecisionTask, type FixtureStack } from '../fixtures/stack';
 import { taskResult } from '../helpers/mcp';
-import { startStack, type TestStack } from '../helpers/test-stack';
-import { paidLineItems } from '../helpers/ledger';
+import { startStack } from '../helpers/test-stack';
 
 // zed holds ap-approver by his token, and the directory does not list him.
 const people = makePeople({ sam: '', carol: 'ap-approver', zed: 'ap-approver' });
@@ -34,7 +34,7 @@ const scratch = mkdtempSync(path.join(os.tmpdir(), 'temporal-mcp-own-signatures-
 const carolKey = path.join(scratch, 'carol.pem');
 const directoryFile = path.join(scratch, 'approvers.json');
 
-let stack: TestStack;
+let stack: FixtureStack;
 const clients = new ApprovalClients();
 let store = '';
 
@@ -58,6 +58,7 @@ beforeAll(async () => {
   const tokens = writeTokensFile(people);
   stack = await startStack({
     name: 'own-signatures',
+    app: FIXTURES,
     worker: false,
     // The first server knows the directory; the second holds the same decision key without it.
     servers: [{ env: { MCP_AUTH_TOKENS_FILE: tokens, MCP_APPROVERS_DIRECTORY: directoryFile } }, { env: { MCP_AUTH_TOKENS_FILE: tokens } }],
@@ -66,7 +67,6 @@ beforeAll(async () => {
   await stack.spawnWorker({
     NOTIFICATION_LEDGER: path.join(scratch, 'notifications-sent'),
     MCP_APPROVERS_DIRECTORY: directoryFile,
-    INVOICE_APPROVER_ROLE: 'ap-approver',
   });
 }, 180_000);
 
@@ -75,8 +75,15 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-const submit = (client: McpClient) => submitInvoice(client, sampleInvoice());
-const paid = (taskId: string) => paidLineItems(stack.activities.ledgerDir, taskId);
+/** Asks the holders of ap-approver to approve an order of its own, checked against its decision records. */
+function submit(client: McpClient): Promise<string> {
+  const order = `ORD-${randomUUID().slice(0, 8)}`;
+  return startDecisionTask(client, { subject: `order ${order}`, roles: ['ap-approver'], details: { order, total: 200.75 } });
+}
+
+const outcomeOf = async (sam: McpClient, taskId: string) =>
+  (await taskResult(sam, taskId, 120_000)).structuredContent as unknown as DecisionResult;
+const effects = (taskId: string) => effectsCarriedOut(stack.temporal, taskId);
 
 /** The number of decision records of `taskId`. */
 async function recordCount(taskId: string): Promise<number> {
@@ -128,7 +135,7 @@ async function carolSigns(
 
 const as = (person: Person, server = 0): Promise<McpClient> => clients.connect(stack.servers[server].url, person);
 
-test('carol must sign: unsigned or signed over another subject, her approval is refused; signed, the invoice is paid and the receipt names her key', async () => {
+test('carol must sign: unsigned or signed over another subject, her approval is refused; signed, the effect is carried out and the receipt names her key', async () => {
   const [sam, carol] = await Promise.all([as(people.sam), as(people.carol)]);
   const taskId = await submit(sam);
   await awaitInInbox(carol, taskId);
@@ -157,9 +164,9 @@ test('carol must sign: unsigned or signed over another subject, her approval is 
   const signature = await carolSigns(carol, taskId, 'approve');
   expect(signature).toMatchObject({ v: 2, challenge: expect.any(String) });
   expect(textOf(await answer(carol, taskId, 'approve', { signature }))).toMatch(/is recorded\.$/);
-  const result = (await taskResult(sam, taskId, 120_000)).structuredContent as InvoiceResult;
-  expect(result.outcome).toBe('paid');
-  expect(await paid(taskId)).toEqual(['LI-1', 'LI-2']);
+  const result = await outcomeOf(sam, taskId);
+  expect(result.outcome).toBe('approved');
+  expect(await effects(taskId)).toBe(1);
 
   const verified = approvals(['verify', taskId, '--directory', directoryFile, '--json']);
   expect(verified.code).toBe(0);
@@ -173,15 +180,15 @@ test('carol must sign: unsigned or signed over another subject, her approval is 
   expect(human.out).toContain(`signed by carol with their own key ${String(signature.keyId)}`);
 }, 180_000);
 
-test('an approval a bridge signed alone (the decision key without the directory) is refused before payment and in the receipt', async () => {
+test('an approval a bridge signed alone (the decision key without the directory) is refused before the effect and in the receipt', async () => {
   const [sam, carol] = await Promise.all([as(people.sam, 1), as(people.carol, 1)]);
   const taskId = await submit(sam);
   await awaitInInbox(carol, taskId);
   expect(textOf(await answer(carol, taskId, 'approve'))).toMatch(/is recorded\.$/);
-  const result = (await taskResult(sam, taskId, 120_000)).structuredContent as InvoiceResult;
+  const result = await outcomeOf(sam, taskId);
   expect(result.outcome).toBe('unapproved');
   expect(result.reason).toMatch(/carol must sign approvals with their own key, and it bears the bridge's signature alone/);
-  expect(await paid(taskId)).toEqual([]);
+  expect(await effects(taskId)).toBe(0);
 
   const withDirectory = approvals(['verify', taskId, '--directory', directoryFile]);
   expect(withDirectory.code).toBe(3);
@@ -192,18 +199,18 @@ test('an approval a bridge signed alone (the decision key without the directory)
   expect(without.out).toContain("Approvers' own signatures not checked: give --directory FILE");
 }, 180_000);
 
-test('an approval by someone the directory does not list, recorded by a bridge without it, is refused before payment and in the verdict', async () => {
+test('an approval by someone the directory does not list, recorded by a bridge without it, is refused before the effect and in the verdict', async () => {
   const [sam, zed] = await Promise.all([as(people.sam, 1), as(people.zed, 1)]);
   const taskId = await submit(sam);
   await awaitInInbox(zed, taskId);
   // The bridge without the directory takes his token's word for the role, and records his approval under its key.
   expect(textOf(await answer(zed, taskId, 'approve'))).toMatch(/is recorded\.$/);
-  const result = (await taskResult(sam, taskId, 120_000)).structuredContent as InvoiceResult;
+  const result = await outcomeOf(sam, taskId);
   expect(result.outcome).toBe('unapproved');
   expect(result.reason).toMatch(
     /the approval by zed-\w+ \(principal [^)]+\) does not count: the question did not address them \(it asks role ap-approver/,
   );
-  expect(await paid(taskId)).toEqual([]);
+  expect(await effects(taskId)).toBe(0);
 
   const withDirectory = approvals(['verify', taskId, '--directory', directoryFile]);
   expect(withDirectory.code).toBe(3);
