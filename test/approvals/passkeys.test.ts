@@ -1,30 +1,29 @@
 /**
  * Passkeys as approvers' own keys, in a real headless Chromium with a virtual authenticator (the DevTools WebAuthn
  * domain): carol registers a passkey on the server's passkey page, the directory's keeper lists the entry the page
- * prints, and she signs her approval on the page; the bridge, the worker before each payment and `approvals verify`
+ * prints, and she signs her approval on the page; the bridge, the workflow before its effect and `approvals verify`
  * check the assertion against the directory. A signature of another decision is refused; the page's calls answer
  * only the page's own origin.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Browser, Page } from 'playwright-core';
-import type { InvoiceResult } from '../../examples/invoice-approval/src/invoice';
 import { ApprovalClients, answer, approvalsCommand, awaitInInbox, inbox, makePeople, textOf, writeTokensFile } from '../helpers/approvals';
-import { submitInvoice, sampleInvoice } from '../helpers/example';
 import { addVirtualAuthenticator, launchChromium } from '../helpers/browser';
 import { taskResult } from '../helpers/mcp';
 import { onFreePort, spawnHttpServer, spawnHttpServerOnFreePort, type HttpServerProcess } from '../helpers/processes';
-import { startStack, type TestStack } from '../helpers/test-stack';
-import { paidLineItems } from '../helpers/ledger';
+import { startStack } from '../helpers/test-stack';
+import type { DecisionResult } from '../fixtures/definitions';
+import { effectsCarriedOut, FIXTURES, startDecisionTask, type FixtureStack } from '../fixtures/stack';
 
 const people = makePeople({ sam: '', carol: 'ap-approver' });
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'temporal-mcp-passkeys-'));
 const directoryFile = path.join(scratch, 'approvers.json');
 
-let stack: TestStack;
+let stack: FixtureStack;
 let browser: Browser;
 let page: Page;
 /** Serves the passkey page at `origin`; the second server knows the directory and takes the answers. */
@@ -34,11 +33,16 @@ let origin: string;
 const clients = new ApprovalClients();
 
 beforeAll(async () => {
-  [stack, browser] = await Promise.all([startStack({ name: 'passkeys', worker: false }), launchChromium()]);
+  [stack, browser] = await Promise.all([startStack({ name: 'passkeys', app: FIXTURES, worker: false }), launchChromium()]);
   // The page's origin names its port: a port another process takes before the server binds it is left for another.
   pageServer = await onFreePort((port) => {
     origin = `http://localhost:${port}`;
-    return spawnHttpServer(stack.taskQueue, port, { MCP_PASSKEY_ORIGIN: origin, MCP_DECISION_STORE: stack.activities.decisionStore });
+    return spawnHttpServer(
+      stack.taskQueue,
+      port,
+      { MCP_PASSKEY_ORIGIN: origin, MCP_DECISION_STORE: stack.activities.decisionStore },
+      FIXTURES.serveArgs(),
+    );
   });
   page = await browser.newPage();
   await addVirtualAuthenticator(page);
@@ -72,18 +76,18 @@ async function registerOnPage(): Promise<{ passkey: { id: string; publicKey: str
 async function signOnPage(passkeyLink: string, decision: 'approve' | 'reject'): Promise<Record<string, unknown>> {
   await page.goto(`${passkeyLink}&decision=${decision}`);
   await page.getByText(`Decision: ${decision}`).waitFor({ timeout: 30_000 });
-  // What is signed is shown: the invoice itself, not a digest.
+  // What is signed is shown: the decision's details themselves, not a digest.
   const shown = JSON.parse(Buffer.from(new URL(passkeyLink).searchParams.get('shown')!, 'base64url').toString('utf8')) as {
-    invoiceNumber: string;
+    order: string;
   };
-  expect(await page.locator('#statement').textContent()).toContain(`"invoiceNumber": "${shown.invoiceNumber}"`);
+  expect(await page.locator('#statement').textContent()).toContain(`"order": "${shown.order}"`);
   await page.getByRole('button', { name: 'Sign with my passkey' }).click();
   const signature = page.getByLabel('Signature');
   await shownOrFailed('signature', 'sign-error');
   return JSON.parse((await signature.textContent()) ?? '') as Record<string, unknown>;
 }
 
-test('carol registers a passkey, the keeper lists it, she signs her approval with it: the invoice is paid and the receipt names the passkey', async () => {
+test('carol registers a passkey, the keeper lists it, she signs her approval with it: the effect is carried out and the receipt names the passkey', async () => {
   const entry = await registerOnPage();
   expect(entry.passkey).toMatchObject({ rpId: 'localhost', origin });
   writeFileSync(
@@ -99,26 +103,30 @@ test('carol registers a passkey, the keeper lists it, she signs her approval wit
   const { activities } = stack;
   [answers] = await Promise.all([
     // Another replica of the same deployment: its inbox links to the passkey page at the deployment's origin.
-    spawnHttpServerOnFreePort(stack.taskQueue, {
-      MCP_AUTH_TOKENS_FILE: writeTokensFile(people),
-      MCP_APPROVERS_DIRECTORY: directoryFile,
-      MCP_PASSKEY_ORIGIN: origin,
-      MCP_DECISION_STORE: activities.decisionStore,
-    }),
+    spawnHttpServerOnFreePort(
+      stack.taskQueue,
+      {
+        MCP_AUTH_TOKENS_FILE: writeTokensFile(people),
+        MCP_APPROVERS_DIRECTORY: directoryFile,
+        MCP_PASSKEY_ORIGIN: origin,
+        MCP_DECISION_STORE: activities.decisionStore,
+      },
+      FIXTURES.serveArgs(),
+    ),
     stack.spawnWorker({
       NOTIFICATION_LEDGER: path.join(scratch, 'notifications-sent'),
       MCP_APPROVERS_DIRECTORY: directoryFile,
-      INVOICE_APPROVER_ROLE: 'ap-approver',
     }),
   ]);
   const [sam, carol]: McpClient[] = await Promise.all([
     clients.connect(answers.url, people.sam),
     clients.connect(answers.url, people.carol),
   ]);
-  const taskId = await submitInvoice(sam, sampleInvoice());
+  const order = `ORD-${randomUUID().slice(0, 8)}`;
+  const taskId = await startDecisionTask(sam, { subject: `order ${order}`, roles: ['ap-approver'], details: { order, total: 200.75 } });
   await awaitInInbox(carol, taskId);
   const item = (await inbox(carol)).find((candidate) => candidate.taskId === taskId) as unknown as {
-    subject: { invoiceNumber: string };
+    subject: { order: string };
     subjectDigest: string;
     mustSign?: boolean;
     passkeyLink: string;
@@ -140,8 +148,8 @@ test('carol registers a passkey, the keeper lists it, she signs her approval wit
     }).toString()}`,
   });
 
-  // A link that shows one invoice and asks for a signature over another's digest signs nothing (no blind signature).
-  const other = Buffer.from(JSON.stringify({ ...item.subject, invoiceNumber: 'INV-HARMLESS' })).toString('base64url');
+  // A link that shows one order and asks for a signature over another's digest signs nothing (no blind signature).
+  const other = Buffer.from(JSON.stringify({ ...item.subject, order: 'ORD-HARMLESS' })).toString('base64url');
   await page.goto(`${item.passkeyLink.replace(`shown=${shown}`, `shown=${other}`)}&decision=approve`);
   await expect(shownOrFailed('signature', 'sign-error')).rejects.toThrow(/What this link shows is not what it asks you to sign/);
   expect(await page.getByRole('button', { name: 'Sign with my passkey' }).isDisabled()).toBe(true);
@@ -154,8 +162,8 @@ test('carol registers a passkey, the keeper lists it, she signs her approval wit
   const signature = await signOnPage(item.passkeyLink, 'approve');
   expect(signature).toMatchObject({ v: 2, challenge: item.challenge });
   expect(textOf(await answer(carol, taskId, 'approve', { signature }))).toMatch(/is recorded\.$/);
-  expect(((await taskResult(sam, taskId, 120_000)).structuredContent as InvoiceResult).outcome).toBe('paid');
-  expect(await paidLineItems(activities.ledgerDir, taskId)).toEqual(['LI-1', 'LI-2']);
+  expect(((await taskResult(sam, taskId, 120_000)).structuredContent as unknown as DecisionResult).outcome).toBe('approved');
+  expect(await effectsCarriedOut(stack.temporal, taskId)).toBe(1);
 
   const verified = approvalsCommand(['verify', taskId, '--directory', directoryFile], { MCP_DECISION_STORE: activities.decisionStore });
   expect(verified.code).toBe(0);
