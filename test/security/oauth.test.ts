@@ -10,10 +10,11 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CreateTaskResultSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { answer, ApprovalClients, awaitInInbox, inbox, textOf } from '../helpers/approvals';
 import { freePort, ROOT } from '../helpers/dev-server';
-import { startStack, type TestStack } from '../helpers/test-stack';
+import { startStack } from '../helpers/test-stack';
+import { askInput, FIXTURES, startAskTask, type FixtureStack } from '../fixtures/stack';
+import { askRequesterTool, requestDecisionTool } from '../fixtures/tools';
 import { TestIssuer, type Claims } from '../helpers/issuer';
 import { APPROVE, connectOverHttp, getTask, newMcpClient, taskResult } from '../helpers/mcp';
-import { sampleInvoice, startInvoiceTask } from '../helpers/example';
 import { serverEnv } from '../helpers/processes';
 
 const SCOPE = 'mcp:tasks';
@@ -22,7 +23,7 @@ const TASKS = 'io.modelcontextprotocol/tasks';
 
 let issuer: TestIssuer;
 /** Its server: OAuth with a required scope and the default principal claim, next to a static token; the resource as bound. */
-let stack: TestStack;
+let stack: FixtureStack;
 let prmUrl: string;
 const clients: { close(): Promise<void> }[] = [];
 
@@ -30,6 +31,7 @@ beforeAll(async () => {
   issuer = await TestIssuer.start();
   stack = await startStack({
     name: 'oauth',
+    app: FIXTURES,
     servers: [{ env: { MCP_OAUTH_ISSUER: issuer.url, MCP_OAUTH_SCOPES: SCOPE, MCP_AUTH_TOKENS: `carol=${STATIC_TOKEN}` } }],
   });
   prmUrl = stack.server.url.replace('/mcp', '/.well-known/oauth-protected-resource/mcp');
@@ -173,7 +175,7 @@ describe('discovery', () => {
     const authProvider = new ClientCredentialsProvider({ clientId, clientSecret, scope: SCOPE, expectedIssuer: issuer.url });
     await client.connect(new StreamableHTTPClientTransport(new URL(stack.server.url), { authProvider }));
     clients.push(client);
-    expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('process_invoice');
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toContain(askRequesterTool.name);
     const token = authProvider.tokens()!.access_token;
     const claims = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());
     expect(claims).toMatchObject({ iss: issuer.url, aud: stack.server.url, sub: 'reporting-bot', scope: SCOPE });
@@ -183,7 +185,7 @@ describe('discovery', () => {
 describe('tasks belong to the token’s principal', () => {
   test('a valid token creates a task; a token of another subject gets -32602 Task not found; a static token still works', async () => {
     const alice = await connect(stack.server.url, await tokenFor('alice'));
-    const task = await startInvoiceTask(alice, sampleInvoice());
+    const task = await startAskTask(alice);
     expect((await getTask(alice, task.taskId)).taskId).toBe(task.taskId);
 
     const bob = await connect(stack.server.url, await tokenFor('bob'));
@@ -198,7 +200,7 @@ describe('tasks belong to the token’s principal', () => {
 
     // A JWT whose subject is the static token's principal is another principal (oauth:carol): it sees none of carol's
     // tasks. So is one whose subject names a local principal: OAuth principals have a name space of their own.
-    const carolsTask = await startInvoiceTask(carol, sampleInvoice());
+    const carolsTask = await startAskTask(carol);
     const jwtCarol = await connect(stack.server.url, await tokenFor('carol'));
     expect((await getTaskError(jwtCarol, carolsTask.taskId)).code).toBe(ErrorCode.InvalidParams);
     expect((await jwtCarol.experimental.tasks.listTasks()).tasks.map((t) => t.taskId)).not.toContain(carolsTask.taskId);
@@ -206,12 +208,12 @@ describe('tasks belong to the token’s principal', () => {
 
     // A new token of the same subject, in a new session, finishes the task.
     const again = await connect(stack.server.url, await tokenFor('alice'));
-    expect((await taskResult(again, task.taskId)).structuredContent).toMatchObject({ outcome: 'paid' });
+    expect((await taskResult(again, task.taskId)).structuredContent).toMatchObject({ outcome: 'approved' });
   });
 
   test('2026-07-28: a valid token creates and reads a task, another subject gets -32602, no token gets 401', async () => {
     const alice = await tokenFor('alice');
-    const created = await mcp2026Rpc(stack.server.url, 'tools/call', { name: 'process_invoice', arguments: sampleInvoice() }, alice);
+    const created = await mcp2026Rpc(stack.server.url, 'tools/call', { name: askRequesterTool.name, arguments: askInput() }, alice);
     expect(created.status).toBe(200);
     expect(created.body.result).toMatchObject({ resultType: 'task', taskId: expect.any(String) });
     const { taskId } = created.body.result as { taskId: string };
@@ -297,7 +299,7 @@ describe('roles from the access token', () => {
       const created = await alice.request(
         {
           method: 'tools/call',
-          params: { name: 'request_spend_approval', arguments: { purpose: 'books', amount: 60, currency: 'EUR' }, task: {} },
+          params: { name: requestDecisionTool.name, arguments: { subject: 'books', roles: ['spend-approver'] }, task: {} },
         },
         CreateTaskResultSchema,
       );
@@ -348,7 +350,7 @@ describe('configuration', () => {
     expect(metadata.scopes_supported).toBeUndefined();
 
     const dana = await connect(custom.url, await token({ sub: 'device-1', email: 'dana@example.com' }));
-    const task = await startInvoiceTask(dana, sampleInvoice());
+    const task = await startAskTask(dana);
     // Same email, another subject: the same principal.
     const danaElsewhere = await connect(custom.url, await token({ sub: 'device-2', email: 'dana@example.com' }));
     expect((await getTask(danaElsewhere, task.taskId)).taskId).toBe(task.taskId);
