@@ -18,27 +18,28 @@ import {
   type CallToolResult,
   type ElicitResult,
 } from '@modelcontextprotocol/sdk/types.js';
-import { INVOICE_WORKFLOW_TYPE } from '../../examples/invoice-approval/src/invoice';
+import { ASK_WORKFLOW_TYPE } from '../fixtures/definitions';
+import { askRequesterTool, requestDecisionTool } from '../fixtures/tools';
 import { PRINCIPAL_KEY, localPrincipal } from '../../src/core/principal';
 import { TASK_META_MEMO, TASK_STATE_MEMO } from '../../src/contract/task-contract';
 import { jsonSchema } from '../../src/mcp/tools/schema';
 import { printable } from '../../src/client/printable';
 import { ServerTokens } from '../../src/client/tokens';
 import { freePort } from '../helpers/dev-server';
-import { startStack, type TestStack } from '../helpers/test-stack';
+import { startStack } from '../helpers/test-stack';
+import { FIXTURES, startAskTask, type FixtureStack } from '../fixtures/stack';
 import { APPROVE, errorCodeOf, getTask, newMcpClient, ScriptedUser, taskResult, waitForTask } from '../helpers/mcp';
-import { sampleInvoice, startInvoiceTask } from '../helpers/example';
 import { answer, ApprovalClients, inbox, makePeople, textOf, writeTokensFile } from '../helpers/approvals';
 import { pollUntil } from '../../src/util/wait';
 import { runServeToExit, type HttpServerProcess } from '../helpers/processes';
 import { eventually } from '../helpers/temporal';
 
-let stack: TestStack;
+let stack: FixtureStack;
 /** A task queue no worker polls. */
 let idleQueue: string;
 
 beforeAll(async () => {
-  stack = await startStack({ name: 'security' });
+  stack = await startStack({ name: 'security', app: FIXTURES });
   idleQueue = `${stack.taskQueue}-idle`;
 });
 
@@ -119,7 +120,7 @@ describe('1. a caller identity that is really theirs', () => {
     const client = await httpClient(mine.url);
     const other = await httpClient(theirs.url);
     try {
-      const task = await startInvoiceTask(client, sampleInvoice());
+      const task = await startAskTask(client);
       expect(await errorCodeOf(getTask(other, task.taskId))).toBe(ErrorCode.InvalidParams);
       expect(await errorCodeOf(other.experimental.tasks.cancelTask(task.taskId))).toBe(ErrorCode.InvalidParams);
       expect((await other.experimental.tasks.listTasks()).tasks.map((t) => t.taskId)).not.toContain(task.taskId);
@@ -138,7 +139,7 @@ describe('1. a caller identity that is really theirs', () => {
       expect(anyone.getServerCapabilities()?.tasks).toEqual({ cancel: {}, requests: { tools: { call: {} } } });
       expect(await errorCodeOf(anyone.experimental.tasks.listTasks())).toBe(ErrorCode.MethodNotFound);
       // A task is still theirs to follow by its id; on loopback (the machine's own users) the listing stays.
-      const task = await startInvoiceTask(anyone, sampleInvoice());
+      const task = await startAskTask(anyone);
       expect((await getTask(anyone, task.taskId)).taskId).toBe(task.taskId);
       expect(local.getServerCapabilities()?.tasks).toMatchObject({ list: {} });
       expect(Array.isArray((await local.experimental.tasks.listTasks()).tasks)).toBe(true);
@@ -168,7 +169,7 @@ describe('1. a caller identity that is really theirs', () => {
     const created = await requester.request(
       {
         method: 'tools/call',
-        params: { name: 'request_spend_approval', arguments: { purpose: 'desk', amount: 50, currency: 'EUR' }, task: {} },
+        params: { name: requestDecisionTool.name, arguments: { subject: 'a desk', roles: ['spend-approver'] }, task: {} },
       },
       CreateTaskResultSchema,
     );
@@ -212,14 +213,14 @@ describe('2. only tasks this bridge created', () => {
     try {
       const planted: string[] = [];
       const plant = async (type: string, meta: Record<string, unknown>) => {
-        const workflowId = `invoice-${randomUUID()}`;
+        const workflowId = `planted-${randomUUID()}`;
         await stack.temporal.workflow.start(type, {
           taskQueue: idleQueue,
           workflowId,
           args: [],
           typedSearchAttributes: [{ key: PRINCIPAL_KEY, value: bridge.localPrincipal }],
           memo: {
-            [TASK_META_MEMO]: { tool: 'process_invoice', ttl: 60_000, pollInterval: 1000, ...meta },
+            [TASK_META_MEMO]: { tool: askRequesterTool.name, ttl: 60_000, pollInterval: 1000, ...meta },
             [TASK_STATE_MEMO]: {
               status: 'input_required',
               updatedAt: new Date().toISOString(),
@@ -232,9 +233,9 @@ describe('2. only tasks this bridge created', () => {
         planted.push(workflowId);
       };
       await plant('Anything', {});
-      await plant(INVOICE_WORKFLOW_TYPE, {});
-      await plant(INVOICE_WORKFLOW_TYPE, { marker: 'forged-mark-of-the-right-length-0000000000000' });
-      const real = await startInvoiceTask(client, sampleInvoice());
+      await plant(ASK_WORKFLOW_TYPE, {});
+      await plant(ASK_WORKFLOW_TYPE, { marker: 'forged-mark-of-the-right-length-0000000000000' });
+      const real = await startAskTask(client);
       // The real task is listed once visibility has it; none of the planted ones ever is.
       const listed = await eventually(async () => {
         const { tasks } = await client.experimental.tasks.listTasks();
@@ -282,8 +283,8 @@ describe('4. one caller cannot exhaust the server', () => {
     await quiet.connect(new StreamableHTTPClientTransport(new URL(server.url)));
     try {
       const tasks = [];
-      for (let index = 0; index < 3; index++) tasks.push(await startInvoiceTask(client, sampleInvoice()));
-      const tooMany = await startInvoiceTask(client, sampleInvoice()).then(
+      for (let index = 0; index < 3; index++) tasks.push(await startAskTask(client));
+      const tooMany = await startAskTask(client).then(
         () => undefined,
         (error: McpError) => error,
       );
@@ -340,7 +341,7 @@ describe('4. one caller cannot exhaust the server', () => {
         const created = await asker.request(
           {
             method: 'tools/call',
-            params: { name: 'request_spend_approval', arguments: { purpose, amount: 50, currency: 'EUR' }, task: {} },
+            params: { name: requestDecisionTool.name, arguments: { subject: purpose, roles: ['spend-approver'] }, task: {} },
           },
           CreateTaskResultSchema,
         );
@@ -386,7 +387,7 @@ describe('4. one caller cannot exhaust the server', () => {
     const server = await serve({ MCP_TASK_OPS_PER_SECOND: '5', MCP_LOCAL_PRINCIPAL: `poller-${randomUUID().slice(0, 8)}` }, idleQueue);
     const client = await httpClient(server.url);
     try {
-      const missing = `invoice-${randomUUID()}`;
+      const missing = `missing-${randomUUID()}`;
       const errors = await Promise.all(
         Array.from({ length: 40 }, () =>
           client.experimental.tasks.getTask(missing).then(
