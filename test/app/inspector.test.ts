@@ -7,20 +7,20 @@
  * keeps its styles.
  */
 import type { Browser, FrameLocator, Locator, Page } from 'playwright-core';
-import { PaymentsLedger } from '../../examples/invoice-approval/src/activities/payments';
 import { launchChromium } from '../helpers/browser';
-import { startStack, type TestStack } from '../helpers/test-stack';
+import { startStack } from '../helpers/test-stack';
+import { activityCompletions, askInput, FIXTURES, type FixtureStack } from '../fixtures/stack';
+import { askRequesterTool } from '../fixtures/tools';
 import { startInspector, type Inspector } from '../helpers/inspector';
 import { eventually } from '../helpers/temporal';
-import { sampleInvoice } from '../helpers/example';
 import { pollUntil } from '../../src/util/wait';
 
 const LONG = 45_000;
-let stack: TestStack;
+let stack: FixtureStack;
 let browser: Browser;
 
 beforeAll(async () => {
-  [stack, browser] = await Promise.all([startStack({ name: 'inspector', servers: [{}] }), launchChromium()]);
+  [stack, browser] = await Promise.all([startStack({ name: 'inspector', app: FIXTURES, servers: [{}] }), launchChromium()]);
 }, 300_000);
 
 afterAll(async () => {
@@ -74,18 +74,18 @@ async function untilUnchecked(toggle: Locator, timeoutMs: number): Promise<void>
   });
 }
 
-/** Connects the Inspector to the server, opens the process_invoice App with `invoice` as its input, and returns the view. */
-async function openInvoiceApp(page: Page, inspector: Inspector, invoice: unknown): Promise<FrameLocator> {
+/** Connects the Inspector to the server, opens the ask_requester App with `input` as its arguments, and returns the view. */
+async function openAskApp(page: Page, inspector: Inspector, input: unknown): Promise<FrameLocator> {
   await page.goto(inspector.url);
   await connectServer(page);
   await page.getByText('Apps', { exact: true }).first().click();
-  await page.getByText('Process an invoice', { exact: true }).first().click();
+  await page.getByText(askRequesterTool.title!, { exact: true }).first().click();
   await page.getByLabel('Edit as JSON').check({ force: true });
   // The arguments editor is a code editor: its text is replaced as typed text, not filled.
   await page.locator('textarea').first().focus();
   await page.keyboard.press('Control+A');
   await page.keyboard.press('Delete');
-  await page.keyboard.insertText(JSON.stringify(invoice));
+  await page.keyboard.insertText(JSON.stringify(input));
   await page.getByRole('button', { name: 'Open App' }).click();
   // The App runs in the Inspector's sandbox frame, which holds the view's own frame.
   return page.frameLocator('iframe').frameLocator('iframe');
@@ -104,32 +104,39 @@ async function badgeStyle(view: FrameLocator): Promise<{ radius: string; padding
     });
 }
 
-async function paidLineItems(invoiceNumber: string): Promise<string[]> {
-  const entries = await new PaymentsLedger(stack.activities.ledgerDir).entries();
-  return entries.filter((entry) => entry.invoiceNumber === invoiceNumber).map((entry) => entry.lineItemId);
+/** How many of the task's steps (before its question, after its answer) were carried out. */
+const stepsNoted = (taskId: string) => activityCompletions(stack.temporal, taskId, 'noteStep');
+
+/** The task id the view shows. */
+async function shownTaskId(view: FrameLocator): Promise<string> {
+  const text = await view.locator('body').innerText();
+  return /\b(ask-[\w-]+)/.exec(text)![1];
 }
 
-test('2025-11-25 mode: the view follows the task, styled, and the invoice is approved through its form', async () => {
+test('2025-11-25 mode: the view follows the task, styled, and the question is answered through its form', async () => {
   const inspector = await startInspector(stack.server.url, 'legacy');
   const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
   try {
-    const invoice = sampleInvoice();
-    const view = await openInvoiceApp(page, inspector, invoice);
+    const input = askInput({ noteSteps: true });
+    const view = await openAskApp(page, inspector, input);
     await view.getByText('Input required').first().waitFor({ timeout: LONG });
-    await view.getByText(`Approve invoice ${invoice.invoiceNumber}`).first().waitFor();
-    // The question once (not again as the task's status), as the workflow wrote it, its lines with their amounts.
+    await view.getByText(`Approve ${input.subject}?`).first().waitFor();
+    // The question once (not again as the task's status), as the workflow wrote it.
     const asked = await view.locator('body').innerText();
-    expect(asked.split(`Approve invoice ${invoice.invoiceNumber}`).length - 1).toBe(1);
-    expect(asked).toContain('- LI-1 Printer paper, 20 boxes: EUR 120.50, paid on approval');
-    expect(asked).toContain('- LI-2 Toner cartridges: EUR 80.25, paid on approval');
+    expect(asked.split(`Approve ${input.subject}?`).length - 1).toBe(1);
+    const taskId = await shownTaskId(view);
     expect(await badgeStyle(view)).toEqual({ radius: '999px', padding: '10px' });
     await view.getByRole('radio', { name: 'Approve' }).check();
     await view.getByRole('textbox', { name: /Comment/ }).fill('Approved in the Inspector');
     await view.getByRole('button', { name: 'Submit' }).click();
     await view.getByText('Completed').first().waitFor({ timeout: LONG });
     await view.getByRole('heading', { name: 'Result' }).waitFor({ timeout: LONG });
-    expect(await view.locator('body').innerText()).toContain(`Invoice ${invoice.invoiceNumber} from V-100 was approved and paid`);
-    expect((await paidLineItems(invoice.invoiceNumber)).sort()).toEqual(['LI-1', 'LI-2']);
+    const done = await view.locator('body').innerText();
+    // The result as the tool returned it: its fields, with the comment given in the form.
+    expect(done).toMatch(
+      new RegExp(`Result\\s+Subject\\s+${input.subject}\\s+Outcome\\s+approved\\s+Comment\\s+Approved in the Inspector`),
+    );
+    expect(await stepsNoted(taskId)).toBe(2);
   } finally {
     await page.close();
     await inspector.stop();
@@ -140,11 +147,11 @@ test('2026-07-28 mode: the host asks the question itself; the view shows the fin
   const inspector = await startInspector(stack.server.url, 'modern');
   const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
   try {
-    const invoice = sampleInvoice();
-    const view = await openInvoiceApp(page, inspector, invoice);
+    const input = askInput({ noteSteps: true });
+    const view = await openAskApp(page, inspector, input);
     // The host follows the task and puts the question (tasks/update, SEP-2663) in its own dialog.
     const dialog = page.getByRole('dialog');
-    await dialog.getByText(`Approve invoice ${invoice.invoiceNumber}`).first().waitFor({ timeout: LONG });
+    await dialog.getByText(`Approve ${input.subject}?`).first().waitFor({ timeout: LONG });
     // The view, handed the call's arguments only, has found the task by its call (task_find) before the answer.
     await view.getByText('Task ID').waitFor({ timeout: LONG });
     await dialog.getByRole('textbox', { name: /Decision/ }).click();
@@ -154,34 +161,35 @@ test('2026-07-28 mode: the host asks the question itself; the view shows the fin
     await view.getByText('Completed').first().waitFor({ timeout: LONG });
     await view.getByRole('heading', { name: 'Result' }).waitFor({ timeout: LONG });
     const text = await view.locator('body').innerText();
-    expect(text).toContain(`Invoice ${invoice.invoiceNumber} from V-100 was approved and paid`);
+    expect(text).toMatch(new RegExp(`Result\\s+Subject\\s+${input.subject}\\s+Outcome\\s+approved`));
     expect(text).not.toContain('Waiting for the task');
     expect(await badgeStyle(view)).toEqual({ radius: '999px', padding: '10px' });
-    expect((await paidLineItems(invoice.invoiceNumber)).sort()).toEqual(['LI-1', 'LI-2']);
+    expect(await stepsNoted(await shownTaskId(view))).toBe(2);
   } finally {
     await page.close();
     await inspector.stop();
   }
 });
 
-test("2026-07-28 mode: the Cancel of the host's own dialog cancels the whole task; nothing is paid, and the view says so", async () => {
+test("2026-07-28 mode: the Cancel of the host's own dialog cancels the whole task; nothing after the question is done, and the view says so", async () => {
   const inspector = await startInspector(stack.server.url, 'modern');
   const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
   try {
-    const invoice = sampleInvoice();
-    const view = await openInvoiceApp(page, inspector, invoice);
+    const input = askInput({ noteSteps: true });
+    const view = await openAskApp(page, inspector, input);
     const dialog = page.getByRole('dialog');
-    await dialog.getByText(`Approve invoice ${invoice.invoiceNumber}`).first().waitFor({ timeout: LONG });
+    await dialog.getByText(`Approve ${input.subject}?`).first().waitFor({ timeout: LONG });
     await dialog.getByRole('button', { name: 'Cancel', exact: true }).click();
     // The host sends tasks/cancel: its task list names the task, which Temporal holds cancelled.
-    const id = page.getByText(/^ID: invoice-/).first();
+    const id = page.getByText(/^ID: ask-/).first();
     await id.waitFor({ timeout: LONG });
     const taskId = (await id.innerText()).replace(/^ID: /, '').trim();
     await eventually(async () => {
       const { status } = await stack.temporal.workflow.getHandle(taskId).describe();
       return status.name === 'CANCELLED' ? true : undefined;
-    }, 'the invoice task cancelled');
-    expect(await paidLineItems(invoice.invoiceNumber)).toEqual([]);
+    }, 'the task cancelled');
+    // The step before the question ran; the one after an answer never did.
+    expect(await stepsNoted(taskId)).toBe(1);
     // The host hands the view the call's arguments only and tells it nothing of the cancel: the view found the task by
     // its call (task_find) and follows it to its end.
     await view.getByText(taskId).waitFor({ timeout: LONG });
