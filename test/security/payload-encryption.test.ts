@@ -1,7 +1,7 @@
 /**
- * Invoice data encrypted in Temporal (MCP_PAYLOAD_KEYS), on a dev server of its own started by ./temporal-dev.sh with
- * the Web UI pointed at the codec server: a whole invoice by two approvers, paid and verified, leaves none of its
- * words in the history, the SQLite file or the decision store; the codec server decodes for an operator (the CLI, the
+ * A workflow's data encrypted in Temporal (MCP_PAYLOAD_KEYS), on a dev server of its own started by ./temporal-dev.sh
+ * with the Web UI pointed at the codec server: a whole decision by two approvers, carried out and verified, leaves none
+ * of its words in the history, the SQLite file or the decision store; the codec server decodes for an operator (the CLI, the
  * Web UI in Chromium) and for nobody else; keys rotate; a key that is missing is named; a bad keys file stops every
  * process at start.
  */
@@ -13,25 +13,24 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { Browser } from 'playwright-core';
-import type { InvoiceResult } from '../../examples/invoice-approval/src/invoice';
+import type { DecisionInput, DecisionResult } from '../fixtures/definitions';
+import { effectsCarriedOut, FIXTURE_WORKER_ARGS, FIXTURES, startDecisionTask, tempFixtureFiles } from '../fixtures/stack';
 import { bodyOfPayloads, payloadsOfBody } from '../../src/codec/payload-json';
 import { EncryptionCodec } from '../../src/shared/payload-codec';
 import { PayloadKeys, readPayloadKeys } from '../../src/shared/payload-keys';
 import { readNotifications } from '../../src/activities/notifications';
 import { pollUntil } from '../../src/util/wait';
 import { answer, ApprovalClients, approvalsCommand, awaitInInbox, makePeople, writeTokensFile } from '../helpers/approvals';
-import { submitInvoice, tempActivityConfig } from '../helpers/example';
 import { launchChromium } from '../helpers/browser';
 import { TestIssuer } from '../helpers/issuer';
 import { freePort, ROOT, temporalDev } from '../helpers/dev-server';
-import { paidLineItems } from '../helpers/ledger';
 import { getTask, taskResult } from '../helpers/mcp';
 import { runServeToExit, spawnHttpServerOnFreePort, spawnWorker, type HttpServerProcess, type SpawnedProcess } from '../helpers/processes';
 import { uniqueTaskQueue } from '../helpers/temporal';
 
 const people = makePeople({ sam: 'ap-approver', ann: 'ap-approver', bob: 'ap-approver', olivia: 'payload-reader' });
 const dir = mkdtempSync(path.join(os.tmpdir(), 'payload-keys-'));
-const activities = tempActivityConfig();
+const activities = tempFixtureFiles();
 const taskQueue = uniqueTaskQueue('payload-encryption');
 const clients = new ApprovalClients();
 const running: SpawnedProcess[] = [];
@@ -55,31 +54,35 @@ const K1 = randomBytes(32);
 const K2 = randomBytes(32);
 const K3 = randomBytes(32);
 
-/** A worker process of the example on this file's task queue and dev server, encrypting with `keys`. */
+/** A worker process of the fixtures on this file's task queue and dev server, encrypting with `keys`. */
 async function worker(keys: string): Promise<SpawnedProcess> {
-  const spawned = await spawnWorker(taskQueue, {
-    TEMPORAL_ADDRESS: address,
-    MCP_PAYLOAD_KEYS: keys,
-    PAYMENTS_LEDGER: activities.ledgerDir,
-    ERP_REGISTRY: activities.erpRegistryDir,
-    MCP_DECISION_STORE: activities.decisionStore!,
-    NOTIFICATION_OUTBOX: activities.notificationOutbox!,
-    INVOICE_APPROVER_ROLE: 'ap-approver',
-    INVOICE_SECOND_APPROVER_ABOVE: '1000',
-  });
+  const spawned = await spawnWorker(
+    taskQueue,
+    {
+      TEMPORAL_ADDRESS: address,
+      MCP_PAYLOAD_KEYS: keys,
+      MCP_DECISION_STORE: activities.decisionStore,
+      NOTIFICATION_OUTBOX: activities.notificationOutbox,
+    },
+    FIXTURE_WORKER_ARGS,
+  );
   running.push(spawned);
   return spawned;
 }
 
 /** A `serve --http` process on this file's dev server, encrypting with `keys`. */
 async function server(keys: string): Promise<HttpServerProcess> {
-  const spawned = await spawnHttpServerOnFreePort(taskQueue, {
-    TEMPORAL_ADDRESS: address,
-    MCP_PAYLOAD_KEYS: keys,
-    MCP_AUTH_TOKENS_FILE: tokensFile,
-    MCP_DECISION_STORE: activities.decisionStore!,
-    MCP_TASK_OPS_PER_SECOND: '0',
-  });
+  const spawned = await spawnHttpServerOnFreePort(
+    taskQueue,
+    {
+      TEMPORAL_ADDRESS: address,
+      MCP_PAYLOAD_KEYS: keys,
+      MCP_AUTH_TOKENS_FILE: tokensFile,
+      MCP_DECISION_STORE: activities.decisionStore,
+      MCP_TASK_OPS_PER_SECOND: '0',
+    },
+    FIXTURES.serveArgs(),
+  );
   running.push(spawned);
   return spawned;
 }
@@ -122,35 +125,27 @@ async function codecServer(keys: string, codecPort: number, env: Record<string, 
   return spawned;
 }
 
-/** An invoice whose words appear nowhere else: the test looks for each of them in what Temporal and the store keep. */
-function secretInvoice() {
+/**
+ * A decision for two approvers whose words appear nowhere else: the test looks for each of them in what Temporal and
+ * the store keep.
+ */
+function secretDecision(): { input: DecisionInput & { details: { order: string; item: string; amount: number } }; comment: string } {
   const tag = randomUUID().slice(0, 8);
   return {
-    invoice: {
-      vendorId: 'V-100',
-      invoiceNumber: `INV-ZEBRA-${tag}`,
-      currency: 'EUR',
-      lineItems: [
-        { lineItemId: 'LI-1', description: `Quokka standing desks ${tag}`, amount: 4321.87 },
-        { lineItemId: 'LI-2', description: `Narwhal monitor arms ${tag}`, amount: 1234.56 },
-      ],
+    input: {
+      subject: `Quokka standing desks ${tag}`,
+      roles: ['ap-approver'],
+      required: 2,
+      details: { order: `ORD-ZEBRA-${tag}`, item: `Narwhal monitor arms ${tag}`, amount: 4321.87 },
     },
     comment: `Wombat budget line ${tag}`,
   };
 }
 
-/** The words of an invoice (and the ERP's name of its vendor, and the approvers' comment) that must not be stored in the clear. */
-function secretsOf(secret: ReturnType<typeof secretInvoice>): string[] {
-  const { invoice, comment } = secret;
-  return [
-    invoice.invoiceNumber,
-    ...invoice.lineItems.map((line) => line.description),
-    '4321.87',
-    '4,321.87',
-    '1234.56',
-    'Acme Office Supplies',
-    comment,
-  ];
+/** The words of a decision (its subject, its details, the approvers' comment) that must not be stored in the clear. */
+function secretsOf(secret: ReturnType<typeof secretDecision>): string[] {
+  const { input, comment } = secret;
+  return [input.subject, input.details.order, input.details.item, '4321.87', comment];
 }
 
 /** `temporal workflow show --output json` of `taskId`, with `extra` flags. */
@@ -227,43 +222,42 @@ async function stop(...processes: SpawnedProcess[]): Promise<void> {
 describe('with MCP_PAYLOAD_KEYS', () => {
   let browser: Browser | undefined;
   let taskId: string;
-  let secret: ReturnType<typeof secretInvoice>;
+  let secret: ReturnType<typeof secretDecision>;
 
   afterAll(async () => {
     await browser?.close();
   });
 
-  test('a whole invoice, two approvers, paid and verified: its words are in neither the history, the SQLite file, the decision store nor the outbox', async () => {
+  test('a whole decision, two approvers, carried out and verified: its words are in neither the history, the SQLite file, the decision store nor the outbox', async () => {
     const keys = keysFile('keys-1', [['k1', K1]]);
     const [spawnedWorker, spawnedServer] = await Promise.all([worker(keys), server(keys)]);
     const [sam, ann, bob] = await Promise.all(
       [people.sam, people.ann, people.bob].map((person) => clients.connect(spawnedServer.url, person)),
     );
-    secret = secretInvoice();
-    taskId = await submitInvoice(sam, secret.invoice as never);
+    secret = secretDecision();
+    taskId = await startDecisionTask(sam, secret.input);
     // The approvers read the question decoded, through the bridge.
     const entry = await awaitInInbox(ann, taskId);
-    expect(entry.message).toContain(`Approve invoice ${secret.invoice.invoiceNumber}`);
-    expect(entry.message).toContain(secret.invoice.lineItems[0].description);
+    expect(entry.message).toContain(`Approve ${secret.input.subject}?`);
     await awaitInInbox(bob, taskId);
     expect((await answer(ann, taskId, 'approve', { comment: secret.comment })).isError).toBeUndefined();
     expect((await answer(bob, taskId, 'approve')).isError).toBeUndefined();
-    const result = (await taskResult(sam, taskId)).structuredContent as InvoiceResult;
-    expect(result).toMatchObject({ invoiceNumber: secret.invoice.invoiceNumber, outcome: 'paid' });
-    expect(await paidLineItems(activities.ledgerDir, taskId)).toEqual(['LI-1', 'LI-2']);
+    const result = (await taskResult(sam, taskId)).structuredContent as unknown as DecisionResult;
+    expect(result).toMatchObject({ subject: secret.input.subject, outcome: 'approved' });
+    expect(await effectsCarriedOut(temporal.client, taskId)).toBe(1);
 
     // The records verify with the keys; without them the command says which key it needs.
-    const store = { MCP_DECISION_STORE: activities.decisionStore! };
+    const store = { MCP_DECISION_STORE: activities.decisionStore };
     const receipt = path.join(dir, 'receipt.json');
     const verified = approvalsCommand(['verify', taskId, '--export', receipt], { ...store, MCP_PAYLOAD_KEYS: keys });
     expect(verified.err).toBe('');
     expect(verified.code).toBe(0);
-    expect(verified.out).toContain(secret.invoice.invoiceNumber);
+    expect(verified.out).toContain(secret.input.details.order);
     const keyless = approvalsCommand(['verify', taskId], { ...store, MCP_PAYLOAD_KEYS: '' });
     expect(keyless.code).toBe(2);
     expect(keyless.err).toContain('is encrypted (key "k1"): set MCP_PAYLOAD_KEYS');
     // The receipt is for an auditor without keys: plaintext, and it verifies offline.
-    expect(readFileSync(receipt, 'utf8')).toContain(secret.invoice.invoiceNumber);
+    expect(readFileSync(receipt, 'utf8')).toContain(secret.input.details.order);
     expect(approvalsCommand(['verify', '--receipt', receipt], { MCP_PAYLOAD_KEYS: '' }).code).toBe(0);
 
     await stop(spawnedWorker, spawnedServer);
@@ -280,23 +274,23 @@ describe('with MCP_PAYLOAD_KEYS', () => {
     expect(bytes.includes(taskId)).toBe(true);
     for (const word of words) expect({ word, inDatabase: bytes.includes(word) }).toEqual({ word, inDatabase: false });
     // The decision store: the records of both approvals and the close, their bodies encrypted.
-    const records = filesUnder(activities.decisionStore!);
+    const records = filesUnder(activities.decisionStore);
     expect(records.length).toBeGreaterThanOrEqual(3);
     const stored = records.map((file) => readFileSync(file, 'utf8')).join('\n');
     expect(stored).toContain('"encryptedBody"');
     for (const word of words) expect({ word, inStore: stored.includes(word) }).toEqual({ word, inStore: false });
     // The outbox of notifications: who was asked and when in the clear, the question encrypted; read back with the keys.
-    const outbox = readFileSync(activities.notificationOutbox!, 'utf8');
+    const outbox = readFileSync(activities.notificationOutbox, 'utf8');
     expect(outbox).toContain(`"taskId":"${taskId}"`);
     for (const word of words) expect({ word, inOutbox: outbox.includes(word) }).toEqual({ word, inOutbox: false });
-    const notices = await readNotifications(activities.notificationOutbox!, readPayloadKeys(keys));
-    expect(notices.find((notice) => notice.taskId === taskId && notice.kind === 'asked')?.message).toContain(secret.invoice.invoiceNumber);
+    const notices = await readNotifications(activities.notificationOutbox, readPayloadKeys(keys));
+    expect(notices.find((notice) => notice.taskId === taskId && notice.kind === 'asked')?.message).toContain(secret.input.subject);
   }, 240_000);
 
   test('the codec server decodes for an operator, through the CLI; without authorization the CLI shows ciphertext', async () => {
     const operator = withBase64Decoded(show(taskId, ['--codec-endpoint', codecUrl, '--codec-auth', `Bearer ${people.olivia.token}`]));
-    expect(operator).toContain(secret.invoice.invoiceNumber);
-    expect(operator).toContain(secret.invoice.lineItems[1].description);
+    expect(operator).toContain(secret.input.details.order);
+    expect(operator).toContain(secret.input.details.item);
     // sam holds no payload-reader role, and a caller without a token is refused outright.
     const refused = async (headers: Record<string, string>) =>
       (
@@ -329,7 +323,7 @@ describe('with MCP_PAYLOAD_KEYS', () => {
     browser = await launchChromium();
     const ui = `http://127.0.0.1:${port + 1000}`;
     const workflowPage = `${ui}/namespaces/default/workflows/${encodeURIComponent(taskId)}`;
-    const invoiceNumber = secret.invoice.invoiceNumber;
+    const order = secret.input.details.order;
 
     // A stranger: the UI asks the codec server, which refuses, and shows the payloads as they are stored.
     const stranger = await browser.newContext();
@@ -344,7 +338,7 @@ describe('with MCP_PAYLOAD_KEYS', () => {
     await strangerPage.getByText(Buffer.from('binary/encrypted').toString('base64')).first().waitFor();
     expect(refusals.length).toBeGreaterThan(0);
     expect(new Set(refusals)).toEqual(new Set([401]));
-    expect(await strangerPage.content()).not.toContain(invoiceNumber);
+    expect(await strangerPage.content()).not.toContain(order);
     await stranger.close();
 
     // The operator signs in on the codec server's page, and tells the UI to send its cookie (the UI's codec setting).
@@ -367,7 +361,7 @@ describe('with MCP_PAYLOAD_KEYS', () => {
     );
     const page = await operator.newPage();
     await page.goto(workflowPage);
-    await page.getByText(invoiceNumber).first().waitFor({ timeout: 60_000 });
+    await page.getByText(order).first().waitFor({ timeout: 60_000 });
     await operator.close();
   }, 180_000);
 
@@ -375,8 +369,7 @@ describe('with MCP_PAYLOAD_KEYS', () => {
     const first = keysFile('keys-rotate-1', [['k1', K1]]);
     let [spawnedWorker, spawnedServer] = await Promise.all([worker(first), server(first)]);
     let sam = await clients.connect(spawnedServer.url, people.sam);
-    const { invoice } = secretInvoice();
-    const rotatedTask = await submitInvoice(sam, invoice as never);
+    const rotatedTask = await startDecisionTask(sam, secretDecision().input);
     await awaitInInbox(await clients.connect(spawnedServer.url, people.ann), rotatedTask);
     await stop(spawnedWorker, spawnedServer);
 
@@ -390,7 +383,7 @@ describe('with MCP_PAYLOAD_KEYS', () => {
     await awaitInInbox(ann, rotatedTask);
     expect((await answer(ann, rotatedTask, 'approve')).isError).toBeUndefined();
     expect((await answer(bob, rotatedTask, 'approve')).isError).toBeUndefined();
-    expect(((await taskResult(sam, rotatedTask)).structuredContent as InvoiceResult).outcome).toBe('paid');
+    expect(((await taskResult(sam, rotatedTask)).structuredContent as unknown as DecisionResult).outcome).toBe('approved');
     const ids = new Set(
       [...show(rotatedTask).matchAll(/"encryption-key-id":\s*"([^"]+)"/g)].map((match) => Buffer.from(match[1], 'base64').toString()),
     );
@@ -404,8 +397,7 @@ describe('with MCP_PAYLOAD_KEYS', () => {
     // A bridge with k2 starts the task; the only worker holds k3 alone.
     const [wrongWorker, k2Server, k3Server] = await Promise.all([worker(k3Keys), server(k2Keys), server(k3Keys)]);
     const sam = await clients.connect(k2Server.url, people.sam);
-    const { invoice } = secretInvoice();
-    const stuck = await submitInvoice(sam, invoice as never);
+    const stuck = await startDecisionTask(sam, secretDecision().input);
     const failedTask = await pollUntil(
       async () => {
         const history = await temporal.client.workflow.getHandle(stuck).fetchHistory();
@@ -439,8 +431,8 @@ describe('with MCP_PAYLOAD_KEYS', () => {
     await awaitInInbox(bob, stuck);
     expect((await answer(ann, stuck, 'approve')).isError).toBeUndefined();
     expect((await answer(bob, stuck, 'approve')).isError).toBeUndefined();
-    expect(((await taskResult(samAgain, stuck)).structuredContent as InvoiceResult).outcome).toBe('paid');
-    expect(await paidLineItems(activities.ledgerDir, stuck)).toEqual(['LI-1', 'LI-2']);
+    expect(((await taskResult(samAgain, stuck)).structuredContent as unknown as DecisionResult).outcome).toBe('approved');
+    expect(await effectsCarriedOut(temporal.client, stuck)).toBe(1);
     await stop(rightWorker, rightServer);
   }, 240_000);
 });
