@@ -102,6 +102,10 @@ export interface StackOptions {
   replicaEnv?: Record<string, string>;
   /** Extra arguments of the MCP replicas' `serve` (e.g. `--tools FILE`). */
   replicaArgs?: string[];
+  /** The arguments of `node` (from the checkout's root) that run each worker; default the invoice example's worker. */
+  workerArgs?: readonly string[];
+  /** What the MCP replicas serve, before `replicaArgs`; default the sample tools (`--samples`). */
+  serveArgs?: readonly string[];
   /**
    * Toxiproxy between the MCP replicas and Temporal's frontends (the balancer), and between Temporal's services and
    * PostgreSQL, so that faults of the network can be injected there ({@link networkFaults}). Default: as the stack in
@@ -705,7 +709,7 @@ export class ClusterStack {
       this.spawnDetached(
         part,
         process.execPath,
-        ['--import', 'tsx', path.join(ROOT, 'examples', 'invoice-approval', 'src', 'worker.ts')],
+        [...(this.options.workerArgs ?? ['--import', 'tsx', path.join(ROOT, 'examples', 'invoice-approval', 'src', 'worker.ts')])],
         env,
       );
       await this.waitForLog(part, /worker: polling/, 90_000);
@@ -721,7 +725,7 @@ export class ClusterStack {
         path.join(ROOT, 'src', 'mcp', 'serve', 'main.ts'),
         '--http',
         `127.0.0.1:${port}`,
-        '--samples',
+        ...(this.options.serveArgs ?? ['--samples']),
         ...(this.options.replicaArgs ?? []),
       ],
       {
