@@ -16,12 +16,11 @@ import { startStack } from '../helpers/test-stack';
 import { serverEnv } from '../helpers/processes';
 import { pythonClients, runPythonClient } from '../helpers/python';
 import { eventually, expectedWebUiLink } from '../helpers/temporal';
-import { RESPOND_SIGNAL_NAME } from '../../src/contract/task-contract';
 import { WEB_UI_META } from '../../src/contract/wire';
 import type { ToolEntry } from '../../src/mcp/tools/config-file';
 import { mcp2026Request, openListen, type RawRequestOptions } from '../helpers/mcp2026';
 import { ASK_BOTH_WORKFLOW_TYPE, ECHO_WORKFLOW_TYPE, QUESTION_KEY, type AskInput } from '../fixtures/definitions';
-import { askInput, FIXTURES, startAskTask, type FixtureStack } from '../fixtures/stack';
+import { answersSent, askInput, FIXTURES, type FixtureStack, startAskTask } from '../fixtures/stack';
 import { askRequesterTool, toolsFileEntry } from '../fixtures/tools';
 
 const TASKS = 'io.modelcontextprotocol/tasks';
@@ -102,12 +101,6 @@ async function listenRaw(id: string, taskIds: string[]): Promise<Array<Record<st
 /** The Python client's arguments that call `ask_requester` with `input`. */
 const askRequesterArgs = (input: AskInput) => ['--tool', askRequesterTool.name, '--arguments', JSON.stringify(input)];
 
-/** How many answers the workflow of `taskId` was sent: one means the answer that decided it was taken once. */
-async function answersSent(taskId: string): Promise<number> {
-  const { events } = await stack.temporal.workflow.getHandle(taskId).fetchHistory();
-  return events!.filter((event) => event.workflowExecutionSignaledEventAttributes?.signalName === RESPOND_SIGNAL_NAME).length;
-}
-
 /** `npm run -s serve` serving the fixtures' tools and no sample, over stdio. */
 const STDIO_SERVE = ['run', '-s', 'serve', '--', ...FIXTURES.serveArgs()];
 
@@ -134,7 +127,7 @@ describe('FastMCP 4.1.4 with fastmcp-tasks 4.1.4, the newest release (tasks exte
     expect(out.isError).toBe(false);
     expect(out.structured).toEqual({ subject: input.subject, outcome: 'approved' });
     expect(out.asked).toHaveLength(1);
-    expect(await answersSent(out.taskId)).toBe(1);
+    expect(await answersSent(stack.temporal, out.taskId)).toBe(1);
     // The client names the tool in Mcp-Name, and no task in its tasks/* requests: the server reads those from the
     // body (docs/protocol.md). Once a release sends it, a missing header can be refused.
     const sent = out.sent ?? [];
@@ -153,7 +146,7 @@ describe('FastMCP 4.1.4 with fastmcp-tasks 4.1.4, the newest release (tasks exte
     expect(out.structured).toBeNull();
     expect(out.text.join('\n')).toContain(`"${input.subject}" was rejected`);
     expect(out.asked).toHaveLength(1);
-    expect(await answersSent(out.taskId)).toBe(1);
+    expect(await answersSent(stack.temporal, out.taskId)).toBe(1);
   });
 
   test('tasks/cancel is acknowledged and the task reads cancelled; no answer reached the workflow', async () => {
@@ -165,7 +158,7 @@ describe('FastMCP 4.1.4 with fastmcp-tasks 4.1.4, the newest release (tasks exte
       return status.name === 'RUNNING' ? undefined : status.name;
     }, 'the workflow to end');
     expect(ended).toBe('CANCELLED');
-    expect(await answersSent(out.taskId)).toBe(0);
+    expect(await answersSent(stack.temporal, out.taskId)).toBe(0);
   });
 });
 
@@ -291,7 +284,7 @@ describe('MCP TypeScript SDK v2 client: task status on subscriptions/listen', ()
       const states = notes.map((note) => JSON.stringify([note.status, note.statusMessage, note.lastUpdatedAt]));
       expect(new Set(states).size).toBe(states.length);
       expect(notes.every((note) => note.taskId === created.taskId)).toBe(true);
-      expect(await answersSent(created.taskId)).toBe(1);
+      expect(await answersSent(stack.temporal, created.taskId)).toBe(1);
     } finally {
       await client.close();
     }
@@ -384,7 +377,7 @@ describe('the wire, written by hand', () => {
     const completed = await waitForStatus(taskId, 'completed');
     // The first answer decided it: the second, a rejection, would have made it a tool error.
     expect(completed.result.structuredContent).toEqual({ subject: input.subject, outcome: 'approved' });
-    expect(await answersSent(taskId)).toBe(1);
+    expect(await answersSent(stack.temporal, taskId)).toBe(1);
     expect(completed._meta[WEB_UI_META]).toBe(expectedWebUiLink(taskId));
     expect(completed.result._meta[WEB_UI_META]).toBe(expectedWebUiLink(taskId));
     // tasks/cancel on a terminal task is acknowledged and changes nothing.

@@ -18,13 +18,12 @@ import { Client as TemporalClient, Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import { orphanGuardFetch } from '../../src/client/orphan-guard';
-import { RESPOND_SIGNAL_NAME } from '../../src/contract/task-contract';
 import { WEB_UI_META } from '../../src/contract/wire';
 import { pollUntil } from '../../src/util/wait';
 import { freePort, ROOT, temporalDev } from '../helpers/dev-server';
 import { APPROVE, errorCodeOf, getTask, newMcpClient, ScriptedUser, taskResult, waitForTask } from '../helpers/mcp';
 import { startStack } from '../helpers/test-stack';
-import { askInput, FIXTURES, startAskTask, type FixtureStack } from '../fixtures/stack';
+import { answersSent, askInput, FIXTURES, type FixtureStack, startAskTask } from '../fixtures/stack';
 import { serverEnv, type HttpServerProcess } from '../helpers/processes';
 import { eventually, expectedWebUiLink, testAddress } from '../helpers/temporal';
 
@@ -80,12 +79,6 @@ function getWithHost(url: string, host: string): Promise<{ status: number }> {
     });
     request.once('error', reject);
   });
-}
-
-/** How many answers the workflow of `taskId` was sent: one means the answer was taken once, whatever servers came and went. */
-async function answersSent(taskId: string): Promise<number> {
-  const { events } = await stack.temporal.workflow.getHandle(taskId).fetchHistory();
-  return events!.filter((event) => event.workflowExecutionSignaledEventAttributes?.signalName === RESPOND_SIGNAL_NAME).length;
 }
 
 /** `npm run -s serve` serving the fixtures' tools and no sample, over stdio. */
@@ -149,7 +142,7 @@ describe('stdio (npm run -s serve)', () => {
     });
     expect(user.asked).toHaveLength(1);
     expect(errors).toEqual([]);
-    expect(await answersSent(task.taskId)).toBe(1);
+    expect(await answersSent(stack.temporal, task.taskId)).toBe(1);
   });
 });
 
@@ -168,7 +161,7 @@ describe('Streamable HTTP (npm run -s serve -- --http)', () => {
     expect(creator.user.asked).toHaveLength(0);
     expect(resumer.user.asked).toHaveLength(1);
     expect(resumer.user.asked[0]._meta?.[RELATED_TASK_META_KEY]).toEqual({ taskId: task.taskId });
-    expect(await answersSent(task.taskId)).toBe(1);
+    expect(await answersSent(stack.temporal, task.taskId)).toBe(1);
   });
 
   test('a client that only polls tasks/get gets the elicitation on its standalone stream', async () => {
