@@ -23,8 +23,8 @@ import { launchChromium } from '../helpers/browser';
 import { ROOT } from '../helpers/dev-server';
 import { startStack } from '../helpers/test-stack';
 import { eventually } from '../helpers/temporal';
-import type { AskInput, DecisionInput, Line } from '../fixtures/definitions';
-import { askInput, effectsCarriedOut, FIXTURES, type FixtureStack } from '../fixtures/stack';
+import type { AskInput, Line } from '../fixtures/definitions';
+import { askInput, effectsCarriedOut, FIXTURES, invoiceDecisionInput, type FixtureStack } from '../fixtures/stack';
 import { askRequesterTool, holdTool, releaseHoldTool, requestDecisionTool, TOOLS_WITH_FIXTURES } from '../fixtures/tools';
 
 const ALICE = `alice-${randomUUID()}`;
@@ -421,7 +421,7 @@ describe('the task view in a real browser', () => {
     });
     const sam = await hostClient(people.sam.token, approvals.server.url);
     try {
-      const input = invoiceDecision([role]);
+      const input = invoiceDecisionInput({ roles: [role] });
       const started = (await sam.callTool({ name: requestDecisionTool.name, arguments: input })) as CallToolResult;
       const taskId = (started.structuredContent as { pendingTask: { taskId: string } }).pendingTask.taskId;
       const ann = await hostClient(people.ann.token, approvals.server.url);
@@ -521,7 +521,7 @@ describe('the task view in a real browser', () => {
     });
     const sam = await hostClient(people.sam.token, approvals.server.url);
     try {
-      const input = invoiceDecision([role]);
+      const input = invoiceDecisionInput({ roles: [role] });
       const started = (await sam.callTool({ name: requestDecisionTool.name, arguments: input })) as CallToolResult;
       const taskId = (started.structuredContent as { pendingTask: { taskId: string } }).pendingTask.taskId;
       const ann = await hostClient(people.ann.token, approvals.server.url);
@@ -599,30 +599,6 @@ describe('the task view in a real browser', () => {
     }
   });
 });
-
-/**
- * `request_decision` for the holders of `roles` about an invoice of its own, its details as an approver sees them: the
- * invoice's number, vendor and total, and its lines as a table.
- */
-function invoiceDecision(roles: string[]): DecisionInput {
-  const invoiceNumber = `INV-${randomUUID().slice(0, 8)}`;
-  return {
-    subject: `invoice ${invoiceNumber} from Acme Office Supplies`,
-    roles,
-    details: {
-      invoiceNumber,
-      vendor: 'Acme Office Supplies',
-      currency: 'EUR',
-      total: 1100.5,
-      lines: LINES.map(({ lineItemId, description, amount }, index) => ({
-        line: lineItemId,
-        description,
-        amount,
-        payOn: index === 0 ? 'on approval' : 'in 90 days',
-      })),
-    },
-  };
-}
 
 /** How often `needle` occurs in `text`. */
 function occurrences(text: string, needle: string): number {
