@@ -6,7 +6,7 @@ import { FIXTURE_WORKFLOWS, freePort, SAMPLE_WORKFLOWS, temporalDev, TEST_ENV } 
 
 /**
  * Starts a dev server for this run (building the CLI if needed) and bundles once the workflows of the test fixtures and
- * those of the example (for the files not moved to the fixtures yet).
+ * those of the example package, for its own tests (examples/invoice-approval/test/harness.ts reads the bundle).
  */
 export default async function globalSetup(): Promise<void> {
   const stateDir = mkdtempSync(path.join(os.tmpdir(), 'temporal-mcp-test-'));

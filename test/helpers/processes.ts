@@ -11,8 +11,6 @@ export function serverEnv(taskQueue: string, extra: Record<string, string> = {})
     TEMPORAL_TASK_QUEUE: taskQueue,
     MCP_TASK_POLL_INTERVAL_MS: '200',
     MCP_INPUT_PUSH_GRACE_MS: '300',
-    // Spawned workers let the submitter approve their invoice, as the tests of the question mechanics need.
-    INVOICE_APPROVER_ROLE: 'requester',
     ...extra,
   };
 }
@@ -74,8 +72,9 @@ function spawnUntilReady(what: string, command: string, args: string[], env: Rec
 }
 
 /**
- * Spawns the HTTP server through npm, as a user would, with the sample tools (`--samples`), and waits until it
- * listens (on loopback unless `host` says).
+ * Spawns the HTTP server through npm, as a user would, with the tools `extraArgs` name (`--tools FILE`, e.g. the
+ * fixtures' `FIXTURES.serveArgs()`) and no sample (`--no-samples`), and waits until it listens (on loopback unless
+ * `host` says).
  * With `via: 'node'` the server is the spawned process itself, as a process manager runs it: its own exit code and
  * its last lines are seen (npm does not wait for its child when it is signalled).
  */
@@ -87,7 +86,7 @@ export async function spawnHttpServer(
   host = '127.0.0.1',
   via: 'npm' | 'node' = 'npm',
 ): Promise<HttpServerProcess> {
-  const serve = ['--http', `${host}:${port}`, '--samples', ...extraArgs];
+  const serve = ['--http', `${host}:${port}`, '--no-samples', ...extraArgs];
   const { match, ...spawned } = await spawnUntilReady(
     'the HTTP server',
     via === 'npm' ? 'npm' : process.execPath,
@@ -124,12 +123,8 @@ export function spawnHttpServerOnFreePort(
   return onFreePort((port) => spawnHttpServer(taskQueue, port, extraEnv, extraArgs, host, via));
 }
 
-/** Spawns a worker process for `taskQueue` and waits until it polls. */
-export async function spawnWorker(
-  taskQueue: string,
-  env: Record<string, string>,
-  args: readonly string[] = ['--import', 'tsx', 'examples/invoice-approval/src/worker.ts'],
-): Promise<SpawnedProcess> {
+/** Spawns a worker process (`node` with `args`, e.g. `FIXTURE_WORKER_ARGS`) for `taskQueue` and waits until it polls. */
+export async function spawnWorker(taskQueue: string, env: Record<string, string>, args: readonly string[]): Promise<SpawnedProcess> {
   const { match: _ready, ...spawned } = await spawnUntilReady(
     'the worker',
     process.execPath,

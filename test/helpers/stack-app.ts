@@ -1,7 +1,7 @@
 /**
  * What a test stack runs (see test-stack.ts): the workflows and activities of its worker, the tools its bridges and
  * spawned servers serve, and where the activities keep their files. The library's tests run the fixtures of
- * test/fixtures; files not moved to them yet run the invoice example (example.ts).
+ * test/fixtures.
  */
 import type { NativeConnection } from '@temporalio/worker';
 import type { ToolDefinition } from '../../src/mcp/tools/types';
@@ -27,6 +27,6 @@ export interface StackApp<Config extends StackFiles> {
   startWorker(taskQueue: string, config: Config, shared: NativeConnection | undefined, options: TestWorkerOptions): Promise<RunningWorker>;
   /** The environment of a worker process of the app (see processes.ts `spawnWorker`) on `config`'s files; none: no such process. */
   workerEnv?(config: Config): Record<string, string>;
-  /** The arguments of `node` that run the app's worker process; default the example's worker. */
+  /** The arguments of `node` that run the app's worker process (with {@link workerEnv}). */
   readonly workerArgs?: readonly string[];
 }

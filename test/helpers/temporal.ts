@@ -39,11 +39,6 @@ export interface RunningWorker {
   stop(): Promise<void>;
 }
 
-/** The run's prebuilt bundle of the example's workflows. */
-export function testWorkflowBundle(): { codePath: string } {
-  return { codePath: process.env[TEST_ENV.bundle]! };
-}
-
 /** Keeps the SDK's logs to errors (retried activity failures are expected in tests). Call before anything else. */
 export function quietTemporalLogs(): void {
   if (runtimeInstalled) return;

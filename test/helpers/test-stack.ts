@@ -2,19 +2,19 @@
  * One stack of the product on the run's dev server for a test file (or one test): a task queue of its own, activity
  * files in a fresh folder, a worker in this process, bridges, their Streamable HTTP endpoints, spawned `serve --http`
  * processes and in-memory SDK clients, all taken down by {@link TestStack.stop}. What it runs is its app
- * (stack-app.ts): the library's fixtures (`app: FIXTURES` of test/fixtures/stack.ts), or by default, for the files
- * not moved to them yet, the invoice example (example.ts, loaded only then).
+ * (stack-app.ts): the library's fixtures (`FIXTURES` of test/fixtures/stack.ts) unless `app` says otherwise.
  */
 import { PRINCIPAL_SEARCH_ATTRIBUTE } from '../../src/contract/task-contract';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { Client, Connection, type ClientInterceptors, type ConnectionOptions } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
 import type { Bridge } from '../../src/mcp/bridge';
+import { FIXTURES } from '../fixtures/app';
+import type { FixtureFiles } from '../fixtures/worker';
 import { startHttpServer, type RunningHttpServer } from '../../src/mcp/transports/http';
 import { freePort } from './dev-server';
 import { connectInMemory, newMcpClient, ScriptedUser, startBridge, type Answerer, type TestBridgeOptions } from './mcp';
 import { spawnHttpServerOnFreePort, spawnWorker, type HttpServerProcess, type SpawnedProcess } from './processes';
-import type { ExampleConfig } from './example';
 import type { StackApp, StackFiles } from './stack-app';
 import { connectClient, testAddress, uniqueTaskQueue, type RunningWorker, type TestWorkerOptions } from './temporal';
 
@@ -53,10 +53,10 @@ export interface StackServerOptions {
 }
 
 /** What {@link startStack} starts. */
-export interface StackOptions<Config extends StackFiles = ExampleConfig> {
+export interface StackOptions<Config extends StackFiles = FixtureFiles> {
   /** Names the stack's task queue (made unique). */
   name: string;
-  /** What the stack runs; default the invoice example. */
+  /** What the stack runs; default the fixtures. */
   app?: StackApp<Config>;
   /** Overrides of the app's activity configuration ({@link StackApp.config}), e.g. the invoice approval policy. */
   activities?: Partial<Config>;
@@ -71,7 +71,7 @@ export interface StackOptions<Config extends StackFiles = ExampleConfig> {
 }
 
 /** A stack started by {@link startStack}; see there. `Config` is the configuration of its app's activities. */
-export class TestStack<Config extends StackFiles = ExampleConfig> {
+export class TestStack<Config extends StackFiles = FixtureFiles> {
   /** The servers of {@link StackOptions.servers}, in their order. */
   readonly servers: HttpServerProcess[] = [];
   private runningWorker: RunningWorker | undefined;
@@ -96,8 +96,7 @@ export class TestStack<Config extends StackFiles = ExampleConfig> {
   /** Starts what `options` say, at the same time; if any part fails, stops what started and throws. */
   static async start<Config extends StackFiles>(options: StackOptions<Config>): Promise<TestStack<Config>> {
     if (options.http && !options.bridge) throw new Error("`http` serves the stack's bridge: start it with `bridge` too");
-    // The example is loaded only by the stacks that run it.
-    const app = options.app ?? ((require('./example') as typeof import('./example')).EXAMPLE as unknown as StackApp<Config>);
+    const app = options.app ?? (FIXTURES as unknown as StackApp<Config>);
     const { client, close } = await connectClient();
     const stack = new TestStack(app, uniqueTaskQueue(options.name), app.config(options.activities), client, close, options.worker || {});
     const mainBridge = async (bridgeOptions: StackBridgeOptions) => {
@@ -201,8 +200,9 @@ export class TestStack<Config extends StackFiles = ExampleConfig> {
    * stopped with the stack. Throws for an app that has no worker process.
    */
   async spawnWorker(env: Record<string, string> = {}): Promise<SpawnedProcess> {
-    if (!this.app.workerEnv) throw new Error('the stack runs an app without a worker process');
-    const worker = await spawnWorker(this.taskQueue, { ...this.app.workerEnv(this.activities), ...env }, this.app.workerArgs);
+    const { workerEnv, workerArgs } = this.app;
+    if (!workerEnv || !workerArgs) throw new Error('the stack runs an app without a worker process');
+    const worker = await spawnWorker(this.taskQueue, { ...workerEnv(this.activities), ...env }, workerArgs);
     this.spawned.push(worker);
     return worker;
   }
@@ -290,7 +290,7 @@ export class TestStack<Config extends StackFiles = ExampleConfig> {
 }
 
 /**
- * Starts a stack of `options.app` (default the invoice example): a task queue named after `options.name`, activity
+ * Starts a stack of `options.app` (default the fixtures): a task queue named after `options.name`, activity
  * files in a fresh folder, a worker unless `worker: false`, and the bridge, endpoint and servers `options` ask for.
  * Stop it with {@link TestStack.stop}.
  */
