@@ -232,6 +232,24 @@ export default tseslint.config(
     },
   },
   {
+    // The library is tested on its own fixtures (test/fixtures), never through the example, which has tests of its own.
+    // The fixtures' workflow code has the block below instead, whose patterns keep out every source but the package's.
+    files: ['test/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/examples/**', 'invoice-approval-example', 'invoice-approval-example/*'],
+              message: "the library's tests run on test/fixtures; the example's tests are in examples/invoice-approval/test",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // The library's test fixtures' workflows and the definitions bundled with them run in Temporal's sandbox too: no
     // Node built-ins, activities as types, and of the package only its workflow entry, as a team's own workflows.
     files: ['test/fixtures/workflows/**/*.ts', 'test/fixtures/definitions.ts'],
