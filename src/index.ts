@@ -99,8 +99,32 @@ export { DecisionKeyError, decisionPublicKeysFromEnv, publicKeysFromFiles, type 
 // Configuration.
 export { temporalConfigFromEnv, type TemporalConfig } from './shared/temporal-config';
 
-// The task contract between workflows and the bridge, and the rest of it that the bridge's activities take and return.
-export * from './contract';
+// The task contract's types that the signatures above use. The contract itself (the respond signal, the published
+// state, the question types and their helpers) is workflow code's: `temporal-mcp-tasks/workflow` holds all of it.
+export type {
+  ActionSealFields,
+  AnswerOrigin,
+  ApprovalJudgement,
+  ApproverSignature,
+  CountedApproval,
+  DecisionRecordBody,
+  Ed25519ApproverSignature,
+  FormInputRequest,
+  FormProperty,
+  InputAudience,
+  InputContent,
+  InputResponse,
+  PasskeyApproverSignature,
+  PendingInput,
+  PublishedAction,
+  PublishedProgress,
+  SealedAction,
+  SignedDecisionRecord,
+  UrlInputRequest,
+  VerifyDecisionsInput,
+} from './contract';
+
+// What the bridge's activities take and return.
 export { VERIFY_ANSWER_ACTIVITY, type RunBinding, type VerifyAnswerInput, type VerifyAnswerResult } from './contract/task-contract';
 export type { DecisionNotification } from './contract/approvals';
 export type { AppendOutcome, RecordDecisionInput } from './contract/decision-records';

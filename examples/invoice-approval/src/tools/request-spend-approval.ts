@@ -1,5 +1,5 @@
 import { SPEND_WORKFLOW_TYPE, SpendRequestSchema, type SpendOutcome, type SpendRequest } from '../spend';
-import { formatAmount } from 'temporal-mcp-tasks';
+import { formatAmount } from 'temporal-mcp-tasks/workflow';
 import { defineWorkflowTool } from 'temporal-mcp-tasks';
 
 /** `request_spend_approval`: the sample of approvals by others (roles, four eyes, no self-approval). */
