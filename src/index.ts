@@ -23,7 +23,6 @@ export { defaultToolResult, defineWorkflowTool, ToolDeclarationError, type Workf
 export type { DirectTool, DirectToolContext, ToolDefinition, WorkflowTool } from './mcp/tools/types';
 export { InvalidJsonSchemaError, jsonSchema, zodSchema, type Checked, type ObjectJsonSchema, type ToolSchema } from './mcp/tools/schema';
 export type { StartConfirmation } from './mcp/protocol/confirmation';
-export type { SealedCall } from './mcp/protocol/signed-call';
 export type { ParamHeader } from './mcp/protocol/param-headers';
 export { APPROVAL_TOOLS, COMPANION_TOOLS, DEFAULT_TOOLS } from './mcp/tools';
 export { loadToolsFile, ToolsFileError } from './mcp/tools/config-file';
