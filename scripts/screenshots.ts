@@ -21,7 +21,7 @@ const PICTURES = [
 
 /** The tests that take them: the task view's approval path and inbox, and the approvals page's approval and sign-in. */
 const TESTS =
-  '^(the task view in a real browser (approve, release|inbox mode)|an invoice approved on the page|a person signs in through OpenID Connect)';
+  '^(the task view in a real browser (approve an order|inbox mode)|an invoice approved on the page|a person signs in through OpenID Connect)';
 
 /** The files of those tests. */
 const TEST_FILES = ['test/app/task-view.test.ts', 'test/approvals/approvals-page.test.ts'];
