@@ -4,7 +4,7 @@
  */
 import { h, uniqueId } from '../view/dom';
 import { renderSubject } from '../view/result';
-import { firstLine, oneLine, visibleText, when } from './shown-text';
+import { afterFirstLine, firstLine, oneLine, visibleText, when } from './shown-text';
 import type { GivenAnswer, QuestionView } from './wire';
 
 /** "1 of 2 approvals". */
@@ -22,9 +22,10 @@ export function titleOf(question: Pick<QuestionView, 'message'>): string {
   return firstLine(question.message) || 'Question';
 }
 
-/** The message, pre-wrapped, and the subject below it. */
+/** The message below its heading ({@link titleOf}), pre-wrapped, when it says more than that; the subject below it. */
 export function messageAndSubject(question: QuestionView): Node[] {
-  const nodes: Node[] = [h('p', { class: 'question-message' }, visibleText(question.message))];
+  const more = afterFirstLine(question.message);
+  const nodes: Node[] = more === '' ? [] : [h('p', { class: 'question-message' }, more)];
   if (question.subject !== undefined && question.subject !== null) {
     const headingId = uniqueId('subject');
     nodes.push(

@@ -36,6 +36,22 @@ export function firstLine(text: string): string {
   return oneLine(line ?? '').trim();
 }
 
+/**
+ * What a text says after its first line that is not blank ({@link firstLine}, which the page shows as the heading),
+ * without blank lines around it; empty when the text is that one line.
+ */
+export function afterFirstLine(text: string): string {
+  const lines = visibleText(text).split('\n');
+  const first = lines.findIndex((line) => line.trim() !== '');
+  return first < 0
+    ? ''
+    : lines
+        .slice(first + 1)
+        .join('\n')
+        .replace(/^\s*\n/, '')
+        .trimEnd();
+}
+
 /** An ISO 8601 time as the page writes dates ("27 Nov 2026, 19:15" in the browser's language), or as sent when invalid. */
 export function when(iso: string): string {
   const date = new Date(iso);
