@@ -23,8 +23,8 @@ import { launchChromium } from '../helpers/browser';
 import { ROOT } from '../helpers/dev-server';
 import { startStack } from '../helpers/test-stack';
 import { eventually } from '../helpers/temporal';
-import type { AskInput, Line } from '../fixtures/definitions';
-import { askInput, effectsCarriedOut, FIXTURES, invoiceDecisionInput, type FixtureStack } from '../fixtures/stack';
+import type { AskInput } from '../fixtures/definitions';
+import { askInput, effectsCarriedOut, FIXTURES, invoiceDecisionInput, ORDER_LINES, type FixtureStack } from '../fixtures/stack';
 import { askRequesterTool, holdTool, releaseHoldTool, requestDecisionTool, TOOLS_WITH_FIXTURES } from '../fixtures/tools';
 
 const ALICE = `alice-${randomUUID()}`;
@@ -182,15 +182,9 @@ const LONG = 60_000;
 // Several such waits in one test.
 jest.setTimeout(240_000);
 
-/** Two lines of an order, 1,100.50 EUR together. */
-const LINES: Line[] = [
-  { lineItemId: 'LI-1', description: 'Printer paper', amount: 120.5 },
-  { lineItemId: 'LI-2', description: 'Service contract', amount: 980 },
-];
-
-/** `ask_requester` about an order of its own with {@link LINES}. */
+/** `ask_requester` about an order of its own with {@link ORDER_LINES}. */
 function orderInput(): AskInput {
-  return askInput({ subject: `order ${randomUUID().slice(0, 8)} from Acme Office Supplies`, currency: 'EUR', lines: LINES });
+  return askInput({ subject: `order ${randomUUID().slice(0, 8)} from Acme Office Supplies`, currency: 'EUR', lines: [...ORDER_LINES] });
 }
 
 /** A plain (task-less) ask_requester call of a host that follows its task itself: the tool, the input and the task. */
