@@ -40,8 +40,18 @@ export interface HttpServerProcess extends SpawnedProcess {
 function spawnUntilReady(what: string, command: string, args: string[], env: Record<string, string>, ready: RegExp, timeoutMs: number) {
   const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'], detached: true });
   let stderr = '';
+  let started = false;
+  let killing = false;
   const exited = new Promise<ProcessExit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  // A process that ends on its own once started leaves its last words in the test output: the failures that follow (a
+  // refused connection) do not say why it is gone.
+  void exited.then(({ code, signal }) => {
+    if (started && !killing) {
+      process.stderr.write(`[test] ${what} (${args.join(' ')}) exited on its own (${signal ?? `code ${code}`}):\n${stderr.slice(-4000)}\n`);
+    }
+  });
   const kill = async (signal: NodeJS.Signals = 'SIGTERM') => {
+    killing = true;
     if (child.exitCode === null && child.signalCode === null) {
       try {
         process.kill(-child.pid!, signal);
@@ -59,7 +69,8 @@ function spawnUntilReady(what: string, command: string, args: string[], env: Rec
     child.stderr!.on('data', (chunk) => {
       stderr += chunk;
       const match = ready.exec(stderr);
-      if (match) {
+      if (match && !started) {
+        started = true;
         clearTimeout(timer);
         resolve({ match, kill, exited, stderr: () => stderr });
       }
